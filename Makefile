@@ -1,0 +1,166 @@
+# libgpuprof - one plain GNU Makefile.
+#
+#   make            build the libraries, the gpuprof command and the examples
+#   make check      install missing Debian packages, build, run every test
+#   make demo       install missing Debian packages, build, measure the
+#                   regions example and print its report
+#   make bench      print BENCH lines (see README.md)
+#   make install    PREFIX, DESTDIR, LIBDIR, INCLUDEDIR, BINDIR honoured
+#   make format     clang-format every C file
+#
+# Honours CC, CXX, CFLAGS, LDFLAGS, V=1. The version comes from the header.
+
+VERSION_MAJOR := $(shell sed -n 's/^\#define GPUPROF_VERSION_MAJOR \([0-9]*\).*/\1/p' include/gpuprof.h)
+VERSION_MINOR := $(shell sed -n 's/^\#define GPUPROF_VERSION_MINOR \([0-9]*\).*/\1/p' include/gpuprof.h)
+VERSION_PATCH := $(shell sed -n 's/^\#define GPUPROF_VERSION_PATCH \([0-9]*\).*/\1/p' include/gpuprof.h)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+PREFIX ?= /usr/local
+EXEC_PREFIX ?= $(PREFIX)
+LIBDIR ?= $(EXEC_PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(EXEC_PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR ?=
+
+CC ?= cc
+CXX ?= c++
+CFLAGS ?= -O2 -g
+LDFLAGS ?=
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wpointer-arith -Wformat=2 -Wvla -Wno-unused-parameter
+BASE_CFLAGS := -std=gnu11 -pthread $(WARN) -Iinclude -Ilib
+LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -DGPUPROF_BUILDING_LIBRARY
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+B := build
+SONAME := libgpuprof.so.$(VERSION_MAJOR)
+AN_SONAME := libgpuprof-analysis.so.$(VERSION_MAJOR)
+LIB_SO := $(B)/lib/libgpuprof.so.$(VERSION)
+AN_SO := $(B)/lib/libgpuprof-analysis.so.$(VERSION)
+GPUPROF_BIN := $(B)/bin/gpuprof
+
+IO_SRCS := $(wildcard lib/io/*.c)
+CORE_SRCS := $(wildcard lib/core/*.c) $(wildcard lib/backends/sim/*.c)
+AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
+
+IO_OBJS := $(IO_SRCS:%.c=$(B)/obj/%.o)
+CORE_OBJS := $(CORE_SRCS:%.c=$(B)/obj/%.o)
+AN_OBJS := $(AN_LIB_SRCS:%.c=$(B)/obj/%.o)
+LIB_OBJS := $(CORE_OBJS) $(IO_OBJS)
+
+LIB_LIBS := -lzstd -ldl -lpthread
+AN_LIBS := -lzstd -lpthread -lm
+
+EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
+
+.PHONY: all lib analysis examples check demo bench install uninstall clean \
+        format deps-check deps-demo deps-bench tests stress sanitize
+.DELETE_ON_ERROR:
+
+all: lib analysis examples
+
+lib: $(LIB_SO) $(B)/lib/libgpuprof.a
+analysis: $(AN_SO) $(GPUPROF_BIN)
+examples: $(EXAMPLES)
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(LIB_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+$(LIB_SO): $(LIB_OBJS) lib/libgpuprof.map
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,--version-script,lib/libgpuprof.map \
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
+	$(Q)ln -sf libgpuprof.so.$(VERSION) $(B)/lib/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(B)/lib/libgpuprof.so
+
+$(B)/lib/libgpuprof.a: $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(AN_SO): $(AN_OBJS) $(IO_OBJS) analysis/libgpuprof-analysis.map
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -pthread -Wl,-soname,$(AN_SONAME) \
+	  -Wl,--version-script,analysis/libgpuprof-analysis.map -Wl,--no-undefined \
+	  $(LDFLAGS) -o $@ $(AN_OBJS) $(IO_OBJS) $(AN_LIBS)
+	$(Q)ln -sf libgpuprof-analysis.so.$(VERSION) $(B)/lib/$(AN_SONAME)
+	$(Q)ln -sf $(AN_SONAME) $(B)/lib/libgpuprof-analysis.so
+
+# The command uses only the public analysis header.
+$(GPUPROF_BIN): analysis/gpuprof.c $(AN_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/gpuprof.c \
+	  -L$(B)/lib -lgpuprof-analysis -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
+
+$(B)/examples/%: examples/%.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
+
+# ---------------------------------------------------------------- setup ----
+deps-check:
+	$(Q)tools/install-deps.sh check
+deps-demo:
+	$(Q)tools/install-deps.sh demo
+deps-bench:
+	$(Q)tools/install-deps.sh bench
+
+# ---------------------------------------------------------------- demo -----
+DEMO_DIR := $(B)/demo
+demo: deps-demo
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
+	@echo "== running examples/regions (4 threads, nested regions) =="
+	$(Q)GPUPROF_OUTPUT=$(DEMO_DIR)/measurements $(B)/examples/regions
+	@echo "== gpuprof report $(DEMO_DIR)/measurements =="
+	$(Q)$(GPUPROF_BIN) report $(DEMO_DIR)/measurements
+
+# ---------------------------------------------------------------- tests ----
+include tests/tests.mk
+
+# ---------------------------------------------------------------- bench ----
+include tests/bench.mk
+
+# ---------------------------------------------------------------- install --
+install: lib analysis
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
+	  $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 include/gpuprof.h include/gpuprof_analysis.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(LIB_SO) $(AN_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/lib/libgpuprof.a $(DESTDIR)$(LIBDIR)/
+	ln -sf libgpuprof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libgpuprof.so
+	ln -sf libgpuprof-analysis.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(AN_SONAME)
+	ln -sf $(AN_SONAME) $(DESTDIR)$(LIBDIR)/libgpuprof-analysis.so
+	install -m 755 $(GPUPROF_BIN) $(DESTDIR)$(BINDIR)/gpuprof
+	for pc in gpuprof gpuprof-analysis; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	      -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	      pkgconfig/$$pc.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/$$pc.pc; \
+	done
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/gpuprof.h $(DESTDIR)$(INCLUDEDIR)/gpuprof_analysis.h
+	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof.so* $(DESTDIR)$(LIBDIR)/libgpuprof.a
+	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-analysis.so*
+	rm -f $(DESTDIR)$(BINDIR)/gpuprof
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/gpuprof.pc $(DESTDIR)$(PKGCONFIGDIR)/gpuprof-analysis.pc
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(B)

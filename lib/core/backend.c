@@ -1,0 +1,220 @@
+/*
+ * backend.c - the backend registry and its life cycle.
+ *
+ * Backends register a gpuprof_backend (the public, size-versioned vtable);
+ * the built-in ones use exactly the same call. At init the selected ones are
+ * probed, initialized and started; a backend whose runtime is missing says
+ * why in one line and is skipped; nothing else changes. Callbacks run under
+ * be_lock, one at a time, so a backend never sees two of its callbacks at
+ * once.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+#define MAX_BACKENDS 32
+
+enum be_state { BE_REGISTERED, BE_ACTIVE, BE_UNAVAILABLE, BE_NOT_SELECTED,
+                BE_FAILED, BE_FINISHED };
+
+typedef struct be {
+    gpuprof_backend b;
+    enum be_state state;
+    char reason[160];
+} be;
+
+static pthread_mutex_t be_lock = PTHREAD_MUTEX_INITIALIZER;
+static be bes[MAX_BACKENDS];
+static int nbes;
+
+static bool valid_name(const char *n)
+{
+    size_t len = n ? strlen(n) : 0;
+    if (len == 0 || len > 31)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') ||
+              n[i] == '_'))
+            return false;
+    return true;
+}
+
+/* Is `name` chosen by the configuration ("auto", "none" or a list)? */
+static bool selected(const char *name)
+{
+    const char *list = G.cfg.backends;
+    if (strcmp(list, "auto") == 0 || strcmp(list, "all") == 0)
+        return true;
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ", ");
+        if (n == len && strncmp(p, name, n) == 0)
+            return true;
+        p += n;
+        p += strspn(p, ", ");
+    }
+    return false;
+}
+
+static void activate(be *e)
+{
+    if (!selected(e->b.name)) {
+        e->state = BE_NOT_SELECTED;
+        return;
+    }
+    e->reason[0] = '\0';
+    gpuprof_status st = e->b.probe(e->b.user, e->reason, sizeof(e->reason));
+    e->reason[sizeof(e->reason) - 1] = '\0';
+    if (st != GPUPROF_OK) {
+        if (!e->reason[0])
+            snprintf(e->reason, sizeof(e->reason), "%s", gpuprof_strerror(st));
+        e->state = BE_UNAVAILABLE;
+        gpuprof__log(GPUPROF_LOG_WARN, "backend %s unavailable: %s",
+                     e->b.name, e->reason);
+        return;
+    }
+    if ((st = e->b.init(e->b.user)) != GPUPROF_OK) {
+        snprintf(e->reason, sizeof(e->reason), "init failed: %s",
+                 gpuprof_strerror(st));
+        e->state = BE_FAILED;
+        gpuprof__log(GPUPROF_LOG_WARN, "backend %s unavailable: %s",
+                     e->b.name, e->reason);
+        return;
+    }
+    e->state = BE_ACTIVE;
+    gpuprof__stat_add(GP_STAT_BACKENDS_ACTIVE, 1);
+    gpuprof__log(GPUPROF_LOG_INFO, "backend %s active", e->b.name);
+    if (gp_mode() == GP_MODE_MEASURING && e->b.start)
+        e->b.start(e->b.user);
+}
+
+/* Warns about names in the list that no backend registered. */
+static void check_list(void)
+{
+    const char *list = G.cfg.backends;
+    if (!strcmp(list, "auto") || !strcmp(list, "all") || !strcmp(list, "none"))
+        return;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ", ");
+        bool known = false;
+        for (int i = 0; i < nbes && !known; i++)
+            known = strlen(bes[i].b.name) == n && !strncmp(p, bes[i].b.name, n);
+        if (n && !known)
+            gpuprof__log(GPUPROF_LOG_WARN, "GPUPROF_BACKENDS names '%.*s', "
+                         "which is not a registered backend", (int)n, p);
+        p += n;
+        p += strspn(p, ", ");
+    }
+}
+
+void gpuprof__backends_init(void)
+{
+    pthread_mutex_lock(&be_lock);
+    check_list();
+    for (int i = 0; i < nbes; i++)
+        if (bes[i].state == BE_REGISTERED)
+            activate(&bes[i]);
+    pthread_mutex_unlock(&be_lock);
+}
+
+void gpuprof__backends_call(int what)
+{
+    pthread_mutex_lock(&be_lock);
+    for (int i = 0; i < nbes; i++) {
+        be *e = &bes[i];
+        if (e->state != BE_ACTIVE)
+            continue;
+        gpuprof_status (*fn)(void *) = what == GP_BE_START ? e->b.start
+                                       : what == GP_BE_STOP ? e->b.stop
+                                       : what == GP_BE_FLUSH ? e->b.flush
+                                                             : NULL;
+        gpuprof_status st = fn ? fn(e->b.user) : GPUPROF_OK;
+        if (st != GPUPROF_OK)
+            gpuprof__log(GPUPROF_LOG_WARN, "backend %s: %s", e->b.name,
+                         gpuprof_strerror(st));
+        if (what == GP_BE_FINI) {
+            if (e->b.fini)
+                e->b.fini(e->b.user);
+            e->state = BE_FINISHED;
+            gpuprof__stat_add(GP_STAT_BACKENDS_ACTIVE, (uint64_t)-1);
+        }
+    }
+    pthread_mutex_unlock(&be_lock);
+}
+
+static gpuprof_status check(const gpuprof_backend *b, uint32_t flags)
+{
+    if (!b)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_WARN,
+                             "gpuprof_backend_register: NULL backend");
+    if (b->size < offsetof(gpuprof_backend, fini) + sizeof(b->fini) ||
+        b->size > (1u << 16) || b->abi_version != GPUPROF_BACKEND_ABI)
+        return gpuprof__fail(GPUPROF_E_VERSION, GPUPROF_LOG_WARN,
+                             "gpuprof_backend_register: size %zu / ABI %u not "
+                             "supported (this library: %zu / %d)", b->size,
+                             b->abi_version, sizeof(*b), GPUPROF_BACKEND_ABI);
+    if (flags)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_WARN,
+                             "gpuprof_backend_register: flags must be 0");
+    if (!valid_name(b->name) || !b->probe || !b->init)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_WARN,
+                             "gpuprof_backend_register: needs a name of "
+                             "[a-z0-9_] (1-31 bytes), probe and init");
+    return GPUPROF_OK;
+}
+
+GPUPROF_API gpuprof_status gpuprof_backend_register(const gpuprof_backend *b,
+                                                    uint32_t flags)
+{
+    gpuprof_status st = check(b, flags);
+    if (st)
+        return st;
+    pthread_mutex_lock(&be_lock);
+    for (int i = 0; i < nbes; i++)
+        if (strcmp(bes[i].b.name, b->name) == 0)
+            st = gpuprof__fail(GPUPROF_E_EXISTS, GPUPROF_LOG_WARN,
+                               "backend '%s' is already registered", b->name);
+    if (!st && nbes == MAX_BACKENDS)
+        st = gpuprof__fail(GPUPROF_E_LIMIT, GPUPROF_LOG_WARN,
+                           "more than %d backends", MAX_BACKENDS);
+    if (!st) {
+        be *e = &bes[nbes++];
+        memset(e, 0, sizeof(*e));
+        memcpy(&e->b, b, b->size < sizeof(e->b) ? b->size : sizeof(e->b));
+        e->state = BE_REGISTERED;
+        int mode = gp_mode();
+        if (mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED)
+            activate(e);
+    }
+    pthread_mutex_unlock(&be_lock);
+    return st;
+}
+
+GPUPROF_API gpuprof_status gpuprof_backend_status(const char *name,
+                                                  char *reason,
+                                                  size_t reason_size)
+{
+    if (!name)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
+                             "gpuprof_backend_status: NULL name");
+    gpuprof_status st = GPUPROF_E_NOTFOUND;
+    pthread_mutex_lock(&be_lock);
+    for (int i = 0; i < nbes; i++) {
+        be *e = &bes[i];
+        if (strcmp(e->b.name, name) != 0)
+            continue;
+        st = e->state == BE_ACTIVE ? GPUPROF_OK
+             : e->state == BE_UNAVAILABLE || e->state == BE_FAILED
+                 ? GPUPROF_E_UNAVAILABLE
+                 : GPUPROF_E_STATE;
+        if (st == GPUPROF_E_UNAVAILABLE && reason && reason_size)
+            snprintf(reason, reason_size, "%s", e->reason);
+    }
+    pthread_mutex_unlock(&be_lock);
+    return st;
+}
+
+void gpuprof__backends_atfork_prepare(void) { pthread_mutex_lock(&be_lock); }
+void gpuprof__backends_atfork_parent(void) { pthread_mutex_unlock(&be_lock); }
+void gpuprof__backends_atfork_child(void) { pthread_mutex_unlock(&be_lock); }

@@ -1,0 +1,174 @@
+/*
+ * config.c - gpuprof_options and GPUPROF_* environment variables.
+ *
+ * Precedence: a field the program set in gpuprof_options wins; a field left
+ * NULL / GPUPROF_UNSET takes the environment variable; then the default.
+ * GPUPROF_OPT_IGNORE_ENV skips the environment. The caller's struct is read
+ * as min(its size, ours) bytes, so old programs keep working when fields
+ * are appended (doc/ABI.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+static const char *env(const gpuprof_options *o, const char *name)
+{
+    if (o->flags & GPUPROF_OPT_IGNORE_ENV)
+        return NULL;
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+/* Parses a non-negative integer or a boolean word; -1 when invalid. */
+static int64_t parse_int(const char *s)
+{
+    if (strcasecmp(s, "yes") == 0 || strcasecmp(s, "on") == 0 ||
+        strcasecmp(s, "true") == 0)
+        return 1;
+    if (strcasecmp(s, "no") == 0 || strcasecmp(s, "off") == 0 ||
+        strcasecmp(s, "false") == 0)
+        return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 0)
+        return -1;
+    return v;
+}
+
+/* Takes the option if set, else the variable, else the default. */
+static gpuprof_status pick_int(const gpuprof_options *o, int64_t opt,
+                               const char *var, int64_t def, int64_t max,
+                               int64_t *out)
+{
+    const char *s;
+    if (opt != GPUPROF_UNSET) {
+        if (opt < 0 || opt > max)
+            return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                                 "option for %s out of range: %lld", var,
+                                 (long long)opt);
+        *out = opt;
+    } else if ((s = env(o, var))) {
+        int64_t v = parse_int(s);
+        if (v < 0 || v > max) {
+            gpuprof__log(GPUPROF_LOG_WARN, "ignoring %s=%s (not a number "
+                         "in 0..%lld)", var, s, (long long)max);
+            v = def;
+        }
+        *out = v;
+    } else {
+        *out = def;
+    }
+    return GPUPROF_OK;
+}
+
+static int rank_from_env(const gpuprof_options *o)
+{
+    static const char *const vars[] = {"GPUPROF_RANK", "OMPI_COMM_WORLD_RANK",
+                                       "PMIX_RANK", "PMI_RANK", "SLURM_PROCID",
+                                       "MV2_COMM_WORLD_RANK"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *s = env(o, vars[i]);
+        int64_t v = s ? parse_int(s) : -1;
+        if (v >= 0 && v <= INT32_MAX)
+            return (int)v;
+    }
+    return -1;
+}
+
+static int clock_from(const gpuprof_options *o)
+{
+    if (o->clock != GPUPROF_UNSET)
+        return o->clock;
+    const char *s = env(o, "GPUPROF_CLOCK");
+    if (!s || strcasecmp(s, "auto") == 0)
+        return 0;
+    if (strcasecmp(s, "monotonic") == 0)
+        return GP_CLOCK_MONOTONIC;
+    if (strcasecmp(s, "tsc") == 0)
+        return GP_CLOCK_TSC;
+    gpuprof__log(GPUPROF_LOG_WARN, "ignoring GPUPROF_CLOCK=%s (auto, "
+                 "monotonic or tsc)", s);
+    return 0;
+}
+
+static void default_dir(char *buf, size_t size)
+{
+    char exe[4096];
+    const char *base = "program";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        const char *slash = strrchr(exe, '/');
+        base = slash ? slash + 1 : exe;
+    }
+    snprintf(buf, size, "gpuprof-%.200s-measurements", base);
+}
+
+static gpuprof_status strings(gp_config *c, const gpuprof_options *o)
+{
+    const char *s = o->output_dir ? o->output_dir : env(o, "GPUPROF_OUTPUT");
+    if (s && strlen(s) >= sizeof(c->output_dir))
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                             "output directory name too long");
+    if (s && !*s)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                             "output directory name is empty");
+    if (s)
+        snprintf(c->output_dir, sizeof(c->output_dir), "%s", s);
+    else
+        default_dir(c->output_dir, sizeof(c->output_dir));
+    s = o->backends ? o->backends : env(o, "GPUPROF_BACKENDS");
+    if (s && strlen(s) >= sizeof(c->backends))
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                             "backend list too long");
+    snprintf(c->backends, sizeof(c->backends), "%s", s ? s : "auto");
+    return GPUPROF_OK;
+}
+
+gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
+{
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    if (in) {
+        if (in->size < offsetof(gpuprof_options, output_dir) ||
+            in->size > (1u << 16))
+            return gpuprof__fail(GPUPROF_E_VERSION, GPUPROF_LOG_ERROR,
+                                 "gpuprof_options.size %zu not understood "
+                                 "(this library: %zu)", in->size, sizeof(o));
+        memcpy(&o, in, in->size < sizeof(o) ? in->size : sizeof(o));
+    }
+    memset(c, 0, sizeof(*c));
+    int64_t v;
+    gpuprof_status st;
+    if ((st = strings(c, &o)))
+        return st;
+    if ((st = pick_int(&o, o.start_paused, "GPUPROF_START_PAUSED", 0, 1, &v)))
+        return st;
+    c->start_paused = v;
+    if ((st = pick_int(&o, o.trace, "GPUPROF_TRACE", 0, 1, &v)))
+        return st;
+    c->trace = v;
+    if ((st = pick_int(&o, o.trace_threads, "GPUPROF_TRACE_THREADS", 1, 64, &v)))
+        return st;
+    c->trace_threads = (int)v;
+    if ((st = pick_int(&o, o.flush_period_ms, "GPUPROF_FLUSH_PERIOD_MS", 0,
+                       INT64_C(1) << 40, &v)))
+        return st;
+    c->flush_period_ms = v;
+    c->log_level = o.log_level != GPUPROF_UNSET ? o.log_level
+                   : gpuprof__log_parse_level(env(&o, "GPUPROF_LOG"));
+    if (c->log_level > GPUPROF_LOG_DEBUG || c->log_level < -1)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                             "log level %d out of range", c->log_level);
+    c->rank = o.rank != GPUPROF_UNSET ? o.rank : rank_from_env(&o);
+    c->clock = clock_from(&o);
+    if (c->clock < 0 || c->clock > GP_CLOCK_TSC)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                             "clock %d out of range", c->clock);
+    return GPUPROF_OK;
+}

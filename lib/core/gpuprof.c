@@ -1,0 +1,305 @@
+/*
+ * gpuprof.c - the life cycle: init, start/stop, flush, finalize, and what
+ * keeps output readable when the program does not finish politely (atexit,
+ * fork, periodic flushes).
+ *
+ * G.mode is the single word every hook loads; transitions happen under
+ * init_lock. Finalize sets FINALIZED first, so hooks racing with it return
+ * GPUPROF_E_STATE, then writes the final generation; thread states stay
+ * allocated, so a late hook never touches freed memory. In a fork child the
+ * atfork handler keeps only the forking thread, zeroes what the parent
+ * measured (the parent writes that), and the child writes its own file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+gp_global gpuprof__g = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .flush_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* ---- periodic flusher ------------------------------------------------- */
+static pthread_mutex_t fl_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fl_cv;
+static bool fl_stop, fl_running;
+static pthread_t fl_thread;
+
+static void *flusher(void *arg)
+{
+    (void)arg;
+    int64_t ms = G.cfg.flush_period_ms;
+    pthread_mutex_lock(&fl_mu);
+    while (!fl_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += ms / 1000;
+        ts.tv_nsec += (ms % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        int rc = 0;
+        while (!fl_stop && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&fl_cv, &fl_mu, &ts);
+        if (fl_stop)
+            break;
+        pthread_mutex_unlock(&fl_mu);
+        gpuprof__backends_call(GP_BE_FLUSH);
+        gpuprof__write_profile(false);
+        pthread_mutex_lock(&fl_mu);
+    }
+    pthread_mutex_unlock(&fl_mu);
+    return NULL;
+}
+
+static void flusher_start(void)
+{
+    if (G.cfg.flush_period_ms <= 0)
+        return;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&fl_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    fl_stop = false;
+    fl_running = pthread_create(&fl_thread, NULL, flusher, NULL) == 0;
+    if (!fl_running)
+        gpuprof__log(GPUPROF_LOG_WARN, "cannot start the flush thread; "
+                     "profiles are written at flush and exit only");
+}
+
+static void flusher_stop(void)
+{
+    if (!fl_running)
+        return;
+    pthread_mutex_lock(&fl_mu);
+    fl_stop = true;
+    pthread_cond_signal(&fl_cv);
+    pthread_mutex_unlock(&fl_mu);
+    pthread_join(fl_thread, NULL);
+    fl_running = false;
+}
+
+/* ---- identity and paths ----------------------------------------------- */
+static void read_identity(void)
+{
+    if (gethostname(G.host, sizeof(G.host) - 1) != 0 || !G.host[0])
+        snprintf(G.host, sizeof(G.host), "localhost");
+    for (char *p = G.host; *p; p++) /* keep file names portable */
+        if (*p == '/' || *p == ' ')
+            *p = '_';
+    ssize_t n = readlink("/proc/self/exe", G.exe, sizeof(G.exe) - 1);
+    G.exe[n > 0 ? n : 0] = '\0';
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    n = fd >= 0 ? read(fd, G.cmdline, sizeof(G.cmdline) - 1) : 0;
+    if (fd >= 0)
+        close(fd);
+    n = n > 0 ? n : 0;
+    G.cmdline[n] = '\0';
+    for (ssize_t i = 0; i + 1 < n; i++)
+        if (G.cmdline[i] == '\0')
+            G.cmdline[i] = ' ';
+}
+
+void gpuprof__make_path(void)
+{
+    char rank[16] = "x";
+    if (G.cfg.rank >= 0)
+        snprintf(rank, sizeof(rank), "%d", G.cfg.rank);
+    snprintf(G.path, sizeof(G.path), "%s/%s-r%s-p%ld.gpuprof",
+             G.cfg.output_dir, G.host, rank, (long)getpid());
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- fork ------------------------------------------------------------- */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&init_lock);
+    gpuprof__backends_atfork_prepare();
+    pthread_mutex_lock(&G.flush_lock);
+    pthread_mutex_lock(&G.lock);
+    gpuprof__intern_atfork_prepare();
+}
+
+static void fork_parent(void)
+{
+    gpuprof__intern_atfork_parent();
+    pthread_mutex_unlock(&G.lock);
+    pthread_mutex_unlock(&G.flush_lock);
+    gpuprof__backends_atfork_parent();
+    pthread_mutex_unlock(&init_lock);
+}
+
+static void fork_child(void)
+{
+    gpuprof__intern_atfork_child();
+    uint64_t now = gp_ticks();
+    gpuprof__stats_reset();
+    gpuprof__thread_atfork_child(now);
+    G.forked = true;
+    G.generation = 0;
+    G.start_ticks = now;
+    G.start_realtime_ns = realtime_ns();
+    gpuprof__make_path();
+    pthread_mutex_unlock(&G.lock);
+    pthread_mutex_unlock(&G.flush_lock);
+    gpuprof__backends_atfork_child();
+    pthread_mutex_init(&fl_mu, NULL);
+    fl_running = false;
+    int mode = gp_mode();
+    if (mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED)
+        flusher_start();
+    pthread_mutex_unlock(&init_lock);
+}
+
+static void at_exit(void)
+{
+    int mode = gp_mode();
+    if (mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED)
+        gpuprof_finalize();
+}
+
+static void register_once(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(at_exit);
+}
+
+/* ---- public life cycle ------------------------------------------------ */
+static gpuprof_status init_locked(const gpuprof_options *opts)
+{
+    int mode = gp_mode();
+    if (mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED)
+        return gpuprof__fail(GPUPROF_E_EXISTS, GPUPROF_LOG_WARN,
+                             "gpuprof_init: already initialized");
+    if (mode == GP_MODE_FINALIZED)
+        return gpuprof__fail(GPUPROF_E_STATE, GPUPROF_LOG_WARN,
+                             "gpuprof_init: measurement was finalized; a "
+                             "process is measured once");
+    gp_config cfg;
+    gpuprof_status st = gpuprof__config_load(&cfg, opts);
+    if (st)
+        return st;
+    gpuprof__log_set_level_default(cfg.log_level);
+    if ((st = gpuprof__make_dir(cfg.output_dir)))
+        return st;
+    gpuprof__clock_setup(cfg.clock);
+    pthread_mutex_lock(&G.lock);
+    G.cfg = cfg;
+    read_identity();
+    gpuprof__make_path();
+    G.start_ticks = gp_ticks();
+    G.start_realtime_ns = realtime_ns();
+    pthread_mutex_unlock(&G.lock);
+    gpuprof__thread_startup();
+    pthread_once(&once, register_once);
+    gp_store_release(&G.mode, cfg.start_paused ? GP_MODE_PAUSED
+                                               : GP_MODE_MEASURING);
+    gpuprof__backends_init();
+    flusher_start();
+    gpuprof__log(GPUPROF_LOG_INFO, "measuring%s; profile: %s",
+                 cfg.start_paused ? " (paused)" : "", G.path);
+    return GPUPROF_OK;
+}
+
+GPUPROF_API gpuprof_status gpuprof_init(const gpuprof_options *opts)
+{
+    pthread_mutex_lock(&init_lock);
+    gpuprof_status st = init_locked(opts);
+    pthread_mutex_unlock(&init_lock);
+    return st;
+}
+
+static gpuprof_status not_active(const char *fn)
+{
+    return gpuprof__fail(GPUPROF_E_STATE, GPUPROF_LOG_DEBUG,
+                         "%s: not initialized, or already finalized", fn);
+}
+
+static gpuprof_status switch_mode(int to, int be_call, const char *fn)
+{
+    pthread_mutex_lock(&init_lock);
+    int mode = gp_mode();
+    gpuprof_status st = GPUPROF_OK;
+    if (mode != GP_MODE_MEASURING && mode != GP_MODE_PAUSED)
+        st = not_active(fn);
+    else if (mode != to) {
+        gp_store_release(&G.mode, to);
+        gpuprof__backends_call(be_call);
+    }
+    pthread_mutex_unlock(&init_lock);
+    return st;
+}
+
+GPUPROF_API gpuprof_status gpuprof_start(void)
+{
+    return switch_mode(GP_MODE_MEASURING, GP_BE_START, "gpuprof_start");
+}
+
+GPUPROF_API gpuprof_status gpuprof_stop(void)
+{
+    return switch_mode(GP_MODE_PAUSED, GP_BE_STOP, "gpuprof_stop");
+}
+
+GPUPROF_API gpuprof_status gpuprof_flush(void)
+{
+    int mode = gp_mode();
+    if (mode != GP_MODE_MEASURING && mode != GP_MODE_PAUSED)
+        return not_active("gpuprof_flush");
+    gpuprof__backends_call(GP_BE_FLUSH);
+    return gpuprof__write_profile(false);
+}
+
+GPUPROF_API gpuprof_status gpuprof_finalize(void)
+{
+    pthread_mutex_lock(&init_lock);
+    int mode = gp_mode();
+    if (mode != GP_MODE_MEASURING && mode != GP_MODE_PAUSED) {
+        pthread_mutex_unlock(&init_lock);
+        return not_active("gpuprof_finalize");
+    }
+    gp_store_release(&G.mode, GP_MODE_FINALIZED);
+    flusher_stop();
+    if (mode == GP_MODE_MEASURING)
+        gpuprof__backends_call(GP_BE_STOP);
+    gpuprof__backends_call(GP_BE_FLUSH);
+    gpuprof__backends_call(GP_BE_FINI);
+    gpuprof_status st = gpuprof__write_profile(true);
+    pthread_mutex_unlock(&init_lock);
+    return st;
+}
+
+GPUPROF_API gpuprof_status gpuprof_output_path(char *buf, size_t size)
+{
+    if (!buf || !size)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
+                             "gpuprof_output_path: no buffer");
+    if (gp_mode() == GP_MODE_UNINIT)
+        return not_active("gpuprof_output_path");
+    pthread_mutex_lock(&G.lock);
+    size_t n = strlen(G.path);
+    gpuprof_status st = GPUPROF_OK;
+    if (n + 1 > size)
+        st = gpuprof__fail(GPUPROF_E_LIMIT, GPUPROF_LOG_DEBUG,
+                           "gpuprof_output_path: needs %zu bytes", n + 1);
+    else
+        memcpy(buf, G.path, n + 1);
+    pthread_mutex_unlock(&G.lock);
+    return st;
+}

@@ -1,0 +1,208 @@
+/*
+ * internal.h - what the files of lib/core share.
+ *
+ * The core keeps one global state (struct gp_global) and one state per
+ * application thread (struct gp_thread). Only the owning thread writes its
+ * thread state and its calling context tree; a flush on any thread reads
+ * them at the same time without locks. That works because everything a
+ * reader can reach is append-only with stable addresses (see cct.h) and
+ * every field that changes after publication is an atomic that the owner
+ * stores with relaxed order. Thread states are never freed while other
+ * threads may run (only in a fork child, which has one thread).
+ *
+ * Lock order, outermost first: backend_lock, flush_lock, lock, intern lock,
+ * log lock. Hot paths (regions) take none of them.
+ */
+#ifndef GPUPROF_CORE_INTERNAL_H
+#define GPUPROF_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuprof.h"
+#include "core/atomics.h"
+#include "core/cct.h"
+#include "core/clock.h"
+
+/* ---- Modes: one relaxed load tells a hook whether to record. ---------- */
+enum gp_mode {
+    GP_MODE_UNINIT = 0,
+    GP_MODE_MEASURING = 1,
+    GP_MODE_PAUSED = 2,
+    GP_MODE_FINALIZED = 3
+};
+
+/* ---- Configuration (config.c) ----------------------------------------- */
+typedef struct gp_config {
+    char output_dir[4096];
+    char backends[256];
+    bool start_paused;
+    bool trace;
+    int trace_threads;
+    int64_t flush_period_ms;
+    int log_level;
+    int rank; /* -1 unknown */
+    int clock;
+} gp_config;
+
+gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);
+
+/* ---- Errors and logging (log.c) --------------------------------------- */
+/* Records the calling thread's last error, logs it at `level` and returns
+ * `st`; the message is printf-style. */
+gpuprof_status gpuprof__fail(gpuprof_status st, int level, const char *fmt,
+                             ...) __attribute__((format(printf, 3, 4)));
+void gpuprof__log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void gpuprof__log_set_level_default(int level);
+int gpuprof__log_parse_level(const char *s);
+
+/* ---- Region name interning (intern.c) --------------------------------- */
+/* Process-wide table of region names; id 0 is invalid. Thread-safe. */
+uint32_t gpuprof__intern(const char *name, size_t len, uint64_t hash);
+/* The name of an id (NULL when out of range). Thread-safe, lock-free. */
+const char *gpuprof__intern_name(uint32_t id);
+uint32_t gpuprof__intern_count(void);
+void gpuprof__intern_atfork_prepare(void);
+void gpuprof__intern_atfork_parent(void);
+void gpuprof__intern_atfork_child(void);
+/* A fast hash of a NUL-terminated string; *len receives strlen. */
+uint64_t gpuprof__hash_str(const char *s, size_t *len);
+
+/* ---- Stats (stats.c) -------------------------------------------------- */
+enum gp_stat {
+    GP_STAT_REGIONS_UNBALANCED,
+    GP_STAT_REGIONS_OPEN_AT_FINALIZE,
+    GP_STAT_REGIONS_OPEN_AT_THREAD_EXIT,
+    GP_STAT_REGIONS_DEPTH_EXCEEDED,
+    GP_STAT_REGIONS_ENTERED, /* per thread, summed */
+    GP_STAT_THREADS_CREATED,
+    GP_STAT_THREADS_EXITED,
+    GP_STAT_FLUSH_COUNT,
+    GP_STAT_FLUSH_ERRORS,
+    GP_STAT_RECORDS_DROPPED,
+    GP_STAT_RECORDS_UNATTRIBUTED,
+    GP_STAT_BACKENDS_ACTIVE,
+    GP_STAT_CCT_NODES, /* per thread, summed */
+    GP_STAT_MEMORY_BYTES, /* per thread, summed */
+    GP_STAT_COUNT
+};
+void gpuprof__stat_add(enum gp_stat s, uint64_t v);
+void gpuprof__stat_set(enum gp_stat s, uint64_t v);
+uint64_t gpuprof__stat_read(enum gp_stat s);
+const char *gpuprof__stat_name(enum gp_stat s);
+void gpuprof__stats_reset(void);
+
+/* ---- Threads (thread.c) ----------------------------------------------- */
+#define GP_MAX_DEPTH 256
+
+/* One open region. Written by the owner, read by flushes (atomics). */
+typedef struct gp_frame {
+    _Atomic uint32_t node;
+    _Atomic uint64_t start;       /* ticks */
+    _Atomic uint64_t child_ticks; /* closed children's inclusive ticks */
+    gp_mblock *blk;   /* owner-only: the node's region block */
+    const char *name; /* owner-only: the interned name (unique per id) */
+} gp_frame;
+
+typedef struct gp_thread {
+    /* Hot, owner-only or owner-written: first cache lines. */
+    gp_cct cct;
+    _Atomic uint32_t depth;   /* open frames in stack[] */
+    uint32_t overflow;        /* begins beyond GP_MAX_DEPTH not recorded */
+    _Atomic uint64_t entered; /* region begins */
+    gp_frame stack[GP_MAX_DEPTH];
+
+    /* Cold. */
+    struct gp_thread *next_all; /* global list, under G.lock */
+    uint64_t tid;
+    uint32_t seq;              /* creation order */
+    _Atomic uint32_t flags;    /* GPUPROF_IO_THREAD_* */
+    uint64_t start_ticks;
+    _Atomic uint64_t end_ticks; /* 0 while alive */
+    char name[64];              /* under G.lock */
+} gp_thread;
+
+/* The calling thread's state, created on first use (NULL when out of
+ * memory: the caller records nothing and returns GPUPROF_E_NOMEM). */
+static inline gp_thread *gpuprof__thread_get(void);
+gp_thread *gpuprof__thread_create(void);
+extern __thread gp_thread *gpuprof__tls_self
+    __attribute__((tls_model("initial-exec")));
+static inline gp_thread *gpuprof__thread_get(void)
+{
+    gp_thread *t = gpuprof__tls_self;
+    return __builtin_expect(t != NULL, 1) ? t : gpuprof__thread_create();
+}
+/* Closes the calling thread's frames [i, depth) at `now` (ticks); frames
+ * above i get `flags` (GPUPROF_IO_NODE_*) on their nodes. */
+void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
+                                uint8_t flags);
+void gpuprof__thread_startup(void); /* from init: the key, the main thread */
+/* The calling thread's state if it has one, else NULL; never creates. */
+gp_thread *gpuprof__thread_peek(void);
+/* Fork child: drop every thread but the caller, zero its metrics. */
+void gpuprof__thread_atfork_child(uint64_t now_ticks);
+
+/* ---- Metrics (metrics.c) ---------------------------------------------- */
+typedef struct gp_metric_def {
+    const char *name;
+    const char *description;
+    uint8_t type, combine, unit, kind; /* GPUPROF_IO_* values */
+    bool ticks;                        /* stored as ticks, written as ns */
+} gp_metric_def;
+
+/* Metric ids of the built-in region kind (block layout of GP_KIND_REGION). */
+enum { GP_M_REGION_VISITS = 0, GP_M_REGION_INCL = 1, GP_M_REGION_EXCL = 2 };
+
+uint32_t gpuprof__metric_count(void);
+const gp_metric_def *gpuprof__metric(uint32_t id);
+/* First metric id and count of a metric kind's block. */
+void gpuprof__metric_kind_range(uint32_t kind, uint32_t *first,
+                                uint32_t *count);
+
+/* ---- Backends (backend.c) --------------------------------------------- */
+void gpuprof__backends_init(void);   /* probe+init the selected ones */
+void gpuprof__backends_call(int what); /* GP_BE_START/STOP/FLUSH/FINI */
+enum { GP_BE_START = 1, GP_BE_STOP = 2, GP_BE_FLUSH = 3, GP_BE_FINI = 4 };
+void gpuprof__backends_atfork_prepare(void);
+void gpuprof__backends_atfork_parent(void);
+void gpuprof__backends_atfork_child(void);
+
+/* ---- Profiles (snapshot.c) -------------------------------------------- */
+/* Writes a new generation of the profile; `final` closes open regions in
+ * the written copy and flags the file final. */
+gpuprof_status gpuprof__write_profile(bool final);
+/* mkdir -p `dir`; GPUPROF_E_IO with the reason recorded on failure. */
+gpuprof_status gpuprof__make_dir(const char *dir);
+
+/* ---- Global state (gpuprof.c) ----------------------------------------- */
+typedef struct gp_global {
+    _Atomic int mode GP_ALIGNED_CACHELINE; /* enum gp_mode, read by hooks */
+    char pad_[GP_CACHELINE - sizeof(int)];
+    pthread_mutex_t lock;       /* threads list, config, path */
+    pthread_mutex_t flush_lock; /* one writer of the profile at a time */
+    gp_config cfg;
+    gp_thread *threads; /* every thread state ever, newest first */
+    uint32_t thread_seq;
+    uint64_t generation;
+    uint64_t start_ticks;
+    uint64_t start_realtime_ns;
+    bool forked;
+    char host[256];
+    char exe[4096];
+    char cmdline[4096];
+    char path[4096 + 512]; /* the profile file of this process */
+} gp_global;
+
+extern gp_global gpuprof__g;
+#define G gpuprof__g
+
+static inline int gp_mode(void) { return gp_load_relaxed(&G.mode); }
+/* Builds G.path from the directory, host, rank and pid; under G.lock. */
+void gpuprof__make_path(void);
+
+#endif /* GPUPROF_CORE_INTERNAL_H */

@@ -1,0 +1,52 @@
+/*
+ * metrics.c - the process's metric registry.
+ *
+ * Metrics are registered once per process and grouped into kinds; a CCT
+ * node carries a block per kind it has (cct.h), holding that kind's metrics
+ * in registry order. Ids are the order of this table, which is also the
+ * order of the metric table in the profile file. Issue by issue, backends
+ * add kinds here (GPU operations, CPU counters). Raw metrics are sums;
+ * "odd" sums such as registers-times-launches let the analysis recover
+ * averages (DESIGN §4).
+ */
+#include "core/internal.h"
+#include "io/io.h"
+
+static const gp_metric_def metrics[] = {
+    [GP_M_REGION_VISITS] = {"region.visits", "times the region was entered",
+                            GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                            GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_REGION,
+                            false},
+    [GP_M_REGION_INCL] = {"region.time.incl",
+                          "time inside the region, its children included",
+                          GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
+                          GPUPROF_IO_KIND_REGION, true},
+    [GP_M_REGION_EXCL] = {"region.time.excl",
+                          "time inside the region, outside its child regions",
+                          GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
+                          GPUPROF_IO_KIND_REGION, true},
+};
+
+#define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
+
+uint32_t gpuprof__metric_count(void) { return (uint32_t)NMETRICS; }
+
+const gp_metric_def *gpuprof__metric(uint32_t id)
+{
+    return id < NMETRICS ? &metrics[id] : NULL;
+}
+
+void gpuprof__metric_kind_range(uint32_t kind, uint32_t *first,
+                                uint32_t *count)
+{
+    uint32_t f = UINT32_MAX, n = 0;
+    for (uint32_t i = 0; i < NMETRICS; i++) {
+        if (metrics[i].kind != kind)
+            continue;
+        if (f == UINT32_MAX)
+            f = i;
+        n++;
+    }
+    *first = f == UINT32_MAX ? 0 : f;
+    *count = n;
+}

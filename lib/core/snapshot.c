@@ -1,0 +1,340 @@
+/*
+ * snapshot.c - turning the live thread states into a profile file.
+ *
+ * A flush copies every thread's published CCT prefix into the flat arrays
+ * of a gpuprof__io_profile (lib/io), converting tick metrics to nanoseconds
+ * with one clock fit, adding the time of regions still open (flagged), and
+ * hands the result to lib/io to encode and write atomically. It runs on the
+ * flushing thread while the owners keep measuring: it only reads what cct.h
+ * says a reader may read (count, then directory, with acquire order). One
+ * flush at a time (G.flush_lock); each writes a new generation.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "io/io.h"
+
+#ifndef GPUPROF_IO_DEFAULT_LEVEL
+#define GPUPROF_IO_DEFAULT_LEVEL 3
+#endif
+
+/* An open frame's share of a flush: the time it has run so far. */
+typedef struct open_add {
+    uint32_t node;
+    uint64_t incl, excl;
+} open_add;
+
+typedef struct snap {
+    gpuprof__io_profile p;
+    gpuprof__io_strtab *st;
+    uint32_t node_cap, thread_cap;
+    uint64_t value_cap;
+    gp_clock_conv conv;
+    uint64_t now;      /* ticks */
+    bool final;
+    uint64_t open_regions;
+    bool nomem;
+} snap;
+
+static bool grow(void **arr, uint64_t *cap, uint64_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    uint64_t n = *cap ? *cap * 2 : 64;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*arr, n * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = n;
+    return true;
+}
+
+static uint32_t str(snap *s, const char *v)
+{
+    uint32_t off = gpuprof__io_strtab_add(s->st, v ? v : "");
+    if (off == UINT32_MAX) {
+        s->nomem = true;
+        return 0;
+    }
+    return off;
+}
+
+/* Open frames of a live thread, outermost first (node indices ascend). */
+static uint32_t open_frames(const gp_thread *t, uint32_t count, uint64_t now,
+                            open_add *out)
+{
+    if (gp_load_acquire(&t->flags) & GPUPROF_IO_THREAD_EXITED)
+        return 0;
+    uint32_t d = gp_load_acquire(&t->depth), n = 0;
+    uint64_t prev_incl = 0;
+    for (uint32_t i = d; i-- > 0;) { /* innermost first, then reverse */
+        const gp_frame *f = &t->stack[i];
+        uint32_t node = gp_load_relaxed(&f->node);
+        uint64_t start = gp_load_relaxed(&f->start);
+        uint64_t child = gp_load_relaxed(&f->child_ticks);
+        if (node == 0 || node >= count || start > now)
+            continue; /* torn read of a frame being pushed: skip it */
+        uint64_t incl = now - start, used = child + prev_incl;
+        out[n++] = (open_add){node, incl, incl > used ? incl - used : 0};
+        prev_incl = incl;
+    }
+    for (uint32_t i = 0; i < n / 2; i++) {
+        open_add tmp = out[i];
+        out[i] = out[n - 1 - i];
+        out[n - 1 - i] = tmp;
+    }
+    return n;
+}
+
+static void add_value(snap *s, uint32_t metric, uint64_t v, uint16_t *count)
+{
+    if (v == 0)
+        return;
+    const gp_metric_def *m = gpuprof__metric(metric);
+    if (m->ticks)
+        v = gp_conv_dur(&s->conv, v);
+    if (v == 0 || *count == UINT16_MAX)
+        return;
+    if (!grow((void **)&s->p.values, &s->value_cap, s->p.value_count + 1,
+              sizeof(*s->p.values))) {
+        s->nomem = true;
+        return;
+    }
+    s->p.values[s->p.value_count++] = (gpuprof__io_value){metric, v};
+    (*count)++;
+}
+
+static void emit_values(snap *s, const gp_node *n, const open_add *open,
+                        gpuprof__io_node *out)
+{
+    out->first_value = (uint32_t)s->p.value_count;
+    for (gp_mblock *b = gp_load_acquire(&n->blocks); b;
+         b = gp_load_acquire(&b->next)) {
+        for (uint32_t k = 0; k < b->n; k++) {
+            uint32_t m = b->first_metric + k;
+            uint64_t v = gp_load_relaxed(&b->v[k]);
+            if (open && m == GP_M_REGION_INCL)
+                v += open->incl;
+            else if (open && m == GP_M_REGION_EXCL)
+                v += open->excl;
+            add_value(s, m, v, &out->value_count);
+        }
+    }
+}
+
+static void emit_thread(snap *s, const gp_thread *t)
+{
+    uint32_t count = gp_load_acquire(&t->cct.count); /* count before dir */
+    const gp_cct_dir *dir = gp_load_acquire(&t->cct.dir);
+    open_add open[GP_MAX_DEPTH];
+    uint32_t nopen = open_frames(t, count, s->now, open), o = 0;
+    s->open_regions += nopen;
+    uint64_t first = s->p.node_count, cap = s->node_cap;
+    if (!grow((void **)&s->p.nodes, &cap, first + count, sizeof(*s->p.nodes))) {
+        s->nomem = true;
+        return;
+    }
+    s->node_cap = (uint32_t)cap;
+    for (uint32_t i = 0; i < count; i++) {
+        const gp_node *n = gp_cct_node(dir, i);
+        gpuprof__io_node *out = &s->p.nodes[first + i];
+        memset(out, 0, sizeof(*out));
+        out->parent = i == 0 ? GPUPROF_IO_NONE : n->parent;
+        out->kind = n->kind;
+        out->flags = gp_load_relaxed(&n->flags);
+        out->key_a = n->key_a;
+        out->key_b = n->key_b;
+        if (n->kind == GPUPROF_IO_NODE_REGION)
+            out->key_a = str(s, gpuprof__intern_name(n->key_a));
+        const open_add *oa = o < nopen && open[o].node == i ? &open[o++] : NULL;
+        if (oa)
+            out->flags |= GPUPROF_IO_NODE_OPEN;
+        emit_values(s, n, oa, out);
+    }
+    s->p.node_count += count;
+    uint32_t fl = gp_load_acquire(&t->flags);
+    uint64_t end = (fl & GPUPROF_IO_THREAD_EXITED) ? gp_load_relaxed(&t->end_ticks)
+                                                   : s->now;
+    s->p.threads[s->p.thread_count++] = (gpuprof__io_thread){
+        .tid = t->tid, .name = str(s, t->name), .flags = fl,
+        .first_node = (uint32_t)first, .node_count = count,
+        .start_ns = gp_conv_at(&s->conv, t->start_ticks),
+        .end_ns = gp_conv_at(&s->conv, end)};
+}
+
+/* Every thread state, oldest first, copied under G.lock. */
+static gp_thread **thread_list(uint32_t *n)
+{
+    pthread_mutex_lock(&G.lock);
+    uint32_t c = 0;
+    for (gp_thread *t = G.threads; t; t = t->next_all)
+        c++;
+    gp_thread **v = malloc((c ? c : 1) * sizeof(*v));
+    if (v) {
+        uint32_t i = c;
+        for (gp_thread *t = G.threads; t; t = t->next_all)
+            v[--i] = t;
+    }
+    pthread_mutex_unlock(&G.lock);
+    *n = c;
+    return v;
+}
+
+static void emit_tables(snap *s)
+{
+    uint32_t nm = gpuprof__metric_count();
+    s->p.metrics = calloc(nm, sizeof(*s->p.metrics));
+    s->p.counters = calloc(GP_STAT_COUNT, sizeof(*s->p.counters));
+    if (!s->p.metrics || !s->p.counters) {
+        s->nomem = true;
+        return;
+    }
+    for (uint32_t i = 0; i < nm; i++) {
+        const gp_metric_def *m = gpuprof__metric(i);
+        s->p.metrics[i] = (gpuprof__io_metric){
+            str(s, m->name), str(s, m->description), m->type, m->combine,
+            m->unit, m->kind};
+    }
+    s->p.metric_count = nm;
+    if (s->final)
+        gpuprof__stat_add(GP_STAT_REGIONS_OPEN_AT_FINALIZE, s->open_regions);
+    for (int i = 0; i < GP_STAT_COUNT; i++)
+        s->p.counters[i] = (gpuprof__io_counter){
+            str(s, gpuprof__stat_name((enum gp_stat)i)),
+            gpuprof__stat_read((enum gp_stat)i)};
+    s->p.counter_count = GP_STAT_COUNT;
+}
+
+static void emit_identity(snap *s)
+{
+    pthread_mutex_lock(&G.lock);
+    s->p.host = str(s, G.host);
+    s->p.exe = str(s, G.exe);
+    s->p.cmdline = str(s, G.cmdline);
+    s->p.rank = G.cfg.rank;
+    s->p.generation = ++G.generation;
+    s->p.flags = (s->final ? GPUPROF_IO_PROFILE_FINAL : 0) |
+                 (G.forked ? GPUPROF_IO_PROFILE_FORKED : 0);
+    s->p.start_ns = gp_conv_at(&s->conv, G.start_ticks);
+    s->p.start_realtime_ns = G.start_realtime_ns;
+    pthread_mutex_unlock(&G.lock);
+    s->p.pid = (uint32_t)getpid();
+    s->p.end_ns = gp_conv_at(&s->conv, s->now);
+}
+
+static void snap_free(snap *s)
+{
+    free(s->p.metrics);
+    free(s->p.threads);
+    free(s->p.nodes);
+    free(s->p.values);
+    free(s->p.counters);
+    gpuprof__io_strtab_free(s->st);
+}
+
+/* Builds the profile in *s; false when out of memory. */
+static bool build(snap *s, bool final)
+{
+    memset(s, 0, sizeof(*s));
+    s->final = final;
+    s->st = gpuprof__io_strtab_new();
+    gpuprof__clock_conv(&s->conv);
+    s->now = gp_ticks();
+    uint32_t nt;
+    gp_thread **tv = thread_list(&nt);
+    s->p.threads = calloc(nt ? nt : 1, sizeof(*s->p.threads));
+    if (!s->st || !tv || !s->p.threads) {
+        free(tv);
+        return false;
+    }
+    emit_identity(s);
+    for (uint32_t i = 0; i < nt && !s->nomem; i++)
+        emit_thread(s, tv[i]);
+    free(tv);
+    emit_tables(s);
+    s->p.strings = (char *)gpuprof__io_strtab_data(s->st, &s->p.strings_size);
+    return !s->nomem;
+}
+
+/* mkdir -p; 0 or an errno. */
+static int mkdir_p(const char *dir)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+        return ENAMETOOLONG;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) && errno != EEXIST)
+            return errno;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) && errno != EEXIST)
+        return errno;
+    struct stat sb;
+    if (stat(buf, &sb))
+        return errno;
+    return S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
+}
+
+gpuprof_status gpuprof__make_dir(const char *dir)
+{
+    int e = mkdir_p(dir);
+    if (e)
+        return gpuprof__fail(GPUPROF_E_IO, GPUPROF_LOG_ERROR,
+                             "cannot create output directory '%s': %s", dir,
+                             strerror(e));
+    return GPUPROF_OK;
+}
+
+static gpuprof_status encode_and_write(snap *s)
+{
+    char err[256], path[sizeof(G.path)], dir[sizeof(G.cfg.output_dir)];
+    pthread_mutex_lock(&G.lock);
+    memcpy(path, G.path, sizeof(path));
+    memcpy(dir, G.cfg.output_dir, sizeof(dir));
+    pthread_mutex_unlock(&G.lock);
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    int rc = gpuprof__io_encode(&s->p, GPUPROF_IO_DEFAULT_LEVEL, &buf, &size,
+                                err, sizeof(err));
+    if (rc)
+        return gpuprof__fail(rc == GPUPROF_IO_ERR_NOMEM ? GPUPROF_E_NOMEM
+                                                        : GPUPROF_E_INTERNAL,
+                             GPUPROF_LOG_ERROR, "cannot encode profile: %s", err);
+    gpuprof_status st = gpuprof__make_dir(dir); /* it may have been removed */
+    if (st == GPUPROF_OK &&
+        gpuprof__io_write_atomic(path, buf, size, err, sizeof(err)))
+        st = gpuprof__fail(GPUPROF_E_IO, GPUPROF_LOG_ERROR,
+                           "cannot write profile '%s': %s", path, err);
+    free(buf);
+    if (st == GPUPROF_OK)
+        gpuprof__log(GPUPROF_LOG_INFO, "wrote %s (generation %llu, %zu bytes)",
+                     path, (unsigned long long)s->p.generation, size);
+    return st;
+}
+
+gpuprof_status gpuprof__write_profile(bool final)
+{
+    pthread_mutex_lock(&G.flush_lock);
+    snap s;
+    gpuprof_status st = GPUPROF_E_NOMEM;
+    if (build(&s, final))
+        st = encode_and_write(&s);
+    else
+        gpuprof__fail(st, GPUPROF_LOG_ERROR,
+                      "out of memory while building the profile");
+    snap_free(&s);
+    gpuprof__stat_add(st == GPUPROF_OK ? GP_STAT_FLUSH_COUNT
+                                       : GP_STAT_FLUSH_ERRORS, 1);
+    pthread_mutex_unlock(&G.flush_lock);
+    return st;
+}

@@ -1,0 +1,125 @@
+/*
+ * thread.c - per-thread state: created on first use, handed to the process
+ * when the thread exits, cleaned up in a fork child.
+ *
+ * The state is found through one initial-exec TLS pointer (a single load on
+ * the hot path). A pthread key's destructor tells us when a thread exits:
+ * the thread closes its own open regions (flagged) and marks itself exited;
+ * the state stays on the global list, so everything it measured is written
+ * by later flushes. States are never freed while the process may have other
+ * threads (see internal.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "io/io.h"
+
+__thread gp_thread *gpuprof__tls_self __attribute__((tls_model("initial-exec")));
+static __thread char pending_name[64]; /* a name set before the state exists */
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static bool key_ok;
+
+static uint64_t os_tid(void) { return (uint64_t)syscall(SYS_gettid); }
+
+static void on_thread_exit(void *arg)
+{
+    gp_thread *t = arg;
+    uint32_t open = gp_load_relaxed(&t->depth);
+    if (open) {
+        gpuprof__region_close_from(t, 0, gp_ticks(), GPUPROF_IO_NODE_OPEN);
+        gpuprof__stat_add(GP_STAT_REGIONS_OPEN_AT_THREAD_EXIT, open);
+    }
+    gp_store_relaxed(&t->end_ticks, gp_ticks());
+    atomic_fetch_or_explicit(&t->flags, GPUPROF_IO_THREAD_EXITED,
+                             memory_order_release);
+    gpuprof__stat_add(GP_STAT_THREADS_EXITED, 1);
+    gpuprof__tls_self = NULL;
+}
+
+static void make_key(void)
+{
+    key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
+}
+
+void gpuprof__thread_startup(void) { pthread_once(&key_once, make_key); }
+
+gp_thread *gpuprof__thread_peek(void) { return gpuprof__tls_self; }
+
+gp_thread *gpuprof__thread_create(void)
+{
+    gp_thread *t;
+    if (posix_memalign((void **)&t, GP_CACHELINE, sizeof(*t)))
+        return NULL;
+    memset(t, 0, sizeof(*t));
+    if (!gpuprof__cct_init(&t->cct)) {
+        free(t);
+        return NULL;
+    }
+    t->tid = os_tid();
+    t->start_ticks = gp_ticks();
+    uint32_t flags = t->tid == (uint64_t)getpid() ? GPUPROF_IO_THREAD_MAIN : 0;
+    atomic_init(&t->flags, flags);
+    memcpy(t->name, pending_name, sizeof(t->name));
+    pthread_mutex_lock(&G.lock);
+    t->seq = G.thread_seq++;
+    t->next_all = G.threads;
+    G.threads = t;
+    pthread_mutex_unlock(&G.lock);
+    gpuprof__stat_add(GP_STAT_THREADS_CREATED, 1);
+    pthread_once(&key_once, make_key);
+    if (key_ok)
+        pthread_setspecific(exit_key, t);
+    gpuprof__tls_self = t;
+    return t;
+}
+
+GPUPROF_API gpuprof_status gpuprof_thread_set_name(const char *name)
+{
+    if (!name)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
+                             "gpuprof_thread_set_name: NULL name");
+    gp_thread *t = gpuprof__tls_self;
+    if (!t) {
+        snprintf(pending_name, sizeof(pending_name), "%s", name);
+        return GPUPROF_OK;
+    }
+    pthread_mutex_lock(&G.lock);
+    snprintf(t->name, sizeof(t->name), "%s", name);
+    pthread_mutex_unlock(&G.lock);
+    return GPUPROF_OK;
+}
+
+void gpuprof__thread_atfork_child(uint64_t now)
+{
+    gp_thread *self = gpuprof__tls_self, *t = G.threads;
+    while (t) {
+        gp_thread *next = t->next_all;
+        if (t != self) {
+            gpuprof__cct_destroy(&t->cct);
+            free(t);
+        }
+        t = next;
+    }
+    G.threads = self;
+    G.thread_seq = self ? 1 : 0;
+    if (!self)
+        return;
+    self->next_all = NULL;
+    self->seq = 0;
+    self->tid = os_tid();
+    self->start_ticks = now;
+    atomic_init(&self->flags, GPUPROF_IO_THREAD_MAIN);
+    atomic_init(&self->entered, 0);
+    gpuprof__cct_zero(&self->cct);
+    uint32_t depth = gp_load_relaxed(&self->depth);
+    for (uint32_t i = 0; i < depth; i++) {
+        gp_store_relaxed(&self->stack[i].start, now);
+        gp_store_relaxed(&self->stack[i].child_ticks, 0);
+    }
+    gpuprof__stat_add(GP_STAT_THREADS_CREATED, 1);
+}

@@ -1,0 +1,82 @@
+# tests/tests.mk - the test build, included by the top-level Makefile.
+#
+# Conventions, so that adding a test is adding a file:
+#   tests/unit/check_<name>.c      white-box Check suite: linked with the
+#                                  library objects (internals visible)
+#   tests/blackbox/<name>.c        public header only; linked with the shared
+#                                  library; compiled as C and as C++
+#   tests/scripts/<name>.sh        end-to-end scripts (exit 0 = pass); they
+#                                  print "PASS <what>" / "FAIL <what>" lines
+#   tests/fuzz/fuzz_<name>.c       libFuzzer targets; their corpus under
+#                                  tests/fuzz/corpus/<name>/ is replayed
+# `make check` runs the plain build, then the unit suites again under
+# ASan+UBSan and the concurrency suites under TSan (sanitize target), then
+# the scripts; tests/run-tests.sh prints one closing line for all of them.
+
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
+TEST_LIBS := $(CHECK_LIBS) -lzstd -ldl -lpthread -lm
+
+UNIT_SRCS := $(wildcard tests/unit/check_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+BB_SRCS := $(wildcard tests/blackbox/*.c)
+BB_BINS := $(BB_SRCS:tests/blackbox/%.c=$(B)/tests/bb_%) \
+           $(BB_SRCS:tests/blackbox/%.c=$(B)/tests/bbxx_%)
+TEST_HELPER_SRCS := $(wildcard tests/support/*.c)
+TEST_HELPER_OBJS := $(TEST_HELPER_SRCS:%.c=$(B)/obj/%.o)
+
+# Link sets: check_io*.c links lib/io only, check_an*.c the analysis library
+# objects, every other suite the measurement library (core + io). So a suite
+# builds while an unrelated module is being edited.
+define unit_link
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
+	  $(1) $(TEST_HELPER_OBJS) $(LDFLAGS) $(TEST_LIBS)
+endef
+$(B)/tests/check_io%: tests/unit/check_io%.c $(IO_OBJS) $(TEST_HELPER_OBJS)
+	$(call unit_link,$(IO_OBJS))
+$(B)/tests/check_an%: tests/unit/check_an%.c $(AN_OBJS) $(IO_OBJS) $(TEST_HELPER_OBJS)
+	$(call unit_link,$(AN_OBJS) $(IO_OBJS))
+$(B)/tests/check_%: tests/unit/check_%.c $(LIB_OBJS) $(TEST_HELPER_OBJS)
+	$(call unit_link,$(LIB_OBJS))
+
+# Black-box: the shared library and the public header only, as C ...
+$(B)/tests/bb_%: tests/blackbox/%.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=c99 -Wall -Wextra -Wpedantic -Werror -Iinclude $(CHECK_CFLAGS) \
+	  $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib' \
+	  $(LDFLAGS) $(CHECK_LIBS) -lpthread
+# ... and as C++.
+$(B)/tests/bbxx_%: tests/blackbox/%.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CXX     $@")
+	$(Q)$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -Iinclude $(CHECK_CFLAGS) \
+	  $(CFLAGS) -o $@ $< -x none -L$(B)/lib -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib' \
+	  $(LDFLAGS) $(CHECK_LIBS) -lpthread
+
+tests: all $(UNIT_BINS) $(BB_BINS)
+
+# Runs what is built in $(B); used by check and by the sanitizer builds.
+tests-run: tests
+	$(Q)B=$(B) tests/run-tests.sh $(UNIT_BINS) $(BB_BINS)
+
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+             -fno-sanitize-recover=undefined
+TSAN_FLAGS := -O1 -g -fsanitize=thread
+
+sanitize:
+	$(Q)$(MAKE) --no-print-directory B=build/asan CFLAGS="$(SAN_FLAGS)" \
+	  LDFLAGS="-fsanitize=address,undefined" tests
+	$(Q)$(MAKE) --no-print-directory B=build/tsan CFLAGS="$(TSAN_FLAGS)" \
+	  LDFLAGS="-fsanitize=thread" tests
+
+check: deps-check
+	$(Q)$(MAKE) --no-print-directory all tests sanitize
+	$(Q)GPUPROF_STRESS=$(or $(GPUPROF_STRESS),short) tests/run-tests.sh --all
+
+# A longer run of the concurrency stress tests.
+stress:
+	$(Q)$(MAKE) --no-print-directory all tests sanitize
+	$(Q)GPUPROF_STRESS=long tests/run-tests.sh --all

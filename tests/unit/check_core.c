@@ -1,0 +1,501 @@
+/*
+ * check_core.c - white-box tests of lib/core: the CCT, regions with exact
+ * times (a fake clock), open and unbalanced regions, thread exit, handles,
+ * depth overflow, fork, periodic flush, and flushes racing with measuring
+ * threads (run under TSan by `make check`). Each test reads the profile back
+ * through lib/io and asserts exact values.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "io/io.h"
+
+static char outdir[512];
+
+static void start(int paused, int64_t period)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/core.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.start_paused = paused;
+    o.flush_period_ms = period;
+    o.backends = "none";
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+}
+
+static gpuprof__io_profile *load(void)
+{
+    char path[1024], err[256];
+    ck_assert_int_eq(gpuprof_output_path(path, sizeof(path)), GPUPROF_OK);
+    gpuprof__io_profile *p = NULL;
+    int rc = gpuprof__io_read_file(path, &p, err, sizeof(err));
+    ck_assert_msg(rc == 0, "read %s: %s", path, err);
+    return p;
+}
+
+static uint32_t metric_id(const gpuprof__io_profile *p, const char *name)
+{
+    for (uint32_t i = 0; i < p->metric_count; i++)
+        if (!strcmp(gpuprof__io_str(p, p->metrics[i].name), name))
+            return i;
+    ck_abort_msg("no metric %s", name);
+    return 0;
+}
+
+static uint64_t val(const gpuprof__io_profile *p, uint32_t node, const char *m)
+{
+    uint32_t id = metric_id(p, m);
+    const gpuprof__io_node *n = &p->nodes[node];
+    for (uint32_t i = 0; i < n->value_count; i++)
+        if (p->values[n->first_value + i].metric == id)
+            return p->values[n->first_value + i].bits;
+    return 0;
+}
+
+static uint64_t counter(const gpuprof__io_profile *p, const char *name)
+{
+    for (uint32_t i = 0; i < p->counter_count; i++)
+        if (!strcmp(gpuprof__io_str(p, p->counters[i].name), name))
+            return p->counters[i].value;
+    ck_abort_msg("no counter %s", name);
+    return 0;
+}
+
+/* The absolute node index of region path "a/b/c" in thread ti. */
+static uint32_t find(const gpuprof__io_profile *p, uint32_t ti, const char *path)
+{
+    const gpuprof__io_thread *t = &p->threads[ti];
+    uint32_t cur = 0; /* relative */
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *save, *tok = strtok_r(buf, "/", &save); tok;
+         tok = strtok_r(NULL, "/", &save)) {
+        uint32_t next = GPUPROF_IO_NONE;
+        for (uint32_t i = 1; i < t->node_count; i++) {
+            const gpuprof__io_node *n = &p->nodes[t->first_node + i];
+            if (n->parent == cur && n->kind == GPUPROF_IO_NODE_REGION &&
+                !strcmp(gpuprof__io_str(p, n->key_a), tok))
+                next = i;
+        }
+        ck_assert_msg(next != GPUPROF_IO_NONE, "no region %s in %s", tok, path);
+        cur = next;
+    }
+    return t->first_node + cur;
+}
+
+static uint32_t thread_index(const gpuprof__io_profile *p, uint32_t flag)
+{
+    for (uint32_t i = 0; i < p->thread_count; i++)
+        if (p->threads[i].flags & flag)
+            return i;
+    ck_abort_msg("no thread with flag %u", flag);
+    return 0;
+}
+
+static void at(uint64_t ns) { gpuprof__clock_fake_set(ns); }
+
+START_TEST(cct_children)
+{
+    gp_cct t;
+    ck_assert(gpuprof__cct_init(&t));
+    ck_assert_uint_eq(gp_load_relaxed(&t.count), 1);
+    uint32_t a = gpuprof__cct_child(&t, 0, GPUPROF_IO_NODE_REGION, 7, 0, 0);
+    uint32_t b = gpuprof__cct_child(&t, a, GPUPROF_IO_NODE_FRAME, 1, 99, UINT32_MAX);
+    ck_assert_uint_eq(a, 1);
+    ck_assert_uint_eq(b, 2);
+    ck_assert_uint_eq(gpuprof__cct_child(&t, 0, GPUPROF_IO_NODE_REGION, 7, 0, 0), a);
+    ck_assert_uint_eq(gpuprof__cct_child(&t, a, GPUPROF_IO_NODE_FRAME, 1, 99, 0), b);
+    /* Same key under another parent, or another kind: new nodes. */
+    ck_assert_uint_eq(gpuprof__cct_child(&t, b, GPUPROF_IO_NODE_REGION, 7, 0, 0), 3);
+    ck_assert_uint_eq(gpuprof__cct_child(&t, 0, GPUPROF_IO_NODE_GPU_OP, 7, 0, UINT32_MAX), 4);
+    /* Thousands of nodes across chunks and table growth keep their index. */
+    for (uint32_t i = 0; i < 20000; i++)
+        ck_assert_uint_eq(gpuprof__cct_child(&t, 1, GPUPROF_IO_NODE_FRAME, 2, i, UINT32_MAX), 5 + i);
+    for (uint32_t i = 0; i < 20000; i += 997)
+        ck_assert_uint_eq(gpuprof__cct_child(&t, 1, GPUPROF_IO_NODE_FRAME, 2, i, UINT32_MAX), 5 + i);
+    gp_node *n = gp_cct_node(gp_load_relaxed(&t.dir), 5 + 12345);
+    ck_assert_uint_eq(n->parent, 1);
+    ck_assert_uint_eq(n->key_b, 12345);
+    ck_assert_ptr_null(gp_load_relaxed(&n->blocks));
+    ck_assert_ptr_nonnull(gpuprof__cct_block(&t, 5 + 12345, GPUPROF_IO_KIND_REGION));
+    gpuprof__cct_destroy(&t);
+}
+END_TEST
+
+START_TEST(region_exact_times)
+{
+    at(1000);
+    start(0, 0);
+    ck_assert_int_eq(gpuprof_region_begin("A"), GPUPROF_OK);
+    at(1100);
+    ck_assert_int_eq(gpuprof_region_begin("B"), GPUPROF_OK);
+    at(1400);
+    ck_assert_int_eq(gpuprof_region_end("B"), GPUPROF_OK);
+    at(1500);
+    ck_assert_int_eq(gpuprof_region_begin("B"), GPUPROF_OK);
+    at(1600);
+    ck_assert_int_eq(gpuprof_region_end("B"), GPUPROF_OK);
+    at(2000);
+    ck_assert_int_eq(gpuprof_region_end("A"), GPUPROF_OK);
+    at(2500);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(p->thread_count, 1);
+    ck_assert(p->flags & GPUPROF_IO_PROFILE_FINAL);
+    ck_assert_uint_eq(p->start_ns, 1000);
+    ck_assert_uint_eq(p->end_ns, 2500);
+    uint32_t a = find(p, 0, "A"), b = find(p, 0, "A/B");
+    ck_assert_uint_eq(val(p, a, "region.visits"), 1);
+    ck_assert_uint_eq(val(p, a, "region.time.incl"), 1000);
+    ck_assert_uint_eq(val(p, a, "region.time.excl"), 600);
+    ck_assert_uint_eq(val(p, b, "region.visits"), 2);
+    ck_assert_uint_eq(val(p, b, "region.time.incl"), 400);
+    ck_assert_uint_eq(val(p, b, "region.time.excl"), 400);
+    ck_assert_uint_eq(p->nodes[a].flags, 0);
+    ck_assert_uint_eq(p->threads[0].node_count, 3); /* root, A, B */
+    ck_assert_uint_eq(p->nodes[0].value_count, 0);  /* sparse: nothing */
+    ck_assert_uint_eq(counter(p, "regions.entered"), 3);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+START_TEST(open_regions_in_flush_and_finalize)
+{
+    at(0);
+    start(0, 0);
+    gpuprof_region_begin("outer");
+    at(100);
+    gpuprof_region_begin("inner");
+    at(150);
+    gpuprof_region_end("inner");
+    at(200);
+    gpuprof_region_begin("inner");
+    at(500);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    uint32_t o = find(p, 0, "outer"), i = find(p, 0, "outer/inner");
+    ck_assert_uint_eq(p->generation, 1);
+    ck_assert(!(p->flags & GPUPROF_IO_PROFILE_FINAL));
+    ck_assert_uint_eq(val(p, o, "region.time.incl"), 500);
+    ck_assert_uint_eq(val(p, o, "region.time.excl"), 500 - 50 - 300);
+    ck_assert_uint_eq(val(p, i, "region.time.incl"), 50 + 300);
+    ck_assert_uint_eq(val(p, i, "region.time.excl"), 350);
+    ck_assert(p->nodes[o].flags & GPUPROF_IO_NODE_OPEN);
+    ck_assert(p->nodes[i].flags & GPUPROF_IO_NODE_OPEN);
+    gpuprof__io_profile_free(p);
+    /* The flush changed nothing live: closing now gives the full times. */
+    at(700);
+    gpuprof_region_end("inner");
+    at(1000);
+    gpuprof_region_end("outer");
+    gpuprof_region_begin("left_open");
+    at(1100);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    p = load();
+    o = find(p, 0, "outer");
+    i = find(p, 0, "outer/inner");
+    ck_assert_uint_eq(p->generation, 2);
+    ck_assert_uint_eq(val(p, o, "region.time.incl"), 1000);
+    ck_assert_uint_eq(val(p, i, "region.time.incl"), 550);
+    ck_assert_uint_eq(val(p, o, "region.time.excl"), 450);
+    ck_assert_uint_eq(p->nodes[o].flags, 0);
+    uint32_t l = find(p, 0, "left_open");
+    ck_assert_uint_eq(p->nodes[l].flags, GPUPROF_IO_NODE_OPEN);
+    ck_assert_uint_eq(val(p, l, "region.time.incl"), 100);
+    ck_assert_uint_eq(counter(p, "regions.open_at_finalize"), 1);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+START_TEST(unbalanced_end)
+{
+    at(0);
+    start(0, 0);
+    gpuprof_region_begin("A");
+    gpuprof_region_begin("B");
+    gpuprof_region_begin("C");
+    at(10);
+    ck_assert_int_eq(gpuprof_region_end("nope"), GPUPROF_E_UNBALANCED);
+    ck_assert_int_eq(gpuprof_region_end("A"), GPUPROF_E_UNBALANCED);
+    ck_assert_int_eq(gpuprof_region_end("A"), GPUPROF_E_UNBALANCED);
+    uint64_t v;
+    ck_assert_int_eq(gpuprof_stat_get("regions.unbalanced", &v), GPUPROF_OK);
+    ck_assert_uint_eq(v, 3);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(p->nodes[find(p, 0, "A")].flags, 0);
+    ck_assert_uint_eq(p->nodes[find(p, 0, "A/B")].flags, GPUPROF_IO_NODE_UNBALANCED);
+    ck_assert_uint_eq(p->nodes[find(p, 0, "A/B/C")].flags, GPUPROF_IO_NODE_UNBALANCED);
+    ck_assert_uint_eq(val(p, find(p, 0, "A/B/C"), "region.time.incl"), 10);
+    ck_assert_uint_eq(val(p, find(p, 0, "A"), "region.time.incl"), 10);
+    ck_assert_uint_eq(val(p, find(p, 0, "A"), "region.time.excl"), 0);
+    ck_assert_uint_eq(counter(p, "regions.open_at_finalize"), 0);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+static void *worker(void *arg)
+{
+    gpuprof_thread_set_name((const char *)arg);
+    for (int i = 0; i < 5; i++) {
+        gpuprof_region_begin("work");
+        gpuprof_region_begin("step");
+        gpuprof_region_end("step");
+        gpuprof_region_end("work");
+    }
+    gpuprof_region_begin("never_closed");
+    return NULL;
+}
+
+START_TEST(thread_exit_keeps_data)
+{
+    at(0);
+    start(0, 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, worker, (void *)"w1"), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    gpuprof_region_begin("main_work");
+    gpuprof_region_end("main_work");
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(p->thread_count, 2);
+    uint32_t w = thread_index(p, GPUPROF_IO_THREAD_EXITED);
+    uint32_t m = thread_index(p, GPUPROF_IO_THREAD_MAIN);
+    ck_assert_uint_ne(w, m);
+    ck_assert_str_eq(gpuprof__io_str(p, p->threads[w].name), "w1");
+    ck_assert_uint_eq(val(p, find(p, w, "work"), "region.visits"), 5);
+    ck_assert_uint_eq(val(p, find(p, w, "work/step"), "region.visits"), 5);
+    uint32_t nc = find(p, w, "never_closed");
+    ck_assert_uint_eq(p->nodes[nc].flags, GPUPROF_IO_NODE_OPEN);
+    ck_assert_uint_eq(val(p, find(p, m, "main_work"), "region.visits"), 1);
+    ck_assert_uint_eq(counter(p, "threads.exited"), 1);
+    ck_assert_uint_eq(counter(p, "regions.open_at_thread_exit"), 1);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+START_TEST(handles_and_names_share_nodes)
+{
+    at(0);
+    start(0, 0);
+    gpuprof_region h, h2;
+    ck_assert_int_eq(gpuprof_region_register("hot", &h), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_region_register("hot", &h2), GPUPROF_OK);
+    ck_assert_uint_eq(h, h2);
+    for (int i = 0; i < 1000; i++) {
+        ck_assert_int_eq(gpuprof_region_begin_handle(h), GPUPROF_OK);
+        ck_assert_int_eq(gpuprof_region_end(i % 2 ? "hot" : "hot"), GPUPROF_OK);
+    }
+    ck_assert_int_eq(gpuprof_region_begin("hot"), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_region_end_handle(h), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_region_begin_handle(0), GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_region_end_handle(123456), GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(p->threads[0].node_count, 2);
+    ck_assert_uint_eq(val(p, find(p, 0, "hot"), "region.visits"), 1001);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+START_TEST(depth_overflow)
+{
+    at(0);
+    start(0, 0);
+    char name[16];
+    for (int i = 0; i < GP_MAX_DEPTH + 44; i++) {
+        snprintf(name, sizeof(name), "d%d", i);
+        gpuprof_status want = i < GP_MAX_DEPTH ? GPUPROF_OK : GPUPROF_E_LIMIT;
+        ck_assert_int_eq(gpuprof_region_begin(name), want);
+    }
+    for (int i = GP_MAX_DEPTH + 44; i-- > 0;) {
+        snprintf(name, sizeof(name), "d%d", i);
+        ck_assert_int_eq(gpuprof_region_end(name), GPUPROF_OK);
+    }
+    uint64_t v;
+    gpuprof_stat_get("regions.depth_exceeded", &v);
+    ck_assert_uint_eq(v, 44);
+    gpuprof_stat_get("regions.unbalanced", &v);
+    ck_assert_uint_eq(v, 0);
+    gpuprof_stat_get("cct.nodes", &v);
+    ck_assert_uint_eq(v, GP_MAX_DEPTH + 1);
+}
+END_TEST
+
+START_TEST(fork_child_writes_own_file)
+{
+    at(0);
+    start(0, 0);
+    gpuprof_region_begin("parent_only");
+    gpuprof_region_end("parent_only");
+    gpuprof_region_begin("spanning");
+    at(100);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        at(150);
+        int ok = gpuprof_region_begin("child") == GPUPROF_OK &&
+                 gpuprof_region_end("child") == GPUPROF_OK &&
+                 gpuprof_region_end("spanning") == GPUPROF_OK &&
+                 gpuprof_finalize() == GPUPROF_OK;
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char path[1024], err[256];
+    snprintf(path, sizeof(path), "%s", outdir);
+    gpuprof__io_profile *c = NULL;
+    char cpath[1200];
+    gpuprof_output_path(path, sizeof(path));
+    char *dash = strrchr(path, 'p');
+    ck_assert_ptr_nonnull(dash);
+    snprintf(cpath, sizeof(cpath), "%.*sp%d.gpuprof", (int)(dash - path), path,
+             (int)pid);
+    ck_assert_msg(gpuprof__io_read_file(cpath, &c, err, sizeof(err)) == 0,
+                  "%s: %s", cpath, err);
+    ck_assert(c->flags & GPUPROF_IO_PROFILE_FORKED);
+    ck_assert_uint_eq(c->pid, (uint32_t)pid);
+    ck_assert_uint_eq(c->thread_count, 1);
+    /* The parent's visits are not counted again in the child. */
+    ck_assert_uint_eq(val(c, find(c, 0, "parent_only"), "region.visits"), 0);
+    ck_assert_uint_eq(val(c, find(c, 0, "spanning/child"), "region.visits"), 1);
+    ck_assert_uint_eq(val(c, find(c, 0, "spanning"), "region.time.incl"), 50);
+    gpuprof__io_profile_free(c);
+    at(300);
+    gpuprof_region_end("spanning");
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(val(p, find(p, 0, "spanning"), "region.time.incl"), 300);
+    ck_assert(!(p->flags & GPUPROF_IO_PROFILE_FORKED));
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+START_TEST(periodic_flush)
+{
+    start(0, 10);
+    gpuprof_region_begin("long");
+    usleep(200 * 1000);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_ge(p->generation, 2);
+    ck_assert(p->nodes[find(p, 0, "long")].flags & GPUPROF_IO_NODE_OPEN);
+    gpuprof__io_profile_free(p);
+    gpuprof_region_end("long");
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+START_TEST(paused_records_nothing)
+{
+    start(1, 0);
+    ck_assert_int_eq(gpuprof_region_begin("x"), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_region_end("x"), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_region_begin("y"), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_region_end("y"), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(p->threads[0].node_count, 2);
+    ck_assert_uint_eq(counter(p, "regions.entered"), 1);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* Threads measure while another thread flushes: every flush must read a
+ * consistent file, and the final counts must be exact. */
+#define STRESS_THREADS 4
+static int stress_iters = 20000;
+
+static void *stress_worker(void *arg)
+{
+    (void)arg;
+    gpuprof_region h;
+    gpuprof_region_register("h", &h);
+    for (int i = 0; i < stress_iters; i++) {
+        gpuprof_region_begin("outer");
+        char name[16];
+        snprintf(name, sizeof(name), "n%d", i % 37);
+        gpuprof_region_begin(name);
+        gpuprof_region_begin_handle(h);
+        gpuprof_region_end_handle(h);
+        gpuprof_region_end(name);
+        gpuprof_region_end("outer");
+    }
+    return NULL;
+}
+
+START_TEST(flush_while_measuring)
+{
+    const char *s = getenv("GPUPROF_STRESS");
+    if (s && !strcmp(s, "long"))
+        stress_iters = 400000;
+    start(0, 0);
+    pthread_t th[STRESS_THREADS];
+    for (int i = 0; i < STRESS_THREADS; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, stress_worker, NULL), 0);
+    for (int i = 0; i < 20; i++) {
+        ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+        gpuprof__io_profile *p = load();
+        gpuprof__io_profile_free(p);
+    }
+    for (int i = 0; i < STRESS_THREADS; i++)
+        pthread_join(th[i], NULL);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(p->thread_count, STRESS_THREADS);
+    uint64_t visits = 0;
+    for (uint32_t t = 0; t < p->thread_count; t++) {
+        visits += val(p, find(p, t, "outer"), "region.visits");
+        ck_assert_uint_eq(val(p, find(p, t, "outer/n5/h"), "region.visits"),
+                          stress_iters / 37 + (5 < stress_iters % 37));
+    }
+    ck_assert_uint_eq(visits, (uint64_t)STRESS_THREADS * stress_iters);
+    ck_assert_uint_eq(counter(p, "regions.unbalanced"), 0);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+    Suite *s = suite_create("core");
+    struct { const char *name; const TTest *t; int timeout; } cases[] = {
+        {"cct", cct_children, 30},
+        {"region_times", region_exact_times, 10},
+        {"open_regions", open_regions_in_flush_and_finalize, 10},
+        {"unbalanced", unbalanced_end, 10},
+        {"thread_exit", thread_exit_keeps_data, 10},
+        {"handles", handles_and_names_share_nodes, 10},
+        {"depth", depth_overflow, 10},
+        {"fork", fork_child_writes_own_file, 20},
+        {"periodic_flush", periodic_flush, 20},
+        {"paused", paused_records_nothing, 10},
+        {"flush_while_measuring", flush_while_measuring, 240},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, cases[i].timeout);
+        tcase_add_test(tc, cases[i].t);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(core_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -18,13 +18,19 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-__attribute__((cold, noinline)) static gpuprof_status not_measuring(void)
+__attribute__((cold, noinline)) static gpuprof_status outside(void)
 {
-    if (gp_mode() == GP_MODE_PAUSED)
-        return GPUPROF_OK;
     return gpuprof__fail(GPUPROF_E_STATE, GPUPROF_LOG_DEBUG,
                          "region call outside gpuprof_init..gpuprof_finalize");
 }
+
+/* While paused a region call costs this: one load and two compares. */
+#define CHECK_MODE()                                                            \
+    do {                                                                        \
+        int m_ = gp_mode();                                                     \
+        if (unlikely(m_ != GP_MODE_MEASURING))                                  \
+            return m_ == GP_MODE_PAUSED ? GPUPROF_OK : outside();               \
+    } while (0)
 
 __attribute__((cold, noinline)) static gpuprof_status bad_name(void)
 {
@@ -102,8 +108,7 @@ begin_slow(gp_thread *t, uint32_t d, uint32_t parent, const char *name,
 
 GPUPROF_API gpuprof_status gpuprof_region_begin(const char *name)
 {
-    if (unlikely(gp_mode() != GP_MODE_MEASURING))
-        return not_measuring();
+    CHECK_MODE();
     if (unlikely(!name || !*name))
         return bad_name();
     gp_thread *t = gpuprof__thread_get();
@@ -161,8 +166,7 @@ static inline bool swallow_overflow(gp_thread *t)
 
 GPUPROF_API gpuprof_status gpuprof_region_end(const char *name)
 {
-    if (unlikely(gp_mode() != GP_MODE_MEASURING))
-        return not_measuring();
+    CHECK_MODE();
     if (unlikely(!name || !*name))
         return bad_name();
     gp_thread *t = gpuprof__tls_self;
@@ -200,8 +204,7 @@ __attribute__((cold, noinline)) static gpuprof_status bad_handle(uint32_t id)
 
 GPUPROF_API gpuprof_status gpuprof_region_begin_handle(gpuprof_region id)
 {
-    if (unlikely(gp_mode() != GP_MODE_MEASURING))
-        return not_measuring();
+    CHECK_MODE();
     const char *name = gpuprof__intern_name(id);
     if (unlikely(!name))
         return bad_handle(id);
@@ -223,8 +226,7 @@ GPUPROF_API gpuprof_status gpuprof_region_begin_handle(gpuprof_region id)
 
 GPUPROF_API gpuprof_status gpuprof_region_end_handle(gpuprof_region id)
 {
-    if (unlikely(gp_mode() != GP_MODE_MEASURING))
-        return not_measuring();
+    CHECK_MODE();
     const char *name = gpuprof__intern_name(id);
     if (unlikely(!name))
         return bad_handle(id);

@@ -354,13 +354,12 @@ START_TEST(fork_child_writes_own_file)
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     char path[1024], err[256];
-    snprintf(path, sizeof(path), "%s", outdir);
     gpuprof__io_profile *c = NULL;
     char cpath[1200];
     gpuprof_output_path(path, sizeof(path));
-    char *dash = strrchr(path, 'p');
+    char *dash = strrchr(path, '-');
     ck_assert_ptr_nonnull(dash);
-    snprintf(cpath, sizeof(cpath), "%.*sp%d.gpuprof", (int)(dash - path), path,
+    snprintf(cpath, sizeof(cpath), "%.*s-p%d.gpuprof", (int)(dash - path), path,
              (int)pid);
     ck_assert_msg(gpuprof__io_read_file(cpath, &c, err, sizeof(err)) == 0,
                   "%s: %s", cpath, err);

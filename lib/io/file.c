@@ -1,0 +1,124 @@
+/*
+ * file.c - putting profile bytes on disk atomically, and reading them back.
+ *
+ * A profile appears under its final name only when complete: the bytes go to
+ * a temporary file in the same directory (".<name>.tmp.<pid>.<n>"), which is
+ * fsync'ed and renamed over the final name, then the directory is fsync'ed.
+ * Readers therefore see the previous generation or the new one, never a
+ * mixture; a crash leaves at worst a stray temporary, which readers skip
+ * (its name starts with a dot).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/io.h"
+
+static _Atomic unsigned tmp_counter;
+
+static int write_all(int fd, const uint8_t *buf, size_t size)
+{
+    while (size > 0) {
+        ssize_t n = write(fd, buf, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : EIO;
+        buf += n;
+        size -= (size_t)n;
+    }
+    return 0;
+}
+
+static void split(const char *path, char *dir, size_t dsize, char *base,
+                  size_t bsize)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(dir, dsize, ".");
+        snprintf(base, bsize, "%s", path);
+    } else {
+        snprintf(dir, dsize, "%.*s", slash == path ? 1 : (int)(slash - path),
+                 path);
+        snprintf(base, bsize, "%s", slash + 1);
+    }
+}
+
+static void sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd); /* best effort: some file systems refuse it */
+        close(fd);
+    }
+}
+
+int gpuprof__io_write_atomic(const char *path, const uint8_t *buf, size_t size,
+                             char *err, size_t es)
+{
+    char dir[4096], base[1024], tmp[4096 + 1100];
+    split(path, dir, sizeof(dir), base, sizeof(base));
+    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld.%u", dir, base, (long)getpid(),
+             atomic_fetch_add(&tmp_counter, 1));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, es, "cannot create '%s': %s", tmp, strerror(errno));
+        return GPUPROF_IO_ERR_IO;
+    }
+    int e = write_all(fd, buf, size);
+    const char *what = "write";
+    if (!e && fsync(fd) != 0)
+        e = errno, what = "fsync";
+    if (close(fd) != 0 && !e)
+        e = errno, what = "close";
+    if (!e && rename(tmp, path) != 0)
+        e = errno, what = "rename";
+    if (e) {
+        unlink(tmp);
+        snprintf(err, es, "%s of '%s' failed: %s", what, path, strerror(e));
+        return GPUPROF_IO_ERR_IO;
+    }
+    sync_dir(dir);
+    return 0;
+}
+
+int gpuprof__io_read_file(const char *path, gpuprof__io_profile **out,
+                          char *err, size_t es)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, es, "cannot open: %s", strerror(errno));
+        return GPUPROF_IO_ERR_IO;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        snprintf(err, es, "not a regular file");
+        close(fd);
+        return GPUPROF_IO_ERR_IO;
+    }
+    size_t size = (size_t)sb.st_size;
+    uint8_t *buf = malloc(size ? size : 1);
+    size_t got = 0;
+    while (buf && got < size) {
+        ssize_t n = read(fd, buf + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (!buf) {
+        snprintf(err, es, "out of memory reading %zu bytes", size);
+        return GPUPROF_IO_ERR_NOMEM;
+    }
+    int rc = gpuprof__io_decode(buf, got, out, err, es);
+    free(buf);
+    return rc;
+}

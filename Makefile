@@ -108,7 +108,7 @@ $(B)/examples/%: examples/%.c $(LIB_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
-	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
+	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS) -lm
 
 # ---------------------------------------------------------------- setup ----
 deps-check:

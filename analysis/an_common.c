@@ -1,0 +1,69 @@
+/*
+ * an_common.c - shared helpers of libgpuprof-analysis: last error, loading
+ * a profile file with a message that names it, metric lookup, formatting.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "an_internal.h"
+
+static __thread char last_error[1024];
+
+GPUPROF_AN_API const char *gpuprof_an_last_error(void) { return last_error; }
+
+gpuprof_status gpuprof__an_fail(gpuprof_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+gpuprof_status gpuprof__an_load(const char *path, gpuprof__io_profile **out)
+{
+    char err[512];
+    int rc = gpuprof__io_read_file(path, out, err, sizeof(err));
+    switch (rc) {
+    case GPUPROF_IO_OK:
+        return GPUPROF_OK;
+    case GPUPROF_IO_ERR_NOMEM:
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "%s: %s", path, err);
+    case GPUPROF_IO_ERR_IO:
+        return gpuprof__an_fail(GPUPROF_E_IO, "%s: %s", path, err);
+    case GPUPROF_IO_ERR_VERSION:
+        return gpuprof__an_fail(GPUPROF_E_VERSION, "%s: %s", path, err);
+    default:
+        return gpuprof__an_fail(GPUPROF_E_CORRUPT, "%s: %s", path, err);
+    }
+}
+
+void gpuprof__an_fmt_ns(char *buf, size_t size, uint64_t ns)
+{
+    if (ns < 1000)
+        snprintf(buf, size, "%" PRIu64 " ns", ns);
+    else if (ns < 1000000)
+        snprintf(buf, size, "%.3f us", ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, size, "%.3f ms", ns / 1e6);
+    else
+        snprintf(buf, size, "%.3f s", ns / 1e9);
+}
+
+uint32_t gpuprof__an_metric(const gpuprof__io_profile *p, const char *name)
+{
+    for (uint32_t i = 0; i < p->metric_count; i++)
+        if (strcmp(gpuprof__io_str(p, p->metrics[i].name), name) == 0)
+            return i;
+    return UINT32_MAX;
+}
+
+uint64_t gpuprof__an_value(const gpuprof__io_profile *p, uint32_t i, uint32_t m)
+{
+    const gpuprof__io_node *n = &p->nodes[i];
+    for (uint32_t k = 0; k < n->value_count; k++)
+        if (p->values[n->first_value + k].metric == m)
+            return p->values[n->first_value + k].bits;
+    return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * an_internal.h - what the files of libgpuprof-analysis share: the profile
+ * object (a validated lib/io profile plus display names), the per-thread
+ * last error, and number formatting for the text views.
+ */
+#ifndef GPUPROF_AN_INTERNAL_H
+#define GPUPROF_AN_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "gpuprof_analysis.h"
+#include "io/io.h"
+
+struct gpuprof_an_profile {
+    gpuprof__io_profile *io;
+    char *path;
+    char *names;        /* display names of non-region nodes, NUL-separated */
+    uint32_t *name_off; /* per absolute node: offset into names, or UINT32_MAX */
+};
+
+/* A merged report (an_report.c builds it, an_report_view.c reads it). */
+typedef struct mnode {
+    char *name;
+    uint32_t parent, depth, flags, threads, last_thread;
+    uint64_t visits, incl, excl;
+} mnode;
+
+typedef struct counter {
+    char *name;
+    uint64_t value;
+} counter;
+
+struct gpuprof_an_report {
+    mnode *n;
+    uint32_t count, cap;
+    uint32_t *slots, mask; /* (parent, name) -> index + 1 */
+    uint32_t profiles, threads;
+    uint64_t first_rt, last_rt;
+    counter *counters;
+    uint32_t ncounters;
+};
+
+/* Records the calling thread's last error; returns st. */
+gpuprof_status gpuprof__an_fail(gpuprof_status st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Opens and validates a profile file (the message names the file). */
+gpuprof_status gpuprof__an_load(const char *path, gpuprof__io_profile **out);
+/* "12.345 ms": a duration with three significant decimals. */
+void gpuprof__an_fmt_ns(char *buf, size_t size, uint64_t ns);
+/* Looks a metric up by name; UINT32_MAX when absent. */
+uint32_t gpuprof__an_metric(const gpuprof__io_profile *p, const char *name);
+/* The value of metric m at absolute node i, 0 when absent. */
+uint64_t gpuprof__an_value(const gpuprof__io_profile *p, uint32_t i, uint32_t m);
+
+#endif /* GPUPROF_AN_INTERNAL_H */

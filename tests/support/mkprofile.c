@@ -1,0 +1,164 @@
+/*
+ * mkprofile.c - the hand-made profile builder for tests (mkprofile.h).
+ * Tests only: it aborts the test (through a failed allocation check in
+ * the caller) rather than handling out-of-memory gracefully.
+ */
+#include "mkprofile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tp_builder {
+    gpuprof__io_profile p;
+    gpuprof__io_strtab *st;
+    uint32_t cur; /* current thread */
+    uint32_t cap_nodes, cap_threads, cap_counters;
+    uint64_t cap_values;
+    /* values per node are appended in node order, so a node's values must
+     * be added before the next node is created (tp_ratio on the last node) */
+};
+
+#define GROW(arr, count, cap)                                                   \
+    do {                                                                        \
+        if ((count) >= (cap)) {                                                 \
+            (cap) = (cap) ? (cap) * 2 : 16;                                     \
+            (arr) = realloc((arr), (size_t)(cap) * sizeof(*(arr)));             \
+        }                                                                       \
+    } while (0)
+
+tp_builder *tp_new(const char *host, uint32_t pid, int32_t rank)
+{
+    tp_builder *b = calloc(1, sizeof(*b));
+    b->st = gpuprof__io_strtab_new();
+    b->p.host = gpuprof__io_strtab_add(b->st, host);
+    b->p.exe = gpuprof__io_strtab_add(b->st, "/usr/bin/testprog");
+    b->p.cmdline = gpuprof__io_strtab_add(b->st, "testprog --size 10");
+    b->p.pid = pid;
+    b->p.rank = rank;
+    b->p.generation = 1;
+    b->p.flags = GPUPROF_IO_PROFILE_FINAL;
+    b->p.start_ns = 1000;
+    b->p.end_ns = 1000 + 1000000000ull;
+    b->p.start_realtime_ns = 1700000000000000000ull;
+    static const char *const names[] = {"region.visits", "region.time.incl",
+                                        "region.time.excl", "test.ratio"};
+    b->p.metrics = calloc(4, sizeof(*b->p.metrics));
+    for (uint32_t i = 0; i < 4; i++)
+        b->p.metrics[i] = (gpuprof__io_metric){
+            gpuprof__io_strtab_add(b->st, names[i]),
+            gpuprof__io_strtab_add(b->st, "a metric"),
+            i == 3 ? GPUPROF_IO_F64 : GPUPROF_IO_U64, GPUPROF_IO_SUM,
+            i == 0 || i == 3 ? GPUPROF_IO_UNIT_COUNT : GPUPROF_IO_UNIT_NS,
+            GPUPROF_IO_KIND_REGION};
+    b->p.metric_count = 4;
+    return b;
+}
+
+static uint32_t add_node(tp_builder *b, uint32_t parent, uint8_t kind,
+                         uint32_t key_a)
+{
+    GROW(b->p.nodes, b->p.node_count, b->cap_nodes);
+    gpuprof__io_node *n = &b->p.nodes[b->p.node_count++];
+    memset(n, 0, sizeof(*n));
+    n->parent = parent;
+    n->kind = kind;
+    n->key_a = key_a;
+    n->first_value = (uint32_t)b->p.value_count;
+    gpuprof__io_thread *t = &b->p.threads[b->cur];
+    return t->node_count++;
+}
+
+static void add_value(tp_builder *b, uint32_t metric, uint64_t bits)
+{
+    if (!bits)
+        return;
+    GROW(b->p.values, b->p.value_count, b->cap_values);
+    b->p.values[b->p.value_count++] = (gpuprof__io_value){metric, bits};
+    b->p.nodes[b->p.node_count - 1].value_count++;
+}
+
+uint32_t tp_thread(tp_builder *b, const char *name, uint32_t flags)
+{
+    GROW(b->p.threads, b->p.thread_count, b->cap_threads);
+    b->cur = b->p.thread_count++;
+    b->p.threads[b->cur] = (gpuprof__io_thread){
+        .tid = 100 + b->cur, .name = gpuprof__io_strtab_add(b->st, name),
+        .flags = flags, .first_node = b->p.node_count, .node_count = 0,
+        .start_ns = 2000, .end_ns = 3000};
+    add_node(b, GPUPROF_IO_NONE, GPUPROF_IO_NODE_ROOT, 0);
+    return b->cur;
+}
+
+uint32_t tp_region(tp_builder *b, uint32_t parent, const char *name,
+                   uint64_t visits, uint64_t incl, uint64_t excl)
+{
+    uint32_t n = add_node(b, parent, GPUPROF_IO_NODE_REGION,
+                          gpuprof__io_strtab_add(b->st, name));
+    add_value(b, TP_VISITS, visits);
+    add_value(b, TP_INCL, incl);
+    add_value(b, TP_EXCL, excl);
+    return n;
+}
+
+void tp_flags(tp_builder *b, uint32_t node, uint8_t flags)
+{
+    b->p.nodes[b->p.threads[b->cur].first_node + node].flags = flags;
+}
+
+void tp_ratio(tp_builder *b, uint32_t node, double v)
+{
+    (void)node; /* must be the last node added */
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    add_value(b, TP_RATIO, bits);
+}
+
+void tp_counter(tp_builder *b, const char *name, uint64_t value)
+{
+    GROW(b->p.counters, b->p.counter_count, b->cap_counters);
+    b->p.counters[b->p.counter_count++] =
+        (gpuprof__io_counter){gpuprof__io_strtab_add(b->st, name), value};
+}
+
+void tp_times(tp_builder *b, uint64_t start_ns, uint64_t end_ns,
+              uint64_t realtime_ns, uint64_t generation, uint32_t flags)
+{
+    b->p.start_ns = start_ns;
+    b->p.end_ns = end_ns;
+    b->p.start_realtime_ns = realtime_ns;
+    b->p.generation = generation;
+    b->p.flags = flags;
+}
+
+const gpuprof__io_profile *tp_profile(tp_builder *b)
+{
+    uint64_t size;
+    b->p.strings = (char *)gpuprof__io_strtab_data(b->st, &size);
+    b->p.strings_size = size;
+    return &b->p;
+}
+
+int tp_write(tp_builder *b, const char *path, int level)
+{
+    uint8_t *buf;
+    size_t size;
+    char err[256];
+    int rc = gpuprof__io_encode(tp_profile(b), level, &buf, &size, err,
+                                sizeof(err));
+    if (rc)
+        return rc;
+    rc = gpuprof__io_write_atomic(path, buf, size, err, sizeof(err));
+    free(buf);
+    return rc;
+}
+
+void tp_free(tp_builder *b)
+{
+    free(b->p.metrics);
+    free(b->p.threads);
+    free(b->p.nodes);
+    free(b->p.values);
+    free(b->p.counters);
+    gpuprof__io_strtab_free(b->st);
+    free(b);
+}

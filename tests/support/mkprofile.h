@@ -1,0 +1,40 @@
+/*
+ * mkprofile.h - build profiles by hand for tests, through lib/io only.
+ *
+ * A test describes threads and region trees with known values; the builder
+ * produces the gpuprof__io_profile (and file) that libgpuprof would write,
+ * so the reader, the analysis and the command can be checked against
+ * numbers the test knows in advance.
+ */
+#ifndef GPUPROF_TEST_MKPROFILE_H
+#define GPUPROF_TEST_MKPROFILE_H
+
+#include <stdint.h>
+
+#include "io/io.h"
+
+/* Metric indices the builder's profiles have. */
+enum { TP_VISITS = 0, TP_INCL = 1, TP_EXCL = 2, TP_RATIO = 3 /* f64 */ };
+
+typedef struct tp_builder tp_builder;
+
+tp_builder *tp_new(const char *host, uint32_t pid, int32_t rank);
+/* Starts a new thread (its root is node 0); returns its index. */
+uint32_t tp_thread(tp_builder *b, const char *name, uint32_t flags);
+/* Adds a region beneath `parent` (relative to the current thread; 0 is the
+ * root) and returns its relative index. Zero values are not stored. */
+uint32_t tp_region(tp_builder *b, uint32_t parent, const char *name,
+                   uint64_t visits, uint64_t incl, uint64_t excl);
+void tp_flags(tp_builder *b, uint32_t node, uint8_t flags);
+/* Adds an f64 metric value to a node (for round trips). */
+void tp_ratio(tp_builder *b, uint32_t node, double v);
+void tp_counter(tp_builder *b, const char *name, uint64_t value);
+void tp_times(tp_builder *b, uint64_t start_ns, uint64_t end_ns,
+              uint64_t realtime_ns, uint64_t generation, uint32_t flags);
+/* The profile (owned by the builder; valid until tp_free). */
+const gpuprof__io_profile *tp_profile(tp_builder *b);
+/* Encodes at zstd `level` and writes atomically; 0 on success. */
+int tp_write(tp_builder *b, const char *path, int level);
+void tp_free(tp_builder *b);
+
+#endif

@@ -1,0 +1,360 @@
+/*
+ * check_io.c - the measurement format: checksums, string tables, exact round
+ * trips, refusal of inconsistent profiles, atomic files, and the damage
+ * property: every single-byte change and every truncation of a valid file
+ * is reported as an error (never accepted, never a crash; `make check`
+ * runs this suite under ASan+UBSan too).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/layout.h"
+#include "support/mkprofile.h"
+
+/* Three threads, nested regions, flags, an f64 value, a huge value. */
+static tp_builder *sample(void)
+{
+    tp_builder *b = tp_new("node-17", 4242, 3);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t m = tp_region(b, 0, "main", 1, 5000000000ull, 1000);
+    uint32_t s = tp_region(b, m, "solve", 10, 4000000000ull, 300);
+    tp_region(b, s, "smooth", 50, 3999999700ull, 3999999700ull);
+    tp_ratio(b, 3, 0.125);
+    tp_region(b, m, "io", 2, UINT64_MAX, UINT64_MAX - 1);
+    tp_flags(b, 4, GPUPROF_IO_NODE_OPEN);
+    tp_thread(b, "worker", GPUPROF_IO_THREAD_EXITED);
+    uint32_t w = tp_region(b, 0, "solve", 7, 700, 600);
+    tp_region(b, w, "smooth", 1, 100, 100);
+    tp_flags(b, 2, GPUPROF_IO_NODE_UNBALANCED);
+    tp_thread(b, "idle", 0); /* a thread with only its root */
+    tp_counter(b, "regions.unbalanced", 1);
+    tp_counter(b, "records.dropped", 0);
+    return b;
+}
+
+static uint8_t *encode(tp_builder *b, int level, size_t *size)
+{
+    uint8_t *buf;
+    char err[256];
+    int rc = gpuprof__io_encode(tp_profile(b), level, &buf, size, err, sizeof(err));
+    ck_assert_msg(rc == 0, "encode: %s", err);
+    return buf;
+}
+
+static void assert_same(const gpuprof__io_profile *a, const gpuprof__io_profile *b)
+{
+    ck_assert_uint_eq(a->pid, b->pid);
+    ck_assert_int_eq(a->rank, b->rank);
+    ck_assert_uint_eq(a->flags, b->flags);
+    ck_assert_uint_eq(a->generation, b->generation);
+    ck_assert_uint_eq(a->start_ns, b->start_ns);
+    ck_assert_uint_eq(a->end_ns, b->end_ns);
+    ck_assert_uint_eq(a->start_realtime_ns, b->start_realtime_ns);
+    ck_assert_str_eq(gpuprof__io_str(a, a->host), gpuprof__io_str(b, b->host));
+    ck_assert_str_eq(gpuprof__io_str(a, a->cmdline), gpuprof__io_str(b, b->cmdline));
+    ck_assert_uint_eq(a->strings_size, b->strings_size);
+    ck_assert_int_eq(memcmp(a->strings, b->strings, a->strings_size), 0);
+    ck_assert_uint_eq(a->metric_count, b->metric_count);
+    ck_assert_int_eq(memcmp(a->metrics, b->metrics, a->metric_count * sizeof(*a->metrics)), 0);
+    ck_assert_uint_eq(a->thread_count, b->thread_count);
+    ck_assert_int_eq(memcmp(a->threads, b->threads, a->thread_count * sizeof(*a->threads)), 0);
+    ck_assert_uint_eq(a->node_count, b->node_count);
+    for (uint32_t i = 0; i < a->node_count; i++) {
+        const gpuprof__io_node *x = &a->nodes[i], *y = &b->nodes[i];
+        ck_assert_uint_eq(x->parent, y->parent);
+        ck_assert_uint_eq(x->kind, y->kind);
+        ck_assert_uint_eq(x->flags, y->flags);
+        ck_assert_uint_eq(x->value_count, y->value_count);
+        ck_assert_uint_eq(x->key_a, y->key_a);
+        ck_assert_uint_eq(x->key_b, y->key_b);
+        ck_assert_uint_eq(x->first_value, y->first_value);
+    }
+    ck_assert_uint_eq(a->value_count, b->value_count);
+    for (uint64_t i = 0; i < a->value_count; i++) {
+        ck_assert_uint_eq(a->values[i].metric, b->values[i].metric);
+        ck_assert_uint_eq(a->values[i].bits, b->values[i].bits);
+    }
+    ck_assert_uint_eq(a->counter_count, b->counter_count);
+    for (uint32_t i = 0; i < a->counter_count; i++) {
+        ck_assert_uint_eq(a->counters[i].name, b->counters[i].name);
+        ck_assert_uint_eq(a->counters[i].value, b->counters[i].value);
+    }
+}
+
+START_TEST(crc_vectors)
+{
+    ck_assert_uint_eq(gpuprof__io_crc32c(0, "123456789", 9), 0xE3069283u);
+    ck_assert_uint_eq(gpuprof__io_crc32c(0, "", 0), 0);
+    /* Incremental equals one shot, across the 8-byte stride. */
+    const char *s = "The quick brown fox jumps over the lazy dog";
+    uint32_t one = gpuprof__io_crc32c(0, s, strlen(s));
+    ck_assert_uint_eq(gpuprof__io_crc32c(gpuprof__io_crc32c(0, s, 13), s + 13, strlen(s) - 13), one);
+    ck_assert_uint_eq(one, 0x22620404u);
+}
+END_TEST
+
+START_TEST(strtab_dedupe)
+{
+    gpuprof__io_strtab *t = gpuprof__io_strtab_new();
+    ck_assert_uint_eq(gpuprof__io_strtab_add(t, ""), 0);
+    uint32_t a = gpuprof__io_strtab_add(t, "alpha");
+    uint32_t b = gpuprof__io_strtab_add(t, "beta");
+    ck_assert_uint_eq(a, 1);
+    ck_assert_uint_eq(b, 7);
+    ck_assert_uint_eq(gpuprof__io_strtab_add(t, "alpha"), a);
+    char name[32];
+    for (int i = 0; i < 5000; i++) { /* forces rehashing and buffer growth */
+        snprintf(name, sizeof(name), "name-%d", i);
+        uint32_t off = gpuprof__io_strtab_add(t, name);
+        ck_assert_uint_eq(gpuprof__io_strtab_add(t, name), off);
+    }
+    uint64_t size;
+    const char *d = gpuprof__io_strtab_data(t, &size);
+    ck_assert_str_eq(d + b, "beta");
+    ck_assert_int_eq(d[0], 0);
+    ck_assert_int_eq(d[size - 1], 0);
+    gpuprof__io_strtab_free(t);
+}
+END_TEST
+
+static void round_trip(int level)
+{
+    tp_builder *b = sample();
+    size_t size;
+    uint8_t *buf = encode(b, level, &size);
+    gpuprof__io_profile *p;
+    char err[256];
+    ck_assert_msg(gpuprof__io_decode(buf, size, &p, err, sizeof(err)) == 0, "%s", err);
+    assert_same(tp_profile(b), p);
+    double d;
+    memcpy(&d, &p->values[p->nodes[3].first_value + 3].bits, sizeof(d));
+    ck_assert(d == 0.125);
+    /* Encoding what was read gives the same bytes. */
+    uint8_t *again;
+    size_t again_size;
+    ck_assert_int_eq(gpuprof__io_encode(p, level, &again, &again_size, err, sizeof(err)), 0);
+    ck_assert_uint_eq(again_size, size);
+    ck_assert_int_eq(memcmp(again, buf, size), 0);
+    free(again);
+    free(buf);
+    gpuprof__io_profile_free(p);
+    tp_free(b);
+}
+
+START_TEST(round_trip_raw) { round_trip(0); }
+END_TEST
+START_TEST(round_trip_zstd) { round_trip(3); }
+END_TEST
+
+static void expect_invalid(tp_builder *b, const char *what)
+{
+    uint8_t *buf = NULL;
+    size_t size;
+    char err[256] = "";
+    ck_assert_int_eq(gpuprof__io_encode(tp_profile(b), 3, &buf, &size, err, sizeof(err)),
+                     GPUPROF_IO_ERR_INVALID);
+    ck_assert_ptr_null(buf);
+    ck_assert_msg(strstr(err, what), "message '%s' lacks '%s'", err, what);
+}
+
+START_TEST(encode_refuses_inconsistent)
+{
+    tp_builder *b = sample();
+    gpuprof__io_profile *p = (gpuprof__io_profile *)tp_profile(b);
+    p->nodes[2].parent = 2; /* its own parent */
+    expect_invalid(b, "parent");
+    p->nodes[2].parent = 1;
+    p->values[0].metric = 99;
+    expect_invalid(b, "metric");
+    p->values[0].metric = 0;
+    p->values[1].bits = 0;
+    expect_invalid(b, "zero");
+    p->values[1].bits = 5;
+    p->threads[0].name = (uint32_t)p->strings_size;
+    expect_invalid(b, "name");
+    p->threads[0].name = 0;
+    p->threads[1].first_node++;
+    expect_invalid(b, "contiguous");
+    p->threads[1].first_node--;
+    p->nodes[1].kind = GPUPROF_IO_NODE_FRAME; /* no module table */
+    expect_invalid(b, "module");
+    tp_free(b);
+}
+END_TEST
+
+START_TEST(atomic_file)
+{
+    char dir[256], path[512], err[256];
+    snprintf(dir, sizeof(dir), "%s/io.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/p.gpuprof", dir);
+    tp_builder *b = sample();
+    ck_assert_int_eq(tp_write(b, path, 3), 0);
+    ck_assert_int_eq(tp_write(b, path, 3), 0); /* replaces */
+    gpuprof__io_profile *p;
+    ck_assert_msg(gpuprof__io_read_file(path, &p, err, sizeof(err)) == 0, "%s", err);
+    assert_same(tp_profile(b), p);
+    gpuprof__io_profile_free(p);
+    /* Only the file itself: no temporaries left behind. */
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "test \"$(ls -A '%s' | wc -l)\" = 1", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof(path), "%s/missing/p.gpuprof", dir);
+    ck_assert_int_eq(tp_write(b, path, 3), GPUPROF_IO_ERR_IO);
+    ck_assert_int_eq(gpuprof__io_read_file(path, &p, err, sizeof(err)), GPUPROF_IO_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(err, "No such file"));
+    ck_assert_int_eq(gpuprof__io_read_file(dir, &p, err, sizeof(err)), GPUPROF_IO_ERR_IO);
+    tp_free(b);
+}
+END_TEST
+
+static void damage(int level)
+{
+    tp_builder *b = sample();
+    size_t size;
+    uint8_t *buf = encode(b, level, &size);
+    char err[256];
+    gpuprof__io_profile *p;
+    for (size_t i = 0; i < size; i++) {
+        static const uint8_t masks[] = {0xFF, 0x01, 0x80};
+        for (size_t k = 0; k < sizeof(masks); k++) {
+            uint8_t *copy = malloc(size); /* exact size: ASan sees overreads */
+            memcpy(copy, buf, size);
+            copy[i] ^= masks[k];
+            p = NULL;
+            int rc = gpuprof__io_decode(copy, size, &p, err, sizeof(err));
+            ck_assert_msg(rc != 0, "byte %zu ^ 0x%02x accepted", i, masks[k]);
+            ck_assert_ptr_null(p);
+            ck_assert_msg(err[0] != '\0', "no message for byte %zu", i);
+            free(copy);
+        }
+    }
+    for (size_t len = 0; len < size; len++) {
+        uint8_t *copy = malloc(len ? len : 1);
+        memcpy(copy, buf, len);
+        p = NULL;
+        ck_assert_msg(gpuprof__io_decode(copy, len, &p, err, sizeof(err)) != 0,
+                      "truncation to %zu bytes accepted", len);
+        free(copy);
+    }
+    /* One more byte is refused too. */
+    uint8_t *longer = calloc(1, size + 1);
+    memcpy(longer, buf, size);
+    ck_assert_int_ne(gpuprof__io_decode(longer, size + 1, &p, err, sizeof(err)), 0);
+    ck_assert_ptr_nonnull(strstr(err, "trailing"));
+    free(longer);
+    free(buf);
+    tp_free(b);
+}
+
+START_TEST(damage_raw) { damage(0); }
+END_TEST
+START_TEST(damage_zstd) { damage(3); }
+END_TEST
+
+/* Re-checksums a raw-level file after a test edits its content. */
+static void rechecksum(uint8_t *buf)
+{
+    uint32_t n = get32(buf + 24);
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t *e = buf + HDR_SIZE + i * ENTRY_SIZE;
+        put32(e + 32, gpuprof__io_crc32c(0, buf + get64(e + 8), get64(e + 16)));
+    }
+    put32(buf + 40, gpuprof__io_crc32c(0, buf + HDR_SIZE, n * ENTRY_SIZE));
+    put32(buf + HDR_CRC_AT, gpuprof__io_crc32c(0, buf, HDR_CRC_AT));
+}
+
+static uint8_t *section(uint8_t *buf, uint32_t type)
+{
+    for (uint32_t i = 0; i < get32(buf + 24); i++) {
+        uint8_t *e = buf + HDR_SIZE + i * ENTRY_SIZE;
+        if (get32(e) == type)
+            return buf + get64(e + 8);
+    }
+    ck_abort_msg("no section %u", type);
+    return NULL;
+}
+
+START_TEST(valid_checksums_bad_content)
+{
+    tp_builder *b = sample();
+    size_t size;
+    uint8_t *buf = encode(b, 0, &size);
+    char err[256];
+    gpuprof__io_profile *p = NULL;
+    struct { uint32_t sec, at; uint8_t value; const char *msg; int rc; } cases[] = {
+        {SEC_NODES, 2 * NODE_SIZE + 0, 7, "parent", GPUPROF_IO_ERR_FORMAT},
+        {SEC_NODES, 1 * NODE_SIZE + 4, 9, "kind", GPUPROF_IO_ERR_FORMAT},
+        {SEC_NODES, 0 * NODE_SIZE + 4, 1, "root", GPUPROF_IO_ERR_FORMAT},
+        {SEC_NODES, 1 * NODE_SIZE + 6, 200, "NODES/VALUES", GPUPROF_IO_ERR_FORMAT},
+        {SEC_METRICS, 8, 7, "metric", GPUPROF_IO_ERR_FORMAT},
+        {SEC_STRINGS, 0, 'x', "string table", GPUPROF_IO_ERR_FORMAT},
+        {SEC_THREADS, 16, 1, "thread", GPUPROF_IO_ERR_FORMAT},
+        {SEC_VALUES, 0, 0x7F, "NODES/VALUES", GPUPROF_IO_ERR_FORMAT},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint8_t *copy = malloc(size);
+        memcpy(copy, buf, size);
+        section(copy, cases[i].sec)[cases[i].at] = cases[i].value;
+        rechecksum(copy);
+        int rc = gpuprof__io_decode(copy, size, &p, err, sizeof(err));
+        ck_assert_msg(rc == cases[i].rc, "case %zu: rc %d (%s)", i, rc, err);
+        ck_assert_msg(strstr(err, cases[i].msg), "case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+        free(copy);
+    }
+    /* A newer major version is refused as such. */
+    put16(buf + 8, GPUPROF_IO_VERSION_MAJOR + 1);
+    rechecksum(buf);
+    ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)), GPUPROF_IO_ERR_VERSION);
+    ck_assert_ptr_nonnull(strstr(err, "version 2.0"));
+    free(buf);
+    tp_free(b);
+}
+END_TEST
+
+START_TEST(not_a_profile)
+{
+    char err[256];
+    gpuprof__io_profile *p;
+    const char text[] = "this is not a gpuprof profile, but it is long enough to have a header of 64 bytes";
+    ck_assert_int_eq(gpuprof__io_decode((const uint8_t *)text, sizeof(text), &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_FORMAT);
+    ck_assert_str_eq(err, "not a gpuprof profile (bad magic)");
+    ck_assert_int_eq(gpuprof__io_decode((const uint8_t *)text, 10, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(err, "truncated"));
+}
+END_TEST
+
+static Suite *io_suite(void)
+{
+    Suite *s = suite_create("io");
+    struct { const char *name; const TTest *t; } cases[] = {
+        {"crc", crc_vectors}, {"strtab", strtab_dedupe},
+        {"round_trip_raw", round_trip_raw}, {"round_trip_zstd", round_trip_zstd},
+        {"encode_refuses", encode_refuses_inconsistent}, {"atomic_file", atomic_file},
+        {"damage_raw", damage_raw}, {"damage_zstd", damage_zstd},
+        {"bad_content", valid_checksums_bad_content}, {"not_a_profile", not_a_profile},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, cases[i].t);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(io_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `make install DESTDIR=...`, then build the regions example the way a user
+# would (pkg-config), run it, read its output with the installed command;
+# the public headers compile alone as C99 and C++; uninstall removes it all.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+fails=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+dest=$tmp/dest
+prefix=/usr/local
+
+if make -s install DESTDIR="$dest" PREFIX=$prefix >"$tmp/install.log" 2>&1; then
+  pass "make install DESTDIR"
+else
+  fail "make install DESTDIR"; cat "$tmp/install.log"; exit 1
+fi
+export PKG_CONFIG_PATH=$dest$prefix/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
+if flags=$(pkg-config --cflags --libs gpuprof) &&
+   cc -o "$tmp/regions" examples/regions.c $flags -pthread -lm 2>"$tmp/cc.log"; then
+  pass "example builds through pkg-config ($flags)"
+else
+  fail "example builds through pkg-config"; cat "$tmp/cc.log"
+fi
+if LD_LIBRARY_PATH=$dest$prefix/lib GPUPROF_OUTPUT=$tmp/out "$tmp/regions" >"$tmp/run.log" 2>&1 &&
+   ls "$tmp"/out/*.gpuprof >/dev/null 2>&1; then
+  pass "installed example runs and writes a profile"
+else
+  fail "installed example runs and writes a profile"; cat "$tmp/run.log"
+fi
+if LD_LIBRARY_PATH=$dest$prefix/lib "$dest$prefix/bin/gpuprof" report "$tmp/out" >"$tmp/report.log" 2>&1 &&
+   grep -q 'smooth' "$tmp/report.log"; then
+  pass "installed gpuprof reports the run"
+else
+  fail "installed gpuprof reports the run"; cat "$tmp/report.log"
+fi
+ver() { sed -n "s/^#define GPUPROF_VERSION_$1 \([0-9]*\).*/\1/p" include/gpuprof.h; }
+version="$(ver MAJOR).$(ver MINOR).$(ver PATCH)"
+if [ "$(pkg-config --modversion gpuprof)" = "$version" ] &&
+   [ "$(pkg-config --modversion gpuprof-analysis)" = "$version" ]; then
+  pass "pkg-config versions match the header ($version)"
+else
+  fail "pkg-config versions match the header ($version)"
+fi
+for h in gpuprof.h gpuprof_analysis.h; do
+  if printf '#include <%s>\nint main(void){return 0;}\n' "$h" |
+       cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I"$dest$prefix/include" -x c - -o /dev/null 2>"$tmp/h.log" &&
+     printf '#include <%s>\nint main(){return 0;}\n' "$h" |
+       c++ -Wall -Wextra -Werror -I"$dest$prefix/include" -x c++ - -o /dev/null 2>>"$tmp/h.log"; then
+    pass "$h compiles alone as C99 and C++"
+  else
+    fail "$h compiles alone as C99 and C++"; cat "$tmp/h.log"
+  fi
+done
+make -s uninstall DESTDIR="$dest" PREFIX=$prefix >/dev/null 2>&1
+left=$(find "$dest" -type f -o -type l)
+if [ -z "$left" ]; then pass "make uninstall removes every file"; else fail "make uninstall left: $left"; fi
+[ "$fails" -eq 0 ]

@@ -62,6 +62,7 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 .PHONY: all lib analysis examples check demo bench install uninstall clean \
         format deps-check deps-demo deps-bench tests stress sanitize
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 all: lib analysis examples
 

@@ -324,11 +324,20 @@ START_TEST(threads_exit)
 }
 END_TEST
 
-static volatile int spin_stop;
+static int spin_stop;
+static pthread_mutex_t spin_mu = PTHREAD_MUTEX_INITIALIZER;
+static int spinning(void)
+{
+    int stop;
+    pthread_mutex_lock(&spin_mu);
+    stop = spin_stop;
+    pthread_mutex_unlock(&spin_mu);
+    return !stop;
+}
 static void *spinner(void *arg)
 {
     (void)arg;
-    while (!spin_stop) {
+    while (spinning()) {
         gpuprof_region_begin("spin");
         gpuprof_region_end("spin");
     }
@@ -356,7 +365,9 @@ START_TEST(fork_child_file)
     }
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    pthread_mutex_lock(&spin_mu);
     spin_stop = 1;
+    pthread_mutex_unlock(&spin_mu);
     pthread_join(th, NULL);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
     my_pattern(pattern, sizeof(pattern), (long)pid);

@@ -56,7 +56,16 @@ $(B)/tests/bbxx_%: tests/blackbox/%.c $(LIB_SO)
 	  $(CFLAGS) -o $@ $< -x none -L$(B)/lib -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib' \
 	  $(LDFLAGS) $(CHECK_LIBS) -lpthread
 
-tests: all $(UNIT_BINS) $(BB_BINS)
+# The fuzz targets' corpus replay: a plain program, any compiler.
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/%_replay)
+$(B)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c $(IO_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -DGPUPROF_FUZZ_REPLAY $(CFLAGS) -o $@ $< $(IO_OBJS) \
+	  $(LDFLAGS) -lzstd -lpthread
+
+tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

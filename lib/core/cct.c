@@ -21,13 +21,18 @@ struct gp_arena_chunk {
     _Alignas(16) unsigned char mem[];
 };
 
-#define ARENA_PIECE (64u * 1024u)
+/* Arena pieces start at 4 KiB and double up to 64 KiB, so a thread that
+ * enters a handful of regions costs a few KiB, not a fixed large block. */
+#define ARENA_FIRST (4u * 1024u)
+#define ARENA_MAX (64u * 1024u)
 
 static void *arena_alloc(gp_cct *t, size_t n)
 {
     n = (n + 15u) & ~(size_t)15u;
     if (!t->arena || t->arena_left < n) {
-        size_t sz = n > ARENA_PIECE ? n : ARENA_PIECE;
+        size_t sz = t->arena ? t->arena->size * 2 : ARENA_FIRST;
+        sz = sz > ARENA_MAX ? ARENA_MAX : sz;
+        sz = n > sz ? n : sz;
         gp_arena_chunk *c = malloc(sizeof(*c) + sz);
         if (!c)
             return NULL;
@@ -111,9 +116,9 @@ static uint32_t node_append(gp_cct *t, uint32_t parent, uint8_t kind,
 bool gpuprof__cct_init(gp_cct *t)
 {
     memset(t, 0, sizeof(*t));
-    t->slot_mask = 255;
+    t->slot_mask = 63;
     t->slots = malloc((t->slot_mask + 1) * sizeof(*t->slots));
-    t->name_mask = 255;
+    t->name_mask = 63;
     t->names = calloc(t->name_mask + 1, sizeof(*t->names));
     if (!t->slots || !t->names) {
         free(t->slots);

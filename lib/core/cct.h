@@ -26,7 +26,7 @@
 
 #include "core/atomics.h"
 
-#define GP_CCT_CHUNK_SHIFT 10
+#define GP_CCT_CHUNK_SHIFT 8 /* 256 nodes, 8 KiB: small threads stay small */
 #define GP_CCT_CHUNK (1u << GP_CCT_CHUNK_SHIFT)
 #define GP_CCT_NONE UINT32_MAX
 

@@ -38,6 +38,12 @@ __attribute__((cold, noinline)) static gpuprof_status bad_name(void)
                          "region name is NULL or empty");
 }
 
+__attribute__((cold, noinline)) static gpuprof_status no_thread(void)
+{
+    return gpuprof__fail(GPUPROF_E_NOMEM, GPUPROF_LOG_ERROR,
+                         "out of memory creating the thread's state");
+}
+
 __attribute__((cold, noinline)) static gpuprof_status too_deep(gp_thread *t)
 {
     t->overflow++;
@@ -113,7 +119,7 @@ GPUPROF_API gpuprof_status gpuprof_region_begin(const char *name)
         return bad_name();
     gp_thread *t = gpuprof__thread_get();
     if (unlikely(!t))
-        return GPUPROF_E_NOMEM;
+        return no_thread();
     uint32_t d = gp_load_relaxed(&t->depth);
     if (unlikely(d >= GP_MAX_DEPTH))
         return too_deep(t);
@@ -210,7 +216,7 @@ GPUPROF_API gpuprof_status gpuprof_region_begin_handle(gpuprof_region id)
         return bad_handle(id);
     gp_thread *t = gpuprof__thread_get();
     if (unlikely(!t))
-        return GPUPROF_E_NOMEM;
+        return no_thread();
     uint32_t d = gp_load_relaxed(&t->depth);
     if (unlikely(d >= GP_MAX_DEPTH))
         return too_deep(t);

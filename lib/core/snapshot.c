@@ -19,10 +19,6 @@
 #include "core/internal.h"
 #include "io/io.h"
 
-#ifndef GPUPROF_IO_DEFAULT_LEVEL
-#define GPUPROF_IO_DEFAULT_LEVEL 3
-#endif
-
 /* An open frame's share of a flush: the time it has run so far. */
 typedef struct open_add {
     uint32_t node;
@@ -162,8 +158,11 @@ static void emit_thread(snap *s, const gp_thread *t)
     uint32_t fl = gp_load_acquire(&t->flags);
     uint64_t end = (fl & GPUPROF_IO_THREAD_EXITED) ? gp_load_relaxed(&t->end_ticks)
                                                    : s->now;
+    pthread_mutex_lock(&G.lock); /* gpuprof_thread_set_name writes it */
+    uint32_t name = str(s, t->name);
+    pthread_mutex_unlock(&G.lock);
     s->p.threads[s->p.thread_count++] = (gpuprof__io_thread){
-        .tid = t->tid, .name = str(s, t->name), .flags = fl,
+        .tid = t->tid, .name = name, .flags = fl,
         .first_node = (uint32_t)first, .node_count = count,
         .start_ns = gp_conv_at(&s->conv, t->start_ticks),
         .end_ns = gp_conv_at(&s->conv, end)};

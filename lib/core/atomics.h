@@ -31,6 +31,10 @@ static inline void gp_owner_add(_Atomic uint64_t *p, uint64_t v)
     gp_store_relaxed(p, gp_load_relaxed(p) + v);
 }
 
+/* Internal objects shared between files: hidden, so the hot paths reach
+ * them PC-relative rather than through the GOT. */
+#define GP_HIDDEN __attribute__((visibility("hidden")))
+
 #define GP_CACHELINE 64
 #define GP_ALIGNED_CACHELINE __attribute__((aligned(GP_CACHELINE)))
 

@@ -220,19 +220,6 @@ uint32_t gpuprof__cct_child(gp_cct *t, uint32_t parent, uint8_t kind,
     return n;
 }
 
-const gp_name_slot *gpuprof__cct_name_find(const gp_cct *t, uint32_t parent,
-                                           uint64_t hash)
-{
-    uint64_t k = (hash ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ull)) | 1;
-    for (uint32_t i = (uint32_t)(k >> 32);; i++) {
-        const gp_name_slot *s = &t->names[i & t->name_mask];
-        if (s->hash == 0)
-            return NULL;
-        if (s->hash == k && s->parent == parent)
-            return s;
-    }
-}
-
 static void name_insert(gp_name_slot *tab, uint32_t mask, gp_name_slot e)
 {
     uint32_t i = (uint32_t)(e.hash >> 32);

@@ -104,8 +104,18 @@ uint32_t gpuprof__cct_child(gp_cct *t, uint32_t parent, uint8_t kind,
 
 /* The string-keyed cache in front of gpuprof__cct_child for regions:
  * the slot for (parent, hash), or NULL. The caller confirms the name. */
-const gp_name_slot *gpuprof__cct_name_find(const gp_cct *t, uint32_t parent,
-                                           uint64_t hash);
+static inline const gp_name_slot *
+gpuprof__cct_name_find(const gp_cct *t, uint32_t parent, uint64_t hash)
+{
+    uint64_t k = (hash ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ull)) | 1;
+    for (uint32_t i = (uint32_t)(k >> 32);; i++) { /* 0 marks an empty slot */
+        const gp_name_slot *s = &t->names[i & t->name_mask];
+        if (s->hash == 0)
+            return NULL;
+        if (s->hash == k && s->parent == parent)
+            return s;
+    }
+}
 void gpuprof__cct_name_put(gp_cct *t, uint32_t parent, uint64_t hash,
                            uint32_t node, const char *name, gp_mblock *blk);
 

@@ -28,8 +28,8 @@
 
 enum gp_clock_mode { GP_CLOCK_MONOTONIC = 1, GP_CLOCK_TSC = 2, GP_CLOCK_FAKE = 3 };
 
-extern int gpuprof__clock_mode;
-extern _Atomic uint64_t gpuprof__clock_fake_ns;
+extern GP_HIDDEN int gpuprof__clock_mode;
+extern GP_HIDDEN _Atomic uint64_t gpuprof__clock_fake_ns;
 
 static inline uint64_t gp_mono_ns(void)
 {

@@ -23,23 +23,6 @@ static _Atomic uint32_t count = 1; /* id 0 is never issued */
 static struct slot { uint64_t hash; uint32_t id; } *tab;
 static uint32_t tab_mask;
 
-uint64_t gpuprof__hash_str(const char *s, size_t *len)
-{
-    size_t n = strlen(s);
-    *len = n;
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    for (; n >= 8; s += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-    }
-    uint64_t w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
-    return h ^ (h >> 29);
-}
-
 const char *gpuprof__intern_name(uint32_t id)
 {
     if (id == 0 || id >= gp_load_acquire(&count))

@@ -69,8 +69,36 @@ uint32_t gpuprof__intern_count(void);
 void gpuprof__intern_atfork_prepare(void);
 void gpuprof__intern_atfork_parent(void);
 void gpuprof__intern_atfork_child(void);
-/* A fast hash of a NUL-terminated string; *len receives strlen. */
-uint64_t gpuprof__hash_str(const char *s, size_t *len);
+/* A fast hash of a NUL-terminated string, 8 bytes a step; *len receives
+ * strlen. Inline: it is on the region hot path. */
+static inline uint64_t gpuprof__hash_str(const char *s, size_t *len)
+{
+    size_t n = __builtin_strlen(s);
+    *len = n;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, s, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    unsigned shift = 0;
+    if (n >= 4) {
+        uint32_t x;
+        __builtin_memcpy(&x, s, 4);
+        w = x, s += 4, n -= 4, shift = 32;
+    }
+    if (n >= 2) {
+        uint16_t x;
+        __builtin_memcpy(&x, s, 2);
+        w |= (uint64_t)x << shift, s += 2, n -= 2, shift += 16;
+    }
+    if (n)
+        w |= (uint64_t)(unsigned char)*s << shift;
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    return h ^ (h >> 29);
+}
 
 /* ---- Stats (stats.c) -------------------------------------------------- */
 enum gp_stat {
@@ -130,7 +158,7 @@ typedef struct gp_thread {
  * memory: the caller records nothing and returns GPUPROF_E_NOMEM). */
 static inline gp_thread *gpuprof__thread_get(void);
 gp_thread *gpuprof__thread_create(void);
-extern __thread gp_thread *gpuprof__tls_self
+extern GP_HIDDEN __thread gp_thread *gpuprof__tls_self
     __attribute__((tls_model("initial-exec")));
 static inline gp_thread *gpuprof__thread_get(void)
 {
@@ -198,7 +226,7 @@ typedef struct gp_global {
     char path[4096 + 512]; /* the profile file of this process */
 } gp_global;
 
-extern gp_global gpuprof__g;
+extern GP_HIDDEN gp_global gpuprof__g;
 #define G gpuprof__g
 
 static inline int gp_mode(void) { return gp_load_relaxed(&G.mode); }

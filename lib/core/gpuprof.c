@@ -153,6 +153,7 @@ static void fork_child(void)
     gpuprof__stats_reset();
     gpuprof__thread_atfork_child(now);
     G.forked = true;
+    G.final_written = false;
     G.generation = 0;
     G.start_ticks = now;
     G.start_realtime_ns = realtime_ns();

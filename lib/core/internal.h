@@ -220,6 +220,7 @@ typedef struct gp_global {
     uint64_t start_ticks;
     uint64_t start_realtime_ns;
     bool forked;
+    bool final_written; /* under flush_lock: nothing may replace it */
     char host[256];
     char exe[4096];
     char cmdline[4096];

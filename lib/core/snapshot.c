@@ -324,6 +324,12 @@ static gpuprof_status encode_and_write(snap *s)
 gpuprof_status gpuprof__write_profile(bool final)
 {
     pthread_mutex_lock(&G.flush_lock);
+    if (G.final_written) { /* a flush that raced with finalize lost */
+        pthread_mutex_unlock(&G.flush_lock);
+        return gpuprof__fail(GPUPROF_E_STATE, GPUPROF_LOG_DEBUG,
+                             "gpuprof_flush: already finalized");
+    }
+    G.final_written = final;
     snap s;
     gpuprof_status st = GPUPROF_E_NOMEM;
     if (build(&s, final))

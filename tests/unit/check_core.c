@@ -395,6 +395,20 @@ START_TEST(periodic_flush)
 }
 END_TEST
 
+/* A flush that lost the race with finalize must not replace the final
+ * generation (it would drop the FINAL flag). */
+START_TEST(final_generation_is_last)
+{
+    start(0, 0);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof__write_profile(false), GPUPROF_E_STATE);
+    gpuprof__io_profile *p = load();
+    ck_assert(p->flags & GPUPROF_IO_PROFILE_FINAL);
+    ck_assert_uint_eq(p->generation, 1);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
 START_TEST(paused_records_nothing)
 {
     start(1, 0);
@@ -479,6 +493,7 @@ static Suite *core_suite(void)
         {"fork", fork_child_writes_own_file, 20},
         {"periodic_flush", periodic_flush, 20},
         {"paused", paused_records_nothing, 10},
+        {"final_is_last", final_generation_is_last, 10},
         {"flush_while_measuring", flush_while_measuring, 240},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

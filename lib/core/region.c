@@ -90,6 +90,23 @@ void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
     }
 }
 
+/* The calling thread, its depth and the node of its innermost open region
+ * (the root when none), or why a region cannot be opened now. */
+static inline gpuprof_status where(gp_thread **tp, uint32_t *dp,
+                                   uint32_t *parent)
+{
+    gp_thread *t = gpuprof__thread_get();
+    if (unlikely(!t))
+        return no_thread();
+    uint32_t d = gp_load_relaxed(&t->depth);
+    if (unlikely(d >= GP_MAX_DEPTH))
+        return too_deep(t);
+    *tp = t;
+    *dp = d;
+    *parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
+    return GPUPROF_OK;
+}
+
 /* First use of `name` beneath `parent` in this thread. */
 __attribute__((noinline)) static gpuprof_status
 begin_slow(gp_thread *t, uint32_t d, uint32_t parent, const char *name,
@@ -117,13 +134,11 @@ GPUPROF_API gpuprof_status gpuprof_region_begin(const char *name)
     CHECK_MODE();
     if (unlikely(!name || !*name))
         return bad_name();
-    gp_thread *t = gpuprof__thread_get();
-    if (unlikely(!t))
-        return no_thread();
-    uint32_t d = gp_load_relaxed(&t->depth);
-    if (unlikely(d >= GP_MAX_DEPTH))
-        return too_deep(t);
-    uint32_t parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
+    gp_thread *t = NULL;
+    uint32_t d = 0, parent = 0;
+    gpuprof_status st = where(&t, &d, &parent);
+    if (unlikely(st != GPUPROF_OK))
+        return st;
     size_t len;
     uint64_t h = gpuprof__hash_str(name, &len);
     const gp_name_slot *s = gpuprof__cct_name_find(&t->cct, parent, h);
@@ -214,13 +229,11 @@ GPUPROF_API gpuprof_status gpuprof_region_begin_handle(gpuprof_region id)
     const char *name = gpuprof__intern_name(id);
     if (unlikely(!name))
         return bad_handle(id);
-    gp_thread *t = gpuprof__thread_get();
-    if (unlikely(!t))
-        return no_thread();
-    uint32_t d = gp_load_relaxed(&t->depth);
-    if (unlikely(d >= GP_MAX_DEPTH))
-        return too_deep(t);
-    uint32_t parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
+    gp_thread *t = NULL;
+    uint32_t d = 0, parent = 0;
+    gpuprof_status st = where(&t, &d, &parent);
+    if (unlikely(st != GPUPROF_OK))
+        return st;
     uint32_t node = gpuprof__cct_child(&t->cct, parent, GPUPROF_IO_NODE_REGION,
                                        id, 0, GPUPROF_IO_KIND_REGION);
     if (unlikely(node == GP_CCT_NONE))

@@ -21,23 +21,12 @@
 
 #include "io/io.h"
 #include "io/layout.h"
+#include "bench/bench.h"
 
 #define THREADS 16
 #define NODES 20000
 #define REPS 7
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)
@@ -126,24 +115,24 @@ int main(void)
     double wt[REPS], rt[REPS];
     for (int r = 0; r < REPS; r++) {
         free(buf);
-        double t0 = now_s();
+        double t0 = bench_now_s();
         if (gpuprof__io_encode(p, GPUPROF_IO_DEFAULT_LEVEL, &buf, &size, err, sizeof(err)) ||
             gpuprof__io_write_atomic(path, buf, size, err, sizeof(err))) {
             fprintf(stderr, "bench_io: %s\n", err);
             return 1;
         }
-        wt[r] = now_s() - t0;
+        wt[r] = bench_now_s() - t0;
         gpuprof__io_profile *q;
-        t0 = now_s();
+        t0 = bench_now_s();
         if (gpuprof__io_read_file(path, &q, err, sizeof(err))) {
             fprintf(stderr, "bench_io: %s\n", err);
             return 1;
         }
-        rt[r] = now_s() - t0;
+        rt[r] = bench_now_s() - t0;
         gpuprof__io_profile_free(q);
     }
-    qsort(wt, REPS, sizeof(double), cmp);
-    qsort(rt, REPS, sizeof(double), cmp);
+    bench_median(wt, REPS);
+    bench_median(rt, REPS);
     uint64_t total, values = raw_size(buf, SEC_VALUES, &total), nodes = raw_size(buf, SEC_NODES, &total);
     double per_value = (double)(values + 2 * (uint64_t)p->node_count) / (double)p->value_count;
     printf("BENCH profile_bytes_per_value %.2f bytes\n", per_value);

@@ -15,34 +15,17 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "bench/bench.h"
 
 #define REPS 15
 #define N 1000000
 
 static volatile uint64_t sink;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp);
-    return v[n / 2];
-}
 
 static double run_clock(void)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     uint64_t s = 0;
     for (int i = 0; i < N; i++) {
         uint64_t a = gp_ticks();
@@ -50,29 +33,29 @@ static double run_clock(void)
         s += b - a;
     }
     sink = s;
-    return (now_s() - t0) * 1e9 / N;
+    return (bench_now_s() - t0) * 1e9 / N;
 }
 
 static double run_named(void)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < N; i++) {
         gpuprof_region_begin("solver_iteration");
         gpuprof_region_end("solver_iteration");
     }
-    return (now_s() - t0) * 1e9 / N;
+    return (bench_now_s() - t0) * 1e9 / N;
 }
 
 static gpuprof_region handle;
 
 static double run_handle(void)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < N; i++) {
         gpuprof_region_begin_handle(handle);
         gpuprof_region_end_handle(handle);
     }
-    return (now_s() - t0) * 1e9 / N;
+    return (bench_now_s() - t0) * 1e9 / N;
 }
 
 static double measure(double (*fn)(void))
@@ -81,7 +64,7 @@ static double measure(double (*fn)(void))
     fn(); /* warm up: first-use paths, caches */
     for (int i = 0; i < REPS; i++)
         v[i] = fn();
-    return median(v, REPS);
+    return bench_median(v, REPS);
 }
 
 static void *two_threads_body(void *arg)

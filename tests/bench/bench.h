@@ -1,0 +1,32 @@
+/*
+ * bench.h - what the benchmarks share: a monotonic clock in seconds and the
+ * median of repeated runs (machines are shared and noisy: medians, never a
+ * single time).
+ */
+#ifndef GPUPROF_BENCH_H
+#define GPUPROF_BENCH_H
+
+#include <stdlib.h>
+#include <time.h>
+
+static inline double bench_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int bench_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v and returns its median. */
+static inline double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), bench_cmp);
+    return v[n / 2];
+}
+
+#endif

@@ -81,10 +81,11 @@ static int print_thread(const gpuprof_an_profile *ap, FILE *out, uint32_t t)
              *stack = malloc(n * sizeof(*stack)), *depth = malloc(n * sizeof(*depth));
     int ok = first && next && last && stack && depth;
     if (ok) {
-        fprintf(out, "\nthread %" PRIu32 " \"%s\" tid %" PRIu64 "%s%s\n", t,
+        fprintf(out, "\nthread %" PRIu32 " \"%s\" tid %" PRIu64 "%s%s%s\n", t,
                 gpuprof__io_str(p, th->name), th->tid,
                 th->flags & GPUPROF_IO_THREAD_MAIN ? " [main]" : "",
-                th->flags & GPUPROF_IO_THREAD_EXITED ? " [exited]" : "");
+                th->flags & GPUPROF_IO_THREAD_EXITED ? " [exited]" : "",
+                th->flags & GPUPROF_IO_THREAD_MERGED ? " [merged]" : "");
         for (uint32_t i = 0; i < n; i++)
             first[i] = next[i] = last[i] = UINT32_MAX;
         for (uint32_t i = 1; i < n; i++) {

@@ -141,13 +141,16 @@ typedef struct gpuprof_options {
     int32_t log_level;      /* GPUPROF_LOG: off|error|warn|info|debug or 0-4 */
     int32_t rank;           /* GPUPROF_RANK, else MPI launcher variables */
     int32_t clock;          /* GPUPROF_CLOCK: 0 = auto, 1 = monotonic, 2 = tsc */
+    int32_t keep_threads;   /* GPUPROF_KEEP_THREADS: exited threads kept
+                               apart (default 256); later ones are merged
+                               into one "exited threads (merged)" profile */
 } gpuprof_options;
 
 #define GPUPROF_OPTIONS_INIT                                                    \
     {                                                                           \
         sizeof(gpuprof_options), 0u, NULL, NULL, GPUPROF_UNSET, GPUPROF_UNSET, \
             GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET,       \
-            GPUPROF_UNSET                                                      \
+            GPUPROF_UNSET, GPUPROF_UNSET                                       \
     }
 
 /* Starts measurement of this process. `opts` may be NULL ("everything from

@@ -56,6 +56,7 @@ typedef enum gpuprof_an_node_kind {
 #define GPUPROF_AN_NODE_UNBALANCED 0x02u /* closed by a mismatched end */
 #define GPUPROF_AN_THREAD_MAIN 0x01u
 #define GPUPROF_AN_THREAD_EXITED 0x02u
+#define GPUPROF_AN_THREAD_MERGED 0x04u /* exited threads beyond the kept ones */
 #define GPUPROF_AN_PROFILE_FINAL 0x01u  /* written by gpuprof_finalize */
 #define GPUPROF_AN_PROFILE_FORKED 0x02u /* the process was a fork child */
 

@@ -280,3 +280,35 @@ void gpuprof__cct_zero(gp_cct *t)
                 gp_store_relaxed(&b->v[k], 0);
     }
 }
+
+bool gpuprof__cct_merge(gp_cct *dst, const gp_cct *src)
+{
+    uint32_t count = gp_load_acquire(&src->count);
+    const gp_cct_dir *d = gp_load_acquire(&src->dir);
+    uint32_t *map = malloc(count * sizeof(*map));
+    if (!map)
+        return false;
+    map[0] = 0;
+    bool ok = true;
+    for (uint32_t i = 1; i < count && ok; i++) {
+        const gp_node *n = gp_cct_node(d, i);
+        uint32_t m = gpuprof__cct_child(dst, map[n->parent], n->kind, n->key_a,
+                                        n->key_b, UINT32_MAX);
+        if ((ok = m != GP_CCT_NONE)) {
+            map[i] = m;
+            gp_node *out = gp_cct_node(gp_load_relaxed(&dst->dir), m);
+            atomic_fetch_or_explicit(&out->flags, gp_load_relaxed(&n->flags),
+                                     memory_order_relaxed);
+        }
+        for (gp_mblock *b = gp_load_acquire(&n->blocks); ok && b;
+             b = gp_load_acquire(&b->next)) {
+            gp_mblock *to = gpuprof__cct_block(dst, map[i], b->kind);
+            if (!(ok = to != NULL))
+                break;
+            for (uint32_t k = 0; k < b->n; k++)
+                gp_owner_add(&to->v[k], gp_load_relaxed(&b->v[k]));
+        }
+    }
+    free(map);
+    return ok;
+}

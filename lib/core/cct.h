@@ -130,6 +130,11 @@ static inline gp_mblock *gp_cct_blocks(const gp_cct *t, uint32_t i)
  * (owner only; NULL when out of memory). */
 gp_mblock *gpuprof__cct_block(gp_cct *t, uint32_t i, uint32_t mkind);
 
+/* Adds every node and value of `src` into `dst` (same keys, values
+ * summed, flags OR-ed). The caller owns both trees. false: out of memory
+ * (dst then holds part of src). */
+bool gpuprof__cct_merge(gp_cct *dst, const gp_cct *src);
+
 /* Zeroes every value (fork child; single-threaded). */
 void gpuprof__cct_zero(gp_cct *t);
 

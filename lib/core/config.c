@@ -160,6 +160,10 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
                        INT64_C(1) << 40, &v)))
         return st;
     c->flush_period_ms = v;
+    if ((st = pick_int(&o, o.keep_threads, "GPUPROF_KEEP_THREADS", 256,
+                       INT32_MAX, &v)))
+        return st;
+    c->keep_threads = v;
     c->log_level = o.log_level != GPUPROF_UNSET ? o.log_level
                    : gpuprof__log_parse_level(env(&o, "GPUPROF_LOG"));
     if (c->log_level > GPUPROF_LOG_DEBUG || c->log_level < -1)

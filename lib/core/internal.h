@@ -46,6 +46,7 @@ typedef struct gp_config {
     int log_level;
     int rank; /* -1 unknown */
     int clock;
+    int64_t keep_threads; /* exited threads kept apart; later ones merged */
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);

@@ -21,10 +21,60 @@
 __thread gp_thread *gpuprof__tls_self __attribute__((tls_model("initial-exec")));
 static __thread char pending_name[64]; /* a name set before the state exists */
 static pthread_key_t exit_key;
+/* Exited threads beyond G.cfg.keep_threads are summed into `merged`, so a
+ * program that starts a thread per task keeps bounded memory and a
+ * readable profile. Both under G.flush_lock (merging frees a thread state,
+ * which must not happen while a flush reads it). */
+static gp_thread *merged;
+static int64_t exited_kept;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool key_ok;
 
 static uint64_t os_tid(void) { return (uint64_t)syscall(SYS_gettid); }
+
+static gp_thread *state_new(void);
+
+/* The state every merged thread is summed into; under flush_lock. */
+static gp_thread *merged_state(void)
+{
+    if (merged || !(merged = state_new()))
+        return merged;
+    atomic_init(&merged->flags,
+                GPUPROF_IO_THREAD_EXITED | GPUPROF_IO_THREAD_MERGED);
+    snprintf(merged->name, sizeof(merged->name), "exited threads (merged)");
+    pthread_mutex_lock(&G.lock);
+    merged->seq = G.thread_seq++;
+    merged->next_all = G.threads;
+    G.threads = merged;
+    pthread_mutex_unlock(&G.lock);
+    return merged;
+}
+
+/* Keeps an exited thread apart, or sums it into the merged state and frees
+ * it once more than keep_threads have exited. */
+static void retire(gp_thread *t)
+{
+    pthread_mutex_lock(&G.flush_lock);
+    gp_thread *m = exited_kept >= G.cfg.keep_threads ? merged_state() : NULL;
+    if (!m || !gpuprof__cct_merge(&m->cct, &t->cct)) {
+        exited_kept++; /* kept apart (or merging failed: keep it whole) */
+        pthread_mutex_unlock(&G.flush_lock);
+        return;
+    }
+    gp_store_relaxed(&m->entered, gp_load_relaxed(&m->entered) +
+                                      gp_load_relaxed(&t->entered));
+    gp_store_relaxed(&m->end_ticks, gp_load_relaxed(&t->end_ticks));
+    pthread_mutex_lock(&G.lock);
+    for (gp_thread **p = &G.threads; *p; p = &(*p)->next_all)
+        if (*p == t) {
+            *p = t->next_all;
+            break;
+        }
+    pthread_mutex_unlock(&G.lock);
+    pthread_mutex_unlock(&G.flush_lock);
+    gpuprof__cct_destroy(&t->cct);
+    free(t);
+}
 
 static void on_thread_exit(void *arg)
 {
@@ -39,6 +89,7 @@ static void on_thread_exit(void *arg)
                              memory_order_release);
     gpuprof__stat_add(GP_STAT_THREADS_EXITED, 1);
     gpuprof__tls_self = NULL;
+    retire(t);
 }
 
 static void make_key(void)
@@ -50,7 +101,7 @@ void gpuprof__thread_startup(void) { pthread_once(&key_once, make_key); }
 
 gp_thread *gpuprof__thread_peek(void) { return gpuprof__tls_self; }
 
-gp_thread *gpuprof__thread_create(void)
+static gp_thread *state_new(void)
 {
     gp_thread *t;
     if (posix_memalign((void **)&t, GP_CACHELINE, sizeof(*t)))
@@ -60,8 +111,16 @@ gp_thread *gpuprof__thread_create(void)
         free(t);
         return NULL;
     }
-    t->tid = os_tid();
     t->start_ticks = gp_ticks();
+    return t;
+}
+
+gp_thread *gpuprof__thread_create(void)
+{
+    gp_thread *t = state_new();
+    if (!t)
+        return NULL;
+    t->tid = os_tid();
     uint32_t flags = t->tid == (uint64_t)getpid() ? GPUPROF_IO_THREAD_MAIN : 0;
     atomic_init(&t->flags, flags);
     memcpy(t->name, pending_name, sizeof(t->name));
@@ -107,6 +166,8 @@ void gpuprof__thread_atfork_child(uint64_t now)
     }
     G.threads = self;
     G.thread_seq = self ? 1 : 0;
+    merged = NULL;
+    exited_kept = 0;
     if (!self)
         return;
     self->next_all = NULL;

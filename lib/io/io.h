@@ -65,6 +65,7 @@ enum gpuprof__io_metric_kind {
 /* Thread flags (pinned bits). */
 #define GPUPROF_IO_THREAD_MAIN 0x01u   /* the thread that called gpuprof_init */
 #define GPUPROF_IO_THREAD_EXITED 0x02u /* exited before this generation */
+#define GPUPROF_IO_THREAD_MERGED 0x04u /* the sum of exited threads */
 
 /* Profile flags (pinned bits). */
 #define GPUPROF_IO_PROFILE_FINAL 0x01u /* written by gpuprof_finalize */

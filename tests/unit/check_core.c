@@ -19,6 +19,8 @@
 
 static char outdir[512];
 
+static int keep_threads = GPUPROF_UNSET;
+
 static void start(int paused, int64_t period)
 {
     const char *tmp = getenv("TMPDIR");
@@ -30,6 +32,7 @@ static void start(int paused, int64_t period)
     o.start_paused = paused;
     o.flush_period_ms = period;
     o.backends = "none";
+    o.keep_threads = keep_threads;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
 }
 
@@ -284,6 +287,48 @@ START_TEST(thread_exit_keeps_data)
 }
 END_TEST
 
+/* Beyond keep_threads, exited threads are summed into one merged profile
+ * and their states freed; nothing they measured is lost. Flushes run at the
+ * same time (TSan). */
+static void *flush_loop(void *arg)
+{
+    for (int i = 0; i < 30 && !gp_load_acquire((_Atomic int *)arg); i++)
+        ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    return NULL;
+}
+
+START_TEST(exited_threads_merge)
+{
+    keep_threads = 2;
+    at(0);
+    start(0, 0);
+    _Atomic int stop = 0;
+    pthread_t f, th;
+    ck_assert_int_eq(pthread_create(&f, NULL, flush_loop, &stop), 0);
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(pthread_create(&th, NULL, worker, (void *)"w"), 0);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+    }
+    gp_store_release(&stop, 1);
+    pthread_join(f, NULL);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(p->thread_count, 3); /* 2 kept + 1 merged */
+    uint32_t m = thread_index(p, GPUPROF_IO_THREAD_MERGED);
+    ck_assert_str_eq(gpuprof__io_str(p, p->threads[m].name), "exited threads (merged)");
+    ck_assert_uint_eq(val(p, find(p, m, "work"), "region.visits"), 4 * 5);
+    ck_assert_uint_eq(val(p, find(p, m, "work/step"), "region.visits"), 4 * 5);
+    ck_assert_uint_eq(p->nodes[find(p, m, "never_closed")].flags, GPUPROF_IO_NODE_OPEN);
+    uint64_t visits = 0;
+    for (uint32_t t = 0; t < p->thread_count; t++)
+        visits += val(p, find(p, t, "work"), "region.visits");
+    ck_assert_uint_eq(visits, 6 * 5);
+    ck_assert_uint_eq(counter(p, "threads.exited"), 6);
+    ck_assert_uint_eq(counter(p, "regions.entered"), 6 * 11);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
 START_TEST(handles_and_names_share_nodes)
 {
     at(0);
@@ -488,6 +533,7 @@ static Suite *core_suite(void)
         {"open_regions", open_regions_in_flush_and_finalize, 10},
         {"unbalanced", unbalanced_end, 10},
         {"thread_exit", thread_exit_keeps_data, 10},
+        {"exited_threads_merge", exited_threads_merge, 60},
         {"handles", handles_and_names_share_nodes, 10},
         {"depth", depth_overflow, 10},
         {"fork", fork_child_writes_own_file, 20},

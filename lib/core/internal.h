@@ -7,11 +7,12 @@
  * them at the same time without locks. That works because everything a
  * reader can reach is append-only with stable addresses (see cct.h) and
  * every field that changes after publication is an atomic that the owner
- * stores with relaxed order. Thread states are never freed while other
- * threads may run (only in a fork child, which has one thread).
+ * stores with relaxed order. A thread state is freed only after its thread
+ * exited, when it is merged (thread.c): unlinked under G.lock and freed
+ * under G.flush_lock; flushes hold flush_lock, counter reads hold lock.
  *
- * Lock order, outermost first: backend_lock, flush_lock, lock, intern lock,
- * log lock. Hot paths (regions) take none of them.
+ * Lock order, outermost first: init_lock, backend_lock, flush_lock, lock,
+ * intern lock, log lock. Hot paths (regions) take none of them.
  */
 #ifndef GPUPROF_CORE_INTERNAL_H
 #define GPUPROF_CORE_INTERNAL_H

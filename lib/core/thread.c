@@ -6,8 +6,9 @@
  * the hot path). A pthread key's destructor tells us when a thread exits:
  * the thread closes its own open regions (flagged) and marks itself exited;
  * the state stays on the global list, so everything it measured is written
- * by later flushes. States are never freed while the process may have other
- * threads (see internal.h).
+ * by later flushes. Past GPUPROF_KEEP_THREADS exited threads, a state is
+ * summed into one merged state and freed, under G.flush_lock, the only
+ * lock under which other threads read thread states.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,14 +154,20 @@ GPUPROF_API gpuprof_status gpuprof_thread_set_name(const char *name)
     return GPUPROF_OK;
 }
 
+/* Thread states inherited by a fork child: kept reachable, never freed. A
+ * child that execs at once (system(), popen()) should not pay for freeing
+ * the parent's trees, and those trees may have been mid-update in threads
+ * that do not exist here. */
+static gp_thread *inherited;
+
 void gpuprof__thread_atfork_child(uint64_t now)
 {
     gp_thread *self = gpuprof__tls_self, *t = G.threads;
     while (t) {
         gp_thread *next = t->next_all;
         if (t != self) {
-            gpuprof__cct_destroy(&t->cct);
-            free(t);
+            t->next_all = inherited;
+            inherited = t;
         }
         t = next;
     }

@@ -54,7 +54,7 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(B)/obj/%.o)
 AN_OBJS := $(AN_LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_OBJS := $(CORE_OBJS) $(IO_OBJS)
 
-LIB_LIBS := -lzstd -ldl -lpthread
+LIB_LIBS := -lzstd -lunwind -ldl -lpthread
 AN_LIBS := -lzstd -lpthread -lm
 
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))

@@ -11,7 +11,7 @@ $(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(AN_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(AN_OBJS) \
-	  $(LDFLAGS) -lzstd -ldl -lpthread -lm
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm
 
 bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)

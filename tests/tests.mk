@@ -15,7 +15,7 @@
 
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
-TEST_LIBS := $(CHECK_LIBS) -lzstd -ldl -lpthread -lm
+TEST_LIBS := $(CHECK_LIBS) -lzstd -lunwind -ldl -lpthread -lm
 
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)

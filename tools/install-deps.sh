@@ -7,7 +7,7 @@
 set -eu
 
 group=${1:-check}
-base="gcc make pkg-config libzstd-dev"
+base="gcc make pkg-config libzstd-dev libunwind-dev"
 case "$group" in
   demo|bench) pkgs="$base" ;;
   check) pkgs="$base g++ check zstd binutils" ;;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/unwind.h"
 #include "io/io.h"
 
 /* An open frame's share of a flush: the time it has run so far. */
@@ -202,6 +203,19 @@ static void emit_tables(snap *s)
             m->unit, m->kind};
     }
     s->p.metric_count = nm;
+    /* Read after the threads: every module a frame node names is here. */
+    uint32_t nmod = gpuprof__module_count();
+    s->p.modules = calloc(nmod ? nmod : 1, sizeof(*s->p.modules));
+    if (!s->p.modules) {
+        s->nomem = true;
+        return;
+    }
+    for (uint32_t i = 0; i < nmod; i++) {
+        const gp_module_info *m = gpuprof__module(i);
+        s->p.modules[i] = (gpuprof__io_module){str(s, m->path), 0, m->base,
+                                               m->size};
+    }
+    s->p.module_count = nmod;
     if (s->final)
         gpuprof__stat_add(GP_STAT_REGIONS_OPEN_AT_FINALIZE, s->open_regions);
     for (int i = 0; i < GP_STAT_COUNT; i++)
@@ -231,6 +245,7 @@ static void emit_identity(snap *s)
 static void snap_free(snap *s)
 {
     free(s->p.metrics);
+    free(s->p.modules);
     free(s->p.threads);
     free(s->p.nodes);
     free(s->p.values);

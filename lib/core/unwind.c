@@ -1,0 +1,179 @@
+/*
+ * unwind.c - the load-module table and call-path capture (see unwind.h).
+ */
+#define _GNU_SOURCE
+#include "core/unwind.h"
+
+#include <elf.h>
+#include <libunwind.h>
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/atomics.h"
+#include "io/io.h"
+
+#define MAX_MODULES 4096
+
+typedef struct range {
+    uintptr_t lo, hi;
+    uint32_t id;
+} range;
+
+typedef struct table {
+    struct table *prev; /* older tables: kept, readers may hold them */
+    uint32_t n;
+    range r[];
+} table;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static gp_module_info mods[MAX_MODULES];
+static _Atomic uint32_t nmods;
+static table *_Atomic current;
+
+/* The id of (path, base), added with its size if new (published after the
+ * entry is complete); UINT32_MAX when full. Under lock. */
+static uint32_t module_id(const char *path, uint64_t base, uint64_t size)
+{
+    uint32_t n = gp_load_relaxed(&nmods);
+    for (uint32_t i = 0; i < n; i++)
+        if (mods[i].base == base && strcmp(mods[i].path, path) == 0)
+            return i;
+    char *copy = n < MAX_MODULES ? strdup(path) : NULL;
+    if (!copy)
+        return UINT32_MAX;
+    mods[n] = (gp_module_info){copy, base, size};
+    gp_store_release(&nmods, n + 1);
+    return n;
+}
+
+typedef struct scan {
+    range *r;
+    uint32_t n, cap;
+    char exe[PATH_MAX];
+} scan;
+
+static int collect(struct dl_phdr_info *info, size_t info_size, void *arg)
+{
+    (void)info_size;
+    scan *sc = arg;
+    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name
+                                                             : sc->exe;
+    uint64_t extent = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+            ph->p_vaddr + ph->p_memsz > extent)
+            extent = ph->p_vaddr + ph->p_memsz;
+    }
+    if (extent == 0)
+        return 0; /* nothing executable */
+    uint32_t id = module_id(path, info->dlpi_addr, extent);
+    if (id == UINT32_MAX)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        if (sc->n == sc->cap) {
+            uint32_t cap = sc->cap ? sc->cap * 2 : 64;
+            range *r = realloc(sc->r, cap * sizeof(*r));
+            if (!r)
+                return 1;
+            sc->r = r;
+            sc->cap = cap;
+        }
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        sc->r[sc->n++] = (range){lo, lo + ph->p_memsz, id};
+    }
+    return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const range *x = a, *y = b;
+    return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+void gpuprof__modules_refresh(void)
+{
+    scan sc = {0};
+    ssize_t n = readlink("/proc/self/exe", sc.exe, sizeof(sc.exe) - 1);
+    if (n > 0)
+        sc.exe[n] = '\0';
+    else
+        strcpy(sc.exe, "[executable]");
+    pthread_mutex_lock(&lock);
+    dl_iterate_phdr(collect, &sc);
+    qsort(sc.r, sc.n, sizeof(*sc.r), by_lo);
+    table *t = malloc(sizeof(*t) + sc.n * sizeof(range));
+    if (t) {
+        t->prev = gp_load_relaxed(&current);
+        t->n = sc.n;
+        if (sc.n)
+            memcpy(t->r, sc.r, sc.n * sizeof(range));
+        gp_store_release(&current, t);
+    }
+    pthread_mutex_unlock(&lock);
+    free(sc.r);
+}
+
+static const range *search(const table *t, uintptr_t pc)
+{
+    uint32_t lo = 0, hi = t ? t->n : 0;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (pc < t->r[mid].lo)
+            hi = mid;
+        else if (pc >= t->r[mid].hi)
+            lo = mid + 1;
+        else
+            return &t->r[mid];
+    }
+    return NULL;
+}
+
+bool gpuprof__module_find(uintptr_t pc, uint32_t *id, uint64_t *offset)
+{
+    const range *r = search(gp_load_acquire(&current), pc);
+    if (!r) { /* a module loaded since the last scan? */
+        gpuprof__modules_refresh();
+        r = search(gp_load_acquire(&current), pc);
+    }
+    if (!r)
+        return false;
+    *id = r->id;
+    *offset = pc - mods[r->id].base;
+    return true;
+}
+
+uint32_t gpuprof__module_count(void) { return gp_load_acquire(&nmods); }
+
+const gp_module_info *gpuprof__module(uint32_t id)
+{
+    return id < gp_load_acquire(&nmods) ? &mods[id] : NULL;
+}
+
+uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
+                           uint32_t *unknown)
+{
+    void *buf[GP_MAX_FRAMES];
+    int n = unw_backtrace(buf, GP_MAX_FRAMES);
+    uint32_t node = parent;
+    for (int i = n - 1; i >= skip && i >= 0; i--) { /* outermost first */
+        uint32_t id;
+        uint64_t off;
+        if (!gpuprof__module_find((uintptr_t)buf[i], &id, &off)) {
+            (*unknown)++;
+            continue;
+        }
+        node = gpuprof__cct_child(t, node, GPUPROF_IO_NODE_FRAME, id, off,
+                                  UINT32_MAX);
+        if (node == GP_CCT_NONE)
+            return GP_CCT_NONE;
+    }
+    return node;
+}

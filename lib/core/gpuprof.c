@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,11 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gpuprof__log_set_level_default(cfg.log_level);
     if ((st = gpuprof__make_dir(cfg.output_dir)))
         return st;
+    /* Absolute, so a program that changes directory later still writes
+     * where it was asked to at init. */
+    char abs[PATH_MAX];
+    if (realpath(cfg.output_dir, abs) && strlen(abs) < sizeof(cfg.output_dir))
+        memcpy(cfg.output_dir, abs, strlen(abs) + 1);
     gpuprof__clock_setup(cfg.clock);
     pthread_mutex_lock(&G.lock);
     G.cfg = cfg;

@@ -454,6 +454,27 @@ START_TEST(final_generation_is_last)
 }
 END_TEST
 
+/* A relative output directory is resolved at init: a later chdir does not
+ * move the profile. */
+START_TEST(relative_dir_survives_chdir)
+{
+    char base[512], cwd[1024], path[1024];
+    snprintf(base, sizeof(base), "%s/rel.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(base));
+    ck_assert_int_eq(chdir(base), 0);
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = "out";
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    ck_assert_int_eq(chdir("/"), 0);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_output_path(path, sizeof(path)), GPUPROF_OK);
+    ck_assert_int_eq(strncmp(path, cwd, strlen(cwd)), 0);
+    ck_assert_int_eq(access(path, R_OK), 0);
+}
+END_TEST
+
 START_TEST(paused_records_nothing)
 {
     start(1, 0);
@@ -540,6 +561,7 @@ static Suite *core_suite(void)
         {"periodic_flush", periodic_flush, 20},
         {"paused", paused_records_nothing, 10},
         {"final_is_last", final_generation_is_last, 10},
+        {"relative_dir", relative_dir_survives_chdir, 10},
         {"flush_while_measuring", flush_while_measuring, 240},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

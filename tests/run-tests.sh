@@ -46,7 +46,7 @@ run_check() { # label binary
 }
 
 run_script() { # script
-  local s=$1 log out p f
+  local s=$1 log p f
   log="$logs/$(basename "$s").log"
   bash "$s" >"$log" 2>&1
   local rc=$?

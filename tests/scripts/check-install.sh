@@ -25,6 +25,18 @@ if flags=$(pkg-config --cflags --libs gpuprof) &&
 else
   fail "example builds through pkg-config"; cat "$tmp/cc.log"
 fi
+# A static link, the way pkg-config --static describes it.
+static_libs=$(pkg-config --static --libs-only-l gpuprof | sed 's/-lgpuprof//')
+cflags=$(pkg-config --cflags gpuprof)
+# shellcheck disable=SC2086 # flag lists split on purpose
+if cc -o "$tmp/regions-static" examples/regions.c $cflags \
+     "$dest$prefix/lib/libgpuprof.a" $static_libs -pthread -lm 2>"$tmp/cc2.log" &&
+   GPUPROF_OUTPUT=$tmp/out-static "$tmp/regions-static" >/dev/null 2>&1 &&
+   ls "$tmp"/out-static/*.gpuprof >/dev/null 2>&1; then
+  pass "static link with pkg-config --static runs and writes a profile"
+else
+  fail "static link with pkg-config --static"; cat "$tmp/cc2.log"
+fi
 if LD_LIBRARY_PATH=$dest$prefix/lib GPUPROF_OUTPUT=$tmp/out "$tmp/regions" >"$tmp/run.log" 2>&1 &&
    ls "$tmp"/out/*.gpuprof >/dev/null 2>&1; then
   pass "installed example runs and writes a profile"

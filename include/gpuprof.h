@@ -144,13 +144,17 @@ typedef struct gpuprof_options {
     int32_t keep_threads;   /* GPUPROF_KEEP_THREADS: exited threads kept
                                apart (default 256); later ones are merged
                                into one "exited threads (merged)" profile */
+    int32_t signals;        /* GPUPROF_SIGNALS: 1 (default) = on SIGTERM or
+                               SIGINT, if the program left their default
+                               action, write the final profile, then die of
+                               the signal as before; 0 = never touch them */
 } gpuprof_options;
 
 #define GPUPROF_OPTIONS_INIT                                                    \
     {                                                                           \
         sizeof(gpuprof_options), 0u, NULL, NULL, GPUPROF_UNSET, GPUPROF_UNSET, \
             GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET,       \
-            GPUPROF_UNSET, GPUPROF_UNSET                                       \
+            GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET                        \
     }
 
 /* Starts measurement of this process. `opts` may be NULL ("everything from

@@ -164,6 +164,9 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
                        INT32_MAX, &v)))
         return st;
     c->keep_threads = v;
+    if ((st = pick_int(&o, o.signals, "GPUPROF_SIGNALS", 1, 1, &v)))
+        return st;
+    c->signals = v;
     c->log_level = o.log_level != GPUPROF_UNSET ? o.log_level
                    : gpuprof__log_parse_level(env(&o, "GPUPROF_LOG"));
     if (c->log_level > GPUPROF_LOG_DEBUG || c->log_level < -1)

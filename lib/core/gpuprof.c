@@ -1,10 +1,10 @@
 /*
  * gpuprof.c - the life cycle: init, start/stop, flush, finalize, and what
  * keeps output readable when the program does not finish politely (atexit,
- * fork, periodic flushes).
+ * fork; periodic flushes and SIGTERM live in service.c).
  *
  * G.mode is the single word every hook loads; transitions happen under
- * init_lock. Finalize sets FINALIZED first, so hooks racing with it return
+ * init_lock. Periodic flushes and termination signals are service.c's. Finalize sets FINALIZED first, so hooks racing with it return
  * GPUPROF_E_STATE, then writes the final generation; thread states stay
  * allocated, so a late hook never touches freed memory. In a fork child the
  * atfork handler keeps only the forking thread, zeroes what the parent
@@ -28,68 +28,6 @@ gp_global gpuprof__g = {
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-/* ---- periodic flusher ------------------------------------------------- */
-static pthread_mutex_t fl_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t fl_cv;
-static bool fl_stop, fl_running;
-static pthread_t fl_thread;
-
-static void *flusher(void *arg)
-{
-    (void)arg;
-    int64_t ms = G.cfg.flush_period_ms;
-    pthread_mutex_lock(&fl_mu);
-    while (!fl_stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += ms / 1000;
-        ts.tv_nsec += (ms % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        int rc = 0;
-        while (!fl_stop && rc != ETIMEDOUT)
-            rc = pthread_cond_timedwait(&fl_cv, &fl_mu, &ts);
-        if (fl_stop)
-            break;
-        pthread_mutex_unlock(&fl_mu);
-        gpuprof__backends_call(GP_BE_FLUSH);
-        gpuprof__write_profile(false);
-        pthread_mutex_lock(&fl_mu);
-    }
-    pthread_mutex_unlock(&fl_mu);
-    return NULL;
-}
-
-static void flusher_start(void)
-{
-    if (G.cfg.flush_period_ms <= 0)
-        return;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&fl_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    fl_stop = false;
-    fl_running = pthread_create(&fl_thread, NULL, flusher, NULL) == 0;
-    if (!fl_running)
-        gpuprof__log(GPUPROF_LOG_WARN, "cannot start the flush thread; "
-                     "profiles are written at flush and exit only");
-}
-
-static void flusher_stop(void)
-{
-    if (!fl_running)
-        return;
-    pthread_mutex_lock(&fl_mu);
-    fl_stop = true;
-    pthread_cond_signal(&fl_cv);
-    pthread_mutex_unlock(&fl_mu);
-    pthread_join(fl_thread, NULL);
-    fl_running = false;
-}
 
 /* ---- identity and paths ----------------------------------------------- */
 static void read_identity(void)
@@ -162,11 +100,7 @@ static void fork_child(void)
     pthread_mutex_unlock(&G.lock);
     pthread_mutex_unlock(&G.flush_lock);
     gpuprof__backends_atfork_child();
-    pthread_mutex_init(&fl_mu, NULL);
-    fl_running = false;
-    int mode = gp_mode();
-    if (mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED)
-        flusher_start();
+    gpuprof__service_atfork_child();
     pthread_mutex_unlock(&init_lock);
 }
 
@@ -219,7 +153,7 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gp_store_release(&G.mode, cfg.start_paused ? GP_MODE_PAUSED
                                                : GP_MODE_MEASURING);
     gpuprof__backends_init();
-    flusher_start();
+    gpuprof__service_start();
     gpuprof__log(GPUPROF_LOG_INFO, "measuring%s; profile: %s",
                  cfg.start_paused ? " (paused)" : "", G.path);
     return GPUPROF_OK;
@@ -282,7 +216,7 @@ GPUPROF_API gpuprof_status gpuprof_finalize(void)
         return not_active("gpuprof_finalize");
     }
     gp_store_release(&G.mode, GP_MODE_FINALIZED);
-    flusher_stop();
+    gpuprof__service_stop();
     if (mode == GP_MODE_MEASURING)
         gpuprof__backends_call(GP_BE_STOP);
     gpuprof__backends_call(GP_BE_FLUSH);

@@ -48,6 +48,7 @@ typedef struct gp_config {
     int rank; /* -1 unknown */
     int clock;
     int64_t keep_threads; /* exited threads kept apart; later ones merged */
+    bool signals;         /* final profile on SIGTERM/SIGINT */
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);
@@ -201,6 +202,16 @@ enum { GP_BE_START = 1, GP_BE_STOP = 2, GP_BE_FLUSH = 3, GP_BE_FINI = 4 };
 void gpuprof__backends_atfork_prepare(void);
 void gpuprof__backends_atfork_parent(void);
 void gpuprof__backends_atfork_child(void);
+
+/* ---- Service thread (service.c) --------------------------------------- */
+/* Starts the background thread (periodic flushes, termination signals)
+ * when the configuration asks for either; from init. */
+void gpuprof__service_start(void);
+/* Stops it and restores signal actions; from finalize (also on the thread
+ * itself). */
+void gpuprof__service_stop(void);
+/* In a fork child: a new pipe and thread of its own. */
+void gpuprof__service_atfork_child(void);
 
 /* ---- Profiles (snapshot.c) -------------------------------------------- */
 /* Writes a new generation of the profile; `final` closes open regions in

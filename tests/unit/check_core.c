@@ -8,6 +8,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,6 +476,74 @@ START_TEST(relative_dir_survives_chdir)
 }
 END_TEST
 
+/* SIGTERM with the default action: the final profile is written, then the
+ * process dies of the signal as it would have. A program's own handler is
+ * left alone; GPUPROF_SIGNALS=0 leaves the signal alone. */
+static volatile sig_atomic_t own_handler_ran;
+static void own_handler(int sig) { (void)sig; own_handler_ran = 1; }
+
+static pid_t child_with_term(int signals, int own)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid)
+        return pid;
+    alarm(20);
+    /* Check's test process forwards SIGTERM to its group: start from the
+     * default action, as a plain program does. */
+    signal(SIGTERM, own ? own_handler : SIG_DFL);
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.signals = signals;
+    if (gpuprof_init(&o) != GPUPROF_OK || gpuprof_region_begin("work") != GPUPROF_OK)
+        _exit(2);
+    kill(getpid(), SIGTERM);
+    for (int i = 0; i < 2000 && !own_handler_ran; i++)
+        usleep(1000); /* the service thread finalizes, then re-sends */
+    exit(own_handler_ran ? 42 : 3);
+}
+
+static gpuprof__io_profile *child_profile(pid_t pid)
+{
+    char path[1024], host[256], err[256];
+    gethostname(host, sizeof(host));
+    snprintf(path, sizeof(path), "%s/%s-rx-p%d.gpuprof", outdir, host, (int)pid);
+    gpuprof__io_profile *p = NULL;
+    if (gpuprof__io_read_file(path, &p, err, sizeof(err)) != 0)
+        return NULL;
+    return p;
+}
+
+START_TEST(sigterm_writes_final_profile)
+{
+    /* This process never initializes: each child is a fresh program. */
+    snprintf(outdir, sizeof(outdir), "%s/term.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    int status;
+    pid_t pid = child_with_term(1, 0);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %d", status);
+    gpuprof__io_profile *p = child_profile(pid);
+    ck_assert_ptr_nonnull(p);
+    ck_assert(p->flags & GPUPROF_IO_PROFILE_FINAL);
+    ck_assert_uint_eq(p->nodes[find(p, 0, "work")].flags, GPUPROF_IO_NODE_OPEN);
+    gpuprof__io_profile_free(p);
+    /* The program's own handler runs instead; exit writes the profile. */
+    pid = child_with_term(1, 1);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 42, "status %d", status);
+    p = child_profile(pid);
+    ck_assert_ptr_nonnull(p);
+    gpuprof__io_profile_free(p);
+    /* Signals off: the default action, no profile. */
+    pid = child_with_term(0, 0);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    ck_assert_ptr_null(child_profile(pid));
+}
+END_TEST
+
 START_TEST(paused_records_nothing)
 {
     start(1, 0);
@@ -562,6 +631,7 @@ static Suite *core_suite(void)
         {"paused", paused_records_nothing, 10},
         {"final_is_last", final_generation_is_last, 10},
         {"relative_dir", relative_dir_survives_chdir, 10},
+        {"sigterm", sigterm_writes_final_profile, 60},
         {"flush_while_measuring", flush_while_measuring, 240},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

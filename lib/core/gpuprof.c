@@ -207,6 +207,18 @@ GPUPROF_API gpuprof_status gpuprof_flush(void)
     return gpuprof__write_profile(false);
 }
 
+/* The work of finalize; under init_lock, measuring or paused. */
+static gpuprof_status finalize_locked(int mode)
+{
+    gp_store_release(&G.mode, GP_MODE_FINALIZED);
+    gpuprof__service_stop();
+    if (mode == GP_MODE_MEASURING)
+        gpuprof__backends_call(GP_BE_STOP);
+    gpuprof__backends_call(GP_BE_FLUSH);
+    gpuprof__backends_call(GP_BE_FINI);
+    return gpuprof__write_profile(true);
+}
+
 GPUPROF_API gpuprof_status gpuprof_finalize(void)
 {
     pthread_mutex_lock(&init_lock);
@@ -215,15 +227,28 @@ GPUPROF_API gpuprof_status gpuprof_finalize(void)
         pthread_mutex_unlock(&init_lock);
         return not_active("gpuprof_finalize");
     }
-    gp_store_release(&G.mode, GP_MODE_FINALIZED);
-    gpuprof__service_stop();
-    if (mode == GP_MODE_MEASURING)
-        gpuprof__backends_call(GP_BE_STOP);
-    gpuprof__backends_call(GP_BE_FLUSH);
-    gpuprof__backends_call(GP_BE_FINI);
-    gpuprof_status st = gpuprof__write_profile(true);
+    gpuprof_status st = finalize_locked(mode);
     pthread_mutex_unlock(&init_lock);
+    gpuprof__service_deliver_pending(); /* a SIGTERM that met this finalize */
     return st;
+}
+
+bool gpuprof__finalize_for_signal(void)
+{
+    /* Never block: the thread holding init_lock may be a finalize that is
+     * waiting for this very thread to end. */
+    while (pthread_mutex_trylock(&init_lock) != 0) {
+        if (gp_mode() == GP_MODE_FINALIZED)
+            return false; /* that finalize delivers the signal */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    int mode = gp_mode();
+    bool done = mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED;
+    if (done)
+        finalize_locked(mode);
+    pthread_mutex_unlock(&init_lock);
+    return done;
 }
 
 GPUPROF_API gpuprof_status gpuprof_output_path(char *buf, size_t size)

@@ -210,8 +210,14 @@ void gpuprof__service_start(void);
 /* Stops it and restores signal actions; from finalize (also on the thread
  * itself). */
 void gpuprof__service_stop(void);
-/* In a fork child: a new pipe and thread of its own. */
+/* In a fork child: no service thread, no handlers. */
 void gpuprof__service_atfork_child(void);
+/* Re-sends a termination signal that arrived while another thread was
+ * finalizing (after that finalize wrote the profile). */
+void gpuprof__service_deliver_pending(void);
+/* From the service thread: finalize for a signal, unless a finalize is
+ * already under way elsewhere (false: that one delivers the signal). */
+bool gpuprof__finalize_for_signal(void);
 
 /* ---- Profiles (snapshot.c) -------------------------------------------- */
 /* Writes a new generation of the profile; `final` closes open regions in

@@ -9,7 +9,8 @@
  * thread then finalizes, the work a signal handler may not do (it locks and
  * allocates), restores the default action and re-sends the signal to the
  * process, which ends as it would have without us, with its profile
- * written. Handlers are installed only where the program left the default
+ * written. If another thread is finalizing at that moment, the signal is
+ * left pending and that finalize re-sends it once the profile is written. Handlers are installed only where the program left the default
  * action, so a program that handles its own signals keeps them; they are
  * removed at finalize. The thread blocks every signal, so it never runs a
  * handler of the program's.
@@ -30,6 +31,7 @@ static pthread_t svc;
 static bool running;
 static const int sigs[] = {SIGTERM, SIGINT};
 static bool installed[2];
+static _Atomic int pending_sig; /* a signal whose delivery waits on finalize */
 
 static void on_signal(int sig)
 {
@@ -69,12 +71,25 @@ static void remove_handlers(void)
     }
 }
 
+static void resend(int sig)
+{
+    signal(sig, SIG_DFL);
+    kill(getpid(), sig); /* to the process: a thread that accepts it */
+}
+
 static void terminate(int sig)
 {
     gpuprof__log(GPUPROF_LOG_INFO, "signal %d: writing the final profile", sig);
-    gpuprof_finalize(); /* also removes the handlers */
-    signal(sig, SIG_DFL);
-    kill(getpid(), sig); /* to the process: a thread that accepts it */
+    gp_store_release(&pending_sig, sig);
+    if (gpuprof__finalize_for_signal() && gp_exchange_acq_rel(&pending_sig, 0))
+        resend(sig);
+}
+
+void gpuprof__service_deliver_pending(void)
+{
+    int sig = gp_exchange_acq_rel(&pending_sig, 0);
+    if (sig)
+        resend(sig);
 }
 
 static void *service(void *arg)

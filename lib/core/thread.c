@@ -7,8 +7,9 @@
  * the thread closes its own open regions (flagged) and marks itself exited;
  * the state stays on the global list, so everything it measured is written
  * by later flushes. Past GPUPROF_KEEP_THREADS exited threads, a state is
- * summed into one merged state and freed, under G.flush_lock, the only
- * lock under which other threads read thread states.
+ * summed into one merged state, unlinked under G.lock and freed under
+ * G.flush_lock: flushes read thread states under the one, counters under
+ * the other.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,8 +58,12 @@ static void retire(gp_thread *t)
 {
     pthread_mutex_lock(&G.flush_lock);
     gp_thread *m = exited_kept >= G.cfg.keep_threads ? merged_state() : NULL;
-    if (!m || !gpuprof__cct_merge(&m->cct, &t->cct)) {
-        exited_kept++; /* kept apart (or merging failed: keep it whole) */
+    bool ok = m && gpuprof__cct_merge(&m->cct, &t->cct);
+    if (!ok) { /* kept apart */
+        if (m) /* out of memory part way: some of it is in both */
+            gpuprof__log(GPUPROF_LOG_ERROR, "out of memory merging an exited "
+                         "thread; its profile is kept apart");
+        exited_kept++;
         pthread_mutex_unlock(&G.flush_lock);
         return;
     }

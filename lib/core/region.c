@@ -73,7 +73,8 @@ void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
     uint32_t d = gp_load_relaxed(&t->depth);
     while (d > i) {
         gp_frame *f = &t->stack[--d];
-        uint64_t dur = now - gp_load_relaxed(&f->start);
+        uint64_t start = gp_load_relaxed(&f->start);
+        uint64_t dur = now > start ? now - start : 0; /* never negative */
         uint64_t child = gp_load_relaxed(&f->child_ticks);
         gp_mblock *b = f->blk;
         gp_owner_add(&b->v[GP_M_REGION_INCL - b->first_metric], dur);

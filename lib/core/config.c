@@ -56,7 +56,7 @@ static gpuprof_status pick_int(const gpuprof_options *o, int64_t opt,
     } else if ((s = env(o, var))) {
         int64_t v = parse_int(s);
         if (v < 0 || v > max) {
-            gpuprof__log(GPUPROF_LOG_WARN, "ignoring %s=%s (not a number "
+            gpuprof__log(GPUPROF_LOG_ERROR, "ignoring %s=%s (not a number "
                          "in 0..%lld)", var, s, (long long)max);
             v = def;
         }
@@ -92,7 +92,7 @@ static int clock_from(const gpuprof_options *o)
         return GP_CLOCK_MONOTONIC;
     if (strcasecmp(s, "tsc") == 0)
         return GP_CLOCK_TSC;
-    gpuprof__log(GPUPROF_LOG_WARN, "ignoring GPUPROF_CLOCK=%s (auto, "
+    gpuprof__log(GPUPROF_LOG_ERROR, "ignoring GPUPROF_CLOCK=%s (auto, "
                  "monotonic or tsc)", s);
     return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "gpuprof_analysis.h"
 #include "support/mkprofile.h"
+#include "support/suite.h"
 
 static char dir[512];
 
@@ -183,27 +184,12 @@ START_TEST(report_errors_name_the_file)
 }
 END_TEST
 
-static Suite *an_suite(void)
-{
-    Suite *s = suite_create("analysis");
-    struct { const char *name; const TTest *t; } cases[] = {
-        {"profile", profile_accessors}, {"report", report_merges_exactly},
-        {"errors", report_errors_name_the_file},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, cases[i].t);
-        suite_add_tcase(s, tc);
-    }
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(an_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const test_case cases[] = {
+        {"profile", profile_accessors, 60},
+        {"report", report_merges_exactly, 60},
+        {"errors", report_errors_name_the_file, 60},
+    };
+    return RUN_SUITE("analysis", cases);
 }

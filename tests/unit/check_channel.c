@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/channel.h"
+#include "support/suite.h"
 
 typedef struct item {
     uint64_t seq;
@@ -189,28 +190,15 @@ END_TEST
 START_TEST(stress_bounded) { run_stress(64); }
 END_TEST
 
-static Suite *channel_suite(void)
-{
-    Suite *s = suite_create("channel");
-    struct { const char *name; const TTest *t; } cases[] = {
-        {"order_and_recycling", order_and_recycling}, {"full_edge", full_edge_drops},
-        {"grows_to_bound", grows_to_bound}, {"drain", drain_in_batches},
-        {"stress_unbounded", stress_unbounded}, {"stress_bounded", stress_bounded},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_set_timeout(tc, 300);
-        tcase_add_test(tc, cases[i].t);
-        suite_add_tcase(s, tc);
-    }
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(channel_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const test_case cases[] = {
+        {"order_and_recycling", order_and_recycling, 300},
+        {"full_edge", full_edge_drops, 300},
+        {"grows_to_bound", grows_to_bound, 300},
+        {"drain", drain_in_batches, 300},
+        {"stress_unbounded", stress_unbounded, 300},
+        {"stress_bounded", stress_bounded, 300},
+    };
+    return RUN_SUITE("channel", cases);
 }

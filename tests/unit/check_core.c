@@ -17,6 +17,7 @@
 
 #include "core/internal.h"
 #include "io/io.h"
+#include "support/suite.h"
 
 static char outdir[512];
 
@@ -614,10 +615,9 @@ START_TEST(flush_while_measuring)
 }
 END_TEST
 
-static Suite *core_suite(void)
+int main(void)
 {
-    Suite *s = suite_create("core");
-    struct { const char *name; const TTest *t; int timeout; } cases[] = {
+    const test_case cases[] = {
         {"cct", cct_children, 30},
         {"region_times", region_exact_times, 10},
         {"open_regions", open_regions_in_flush_and_finalize, 10},
@@ -634,20 +634,5 @@ static Suite *core_suite(void)
         {"sigterm", sigterm_writes_final_profile, 60},
         {"flush_while_measuring", flush_while_measuring, 240},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_set_timeout(tc, cases[i].timeout);
-        tcase_add_test(tc, cases[i].t);
-        suite_add_tcase(s, tc);
-    }
-    return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(core_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return RUN_SUITE("core", cases);
 }

@@ -15,6 +15,7 @@
 #include "io/io.h"
 #include "io/layout.h"
 #include "support/mkprofile.h"
+#include "support/suite.h"
 
 /* Three threads, nested regions, flags, an f64 value, a huge value. */
 static tp_builder *sample(void)
@@ -331,30 +332,19 @@ START_TEST(not_a_profile)
 }
 END_TEST
 
-static Suite *io_suite(void)
-{
-    Suite *s = suite_create("io");
-    struct { const char *name; const TTest *t; } cases[] = {
-        {"crc", crc_vectors}, {"strtab", strtab_dedupe},
-        {"round_trip_raw", round_trip_raw}, {"round_trip_zstd", round_trip_zstd},
-        {"encode_refuses", encode_refuses_inconsistent}, {"atomic_file", atomic_file},
-        {"damage_raw", damage_raw}, {"damage_zstd", damage_zstd},
-        {"bad_content", valid_checksums_bad_content}, {"not_a_profile", not_a_profile},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, cases[i].t);
-        suite_add_tcase(s, tc);
-    }
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(io_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const test_case cases[] = {
+        {"crc", crc_vectors, 120},
+        {"strtab", strtab_dedupe, 120},
+        {"round_trip_raw", round_trip_raw, 120},
+        {"round_trip_zstd", round_trip_zstd, 120},
+        {"encode_refuses", encode_refuses_inconsistent, 120},
+        {"atomic_file", atomic_file, 120},
+        {"damage_raw", damage_raw, 120},
+        {"damage_zstd", damage_zstd, 120},
+        {"bad_content", valid_checksums_bad_content, 120},
+        {"not_a_profile", not_a_profile, 120},
+    };
+    return RUN_SUITE("io", cases);
 }

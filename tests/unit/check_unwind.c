@@ -15,6 +15,7 @@
 
 #include "core/unwind.h"
 #include "io/io.h"
+#include "support/suite.h"
 
 static uint32_t unknown;
 
@@ -135,25 +136,11 @@ START_TEST(callpath_into_cct)
 }
 END_TEST
 
-static Suite *unwind_suite(void)
-{
-    Suite *s = suite_create("unwind");
-    TCase *tc = tcase_create("modules");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, module_table);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("callpath");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, callpath_into_cct);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(unwind_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const test_case cases[] = {
+        {"modules", module_table, 30},
+        {"callpath", callpath_into_cct, 30},
+    };
+    return RUN_SUITE("unwind", cases);
 }

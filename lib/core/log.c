@@ -113,7 +113,9 @@ static void emit(int level, const char *msg)
     (void)w; /* nothing sensible to do when stderr is gone */
 }
 
-static void vlog(int level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vlog(int level,
+                                                       const char *fmt,
+                                                       va_list ap)
 {
     char msg[512];
     vsnprintf(msg, sizeof(msg), fmt, ap);

@@ -23,6 +23,7 @@ typedef struct mnode {
     char *name;
     uint32_t parent, depth, flags, threads, last_thread;
     uint64_t visits, incl, excl;
+    uint64_t incl_max; /* the largest inclusive time of one thread */
 } mnode;
 
 typedef struct counter {

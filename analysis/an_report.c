@@ -120,8 +120,11 @@ static int add_thread(gpuprof_an_report *r, const gpuprof__io_profile *p,
         map[i] = c;
         mnode *x = &r->n[c];
         uint32_t abs = th->first_node + i;
+        uint64_t incl = m[1] == UINT32_MAX ? 0 : gpuprof__an_value(p, abs, m[1]);
         x->visits += m[0] == UINT32_MAX ? 0 : gpuprof__an_value(p, abs, m[0]);
-        x->incl += m[1] == UINT32_MAX ? 0 : gpuprof__an_value(p, abs, m[1]);
+        x->incl += incl;
+        if (incl > x->incl_max) /* a path is once in a thread's tree */
+            x->incl_max = incl;
         x->excl += m[2] == UINT32_MAX ? 0 : gpuprof__an_value(p, abs, m[2]);
         x->flags |= n->flags;
         if (x->last_thread != tid) {

@@ -59,6 +59,19 @@ GPUPROF_AN_API uint32_t gpuprof_an_report_node_threads(const gpuprof_an_report *
     return NODE_OK(r, n) ? r->n[n].threads : 0;
 }
 
+GPUPROF_AN_API uint64_t gpuprof_an_report_node_incl_max_ns(const gpuprof_an_report *r, uint32_t n)
+{
+    return NODE_OK(r, n) ? r->n[n].incl_max : 0;
+}
+
+/* max / mean of the threads' inclusive times: 1.00 when balanced. */
+static double imbalance(const mnode *m)
+{
+    if (!m->threads || !m->incl)
+        return 0.0;
+    return (double)m->incl_max * m->threads / (double)m->incl;
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_report_find(const gpuprof_an_report *r, const char *path,
                                                      uint32_t *out)
 {
@@ -106,17 +119,19 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_report_print(const gpuprof_an_report *r
     if (!r || !out || flags)
         return gpuprof__an_fail(GPUPROF_E_INVALID, "gpuprof_an_report_print: bad argument");
     print_summary(r, out);
-    fprintf(out, "\n%12s %12s %12s %7s %8s  %s\n", "Visits", "Incl time", "Excl time", "Incl%",
-            "Threads", "Region");
+    fprintf(out, "Imbal: the largest inclusive time of one thread over the mean of the threads "
+                 "that entered the region (1.00 = balanced)\n");
+    fprintf(out, "\n%12s %12s %12s %7s %8s %6s  %s\n", "Visits", "Incl time", "Excl time",
+            "Incl%", "Threads", "Imbal", "Region");
     uint64_t total = r->n[0].incl;
     for (uint32_t i = 1; i < r->count; i++) {
         const mnode *m = &r->n[i];
         char incl[32], excl[32];
         gpuprof__an_fmt_ns(incl, sizeof(incl), m->incl);
         gpuprof__an_fmt_ns(excl, sizeof(excl), m->excl);
-        fprintf(out, "%12" PRIu64 " %12s %12s %6.1f%% %8" PRIu32 "  %*s%s%s%s\n", m->visits, incl,
-                excl, total ? 100.0 * (double)m->incl / (double)total : 0.0, m->threads,
-                (int)(2 * (m->depth - 1)), "", m->name,
+        fprintf(out, "%12" PRIu64 " %12s %12s %6.1f%% %8" PRIu32 " %6.2f  %*s%s%s%s\n", m->visits,
+                incl, excl, total ? 100.0 * (double)m->incl / (double)total : 0.0, m->threads,
+                imbalance(m), (int)(2 * (m->depth - 1)), "", m->name,
                 m->flags & GPUPROF_IO_NODE_OPEN ? " [open]" : "",
                 m->flags & GPUPROF_IO_NODE_UNBALANCED ? " [unbalanced]" : "");
     }

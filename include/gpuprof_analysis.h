@@ -164,6 +164,9 @@ GPUPROF_AN_API uint64_t gpuprof_an_report_node_excl_ns(const gpuprof_an_report *
 GPUPROF_AN_API uint32_t gpuprof_an_report_node_flags(const gpuprof_an_report *r, uint32_t n);
 /* How many threads (of all processes) entered this region. */
 GPUPROF_AN_API uint32_t gpuprof_an_report_node_threads(const gpuprof_an_report *r, uint32_t n);
+/* The largest inclusive time one thread spent in this region; with the
+ * mean (incl / threads) it measures load imbalance. Since 0.1. */
+GPUPROF_AN_API uint64_t gpuprof_an_report_node_incl_max_ns(const gpuprof_an_report *r, uint32_t n);
 /* The node at path "a/b/c" (region names joined by '/') in *n;
  * GPUPROF_E_NOTFOUND. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_report_find(const gpuprof_an_report *r, const char *path,

@@ -127,6 +127,8 @@ START_TEST(report_merges_exactly)
     ck_assert_uint_eq(gpuprof_an_report_node_threads(r, app), 2);
     ck_assert_uint_eq(gpuprof_an_report_node_visits(r, as), 30);
     ck_assert_uint_eq(gpuprof_an_report_node_incl_ns(r, as), 1900);
+    ck_assert_uint_eq(gpuprof_an_report_node_incl_max_ns(r, as), 1000);
+    ck_assert_uint_eq(gpuprof_an_report_node_incl_max_ns(r, app), 2000);
     ck_assert_uint_eq(gpuprof_an_report_node_visits(r, s), 5);
     ck_assert_uint_eq(gpuprof_an_report_node_threads(r, s), 1);
     ck_assert_uint_eq(gpuprof_an_report_node_flags(r, io), GPUPROF_AN_NODE_OPEN);
@@ -150,7 +152,8 @@ START_TEST(report_merges_exactly)
     ck_assert_ptr_nonnull(strstr(text, "2 profiles, 3 threads"));
     ck_assert_ptr_nonnull(strstr(text, "warning: regions.unbalanced = 2"));
     ck_assert_ptr_nonnull(strstr(text, "  io [open]\n"));
-    ck_assert_ptr_nonnull(strstr(text, "          30     1.900 us     1.900 us   62.3%        2    solve\n"));
+    ck_assert_ptr_nonnull(
+        strstr(text, "          30     1.900 us     1.900 us   62.3%        2   1.05    solve\n"));
     free(text);
     gpuprof_an_report_close(r);
 }

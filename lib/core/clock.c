@@ -77,13 +77,6 @@ void gpuprof__clock_conv(gp_clock_conv *c)
     pthread_mutex_unlock(&rate_lock);
 }
 
-uint64_t gpuprof__clock_now_ns(void)
-{
-    if (gpuprof__clock_mode == GP_CLOCK_FAKE)
-        return gp_load_relaxed(&gpuprof__clock_fake_ns);
-    return gp_mono_ns();
-}
-
 void gpuprof__clock_fake_set(uint64_t ns)
 {
     gpuprof__clock_mode = GP_CLOCK_FAKE;

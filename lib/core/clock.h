@@ -73,8 +73,6 @@ static inline uint64_t gp_conv_at(const gp_clock_conv *c, uint64_t ticks)
     return back < c->origin_ns ? c->origin_ns - back : 0;
 }
 
-/* The current time, process clock, nanoseconds. */
-uint64_t gpuprof__clock_now_ns(void);
 /* Test hook: switch to the fake clock reading `ns`. */
 void gpuprof__clock_fake_set(uint64_t ns);
 

@@ -30,8 +30,6 @@ const char *gpuprof__intern_name(uint32_t id)
     return chunks[id >> CHUNK_SHIFT][id & (CHUNK - 1)];
 }
 
-uint32_t gpuprof__intern_count(void) { return gp_load_acquire(&count); }
-
 static bool tab_grow(void)
 {
     uint32_t mask = tab ? tab_mask * 2 + 1 : 1023;

@@ -68,7 +68,6 @@ int gpuprof__log_parse_level(const char *s);
 uint32_t gpuprof__intern(const char *name, size_t len, uint64_t hash);
 /* The name of an id (NULL when out of range). Thread-safe, lock-free. */
 const char *gpuprof__intern_name(uint32_t id);
-uint32_t gpuprof__intern_count(void);
 void gpuprof__intern_atfork_prepare(void);
 void gpuprof__intern_atfork_parent(void);
 void gpuprof__intern_atfork_child(void);
@@ -122,7 +121,6 @@ enum gp_stat {
     GP_STAT_COUNT
 };
 void gpuprof__stat_add(enum gp_stat s, uint64_t v);
-void gpuprof__stat_set(enum gp_stat s, uint64_t v);
 uint64_t gpuprof__stat_read(enum gp_stat s);
 const char *gpuprof__stat_name(enum gp_stat s);
 void gpuprof__stats_reset(void);
@@ -173,8 +171,6 @@ static inline gp_thread *gpuprof__thread_get(void)
 void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
                                 uint8_t flags);
 void gpuprof__thread_startup(void); /* from init: the key, the main thread */
-/* The calling thread's state if it has one, else NULL; never creates. */
-gp_thread *gpuprof__thread_peek(void);
 /* Fork child: drop every thread but the caller, zero its metrics. */
 void gpuprof__thread_atfork_child(uint64_t now_ticks);
 

@@ -35,11 +35,6 @@ void gpuprof__stat_add(enum gp_stat s, uint64_t v)
     gp_fetch_add_relaxed(&counters[s], v);
 }
 
-void gpuprof__stat_set(enum gp_stat s, uint64_t v)
-{
-    gp_store_relaxed(&counters[s], v);
-}
-
 const char *gpuprof__stat_name(enum gp_stat s) { return names[s]; }
 
 void gpuprof__stats_reset(void)

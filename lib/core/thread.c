@@ -105,8 +105,6 @@ static void make_key(void)
 
 void gpuprof__thread_startup(void) { pthread_once(&key_once, make_key); }
 
-gp_thread *gpuprof__thread_peek(void) { return gpuprof__tls_self; }
-
 static gp_thread *state_new(void)
 {
     gp_thread *t;

@@ -5,10 +5,12 @@
  * phases you care about, use a pre-registered handle in hot loops, and let
  * gpuprof_finalize (or exit) write the profile.
  *
- * Build:  cc regions.c $(pkg-config --cflags --libs gpuprof) -pthread
+ * Build:  cc regions.c $(pkg-config --cflags --libs gpuprof) -pthread -lm
  * Run:    ./a.out && gpuprof report gpuprof-a.out-measurements
  *
- * Known visit counts (what `gpuprof report` must show; 3 workers):
+ * Four threads: "main" and "worker-0" .. "worker-2". Known visit counts
+ * (what `gpuprof report` must show, summed over the threads; checked by
+ * tests/scripts/demo-visits.sh):
  *   setup                  1   (main thread)
  *   solve                 30   (10 per worker)
  *     solve/assemble      30
@@ -33,6 +35,7 @@
 #define N 2000
 
 static gpuprof_region exchange; /* registered once, used by every thread */
+static double weight[N];        /* computed in "setup", read by the workers */
 
 static void check(gpuprof_status st, const char *what)
 {
@@ -61,11 +64,15 @@ static void *worker(void *arg)
     snprintf(name, sizeof(name), "worker-%d", id);
     check(gpuprof_thread_set_name(name), "thread name");
     double *v = malloc(N * sizeof(*v)), acc = 0;
+    if (!v) {
+        fprintf(stderr, "regions: out of memory\n");
+        exit(1);
+    }
     for (int s = 0; s < SOLVES; s++) {
         check(gpuprof_region_begin("solve"), "begin solve");
         check(gpuprof_region_begin("assemble"), "begin assemble");
         for (int i = 0; i < N; i++)
-            v[i] = sin(i * 0.001 * (id + 1) + s);
+            v[i] = weight[i] * sin(i * 0.001 * (id + 1) + s);
         check(gpuprof_region_end("assemble"), "end assemble");
         for (int it = 0; it < ITERATES; it++) {
             check(gpuprof_region_begin("iterate"), "begin iterate");
@@ -97,11 +104,17 @@ int main(void)
     check(gpuprof_region_register("exchange", &exchange), "register");
 
     check(gpuprof_region_begin("setup"), "begin setup");
-    pthread_t th[WORKERS];
+    for (int i = 0; i < N; i++)
+        weight[i] = 1.0 + 0.5 * cos(i * 0.01);
     check(gpuprof_region_end("setup"), "end setup");
-    for (long i = 0; i < WORKERS; i++)
-        if (pthread_create(&th[i], NULL, worker, (void *)i) != 0)
+
+    pthread_t th[WORKERS];
+    for (long i = 0; i < WORKERS; i++) {
+        if (pthread_create(&th[i], NULL, worker, (void *)i) != 0) {
+            fprintf(stderr, "regions: cannot start a thread\n");
             return 1;
+        }
+    }
     for (int i = 0; i < WORKERS; i++)
         pthread_join(th[i], NULL);
 

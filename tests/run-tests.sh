@@ -2,14 +2,19 @@
 # tests/run-tests.sh - run test programs and scripts; one closing line.
 #
 #   tests/run-tests.sh BIN...   run these Check programs
-#   tests/run-tests.sh --all    every built suite: $B/tests/*, then the
-#                               ASan+UBSan and TSan builds if present, then
+#   tests/run-tests.sh --all    every built suite: $B/tests/{check,bb,bbxx}_*,
+#                               then the ASan+UBSan (build/asan) and TSan
+#                               (build/tsan) builds if present, then
 #                               tests/scripts/*.sh
 # Each Check program runs in a fresh temporary directory (TMPDIR and
-# GPUPROF_OUTPUT point there); its output goes to $B/test-logs/. The last
-# line is "check: P passed, F failed"; the exit status is 1 if F > 0 or if
-# nothing ran.
+# GPUPROF_OUTPUT point there); its output goes to $B/test-logs/. A program
+# counts its checks from Check's summary line(s); one that exits non-zero or
+# prints no summary counts as one more failure. A script counts its "PASS "
+# and "FAIL " lines; a non-zero exit without a FAIL line is one failure.
+# The last line is "check: P passed, F failed"; the exit status is 1 if
+# F > 0 or if nothing ran.
 set -u
+here=$(pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 B=${B:-build}
@@ -18,77 +23,125 @@ logs="$B/test-logs"
 mkdir -p "$logs"
 passed=0
 failed=0
+# Check's per-test timeout; generous under the sanitizers. An explicit
+# CK_DEFAULT_TIMEOUT wins for both.
+timeout_plain=${CK_DEFAULT_TIMEOUT:-60}
+timeout_san=${CK_DEFAULT_TIMEOUT:-120}
+summary_re='^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+'
 
-run_check() { # label binary
-  local label=$1 bin=$2 tmp log line n f e
+abspath() { # path relative to the caller's directory
+  case $1 in /*) echo "$1" ;; *) echo "$here/$1" ;; esac
+}
+
+run_check() { # label binary kind(plain|asan|tsan)
+  local label=$1 bin=$2 kind=$3 tmp log rc n=0 f=0 e=0 line
   tmp=$(mktemp -d)
   log="$logs/${label//[:\/]/_}.log"
-  ( export TMPDIR=$tmp GPUPROF_OUTPUT=$tmp/out CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
-    cd "$tmp" && "$root/$bin" ) >"$log" 2>&1
-  local rc=$?
+  (
+    export TMPDIR=$tmp GPUPROF_OUTPUT=$tmp/out
+    # Check forks every test: a sanitizer report in the child fails it.
+    case $kind in
+      asan) export CK_DEFAULT_TIMEOUT=$timeout_san \
+              ASAN_OPTIONS="detect_leaks=1:abort_on_error=0" \
+              UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" ;;
+      tsan) export CK_DEFAULT_TIMEOUT=$timeout_san \
+              TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ;;
+      *) export CK_DEFAULT_TIMEOUT=$timeout_plain ;;
+    esac
+    cd "$tmp" && exec "$bin"
+  ) </dev/null >"$log" 2>&1
+  rc=$?
   rm -rf "$tmp"
-  line=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n 1)
-  if [ -z "$line" ]; then
-    echo "FAIL $label (exit $rc, no Check summary)"; tail -n 20 "$log"
-    failed=$((failed + 1)); return
+  # A program may run several runners: add up every summary line.
+  while read -r line; do
+    [ -n "$line" ] || continue
+    n=$((n + $(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")))
+    f=$((f + $(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$line")))
+    e=$((e + $(sed -E 's/.*Errors: ([0-9]+).*/\1/' <<<"$line")))
+  done < <(grep -E "$summary_re" "$log")
+  if [ "$n" -eq 0 ] && ! grep -qE "$summary_re" "$log"; then
+    echo "FAIL $label (exit $rc, no Check summary; log $log)"
+    tail -n 20 "$log" | sed 's/^/    /'
+    failed=$((failed + 1))
+    return
   fi
-  n=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
-  f=$(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$line")
-  e=$(sed -E 's/.*Errors: ([0-9]+).*/\1/' <<<"$line")
   passed=$((passed + n - f - e))
   failed=$((failed + f + e))
   if [ "$f" -ne 0 ] || [ "$e" -ne 0 ] || [ "$rc" -ne 0 ]; then
     [ "$f" -eq 0 ] && [ "$e" -eq 0 ] && failed=$((failed + 1))
-    echo "FAIL $label ($line)"; grep -E ':[FE]:' "$log" | head -n 20
+    echo "FAIL $label ($n checks, $f failures, $e errors, exit $rc; log $log)"
+    { grep -E ':[FE]:' "$log" | head -n 20; tail -n 10 "$log"; } | sed 's/^/    /'
   else
-    echo "ok   $label ($n checks)"
+    printf 'ok   %-28s (%d checks)\n' "$label" "$n"
   fi
 }
 
 run_script() { # script
-  local s=$1 log p f
-  log="$logs/$(basename "$s").log"
-  bash "$s" >"$log" 2>&1
-  local rc=$?
+  local s=$1 name log rc p f
+  name=$(basename "$s")
+  log="$logs/$name.log"
+  bash "$s" </dev/null >"$log" 2>&1
+  rc=$?
   p=$(grep -c '^PASS ' "$log")
   f=$(grep -c '^FAIL ' "$log")
   passed=$((passed + p))
   failed=$((failed + f))
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-    failed=$((failed + 1)); f=1
+    failed=$((failed + 1))
+    f=1
   fi
   if [ "$f" -ne 0 ]; then
-    echo "FAIL $(basename "$s") ($p passed, $f failed)"; grep -E '^FAIL ' "$log"; tail -n 5 "$log"
+    echo "FAIL $name ($p passed, $f failed, exit $rc; log $log)"
+    { grep -E '^FAIL ' "$log"; tail -n 10 "$log"; } | sed 's/^/    /'
+  elif [ "$p" -eq 0 ]; then
+    echo "skip $name ($(grep -m 1 '^SKIP ' "$log" || echo 'no checks'))"
   else
-    echo "ok   $(basename "$s") ($p checks)"
+    printf 'ok   %-28s (%d checks)\n' "$name" "$p"
   fi
 }
 
 suites() { # build dir
   local d=$1 b
   for b in "$d"/tests/check_* "$d"/tests/bb_* "$d"/tests/bbxx_*; do
-    [ -x "$b" ] && echo "$b"
+    [ -f "$b" ] && [ -x "$b" ] && echo "$b"
   done
 }
 
+kind_of() { # binary path: which sanitizer build it comes from
+  case $1 in
+    */asan/tests/*) echo asan ;;
+    */tsan/tests/*) echo tsan ;;
+    *) echo plain ;;
+  esac
+}
 if [ "${1:-}" = "--all" ]; then
-  for b in $(suites "$B"); do run_check "$(basename "$b")" "$b"; done
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
-  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-  for b in $(suites build/asan); do run_check "asan:$(basename "$b")" "$b"; done
-  unset ASAN_OPTIONS UBSAN_OPTIONS
-  export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-  for b in $(suites build/tsan); do run_check "tsan:$(basename "$b")" "$b"; done
-  unset TSAN_OPTIONS
-  for s in tests/scripts/*.sh; do [ -f "$s" ] && run_script "$s"; done
+  for b in $(suites "$B"); do
+    run_check "$(basename "$b")" "$root/$b" "$(kind_of "$root/$b")"
+  done
+  for k in asan tsan; do
+    [ "$B" = "build/$k" ] && continue # already run above
+    for b in $(suites "build/$k"); do
+      run_check "$k:$(basename "$b")" "$root/$b" "$k"
+    done
+  done
+  for s in tests/scripts/*.sh; do
+    [ -f "$s" ] && run_script "$s"
+  done
 else
-  for b in "$@"; do run_check "$(basename "$b")" "$b"; done
+  for b in "$@"; do
+    bin=$(abspath "$b")
+    if [ ! -x "$bin" ]; then
+      echo "FAIL $b (not built)"
+      failed=$((failed + 1))
+      continue
+    fi
+    run_check "$(basename "$b")" "$bin" "$(kind_of "$bin")"
+  done
 fi
 
 if [ $((passed + failed)) -eq 0 ]; then
-  echo "check: 0 passed, 1 failed"
   echo "run-tests.sh: nothing ran" >&2
-  exit 1
+  failed=1
 fi
 echo "check: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,7 +3,9 @@
 # needs, when they are missing. GROUP is demo, bench or check.
 #
 # Quiet when everything is present. As root, missing packages are installed
-# with apt-get; otherwise it names them and the command to run, and fails.
+# with apt-get (non-interactive, no recommends); otherwise it names them and
+# the command to run, and fails. On a system without dpkg it checks the tools
+# and headers directly and says what is missing.
 set -eu
 
 group=${1:-check}
@@ -17,14 +19,24 @@ esac
 if ! command -v dpkg-query >/dev/null 2>&1; then
   # Not Debian: check what we can and say what is missing.
   missing=""
-  command -v cc >/dev/null 2>&1 || missing="$missing a C compiler (cc)"
+  cc=${CC:-cc}
+  have_cc=1
+  command -v "$cc" >/dev/null 2>&1 || { have_cc=0; missing="$missing a-C-compiler($cc)"; }
+  command -v make >/dev/null 2>&1 || missing="$missing make"
   command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
-  echo '#include <zstd.h>' | cc -E - >/dev/null 2>&1 || missing="$missing zstd headers"
+  if [ "$have_cc" = 1 ]; then
+    echo '#include <zstd.h>' | "$cc" -E - >/dev/null 2>&1 || missing="$missing zstd-headers(zstd.h)"
+    echo '#include <libunwind.h>' | "$cc" -E - >/dev/null 2>&1 ||
+      missing="$missing libunwind-headers(libunwind.h)"
+  fi
   if [ "$group" = check ]; then
-    pkg-config --exists check 2>/dev/null || missing="$missing Check (libcheck)"
+    command -v "${CXX:-c++}" >/dev/null 2>&1 || missing="$missing a-C++-compiler(${CXX:-c++})"
+    pkg-config --exists check 2>/dev/null || missing="$missing Check(check.pc)"
+    command -v nm >/dev/null 2>&1 || missing="$missing binutils(nm,readelf)"
   fi
   if [ -n "$missing" ]; then
-    echo "install-deps.sh: missing:$missing; install them with your package manager" >&2
+    echo "install-deps.sh: this is not a Debian system; missing:$missing" >&2
+    echo "install-deps.sh: install them with your package manager and run make again" >&2
     exit 1
   fi
   exit 0
@@ -35,16 +47,20 @@ for p in $pkgs; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [ "$status" = "install ok installed" ] || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+  exit 0
+fi
 
+cmd="apt-get update && apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-deps.sh: missing Debian packages:$missing" >&2
-  echo "install-deps.sh: run as root: apt-get install$missing" >&2
+  echo "install-deps.sh: install them as root: $cmd" >&2
   exit 1
 fi
 echo "install-deps.sh: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086 # $missing is a list of package names
 if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing; } </dev/null; then
-  echo "install-deps.sh: apt-get failed; install by hand: apt-get install$missing" >&2
+  echo "install-deps.sh: apt-get failed; install them by hand: $cmd" >&2
   exit 1
 fi

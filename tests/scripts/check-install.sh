@@ -8,6 +8,8 @@ B=${B:-build}
 fails=0
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+cc=${CC:-cc}
+cxx=${CXX:-c++}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest
@@ -19,8 +21,9 @@ else
   fail "make install DESTDIR"; cat "$tmp/install.log"; exit 1
 fi
 export PKG_CONFIG_PATH=$dest$prefix/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
+# shellcheck disable=SC2086 # flag lists split on purpose
 if flags=$(pkg-config --cflags --libs gpuprof) &&
-   cc -o "$tmp/regions" examples/regions.c $flags -pthread -lm 2>"$tmp/cc.log"; then
+   $cc -o "$tmp/regions" examples/regions.c $flags -pthread -lm 2>"$tmp/cc.log"; then
   pass "example builds through pkg-config ($flags)"
 else
   fail "example builds through pkg-config"; cat "$tmp/cc.log"
@@ -29,7 +32,7 @@ fi
 static_libs=$(pkg-config --static --libs-only-l gpuprof | sed 's/-lgpuprof//')
 cflags=$(pkg-config --cflags gpuprof)
 # shellcheck disable=SC2086 # flag lists split on purpose
-if cc -o "$tmp/regions-static" examples/regions.c $cflags \
+if $cc -o "$tmp/regions-static" examples/regions.c $cflags \
      "$dest$prefix/lib/libgpuprof.a" $static_libs -pthread -lm 2>"$tmp/cc2.log" &&
    GPUPROF_OUTPUT=$tmp/out-static "$tmp/regions-static" >/dev/null 2>&1 &&
    ls "$tmp"/out-static/*.gpuprof >/dev/null 2>&1; then
@@ -49,6 +52,24 @@ if LD_LIBRARY_PATH=$dest$prefix/lib "$dest$prefix/bin/gpuprof" report "$tmp/out"
 else
   fail "installed gpuprof reports the run"; cat "$tmp/report.log"
 fi
+# The analysis library through its own pkg-config file.
+cat >"$tmp/an.c" <<'EOF'
+#include <gpuprof_analysis.h>
+#include <stdio.h>
+int main(void)
+{
+    const char *e = gpuprof_an_last_error();
+    return e != NULL && puts("linked") >= 0 ? 0 : 1;
+}
+EOF
+# shellcheck disable=SC2086 # flag lists split on purpose
+if anflags=$(pkg-config --cflags --libs gpuprof-analysis) &&
+   $cc -o "$tmp/an" "$tmp/an.c" $anflags 2>"$tmp/an.log" &&
+   LD_LIBRARY_PATH=$dest$prefix/lib "$tmp/an" >>"$tmp/an.log" 2>&1; then
+  pass "a program links libgpuprof-analysis through pkg-config and runs"
+else
+  fail "a program links libgpuprof-analysis through pkg-config and runs"; cat "$tmp/an.log"
+fi
 ver() { sed -n "s/^#define GPUPROF_VERSION_$1 \([0-9]*\).*/\1/p" include/gpuprof.h; }
 version="$(ver MAJOR).$(ver MINOR).$(ver PATCH)"
 if [ "$(pkg-config --modversion gpuprof)" = "$version" ] &&
@@ -59,9 +80,9 @@ else
 fi
 for h in gpuprof.h gpuprof_analysis.h; do
   if printf '#include <%s>\nint main(void){return 0;}\n' "$h" |
-       cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I"$dest$prefix/include" -x c - -o /dev/null 2>"$tmp/h.log" &&
+       $cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I"$dest$prefix/include" -x c - -o /dev/null 2>"$tmp/h.log" &&
      printf '#include <%s>\nint main(){return 0;}\n' "$h" |
-       c++ -Wall -Wextra -Werror -I"$dest$prefix/include" -x c++ - -o /dev/null 2>>"$tmp/h.log"; then
+       $cxx -Wall -Wextra -Werror -I"$dest$prefix/include" -x c++ - -o /dev/null 2>>"$tmp/h.log"; then
     pass "$h compiles alone as C99 and C++"
   else
     fail "$h compiles alone as C99 and C++"; cat "$tmp/h.log"

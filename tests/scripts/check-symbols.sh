@@ -1,34 +1,112 @@
 #!/usr/bin/env bash
-# Exported symbols = version script = header declarations, for both
-# libraries; only gpuprof_ names exported; no GPU vendor library needed;
-# the SONAMEs. Prints PASS/FAIL lines.
+# The export list is a contract (doc/ABI.md). For libgpuprof and
+# libgpuprof-analysis: exported symbols (nm -D) = global names of the version
+# script = functions declared with the API macro in the public header; every
+# export carries a version node of the map; only gpuprof_ names are exported,
+# and the static archive defines only gpuprof_ globals (so a static link
+# collides with nothing); no GPU vendor library is NEEDED; the SONAME is
+# lib<name>.so.MAJOR. Prints PASS/FAIL lines (SKIP for a library that does
+# not exist yet).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
 fails=0
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+listdiff() { # label-a list-a label-b list-b
+  diff <(echo "$2") <(echo "$4") |
+    awk -v a="$1" -v b="$3" '/^</ {print "    only in " a ": " $2} /^>/ {print "    only in " b ": " $2}'
+}
 
-check_lib() { # so map header macro soname
-  local so=$1 map=$2 header=$3 macro=$4 soname=$5 exported mapped declared
-  if [ ! -f "$so" ]; then fail "$so not built"; return; fi
-  exported=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sed 's/@.*//' | sort -u)
-  mapped=$(sed -n '/global:/,/local:/p' "$map" | grep -oE '^[[:space:]]*[a-z_0-9]+;' | tr -d ' ;' | sort -u)
-  declared=$(grep -E "^$macro " "$header" | grep -oE '[a-z_0-9]+\(' | head -n 10000 | tr -d '(' | grep -E '^gpuprof_' | sort -u)
-  if [ "$exported" = "$mapped" ]; then pass "$(basename "$so"): exported = $map"; else
-    fail "$(basename "$so"): exported != $map"; diff <(echo "$exported") <(echo "$mapped"); fi
-  if [ "$mapped" = "$declared" ]; then pass "$map = $header declarations"; else
-    fail "$map != $header declarations"; diff <(echo "$mapped") <(echo "$declared"); fi
-  if echo "$exported" | grep -vqE '^gpuprof_'; then fail "$(basename "$so") exports non-gpuprof_ names"; else
-    pass "$(basename "$so") exports only gpuprof_ names"; fi
-  if readelf -d "$so" | grep -q "SONAME.*\[$soname\]"; then pass "SONAME $soname"; else
-    fail "SONAME of $so is not $soname"; fi
-  if readelf -d "$so" | grep NEEDED | grep -qiE 'cuda|cupti|opencl|libze|papi'; then
-    fail "$(basename "$so") needs a GPU vendor library"; else pass "$(basename "$so") needs no GPU vendor library"; fi
+# Defined dynamic symbols, as name@@NODE (NODE empty when unversioned).
+exports() {
+  nm -D --defined-only "$1" | awk '$2 ~ /^[TDBRVWiu]$/ {print $3}' | sort -u
+}
+# Global names of a version script, and its node names.
+map_names() {
+  perl -0pe 's{/\*.*?\*/}{}gs; s{#[^\n]*}{}g' "$1" |
+    awk '/global:/ {g = 1; next} /local:/ {g = 0} /}/ {g = 0}
+         g { gsub(/[ \t;]/, ""); if ($0 != "") print }' | sort -u
+}
+map_nodes() {
+  perl -0pe 's{/\*.*?\*/}{}gs' "$1" | grep -oE '^[[:space:]]*[A-Z][A-Z0-9_]*_[0-9]+\.[0-9]+[[:space:]]*\{' |
+    tr -d ' \t{' | sort -u
+}
+# Functions declared with an API macro in a header (comments and
+# preprocessor lines removed, declarations may span lines).
+declared() {
+  perl -0ne '
+    s{/\*.*?\*/}{ }gs; s{//[^\n]*}{}g; s{^[ \t]*#[^\n]*(\\\n[^\n]*)*}{}gm;
+    while (/\b(GPUPROF_API|GPUPROF_AN_API|GPUPROF_ANALYSIS_API)\b([^;{}()]*?)\b([A-Za-z_]\w*)\s*\(/g) {
+      print "$3\n";
+    }' "$1" | sort -u
+}
+
+check_lib() { # so map header soname [optional]
+  local so=$1 map=$2 header=$3 soname=$4 optional=${5:-} name exported_v exported mapped decl nodes bad a
+  name=$(basename "$so")
+  if [ ! -f "$so" ] || [ ! -f "$map" ] || [ ! -f "$header" ]; then
+    if [ -n "$optional" ]; then echo "SKIP $name: library, map or header not there yet"; return; fi
+    fail "$name, $map and $header exist (run make first)"
+    return
+  fi
+  exported_v=$(exports "$so")
+  exported=$(echo "$exported_v" | sed 's/@.*//' | sort -u)
+  mapped=$(map_names "$map")
+  decl=$(declared "$header")
+  if [ -z "$exported" ] || [ -z "$mapped" ] || [ -z "$decl" ]; then
+    fail "$name: found nothing to compare (exports $(echo "$exported" | grep -c .), map $(echo "$mapped" | grep -c .), header $(echo "$decl" | grep -c .))"
+    return
+  fi
+  if [ "$exported" = "$mapped" ]; then
+    pass "$name: exported symbols = $map ($(echo "$exported" | wc -l) names)"
+  else
+    fail "$name: exported symbols != $map"; listdiff "nm -D" "$exported" "$map" "$mapped"
+  fi
+  if [ "$mapped" = "$decl" ]; then
+    pass "$map = API declarations in $header"
+  else
+    fail "$map != API declarations in $header"; listdiff "$map" "$mapped" "$header" "$decl"
+  fi
+  nodes=$(map_nodes "$map")
+  bad=""
+  while read -r a; do
+    case $a in
+      *@@*) echo "$nodes" | grep -qxF "${a#*@@}" || bad="$bad $a" ;;
+      *) bad="$bad $a" ;;
+    esac
+  done <<<"$exported_v"
+  if [ -z "$bad" ] && [ -n "$nodes" ]; then
+    pass "$name: every export carries a version node of $map ($(echo "$nodes" | tr '\n' ' ' | sed 's/ $//'))"
+  else
+    fail "$name: exports without a version node of $map:$bad"
+  fi
+  bad=$(echo "$exported" | grep -vE '^gpuprof_' | tr '\n' ' ')
+  if [ -z "$bad" ]; then pass "$name exports only gpuprof_ names"; else
+    fail "$name exports non-gpuprof_ names: $bad"; fi
+  if readelf -d "$so" | grep -qF "SONAME" && readelf -d "$so" | grep SONAME | grep -qF "[$soname]"; then
+    pass "$name: SONAME $soname"
+  else
+    fail "$name: SONAME is not $soname ($(readelf -d "$so" | grep SONAME))"
+  fi
+  bad=$(readelf -d "$so" | grep NEEDED | grep -iE 'cuda|cupti|opencl|libze|papi|nvidia|level_zero')
+  if [ -z "$bad" ]; then pass "$name needs no GPU vendor library"; else
+    fail "$name needs a GPU vendor library: $bad"; fi
 }
 
 major=$(sed -n 's/^#define GPUPROF_VERSION_MAJOR \([0-9]*\).*/\1/p' include/gpuprof.h)
-check_lib "$B/lib/libgpuprof.so" lib/libgpuprof.map include/gpuprof.h GPUPROF_API "libgpuprof.so.$major"
-check_lib "$B/lib/libgpuprof-analysis.so" analysis/libgpuprof-analysis.map include/gpuprof_analysis.h \
-  GPUPROF_AN_API "libgpuprof-analysis.so.$major"
+check_lib "$B/lib/libgpuprof.so" lib/libgpuprof.map include/gpuprof.h "libgpuprof.so.$major"
+check_lib "$B/lib/libgpuprof-analysis.so" analysis/libgpuprof-analysis.map \
+  include/gpuprof_analysis.h "libgpuprof-analysis.so.$major" optional
+
+# A static link brings every global of the archive into the program: they
+# must all be gpuprof_ (public) or gpuprof__ (internal) names.
+if [ -f "$B/lib/libgpuprof.a" ]; then
+  bad=$(nm -g --defined-only "$B/lib/libgpuprof.a" 2>/dev/null | awk 'NF == 3 {print $3}' |
+    grep -vE '^gpuprof_' | sort -u | tr '\n' ' ')
+  if [ -z "$bad" ]; then pass "libgpuprof.a defines only gpuprof_ globals"; else
+    fail "libgpuprof.a defines globals without the gpuprof_ prefix: $bad"; fi
+else
+  fail "$B/lib/libgpuprof.a exists (run make first)"
+fi
 [ "$fails" -eq 0 ]

@@ -59,15 +59,18 @@ static int check_node(const gpuprof__io_profile *p, uint32_t rel,
         return n->kind == GPUPROF_IO_NODE_ROOT && n->parent == GPUPROF_IO_NONE
                    ? 0
                    : bad(err, es, "a thread's first node is not its root");
-    if (n->kind == GPUPROF_IO_NODE_ROOT || n->kind >= GPUPROF_IO_NODE_KIND_COUNT)
+    if (n->kind == GPUPROF_IO_NODE_ROOT ||
+        n->kind >= GPUPROF_IO_NODE_KIND_COUNT)
         return bad(err, es, "node kind %u not valid here", n->kind);
     if (n->parent >= rel)
         return bad(err, es, "node parent %u does not precede node %u",
                    n->parent, rel);
-    if ((n->kind == GPUPROF_IO_NODE_REGION || n->kind == GPUPROF_IO_NODE_KERNEL) &&
+    if ((n->kind == GPUPROF_IO_NODE_REGION ||
+         n->kind == GPUPROF_IO_NODE_KERNEL) &&
         !STR_OK(n->key_a))
         return bad(err, es, "node name offset out of range");
-    if ((n->kind == GPUPROF_IO_NODE_FRAME || n->kind == GPUPROF_IO_NODE_GPU_INSTR) &&
+    if ((n->kind == GPUPROF_IO_NODE_FRAME ||
+         n->kind == GPUPROF_IO_NODE_GPU_INSTR) &&
         n->key_a >= p->module_count)
         return bad(err, es, "node module index %u out of range", n->key_a);
     return 0;

@@ -23,7 +23,8 @@ static void make_table(void)
     }
     for (uint32_t i = 0; i < 256; i++)
         for (int t = 1; t < 8; t++)
-            table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xFF];
+            table[t][i] =
+                (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xFF];
 }
 
 uint32_t gpuprof__io_crc32c(uint32_t crc, const void *buf, size_t size)

@@ -41,6 +41,18 @@ static uint8_t *reserve(buf *b, size_t n)
     return at;
 }
 
+/* Allocates room for n bytes up front, so large sections are not copied by
+ * repeated doubling. A bound larger than needed costs address space only
+ * (the pages never touched are never faulted in). On failure the buffer
+ * simply grows as it goes. */
+static void presize(buf *b, uint64_t n)
+{
+    if (b->cap || n == 0 || n > SIZE_MAX / 2)
+        return;
+    b->p = malloc((size_t)n);
+    b->cap = b->p ? (size_t)n : 0;
+}
+
 static void put_varint(buf *b, uint64_t v)
 {
     uint8_t tmp[10];
@@ -77,19 +89,22 @@ static void sec_meta(buf *b, const gpuprof__io_profile *p)
 static void sec_tables(buf *s, const gpuprof__io_profile *p)
 {
     uint8_t *r;
-    for (uint32_t i = 0; i < p->metric_count && (r = reserve(&s[0], METRIC_SIZE)); i++) {
+    for (uint32_t i = 0;
+         i < p->metric_count && (r = reserve(&s[0], METRIC_SIZE)); i++) {
         const gpuprof__io_metric *m = &p->metrics[i];
         put32(r, m->name);
         put32(r + 4, m->description);
         r[8] = m->type, r[9] = m->combine, r[10] = m->unit, r[11] = m->kind;
     }
-    for (uint32_t i = 0; i < p->module_count && (r = reserve(&s[1], MODULE_SIZE)); i++) {
+    for (uint32_t i = 0;
+         i < p->module_count && (r = reserve(&s[1], MODULE_SIZE)); i++) {
         put32(r, p->modules[i].path);
         put32(r + 4, p->modules[i].flags);
         put64(r + 8, p->modules[i].base);
         put64(r + 16, p->modules[i].size);
     }
-    for (uint32_t i = 0; i < p->thread_count && (r = reserve(&s[2], THREAD_SIZE)); i++) {
+    for (uint32_t i = 0;
+         i < p->thread_count && (r = reserve(&s[2], THREAD_SIZE)); i++) {
         const gpuprof__io_thread *t = &p->threads[i];
         put64(r, t->tid);
         put32(r + 8, t->name);
@@ -99,7 +114,8 @@ static void sec_tables(buf *s, const gpuprof__io_profile *p)
         put64(r + 24, t->start_ns);
         put64(r + 32, t->end_ns);
     }
-    for (uint32_t i = 0; i < p->counter_count && (r = reserve(&s[3], COUNTER_SIZE)); i++) {
+    for (uint32_t i = 0;
+         i < p->counter_count && (r = reserve(&s[3], COUNTER_SIZE)); i++) {
         put32(r, p->counters[i].name);
         put32(r + 4, 0);
         put64(r + 8, p->counters[i].value);
@@ -109,7 +125,11 @@ static void sec_tables(buf *s, const gpuprof__io_profile *p)
 static void sec_nodes(buf *nodes, buf *values, const gpuprof__io_profile *p)
 {
     uint8_t *r;
-    for (uint32_t i = 0; i < p->node_count && (r = reserve(nodes, NODE_SIZE)); i++) {
+    presize(nodes, (uint64_t)p->node_count * NODE_SIZE);
+    /* at most 5 bytes of metric index and 10 of value each */
+    presize(values, p->value_count <= MAX_RAW ? p->value_count * 15 : 0);
+    for (uint32_t i = 0; i < p->node_count && (r = reserve(nodes, NODE_SIZE));
+         i++) {
         const gpuprof__io_node *n = &p->nodes[i];
         put32(r, n->parent);
         r[4] = n->kind;
@@ -144,7 +164,10 @@ static int add_section(buf *out, size_t entry_at, uint32_t t, const buf *raw,
             return GPUPROF_IO_ERR_NOMEM;
         size_t n = ZSTD_compress(dst, bound, raw->p, raw->len, level);
         out->len = start;
-        if (!ZSTD_isError(n) && n < raw->len) {
+        /* The reader refuses larger ratios (layout.h); such a section,
+         * unlikely as it is, is stored raw. */
+        if (!ZSTD_isError(n) && n < raw->len &&
+            raw->len <= (uint64_t)n * MAX_RATIO + RATIO_SLACK) {
             out->len = start + n;
             stored = n;
             enc = ENC_ZSTD;
@@ -170,6 +193,10 @@ static int add_section(buf *out, size_t entry_at, uint32_t t, const buf *raw,
 
 static int assemble(buf *out, buf *raw, int level)
 {
+    uint64_t bound = HDR_SIZE + SEC_KNOWN * ENTRY_SIZE;
+    for (int i = 0; i < SEC_KNOWN; i++)
+        bound += level > 0 ? ZSTD_compressBound(raw[i].len) : raw[i].len;
+    presize(out, bound);
     if (!reserve(out, HDR_SIZE + SEC_KNOWN * ENTRY_SIZE))
         return GPUPROF_IO_ERR_NOMEM;
     memset(out->p, 0, out->len);
@@ -213,15 +240,22 @@ int gpuprof__io_encode(const gpuprof__io_profile *p, int level, uint8_t **out,
     raw[SEC_THREADS - 1] = tabs[2];
     raw[SEC_COUNTERS - 1] = tabs[3];
     sec_nodes(&raw[SEC_NODES - 1], &raw[SEC_VALUES - 1], p);
-    bool oom = false;
-    for (int i = 0; i < SEC_KNOWN; i++)
+    bool oom = false, big = false;
+    for (int i = 0; i < SEC_KNOWN; i++) {
         oom |= raw[i].oom;
-    rc = oom ? GPUPROF_IO_ERR_NOMEM : assemble(&res, raw, level);
+        big |= raw[i].len > MAX_RAW; /* the reader's limit per section */
+    }
+    rc = oom   ? GPUPROF_IO_ERR_NOMEM
+         : big ? GPUPROF_IO_ERR_INVALID
+               : assemble(&res, raw, level);
     for (int i = 0; i < SEC_KNOWN; i++)
         free(raw[i].p);
     if (rc) {
         free(res.p);
-        snprintf(err, errsize, "out of memory encoding the profile");
+        snprintf(err, errsize,
+                 rc == GPUPROF_IO_ERR_INVALID
+                     ? "profile too large: a section exceeds 4 GiB"
+                     : "out of memory encoding the profile");
         return rc;
     }
     *out = res.p;

@@ -58,19 +58,39 @@ static void sync_dir(const char *dir)
     }
 }
 
+/* 0, or why `path` cannot name a file we write (its buffers are fixed). */
+static int check_path(const char *path, size_t dsize, size_t bsize)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (*base == '\0')
+        return slash ? EISDIR : ENOENT;
+    if (strlen(path) >= dsize || strlen(base) + 40 >= bsize)
+        return ENAMETOOLONG;
+    return 0;
+}
+
+/* Messages name the step, never `path` itself: callers put the file name in
+ * front (io.h). */
 int gpuprof__io_write_atomic(const char *path, const uint8_t *buf, size_t size,
                              char *err, size_t es)
 {
     char dir[4096], base[1024], tmp[4096 + 1100];
+    int e = check_path(path, sizeof(dir), sizeof(base));
+    if (e) {
+        snprintf(err, es, "cannot write: %s", strerror(e));
+        return GPUPROF_IO_ERR_IO;
+    }
     split(path, dir, sizeof(dir), base, sizeof(base));
     snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld.%u", dir, base, (long)getpid(),
              atomic_fetch_add(&tmp_counter, 1));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
-        snprintf(err, es, "cannot create '%s': %s", tmp, strerror(errno));
+        snprintf(err, es, "cannot create a temporary file: %s",
+                 strerror(errno));
         return GPUPROF_IO_ERR_IO;
     }
-    int e = write_all(fd, buf, size);
+    e = write_all(fd, buf, size);
     const char *what = "write";
     if (!e && fsync(fd) != 0)
         e = errno, what = "fsync";
@@ -80,10 +100,36 @@ int gpuprof__io_write_atomic(const char *path, const uint8_t *buf, size_t size,
         e = errno, what = "rename";
     if (e) {
         unlink(tmp);
-        snprintf(err, es, "%s of '%s' failed: %s", what, path, strerror(e));
+        snprintf(err, es, "%s failed: %s", what, strerror(e));
         return GPUPROF_IO_ERR_IO;
     }
     sync_dir(dir);
+    return 0;
+}
+
+/* Reads the whole of fd (a regular file of `size` bytes by fstat) into a new
+ * buffer; 0 or an errno value. A file that shrinks meanwhile gives fewer
+ * bytes, which the decoder reports as truncated. */
+static int slurp(int fd, size_t size, uint8_t **out, size_t *got)
+{
+    uint8_t *buf = malloc(size ? size : 1);
+    if (!buf)
+        return ENOMEM;
+    *got = 0;
+    while (*got < size) {
+        ssize_t n = read(fd, buf + *got, size - *got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            free(buf);
+            return e;
+        }
+        if (n == 0)
+            break;
+        *got += (size_t)n;
+    }
+    *out = buf;
     return 0;
 }
 
@@ -97,26 +143,19 @@ int gpuprof__io_read_file(const char *path, gpuprof__io_profile **out,
         return GPUPROF_IO_ERR_IO;
     }
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        (uint64_t)sb.st_size > SIZE_MAX / 2) {
         snprintf(err, es, "not a regular file");
         close(fd);
         return GPUPROF_IO_ERR_IO;
     }
-    size_t size = (size_t)sb.st_size;
-    uint8_t *buf = malloc(size ? size : 1);
+    uint8_t *buf = NULL;
     size_t got = 0;
-    while (buf && got < size) {
-        ssize_t n = read(fd, buf + got, size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
+    int e = slurp(fd, (size_t)sb.st_size, &buf, &got);
     close(fd);
-    if (!buf) {
-        snprintf(err, es, "out of memory reading %zu bytes", size);
-        return GPUPROF_IO_ERR_NOMEM;
+    if (e) {
+        snprintf(err, es, "cannot read: %s", strerror(e));
+        return e == ENOMEM ? GPUPROF_IO_ERR_NOMEM : GPUPROF_IO_ERR_IO;
     }
     int rc = gpuprof__io_decode(buf, got, out, err, es);
     free(buf);

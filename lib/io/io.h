@@ -24,7 +24,7 @@
 #define GPUPROF_IO_VERSION_MINOR 0   /* readers accept any minor */
 #define GPUPROF_IO_NONE UINT32_MAX   /* "no index": a root's parent */
 #define GPUPROF_IO_SUFFIX ".gpuprof" /* profile file name suffix */
-#define GPUPROF_IO_DEFAULT_LEVEL 3   /* zstd level of the writer */
+#define GPUPROF_IO_DEFAULT_LEVEL 1   /* zstd level of the writer (bench_io) */
 
 /* Node kinds (DESIGN §4). Pinned values: they are stored in files. */
 enum gpuprof__io_node_kind {

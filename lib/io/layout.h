@@ -19,6 +19,10 @@
 #define NODE_SIZE 20u
 #define COUNTER_SIZE 16u
 #define MAX_RAW (UINT64_C(1) << 32) /* 4 GiB per section */
+/* A zstd section may expand at most MAX_RATIO times its stored size plus
+ * RATIO_SLACK: a small file cannot make the reader allocate much. */
+#define MAX_RATIO 1024u
+#define RATIO_SLACK (UINT64_C(1) << 20)
 
 enum sec_type {
     SEC_META = 1,

@@ -42,12 +42,14 @@ static uint8_t *encode(tp_builder *b, int level, size_t *size)
 {
     uint8_t *buf;
     char err[256];
-    int rc = gpuprof__io_encode(tp_profile(b), level, &buf, size, err, sizeof(err));
+    int rc =
+        gpuprof__io_encode(tp_profile(b), level, &buf, size, err, sizeof(err));
     ck_assert_msg(rc == 0, "encode: %s", err);
     return buf;
 }
 
-static void assert_same(const gpuprof__io_profile *a, const gpuprof__io_profile *b)
+static void assert_same(const gpuprof__io_profile *a,
+                        const gpuprof__io_profile *b)
 {
     ck_assert_uint_eq(a->pid, b->pid);
     ck_assert_int_eq(a->rank, b->rank);
@@ -57,13 +59,18 @@ static void assert_same(const gpuprof__io_profile *a, const gpuprof__io_profile 
     ck_assert_uint_eq(a->end_ns, b->end_ns);
     ck_assert_uint_eq(a->start_realtime_ns, b->start_realtime_ns);
     ck_assert_str_eq(gpuprof__io_str(a, a->host), gpuprof__io_str(b, b->host));
-    ck_assert_str_eq(gpuprof__io_str(a, a->cmdline), gpuprof__io_str(b, b->cmdline));
+    ck_assert_str_eq(gpuprof__io_str(a, a->cmdline),
+                     gpuprof__io_str(b, b->cmdline));
     ck_assert_uint_eq(a->strings_size, b->strings_size);
     ck_assert_int_eq(memcmp(a->strings, b->strings, a->strings_size), 0);
     ck_assert_uint_eq(a->metric_count, b->metric_count);
-    ck_assert_int_eq(memcmp(a->metrics, b->metrics, a->metric_count * sizeof(*a->metrics)), 0);
+    ck_assert_int_eq(
+        memcmp(a->metrics, b->metrics, a->metric_count * sizeof(*a->metrics)),
+        0);
     ck_assert_uint_eq(a->thread_count, b->thread_count);
-    ck_assert_int_eq(memcmp(a->threads, b->threads, a->thread_count * sizeof(*a->threads)), 0);
+    ck_assert_int_eq(
+        memcmp(a->threads, b->threads, a->thread_count * sizeof(*a->threads)),
+        0);
     ck_assert_uint_eq(a->node_count, b->node_count);
     for (uint32_t i = 0; i < a->node_count; i++) {
         const gpuprof__io_node *x = &a->nodes[i], *y = &b->nodes[i];
@@ -94,7 +101,9 @@ START_TEST(crc_vectors)
     /* Incremental equals one shot, across the 8-byte stride. */
     const char *s = "The quick brown fox jumps over the lazy dog";
     uint32_t one = gpuprof__io_crc32c(0, s, strlen(s));
-    ck_assert_uint_eq(gpuprof__io_crc32c(gpuprof__io_crc32c(0, s, 13), s + 13, strlen(s) - 13), one);
+    ck_assert_uint_eq(gpuprof__io_crc32c(gpuprof__io_crc32c(0, s, 13), s + 13,
+                                         strlen(s) - 13),
+                      one);
     ck_assert_uint_eq(one, 0x22620404u);
 }
 END_TEST
@@ -130,7 +139,8 @@ static void round_trip(int level)
     uint8_t *buf = encode(b, level, &size);
     gpuprof__io_profile *p;
     char err[256];
-    ck_assert_msg(gpuprof__io_decode(buf, size, &p, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(gpuprof__io_decode(buf, size, &p, err, sizeof(err)) == 0,
+                  "%s", err);
     assert_same(tp_profile(b), p);
     double d;
     memcpy(&d, &p->values[p->nodes[3].first_value + 3].bits, sizeof(d));
@@ -138,7 +148,8 @@ static void round_trip(int level)
     /* Encoding what was read gives the same bytes. */
     uint8_t *again;
     size_t again_size;
-    ck_assert_int_eq(gpuprof__io_encode(p, level, &again, &again_size, err, sizeof(err)), 0);
+    ck_assert_int_eq(
+        gpuprof__io_encode(p, level, &again, &again_size, err, sizeof(err)), 0);
     ck_assert_uint_eq(again_size, size);
     ck_assert_int_eq(memcmp(again, buf, size), 0);
     free(again);
@@ -147,9 +158,40 @@ static void round_trip(int level)
     tp_free(b);
 }
 
-START_TEST(round_trip_raw) { round_trip(0); }
+START_TEST(round_trip_raw)
+{
+    round_trip(0);
+}
 END_TEST
-START_TEST(round_trip_zstd) { round_trip(3); }
+START_TEST(round_trip_zstd)
+{
+    round_trip(3);
+}
+END_TEST
+
+/* A section zstd shrinks more than the reader's ratio limit (a 3 MiB name
+ * of one letter) is stored raw, so the file still reads. */
+START_TEST(round_trip_extreme_ratio)
+{
+    tp_builder *b = sample();
+    size_t n = 3u << 20;
+    char *name = malloc(n + 1);
+    memset(name, 'a', n);
+    name[n] = '\0';
+    tp_thread(b, name, 0);
+    free(name);
+    size_t size;
+    uint8_t *buf = encode(b, 3, &size);
+    ck_assert_uint_gt(size, n);
+    gpuprof__io_profile *p;
+    char err[256];
+    ck_assert_msg(gpuprof__io_decode(buf, size, &p, err, sizeof(err)) == 0,
+                  "%s", err);
+    assert_same(tp_profile(b), p);
+    gpuprof__io_profile_free(p);
+    free(buf);
+    tp_free(b);
+}
 END_TEST
 
 static void expect_invalid(tp_builder *b, const char *what)
@@ -157,8 +199,9 @@ static void expect_invalid(tp_builder *b, const char *what)
     uint8_t *buf = NULL;
     size_t size;
     char err[256] = "";
-    ck_assert_int_eq(gpuprof__io_encode(tp_profile(b), 3, &buf, &size, err, sizeof(err)),
-                     GPUPROF_IO_ERR_INVALID);
+    ck_assert_int_eq(
+        gpuprof__io_encode(tp_profile(b), 3, &buf, &size, err, sizeof(err)),
+        GPUPROF_IO_ERR_INVALID);
     ck_assert_ptr_null(buf);
     ck_assert_msg(strstr(err, what), "message '%s' lacks '%s'", err, what);
 }
@@ -191,14 +234,16 @@ END_TEST
 START_TEST(atomic_file)
 {
     char dir[256], path[512], err[256];
-    snprintf(dir, sizeof(dir), "%s/io.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(dir, sizeof(dir), "%s/io.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/p.gpuprof", dir);
     tp_builder *b = sample();
     ck_assert_int_eq(tp_write(b, path, 3), 0);
     ck_assert_int_eq(tp_write(b, path, 3), 0); /* replaces */
     gpuprof__io_profile *p;
-    ck_assert_msg(gpuprof__io_read_file(path, &p, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(gpuprof__io_read_file(path, &p, err, sizeof(err)) == 0, "%s",
+                  err);
     assert_same(tp_profile(b), p);
     gpuprof__io_profile_free(p);
     /* Only the file itself: no temporaries left behind. */
@@ -207,9 +252,17 @@ START_TEST(atomic_file)
     ck_assert_int_eq(system(cmd), 0);
     snprintf(path, sizeof(path), "%s/missing/p.gpuprof", dir);
     ck_assert_int_eq(tp_write(b, path, 3), GPUPROF_IO_ERR_IO);
-    ck_assert_int_eq(gpuprof__io_read_file(path, &p, err, sizeof(err)), GPUPROF_IO_ERR_IO);
+    ck_assert_int_eq(gpuprof__io_write_atomic(path, (const uint8_t *)"x", 1,
+                                              err, sizeof(err)),
+                     GPUPROF_IO_ERR_IO);
+    ck_assert_msg(strstr(err, "No such file"), "%s", err);
+    ck_assert_int_eq(gpuprof__io_read_file(path, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_IO);
     ck_assert_ptr_nonnull(strstr(err, "No such file"));
-    ck_assert_int_eq(gpuprof__io_read_file(dir, &p, err, sizeof(err)), GPUPROF_IO_ERR_IO);
+    ck_assert_int_eq(gpuprof__io_read_file(dir, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_IO);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
     tp_free(b);
 }
 END_TEST
@@ -246,16 +299,23 @@ static void damage(int level)
     /* One more byte is refused too. */
     uint8_t *longer = calloc(1, size + 1);
     memcpy(longer, buf, size);
-    ck_assert_int_ne(gpuprof__io_decode(longer, size + 1, &p, err, sizeof(err)), 0);
+    ck_assert_int_ne(gpuprof__io_decode(longer, size + 1, &p, err, sizeof(err)),
+                     0);
     ck_assert_ptr_nonnull(strstr(err, "trailing"));
     free(longer);
     free(buf);
     tp_free(b);
 }
 
-START_TEST(damage_raw) { damage(0); }
+START_TEST(damage_raw)
+{
+    damage(0);
+}
 END_TEST
-START_TEST(damage_zstd) { damage(3); }
+START_TEST(damage_zstd)
+{
+    damage(3);
+}
 END_TEST
 
 /* Re-checksums a raw-level file after a test edits its content. */
@@ -288,15 +348,31 @@ START_TEST(valid_checksums_bad_content)
     uint8_t *buf = encode(b, 0, &size);
     char err[256];
     gpuprof__io_profile *p = NULL;
-    struct { uint32_t sec, at; uint8_t value; const char *msg; int rc; } cases[] = {
+    struct {
+        uint32_t sec, at;
+        uint8_t value;
+        const char *msg;
+        int rc;
+    } cases[] = {
         {SEC_NODES, 2 * NODE_SIZE + 0, 7, "parent", GPUPROF_IO_ERR_FORMAT},
         {SEC_NODES, 1 * NODE_SIZE + 4, 9, "kind", GPUPROF_IO_ERR_FORMAT},
         {SEC_NODES, 0 * NODE_SIZE + 4, 1, "root", GPUPROF_IO_ERR_FORMAT},
-        {SEC_NODES, 1 * NODE_SIZE + 6, 200, "NODES/VALUES", GPUPROF_IO_ERR_FORMAT},
+        {SEC_NODES, 1 * NODE_SIZE + 6, 200, "cannot hold",
+         GPUPROF_IO_ERR_FORMAT},
         {SEC_METRICS, 8, 7, "metric", GPUPROF_IO_ERR_FORMAT},
         {SEC_STRINGS, 0, 'x', "string table", GPUPROF_IO_ERR_FORMAT},
         {SEC_THREADS, 16, 1, "thread", GPUPROF_IO_ERR_FORMAT},
-        {SEC_VALUES, 0, 0x7F, "NODES/VALUES", GPUPROF_IO_ERR_FORMAT},
+        {SEC_VALUES, 0, 0x7F, "metric index 127 out of range",
+         GPUPROF_IO_ERR_FORMAT},
+        {SEC_VALUES, 1, 0x80, "section VALUES", GPUPROF_IO_ERR_FORMAT},
+        {SEC_NODES, 1 * NODE_SIZE + 11, 0x40, "name offset",
+         GPUPROF_IO_ERR_FORMAT},
+        {SEC_NODES, 1 * NODE_SIZE + 4, GPUPROF_IO_NODE_FRAME, "module",
+         GPUPROF_IO_ERR_FORMAT},
+        {SEC_THREADS, 20, 0, "thread",
+         GPUPROF_IO_ERR_FORMAT}, /* node_count 0 */
+        {SEC_META, 3, 0x10, "identity", GPUPROF_IO_ERR_FORMAT},
+        {SEC_COUNTERS, 4, 1, "reserved", GPUPROF_IO_ERR_FORMAT},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         uint8_t *copy = malloc(size);
@@ -305,16 +381,168 @@ START_TEST(valid_checksums_bad_content)
         rechecksum(copy);
         int rc = gpuprof__io_decode(copy, size, &p, err, sizeof(err));
         ck_assert_msg(rc == cases[i].rc, "case %zu: rc %d (%s)", i, rc, err);
-        ck_assert_msg(strstr(err, cases[i].msg), "case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+        ck_assert_msg(strstr(err, cases[i].msg), "case %zu: '%s' lacks '%s'", i,
+                      err, cases[i].msg);
         free(copy);
     }
+    /* An overlong varint: the first value (visits 1, bytes 00 01) written
+     * as 00 81 00 -- the same number, two bytes -- is refused. */
+    uint8_t *copy = malloc(size);
+    memcpy(copy, buf, size);
+    uint8_t *v = section(copy, SEC_VALUES);
+    ck_assert_uint_eq(v[0], 0);
+    ck_assert_uint_eq(v[1], 1);
+    v[1] = 0x81, v[2] = 0x00;
+    rechecksum(copy);
+    ck_assert_int_eq(gpuprof__io_decode(copy, size, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_FORMAT);
+    ck_assert_str_eq(err, "section VALUES: value 0: bad value varint");
+    free(copy);
     /* A newer major version is refused as such. */
     put16(buf + 8, GPUPROF_IO_VERSION_MAJOR + 1);
     rechecksum(buf);
-    ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)), GPUPROF_IO_ERR_VERSION);
+    ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_VERSION);
     ck_assert_ptr_nonnull(strstr(err, "version 2.0"));
     free(buf);
     tp_free(b);
+}
+END_TEST
+
+/* A copy of the level-0 file `buf` with one more section (type, bytes)
+ * appended and every checksum redone: what a later minor version writes. */
+static uint8_t *with_section(const uint8_t *buf, size_t size, uint32_t type,
+                             const void *data, uint32_t len, size_t *out_size)
+{
+    uint32_t n = get32(buf + 24);
+    size_t table_end = HDR_SIZE + (size_t)n * ENTRY_SIZE;
+    *out_size = size + ENTRY_SIZE + len;
+    uint8_t *b = calloc(1, *out_size);
+    memcpy(b, buf, table_end);
+    memcpy(b + table_end + ENTRY_SIZE, buf + table_end, size - table_end);
+    memcpy(b + size + ENTRY_SIZE, data, len);
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t *e = b + HDR_SIZE + i * ENTRY_SIZE;
+        put64(e + 8, get64(e + 8) + ENTRY_SIZE);
+    }
+    uint8_t *e = b + table_end;
+    put32(e, type);
+    put64(e + 8, size + ENTRY_SIZE);
+    put64(e + 16, len);
+    put64(e + 24, len);
+    put32(b + 24, n + 1);
+    put64(b + 16, *out_size);
+    rechecksum(b);
+    return b;
+}
+
+START_TEST(version_policy)
+{
+    tp_builder *b = sample();
+    size_t size, big_size;
+    uint8_t *buf = encode(b, 0, &size);
+    char err[256];
+    gpuprof__io_profile *p = NULL;
+    /* A later minor version: accepted, its unknown section skipped. */
+    put16(buf + 10, GPUPROF_IO_VERSION_MINOR + 1);
+    rechecksum(buf);
+    uint8_t *big = with_section(buf, size, 99, "future", 6, &big_size);
+    ck_assert_msg(gpuprof__io_decode(big, big_size, &p, err, sizeof(err)) == 0,
+                  "%s", err);
+    assert_same(tp_profile(b), p);
+    gpuprof__io_profile_free(p);
+    free(big);
+    /* A known section twice is refused. */
+    big = with_section(buf, size, SEC_COUNTERS, "", 0, &big_size);
+    ck_assert_int_eq(gpuprof__io_decode(big, big_size, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(err, "twice"));
+    free(big);
+    /* Without its checksums redone, the added section is damage. */
+    big = with_section(buf, size, 99, "future", 6, &big_size);
+    big[big_size - 1] ^= 1;
+    ck_assert_int_eq(gpuprof__io_decode(big, big_size, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_FORMAT);
+    ck_assert_str_eq(err, "section ?: checksum mismatch");
+    free(big);
+    free(buf);
+    tp_free(b);
+}
+END_TEST
+
+/* A zstd section whose table entry claims another raw size, checksums
+ * redone: the frame's own content size disagrees and wins. */
+START_TEST(zstd_size_disagrees)
+{
+    tp_builder *b = sample();
+    size_t size;
+    uint8_t *buf = encode(b, 3, &size);
+    char err[256];
+    gpuprof__io_profile *p = NULL;
+    int found = 0;
+    for (uint32_t i = 0; i < get32(buf + 24); i++) {
+        uint8_t *e = buf + HDR_SIZE + i * ENTRY_SIZE;
+        if (get32(e + 4) != 1)
+            continue;
+        found = 1;
+        put64(e + 24, get64(e + 24) + NODE_SIZE * 12); /* still a multiple */
+        rechecksum(buf);
+        ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)),
+                         GPUPROF_IO_ERR_FORMAT);
+        ck_assert_msg(strstr(err, "size header disagrees"), "%s", err);
+        put64(e + 24, get64(e + 24) - NODE_SIZE * 12);
+    }
+    ck_assert_msg(found, "level 3 compressed no section");
+    rechecksum(buf);
+    ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)), 0);
+    gpuprof__io_profile_free(p);
+    free(buf);
+    tp_free(b);
+}
+END_TEST
+
+/* A write that fails at its last step (rename over a directory) leaves the
+ * directory as it was: no temporary, the old file intact. */
+START_TEST(atomic_failure)
+{
+    char dir[256], path[512], cmd[700], err[256];
+    snprintf(dir, sizeof(dir), "%s/io.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/sub", dir);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/sub/keep", dir);
+    ck_assert_int_eq(gpuprof__io_write_atomic(path, (const uint8_t *)"old", 3,
+                                              err, sizeof(err)),
+                     0);
+    snprintf(path, sizeof(path), "%s/sub", dir);
+    ck_assert_int_eq(gpuprof__io_write_atomic(path, (const uint8_t *)"new", 3,
+                                              err, sizeof(err)),
+                     GPUPROF_IO_ERR_IO);
+    ck_assert_msg(strstr(err, "rename failed: "), "%s", err);
+    snprintf(
+        cmd, sizeof(cmd),
+        "test \"$(ls -A '%s')\" = sub && test \"$(cat '%s/sub/keep')\" = old",
+        dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    /* Names that cannot be a file. */
+    ck_assert_int_eq(
+        gpuprof__io_write_atomic("", (const uint8_t *)"x", 1, err, sizeof(err)),
+        GPUPROF_IO_ERR_IO);
+    snprintf(path, sizeof(path), "%s/", dir);
+    ck_assert_int_eq(gpuprof__io_write_atomic(path, (const uint8_t *)"x", 1,
+                                              err, sizeof(err)),
+                     GPUPROF_IO_ERR_IO);
+    char *longname = malloc(5000);
+    memset(longname, 'a', 4999);
+    longname[4999] = '\0';
+    ck_assert_int_eq(gpuprof__io_write_atomic(longname, (const uint8_t *)"x", 1,
+                                              err, sizeof(err)),
+                     GPUPROF_IO_ERR_IO);
+    ck_assert_msg(strstr(err, "too long"), "%s", err);
+    free(longname);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -322,12 +550,15 @@ START_TEST(not_a_profile)
 {
     char err[256];
     gpuprof__io_profile *p;
-    const char text[] = "this is not a gpuprof profile, but it is long enough to have a header of 64 bytes";
-    ck_assert_int_eq(gpuprof__io_decode((const uint8_t *)text, sizeof(text), &p, err, sizeof(err)),
+    const char text[] = "this is not a gpuprof profile, but it is long enough "
+                        "to have a header of 64 bytes";
+    ck_assert_int_eq(gpuprof__io_decode((const uint8_t *)text, sizeof(text), &p,
+                                        err, sizeof(err)),
                      GPUPROF_IO_ERR_FORMAT);
     ck_assert_str_eq(err, "not a gpuprof profile (bad magic)");
-    ck_assert_int_eq(gpuprof__io_decode((const uint8_t *)text, 10, &p, err, sizeof(err)),
-                     GPUPROF_IO_ERR_FORMAT);
+    ck_assert_int_eq(
+        gpuprof__io_decode((const uint8_t *)text, 10, &p, err, sizeof(err)),
+        GPUPROF_IO_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(err, "truncated"));
 }
 END_TEST
@@ -339,11 +570,15 @@ int main(void)
         {"strtab", strtab_dedupe, 120},
         {"round_trip_raw", round_trip_raw, 120},
         {"round_trip_zstd", round_trip_zstd, 120},
+        {"round_trip_ratio", round_trip_extreme_ratio, 120},
         {"encode_refuses", encode_refuses_inconsistent, 120},
         {"atomic_file", atomic_file, 120},
         {"damage_raw", damage_raw, 120},
         {"damage_zstd", damage_zstd, 120},
         {"bad_content", valid_checksums_bad_content, 120},
+        {"version_policy", version_policy, 120},
+        {"zstd_size_disagrees", zstd_size_disagrees, 120},
+        {"atomic_failure", atomic_failure, 120},
         {"not_a_profile", not_a_profile, 120},
     };
     return RUN_SUITE("io", cases);

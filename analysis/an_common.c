@@ -10,7 +10,10 @@
 
 static __thread char last_error[1024];
 
-GPUPROF_AN_API const char *gpuprof_an_last_error(void) { return last_error; }
+GPUPROF_AN_API const char *gpuprof_an_last_error(void)
+{
+    return last_error;
+}
 
 gpuprof_status gpuprof__an_fail(gpuprof_status st, const char *fmt, ...)
 {

@@ -14,17 +14,26 @@
 struct gpuprof_an_profile {
     gpuprof__io_profile *io;
     char *path;
-    char *names;        /* display names of non-region nodes, NUL-separated */
-    uint32_t *name_off; /* per absolute node: offset into names, or UINT32_MAX */
+    char *names; /* display names of non-region nodes, NUL-separated */
+    uint32_t
+        *name_off; /* per absolute node: offset into names, or UINT32_MAX */
 };
 
 /* A merged report (an_report.c builds it, an_report_view.c reads it). */
 typedef struct mnode {
     char *name;
-    uint32_t parent, depth, flags, threads, last_thread;
+    uint32_t parent, depth, flags;
+    uint32_t threads, last_thread;    /* contributing threads; the last one */
+    uint32_t processes, last_profile; /* likewise for profiles (processes) */
     uint64_t visits, incl, excl;
-    uint64_t incl_max; /* the largest inclusive time of one thread */
+    uint64_t incl_max;    /* the largest inclusive time of one thread */
+    uint64_t thread_incl; /* last_thread's inclusive time so far */
 } mnode;
+
+typedef struct proc_id { /* who wrote a profile: counted at the end */
+    char *host;
+    uint32_t pid;
+} proc_id;
 
 typedef struct counter {
     char *name;
@@ -34,8 +43,10 @@ typedef struct counter {
 struct gpuprof_an_report {
     mnode *n;
     uint32_t count, cap;
-    uint32_t *slots, mask; /* (parent, name) -> index + 1 */
-    uint32_t profiles, threads;
+    uint32_t *slots, mask; /* (parent, name) -> index + 1; while merging */
+    uint32_t profiles, threads, processes, hosts;
+    proc_id *procs; /* one per profile while merging; freed by ordering */
+    uint32_t procs_cap;
     uint64_t first_rt, last_rt;
     counter *counters;
     uint32_t ncounters;
@@ -51,6 +62,7 @@ void gpuprof__an_fmt_ns(char *buf, size_t size, uint64_t ns);
 /* Looks a metric up by name; UINT32_MAX when absent. */
 uint32_t gpuprof__an_metric(const gpuprof__io_profile *p, const char *name);
 /* The value of metric m at absolute node i, 0 when absent. */
-uint64_t gpuprof__an_value(const gpuprof__io_profile *p, uint32_t i, uint32_t m);
+uint64_t gpuprof__an_value(const gpuprof__io_profile *p, uint32_t i,
+                           uint32_t m);
 
 #endif /* GPUPROF_AN_INTERNAL_H */

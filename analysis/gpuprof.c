@@ -16,10 +16,10 @@
 
 static int usage(FILE *out, int rc)
 {
-    fprintf(out,
-            "usage: gpuprof dump FILE     print one profile as a tree\n"
-            "       gpuprof report DIR    print the region tree of a measurement directory\n"
-            "       gpuprof --version\n");
+    fprintf(out, "usage: gpuprof dump FILE     print one profile as a tree\n"
+                 "       gpuprof report DIR    print the region tree of a "
+                 "measurement directory\n"
+                 "       gpuprof --version\n");
     return rc;
 }
 
@@ -52,7 +52,8 @@ static int report(const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))) {
+    if (argc == 2 &&
+        (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))) {
         printf("gpuprof %s\n", GPUPROF_VERSION_STRING);
         return 0;
     }

@@ -56,7 +56,8 @@ typedef enum gpuprof_an_node_kind {
 #define GPUPROF_AN_NODE_UNBALANCED 0x02u /* closed by a mismatched end */
 #define GPUPROF_AN_THREAD_MAIN 0x01u
 #define GPUPROF_AN_THREAD_EXITED 0x02u
-#define GPUPROF_AN_THREAD_MERGED 0x04u /* exited threads beyond the kept ones */
+#define GPUPROF_AN_THREAD_MERGED 0x04u  /* exited threads beyond the kept ones \
+                                         */
 #define GPUPROF_AN_PROFILE_FINAL 0x01u  /* written by gpuprof_finalize */
 #define GPUPROF_AN_PROFILE_FORKED 0x02u /* the process was a fork child */
 
@@ -78,55 +79,74 @@ GPUPROF_AN_API void gpuprof_an_profile_close(gpuprof_an_profile *p);
 /* Identity of the measured process. Since 0.1. */
 GPUPROF_AN_API const char *gpuprof_an_profile_host(const gpuprof_an_profile *p);
 GPUPROF_AN_API const char *gpuprof_an_profile_exe(const gpuprof_an_profile *p);
-GPUPROF_AN_API const char *gpuprof_an_profile_cmdline(const gpuprof_an_profile *p);
+GPUPROF_AN_API const char *
+gpuprof_an_profile_cmdline(const gpuprof_an_profile *p);
 GPUPROF_AN_API uint32_t gpuprof_an_profile_pid(const gpuprof_an_profile *p);
-GPUPROF_AN_API int32_t gpuprof_an_profile_rank(const gpuprof_an_profile *p); /* -1: unknown */
-GPUPROF_AN_API uint64_t gpuprof_an_profile_generation(const gpuprof_an_profile *p);
+GPUPROF_AN_API int32_t
+gpuprof_an_profile_rank(const gpuprof_an_profile *p); /* -1: unknown */
+GPUPROF_AN_API uint64_t
+gpuprof_an_profile_generation(const gpuprof_an_profile *p);
 GPUPROF_AN_API uint32_t gpuprof_an_profile_flags(const gpuprof_an_profile *p);
 /* Measurement start and the time of writing, CLOCK_MONOTONIC ns of the
  * measured host; the start in CLOCK_REALTIME ns. */
-GPUPROF_AN_API uint64_t gpuprof_an_profile_start_ns(const gpuprof_an_profile *p);
+GPUPROF_AN_API uint64_t
+gpuprof_an_profile_start_ns(const gpuprof_an_profile *p);
 GPUPROF_AN_API uint64_t gpuprof_an_profile_end_ns(const gpuprof_an_profile *p);
-GPUPROF_AN_API uint64_t gpuprof_an_profile_start_realtime_ns(const gpuprof_an_profile *p);
+GPUPROF_AN_API uint64_t
+gpuprof_an_profile_start_realtime_ns(const gpuprof_an_profile *p);
 
 /* Metrics: indices 0 .. count-1. Out-of-range indices give NULL / 0. */
 GPUPROF_AN_API uint32_t gpuprof_an_metric_count(const gpuprof_an_profile *p);
-GPUPROF_AN_API const char *gpuprof_an_metric_name(const gpuprof_an_profile *p, uint32_t m);
-GPUPROF_AN_API const char *gpuprof_an_metric_description(const gpuprof_an_profile *p, uint32_t m);
-GPUPROF_AN_API gpuprof_an_unit gpuprof_an_metric_unit(const gpuprof_an_profile *p, uint32_t m);
+GPUPROF_AN_API const char *gpuprof_an_metric_name(const gpuprof_an_profile *p,
+                                                  uint32_t m);
+GPUPROF_AN_API const char *
+gpuprof_an_metric_description(const gpuprof_an_profile *p, uint32_t m);
+GPUPROF_AN_API gpuprof_an_unit
+gpuprof_an_metric_unit(const gpuprof_an_profile *p, uint32_t m);
 /* The index of the metric named `name` in *m; GPUPROF_E_NOTFOUND. */
-GPUPROF_AN_API gpuprof_status gpuprof_an_metric_find(const gpuprof_an_profile *p,
-                                                     const char *name, uint32_t *m);
+GPUPROF_AN_API gpuprof_status gpuprof_an_metric_find(
+    const gpuprof_an_profile *p, const char *name, uint32_t *m);
 
 /* Threads: indices 0 .. count-1, in order of creation. */
 GPUPROF_AN_API uint32_t gpuprof_an_thread_count(const gpuprof_an_profile *p);
-GPUPROF_AN_API uint64_t gpuprof_an_thread_tid(const gpuprof_an_profile *p, uint32_t t);
-GPUPROF_AN_API const char *gpuprof_an_thread_name(const gpuprof_an_profile *p, uint32_t t);
-GPUPROF_AN_API uint32_t gpuprof_an_thread_flags(const gpuprof_an_profile *p, uint32_t t);
+GPUPROF_AN_API uint64_t gpuprof_an_thread_tid(const gpuprof_an_profile *p,
+                                              uint32_t t);
+GPUPROF_AN_API const char *gpuprof_an_thread_name(const gpuprof_an_profile *p,
+                                                  uint32_t t);
+GPUPROF_AN_API uint32_t gpuprof_an_thread_flags(const gpuprof_an_profile *p,
+                                                uint32_t t);
 /* A thread's CCT: nodes 0 .. count-1; node 0 is the root; a parent always
  * has a smaller index than its children. */
-GPUPROF_AN_API uint32_t gpuprof_an_node_count(const gpuprof_an_profile *p, uint32_t t);
+GPUPROF_AN_API uint32_t gpuprof_an_node_count(const gpuprof_an_profile *p,
+                                              uint32_t t);
 /* The parent of node n (UINT32_MAX for the root). */
-GPUPROF_AN_API uint32_t gpuprof_an_node_parent(const gpuprof_an_profile *p, uint32_t t, uint32_t n);
-GPUPROF_AN_API gpuprof_an_node_kind gpuprof_an_node_kind_of(const gpuprof_an_profile *p, uint32_t t, uint32_t n);
-GPUPROF_AN_API uint32_t gpuprof_an_node_flags(const gpuprof_an_profile *p, uint32_t t, uint32_t n);
+GPUPROF_AN_API uint32_t gpuprof_an_node_parent(const gpuprof_an_profile *p,
+                                               uint32_t t, uint32_t n);
+GPUPROF_AN_API gpuprof_an_node_kind
+gpuprof_an_node_kind_of(const gpuprof_an_profile *p, uint32_t t, uint32_t n);
+GPUPROF_AN_API uint32_t gpuprof_an_node_flags(const gpuprof_an_profile *p,
+                                              uint32_t t, uint32_t n);
 /* A readable name: the region's name, "root", or a description of other
  * kinds of node. Never NULL for a valid node. */
-GPUPROF_AN_API const char *gpuprof_an_node_name(const gpuprof_an_profile *p, uint32_t t, uint32_t n);
+GPUPROF_AN_API const char *gpuprof_an_node_name(const gpuprof_an_profile *p,
+                                                uint32_t t, uint32_t n);
 /* The value of metric m at node n (0 when the node has none). */
-GPUPROF_AN_API uint64_t gpuprof_an_node_value(const gpuprof_an_profile *p, uint32_t t, uint32_t n,
+GPUPROF_AN_API uint64_t gpuprof_an_node_value(const gpuprof_an_profile *p,
+                                              uint32_t t, uint32_t n,
                                               uint32_t m);
 
 /* Counters written with the profile ("regions.unbalanced", ...). */
 GPUPROF_AN_API uint32_t gpuprof_an_counter_count(const gpuprof_an_profile *p);
-GPUPROF_AN_API const char *gpuprof_an_counter_name(const gpuprof_an_profile *p, uint32_t i);
-GPUPROF_AN_API uint64_t gpuprof_an_counter_value(const gpuprof_an_profile *p, uint32_t i);
+GPUPROF_AN_API const char *gpuprof_an_counter_name(const gpuprof_an_profile *p,
+                                                   uint32_t i);
+GPUPROF_AN_API uint64_t gpuprof_an_counter_value(const gpuprof_an_profile *p,
+                                                 uint32_t i);
 
 /* Prints the profile as `gpuprof dump` does: identity, non-zero counters,
  * then each thread's tree indented two spaces per level with its non-zero
  * metrics. `flags` must be 0. GPUPROF_E_IO if writing fails. Since 0.1. */
-GPUPROF_AN_API gpuprof_status gpuprof_an_profile_print(const gpuprof_an_profile *p, FILE *out,
-                                                       uint32_t flags);
+GPUPROF_AN_API gpuprof_status gpuprof_an_profile_print(
+    const gpuprof_an_profile *p, FILE *out, uint32_t flags);
 
 /* ------------------------------------------------------------------------ */
 /* A measurement directory merged into one region tree                      */
@@ -134,48 +154,90 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_profile_print(const gpuprof_an_profile 
 
 typedef struct gpuprof_an_report gpuprof_an_report;
 
-/* Reads every profile (*.gpuprof, names not starting with '.') in `dir`
- * and merges the region trees of all threads of all processes: a region is
- * identified by the path of region names from the top. Visits, inclusive
- * and exclusive times are summed. A damaged file fails the whole call with
- * GPUPROF_E_CORRUPT naming the file (nothing is skipped silently); a
- * directory without profiles gives GPUPROF_E_NOTFOUND; one that cannot be
- * read GPUPROF_E_IO. Since 0.1. */
-GPUPROF_AN_API gpuprof_status gpuprof_an_report_open(const char *dir, gpuprof_an_report **out);
+/* Reads every profile (*.gpuprof, names not starting with '.', which are
+ * the writers' temporaries) in `dir` and merges the region trees of all
+ * threads of all processes: a region is identified by the path of region
+ * names from the top; nodes that are not regions (call paths, GPU
+ * operations) count towards their nearest enclosing region. Visits,
+ * inclusive and exclusive times are summed; node flags are OR-ed. Metrics
+ * are looked up by name ("region.visits", "region.time.incl",
+ * "region.time.excl"). On success *out is a new report the caller
+ * releases with gpuprof_an_report_close. Errors (*out set to NULL): a
+ * damaged file fails the whole call with GPUPROF_E_CORRUPT naming the file
+ * (nothing is skipped silently), GPUPROF_E_VERSION for a format this
+ * library does not read; a directory without profiles gives
+ * GPUPROF_E_NOTFOUND; one that cannot be read GPUPROF_E_IO;
+ * GPUPROF_E_NOMEM; NULL arguments GPUPROF_E_INVALID. Any thread may call
+ * it, also concurrently. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_report_open(const char *dir,
+                                                     gpuprof_an_report **out);
+/* Releases a report and every string it returned; NULL is allowed. Not
+ * concurrently with other calls on the same report. Since 0.1. */
 GPUPROF_AN_API void gpuprof_an_report_close(gpuprof_an_report *r);
 
-GPUPROF_AN_API uint32_t gpuprof_an_report_profile_count(const gpuprof_an_report *r);
-GPUPROF_AN_API uint32_t gpuprof_an_report_thread_count(const gpuprof_an_report *r);
+/* How many profile files were merged, how many threads they hold, and how
+ * many distinct processes (host, pid) and hosts wrote them. A process
+ * writes one file, so processes = profiles unless a directory mixes runs
+ * that reused a pid. Since 0.1. */
+GPUPROF_AN_API uint32_t
+gpuprof_an_report_profile_count(const gpuprof_an_report *r);
+GPUPROF_AN_API uint32_t
+gpuprof_an_report_thread_count(const gpuprof_an_report *r);
+GPUPROF_AN_API uint32_t
+gpuprof_an_report_process_count(const gpuprof_an_report *r);
+GPUPROF_AN_API uint32_t
+gpuprof_an_report_host_count(const gpuprof_an_report *r);
 /* Wall time from the earliest start to the latest write, in ns. */
 GPUPROF_AN_API uint64_t gpuprof_an_report_wall_ns(const gpuprof_an_report *r);
 /* A counter summed over all profiles (0 when no profile has it). */
-GPUPROF_AN_API uint64_t gpuprof_an_report_counter(const gpuprof_an_report *r, const char *name);
+GPUPROF_AN_API uint64_t gpuprof_an_report_counter(const gpuprof_an_report *r,
+                                                  const char *name);
 
-/* The merged tree in depth-first order: node 0 is the root (the whole run);
- * siblings are ordered by inclusive time, largest first, then by name. */
-GPUPROF_AN_API uint32_t gpuprof_an_report_node_count(const gpuprof_an_report *r);
-GPUPROF_AN_API uint32_t gpuprof_an_report_node_parent(const gpuprof_an_report *r, uint32_t n);
-GPUPROF_AN_API uint32_t gpuprof_an_report_node_depth(const gpuprof_an_report *r, uint32_t n);
-GPUPROF_AN_API const char *gpuprof_an_report_node_name(const gpuprof_an_report *r, uint32_t n);
-GPUPROF_AN_API uint64_t gpuprof_an_report_node_visits(const gpuprof_an_report *r, uint32_t n);
-GPUPROF_AN_API uint64_t gpuprof_an_report_node_incl_ns(const gpuprof_an_report *r, uint32_t n);
-GPUPROF_AN_API uint64_t gpuprof_an_report_node_excl_ns(const gpuprof_an_report *r, uint32_t n);
+/* The merged tree in depth-first order: node 0 is the root (the whole run:
+ * its name is "<program>", its inclusive time the sum of the top-level
+ * regions'); siblings are ordered by inclusive time, largest first, then by
+ * name (bytewise), so the order does not depend on the order of files or
+ * threads. Accessors given an index >= the node count return 0, NULL, or
+ * UINT32_MAX for a parent. Visits and times are sums over every thread of
+ * every process. Since 0.1. */
+GPUPROF_AN_API uint32_t
+gpuprof_an_report_node_count(const gpuprof_an_report *r);
+GPUPROF_AN_API uint32_t
+gpuprof_an_report_node_parent(const gpuprof_an_report *r, uint32_t n);
+GPUPROF_AN_API uint32_t gpuprof_an_report_node_depth(const gpuprof_an_report *r,
+                                                     uint32_t n);
+GPUPROF_AN_API const char *
+gpuprof_an_report_node_name(const gpuprof_an_report *r, uint32_t n);
+GPUPROF_AN_API uint64_t
+gpuprof_an_report_node_visits(const gpuprof_an_report *r, uint32_t n);
+GPUPROF_AN_API uint64_t
+gpuprof_an_report_node_incl_ns(const gpuprof_an_report *r, uint32_t n);
+GPUPROF_AN_API uint64_t
+gpuprof_an_report_node_excl_ns(const gpuprof_an_report *r, uint32_t n);
 /* GPUPROF_AN_NODE_* flags of any thread, OR-ed. */
-GPUPROF_AN_API uint32_t gpuprof_an_report_node_flags(const gpuprof_an_report *r, uint32_t n);
+GPUPROF_AN_API uint32_t gpuprof_an_report_node_flags(const gpuprof_an_report *r,
+                                                     uint32_t n);
 /* How many threads (of all processes) entered this region. */
-GPUPROF_AN_API uint32_t gpuprof_an_report_node_threads(const gpuprof_an_report *r, uint32_t n);
-/* The largest inclusive time one thread spent in this region; with the
+GPUPROF_AN_API uint32_t
+gpuprof_an_report_node_threads(const gpuprof_an_report *r, uint32_t n);
+/* How many profiles (processes) have a thread that entered this region.
+ * Since 0.1. */
+GPUPROF_AN_API uint32_t
+gpuprof_an_report_node_processes(const gpuprof_an_report *r, uint32_t n);
+/* The largest inclusive time one thread spent at this path; with the
  * mean (incl / threads) it measures load imbalance. Since 0.1. */
-GPUPROF_AN_API uint64_t gpuprof_an_report_node_incl_max_ns(const gpuprof_an_report *r, uint32_t n);
+GPUPROF_AN_API uint64_t
+gpuprof_an_report_node_incl_max_ns(const gpuprof_an_report *r, uint32_t n);
 /* The node at path "a/b/c" (region names joined by '/') in *n;
  * GPUPROF_E_NOTFOUND. Since 0.1. */
-GPUPROF_AN_API gpuprof_status gpuprof_an_report_find(const gpuprof_an_report *r, const char *path,
+GPUPROF_AN_API gpuprof_status gpuprof_an_report_find(const gpuprof_an_report *r,
+                                                     const char *path,
                                                      uint32_t *n);
 
 /* Prints the report as `gpuprof report` does. `flags` must be 0.
  * Since 0.1. */
-GPUPROF_AN_API gpuprof_status gpuprof_an_report_print(const gpuprof_an_report *r, FILE *out,
-                                                      uint32_t flags);
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_report_print(const gpuprof_an_report *r, FILE *out, uint32_t flags);
 
 #ifdef __cplusplus
 }

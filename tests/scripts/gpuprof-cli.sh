@@ -1,17 +1,75 @@
 #!/usr/bin/env bash
-# The gpuprof command as a user meets it: dump and report of a real run,
-# and for damaged or missing input one line on stderr naming the file and
-# what is wrong, with exit status 1 (2 for bad usage).
+# The gpuprof command as a user meets it: the exact report of a run with
+# known values (two processes, three threads each, written by
+# $B/tests/check_an_report --write-fixtures; the expected table was worked
+# out by hand and lives in that suite), dump and report of a real run, and
+# for damaged or missing input one line on stderr naming the file and what
+# is wrong, with exit status 1 (2 for bad usage).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
 G=$B/bin/gpuprof
+FIX=$B/tests/check_an_report
 fails=0
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-GPUPROF_OUTPUT=$tmp/run "$B/examples/regions" >/dev/null 2>&1 || { fail "example runs"; exit 1; }
+if [ ! -x "$G" ] || [ ! -x "$FIX" ]; then
+  fail "$G and $FIX are built (make analysis tests)"
+  exit 1
+fi
+
+# --- a run with known values ---------------------------------------------
+mkdir -p "$tmp/known"
+if "$FIX" --write-fixtures "$tmp/known" && "$FIX" --expected-report >"$tmp/known.want"; then
+  pass "fixtures written"
+else
+  fail "fixtures written"
+fi
+if "$G" report "$tmp/known" >"$tmp/known.out" 2>"$tmp/known.err" && [ ! -s "$tmp/known.err" ] &&
+   [ "$(head -n 1 "$tmp/known.out")" = "gpuprof report $tmp/known" ] &&
+   tail -n +2 "$tmp/known.out" | diff -u "$tmp/known.want" - >"$tmp/known.diff"; then
+  pass "report of two processes x three threads is exactly the expected table"
+else
+  fail "report of two processes x three threads is exactly the expected table"
+  cat "$tmp/known.err" "$tmp/known.diff" 2>/dev/null
+fi
+# Reading the same files in any directory order gives the same text.
+mkdir -p "$tmp/known2"
+cp "$tmp/known/beta-r1-p200.gpuprof" "$tmp/known2/" && cp "$tmp/known/alpha-r0-p100.gpuprof" "$tmp/known2/"
+if "$G" report "$tmp/known2" | tail -n +2 | cmp -s - "$tmp/known.want"; then
+  pass "report is independent of the directory order"
+else
+  fail "report is independent of the directory order"
+fi
+kfile=$tmp/known/alpha-r0-p100.gpuprof
+if "$G" dump "$kfile" >"$tmp/kdump" 2>&1 &&
+   grep -qx 'host       alpha  pid 100  rank 0' "$tmp/kdump" &&
+   grep -qx '    compute region.visits=10 region.time.incl=5.000 ms region.time.excl=5.000 ms' "$tmp/kdump" &&
+   [ "$(grep -c '^thread ' "$tmp/kdump")" -eq 3 ]; then
+  pass "dump of a known file: identity, three threads, indented tree with times"
+else
+  fail "dump of a known file"; head -n 30 "$tmp/kdump"
+fi
+mkdir -p "$tmp/kbad"
+cp "$tmp/known/beta-r1-p200.gpuprof" "$tmp/kbad/"
+ksize=$(stat -c %s "$kfile")
+head -c $((ksize - 7)) "$kfile" >"$tmp/kbad/alpha-r0-p100.gpuprof"
+"$G" report "$tmp/kbad" >"$tmp/kbad.out" 2>"$tmp/kbad.err"
+rc=$?
+if [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/kbad.err")" -eq 1 ] &&
+   grep -qE "^gpuprof: $tmp/kbad/alpha-r0-p100\.gpuprof: " "$tmp/kbad.err" && [ ! -s "$tmp/kbad.out" ]; then
+  pass "one truncated file fails the report: exit 1, one line naming it"
+else
+  fail "one truncated file fails the report (exit $rc): $(cat "$tmp/kbad.err")"
+fi
+
+# --- a real run ----------------------------------------------------------
+if ! GPUPROF_OUTPUT=$tmp/run "$B/examples/regions" >/dev/null 2>&1; then
+  fail "example $B/examples/regions runs"
+  exit 1
+fi
 file=$(ls "$tmp"/run/*.gpuprof)
 
 expect() { # what rc pattern-on-stderr cmd...

@@ -12,18 +12,18 @@ struct tp_builder {
     gpuprof__io_profile p;
     gpuprof__io_strtab *st;
     uint32_t cur; /* current thread */
-    uint32_t cap_nodes, cap_threads, cap_counters;
+    uint32_t cap_nodes, cap_threads, cap_counters, cap_modules;
     uint64_t cap_values;
     /* values per node are appended in node order, so a node's values must
      * be added before the next node is created (tp_ratio on the last node) */
 };
 
-#define GROW(arr, count, cap)                                                   \
-    do {                                                                        \
-        if ((count) >= (cap)) {                                                 \
-            (cap) = (cap) ? (cap) * 2 : 16;                                     \
-            (arr) = realloc((arr), (size_t)(cap) * sizeof(*(arr)));             \
-        }                                                                       \
+#define GROW(arr, count, cap)                                                  \
+    do {                                                                       \
+        if ((count) >= (cap)) {                                                \
+            (cap) = (cap) ? (cap)*2 : 16;                                      \
+            (arr) = realloc((arr), (size_t)(cap) * sizeof(*(arr)));            \
+        }                                                                      \
     } while (0)
 
 tp_builder *tp_new(const char *host, uint32_t pid, int32_t rank)
@@ -47,7 +47,8 @@ tp_builder *tp_new(const char *host, uint32_t pid, int32_t rank)
         b->p.metrics[i] = (gpuprof__io_metric){
             gpuprof__io_strtab_add(b->st, names[i]),
             gpuprof__io_strtab_add(b->st, "a metric"),
-            i == 3 ? GPUPROF_IO_F64 : GPUPROF_IO_U64, GPUPROF_IO_SUM,
+            i == 3 ? GPUPROF_IO_F64 : GPUPROF_IO_U64,
+            GPUPROF_IO_SUM,
             i == 0 || i == 3 ? GPUPROF_IO_UNIT_COUNT : GPUPROF_IO_UNIT_NS,
             GPUPROF_IO_KIND_REGION};
     b->p.metric_count = 4;
@@ -81,10 +82,14 @@ uint32_t tp_thread(tp_builder *b, const char *name, uint32_t flags)
 {
     GROW(b->p.threads, b->p.thread_count, b->cap_threads);
     b->cur = b->p.thread_count++;
-    b->p.threads[b->cur] = (gpuprof__io_thread){
-        .tid = 100 + b->cur, .name = gpuprof__io_strtab_add(b->st, name),
-        .flags = flags, .first_node = b->p.node_count, .node_count = 0,
-        .start_ns = 2000, .end_ns = 3000};
+    b->p.threads[b->cur] =
+        (gpuprof__io_thread){.tid = 100 + b->cur,
+                             .name = gpuprof__io_strtab_add(b->st, name),
+                             .flags = flags,
+                             .first_node = b->p.node_count,
+                             .node_count = 0,
+                             .start_ns = 2000,
+                             .end_ns = 3000};
     add_node(b, GPUPROF_IO_NONE, GPUPROF_IO_NODE_ROOT, 0);
     return b->cur;
 }
@@ -98,6 +103,48 @@ uint32_t tp_region(tp_builder *b, uint32_t parent, const char *name,
     add_value(b, TP_INCL, incl);
     add_value(b, TP_EXCL, excl);
     return n;
+}
+
+uint32_t tp_module(tp_builder *b, const char *path)
+{
+    GROW(b->p.modules, b->p.module_count, b->cap_modules);
+    b->p.modules[b->p.module_count] =
+        (gpuprof__io_module){.path = gpuprof__io_strtab_add(b->st, path),
+                             .base = 0x400000,
+                             .size = 0x10000};
+    return b->p.module_count++;
+}
+
+static uint32_t add_keyed(tp_builder *b, uint32_t parent, uint8_t kind,
+                          uint32_t key_a, uint64_t key_b)
+{
+    uint32_t n = add_node(b, parent, kind, key_a);
+    b->p.nodes[b->p.node_count - 1].key_b = key_b;
+    return n;
+}
+
+uint32_t tp_frame(tp_builder *b, uint32_t parent, uint32_t module,
+                  uint64_t offset)
+{
+    return add_keyed(b, parent, GPUPROF_IO_NODE_FRAME, module, offset);
+}
+
+uint32_t tp_kernel(tp_builder *b, uint32_t parent, const char *name,
+                   uint32_t binary)
+{
+    return add_keyed(b, parent, GPUPROF_IO_NODE_KERNEL,
+                     gpuprof__io_strtab_add(b->st, name), binary);
+}
+
+uint32_t tp_gpu_op(tp_builder *b, uint32_t parent, uint32_t op_kind)
+{
+    return add_keyed(b, parent, GPUPROF_IO_NODE_GPU_OP, op_kind, 0);
+}
+
+uint32_t tp_gpu_instr(tp_builder *b, uint32_t parent, uint32_t binary,
+                      uint64_t offset)
+{
+    return add_keyed(b, parent, GPUPROF_IO_NODE_GPU_INSTR, binary, offset);
 }
 
 void tp_flags(tp_builder *b, uint32_t node, uint8_t flags)
@@ -118,6 +165,18 @@ void tp_counter(tp_builder *b, const char *name, uint64_t value)
     GROW(b->p.counters, b->p.counter_count, b->cap_counters);
     b->p.counters[b->p.counter_count++] =
         (gpuprof__io_counter){gpuprof__io_strtab_add(b->st, name), value};
+}
+
+void tp_reverse_metrics(tp_builder *b)
+{
+    uint32_t n = b->p.metric_count;
+    for (uint32_t i = 0; i < n / 2; i++) {
+        gpuprof__io_metric m = b->p.metrics[i];
+        b->p.metrics[i] = b->p.metrics[n - 1 - i];
+        b->p.metrics[n - 1 - i] = m;
+    }
+    for (uint64_t v = 0; v < b->p.value_count; v++)
+        b->p.values[v].metric = n - 1 - b->p.values[v].metric;
 }
 
 void tp_times(tp_builder *b, uint64_t start_ns, uint64_t end_ns,
@@ -143,8 +202,8 @@ int tp_write(tp_builder *b, const char *path, int level)
     uint8_t *buf;
     size_t size;
     char err[256];
-    int rc = gpuprof__io_encode(tp_profile(b), level, &buf, &size, err,
-                                sizeof(err));
+    int rc =
+        gpuprof__io_encode(tp_profile(b), level, &buf, &size, err, sizeof(err));
     if (rc)
         return rc;
     rc = gpuprof__io_write_atomic(path, buf, size, err, sizeof(err));
@@ -159,6 +218,7 @@ void tp_free(tp_builder *b)
     free(b->p.nodes);
     free(b->p.values);
     free(b->p.counters);
+    free(b->p.modules);
     gpuprof__io_strtab_free(b->st);
     free(b);
 }

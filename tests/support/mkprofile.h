@@ -25,10 +25,24 @@ uint32_t tp_thread(tp_builder *b, const char *name, uint32_t flags);
  * root) and returns its relative index. Zero values are not stored. */
 uint32_t tp_region(tp_builder *b, uint32_t parent, const char *name,
                    uint64_t visits, uint64_t incl, uint64_t excl);
+/* Nodes that are not regions, beneath `parent` of the current thread; they
+ * carry no values. A module (load module or GPU binary) is added once with
+ * tp_module and referred to by the index it returns. */
+uint32_t tp_module(tp_builder *b, const char *path);
+uint32_t tp_frame(tp_builder *b, uint32_t parent, uint32_t module,
+                  uint64_t offset);
+uint32_t tp_kernel(tp_builder *b, uint32_t parent, const char *name,
+                   uint32_t binary);
+uint32_t tp_gpu_op(tp_builder *b, uint32_t parent, uint32_t op_kind);
+uint32_t tp_gpu_instr(tp_builder *b, uint32_t parent, uint32_t binary,
+                      uint64_t offset);
 void tp_flags(tp_builder *b, uint32_t node, uint8_t flags);
 /* Adds an f64 metric value to a node (for round trips). */
 void tp_ratio(tp_builder *b, uint32_t node, double v);
 void tp_counter(tp_builder *b, const char *name, uint64_t value);
+/* Reverses the order of the metric table (values follow), so readers are
+ * seen to find metrics by name; TP_* indices no longer hold afterwards. */
+void tp_reverse_metrics(tp_builder *b);
 void tp_times(tp_builder *b, uint64_t start_ns, uint64_t end_ns,
               uint64_t realtime_ns, uint64_t generation, uint32_t flags);
 /* The profile (owned by the builder; valid until tp_free). */

@@ -31,6 +31,7 @@ static inline int run_suite(const char *name, const test_case *cases, size_t n)
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
-#define RUN_SUITE(name, cases) run_suite((name), (cases), sizeof(cases) / sizeof((cases)[0]))
+#define RUN_SUITE(name, cases)                                                 \
+    run_suite((name), (cases), sizeof(cases) / sizeof((cases)[0]))
 
 #endif

@@ -123,6 +123,9 @@ static gpuprof_status strings(gp_config *c, const gpuprof_options *o)
         snprintf(c->output_dir, sizeof(c->output_dir), "%s", s);
     else
         default_dir(c->output_dir, sizeof(c->output_dir));
+    if (o->backends && !*o->backends)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                             "backend list is empty (use \"none\")");
     s = o->backends ? o->backends : env(o, "GPUPROF_BACKENDS");
     if (s && strlen(s) >= sizeof(c->backends))
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
@@ -135,7 +138,8 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
 {
     gpuprof_options o = GPUPROF_OPTIONS_INIT;
     if (in) {
-        if (in->size < offsetof(gpuprof_options, output_dir) ||
+        /* 0.1 is the first version: every field up to `signals` is in it. */
+        if (in->size < offsetof(gpuprof_options, signals) + sizeof(in->signals) ||
             in->size > (1u << 16))
             return gpuprof__fail(GPUPROF_E_VERSION, GPUPROF_LOG_ERROR,
                                  "gpuprof_options.size %zu not understood "
@@ -153,8 +157,17 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
     if ((st = pick_int(&o, o.trace, "GPUPROF_TRACE", 0, 1, &v)))
         return st;
     c->trace = v;
+    if (o.trace_threads == 0)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                             "option for GPUPROF_TRACE_THREADS out of range: 0 "
+                             "(1..64)");
     if ((st = pick_int(&o, o.trace_threads, "GPUPROF_TRACE_THREADS", 1, 64, &v)))
         return st;
+    if (v == 0) {
+        gpuprof__log(GPUPROF_LOG_ERROR, "ignoring GPUPROF_TRACE_THREADS=0 "
+                     "(1..64)");
+        v = 1;
+    }
     c->trace_threads = (int)v;
     if ((st = pick_int(&o, o.flush_period_ms, "GPUPROF_FLUSH_PERIOD_MS", 0,
                        INT64_C(1) << 40, &v)))
@@ -172,6 +185,10 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
     if (c->log_level > GPUPROF_LOG_DEBUG || c->log_level < -1)
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
                              "log level %d out of range", c->log_level);
+    if (o.rank < GPUPROF_UNSET)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                             "rank %d out of range (>= 0, or GPUPROF_UNSET)",
+                             (int)o.rank);
     c->rank = o.rank != GPUPROF_UNSET ? o.rank : rank_from_env(&o);
     c->clock = clock_from(&o);
     if (c->clock < 0 || c->clock > GP_CLOCK_TSC)

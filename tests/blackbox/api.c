@@ -20,6 +20,8 @@
 
 #include <gpuprof.h>
 
+#include "bb.h"
+
 static char outdir[512];
 
 static gpuprof_status init_in_tmp(const char *backends)
@@ -32,13 +34,6 @@ static gpuprof_status init_in_tmp(const char *backends)
     o.output_dir = outdir;
     o.backends = backends;
     return gpuprof_init(&o);
-}
-
-static uint64_t stat_of(const char *name)
-{
-    uint64_t v = 12345;
-    ck_assert_int_eq(gpuprof_stat_get(name, &v), GPUPROF_OK);
-    return v;
 }
 
 /* Files in outdir matching a pattern; hidden (temporary) files counted

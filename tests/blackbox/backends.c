@@ -26,6 +26,8 @@
 
 #include <gpuprof.h>
 
+#include "bb.h"
+
 /* ------------------------------------------------------------ helpers -- */
 
 static char outdir[1024];
@@ -54,13 +56,6 @@ static gpuprof_status init_with(const char *backends)
 {
     gpuprof_options o = opts_with(backends);
     return gpuprof_init(&o);
-}
-
-static uint64_t stat_of(const char *name)
-{
-    uint64_t v = 0xdeadbeefu;
-    ck_assert_msg(gpuprof_stat_get(name, &v) == GPUPROF_OK, "stat %s", name);
-    return v;
 }
 
 static void sleep_us(long us)

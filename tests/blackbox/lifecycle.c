@@ -30,6 +30,8 @@
 
 #include <gpuprof.h>
 
+#include "bb.h"
+
 /* ------------------------------------------------------------ helpers -- */
 
 static char outdir[1024];
@@ -67,36 +69,6 @@ static gpuprof_options quiet_opts(void)
     return o;
 }
 
-static uint64_t stat_of(const char *name)
-{
-    uint64_t v = 0xdeadbeefu;
-    ck_assert_msg(gpuprof_stat_get(name, &v) == GPUPROF_OK, "stat %s", name);
-    return v;
-}
-
-/* Entries of `dir` matching `pattern`; names starting with '.' (temporary
- * files) are counted in *hidden instead. -1 if the directory is missing. */
-static int count_in(const char *dir, const char *pattern, int *hidden)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0, h = 0;
-    if (!d)
-        return -1;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (e->d_name[0] == '.')
-            h++;
-        else if (fnmatch(pattern, e->d_name, 0) == 0)
-            n++;
-    }
-    closedir(d);
-    if (hidden)
-        *hidden = h;
-    return n;
-}
-
 static int count_all(const char *dir)
 {
     return count_in(dir, "*", NULL);
@@ -120,15 +92,6 @@ static int is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 /* Waits at most `seconds` for a child; kills it (SIGKILL) past that. */

@@ -23,6 +23,8 @@
 
 #include <gpuprof.h>
 
+#include "bb.h"
+
 /* ------------------------------------------------------------ helpers -- */
 
 static char outdir[1024];
@@ -43,43 +45,6 @@ static void init_quiet(void)
 {
     gpuprof_options o = quiet_opts();
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
-}
-
-static uint64_t stat_of(const char *name)
-{
-    uint64_t v = 0xdeadbeefu;
-    ck_assert_msg(gpuprof_stat_get(name, &v) == GPUPROF_OK, "stat %s", name);
-    return v;
-}
-
-static int count_in(const char *dir, const char *pattern, int *hidden)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0, h = 0;
-    if (!d)
-        return -1;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (e->d_name[0] == '.')
-            h++;
-        else if (fnmatch(pattern, e->d_name, 0) == 0)
-            n++;
-    }
-    closedir(d);
-    if (hidden)
-        *hidden = h;
-    return n;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 #define ASSERT_STAT(name, value)                                               \

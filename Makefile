@@ -60,7 +60,7 @@ AN_LIBS := -lzstd -lpthread -lm
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all lib analysis examples check demo bench install uninstall clean \
-        format deps-check deps-demo deps-bench tests stress sanitize
+        format deps-check deps-demo deps-bench tests stress sanitize sim-demo
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -128,6 +128,17 @@ demo: deps-demo
 	$(Q)GPUPROF_OUTPUT=$(DEMO_DIR)/measurements $(B)/examples/regions
 	@echo "== gpuprof report $(DEMO_DIR)/measurements =="
 	$(Q)$(GPUPROF_BIN) report $(DEMO_DIR)/measurements
+
+# The asynchronous pipeline on the simulated GPU: regions -> call paths ->
+# GPU operation placeholders -> kernels.
+sim-demo: deps-demo
+	$(Q)$(MAKE) --no-print-directory all $(B)/tests/sim_demo
+	$(Q)rm -rf $(DEMO_DIR)/sim && mkdir -p $(DEMO_DIR)/sim
+	@echo "== running tests/sim/sim_demo (2 host threads, simulated GPU) =="
+	$(Q)GPUPROF_OUTPUT=$(DEMO_DIR)/sim/measurements GPUPROF_BACKENDS=sim \
+	  $(B)/tests/sim_demo
+	@echo "== gpuprof report $(DEMO_DIR)/sim/measurements =="
+	$(Q)$(GPUPROF_BIN) report $(DEMO_DIR)/sim/measurements
 
 # ---------------------------------------------------------------- tests ----
 include tests/tests.mk

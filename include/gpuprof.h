@@ -148,13 +148,18 @@ typedef struct gpuprof_options {
                                SIGINT, if the program left their default
                                action, write the final profile, then die of
                                the signal as before; 0 = never touch them */
+    int64_t channel_items;  /* GPUPROF_CHANNEL_ITEMS: records one channel of
+                               the GPU pipeline may hold while its consumer
+                               lags (default 1048576, at least 16); beyond
+                               it records are dropped and counted in
+                               "records.dropped" -- the program never waits */
 } gpuprof_options;
 
 #define GPUPROF_OPTIONS_INIT                                                    \
     {                                                                           \
         sizeof(gpuprof_options), 0u, NULL, NULL, GPUPROF_UNSET, GPUPROF_UNSET, \
             GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET,       \
-            GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET                        \
+            GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET         \
     }
 
 /* Starts measurement of this process. `opts` may be NULL ("everything from
@@ -320,6 +325,90 @@ GPUPROF_API gpuprof_status gpuprof_backend_register(
 GPUPROF_API gpuprof_status gpuprof_backend_status(const char *name,
                                                   char *reason,
                                                   size_t reason_size);
+
+/* ------------------------------------------------------------------------ */
+/* GPU operations: what a backend reports (the backend service API)         */
+/* ------------------------------------------------------------------------ */
+
+/* Kinds of GPU operation (pinned values; stored in profiles as the kind of a
+ * placeholder node). */
+typedef enum gpuprof_op_kind {
+    GPUPROF_OP_KERNEL = 1,     /* a kernel launch (or a graph of kernels) */
+    GPUPROF_OP_COPY_H2D = 2,   /* host to device copy */
+    GPUPROF_OP_COPY_D2H = 3,   /* device to host copy */
+    GPUPROF_OP_COPY_D2D = 4,   /* device to device copy, same or peer */
+    GPUPROF_OP_COPY_OTHER = 5, /* host to host, unknown direction */
+    GPUPROF_OP_MEMSET = 6,     /* memset / fill */
+    GPUPROF_OP_ALLOC = 7,      /* device memory allocation */
+    GPUPROF_OP_FREE = 8,       /* device memory release */
+    GPUPROF_OP_SYNC = 9,       /* the host waits for the device */
+    GPUPROF_OP_MAP = 10,       /* map / unmap of device memory */
+    GPUPROF_OP_BUILD = 11,     /* program build, compile or link (JIT) */
+    GPUPROF_OP_OTHER = 12,     /* marker, barrier, anything else */
+    GPUPROF_OP_KIND_COUNT = 13
+} gpuprof_op_kind;
+
+/* Called by a backend's hook on the application thread that makes a GPU API
+ * call, before the operation is handed to the runtime. Records the calling
+ * thread's CPU call path (frames inside libgpuprof and the innermost
+ * `skip_frames` frames beyond them are dropped: a runtime's own wrappers)
+ * beneath its innermost open region, and beneath that a placeholder node of
+ * `kind`; returns the correlation id to tag the operation with. The id is
+ * never 0; 0 means nothing was recorded (not measuring, out of memory, or the
+ * operation record was dropped: counted in "records.dropped"), and the
+ * backend then reports no activity for it. While an operation is open on the
+ * calling thread (a runtime API calling its driver API), a nested begin
+ * records nothing and returns the open operation's id: one call path per user
+ * call. Every begin that returned an id is closed by gpuprof_op_end with that
+ * id. Wait-free except the first time a thread uses it (its channels) and
+ * when a call path is new (tree growth). Since 0.1. */
+GPUPROF_API uint64_t gpuprof_op_begin(gpuprof_op_kind kind,
+                                      unsigned skip_frames);
+
+/* Closes the operation opened by gpuprof_op_begin on this thread.
+ * GPUPROF_E_INVALID when `correlation` is not the open one (nothing
+ * changes), GPUPROF_OK otherwise (also for 0). Calling thread only.
+ * Since 0.1. */
+GPUPROF_API gpuprof_status gpuprof_op_end(uint64_t correlation);
+
+/* Activity flags (gpuprof_activity.flags); pinned bit values. */
+#define GPUPROF_ACTIVITY_MORE 0x1u /* further activities will carry the same
+                                      correlation (the kernels of a graph
+                                      launch); the last one comes without */
+
+/* What the device did for one operation. Times are CLOCK_MONOTONIC
+ * nanoseconds of this host (the process clock); a backend converts device
+ * timestamps before submitting. */
+typedef struct gpuprof_activity {
+    size_t size;          /* sizeof(gpuprof_activity) */
+    uint64_t correlation; /* from gpuprof_op_begin */
+    uint32_t kind;        /* gpuprof_op_kind of what ran (a graph launch's
+                             copies are copies) */
+    uint32_t flags;       /* GPUPROF_ACTIVITY_* */
+    uint32_t device;      /* device index, backend-defined */
+    uint32_t stream;      /* stream or queue index on that device */
+    uint64_t start_ns;    /* when it started on the device */
+    uint64_t end_ns;      /* when it finished (>= start_ns) */
+    uint64_t bytes;       /* copies, memsets, allocations; 0 otherwise */
+    const char *name;     /* kernel name (copied), NULL for other kinds */
+} gpuprof_activity;
+
+#define GPUPROF_ACTIVITY_INIT                                                   \
+    {                                                                           \
+        sizeof(gpuprof_activity), 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, NULL         \
+    }
+
+/* Hands one activity to the library, from any thread (a runtime's callback
+ * thread, a completion thread, an application thread inside a wait). Each
+ * calling thread gets its own channel to the monitor thread on its first
+ * call; after that the call is wait-free and never blocks. The monitor
+ * attributes the activity to the placeholder of its correlation, in the
+ * profile of the thread that began the operation, even if that thread has
+ * exited. GPUPROF_E_LIMIT when the channel is at its bound (the activity is
+ * dropped and counted in "records.dropped"), GPUPROF_E_INVALID for a bad
+ * struct, GPUPROF_E_STATE when no asynchronous measurement is running.
+ * An unknown correlation is counted in "records.unattributed". Since 0.1. */
+GPUPROF_API gpuprof_status gpuprof_activity_submit(const gpuprof_activity *a);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,7 @@ define unit_link
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
-	  $(1) $(TEST_HELPER_OBJS) $(LDFLAGS) $(TEST_LIBS)
+	  $(1) $(TEST_HELPER_OBJS) -rdynamic $(LDFLAGS) $(TEST_LIBS)
 endef
 $(B)/tests/check_io%: tests/unit/check_io%.c $(IO_OBJS) $(TEST_HELPER_OBJS)
 	$(call unit_link,$(IO_OBJS))
@@ -65,7 +65,15 @@ $(B)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c $(IO_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) -DGPUPROF_FUZZ_REPLAY $(CFLAGS) -o $@ $< $(IO_OBJS) \
 	  $(LDFLAGS) -lzstd -lpthread
 
-tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS)
+# The simulated-GPU demo program (white-box: the sim backend's test API).
+SIM_DEMO := $(B)/tests/sim_demo
+$(SIM_DEMO): tests/sim/sim_demo.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
+	  -lzstd -lunwind -ldl -lpthread
+
+tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

@@ -25,6 +25,10 @@
 #define gp_exchange_acq_rel(p, v)                                               \
     atomic_exchange_explicit((p), (v), memory_order_acq_rel)
 
+/* A full fence: the store-then-load handshakes (thread exit against the
+ * monitor, gpu.c) need a store and a later load ordered both ways. */
+#define gp_fence_seq_cst() atomic_thread_fence(memory_order_seq_cst)
+
 /* Single-writer add: only the owning thread may call it on `p`. */
 static inline void gp_owner_add(_Atomic uint64_t *p, uint64_t v)
 {

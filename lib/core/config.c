@@ -180,6 +180,23 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
     if ((st = pick_int(&o, o.signals, "GPUPROF_SIGNALS", 1, 1, &v)))
         return st;
     c->signals = v;
+    int64_t items = in && in->size >= offsetof(gpuprof_options, channel_items) +
+                                          sizeof(in->channel_items)
+                        ? o.channel_items
+                        : GPUPROF_UNSET;
+    if ((st = pick_int(&o, items, "GPUPROF_CHANNEL_ITEMS", 1 << 20,
+                       INT64_C(1) << 32, &v)))
+        return st;
+    if (v < 16) {
+        if (items != GPUPROF_UNSET)
+            return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
+                                 "option for GPUPROF_CHANNEL_ITEMS out of "
+                                 "range: %lld (16..2^32)", (long long)v);
+        gpuprof__log(GPUPROF_LOG_ERROR, "GPUPROF_CHANNEL_ITEMS=%lld raised to "
+                     "16", (long long)v);
+        v = 16;
+    }
+    c->channel_items = v;
     c->log_level = o.log_level != GPUPROF_UNSET ? o.log_level
                    : gpuprof__log_parse_level(env(&o, "GPUPROF_LOG"));
     if (c->log_level > GPUPROF_LOG_DEBUG || c->log_level < -1)

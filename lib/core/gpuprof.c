@@ -19,7 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/gpu.h"
 #include "core/internal.h"
+#include "core/trace.h"
+#include "io/io.h"
 
 gp_global gpuprof__g = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -72,6 +75,9 @@ static void fork_prepare(void)
     pthread_mutex_lock(&init_lock);
     gpuprof__backends_atfork_prepare();
     pthread_mutex_lock(&G.flush_lock);
+    gpuprof__monitor_atfork_prepare();
+    gpuprof__gpu_atfork_prepare();
+    gpuprof__trace_atfork_prepare();
     pthread_mutex_lock(&G.lock);
     gpuprof__intern_atfork_prepare();
 }
@@ -80,6 +86,9 @@ static void fork_parent(void)
 {
     gpuprof__intern_atfork_parent();
     pthread_mutex_unlock(&G.lock);
+    gpuprof__trace_atfork_parent();
+    gpuprof__gpu_atfork_parent();
+    gpuprof__monitor_atfork_parent();
     pthread_mutex_unlock(&G.flush_lock);
     gpuprof__backends_atfork_parent();
     pthread_mutex_unlock(&init_lock);
@@ -92,6 +101,9 @@ static void fork_child(void)
     gpuprof__stats_reset();
     gpuprof__thread_atfork_child(now);
     G.forked = true;
+    gpuprof__trace_atfork_child();
+    gpuprof__gpu_atfork_child(gpuprof__tls_self);
+    gpuprof__monitor_atfork_child();
     G.final_written = false;
     G.generation = 0;
     G.start_ticks = now;
@@ -150,6 +162,19 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     pthread_mutex_unlock(&G.lock);
     gpuprof__thread_startup();
     pthread_once(&once, register_once);
+    if (cfg.trace) {
+        char tpath[sizeof(G.path)];
+        pthread_mutex_lock(&G.lock);
+        memcpy(tpath, G.path, sizeof(tpath));
+        pthread_mutex_unlock(&G.lock);
+        size_t n = strlen(tpath), sl = strlen(GPUPROF_IO_SUFFIX);
+        if (n > sl && n - sl + sizeof(GP_TRACE_SUFFIX) <= sizeof(tpath)) {
+            memcpy(tpath + n - sl, GP_TRACE_SUFFIX, sizeof(GP_TRACE_SUFFIX));
+            gpuprof__trace_start(tpath, cfg.trace_threads,
+                                 (uint64_t)cfg.channel_items);
+        }
+    }
+    gpuprof__gpu_startup();
     gp_store_release(&G.mode, cfg.start_paused ? GP_MODE_PAUSED
                                                : GP_MODE_MEASURING);
     gpuprof__backends_init();
@@ -216,7 +241,13 @@ static gpuprof_status finalize_locked(int mode)
         gpuprof__backends_call(GP_BE_STOP);
     gpuprof__backends_call(GP_BE_FLUSH);
     gpuprof__backends_call(GP_BE_FINI);
-    return gpuprof__write_profile(true);
+    /* What was submitted until now is in the final profile; later
+     * submissions (a runtime thread still running) are refused. */
+    gpuprof__gpu_stop_accepting();
+    gpuprof_status st = gpuprof__write_profile(true);
+    gpuprof__monitor_stop();
+    gpuprof__trace_stop();
+    return st;
 }
 
 GPUPROF_API gpuprof_status gpuprof_finalize(void)

@@ -49,6 +49,7 @@ typedef struct gp_config {
     int clock;
     int64_t keep_threads; /* exited threads kept apart; later ones merged */
     bool signals;         /* final profile on SIGTERM/SIGINT */
+    int64_t channel_items; /* records a channel holds before it drops */
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);
@@ -118,6 +119,8 @@ enum gp_stat {
     GP_STAT_BACKENDS_ACTIVE,
     GP_STAT_CCT_NODES, /* per thread, summed */
     GP_STAT_MEMORY_BYTES, /* per thread, summed */
+    GP_STAT_GPU_OPS,        /* per thread, summed */
+    GP_STAT_GPU_ACTIVITIES, /* attributed by the monitor */
     GP_STAT_COUNT
 };
 void gpuprof__stat_add(enum gp_stat s, uint64_t v);
@@ -143,6 +146,8 @@ typedef struct gp_thread {
     _Atomic uint32_t depth;   /* open frames in stack[] */
     uint32_t overflow;        /* begins beyond GP_MAX_DEPTH not recorded */
     _Atomic uint64_t entered; /* region begins */
+    struct gp_gpu *_Atomic gpu; /* GPU state, from the first operation */
+    struct gp_trace_thread *trace; /* region trace producer (tracing on) */
     gp_frame stack[GP_MAX_DEPTH];
 
     /* Cold. */
@@ -184,6 +189,8 @@ typedef struct gp_metric_def {
 
 /* Metric ids of the built-in region kind (block layout of GP_KIND_REGION). */
 enum { GP_M_REGION_VISITS = 0, GP_M_REGION_INCL = 1, GP_M_REGION_EXCL = 2 };
+/* Metric ids of the GPU kind (block layout of GPUPROF_IO_KIND_GPU). */
+enum { GP_M_GPU_COUNT = 3, GP_M_GPU_TIME = 4, GP_M_GPU_BYTES = 5 };
 
 uint32_t gpuprof__metric_count(void);
 const gp_metric_def *gpuprof__metric(uint32_t id);

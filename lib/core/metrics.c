@@ -25,6 +25,16 @@ static const gp_metric_def metrics[] = {
                           "time inside the region, outside its child regions",
                           GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
                           GPUPROF_IO_KIND_REGION, true},
+    [GP_M_GPU_COUNT] = {"gpu.count",
+                        "GPU operations that completed (kernels: launches)",
+                        GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_COUNT,
+                        GPUPROF_IO_KIND_GPU, false},
+    [GP_M_GPU_TIME] = {"gpu.time", "time the operations ran on the device",
+                       GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
+                       GPUPROF_IO_KIND_GPU, false},
+    [GP_M_GPU_BYTES] = {"gpu.bytes", "bytes copied, set or allocated",
+                        GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_BYTES,
+                        GPUPROF_IO_KIND_GPU, false},
 };
 
 #define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))

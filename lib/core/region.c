@@ -12,7 +12,9 @@
  */
 #include <string.h>
 
+#include "core/gpu.h"
 #include "core/internal.h"
+#include "core/trace.h"
 #include "io/io.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -65,6 +67,9 @@ static inline void push(gp_thread *t, uint32_t d, uint32_t node,
     gp_owner_add(&t->entered, 1);
     gp_store_relaxed(&f->start, gp_ticks());
     gp_store_release(&t->depth, d + 1);
+    gp_gpu *g = gp_load_relaxed(&t->gpu);
+    if (unlikely(g != NULL))
+        gpuprof__gpu_poll(g); /* apply what the monitor forwarded */
 }
 
 void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
@@ -87,8 +92,14 @@ void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
                                      gp_load_relaxed(&f->node));
             atomic_fetch_or_explicit(&n->flags, flags, memory_order_relaxed);
         }
+        if (unlikely(t->trace != NULL))
+            gpuprof__trace_region(t->trace, start, now,
+                                  gp_load_relaxed(&f->node));
         gp_store_release(&t->depth, d);
     }
+    gp_gpu *g = gp_load_relaxed(&t->gpu);
+    if (unlikely(g != NULL))
+        gpuprof__gpu_poll(g);
 }
 
 /* The calling thread, its depth and the node of its innermost open region

@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/gpu.h"
 #include "core/internal.h"
+#include "core/trace.h"
 #include "core/unwind.h"
 #include "io/io.h"
 
@@ -126,10 +128,96 @@ static void emit_values(snap *s, const gp_node *n, const open_add *open,
     }
 }
 
+/* The GPU subtree of a thread (gpu.h): mirror nodes (children of its root)
+ * carry the metrics of the placeholder whose index in the region CCT is
+ * their key_a; their children (kernels, ...) become children of that
+ * placeholder in the file. Read before the region CCT, so that every
+ * placeholder a mirror names is published in the count read after. */
+typedef struct gpu_view {
+    uint32_t count;
+    const gp_cct_dir *dir;
+    uint32_t *mirror_of; /* region node -> mirror (GP_CCT_NONE: none) */
+} gpu_view;
+
+static bool gpu_view_open(snap *s, const gp_thread *t, gpu_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    const gp_gpu *g = gp_load_acquire(&t->gpu);
+    if (!g)
+        return true;
+    v->count = gp_load_acquire(&g->tree.count);
+    v->dir = gp_load_acquire(&g->tree.dir);
+    (void)s;
+    return true;
+}
+
+/* After the region nodes of a thread (first .. first+count): its GPU
+ * nodes other than mirrors; returns how many were added. */
+static uint32_t emit_gpu_nodes(snap *s, const gpu_view *v, uint64_t first,
+                               uint32_t count)
+{
+    if (v->count <= 1)
+        return 0;
+    uint32_t *out = malloc(v->count * sizeof(*out)); /* tree -> thread rel */
+    if (!out) {
+        s->nomem = true;
+        return 0;
+    }
+    uint32_t added = 0;
+    out[0] = GP_CCT_NONE;
+    for (uint32_t j = 1; j < v->count && !s->nomem; j++) {
+        const gp_node *n = gp_cct_node(v->dir, j);
+        out[j] = GP_CCT_NONE;
+        if (n->parent == 0) { /* a mirror: it stands for its placeholder */
+            if (n->key_a < count && v->mirror_of[n->key_a] == j)
+                out[j] = n->key_a;
+            continue;
+        }
+        if (n->parent >= j || out[n->parent] == GP_CCT_NONE)
+            continue;
+        uint64_t at = first + count + added;
+        uint64_t cap = s->node_cap;
+        if (!grow((void **)&s->p.nodes, &cap, at + 1, sizeof(*s->p.nodes))) {
+            s->nomem = true;
+            break;
+        }
+        s->node_cap = (uint32_t)cap;
+        gpuprof__io_node *o = &s->p.nodes[at];
+        memset(o, 0, sizeof(*o));
+        o->parent = out[n->parent];
+        o->kind = n->kind;
+        o->flags = gp_load_relaxed(&n->flags);
+        o->key_a = n->key_a;
+        o->key_b = n->key_b;
+        if (n->kind == GPUPROF_IO_NODE_KERNEL)
+            o->key_a = str(s, gpuprof__intern_name(n->key_a));
+        emit_values(s, n, NULL, o);
+        out[j] = count + added++;
+    }
+    free(out);
+    return added;
+}
+
 static void emit_thread(snap *s, const gp_thread *t)
 {
+    gpu_view gv;
+    gpu_view_open(s, t, &gv); /* the GPU subtree before the region CCT */
     uint32_t count = gp_load_acquire(&t->cct.count); /* count before dir */
     const gp_cct_dir *dir = gp_load_acquire(&t->cct.dir);
+    if (gv.count > 1) {
+        gv.mirror_of = malloc(count * sizeof(*gv.mirror_of));
+        if (!gv.mirror_of) {
+            s->nomem = true;
+            return;
+        }
+        memset(gv.mirror_of, 0xFF, count * sizeof(*gv.mirror_of));
+        for (uint32_t j = 1; j < gv.count; j++) {
+            const gp_node *n = gp_cct_node(gv.dir, j);
+            if (n->parent == 0 && n->key_a < count &&
+                gp_cct_node(dir, n->key_a)->kind == GPUPROF_IO_NODE_GPU_OP)
+                gv.mirror_of[n->key_a] = j;
+        }
+    }
     open_add open[GP_MAX_DEPTH];
     uint32_t nopen = open_frames(t, count, s->now, open), o = 0;
     s->open_regions += nopen;
@@ -153,8 +241,14 @@ static void emit_thread(snap *s, const gp_thread *t)
         const open_add *oa = o < nopen && open[o].node == i ? &open[o++] : NULL;
         if (oa)
             out->flags |= GPUPROF_IO_NODE_OPEN;
-        emit_values(s, n, oa, out);
+        if (gv.mirror_of && gv.mirror_of[i] != GP_CCT_NONE)
+            emit_values(s, gp_cct_node(gv.dir, gv.mirror_of[i]), NULL, out);
+        else
+            emit_values(s, n, oa, out);
     }
+    uint32_t extra = gv.mirror_of ? emit_gpu_nodes(s, &gv, first, count) : 0;
+    free(gv.mirror_of);
+    count += extra;
     s->p.node_count += count;
     uint32_t fl = gp_load_acquire(&t->flags);
     uint64_t end = (fl & GPUPROF_IO_THREAD_EXITED) ? gp_load_relaxed(&t->end_ticks)
@@ -261,8 +355,15 @@ static bool build(snap *s, bool final)
     s->st = gpuprof__io_strtab_new();
     gpuprof__clock_conv(&s->conv);
     s->now = gp_ticks();
+    /* Every activity submitted so far: attributed, then applied. */
+    gpuprof__monitor_sync();
     uint32_t nt;
     gp_thread **tv = thread_list(&nt);
+    for (uint32_t i = 0; tv && i < nt; i++) {
+        gp_gpu *g = gp_load_acquire(&tv[i]->gpu);
+        if (g)
+            gpuprof__gpu_apply(g);
+    }
     s->p.threads = calloc(nt ? nt : 1, sizeof(*s->p.threads));
     if (!s->st || !tv || !s->p.threads) {
         free(tv);
@@ -353,6 +454,8 @@ gpuprof_status gpuprof__write_profile(bool final)
         gpuprof__fail(st, GPUPROF_LOG_ERROR,
                       "out of memory while building the profile");
     snap_free(&s);
+    if (gpuprof__trace_on())
+        gpuprof__trace_flush(); /* the monitor forwarded its records above */
     gpuprof__stat_add(st == GPUPROF_OK ? GP_STAT_FLUSH_COUNT
                                        : GP_STAT_FLUSH_ERRORS, 1);
     pthread_mutex_unlock(&G.flush_lock);

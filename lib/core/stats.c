@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "core/gpu.h"
 #include "core/internal.h"
 
 static _Atomic uint64_t counters[GP_STAT_COUNT];
@@ -28,6 +29,8 @@ static const char *const names[GP_STAT_COUNT] = {
     [GP_STAT_BACKENDS_ACTIVE] = "backends.active",
     [GP_STAT_CCT_NODES] = "cct.nodes",
     [GP_STAT_MEMORY_BYTES] = "memory.bytes",
+    [GP_STAT_GPU_OPS] = "gpu.operations",
+    [GP_STAT_GPU_ACTIVITIES] = "gpu.activities",
 };
 
 void gpuprof__stat_add(enum gp_stat s, uint64_t v)
@@ -53,8 +56,15 @@ static uint64_t thread_sum(enum gp_stat s)
             sum += gp_load_relaxed(&t->entered);
         else if (s == GP_STAT_CCT_NODES)
             sum += gp_load_acquire(&t->cct.count);
-        else
+        else if (s == GP_STAT_GPU_OPS) {
+            gp_gpu *g = gp_load_acquire(&t->gpu);
+            sum += g ? gp_load_relaxed(&g->ops) : 0;
+        }
+        else {
+            gp_gpu *g = gp_load_acquire(&t->gpu);
             sum += gp_load_relaxed(&t->cct.bytes) + sizeof(*t);
+            sum += g ? gp_load_relaxed(&g->tree.bytes) + sizeof(*g) : 0;
+        }
     }
     pthread_mutex_unlock(&G.lock);
     return sum;
@@ -63,7 +73,7 @@ static uint64_t thread_sum(enum gp_stat s)
 uint64_t gpuprof__stat_read(enum gp_stat s)
 {
     if (s == GP_STAT_REGIONS_ENTERED || s == GP_STAT_CCT_NODES ||
-        s == GP_STAT_MEMORY_BYTES)
+        s == GP_STAT_MEMORY_BYTES || s == GP_STAT_GPU_OPS)
         return thread_sum(s);
     return gp_load_relaxed(&counters[s]);
 }

@@ -17,7 +17,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/gpu.h"
 #include "core/internal.h"
+#include "core/trace.h"
 #include "io/io.h"
 
 __thread gp_thread *gpuprof__tls_self __attribute__((tls_model("initial-exec")));
@@ -57,6 +59,13 @@ static gp_thread *merged_state(void)
 static void retire(gp_thread *t)
 {
     pthread_mutex_lock(&G.flush_lock);
+    if (gp_load_relaxed(&t->gpu)) {
+        /* GPU work may still arrive for it (the monitor holds pointers to
+         * it and its placeholders): keep it apart, never free it. */
+        exited_kept++;
+        pthread_mutex_unlock(&G.flush_lock);
+        return;
+    }
     gp_thread *m = exited_kept >= G.cfg.keep_threads ? merged_state() : NULL;
     bool ok = m && gpuprof__cct_merge(&m->cct, &t->cct);
     if (!ok) { /* kept apart */
@@ -91,6 +100,13 @@ static void on_thread_exit(void *arg)
         gpuprof__stat_add(GP_STAT_REGIONS_OPEN_AT_THREAD_EXIT, open);
     }
     gp_store_relaxed(&t->end_ticks, gp_ticks());
+    gp_gpu *g = gp_load_relaxed(&t->gpu);
+    if (g)
+        gpuprof__gpu_thread_exit(g);
+    if (t->trace) {
+        gpuprof__trace_thread_close(t->trace);
+        t->trace = NULL;
+    }
     atomic_fetch_or_explicit(&t->flags, GPUPROF_IO_THREAD_EXITED,
                              memory_order_release);
     gpuprof__stat_add(GP_STAT_THREADS_EXITED, 1);
@@ -133,6 +149,8 @@ gp_thread *gpuprof__thread_create(void)
     t->next_all = G.threads;
     G.threads = t;
     pthread_mutex_unlock(&G.lock);
+    if (gpuprof__trace_on())
+        t->trace = gpuprof__trace_thread_open(t->seq, t->tid, t->name);
     gpuprof__stat_add(GP_STAT_THREADS_CREATED, 1);
     pthread_once(&key_once, make_key);
     if (key_ok)
@@ -187,6 +205,7 @@ void gpuprof__thread_atfork_child(uint64_t now)
     atomic_init(&self->flags, GPUPROF_IO_THREAD_MAIN);
     atomic_init(&self->entered, 0);
     gpuprof__cct_zero(&self->cct);
+    self->trace = NULL; /* the parent's trace is the parent's */
     uint32_t depth = gp_load_relaxed(&self->depth);
     for (uint32_t i = 0; i < depth; i++) {
         gp_store_relaxed(&self->stack[i].start, now);

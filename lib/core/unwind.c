@@ -16,6 +16,62 @@
 #include "core/atomics.h"
 #include "io/io.h"
 
+/* Under ThreadSanitizer, libunwind's per-thread trace cache is freed by a
+ * TSD destructor that takes a mutex after TSan has torn the exiting thread
+ * down (it crashes), and glibc's backtrace() is libunwind's too once we link
+ * it. TSan builds therefore walk the stack with libgcc's unwinder, looked up
+ * in libgcc_s itself: slower, same frames (the first is the caller's). */
+#if defined(__SANITIZE_THREAD__)
+#include <dlfcn.h>
+#include <unwind.h>
+
+typedef _Unwind_Reason_Code (*gp_bt_fn)(_Unwind_Trace_Fn, void *);
+typedef _Unwind_Ptr (*gp_ip_fn)(struct _Unwind_Context *);
+static gp_bt_fn tsan_bt;
+static gp_ip_fn tsan_ip; /* libgcc's: libunwind's reads another layout */
+static pthread_once_t tsan_bt_once = PTHREAD_ONCE_INIT;
+
+static void tsan_bt_init(void)
+{
+    void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+        tsan_ip = (gp_ip_fn)dlsym(h, "_Unwind_GetIP");
+        tsan_bt = tsan_ip ? (gp_bt_fn)dlsym(h, "_Unwind_Backtrace") : NULL;
+    }
+}
+
+typedef struct bt_state {
+    void **buf;
+    int n, max, skip;
+} bt_state;
+
+static _Unwind_Reason_Code bt_one(struct _Unwind_Context *c, void *arg)
+{
+    bt_state *s = arg;
+    if (s->skip > 0) {
+        s->skip--;
+        return _URC_NO_REASON;
+    }
+    void *ip = (void *)tsan_ip(c);
+    if (s->n >= s->max || !ip)
+        return _URC_END_OF_STACK;
+    s->buf[s->n++] = ip;
+    return _URC_NO_REASON;
+}
+
+__attribute__((noinline)) static int gp_backtrace_tsan(void **buf, int max)
+{
+    pthread_once(&tsan_bt_once, tsan_bt_init);
+    bt_state s = {buf, 0, max, 1}; /* skip this function's own frame */
+    if (tsan_bt)
+        tsan_bt(bt_one, &s);
+    return s.n;
+}
+#define GP_BACKTRACE(buf, n) gp_backtrace_tsan((buf), (n))
+#else
+#define GP_BACKTRACE(buf, n) unw_backtrace((buf), (n))
+#endif
+
 #define MAX_MODULES 4096
 
 typedef struct range {
@@ -161,7 +217,7 @@ uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
                            uint32_t *unknown)
 {
     void *buf[GP_MAX_FRAMES];
-    int n = unw_backtrace(buf, GP_MAX_FRAMES);
+    int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
     uint32_t node = parent;
     for (int i = n - 1; i >= skip && i >= 0; i--) { /* outermost first */
         uint32_t id;
@@ -175,5 +231,48 @@ uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
         if (node == GP_CCT_NONE)
             return GP_CCT_NONE;
     }
+    return node;
+}
+
+/* Frames [j0, n) of `o` (outermost first) inserted beneath `node`. */
+__attribute__((noinline)) uint32_t
+gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
+                         uint32_t *unknown, gp_path_cache *c)
+{
+    void *buf[GP_MAX_FRAMES];
+    int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
+    int kept = n > skip ? n - skip : 0;
+    const void *mods_now = gp_load_acquire(&current);
+    int common = 0;
+    if (c->tree == t && c->parent == parent && c->modules == mods_now)
+        while (common < kept && common < c->n &&
+               c->ip[common] == buf[n - 1 - common])
+            common++;
+    else {
+        c->tree = t;
+        c->parent = parent;
+        c->modules = mods_now;
+    }
+    uint32_t node = common ? c->node[common - 1] : parent;
+    for (int j = common; j < kept; j++) {
+        void *ip = buf[n - 1 - j];
+        uint32_t id;
+        uint64_t off;
+        if (!gpuprof__module_find((uintptr_t)ip, &id, &off)) {
+            (*unknown)++;
+        } else {
+            node = gpuprof__cct_child(t, node, GPUPROF_IO_NODE_FRAME, id, off,
+                                      UINT32_MAX);
+            if (node == GP_CCT_NONE) {
+                c->n = j; /* keep what is right */
+                return GP_CCT_NONE;
+            }
+        }
+        c->ip[j] = ip;
+        c->node[j] = node;
+    }
+    c->n = kept;
+    if (c->modules != gp_load_acquire(&current))
+        c->tree = NULL; /* a refresh happened meanwhile: start over next */
     return node;
 }

@@ -52,4 +52,21 @@ void gpuprof__modules_refresh(void);
 uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
                            uint32_t *unknown);
 
+/* A thread's last call path: launches in a loop come from the same path,
+ * and a hook then only unwinds and compares return addresses, outermost
+ * first; only the frames past the common prefix are looked up and
+ * inserted. Owner-only, like the tree it points into. */
+typedef struct gp_path_cache {
+    const gp_cct *tree;
+    const void *modules; /* the module table it was built with */
+    uint32_t parent;
+    int n;                        /* frames below, outermost first */
+    void *ip[GP_MAX_FRAMES];
+    uint32_t node[GP_MAX_FRAMES]; /* the node after frame j */
+} gp_path_cache;
+
+/* As gpuprof__callpath, through `c` (zeroed before first use). */
+uint32_t gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
+                                  uint32_t *unknown, gp_path_cache *c);
+
 #endif /* GPUPROF_CORE_UNWIND_H */

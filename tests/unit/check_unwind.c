@@ -66,6 +66,57 @@ static void assert_in(uintptr_t pc, void *fn)
                   (unsigned long)pc, (unsigned long)f);
 }
 
+/* Two call sites of the cached capture in one function. */
+uint32_t cached_at(gp_cct *t, gp_path_cache *c, int which);
+__attribute__((noinline)) uint32_t cached_at(gp_cct *t, gp_path_cache *c,
+                                             int which)
+{
+    uint32_t r;
+    if (which) {
+        r = gpuprof__callpath_cached(t, 0, 1, &unknown, c);
+        __asm__ volatile("nop" ::: "memory"); /* two distinct call sites */
+    } else {
+        __asm__ volatile("nop; nop" ::: "memory");
+        r = gpuprof__callpath_cached(t, 0, 1, &unknown, c);
+    }
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
+START_TEST(callpath_cache)
+{
+    gp_cct t;
+    ck_assert(gpuprof__cct_init(&t));
+    gp_path_cache c;
+    memset(&c, 0, sizeof(c));
+    /* One call site in a loop (volatile: not unrolled): same caller frames. */
+    static const int which[4] = {0, 0, 1, 0};
+    uint32_t got[4], count[4];
+    for (volatile int i = 0; i < 4; i++) {
+        got[i] = cached_at(&t, &c, which[i]);
+        count[i] = gp_load_relaxed(&t.count);
+    }
+    uint32_t a = got[0], b = got[2];
+    ck_assert_uint_eq(got[1], a); /* same path: nothing inserted */
+    ck_assert_uint_eq(count[1], count[0]);
+    ck_assert_uint_ne(b, a); /* another site: one new frame */
+    ck_assert_uint_eq(count[2], count[0] + 1);
+    const gp_cct_dir *d = gp_load_relaxed(&t.dir);
+    ck_assert_uint_eq(gp_cct_node(d, a)->parent, gp_cct_node(d, b)->parent);
+    ck_assert_uint_eq(got[3], a); /* back: found, not new */
+    ck_assert_uint_eq(count[3], count[2]);
+    /* A different parent starts over beneath it, same shape. */
+    uint32_t r = gpuprof__cct_child(&t, 0, GPUPROF_IO_NODE_REGION, 7, 0,
+                                    UINT32_MAX);
+    uint32_t before = gp_load_relaxed(&t.count);
+    uint32_t e = gpuprof__callpath_cached(&t, r, 0, &unknown, &c);
+    ck_assert_uint_gt(gp_load_relaxed(&t.count), before);
+    ck_assert_uint_ne(e, a);
+    ck_assert_uint_eq(unknown, 0);
+    gpuprof__cct_destroy(&t);
+}
+END_TEST
+
 START_TEST(module_table)
 {
     uint32_t id, id2;
@@ -141,6 +192,7 @@ int main(void)
     const test_case cases[] = {
         {"modules", module_table, 30},
         {"callpath", callpath_into_cct, 30},
+        {"callpath_cache", callpath_cache, 30},
     };
     return RUN_SUITE("unwind", cases);
 }

@@ -1,0 +1,358 @@
+/*
+ * sim.c - the simulated GPU (see sim.h).
+ *
+ * Launching threads append jobs to one queue under `mu` (this is a test
+ * device; the measured part of a launch is gpuprof_op_begin/_end, which is
+ * what a real hook costs). The simulator thread takes the queue, runs each
+ * stream's jobs on its virtual clock, and submits the activities in batches
+ * of `batch`, shuffled within each batch.
+ */
+#include "backends/sim/sim.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/gpu.h"
+#include "core/internal.h"
+
+typedef struct job {
+    uint64_t corr;
+    uint32_t kind, stream, flags;
+    uint64_t dur, bytes, launch_ns;
+    const char *name;
+} job;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_cv; /* on CLOCK_MONOTONIC, set up at init */
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
+static gp_sim_config cfg;
+static job *q;
+static size_t nq, capq;
+static uint64_t launched, delivered, want; /* deliver up to `want` now */
+static uint64_t *clock_of; /* per stream: when its last job ends */
+static bool active, stopping, hold;
+static pthread_t thr;
+static uint64_t rng;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Runs and submits jobs [0, n) (taken off the queue); sim thread only. */
+static void run_jobs(job *jobs, size_t n)
+{
+    gpuprof_activity *acts = malloc((n ? n : 1) * sizeof(*acts));
+    if (!acts) {
+        gpuprof__log(GPUPROF_LOG_ERROR, "sim: out of memory, %zu activities "
+                     "lost", n);
+        return;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        job *j = &jobs[i];
+        uint64_t start = clock_of[j->stream] > j->launch_ns
+                             ? clock_of[j->stream]
+                             : j->launch_ns;
+        clock_of[j->stream] = start + j->dur;
+        if (!j->corr)
+            continue; /* launched while not measuring */
+        gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+        a.correlation = j->corr;
+        a.kind = j->kind;
+        a.flags = j->flags;
+        a.stream = j->stream;
+        a.start_ns = start;
+        a.end_ns = start + j->dur;
+        a.bytes = j->bytes;
+        a.name = j->name;
+        acts[m++] = a;
+    }
+    unsigned batch = cfg.batch;
+    for (size_t b = 0; b < m; b += batch) {
+        size_t e = b + batch < m ? b + batch : m;
+        for (size_t i = e - 1; i > b; i--) { /* shuffle the batch */
+            size_t k = b + next_rand() % (i - b + 1);
+            gpuprof_activity t = acts[i];
+            acts[i] = acts[k];
+            acts[k] = t;
+        }
+        for (size_t i = b; i < e; i++)
+            gpuprof_activity_submit(&acts[i]); /* drops are counted */
+    }
+    free(acts);
+}
+
+static void *sim_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    pthread_mutex_lock(&mu);
+    for (;;) {
+        bool go = (want > delivered && nq) || (!hold && nq >= cfg.batch) ||
+                  (stopping && nq);
+        if (!go && stopping)
+            break;
+        if (!go) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_nsec += (long)cfg.delay_us * 1000;
+            ts.tv_sec += ts.tv_nsec / 1000000000;
+            ts.tv_nsec %= 1000000000;
+            if (pthread_cond_timedwait(&work_cv, &mu, &ts) != ETIMEDOUT ||
+                hold || !nq)
+                continue;
+            /* a partial batch waited long enough: deliver it */
+        }
+        job *jobs = q;
+        size_t n = nq;
+        q = NULL;
+        nq = capq = 0;
+        pthread_mutex_unlock(&mu);
+        run_jobs(jobs, n);
+        free(jobs);
+        pthread_mutex_lock(&mu);
+        delivered += n;
+        pthread_cond_broadcast(&done_cv);
+    }
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+/* Delivers everything launched so far and waits for it. */
+static void deliver_all(void)
+{
+    pthread_mutex_lock(&mu);
+    uint64_t target = launched;
+    if (want < target)
+        want = target;
+    pthread_cond_signal(&work_cv);
+    while (active && delivered < target)
+        pthread_cond_wait(&done_cv, &mu);
+    pthread_mutex_unlock(&mu);
+}
+
+/* ---- backend vtable ---------------------------------------------------- */
+static gpuprof_status sim_probe(void *user, char *reason, size_t size)
+{
+    (void)user, (void)reason, (void)size;
+    return GPUPROF_OK;
+}
+
+static void fork_child(void);
+static void register_atfork(void)
+{
+    /* No prepare handler: taking `mu` there would order it before the
+     * library's backend lock, against sim_init's order. */
+    pthread_atfork(NULL, NULL, fork_child);
+}
+
+static void fork_child(void)
+{
+    /* The device thread did not survive: launches are refused here, and
+     * the state it may have been changing is dropped (leaked). */
+    pthread_mutex_init(&mu, NULL);
+    pthread_cond_init(&work_cv, NULL);
+    pthread_cond_init(&done_cv, NULL);
+    active = false;
+    q = NULL;
+    nq = capq = 0;
+}
+
+static gpuprof_status sim_init(void *user)
+{
+    (void)user;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_atfork);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&work_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_lock(&mu);
+    clock_of = calloc(cfg.streams, sizeof(*clock_of));
+    stopping = false;
+    int e = clock_of ? pthread_create(&thr, NULL, sim_main, NULL) : ENOMEM;
+    active = e == 0;
+    pthread_mutex_unlock(&mu);
+    if (e) {
+        free(clock_of);
+        clock_of = NULL;
+        return GPUPROF_E_NOMEM;
+    }
+    return GPUPROF_OK;
+}
+
+static gpuprof_status sim_flush(void *user)
+{
+    (void)user;
+    deliver_all();
+    return GPUPROF_OK;
+}
+
+static void sim_fini(void *user)
+{
+    (void)user;
+    deliver_all();
+    pthread_mutex_lock(&mu);
+    if (!active) {
+        pthread_mutex_unlock(&mu);
+        return;
+    }
+    stopping = true;
+    pthread_cond_signal(&work_cv);
+    pthread_mutex_unlock(&mu);
+    pthread_join(thr, NULL);
+    pthread_mutex_lock(&mu);
+    active = false;
+    pthread_cond_broadcast(&done_cv);
+    pthread_mutex_unlock(&mu);
+}
+
+gpuprof_status gpuprof__sim_register(const gp_sim_config *c)
+{
+    cfg = (gp_sim_config){4, 64, 1, 1000};
+    if (c) {
+        if (c->streams)
+            cfg.streams = c->streams;
+        if (c->batch)
+            cfg.batch = c->batch;
+        if (c->seed)
+            cfg.seed = c->seed;
+        if (c->delay_us)
+            cfg.delay_us = c->delay_us;
+    }
+    rng = 0x9E3779B97F4A7C15ull ^ cfg.seed;
+    gpuprof_backend b = GPUPROF_BACKEND_INIT;
+    b.name = "sim";
+    b.caps = GPUPROF_BACKEND_CAP_ASYNC | GPUPROF_BACKEND_CAP_TRACE;
+    b.probe = sim_probe;
+    b.init = sim_init;
+    b.flush = sim_flush;
+    b.fini = sim_fini;
+    return gpuprof_backend_register(&b, 0);
+}
+
+/* ---- launches ---------------------------------------------------------- */
+static gpuprof_status enqueue(const job *js, size_t n)
+{
+    pthread_mutex_lock(&mu);
+    if (!active || G.forked) {
+        pthread_mutex_unlock(&mu);
+        return GPUPROF_E_STATE;
+    }
+    if (nq + n > capq) {
+        size_t cap = capq ? capq * 2 : 1024;
+        while (cap < nq + n)
+            cap *= 2;
+        job *nqp = realloc(q, cap * sizeof(*nqp));
+        if (!nqp) {
+            pthread_mutex_unlock(&mu);
+            return GPUPROF_E_NOMEM;
+        }
+        q = nqp;
+        capq = cap;
+    }
+    memcpy(q + nq, js, n * sizeof(*js));
+    nq += n;
+    launched += n;
+    if (!hold && nq >= cfg.batch && nq - n < cfg.batch)
+        pthread_cond_signal(&work_cv); /* once, when a batch fills */
+    pthread_mutex_unlock(&mu);
+    return GPUPROF_OK;
+}
+
+/* Frames: gpuprof__op_begin drops itself and callpath; skip 1 more drops
+ * the public sim function, so the innermost frame is its caller's. The
+ * launch functions must keep their own frame (no tail calls into op_begin,
+ * not inlined into callers): they are external and use the result. */
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_kernel(unsigned stream, const char *name, uint64_t dur_ns)
+{
+    if (stream >= cfg.streams || !name || !*name)
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, now_ns(), name};
+    gpuprof_status st = enqueue(&j, 1);
+    gpuprof__op_end(corr);
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_copy(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
+                  uint64_t dur_ns)
+{
+    if (stream >= cfg.streams ||
+        !(kind == GPUPROF_OP_MEMSET ||
+          (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(kind, 1);
+    job j = {corr, kind, stream, 0, dur_ns, bytes, now_ns(), NULL};
+    gpuprof_status st = enqueue(&j, 1);
+    gpuprof__op_end(corr);
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_graph(unsigned stream, unsigned n, const char *const *names,
+                   const uint64_t *dur_ns)
+{
+    if (stream >= cfg.streams || n == 0 || n > 4096 || !names || !dur_ns)
+        return GPUPROF_E_INVALID;
+    job *js = malloc(n * sizeof(*js));
+    if (!js)
+        return GPUPROF_E_NOMEM;
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
+    uint64_t t = now_ns();
+    for (unsigned i = 0; i < n; i++)
+        js[i] = (job){corr, GPUPROF_OP_KERNEL, stream,
+                      i + 1 < n ? GPUPROF_ACTIVITY_MORE : 0, dur_ns[i], 0, t,
+                      names[i]};
+    gpuprof_status st = enqueue(js, n);
+    gpuprof__op_end(corr);
+    free(js);
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status gpuprof__sim_sync(void)
+{
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
+    pthread_mutex_lock(&mu);
+    bool ok = active;
+    pthread_mutex_unlock(&mu);
+    if (ok)
+        deliver_all();
+    gpuprof__op_end(corr);
+    return ok ? GPUPROF_OK : GPUPROF_E_STATE;
+}
+
+void gpuprof__sim_hold(bool h)
+{
+    pthread_mutex_lock(&mu);
+    hold = h;
+    pthread_cond_signal(&work_cv);
+    pthread_mutex_unlock(&mu);
+}
+
+uint64_t gpuprof__sim_launched(void)
+{
+    pthread_mutex_lock(&mu);
+    uint64_t n = launched;
+    pthread_mutex_unlock(&mu);
+    return n;
+}

@@ -1,0 +1,62 @@
+/*
+ * sim.h - the simulated GPU: a backend for tests and benchmarks (not part of
+ * the public API; only white-box programs that link the library's objects
+ * use it).
+ *
+ * The simulator implements the public backend vtable like any backend. Test
+ * programs "launch" kernels, copies and memsets of given durations onto
+ * numbered streams; each launch goes through gpuprof_op_begin/_end exactly as
+ * a real runtime hook would (call path, placeholder, correlation id). The
+ * work "runs" on the simulator's own thread: each stream executes its
+ * operations in launch order on a virtual clock (an operation starts when
+ * the previous one on its stream ended, or at its launch, whichever is
+ * later), and the resulting activities are submitted through
+ * gpuprof_activity_submit in batches, shuffled within each batch, so the
+ * monitor sees them out of order and from a foreign thread. Durations and
+ * byte counts are exactly what was asked for, which makes every test exact.
+ */
+#ifndef GPUPROF_SIM_H
+#define GPUPROF_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpuprof.h"
+
+typedef struct gp_sim_config {
+    unsigned streams;  /* streams per device (default 4) */
+    unsigned batch;    /* activities delivered per batch (default 64) */
+    unsigned seed;     /* of the shuffle within a batch (default 1) */
+    unsigned delay_us; /* a partial batch waits at most this (default 1000) */
+} gp_sim_config;
+
+/* Registers the "sim" backend (before or after gpuprof_init; once per
+ * process). `cfg` may be NULL (defaults). */
+gpuprof_status gpuprof__sim_register(const gp_sim_config *cfg);
+
+/* Launches, from the calling thread. The innermost frame of the recorded
+ * call path is the caller's. GPUPROF_E_STATE when the backend is not
+ * active, GPUPROF_E_INVALID for a bad stream or kind. */
+gpuprof_status gpuprof__sim_kernel(unsigned stream, const char *name,
+                                   uint64_t dur_ns);
+/* kind: GPUPROF_OP_COPY_* or GPUPROF_OP_MEMSET. */
+gpuprof_status gpuprof__sim_copy(unsigned stream, gpuprof_op_kind kind,
+                                 uint64_t bytes, uint64_t dur_ns);
+/* A graph launch: n kernels sharing one correlation id (one placeholder). */
+gpuprof_status gpuprof__sim_graph(unsigned stream, unsigned n,
+                                  const char *const *names,
+                                  const uint64_t *dur_ns);
+/* Waits until every operation launched before the call (by any thread) has
+ * been delivered; recorded as a GPUPROF_OP_SYNC operation. */
+gpuprof_status gpuprof__sim_sync(void);
+/* Test hook: hold deliveries (launches accumulate) until released; sync
+ * and flush still deliver. */
+void gpuprof__sim_hold(bool hold);
+/* Operations launched / activities delivered so far. */
+uint64_t gpuprof__sim_launched(void);
+
+/* Test hook (monitor.c): while held, the monitor thread runs no rounds
+ * (flushes still do). */
+void gpuprof__monitor_hold(bool hold);
+
+#endif /* GPUPROF_SIM_H */

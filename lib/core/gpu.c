@@ -1,0 +1,398 @@
+/*
+ * gpu.c - operations and activities: what backends call (gpuprof_op_begin/
+ * _end, gpuprof_activity_submit), the per-thread GPU state, sources, and how
+ * forwarded activities become metrics in a thread's GPU subtree. The design
+ * is in gpu.h; the monitor is monitor.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/gpu.h"
+#include "core/internal.h"
+#include "core/unwind.h"
+#include "io/io.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Between init and the start of the final write: sources accept records. */
+static _Atomic int accepting;
+
+/* ---- sources ----------------------------------------------------------
+ * A fixed table of pointers the monitor scans without a lock; slots of
+ * sources that closed are reused (under reg_mu, taken only when a thread
+ * registers and when the monitor frees a source). */
+#define MAX_SRCS 65536u
+#define NAME_CACHE 64u
+
+typedef struct src_tls {
+    gp_src *src;
+    struct { const char *ptr; uint32_t id; } names[NAME_CACHE];
+} src_tls;
+
+static gp_src *_Atomic srcs[MAX_SRCS];
+static _Atomic uint32_t nsrcs; /* high-water mark of used slots */
+static uint32_t free_slots[MAX_SRCS], nfree;
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t src_key;
+static pthread_once_t src_once = PTHREAD_ONCE_INIT;
+static bool src_key_ok;
+static __thread src_tls *tls_src __attribute__((tls_model("initial-exec")));
+
+uint32_t gpuprof__src_count(void) { return gp_load_acquire(&nsrcs); }
+gp_src *gpuprof__src_at(uint32_t i) { return gp_load_acquire(&srcs[i]); }
+
+static void src_close(void *arg)
+{
+    src_tls *st = arg;
+    tls_src = NULL; /* runs on the exiting thread itself */
+    if (st->src)
+        gp_store_release(&st->src->closed, 1);
+    free(st);
+}
+
+static void src_make_key(void)
+{
+    src_key_ok = pthread_key_create(&src_key, src_close) == 0;
+}
+
+void gpuprof__src_free(gp_src *s)
+{
+    gpuprof__chan_destroy(&s->ch);
+    pthread_mutex_lock(&reg_mu);
+    gp_store_relaxed(&srcs[s->slot], NULL);
+    free_slots[nfree++] = s->slot;
+    pthread_mutex_unlock(&reg_mu);
+    free(s);
+}
+
+__attribute__((noinline)) static src_tls *src_register(void)
+{
+    if (!gp_load_acquire(&accepting))
+        return NULL;
+    src_tls *st = calloc(1, sizeof(*st));
+    gp_src *s;
+    if (!st || posix_memalign((void **)&s, GP_CACHELINE, sizeof(*s))) {
+        free(st);
+        return NULL;
+    }
+    memset(s, 0, sizeof(*s));
+    if (!gpuprof__chan_init(&s->ch, sizeof(gp_rec), 256,
+                            (uint64_t)G.cfg.channel_items)) {
+        free(s);
+        free(st);
+        return NULL;
+    }
+    pthread_mutex_lock(&reg_mu);
+    uint32_t n = gp_load_relaxed(&nsrcs);
+    bool ok = nfree > 0 || n < MAX_SRCS;
+    if (ok) {
+        s->slot = nfree ? free_slots[--nfree] : n;
+        gp_store_release(&srcs[s->slot], s);
+        if (s->slot == n)
+            gp_store_release(&nsrcs, n + 1);
+    }
+    pthread_mutex_unlock(&reg_mu);
+    if (!ok) {
+        gpuprof__chan_destroy(&s->ch);
+        free(s);
+        free(st);
+        gpuprof__log(GPUPROF_LOG_ERROR, "more than %u threads report GPU "
+                     "work at once; this one is not measured", MAX_SRCS);
+        return NULL;
+    }
+    st->src = s;
+    pthread_once(&src_once, src_make_key);
+    if (src_key_ok)
+        pthread_setspecific(src_key, st);
+    tls_src = st;
+    gpuprof__monitor_ensure();
+    return st;
+}
+
+static inline src_tls *src_tls_self(void)
+{
+    src_tls *st = tls_src;
+    return likely(st != NULL) ? st : src_register();
+}
+
+gp_src *gpuprof__src_self(void)
+{
+    src_tls *st = src_tls_self();
+    return st ? st->src : NULL;
+}
+
+/* The intern id of a kernel name, through a per-thread cache keyed by the
+ * name's address (runtimes hand the same pointer for the same kernel). */
+static uint32_t kernel_name(src_tls *st, const char *name)
+{
+    uintptr_t k = (uintptr_t)name;
+    unsigned i = (unsigned)((k >> 4) ^ (k >> 12)) & (NAME_CACHE - 1);
+    if (st->names[i].ptr == name) {
+        const char *have = gpuprof__intern_name(st->names[i].id);
+        if (have && strcmp(have, name) == 0)
+            return st->names[i].id;
+    }
+    size_t len;
+    uint64_t h = gpuprof__hash_str(name, &len);
+    uint32_t id = gpuprof__intern(name, len, h);
+    if (id) {
+        st->names[i].ptr = name;
+        st->names[i].id = id;
+    }
+    return id;
+}
+
+/* ---- life cycle ------------------------------------------------------- */
+void gpuprof__gpu_startup(void) { gp_store_release(&accepting, 1); }
+void gpuprof__gpu_stop_accepting(void) { gp_store_release(&accepting, 0); }
+bool gpuprof__gpu_accepting(void) { return gp_load_acquire(&accepting) != 0; }
+
+static gp_gpu *gpu_create(gp_thread *t)
+{
+    gp_gpu *g;
+    if (posix_memalign((void **)&g, GP_CACHELINE, sizeof(*g)))
+        return NULL;
+    memset(g, 0, sizeof(*g));
+    if (!gpuprof__chan_init(&g->act, sizeof(gp_act), 64,
+                            (uint64_t)G.cfg.channel_items)) {
+        free(g);
+        return NULL;
+    }
+    if (!gpuprof__cct_init(&g->tree)) {
+        gpuprof__chan_destroy(&g->act);
+        free(g);
+        return NULL;
+    }
+    pthread_mutex_init(&g->mu, NULL);
+    g->thread = t;
+    gp_store_release(&t->gpu, g);
+    return g;
+}
+
+/* ---- attribution (under g->mu) --------------------------------------- */
+typedef struct apply_ctx {
+    gp_gpu *g;
+    uint64_t n;
+} apply_ctx;
+
+static void apply_one(void *ctx, const void *item)
+{
+    apply_ctx *c = ctx;
+    const gp_act *a = item;
+    gp_cct *tree = &c->g->tree;
+    c->n++;
+    uint32_t m = gpuprof__cct_child(tree, 0, GPUPROF_IO_NODE_GPU_OP, a->node,
+                                    0, GPUPROF_IO_KIND_GPU);
+    if (m == GP_CCT_NONE)
+        goto nomem;
+    uint32_t at = m;
+    if (a->name &&
+        (at = gpuprof__cct_child(tree, m, GPUPROF_IO_NODE_KERNEL, a->name,
+                                 GP_NO_BINARY, GPUPROF_IO_KIND_GPU)) ==
+            GP_CCT_NONE)
+        goto nomem;
+    gp_mblock *b = gpuprof__cct_block(tree, at, GPUPROF_IO_KIND_GPU);
+    if (!b)
+        goto nomem;
+    gp_owner_add(&b->v[GP_M_GPU_COUNT - b->first_metric], 1);
+    gp_owner_add(&b->v[GP_M_GPU_TIME - b->first_metric], a->dur_ns);
+    gp_owner_add(&b->v[GP_M_GPU_BYTES - b->first_metric], a->bytes);
+    return;
+nomem:
+    gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+}
+
+static void apply_locked(gp_gpu *g)
+{
+    apply_ctx c = {g, 0};
+    gpuprof__chan_drain(&g->act, apply_one, &c, 0);
+    if (c.n)
+        gp_store_release(&g->applied, gp_load_relaxed(&g->applied) + c.n);
+}
+
+void gpuprof__gpu_poll_slow(gp_gpu *g)
+{
+    if (pthread_mutex_trylock(&g->mu) != 0)
+        return; /* a flush or the monitor is at it: never wait */
+    apply_locked(g);
+    pthread_mutex_unlock(&g->mu);
+}
+
+void gpuprof__gpu_apply(gp_gpu *g)
+{
+    pthread_mutex_lock(&g->mu);
+    apply_locked(g);
+    pthread_mutex_unlock(&g->mu);
+}
+
+void gpuprof__gpu_thread_exit(gp_gpu *g)
+{
+    /* Dekker with the monitor (monitor.c, forward): it pushes, fences,
+     * then reads `gone`; we store `gone`, fence, then drain. Whatever it
+     * pushed is drained here or by the monitor itself. */
+    atomic_store_explicit(&g->gone, 1, memory_order_relaxed);
+    gp_fence_seq_cst();
+    gpuprof__gpu_apply(g);
+}
+
+/* ---- operations ------------------------------------------------------- */
+__attribute__((cold, noinline)) static uint64_t op_dropped(void)
+{
+    gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+    return 0;
+}
+
+__attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
+                                                     unsigned skip)
+{
+    /* Nesting first, whatever the mode: a runtime calling its driver gets
+     * the open operation, and its end must find the depth it left. */
+    gp_thread *t = gpuprof__tls_self;
+    gp_gpu *g = t ? gp_load_relaxed(&t->gpu) : NULL;
+    if (g && g->depth) {
+        g->depth++;
+        return g->open_corr;
+    }
+    if (gp_mode() != GP_MODE_MEASURING || kind == 0 ||
+        kind >= GPUPROF_OP_KIND_COUNT)
+        return 0;
+    if (unlikely(!t) && !(t = gpuprof__thread_get()))
+        return 0;
+    if (unlikely(!g) && !(g = gpu_create(t)))
+        return 0;
+    src_tls *st = src_tls_self();
+    if (unlikely(!st))
+        return 0;
+    gpuprof__gpu_poll(g);
+    uint32_t d = gp_load_relaxed(&t->depth);
+    uint32_t parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
+    uint32_t unknown = 0;
+    /* Frames: [0] the unwinder's caller, [1] this function, [2] ours. */
+    uint32_t leaf = gpuprof__callpath_cached(&t->cct, parent, 2 + (int)skip,
+                                             &unknown, &g->path);
+    if (unlikely(leaf == GP_CCT_NONE))
+        return op_dropped();
+    uint32_t ph = gpuprof__cct_child(&t->cct, leaf, GPUPROF_IO_NODE_GPU_OP, kind,
+                                     0, UINT32_MAX);
+    if (unlikely(ph == GP_CCT_NONE))
+        return op_dropped();
+    uint64_t corr = ((uint64_t)(t->seq + 1) << GP_CORR_SEQ_BITS) |
+                    (++g->next_seq & ((1ull << GP_CORR_SEQ_BITS) - 1));
+    gp_rec *r = gpuprof__chan_reserve(&st->src->ch);
+    if (unlikely(!r))
+        return op_dropped();
+    memset(r, 0, sizeof(*r));
+    r->type = GP_REC_OP;
+    r->kind = kind;
+    r->corr = corr;
+    r->gpu = g;
+    r->node = ph;
+    gpuprof__chan_commit(&st->src->ch);
+    gp_owner_add(&g->ops, 1);
+    g->depth = 1;
+    g->open_corr = corr;
+    return corr;
+}
+
+gpuprof_status gpuprof__op_end(uint64_t corr)
+{
+    if (corr == 0)
+        return GPUPROF_OK;
+    gp_thread *t = gpuprof__tls_self;
+    gp_gpu *g = t ? gp_load_relaxed(&t->gpu) : NULL;
+    if (!g || g->depth == 0 || g->open_corr != corr)
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
+                             "gpuprof_op_end: %llu is not the operation open "
+                             "on this thread", (unsigned long long)corr);
+    if (--g->depth == 0)
+        g->open_corr = 0;
+    gpuprof__gpu_poll(g);
+    return GPUPROF_OK;
+}
+
+GPUPROF_API uint64_t gpuprof_op_begin(gpuprof_op_kind kind,
+                                      unsigned skip_frames)
+{
+    uint64_t c = gpuprof__op_begin((uint32_t)kind, skip_frames + 1);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return c;
+}
+
+GPUPROF_API gpuprof_status gpuprof_op_end(uint64_t correlation)
+{
+    return gpuprof__op_end(correlation);
+}
+
+/* ---- activities ------------------------------------------------------- */
+GPUPROF_API gpuprof_status gpuprof_activity_submit(const gpuprof_activity *a)
+{
+    if (unlikely(!a || a->size < offsetof(gpuprof_activity, name) +
+                                     sizeof(a->name) ||
+                 a->correlation == 0 || a->kind == 0 ||
+                 a->kind >= GPUPROF_OP_KIND_COUNT || a->end_ns < a->start_ns))
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
+                             "gpuprof_activity_submit: invalid activity");
+    if (unlikely(!gp_load_relaxed(&accepting)))
+        return gpuprof__fail(GPUPROF_E_STATE, GPUPROF_LOG_DEBUG,
+                             "gpuprof_activity_submit: not measuring");
+    src_tls *st = src_tls_self();
+    if (unlikely(!st))
+        return gpuprof__fail(GPUPROF_E_NOMEM, GPUPROF_LOG_ERROR,
+                             "gpuprof_activity_submit: no channel for this "
+                             "thread");
+    uint32_t name = a->name && *a->name ? kernel_name(st, a->name) : 0;
+    gp_rec *r = gpuprof__chan_reserve(&st->src->ch);
+    if (unlikely(!r)) {
+        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+        return GPUPROF_E_LIMIT;
+    }
+    r->type = GP_REC_ACT;
+    r->kind = a->kind;
+    r->corr = a->correlation;
+    r->gpu = NULL;
+    r->node = 0;
+    r->name = name;
+    r->flags = a->flags;
+    r->device = a->device;
+    r->stream = a->stream;
+    r->start_ns = a->start_ns;
+    r->end_ns = a->end_ns;
+    r->bytes = a->bytes;
+    gpuprof__chan_commit(&st->src->ch);
+    return GPUPROF_OK;
+}
+
+/* ---- fork ------------------------------------------------------------- */
+void gpuprof__gpu_atfork_prepare(void) { pthread_mutex_lock(&reg_mu); }
+void gpuprof__gpu_atfork_parent(void) { pthread_mutex_unlock(&reg_mu); }
+
+void gpuprof__gpu_atfork_child(gp_thread *self)
+{
+    /* The parent's sources, channels and monitor stay behind (leaked, like
+     * the parent's other threads); the child measures no GPU work: its
+     * runtimes' threads did not survive the fork either. */
+    pthread_mutex_unlock(&reg_mu); /* taken by the prepare handler */
+    for (uint32_t i = 0; i < gp_load_relaxed(&nsrcs); i++)
+        gp_store_relaxed(&srcs[i], NULL);
+    gp_store_relaxed(&nsrcs, 0);
+    nfree = 0;
+    tls_src = NULL;
+    if (src_key_ok)
+        pthread_setspecific(src_key, NULL);
+    gp_store_relaxed(&accepting, 0);
+    gp_gpu *g = self ? gp_load_relaxed(&self->gpu) : NULL;
+    if (g) {
+        pthread_mutex_init(&g->mu, NULL);
+        gpuprof__chan_init(&g->act, sizeof(gp_act), 64,
+                           (uint64_t)G.cfg.channel_items);
+        gpuprof__cct_zero(&g->tree);
+        gp_store_relaxed(&g->forwarded, 0);
+        gp_store_relaxed(&g->applied, 0);
+        gp_store_relaxed(&g->ops, 0);
+        gp_store_relaxed(&g->gone, 0);
+        memset(&g->path, 0, sizeof(g->path));
+        g->depth = 0;
+        g->open_corr = 0;
+    }
+}

@@ -1,0 +1,154 @@
+/*
+ * gpu.h - the asynchronous pipeline: operations, activities, the monitor
+ * (DESIGN §3; seed 000 §4.1, seed 002 §III).
+ *
+ *  app thread --op record-->  [its source channel] --\
+ *  runtime thread --activity--> [its source channel] --+--> monitor
+ *  monitor --(activity, placeholder)--> [the app thread's activity channel]
+ *  app thread (or whoever holds its gpu lock) --> its GPU subtree
+ *
+ * Sources. Every thread that talks to the monitor (an application thread
+ * that begins operations, a runtime thread that submits activities) owns one
+ * source: a single-producer channel of gp_rec, registered on first use in a
+ * lock-free table the monitor scans. Records of one source arrive in order.
+ *
+ * The monitor (monitor.c) is whoever holds the monitor lock: its own thread
+ * every few hundred microseconds to 20 ms (adaptive), or a flushing thread
+ * that needs every activity in before it writes. It keeps a table from
+ * correlation id to (thread, placeholder), forwards each activity to the
+ * thread's activity channel, counts unknown correlations, and for threads
+ * that have exited applies the activity itself.
+ *
+ * Attribution. A thread's GPU metrics live in its own GPU subtree (gp_gpu.
+ * tree), apart from its region CCT: mirror nodes keyed by the placeholder's
+ * index in the region CCT, kernels beneath them. Only the holder of
+ * gp_gpu.mu writes it -- the owner at its hooks and region boundaries (with
+ * trylock: it never waits), a flush before writing, the monitor for threads
+ * that exited -- and a flush reads it like any CCT. The region CCT keeps its
+ * single lock-free writer, and activities that arrive while the owner is
+ * blocked, or after it exited, still reach the profile.
+ */
+#ifndef GPUPROF_CORE_GPU_H
+#define GPUPROF_CORE_GPU_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpuprof.h"
+#include "core/cct.h"
+#include "core/channel.h"
+#include "core/unwind.h"
+
+struct gp_thread;
+
+enum gp_rec_type { GP_REC_OP = 1, GP_REC_ACT = 2 };
+
+struct gp_gpu;
+
+/* What a source carries to the monitor. */
+typedef struct gp_rec {
+    uint32_t type;  /* gp_rec_type */
+    uint32_t kind;  /* gpuprof_op_kind */
+    uint64_t corr;
+    struct gp_gpu *gpu; /* OP: the thread that began it */
+    uint32_t node;      /* OP: its placeholder in that thread's CCT */
+    uint32_t name;      /* ACT: interned kernel name, 0 when none */
+    uint32_t flags;     /* ACT: GPUPROF_ACTIVITY_* */
+    uint32_t device, stream;
+    uint64_t start_ns, end_ns, bytes;
+} gp_rec;
+
+/* What the monitor hands to a thread. */
+typedef struct gp_act {
+    uint32_t node; /* placeholder in the thread's CCT */
+    uint32_t kind;
+    uint32_t name;
+    uint32_t pad_;
+    uint64_t dur_ns;
+    uint64_t bytes;
+} gp_act;
+
+typedef struct gp_src {
+    gp_chan_spsc ch;         /* producer: the owner; consumer: the monitor */
+    _Atomic int closed;      /* the owner exited: drain, then free */
+    uint32_t slot;           /* index in the source table */
+} gp_src;
+
+typedef struct gp_gpu {
+    gp_chan_spsc act;        /* producer: the monitor; consumer: under mu */
+    pthread_mutex_t mu;      /* consumer of act, writer of tree */
+    gp_cct tree;             /* the GPU subtree (see above) */
+    struct gp_thread *thread;
+    gp_src *src;             /* the owner's source */
+    _Atomic uint64_t forwarded; /* monitor: items pushed into act */
+    _Atomic uint64_t applied;   /* under mu: items taken from act */
+    _Atomic int gone;           /* the owner exited */
+    _Atomic uint64_t ops;       /* owner: operations begun (stats) */
+    uint64_t mon_mark;          /* monitor-only: last round it was touched */
+    /* owner-only */
+    uint64_t next_seq;
+    uint32_t depth;          /* nested gpuprof_op_begin */
+    uint64_t open_corr;
+    gp_path_cache path;      /* the last call path (unwind.h) */
+} gp_gpu;
+
+/* KERNEL nodes' key_b when no GPU binary is known. */
+#define GP_NO_BINARY 0xFFFFFFFFull
+
+/* Correlation ids: the thread's sequence number + 1 in the high 24 bits,
+ * a per-thread counter in the low 40. Never 0. */
+#define GP_CORR_SEQ_BITS 40
+
+/* ---- gpu.c ---------------------------------------------------------- */
+/* Begins an operation for the calling thread: the call path beneath the
+ * innermost open region, dropping `skip` frames above the caller of this
+ * function, then a placeholder of `kind`. See gpuprof_op_begin. */
+uint64_t gpuprof__op_begin(uint32_t kind, unsigned skip);
+gpuprof_status gpuprof__op_end(uint64_t corr);
+/* The calling thread's source (registered on first use); NULL when the
+ * pipeline is not accepting or out of memory. */
+gp_src *gpuprof__src_self(void);
+/* Applies what the monitor forwarded to `g`, if nobody else is (trylock):
+ * the owner's hook and region boundaries. */
+void gpuprof__gpu_poll_slow(gp_gpu *g);
+static inline void gpuprof__gpu_poll(gp_gpu *g)
+{
+    if (__builtin_expect(gp_load_relaxed(&g->forwarded) !=
+                             gp_load_relaxed(&g->applied), 0))
+        gpuprof__gpu_poll_slow(g);
+}
+/* Applies everything forwarded to `g` (waits for its lock). */
+void gpuprof__gpu_apply(gp_gpu *g);
+/* From the thread-exit destructor of g's owner. */
+void gpuprof__gpu_thread_exit(gp_gpu *g);
+/* From gpuprof_init / finalize (before the final write, after it). */
+void gpuprof__gpu_startup(void);
+void gpuprof__gpu_stop_accepting(void);
+bool gpuprof__gpu_accepting(void);
+/* Before a profile is written (flush_lock held): every activity submitted
+ * so far is attributed and applied. */
+void gpuprof__gpu_sync(void);
+/* Fork: no monitor, no sources in the child; its own thread starts clean. */
+void gpuprof__gpu_atfork_prepare(void);
+void gpuprof__gpu_atfork_parent(void);
+void gpuprof__gpu_atfork_child(struct gp_thread *self);
+
+/* Source table, for the monitor. */
+uint32_t gpuprof__src_count(void);
+gp_src *gpuprof__src_at(uint32_t i);
+void gpuprof__src_free(gp_src *s); /* monitor: a closed, drained source */
+
+/* ---- monitor.c ------------------------------------------------------ */
+/* Starts the monitor thread if it is not running (not in a fork child). */
+void gpuprof__monitor_ensure(void);
+/* One or more rounds under the monitor lock until every activity read so
+ * far is resolved (attributed or counted unattributed). Any thread. */
+void gpuprof__monitor_sync(void);
+/* Stops and joins the thread; later syncs run the rounds inline. */
+void gpuprof__monitor_stop(void);
+void gpuprof__monitor_atfork_prepare(void);
+void gpuprof__monitor_atfork_parent(void);
+void gpuprof__monitor_atfork_child(void);
+
+#endif /* GPUPROF_CORE_GPU_H */

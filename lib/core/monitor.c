@@ -1,0 +1,404 @@
+/*
+ * monitor.c - matches activities with the operations that caused them
+ * (DESIGN §3 step 3).
+ *
+ * A round, under mon_mu: drain every source (operation records go into the
+ * correlation table; activities are matched at once when their operation is
+ * known, else kept pending), then resolve what is pending. An activity can
+ * overtake its operation record only across sources, and the operation was
+ * committed before the runtime ever saw the operation, so one further full
+ * round always finds it: an activity still unmatched after a round that
+ * started after it was read has an unknown correlation and is counted
+ * unattributed. Matched activities go to the owning thread's activity
+ * channel (gpu.c applies them); for a thread that has exited, the monitor
+ * applies them itself.
+ *
+ * Rounds run on the monitor thread, which sleeps between them (200 us after
+ * a round that found work, doubling up to 20 ms when idle: no wake-up cost
+ * on the producers' path), and inline on a flushing thread
+ * (gpuprof__monitor_sync), which needs every activity in before it writes.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/gpu.h"
+#include "core/internal.h"
+#include "core/trace.h"
+
+/* ---- correlation table: open addressing, linear probing, backward-shift
+ * deletion (no tombstones); key 0 is empty (ids are never 0). ---------- */
+typedef struct entry {
+    uint64_t corr;
+    gp_gpu *gpu;
+    uint32_t node, kind;
+    uint64_t retire; /* round after which it goes (0: not final yet) */
+} entry;
+
+/* An operation's final activity (no GPUPROF_ACTIVITY_MORE) retires its
+ * entry, but not at once: siblings delivered out of order around it (the
+ * kernels of a graph launch, shuffled in one buffer) still find it for
+ * RETIRE_ROUNDS more rounds. */
+#define RETIRE_ROUNDS 2
+typedef struct retiring {
+    uint64_t corr, round;
+} retiring;
+
+typedef struct pend {
+    gp_rec rec;
+    uint32_t age; /* rounds completed since it was read */
+} pend;
+
+static pthread_mutex_t mon_mu = PTHREAD_MUTEX_INITIALIZER; /* one round */
+static entry *tab;
+static uint64_t tab_mask, tab_used;
+static pend *pending;
+static size_t npending, pending_cap;
+static retiring *retq; /* FIFO: rounds ascend */
+static size_t retq_head, retq_n, retq_cap;
+static gp_gpu **touched;
+static size_t ntouched, touched_cap;
+static uint64_t round_no;
+
+/* The thread, and the sleep between rounds. */
+static pthread_mutex_t thr_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t sleep_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sleep_cv;
+static pthread_t thr;
+static bool running, stopped_for_good;
+static _Atomic int stop_req;
+static _Atomic int held; /* test hook: no rounds on the thread */
+
+void gpuprof__monitor_hold(bool hold);
+void gpuprof__monitor_hold(bool hold) { gp_store_release(&held, hold); }
+
+static inline uint64_t slot_of(uint64_t corr)
+{
+    return (corr * 0x9E3779B97F4A7C15ull) >> 20;
+}
+
+static bool tab_grow(void)
+{
+    uint64_t mask = tab ? tab_mask * 2 + 1 : 4095;
+    entry *n = calloc(mask + 1, sizeof(*n));
+    if (!n)
+        return false;
+    for (uint64_t i = 0; tab && i <= tab_mask; i++) {
+        if (!tab[i].corr)
+            continue;
+        uint64_t j = slot_of(tab[i].corr);
+        while (n[j & mask].corr)
+            j++;
+        n[j & mask] = tab[i];
+    }
+    free(tab);
+    tab = n;
+    tab_mask = mask;
+    return true;
+}
+
+static entry *tab_find(uint64_t corr)
+{
+    if (!tab)
+        return NULL;
+    for (uint64_t j = slot_of(corr);; j++) {
+        entry *e = &tab[j & tab_mask];
+        if (e->corr == corr)
+            return e;
+        if (!e->corr)
+            return NULL;
+    }
+}
+
+/* Not bounded: it holds the operations in flight, which the runtime holds
+ * too; refusing one would turn its activity into an unattributed one. */
+static bool tab_put(const gp_rec *r)
+{
+    if ((!tab || (tab_used + 1) * 2 > tab_mask + 1) && !tab_grow())
+        return false;
+    uint64_t j = slot_of(r->corr);
+    while (tab[j & tab_mask].corr && tab[j & tab_mask].corr != r->corr)
+        j++;
+    entry *e = &tab[j & tab_mask];
+    if (!e->corr)
+        tab_used++;
+    *e = (entry){r->corr, r->gpu, r->node, r->kind, 0};
+    return true;
+}
+
+static void tab_del(entry *e)
+{
+    uint64_t i = (uint64_t)(e - tab);
+    for (uint64_t j = i + 1;; j++) {
+        entry *n = &tab[j & tab_mask];
+        if (!n->corr)
+            break;
+        uint64_t home = slot_of(n->corr);
+        /* n may move to the hole at i if its home is not in (i, j]. */
+        if (((j - home) & tab_mask) >= ((j - i) & tab_mask)) {
+            tab[i & tab_mask] = *n;
+            i = j;
+        }
+    }
+    tab[i & tab_mask].corr = 0;
+    tab_used--;
+}
+
+/* ---- a round --------------------------------------------------------- */
+static bool push_touched(gp_gpu *g)
+{
+    if (g->mon_mark == round_no)
+        return true;
+    if (ntouched == touched_cap) {
+        size_t cap = touched_cap ? touched_cap * 2 : 64;
+        gp_gpu **n = realloc(touched, cap * sizeof(*n));
+        if (!n)
+            return false;
+        touched = n;
+        touched_cap = cap;
+    }
+    g->mon_mark = round_no;
+    touched[ntouched++] = g;
+    return true;
+}
+
+static void retire_later(entry *e)
+{
+    if (retq_head + retq_n == retq_cap) {
+        if (retq_head) { /* compact */
+            memmove(retq, retq + retq_head, retq_n * sizeof(*retq));
+            retq_head = 0;
+        }
+        if (retq_n == retq_cap) {
+            size_t cap = retq_cap ? retq_cap * 2 : 1024;
+            retiring *n = realloc(retq, cap * sizeof(*n));
+            if (!n) { /* no memory to wait: retire now */
+                tab_del(e);
+                return;
+            }
+            retq = n;
+            retq_cap = cap;
+        }
+    }
+    e->retire = round_no + RETIRE_ROUNDS;
+    retq[retq_head + retq_n++] = (retiring){e->corr, e->retire};
+}
+
+/* Deletes the entries whose grace has passed; at the start of a round. */
+static void retire_due(void)
+{
+    while (retq_n && retq[retq_head].round < round_no) {
+        entry *e = tab_find(retq[retq_head].corr);
+        if (e)
+            tab_del(e);
+        retq_head++;
+        retq_n--;
+    }
+    if (!retq_n)
+        retq_head = 0;
+}
+
+static void forward(entry *e, const gp_rec *r)
+{
+    gp_gpu *g = e->gpu;
+    gp_act a = {e->node, r->kind, r->name, 0, r->end_ns - r->start_ns,
+                r->bytes};
+    if (gpuprof__trace_on())
+        gpuprof__trace_gpu(r->device, r->stream, r->start_ns, r->end_ns,
+                           ((uint64_t)g->thread->seq << 32) | e->node);
+    if (!push_touched(g) || !gpuprof__chan_push(&g->act, &a)) {
+        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+    } else {
+        gp_store_release(&g->forwarded, gp_load_relaxed(&g->forwarded) + 1);
+        gpuprof__stat_add(GP_STAT_GPU_ACTIVITIES, 1);
+    }
+    if (!(r->flags & GPUPROF_ACTIVITY_MORE) && !e->retire)
+        retire_later(e);
+}
+
+static bool pend_add(const gp_rec *r)
+{
+    if (npending == pending_cap) {
+        size_t cap = pending_cap ? pending_cap * 2 : 256;
+        pend *n = realloc(pending, cap * sizeof(*n));
+        if (!n)
+            return false;
+        pending = n;
+        pending_cap = cap;
+    }
+    pending[npending++] = (pend){*r, 0};
+    return true;
+}
+
+static void on_rec(void *ctx, const void *item)
+{
+    (void)ctx;
+    const gp_rec *r = item;
+    if (r->type == GP_REC_OP) {
+        if (!tab_put(r))
+            gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+        return;
+    }
+    entry *e = tab_find(r->corr);
+    if (e)
+        forward(e, r);
+    else if (!pend_add(r))
+        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+}
+
+/* One round; returns how many records it handled. Under mon_mu. */
+static size_t round_locked(void)
+{
+    size_t work = 0;
+    round_no++;
+    ntouched = 0;
+    retire_due();
+    uint32_t n = gpuprof__src_count();
+    for (uint32_t i = 0; i < n; i++) {
+        gp_src *s = gpuprof__src_at(i);
+        if (!s)
+            continue;
+        /* Read `closed` first: a closed source gets nothing after it. */
+        int closed = gp_load_acquire(&s->closed);
+        work += gpuprof__chan_drain(&s->ch, on_rec, NULL, 0);
+        if (closed)
+            gpuprof__src_free(s);
+    }
+    size_t keep = 0;
+    for (size_t i = 0; i < npending; i++) {
+        pend *p = &pending[i];
+        entry *e = tab_find(p->rec.corr);
+        if (e)
+            forward(e, &p->rec);
+        else if (p->age >= 1)
+            gpuprof__stat_add(GP_STAT_RECORDS_UNATTRIBUTED, 1);
+        else {
+            p->age++;
+            pending[keep++] = *p;
+        }
+    }
+    work += npending - keep;
+    npending = keep;
+    /* Threads that exited get no more hooks: apply for them (Dekker with
+     * gpuprof__gpu_thread_exit: we pushed, fence, then read `gone`). */
+    if (ntouched)
+        gp_fence_seq_cst();
+    for (size_t i = 0; i < ntouched; i++)
+        if (atomic_load_explicit(&touched[i]->gone, memory_order_relaxed))
+            gpuprof__gpu_apply(touched[i]);
+    return work;
+}
+
+void gpuprof__monitor_sync(void)
+{
+    pthread_mutex_lock(&mon_mu);
+    round_locked();
+    for (int i = 0; i < 3 && npending; i++)
+        round_locked();
+    pthread_mutex_unlock(&mon_mu);
+}
+
+/* ---- the thread ------------------------------------------------------ */
+static void *monitor_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    long sleep_us = 200;
+    while (!gp_load_acquire(&stop_req)) {
+        size_t work = 0;
+        if (!gp_load_acquire(&held)) {
+            pthread_mutex_lock(&mon_mu);
+            work = round_locked();
+            pthread_mutex_unlock(&mon_mu);
+        }
+        sleep_us = work ? 200 : (sleep_us * 2 > 20000 ? 20000 : sleep_us * 2);
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += sleep_us * 1000;
+        ts.tv_sec += ts.tv_nsec / 1000000000;
+        ts.tv_nsec %= 1000000000;
+        pthread_mutex_lock(&sleep_mu);
+        while (!gp_load_acquire(&stop_req) &&
+               pthread_cond_timedwait(&sleep_cv, &sleep_mu, &ts) != ETIMEDOUT)
+            ;
+        pthread_mutex_unlock(&sleep_mu);
+    }
+    return NULL;
+}
+
+static void cv_init(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&sleep_cv, &a);
+    pthread_condattr_destroy(&a);
+}
+
+void gpuprof__monitor_ensure(void)
+{
+    static pthread_once_t cv_once = PTHREAD_ONCE_INIT;
+    pthread_once(&cv_once, cv_init);
+    pthread_mutex_lock(&thr_mu);
+    if (!running && !stopped_for_good && !G.forked) {
+        gp_store_relaxed(&stop_req, 0);
+        int e = pthread_create(&thr, NULL, monitor_main, NULL);
+        if (e == 0)
+            running = true;
+        else
+            gpuprof__log(GPUPROF_LOG_ERROR, "cannot start the monitor thread "
+                         "(%s); activities are attributed at flushes only",
+                         strerror(e));
+    }
+    pthread_mutex_unlock(&thr_mu);
+}
+
+void gpuprof__monitor_stop(void)
+{
+    pthread_mutex_lock(&thr_mu);
+    stopped_for_good = true;
+    if (running) {
+        pthread_mutex_lock(&sleep_mu);
+        gp_store_release(&stop_req, 1);
+        pthread_cond_signal(&sleep_cv);
+        pthread_mutex_unlock(&sleep_mu);
+        pthread_join(thr, NULL);
+        running = false;
+    }
+    pthread_mutex_unlock(&thr_mu);
+}
+
+void gpuprof__monitor_atfork_prepare(void)
+{
+    pthread_mutex_lock(&thr_mu);
+    pthread_mutex_lock(&mon_mu);
+}
+
+void gpuprof__monitor_atfork_parent(void)
+{
+    pthread_mutex_unlock(&mon_mu);
+    pthread_mutex_unlock(&thr_mu);
+}
+
+void gpuprof__monitor_atfork_child(void)
+{
+    /* No monitor thread here; the table's threads are the parent's. */
+    pthread_mutex_unlock(&mon_mu); /* taken by the prepare handler */
+    pthread_mutex_unlock(&thr_mu);
+    pthread_mutex_init(&sleep_mu, NULL); /* the monitor may have held it */
+    cv_init();
+    running = false;
+    stopped_for_good = true;
+    tab = NULL; /* leaked with the parent's other state */
+    tab_mask = tab_used = 0;
+    pending = NULL;
+    npending = pending_cap = 0;
+    touched = NULL;
+    ntouched = touched_cap = 0;
+    retq = NULL;
+    retq_head = retq_n = retq_cap = 0;
+}

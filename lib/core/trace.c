@@ -1,0 +1,418 @@
+/*
+ * trace.c - tracing threads and their channels (trace.h).
+ *
+ * Every stream (a GPU stream, fed by the monitor; a CPU thread, fed by
+ * itself) has one SPSC channel of (start, end, context) records and, on the
+ * consumer side, a chunk buffer. Streams are on one list (`reg_mu`, taken
+ * when a stream is created and by the tracing threads once per cycle, never
+ * on a producer's fast path); tracing thread k owns the streams whose index
+ * is k modulo the thread count. A tracing thread drains its streams, appends
+ * a chunk when a buffer is full, and on a flush request writes every partial
+ * buffer before it acknowledges. One write(2) per chunk under `wmu`, on an
+ * O_APPEND descriptor. Idle threads sleep 20 ms (a condition variable: a
+ * flush or stop wakes them at once).
+ */
+#include "core/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/channel.h"
+#include "core/internal.h"
+#include "io/trace.h"
+
+#define CHUNK_RECS 4096u
+#define MAX_TRACE_THREADS 64
+#define GPU_HASH 256u
+
+struct gp_trace_thread { /* a stream, GPU or CPU */
+    gp_chan_spsc ch;
+    struct gp_trace_thread *next; /* the global list (reg_mu) */
+    struct gp_trace_thread *hnext; /* GPU: the monitor's hash chain */
+    uint32_t index;  /* creation order: decides its tracing thread */
+    uint32_t gpu, device, id; /* id: GPU stream, or CPU thread_seq */
+    uint64_t tid;
+    char name[64];
+    _Atomic int closed; /* CPU: the producer exited */
+    /* consumer side (its tracing thread) */
+    bool announced;  /* CPU: THREAD chunk written */
+    bool ooo;        /* out of order since the last chunk */
+    bool dead;       /* closed and written: skip */
+    uint64_t last_start; /* GPU: last start; CPU: last end */
+    uint32_t n;
+    gpuprof__io_trace_rec buf[CHUNK_RECS];
+};
+
+typedef struct gp_trace_thread tstream;
+
+static _Atomic int on;
+static int fd = -1;
+static int nthreads;
+static uint64_t max_items;
+static pthread_t thr[MAX_TRACE_THREADS];
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cv_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv, ack_cv;
+static tstream *all;
+static uint32_t nstreams;
+static tstream *gpu_hash[GPU_HASH]; /* monitor-only */
+static uint64_t flush_req, acked[MAX_TRACE_THREADS]; /* under cv_mu */
+static bool stopping;
+static _Atomic uint64_t dropped;
+static bool write_failed;
+
+bool gpuprof__trace_on(void) { return gp_load_relaxed(&on) != 0; }
+uint64_t gpuprof__trace_dropped(void) { return gp_load_relaxed(&dropped); }
+
+static void drop(uint64_t n)
+{
+    gp_fetch_add_relaxed(&dropped, n);
+    gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, n);
+}
+
+/* Appends bytes to the file; on failure the records are counted dropped. */
+static void put(const uint8_t *b, size_t size, uint64_t records)
+{
+    pthread_mutex_lock(&wmu);
+    size_t done = 0;
+    while (fd >= 0 && done < size) {
+        ssize_t w = write(fd, b + done, size - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!write_failed)
+                gpuprof__log(GPUPROF_LOG_ERROR, "cannot write the trace: %s; "
+                             "records are dropped (counted)",
+                             w < 0 ? strerror(errno) : "short write");
+            write_failed = true;
+            break;
+        }
+        done += (size_t)w;
+    }
+    pthread_mutex_unlock(&wmu);
+    if (done < size)
+        drop(records);
+}
+
+/* Writes the stream's buffered records as one chunk; tracing thread. */
+static void emit(tstream *s, uint8_t *scratch)
+{
+    if (!s->gpu && !s->announced) {
+        size_t n = gpuprof__io_trace_thread_chunk(scratch, s->id, s->tid,
+                                                  s->name);
+        put(scratch, n, 0);
+        s->announced = true;
+    }
+    if (!s->n)
+        return;
+    if (!s->gpu) { /* CPU records are ticks: convert now */
+        gp_clock_conv conv;
+        gpuprof__clock_conv(&conv);
+        for (uint32_t i = 0; i < s->n; i++) {
+            s->buf[i].start_ns = gp_conv_at(&conv, s->buf[i].start_ns);
+            s->buf[i].end_ns = gp_conv_at(&conv, s->buf[i].end_ns);
+        }
+    }
+    uint32_t flags = (s->gpu ? GPUPROF_IO_TRACE_GPU : 0) |
+                     (s->ooo ? GPUPROF_IO_TRACE_OUT_OF_ORDER : 0);
+    size_t n = gpuprof__io_trace_records(scratch, flags, s->device, s->id,
+                                         s->buf, s->n);
+    put(scratch, n, s->n);
+    s->n = 0;
+    s->ooo = false;
+}
+
+typedef struct drain_ctx {
+    tstream *s;
+    uint8_t *scratch;
+} drain_ctx;
+
+static void take(void *ctx, const void *item)
+{
+    drain_ctx *c = ctx;
+    tstream *s = c->s;
+    const gpuprof__io_trace_rec *r = item;
+    /* GPU records should arrive by start; a thread's regions are recorded
+     * when they close, so by end (an outer region starts earlier). */
+    uint64_t key = s->gpu ? r->start_ns : r->end_ns;
+    if (key < s->last_start)
+        s->ooo = true;
+    s->last_start = key;
+    s->buf[s->n++] = *r;
+    if (s->n == CHUNK_RECS)
+        emit(s, c->scratch);
+}
+
+/* One pass over thread k's streams; `all_out`: write partial buffers. */
+static size_t pass(int k, bool all_out, uint8_t *scratch)
+{
+    size_t work = 0;
+    pthread_mutex_lock(&reg_mu);
+    tstream *head = all;
+    pthread_mutex_unlock(&reg_mu);
+    /* The list only grows at its head: what we hold stays valid. */
+    for (tstream *s = head; s; s = s->next) {
+        if (s->index % (uint32_t)nthreads != (uint32_t)k || s->dead)
+            continue;
+        int closed = gp_load_acquire(&s->closed);
+        drain_ctx c = {s, scratch};
+        work += gpuprof__chan_drain(&s->ch, take, &c, 0);
+        if (all_out || closed)
+            emit(s, scratch);
+        if (closed) {
+            gpuprof__chan_destroy(&s->ch);
+            s->dead = true; /* its memory stays: the list keeps it */
+        }
+    }
+    return work;
+}
+
+typedef struct targ {
+    int k;
+} targ;
+static targ args[MAX_TRACE_THREADS];
+
+static void *trace_main(void *arg)
+{
+    int k = ((targ *)arg)->k;
+    sigset_t sset;
+    sigfillset(&sset);
+    pthread_sigmask(SIG_BLOCK, &sset, NULL);
+    uint8_t *scratch = malloc(GPUPROF_IO_TRACE_CHUNK_HEADER +
+                              (size_t)CHUNK_RECS * GPUPROF_IO_TRACE_RECORD);
+    if (!scratch)
+        return NULL;
+    for (;;) {
+        pthread_mutex_lock(&cv_mu);
+        uint64_t want = flush_req;
+        bool stop = stopping;
+        pthread_mutex_unlock(&cv_mu);
+        bool all_out = want > acked[k] || stop;
+        size_t work = pass(k, all_out, scratch);
+        pthread_mutex_lock(&cv_mu);
+        if (all_out) {
+            acked[k] = want;
+            pthread_cond_broadcast(&ack_cv);
+        }
+        if (stop) {
+            pthread_mutex_unlock(&cv_mu);
+            break;
+        }
+        if (!work && flush_req == acked[k] && !stopping) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_nsec += 20 * 1000000;
+            ts.tv_sec += ts.tv_nsec / 1000000000;
+            ts.tv_nsec %= 1000000000;
+            pthread_cond_timedwait(&cv, &cv_mu, &ts);
+        }
+        pthread_mutex_unlock(&cv_mu);
+    }
+    free(scratch);
+    return NULL;
+}
+
+static void cv_init(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&cv, &a);
+    pthread_cond_init(&ack_cv, &a);
+    pthread_condattr_destroy(&a);
+}
+
+bool gpuprof__trace_start(const char *path, int n, uint64_t items)
+{
+    if (gp_load_relaxed(&on))
+        return true;
+    int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+    if (f < 0) {
+        gpuprof__log(GPUPROF_LOG_ERROR, "cannot create trace '%s': %s; "
+                     "tracing is off", path, strerror(errno));
+        return false;
+    }
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint8_t h[GPUPROF_IO_TRACE_HEADER];
+    gpuprof__io_trace_header(h, (uint32_t)getpid(),
+                             (uint64_t)rt.tv_sec * 1000000000u +
+                                 (uint64_t)rt.tv_nsec);
+    fd = f;
+    write_failed = false;
+    put(h, sizeof(h), 0);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, cv_init);
+    nthreads = n < 1 ? 1 : n > MAX_TRACE_THREADS ? MAX_TRACE_THREADS : n;
+    max_items = items;
+    stopping = false;
+    flush_req = 0;
+    int started = 0;
+    for (int k = 0; k < nthreads; k++) {
+        acked[k] = 0;
+        args[k].k = k;
+        if (pthread_create(&thr[k], NULL, trace_main, &args[k]) != 0)
+            break;
+        started++;
+    }
+    if (started < nthreads) {
+        gpuprof__log(GPUPROF_LOG_ERROR, "cannot start tracing threads; "
+                     "tracing is off");
+        pthread_mutex_lock(&cv_mu);
+        stopping = true;
+        pthread_cond_broadcast(&cv);
+        pthread_mutex_unlock(&cv_mu);
+        for (int k = 0; k < started; k++)
+            pthread_join(thr[k], NULL);
+        close(fd);
+        fd = -1;
+        return false;
+    }
+    gp_store_release(&on, 1);
+    return true;
+}
+
+void gpuprof__trace_flush(void)
+{
+    if (!gp_load_acquire(&on))
+        return;
+    pthread_mutex_lock(&cv_mu);
+    uint64_t want = ++flush_req;
+    pthread_cond_broadcast(&cv);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += 5; /* never hang the program on the tool */
+    for (int k = 0; k < nthreads; k++)
+        while (acked[k] < want && !stopping &&
+               pthread_cond_timedwait(&ack_cv, &cv_mu, &ts) != ETIMEDOUT)
+            ;
+    pthread_mutex_unlock(&cv_mu);
+}
+
+void gpuprof__trace_stop(void)
+{
+    if (!gp_load_acquire(&on))
+        return;
+    gp_store_release(&on, 0); /* producers stop pushing */
+    pthread_mutex_lock(&cv_mu);
+    stopping = true; /* each thread writes everything, then exits */
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&cv_mu);
+    for (int k = 0; k < nthreads; k++)
+        pthread_join(thr[k], NULL);
+    pthread_mutex_lock(&wmu);
+    if (fd >= 0 && fsync(fd) != 0 && errno != EINVAL)
+        gpuprof__log(GPUPROF_LOG_ERROR, "cannot sync the trace: %s",
+                     strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
+    pthread_mutex_unlock(&wmu);
+}
+
+void gpuprof__trace_atfork_prepare(void)
+{
+    pthread_mutex_lock(&reg_mu);
+    pthread_mutex_lock(&wmu);
+}
+
+void gpuprof__trace_atfork_parent(void)
+{
+    pthread_mutex_unlock(&wmu);
+    pthread_mutex_unlock(&reg_mu);
+}
+
+void gpuprof__trace_atfork_child(void)
+{
+    /* The parent's trace is the parent's: no threads here, no writes. */
+    gp_store_relaxed(&on, 0);
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
+    all = NULL; /* leaked with the parent's other state */
+    nstreams = 0;
+    memset(gpu_hash, 0, sizeof(gpu_hash));
+    pthread_mutex_unlock(&wmu);
+    pthread_mutex_unlock(&reg_mu);
+    pthread_mutex_init(&cv_mu, NULL);
+    cv_init();
+}
+
+/* ---- producers ------------------------------------------------------- */
+static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id)
+{
+    tstream *s = calloc(1, sizeof(*s));
+    if (!s || !gpuprof__chan_init(&s->ch, sizeof(gpuprof__io_trace_rec), 256,
+                                  max_items)) {
+        free(s);
+        return NULL;
+    }
+    s->gpu = gpu;
+    s->device = device;
+    s->id = id;
+    pthread_mutex_lock(&reg_mu);
+    s->index = nstreams++;
+    s->next = all;
+    all = s;
+    pthread_mutex_unlock(&reg_mu);
+    return s;
+}
+
+void gpuprof__trace_gpu(uint32_t device, uint32_t stream, uint64_t start_ns,
+                        uint64_t end_ns, uint64_t context)
+{
+    if (!gp_load_relaxed(&on))
+        return;
+    uint32_t h = (device * 31u + stream) & (GPU_HASH - 1);
+    tstream *s = gpu_hash[h];
+    while (s && (s->device != device || s->id != stream))
+        s = s->hnext;
+    if (!s) {
+        if (!(s = stream_new(1, device, stream))) {
+            drop(1);
+            return;
+        }
+        s->hnext = gpu_hash[h];
+        gpu_hash[h] = s;
+    }
+    gpuprof__io_trace_rec r = {start_ns, end_ns, context};
+    if (!gpuprof__chan_push(&s->ch, &r))
+        drop(1);
+}
+
+gp_trace_thread *gpuprof__trace_thread_open(uint32_t seq, uint64_t tid,
+                                            const char *name)
+{
+    if (!gp_load_acquire(&on))
+        return NULL;
+    tstream *s = stream_new(0, 0, seq);
+    if (s) {
+        s->tid = tid;
+        snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
+    }
+    return s;
+}
+
+void gpuprof__trace_region(gp_trace_thread *s, uint64_t start_ticks,
+                           uint64_t end_ticks, uint32_t node)
+{
+    if (!gp_load_relaxed(&on))
+        return;
+    gpuprof__io_trace_rec r = {start_ticks, end_ticks,
+                               ((uint64_t)s->id << 32) | node};
+    if (!gpuprof__chan_push(&s->ch, &r))
+        drop(1);
+}
+
+void gpuprof__trace_thread_close(gp_trace_thread *s)
+{
+    if (s)
+        gp_store_release(&s->closed, 1);
+}

@@ -1,0 +1,68 @@
+/*
+ * trace.h - traces written while the run goes (GPUPROF_TRACE=1; DESIGN §3
+ * step 5).
+ *
+ * Two kinds of record, both (start, end, context):
+ *   - per GPU stream: what ran on the device, from the monitor thread;
+ *   - per CPU thread: each closed region instance, from the owning thread.
+ * `context` is ((uint64_t)thread_seq << 32) | node: the node of that thread's
+ * calling context tree (a placeholder for GPU records, a region for CPU
+ * records); the trace file maps each thread_seq to its OS tid and name.
+ *
+ * Producers push into single-producer/single-consumer channels (channel.h):
+ * one per GPU stream (producer: the monitor), one per CPU thread (producer:
+ * that thread). `trace_threads` tracing threads drain them and append
+ * checksummed chunks to the process's trace file, so memory stays bounded
+ * and a killed process keeps every complete chunk. A record that arrives with
+ * an earlier start than the one before it on its stream flags its chunk
+ * out-of-order (readers sort). Times in the file are CLOCK_MONOTONIC ns (the
+ * process clock); CPU records are taken in ticks and converted by the
+ * tracing thread. doc/FORMATS.md specifies the file.
+ */
+#ifndef GPUPROF_CORE_TRACE_H
+#define GPUPROF_CORE_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct gp_trace_thread gp_trace_thread; /* a CPU thread's producer */
+
+/* The trace file sits beside the profile: <host>-r<rank>-p<pid>.gptrace. */
+#define GP_TRACE_SUFFIX ".gptrace"
+
+/* From gpuprof_init when tracing is on: creates `path` (truncating it),
+ * starts `nthreads` tracing threads. Channels grow to `max_items` records,
+ * beyond which records are dropped and counted (records.dropped and the
+ * trace's own counter). false: tracing stays off, the reason is logged. */
+bool gpuprof__trace_start(const char *path, int nthreads, uint64_t max_items);
+/* Is tracing on? One relaxed load. */
+bool gpuprof__trace_on(void);
+/* Every record pushed before the call is in the file when it returns
+ * (complete chunks; partial chunks are written as short chunks). From
+ * gpuprof_flush and finalize, under G.flush_lock. */
+void gpuprof__trace_flush(void);
+/* From finalize: flush, stop the threads, close the file. Idempotent. */
+void gpuprof__trace_stop(void);
+/* Fork child: tracing off, no threads, the parent's file left alone. */
+void gpuprof__trace_atfork_prepare(void);
+void gpuprof__trace_atfork_parent(void);
+void gpuprof__trace_atfork_child(void);
+
+/* GPU records: the monitor thread only. Wait-free. */
+void gpuprof__trace_gpu(uint32_t device, uint32_t stream, uint64_t start_ns,
+                        uint64_t end_ns, uint64_t context);
+
+/* CPU records. The owner opens its producer on first use (NULL when tracing
+ * is off or out of memory: then it records nothing), pushes each closed
+ * region, and closes it at thread exit (the tracing threads drain what is
+ * left and free it). */
+gp_trace_thread *gpuprof__trace_thread_open(uint32_t thread_seq, uint64_t tid,
+                                            const char *name);
+void gpuprof__trace_region(gp_trace_thread *h, uint64_t start_ticks,
+                           uint64_t end_ticks, uint32_t node);
+void gpuprof__trace_thread_close(gp_trace_thread *h);
+
+/* Records dropped so far (channels at their bound, write errors). */
+uint64_t gpuprof__trace_dropped(void);
+
+#endif /* GPUPROF_CORE_TRACE_H */

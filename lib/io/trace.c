@@ -1,0 +1,312 @@
+/*
+ * trace.c - the trace file format: chunk encoding for the writer and a
+ * validating reader (trace.h, doc/FORMATS.md "Trace files").
+ */
+#include "io/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/layout.h"
+
+void gpuprof__io_trace_header(uint8_t *out, uint32_t pid,
+                              uint64_t start_realtime_ns)
+{
+    memset(out, 0, GPUPROF_IO_TRACE_HEADER);
+    memcpy(out, GPUPROF_IO_TRACE_MAGIC, 8);
+    put16(out + 8, GPUPROF_IO_TRACE_MAJOR);
+    put16(out + 10, GPUPROF_IO_TRACE_MINOR);
+    put32(out + 12, pid);
+    put64(out + 16, start_realtime_ns);
+    /* 24..27 reserved (0) */
+    put32(out + 28, gpuprof__io_crc32c(0, out, 28));
+}
+
+static void chunk_header(uint8_t *out, uint32_t type, uint32_t flags,
+                         uint32_t device, uint32_t id, uint32_t count,
+                         uint32_t payload)
+{
+    put32(out, GPUPROF_IO_TRACE_CHUNK_MAGIC);
+    put16(out + 4, (uint16_t)type);
+    put16(out + 6, (uint16_t)flags);
+    put32(out + 8, device);
+    put32(out + 12, id);
+    put32(out + 16, count);
+    put32(out + 20, payload);
+    put32(out + 24, 0); /* reserved */
+}
+
+static void chunk_seal(uint8_t *out, uint32_t payload)
+{
+    uint32_t crc = gpuprof__io_crc32c(0, out, 28);
+    crc = gpuprof__io_crc32c(crc, out + GPUPROF_IO_TRACE_CHUNK_HEADER, payload);
+    put32(out + 28, crc);
+}
+
+size_t gpuprof__io_trace_records(uint8_t *out, uint32_t flags, uint32_t device,
+                                 uint32_t id, const gpuprof__io_trace_rec *r,
+                                 uint32_t n)
+{
+    uint32_t payload = n * GPUPROF_IO_TRACE_RECORD;
+    chunk_header(out, GPUPROF_IO_TRACE_RECORDS, flags, device, id, n, payload);
+    uint8_t *p = out + GPUPROF_IO_TRACE_CHUNK_HEADER;
+    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_RECORD) {
+        put64(p, r[i].start_ns);
+        put64(p + 8, r[i].end_ns);
+        put64(p + 16, r[i].context);
+    }
+    chunk_seal(out, payload);
+    return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
+}
+
+size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
+                                      const char *name)
+{
+    size_t len = name ? strnlen(name, 63) : 0;
+    uint32_t payload = (uint32_t)(16 + len + 1);
+    chunk_header(out, GPUPROF_IO_TRACE_THREAD, 0, 0, seq, 0, payload);
+    uint8_t *p = out + GPUPROF_IO_TRACE_CHUNK_HEADER;
+    put32(p, seq);
+    put32(p + 4, 0);
+    put64(p + 8, tid);
+    if (len)
+        memcpy(p + 16, name, len);
+    p[16 + len] = '\0';
+    chunk_seal(out, payload);
+    return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
+}
+
+/* ---- reader ------------------------------------------------------------ */
+static gpuprof__io_trace_stream *stream_of(gpuprof__io_trace *t, uint32_t gpu,
+                                           uint32_t device, uint32_t id)
+{
+    for (uint32_t i = 0; i < t->stream_count; i++) {
+        gpuprof__io_trace_stream *s = &t->streams[i];
+        if (s->gpu == gpu && s->device == device && s->id == id)
+            return s;
+    }
+    if ((t->stream_count & (t->stream_count - 1)) == 0) { /* grow at 2^k */
+        size_t cap = t->stream_count ? (size_t)t->stream_count * 2 : 4;
+        void *n = realloc(t->streams, cap * sizeof(*t->streams));
+        if (!n)
+            return NULL;
+        t->streams = n;
+    }
+    gpuprof__io_trace_stream *s = &t->streams[t->stream_count++];
+    memset(s, 0, sizeof(*s));
+    s->gpu = gpu;
+    s->device = device;
+    s->id = id;
+    return s;
+}
+
+static int add_records(gpuprof__io_trace_stream *s, const uint8_t *p,
+                       uint32_t n)
+{
+    if (s->count + n > s->cap_) {
+        uint64_t cap = s->cap_ ? s->cap_ : 64;
+        while (cap < s->count + n)
+            cap *= 2;
+        void *nr = realloc(s->recs, cap * sizeof(*s->recs));
+        if (!nr)
+            return GPUPROF_IO_ERR_NOMEM;
+        s->recs = nr;
+        s->cap_ = cap;
+    }
+    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_RECORD)
+        s->recs[s->count++] = (gpuprof__io_trace_rec){get64(p), get64(p + 8),
+                                                      get64(p + 16)};
+    return 0;
+}
+
+/* One chunk at buf[off..size): its size, or 0 (with the reason) when it is
+ * torn or damaged. */
+static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
+                       char *why, size_t ws)
+{
+    size_t left = size - off;
+    if (left < GPUPROF_IO_TRACE_CHUNK_HEADER) {
+        snprintf(why, ws, "torn chunk header (%zu bytes)", left);
+        return 0;
+    }
+    const uint8_t *h = buf + off;
+    if (get32(h) != GPUPROF_IO_TRACE_CHUNK_MAGIC) {
+        snprintf(why, ws, "no chunk magic");
+        return 0;
+    }
+    uint32_t payload = get32(h + 20);
+    if (payload > left - GPUPROF_IO_TRACE_CHUNK_HEADER) {
+        snprintf(why, ws, "torn chunk (%u payload bytes, %zu present)",
+                 payload, left - GPUPROF_IO_TRACE_CHUNK_HEADER);
+        return 0;
+    }
+    uint32_t crc = gpuprof__io_crc32c(0, h, 28);
+    crc = gpuprof__io_crc32c(crc, h + GPUPROF_IO_TRACE_CHUNK_HEADER, payload);
+    if (crc != get32(h + 28)) {
+        snprintf(why, ws, "chunk checksum mismatch");
+        return 0;
+    }
+    uint32_t type = get16(h + 4), flags = get16(h + 6), count = get32(h + 16);
+    if (get32(h + 24) != 0 || (flags & ~(GPUPROF_IO_TRACE_GPU |
+                                         GPUPROF_IO_TRACE_OUT_OF_ORDER))) {
+        snprintf(why, ws, "reserved chunk bits set");
+        return 0;
+    }
+    if (type == GPUPROF_IO_TRACE_RECORDS &&
+        (count > GPUPROF_IO_TRACE_MAX_RECORDS ||
+         (uint64_t)count * GPUPROF_IO_TRACE_RECORD != payload)) {
+        snprintf(why, ws, "record count %u does not match %u bytes", count,
+                 payload);
+        return 0;
+    }
+    if (type == GPUPROF_IO_TRACE_THREAD &&
+        (payload < 17 || payload > 16 + 64 || h[GPUPROF_IO_TRACE_CHUNK_HEADER +
+                                                 payload - 1] != '\0')) {
+        snprintf(why, ws, "bad thread chunk");
+        return 0;
+    }
+    return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
+}
+
+int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
+                             gpuprof__io_trace **out, char *err, size_t es)
+{
+    *out = NULL;
+    if (size < GPUPROF_IO_TRACE_HEADER || memcmp(buf, GPUPROF_IO_TRACE_MAGIC, 8)) {
+        snprintf(err, es, "not a gpuprof trace (bad magic or too short)");
+        return GPUPROF_IO_ERR_FORMAT;
+    }
+    if (gpuprof__io_crc32c(0, buf, 28) != get32(buf + 28) || get32(buf + 24)) {
+        snprintf(err, es, "trace header damaged (checksum mismatch)");
+        return GPUPROF_IO_ERR_FORMAT;
+    }
+    if (get16(buf + 8) != GPUPROF_IO_TRACE_MAJOR) {
+        snprintf(err, es, "unsupported trace format version %u.%u",
+                 get16(buf + 8), get16(buf + 10));
+        return GPUPROF_IO_ERR_VERSION;
+    }
+    gpuprof__io_trace *t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(err, es, "out of memory");
+        return GPUPROF_IO_ERR_NOMEM;
+    }
+    t->minor = get16(buf + 10);
+    t->pid = get32(buf + 12);
+    t->start_realtime_ns = get64(buf + 16);
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    while (off < size) {
+        size_t n = chunk_ok(buf, size, off, t->ignored_why,
+                            sizeof(t->ignored_why));
+        if (!n) {
+            t->ignored_bytes = size - off;
+            break;
+        }
+        const uint8_t *h = buf + off, *p = h + GPUPROF_IO_TRACE_CHUNK_HEADER;
+        uint32_t type = get16(h + 4), flags = get16(h + 6);
+        int rc = 0;
+        if (type == GPUPROF_IO_TRACE_RECORDS) {
+            gpuprof__io_trace_stream *s =
+                stream_of(t, (flags & GPUPROF_IO_TRACE_GPU) != 0, get32(h + 8),
+                          get32(h + 12));
+            rc = s ? add_records(s, p, get32(h + 16)) : GPUPROF_IO_ERR_NOMEM;
+            if (s && (flags & GPUPROF_IO_TRACE_OUT_OF_ORDER))
+                s->out_of_order = 1;
+        } else if (type == GPUPROF_IO_TRACE_THREAD) {
+            if ((t->thread_count & (t->thread_count - 1)) == 0) {
+                size_t cap = t->thread_count ? (size_t)t->thread_count * 2 : 4;
+                void *nt = realloc(t->threads, cap * sizeof(*t->threads));
+                if (!nt)
+                    rc = GPUPROF_IO_ERR_NOMEM;
+                else
+                    t->threads = nt;
+            }
+            if (!rc) {
+                gpuprof__io_trace_thread *th = &t->threads[t->thread_count++];
+                th->seq = get32(p);
+                th->tid = get64(p + 8);
+                snprintf(th->name, sizeof(th->name), "%s", (const char *)p + 16);
+            }
+        } /* unknown types (a later minor) are skipped */
+        if (rc) {
+            gpuprof__io_trace_free(t);
+            snprintf(err, es, "out of memory");
+            return rc;
+        }
+        t->chunks++;
+        off += n;
+    }
+    *out = t;
+    return 0;
+}
+
+int gpuprof__io_trace_read_file(const char *path, gpuprof__io_trace **out,
+                                char *err, size_t es)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, es, "cannot open: %s", strerror(errno));
+        return GPUPROF_IO_ERR_IO;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        (uint64_t)sb.st_size > SIZE_MAX / 2) {
+        snprintf(err, es, "not a regular file");
+        close(fd);
+        return GPUPROF_IO_ERR_IO;
+    }
+    size_t size = (size_t)sb.st_size, got = 0;
+    uint8_t *buf = malloc(size ? size : 1);
+    if (!buf) {
+        close(fd);
+        snprintf(err, es, "out of memory");
+        return GPUPROF_IO_ERR_NOMEM;
+    }
+    while (got < size) { /* a live trace may still grow: read what was */
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    int rc = gpuprof__io_trace_decode(buf, got, out, err, es);
+    free(buf);
+    return rc;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const gpuprof__io_trace_rec *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    if (x->end_ns != y->end_ns)
+        return x->end_ns < y->end_ns ? -1 : 1;
+    return (x->context > y->context) - (x->context < y->context);
+}
+
+void gpuprof__io_trace_sort(gpuprof__io_trace *t)
+{
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        if (t->streams[i].count > 1)
+            qsort(t->streams[i].recs, t->streams[i].count,
+                  sizeof(gpuprof__io_trace_rec), rec_cmp);
+}
+
+void gpuprof__io_trace_free(gpuprof__io_trace *t)
+{
+    if (!t)
+        return;
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        free(t->streams[i].recs);
+    free(t->streams);
+    free(t->threads);
+    free(t);
+}

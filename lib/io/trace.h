@@ -1,0 +1,92 @@
+/*
+ * trace.h - the trace file format (doc/FORMATS.md, "Trace files"): a file
+ * header, then self-delimiting chunks appended while the run goes, each with
+ * its own CRC-32C, so a process killed at any moment leaves every complete
+ * chunk readable and its torn last chunk detectably incomplete.
+ *
+ * Internal to libgpuprof and libgpuprof-analysis (gpuprof__ prefix).
+ */
+#ifndef GPUPROF_IO_TRACE_H
+#define GPUPROF_IO_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GPUPROF_IO_TRACE_MAGIC "GPTRACE\0" /* 8 bytes at offset 0 */
+#define GPUPROF_IO_TRACE_MAJOR 1
+#define GPUPROF_IO_TRACE_MINOR 0
+#define GPUPROF_IO_TRACE_HEADER 32       /* file header bytes */
+#define GPUPROF_IO_TRACE_CHUNK_HEADER 32 /* chunk header bytes */
+#define GPUPROF_IO_TRACE_CHUNK_MAGIC 0x4B484354u /* "TCHK" little-endian */
+#define GPUPROF_IO_TRACE_RECORD 24       /* u64 start, u64 end, u64 context */
+#define GPUPROF_IO_TRACE_MAX_RECORDS 65536 /* per chunk */
+
+/* Chunk types (pinned). */
+enum { GPUPROF_IO_TRACE_RECORDS = 1, GPUPROF_IO_TRACE_THREAD = 2 };
+/* Chunk flags (pinned bits). */
+#define GPUPROF_IO_TRACE_GPU 0x1u          /* a GPU stream's records */
+#define GPUPROF_IO_TRACE_OUT_OF_ORDER 0x2u /* a record starts before the one
+                                              before it on its stream */
+
+typedef struct gpuprof__io_trace_rec {
+    uint64_t start_ns, end_ns, context;
+} gpuprof__io_trace_rec;
+
+/* One stream: a GPU (device, stream) or a CPU thread (its thread_seq). */
+typedef struct gpuprof__io_trace_stream {
+    uint32_t gpu; /* 1: GPU stream, 0: CPU thread */
+    uint32_t device;
+    uint32_t id; /* GPU: stream index; CPU: thread_seq */
+    uint32_t out_of_order; /* 1 when any of its chunks was flagged */
+    gpuprof__io_trace_rec *recs;
+    uint64_t count;
+    uint64_t cap_; /* reader-internal: allocated records */
+} gpuprof__io_trace_stream;
+
+typedef struct gpuprof__io_trace_thread {
+    uint32_t seq;
+    uint64_t tid;
+    char name[64];
+} gpuprof__io_trace_thread;
+
+typedef struct gpuprof__io_trace {
+    uint32_t pid;
+    uint32_t minor;
+    uint64_t start_realtime_ns;
+    gpuprof__io_trace_stream *streams;
+    uint32_t stream_count;
+    gpuprof__io_trace_thread *threads;
+    uint32_t thread_count;
+    uint64_t chunks;        /* valid chunks read */
+    uint64_t ignored_bytes; /* from the first invalid chunk to the end */
+    char ignored_why[128];  /* why reading stopped there ("" when none) */
+} gpuprof__io_trace;
+
+/* Writer side: the file header, into out[0..GPUPROF_IO_TRACE_HEADER). */
+void gpuprof__io_trace_header(uint8_t *out, uint32_t pid,
+                              uint64_t start_realtime_ns);
+/* A RECORDS chunk of n records (n <= GPUPROF_IO_TRACE_MAX_RECORDS) into
+ * out, which holds GPUPROF_IO_TRACE_CHUNK_HEADER + n * RECORD bytes;
+ * returns the bytes written. */
+size_t gpuprof__io_trace_records(uint8_t *out, uint32_t flags, uint32_t device,
+                                 uint32_t id, const gpuprof__io_trace_rec *r,
+                                 uint32_t n);
+/* A THREAD chunk (at most CHUNK_HEADER + 16 + 64 bytes); returns bytes. */
+size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
+                                      const char *name);
+
+/* Reads and validates a whole trace. A bad file header is an error
+ * (GPUPROF_IO_ERR_FORMAT / _VERSION with a message); a chunk that is torn
+ * or damaged ends the readable part: it and everything after are counted
+ * in ignored_bytes with the reason, and what came before is returned.
+ * Never reads outside buf[0..size). */
+int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
+                             gpuprof__io_trace **out, char *err,
+                             size_t errsize);
+int gpuprof__io_trace_read_file(const char *path, gpuprof__io_trace **out,
+                                char *err, size_t errsize);
+/* Sorts every stream's records by start, then end, then context. */
+void gpuprof__io_trace_sort(gpuprof__io_trace *t);
+void gpuprof__io_trace_free(gpuprof__io_trace *t);
+
+#endif /* GPUPROF_IO_TRACE_H */

@@ -1,0 +1,179 @@
+/*
+ * check_trace.c - tracing end to end (GPUPROF_TRACE): with 1 and 3 tracing
+ * threads, every simulated activity is in the trace exactly once on its
+ * stream with its exact duration, and its context names the placeholder of
+ * the launching thread in the profile; every closed region is a CPU record
+ * whose context is the region's node; streams sorted by start do not
+ * overlap (each stream runs in order on the simulator's clock); a flush makes
+ * everything so far readable while the run goes on.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/sim/sim.h"
+#include "core/internal.h"
+#include "core/trace.h"
+#include "io/io.h"
+#include "io/trace.h"
+#include "support/suite.h"
+
+enum { T = 3, N = 200, S = 3 };
+static char outdir[512];
+
+static void start(int tthreads)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/trace.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    gp_sim_config sc = {S, 32, 3, 300};
+    ck_assert_int_eq(gpuprof__sim_register(&sc), GPUPROF_OK);
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "sim";
+    o.signals = 0;
+    o.trace = 1;
+    o.trace_threads = tthreads;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    ck_assert(gpuprof__trace_on());
+}
+
+static void paths(char *prof, char *trace, size_t n)
+{
+    ck_assert_int_eq(gpuprof_output_path(prof, n), GPUPROF_OK);
+    snprintf(trace, n, "%s", prof);
+    char *dot = strrchr(trace, '.');
+    ck_assert_ptr_nonnull(dot);
+    strcpy(dot, ".gptrace");
+}
+
+static uint64_t dur(int k, int i) { return 100 + (uint64_t)(k * N + i); }
+
+static void *worker(void *arg)
+{
+    int k = (int)(intptr_t)arg;
+    for (int i = 0; i < N; i++) {
+        gpuprof_region_begin("step");
+        gpuprof__sim_kernel((unsigned)(i % S), "tk", dur(k, i));
+        gpuprof_region_end("step");
+    }
+    return NULL;
+}
+
+static void run_and_check(int tthreads)
+{
+    start(tthreads);
+    pthread_t th[T];
+    for (int k = 0; k < T; k++)
+        pthread_create(&th[k], NULL, worker, (void *)(intptr_t)k);
+    for (int k = 0; k < T; k++)
+        pthread_join(th[k], NULL);
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    char prof[1024], trace[1024], err[256];
+    paths(prof, trace, sizeof(prof));
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = NULL;
+    ck_assert_msg(!gpuprof__io_read_file(prof, &p, err, sizeof(err)), "%s", err);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    ck_assert_uint_eq(t->ignored_bytes, 0);
+    gpuprof__io_trace_sort(t);
+    /* Every duration once, on GPU streams; no overlap within a stream. */
+    uint64_t want = 0, got = 0, gpu_recs = 0, cpu_recs = 0;
+    for (int k = 0; k < T; k++)
+        for (int i = 0; i < N; i++)
+            want += dur(k, i);
+    for (uint32_t i = 0; i < t->stream_count; i++) {
+        const gpuprof__io_trace_stream *s = &t->streams[i];
+        for (uint64_t j = 0; j < s->count; j++) {
+            const gpuprof__io_trace_rec *r = &s->recs[j];
+            ck_assert_uint_ge(r->end_ns, r->start_ns);
+            uint32_t seq = (uint32_t)(r->context >> 32);
+            uint32_t node = (uint32_t)r->context;
+            /* The context's thread, through the THREAD chunks, by tid. */
+            const gpuprof__io_thread *pt = NULL;
+            for (uint32_t a = 0; a < t->thread_count; a++)
+                if (t->threads[a].seq == seq)
+                    for (uint32_t b = 0; b < p->thread_count; b++)
+                        if (p->threads[b].tid == t->threads[a].tid)
+                            pt = &p->threads[b];
+            ck_assert_ptr_nonnull(pt);
+            ck_assert_uint_lt(node, pt->node_count);
+            const gpuprof__io_node *n = &p->nodes[pt->first_node + node];
+            if (s->gpu) {
+                got += r->end_ns - r->start_ns;
+                gpu_recs++;
+                ck_assert_int_eq(n->kind, GPUPROF_IO_NODE_GPU_OP);
+                ck_assert_uint_eq(n->key_a, GPUPROF_OP_KERNEL);
+                if (j)
+                    ck_assert_uint_ge(r->start_ns, s->recs[j - 1].end_ns);
+            } else {
+                cpu_recs++;
+                ck_assert_int_eq(n->kind, GPUPROF_IO_NODE_REGION);
+                ck_assert_str_eq(gpuprof__io_str(p, n->key_a), "step");
+            }
+        }
+    }
+    ck_assert_uint_eq(gpu_recs, T * N);
+    ck_assert_uint_eq(got, want);
+    ck_assert_uint_eq(cpu_recs, T * N);
+    ck_assert_uint_eq(t->thread_count, T + 1); /* and main (its sync) */
+    ck_assert_uint_eq(gpuprof__trace_dropped(), 0);
+    gpuprof__io_trace_free(t);
+    gpuprof__io_profile_free(p);
+}
+
+START_TEST(one_tracing_thread) { run_and_check(1); }
+END_TEST
+
+START_TEST(three_tracing_threads) { run_and_check(3); }
+END_TEST
+
+/* A flush makes everything so far readable while tracing goes on. */
+START_TEST(flush_mid_run)
+{
+    start(2);
+    for (int i = 0; i < 50; i++) {
+        gpuprof_region_begin("a");
+        gpuprof__sim_kernel(0, "k", 10);
+        gpuprof_region_end("a");
+    }
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    char prof[1024], trace[1024], err[256];
+    paths(prof, trace, sizeof(prof));
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    uint64_t gpu = 0, cpu = 0;
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        *(t->streams[i].gpu ? &gpu : &cpu) += t->streams[i].count;
+    ck_assert_uint_eq(gpu, 50);
+    ck_assert_uint_eq(cpu, 50);
+    gpuprof__io_trace_free(t);
+    gpuprof_region_begin("b");
+    gpuprof_region_end("b");
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    cpu = 0;
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        cpu += t->streams[i].gpu ? 0 : t->streams[i].count;
+    ck_assert_uint_eq(cpu, 51);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+int main(void)
+{
+    const test_case cases[] = {
+        {"one_tracing_thread", one_tracing_thread, 60},
+        {"three_tracing_threads", three_tracing_threads, 60},
+        {"flush_mid_run", flush_mid_run, 60},
+    };
+    return RUN_SUITE("trace", cases);
+}

@@ -15,8 +15,11 @@
 
 #include "an_internal.h"
 
+/* By gpuprof_op_kind (include/gpuprof.h; pinned values). */
 static const char *const op_kinds[] = {
-    "operation", "kernel launch", "copy", "memset", "alloc", "free", "sync"};
+    "operation", "kernel launch", "copy h2d", "copy d2h", "copy d2d",
+    "copy",      "memset",        "alloc",    "free",     "sync",
+    "map",       "build",         "other"};
 
 /* One line describing a non-region node. */
 static void describe(const gpuprof__io_profile *p, const gpuprof__io_node *n,

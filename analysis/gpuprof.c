@@ -2,6 +2,7 @@
  * gpuprof.c - the `gpuprof` command: what a user runs on a measurement.
  *
  *   gpuprof dump FILE     one profile: identity, counters, every thread's tree
+ *                         (a .gptrace file: its streams and records)
  *   gpuprof report DIR    the region tree of a whole run, summed over threads
  *                         and processes
  *
@@ -16,7 +17,8 @@
 
 static int usage(FILE *out, int rc)
 {
-    fprintf(out, "usage: gpuprof dump FILE     print one profile as a tree\n"
+    fprintf(out, "usage: gpuprof dump FILE     print one profile as a tree "
+                 "(or a .gptrace trace)\n"
                  "       gpuprof report DIR    print the region tree of a "
                  "measurement directory\n"
                  "       gpuprof --version\n");
@@ -31,6 +33,10 @@ static int fail(void)
 
 static int dump(const char *path)
 {
+    size_t n = strlen(path);
+    if (n > 8 && !strcmp(path + n - 8, ".gptrace"))
+        return gpuprof_an_trace_print(path, stdout, 0) == GPUPROF_OK ? 0
+                                                                     : fail();
     gpuprof_an_profile *p;
     if (gpuprof_an_profile_open(path, &p) != GPUPROF_OK)
         return fail();

@@ -148,6 +148,17 @@ GPUPROF_AN_API uint64_t gpuprof_an_counter_value(const gpuprof_an_profile *p,
 GPUPROF_AN_API gpuprof_status gpuprof_an_profile_print(
     const gpuprof_an_profile *p, FILE *out, uint32_t flags);
 
+/* Prints a trace file (<profile name>.gptrace, written with GPUPROF_TRACE=1)
+ * as `gpuprof dump` does: its streams (GPU streams and CPU threads) with
+ * record counts, busy time and span, the first records of each sorted by
+ * start (times relative to the stream's first record, contexts as thread
+ * sequence number and node), and how many bytes at the end were torn or
+ * damaged and ignored. `flags` must be 0. GPUPROF_E_CORRUPT / _VERSION /
+ * _IO naming the file. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_trace_print(const char *path,
+                                                     FILE *out,
+                                                     uint32_t flags);
+
 /* ------------------------------------------------------------------------ */
 /* A measurement directory merged into one region tree                      */
 /* ------------------------------------------------------------------------ */

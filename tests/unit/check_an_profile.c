@@ -19,7 +19,7 @@ static char path[700];
 
 /* host alpha, pid 100, rank 0, generation 2, partial, 2.5 ms:
  *   main: app{1, 2 ms, 0.5 ms} > libfoo+0x1a2b > kernel saxpy > gpu.bin+0x40
- *                              > <gpu copy>
+ *                              > <gpu copy h2d>
  *         io{3, 1500 ns, 1500 ns} [open]
  *   helper (exited): nothing but its root */
 static void write_sample(void)
@@ -66,7 +66,7 @@ START_TEST(profile_node_kinds)
         {GPUPROF_AN_NODE_FRAME, 1, "/usr/lib/libfoo.so+0x1a2b"},
         {GPUPROF_AN_NODE_KERNEL, 2, "kernel saxpy"},
         {GPUPROF_AN_NODE_GPU_INSTR, 3, "gpu.bin+0x40"},
-        {GPUPROF_AN_NODE_GPU_OP, 1, "<gpu copy>"},
+        {GPUPROF_AN_NODE_GPU_OP, 1, "<gpu copy h2d>"},
         {GPUPROF_AN_NODE_REGION, 0, "io"},
     };
     for (uint32_t n = 0; n < 7; n++) {
@@ -138,7 +138,7 @@ START_TEST(profile_dump_text)
              "    /usr/lib/libfoo.so+0x1a2b\n"
              "      kernel saxpy\n"
              "        gpu.bin+0x40\n"
-             "    <gpu copy>\n"
+             "    <gpu copy h2d>\n"
              "  io region.visits=3 region.time.incl=1.500 us "
              "region.time.excl=1.500 us [open]\n"
              "\n"

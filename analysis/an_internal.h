@@ -65,4 +65,15 @@ uint32_t gpuprof__an_metric(const gpuprof__io_profile *p, const char *name);
 uint64_t gpuprof__an_value(const gpuprof__io_profile *p, uint32_t i,
                            uint32_t m);
 
+/* Function names of CPU frames from ELF symbol tables (an_elfsym.c): a
+ * cache of per-module tables, NULL when empty. The name of the function
+ * containing `offset` (a return address: offset - 1 is looked up) in the
+ * module at `path`, and *delta = offset - its start; NULL when unknown. */
+typedef struct gpuprof__an_symtab gpuprof__an_symtab;
+const char *gpuprof__an_symbolize(gpuprof__an_symtab **cache, const char *path,
+                                  uint64_t offset, uint64_t *delta);
+void gpuprof__an_symtab_free(gpuprof__an_symtab *cache);
+/* The profile files (*.gpuprof) of `dir`, sorted (an_report.c). */
+char **gpuprof__an_list_dir(const char *dir, uint32_t *n, gpuprof_status *st);
+
 #endif /* GPUPROF_AN_INTERNAL_H */

@@ -245,7 +245,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The profile files of dir, sorted; NULL with *st set on failure. */
-static char **list_dir(const char *dir, uint32_t *n, gpuprof_status *st)
+char **gpuprof__an_list_dir(const char *dir, uint32_t *n, gpuprof_status *st)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -389,7 +389,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_report_open(const char *dir,
     *out = NULL;
     gpuprof_status st;
     uint32_t nfiles = 0;
-    char **files = list_dir(dir, &nfiles, &st);
+    char **files = gpuprof__an_list_dir(dir, &nfiles, &st);
     if (!files)
         return st;
     gpuprof_an_report *r = calloc(1, sizeof(*r));

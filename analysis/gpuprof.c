@@ -4,7 +4,8 @@
  *   gpuprof dump FILE     one profile: identity, counters, every thread's tree
  *                         (a .gptrace file: its streams and records)
  *   gpuprof report DIR    the region tree of a whole run, summed over threads
- *                         and processes
+ *                         and processes, then the GPU operations beneath
+ *                         regions and call paths
  *
  * Built only on the public libgpuprof-analysis API (gpuprof_analysis.h), as
  * a site's own scripts would be. Errors are one line on stderr naming the
@@ -53,6 +54,8 @@ static int report(const char *dir)
     printf("gpuprof report %s\n", dir);
     gpuprof_status st = gpuprof_an_report_print(r, stdout, 0);
     gpuprof_an_report_close(r);
+    if (st == GPUPROF_OK) /* GPU operations beneath their call paths */
+        st = gpuprof_an_gpu_print(dir, stdout, 0);
     return st == GPUPROF_OK ? 0 : fail();
 }
 

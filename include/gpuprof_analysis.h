@@ -250,6 +250,17 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_report_find(const gpuprof_an_report *r,
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_report_print(const gpuprof_an_report *r, FILE *out, uint32_t flags);
 
+/* Prints the second part of `gpuprof report DIR`: every thread of every
+ * profile in `dir` merged into one tree of regions -> CPU frames (function
+ * names from the modules' ELF symbol tables, else module+offset) -> GPU
+ * operation placeholders -> kernels, with the inclusive operation count,
+ * device time, bytes and share of all device time of each node, largest
+ * device time first; only nodes beneath which the GPU did something are
+ * printed. Prints nothing when the profiles hold no GPU metrics. `flags`
+ * must be 0. Errors name the file, as gpuprof_an_report_open. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
+                                                   uint32_t flags);
+
 #ifdef __cplusplus
 }
 #endif

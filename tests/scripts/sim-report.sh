@@ -54,6 +54,30 @@ if awk '
 else
   fail "kernels beneath frames of the program beneath the region"; cat "$tmp/dump"
 fi
+# The report merges both threads: GPU operations beneath function names.
+if "$B/bin/gpuprof" report "$tmp/out" >"$tmp/report" 2>&1; then
+  pass "gpuprof report exits 0"
+else
+  fail "gpuprof report exits 0"; cat "$tmp/report"
+fi
+rexpect() {
+  if grep -qE "$1" "$tmp/report"; then pass "report: /$1/"; else fail "report: /$1/"; cat "$tmp/report"; fi
+}
+rexpect '^GPU operations by calling context: 126 operations, 274\.400 us of device time$'
+rexpect '^ +120 +240\.000 us +41943040 +87\.5%  timesteps$'
+rexpect '^ +40 +120\.000 us +43\.7% +compute_step\+0x[0-9a-f]+ \(sim_demo\)$'
+rexpect '^ +40 +120\.000 us +43\.7% +kernel stencil$'
+rexpect '^ +40 +40\.000 us +14\.6% +kernel reduce$'
+rexpect '^ +40 +80\.000 us +41943040 +29\.2% +exchange_halo\+0x[0-9a-f]+ \(sim_demo\)$'
+rexpect '^ +2 +32\.000 us +16777216 +11\.7% +<copy h2d>$'
+rexpect '^ +2 +1\.000 us +0\.4% +kernel init_a$'
+# Depth: kernel stencil is indented deeper than compute_step, deeper than timesteps.
+if awk '/  timesteps$/ {r = index($0, "timesteps")} /compute_step\+/ && !f {f = index($0, "compute_step")}
+        /kernel stencil$/ {k = index($0, "kernel")} END {exit !(r && f > r && k > f)}' "$tmp/report"; then
+  pass "report: kernel beneath its function beneath its region"
+else
+  fail "report: kernel beneath its function beneath its region"
+fi
 trace=${prof%.gpuprof}.gptrace
 if [ -s "$trace" ]; then pass "the trace is written beside the profile"; else fail "the trace is written beside the profile"; fi
 if "$B/bin/gpuprof" dump "$trace" >"$tmp/tdump" 2>&1 &&

@@ -10,8 +10,8 @@
  * records); the trace file maps each thread_seq to its OS tid and name.
  *
  * Producers push into single-producer/single-consumer channels (channel.h):
- * one per GPU stream (producer: the monitor), one per CPU thread (producer:
- * that thread). `trace_threads` tracing threads drain them and append
+ * one per GPU stream (producer: the monitor, under its lock), one per CPU
+ * thread (producer: that thread). `trace_threads` tracing threads drain them and append
  * checksummed chunks to the process's trace file, so memory stays bounded
  * and a killed process keeps every complete chunk. A record that arrives with
  * an earlier start than the one before it on its stream flags its chunk
@@ -48,7 +48,9 @@ void gpuprof__trace_atfork_prepare(void);
 void gpuprof__trace_atfork_parent(void);
 void gpuprof__trace_atfork_child(void);
 
-/* GPU records: the monitor thread only. Wait-free. */
+/* GPU records: whoever runs a monitor round (the monitor thread, or a
+ * flushing thread), always under the monitor lock, which serializes the
+ * producer side. Wait-free. */
 void gpuprof__trace_gpu(uint32_t device, uint32_t stream, uint64_t start_ns,
                         uint64_t end_ns, uint64_t context);
 

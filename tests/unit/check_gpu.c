@@ -573,6 +573,50 @@ START_TEST(flush_under_traffic)
 }
 END_TEST
 
+/* ---- a thread per task: sources freed and their slots reused --------- */
+static void *one_task(void *arg)
+{
+    (void)arg;
+    gpuprof_region_begin("task");
+    gpuprof__sim_kernel(2, "task_kernel", 9);
+    gpuprof_region_end("task");
+    return NULL;
+}
+
+START_TEST(thread_per_task)
+{
+    enum { TASKS = 300 };
+    start();
+    for (int i = 0; i < TASKS; i++) {
+        pthread_t th;
+        pthread_create(&th, NULL, one_task, NULL);
+        pthread_join(th, NULL);
+        if (i % 50 == 49) /* the monitor frees closed sources meanwhile */
+            ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    }
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(counter(p, "gpu.activities"), TASKS);
+    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(counter(p, "records.dropped"), 0);
+    uint64_t sum = 0, threads = 0;
+    for (uint32_t t = 0; t < p->thread_count; t++) {
+        const gpuprof__io_thread *th = &p->threads[t];
+        for (uint32_t i = th->first_node; i < th->first_node + th->node_count; i++)
+            if (p->nodes[i].kind == GPUPROF_IO_NODE_KERNEL) {
+                ck_assert_uint_eq(val(p, i, "gpu.count"), 1);
+                ck_assert_uint_eq(val(p, i, "gpu.time"), 9);
+                sum++;
+            }
+        threads += (th->flags & GPUPROF_IO_THREAD_EXITED) != 0;
+    }
+    ck_assert_uint_eq(sum, TASKS);
+    ck_assert_uint_eq(threads, TASKS); /* GPU threads are kept apart */
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
 /* ---- paused: nothing recorded, nothing unattributed ------------------- */
 START_TEST(paused_records_nothing)
 {
@@ -611,6 +655,7 @@ int main(void)
         {"fork_in_flight", fork_in_flight, 60},
         {"flush_under_traffic", flush_under_traffic, 600},
         {"paused_records_nothing", paused_records_nothing, 30},
+        {"thread_per_task", thread_per_task, 120},
     };
     return RUN_SUITE("gpu", cases);
 }

@@ -281,18 +281,31 @@ void gpuprof__cct_zero(gp_cct *t)
     }
 }
 
-bool gpuprof__cct_merge(gp_cct *dst, const gp_cct *src)
+bool gpuprof__cct_merge_ex(gp_cct *dst, const gp_cct *src, uint32_t *map,
+                           const uint32_t *root_key_map, uint32_t root_key_n)
 {
     uint32_t count = gp_load_acquire(&src->count);
     const gp_cct_dir *d = gp_load_acquire(&src->dir);
-    uint32_t *map = malloc(count * sizeof(*map));
-    if (!map)
+    uint32_t *own = map ? NULL : malloc(count * sizeof(*own));
+    if (!map && !(map = own))
         return false;
     map[0] = 0;
     bool ok = true;
     for (uint32_t i = 1; i < count && ok; i++) {
         const gp_node *n = gp_cct_node(d, i);
-        uint32_t m = gpuprof__cct_child(dst, map[n->parent], n->kind, n->key_a,
+        uint32_t key_a = n->key_a;
+        if (root_key_map && n->parent == 0) {
+            if (key_a >= root_key_n) { /* names nothing that was merged */
+                map[i] = GP_CCT_NONE;
+                continue;
+            }
+            key_a = root_key_map[key_a];
+        }
+        if (map[n->parent] == GP_CCT_NONE) {
+            map[i] = GP_CCT_NONE;
+            continue;
+        }
+        uint32_t m = gpuprof__cct_child(dst, map[n->parent], n->kind, key_a,
                                         n->key_b, UINT32_MAX);
         if ((ok = m != GP_CCT_NONE)) {
             map[i] = m;
@@ -309,6 +322,11 @@ bool gpuprof__cct_merge(gp_cct *dst, const gp_cct *src)
                 gp_owner_add(&to->v[k], gp_load_relaxed(&b->v[k]));
         }
     }
-    free(map);
+    free(own);
     return ok;
+}
+
+bool gpuprof__cct_merge(gp_cct *dst, const gp_cct *src)
+{
+    return gpuprof__cct_merge_ex(dst, src, NULL, NULL, 0);
 }

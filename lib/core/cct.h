@@ -134,6 +134,13 @@ gp_mblock *gpuprof__cct_block(gp_cct *t, uint32_t i, uint32_t mkind);
  * summed, flags OR-ed). The caller owns both trees. false: out of memory
  * (dst then holds part of src). */
 bool gpuprof__cct_merge(gp_cct *dst, const gp_cct *src);
+/* The same, recording in map[i] (src's count entries, when map is not NULL)
+ * the dst node of src node i; with root_key_map, the key_a of each child of
+ * src's root is translated through it first (a GPU subtree's mirrors name
+ * region-CCT nodes); children of the root whose key_a is root_key_n or
+ * more are skipped with their subtrees (map: GP_CCT_NONE). */
+bool gpuprof__cct_merge_ex(gp_cct *dst, const gp_cct *src, uint32_t *map,
+                           const uint32_t *root_key_map, uint32_t root_key_n);
 
 /* Zeroes every value (fork child; single-threaded). */
 void gpuprof__cct_zero(gp_cct *t);

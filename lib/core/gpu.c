@@ -144,9 +144,20 @@ static uint32_t kernel_name(src_tls *st, const char *name)
 }
 
 /* ---- life cycle ------------------------------------------------------- */
+static gp_gpu *gpu_create(gp_thread *t);
 void gpuprof__gpu_startup(void) { gp_store_release(&accepting, 1); }
 void gpuprof__gpu_stop_accepting(void) { gp_store_release(&accepting, 0); }
 bool gpuprof__gpu_accepting(void) { return gp_load_acquire(&accepting) != 0; }
+
+gp_gpu *gpuprof__gpu_attach(gp_thread *t) { return gpu_create(t); }
+
+void gpuprof__gpu_destroy(gp_gpu *g)
+{
+    gpuprof__chan_destroy(&g->act);
+    gpuprof__cct_destroy(&g->tree);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
 
 static gp_gpu *gpu_create(gp_thread *t)
 {

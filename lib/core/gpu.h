@@ -86,6 +86,8 @@ typedef struct gp_gpu {
     _Atomic int gone;           /* the owner exited */
     _Atomic uint64_t ops;       /* owner: operations begun (stats) */
     uint64_t mon_mark;          /* monitor-only: last round it was touched */
+    uint64_t mon_seen;          /* monitor-only: operation records seen */
+    uint64_t mon_open;          /* monitor-only: its correlation entries */
     /* owner-only */
     uint64_t next_seq;
     uint32_t depth;          /* nested gpuprof_op_begin */
@@ -120,6 +122,11 @@ static inline void gpuprof__gpu_poll(gp_gpu *g)
 }
 /* Applies everything forwarded to `g` (waits for its lock). */
 void gpuprof__gpu_apply(gp_gpu *g);
+/* A GPU state for a thread state that no thread owns (the merged state of
+ * exited threads); NULL when out of memory. */
+gp_gpu *gpuprof__gpu_attach(struct gp_thread *t);
+/* Frees a GPU state nobody can reach any more (thread.c, after a merge). */
+void gpuprof__gpu_destroy(gp_gpu *g);
 /* From the thread-exit destructor of g's owner. */
 void gpuprof__gpu_thread_exit(gp_gpu *g);
 /* From gpuprof_init / finalize (before the final write, after it). */
@@ -145,6 +152,13 @@ void gpuprof__monitor_ensure(void);
 /* One or more rounds under the monitor lock until every activity read so
  * far is resolved (attributed or counted unattributed). Any thread. */
 void gpuprof__monitor_sync(void);
+/* Runs the rounds that retire the entries of finished operations (their
+ * grace for out-of-order siblings); before merging exited threads. */
+void gpuprof__monitor_settle(void);
+/* Of an exited thread's GPU state: has the monitor seen every operation it
+ * began, retired them all, and has everything forwarded been applied? Then
+ * nothing refers to it any more and it may be merged and freed. */
+bool gpuprof__monitor_quiescent(gp_gpu *g);
 /* Stops and joins the thread; later syncs run the rounds inline. */
 void gpuprof__monitor_stop(void);
 void gpuprof__monitor_atfork_prepare(void);

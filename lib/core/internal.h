@@ -152,6 +152,7 @@ typedef struct gp_thread {
 
     /* Cold. */
     struct gp_thread *next_all; /* global list, under G.lock */
+    struct gp_thread *next_deferred; /* exited, to merge (G.flush_lock) */
     uint64_t tid;
     uint32_t seq;              /* creation order */
     _Atomic uint32_t flags;    /* GPUPROF_IO_THREAD_* */
@@ -176,6 +177,9 @@ static inline gp_thread *gpuprof__thread_get(void)
 void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
                                 uint8_t flags);
 void gpuprof__thread_startup(void); /* from init: the key, the main thread */
+/* Merges exited GPU threads beyond keep_threads that the monitor is done
+ * with into the merged state and frees them. Under G.flush_lock. */
+void gpuprof__threads_merge_gpu(void);
 /* Fork child: drop every thread but the caller, zero its metrics. */
 void gpuprof__thread_atfork_child(uint64_t now_ticks);
 

@@ -124,12 +124,16 @@ static bool tab_put(const gp_rec *r)
     entry *e = &tab[j & tab_mask];
     if (!e->corr)
         tab_used++;
+    else
+        e->gpu->mon_open--; /* an id reused: the old entry is replaced */
     *e = (entry){r->corr, r->gpu, r->node, r->kind, 0};
+    r->gpu->mon_open++;
     return true;
 }
 
 static void tab_del(entry *e)
 {
+    e->gpu->mon_open--;
     uint64_t i = (uint64_t)(e - tab);
     for (uint64_t j = i + 1;; j++) {
         entry *n = &tab[j & tab_mask];
@@ -237,6 +241,7 @@ static void on_rec(void *ctx, const void *item)
     (void)ctx;
     const gp_rec *r = item;
     if (r->type == GP_REC_OP) {
+        r->gpu->mon_seen++;
         if (!tab_put(r))
             gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
         return;
@@ -300,6 +305,23 @@ void gpuprof__monitor_sync(void)
     pthread_mutex_unlock(&mon_mu);
 }
 
+void gpuprof__monitor_settle(void)
+{
+    pthread_mutex_lock(&mon_mu);
+    for (int i = 0; i <= RETIRE_ROUNDS && retq_n; i++)
+        round_locked();
+    pthread_mutex_unlock(&mon_mu);
+}
+
+bool gpuprof__monitor_quiescent(gp_gpu *g)
+{
+    pthread_mutex_lock(&mon_mu);
+    bool q = g->mon_seen == gp_load_relaxed(&g->ops) && g->mon_open == 0 &&
+             gp_load_relaxed(&g->forwarded) == gp_load_relaxed(&g->applied);
+    pthread_mutex_unlock(&mon_mu);
+    return q;
+}
+
 /* ---- the thread ------------------------------------------------------ */
 static void *monitor_main(void *arg)
 {
@@ -308,7 +330,19 @@ static void *monitor_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     long sleep_us = 200;
+    uint64_t last_sweep = 0;
     while (!gp_load_acquire(&stop_req)) {
+        /* About once a second, merge exited GPU threads that are done
+         * (bounded memory for a thread per task); never wait for a flush. */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        uint64_t now_s = (uint64_t)now.tv_sec;
+        if (now_s != last_sweep && pthread_mutex_trylock(&G.flush_lock) == 0) {
+            last_sweep = now_s;
+            if (!G.final_written)
+                gpuprof__threads_merge_gpu();
+            pthread_mutex_unlock(&G.flush_lock);
+        }
         size_t work = 0;
         if (!gp_load_acquire(&held)) {
             pthread_mutex_lock(&mon_mu);

@@ -355,7 +355,8 @@ static bool build(snap *s, bool final)
     s->st = gpuprof__io_strtab_new();
     gpuprof__clock_conv(&s->conv);
     s->now = gp_ticks();
-    /* Every activity submitted so far: attributed, then applied. */
+    /* Every activity submitted so far: attributed, then applied; exited
+     * GPU threads beyond keep_threads that are done are merged. */
     gpuprof__monitor_sync();
     uint32_t nt;
     gp_thread **tv = thread_list(&nt);
@@ -364,6 +365,9 @@ static bool build(snap *s, bool final)
         if (g)
             gpuprof__gpu_apply(g);
     }
+    free(tv);
+    gpuprof__threads_merge_gpu();
+    tv = thread_list(&nt);
     s->p.threads = calloc(nt ? nt : 1, sizeof(*s->p.threads));
     if (!s->st || !tv || !s->p.threads) {
         free(tv);

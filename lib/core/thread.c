@@ -32,11 +32,14 @@ static pthread_key_t exit_key;
 static gp_thread *merged;
 static int64_t exited_kept;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+/* Exited GPU threads waiting to be merged (under G.flush_lock). */
+static gp_thread *deferred;
 static bool key_ok;
 
 static uint64_t os_tid(void) { return (uint64_t)syscall(SYS_gettid); }
 
 static gp_thread *state_new(void);
+static void unlink_thread(gp_thread *t);
 
 /* The state every merged thread is summed into; under flush_lock. */
 static gp_thread *merged_state(void)
@@ -61,8 +64,14 @@ static void retire(gp_thread *t)
     pthread_mutex_lock(&G.flush_lock);
     if (gp_load_relaxed(&t->gpu)) {
         /* GPU work may still arrive for it (the monitor holds pointers to
-         * it and its placeholders): keep it apart, never free it. */
-        exited_kept++;
+         * it and its placeholders): beyond keep_threads it is merged later,
+         * once the monitor is done with it (gpuprof__threads_merge_gpu). */
+        if (exited_kept < G.cfg.keep_threads)
+            exited_kept++;
+        else {
+            t->next_deferred = deferred;
+            deferred = t;
+        }
         pthread_mutex_unlock(&G.flush_lock);
         return;
     }
@@ -79,6 +88,15 @@ static void retire(gp_thread *t)
     gp_store_relaxed(&m->entered, gp_load_relaxed(&m->entered) +
                                       gp_load_relaxed(&t->entered));
     gp_store_relaxed(&m->end_ticks, gp_load_relaxed(&t->end_ticks));
+    unlink_thread(t);
+    pthread_mutex_unlock(&G.flush_lock);
+    gpuprof__cct_destroy(&t->cct);
+    free(t);
+}
+
+/* Unlinks t from the list of every thread state (it has been merged). */
+static void unlink_thread(gp_thread *t)
+{
     pthread_mutex_lock(&G.lock);
     for (gp_thread **p = &G.threads; *p; p = &(*p)->next_all)
         if (*p == t) {
@@ -86,9 +104,64 @@ static void retire(gp_thread *t)
             break;
         }
     pthread_mutex_unlock(&G.lock);
-    pthread_mutex_unlock(&G.flush_lock);
-    gpuprof__cct_destroy(&t->cct);
-    free(t);
+}
+
+/* Sums t, an exited thread that used the GPU and that nothing refers to
+ * any more, into the merged state: its region CCT, then its GPU subtree
+ * with the mirrors' placeholder indices translated. false: kept apart. */
+static bool merge_gpu_thread(gp_thread *t)
+{
+    gp_thread *m = merged_state();
+    gp_gpu *g = gp_load_relaxed(&t->gpu);
+    gp_gpu *mg = m ? gp_load_relaxed(&m->gpu) : NULL;
+    if (m && !mg)
+        mg = gpuprof__gpu_attach(m);
+    uint32_t n = gp_load_relaxed(&t->cct.count);
+    uint32_t *map = mg ? malloc(n * sizeof(*map)) : NULL;
+    if (!map)
+        return false;
+    bool ok = gpuprof__cct_merge_ex(&m->cct, &t->cct, map, NULL, 0);
+    if (ok) {
+        pthread_mutex_lock(&mg->mu);
+        ok = gpuprof__cct_merge_ex(&mg->tree, &g->tree, NULL, map, n);
+        pthread_mutex_unlock(&mg->mu);
+    }
+    free(map);
+    if (!ok) {
+        gpuprof__log(GPUPROF_LOG_ERROR, "out of memory merging an exited "
+                     "thread; its profile is kept apart");
+        return false;
+    }
+    gp_store_relaxed(&m->entered, gp_load_relaxed(&m->entered) +
+                                      gp_load_relaxed(&t->entered));
+    gp_store_relaxed(&mg->ops, gp_load_relaxed(&mg->ops) +
+                                   gp_load_relaxed(&g->ops));
+    gp_store_relaxed(&m->end_ticks, gp_load_relaxed(&t->end_ticks));
+    return true;
+}
+
+void gpuprof__threads_merge_gpu(void)
+{
+    if (!deferred)
+        return;
+    gpuprof__monitor_settle(); /* finished operations leave the table */
+    for (gp_thread **p = &deferred; *p;) {
+        gp_thread *t = *p;
+        gp_gpu *g = gp_load_relaxed(&t->gpu);
+        if (!gpuprof__monitor_quiescent(g)) {
+            p = &t->next_deferred; /* work still in flight: later */
+            continue;
+        }
+        *p = t->next_deferred;
+        if (!merge_gpu_thread(t)) {
+            exited_kept++;
+            continue;
+        }
+        unlink_thread(t);
+        gpuprof__gpu_destroy(g);
+        gpuprof__cct_destroy(&t->cct);
+        free(t);
+    }
 }
 
 static void on_thread_exit(void *arg)
@@ -195,6 +268,7 @@ void gpuprof__thread_atfork_child(uint64_t now)
     G.threads = self;
     G.thread_seq = self ? 1 : 0;
     merged = NULL;
+    deferred = NULL;
     exited_kept = 0;
     if (!self)
         return;

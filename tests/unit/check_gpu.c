@@ -24,6 +24,7 @@
 #include "support/suite.h"
 
 static char outdir[512];
+static int keep_threads = GPUPROF_UNSET;
 
 static void start_with(int64_t channel_items, unsigned batch)
 {
@@ -38,6 +39,7 @@ static void start_with(int64_t channel_items, unsigned batch)
     o.backends = "sim";
     o.signals = 0;
     o.channel_items = channel_items;
+    o.keep_threads = keep_threads;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_backend_status("sim", NULL, 0), GPUPROF_OK);
 }
@@ -583,11 +585,23 @@ static void *one_task(void *arg)
     return NULL;
 }
 
-START_TEST(thread_per_task)
+static void tasks_attributed(const gpuprof__io_profile *p, uint64_t tasks)
 {
-    enum { TASKS = 300 };
-    start();
-    for (int i = 0; i < TASKS; i++) {
+    ck_assert_uint_eq(counter(p, "gpu.activities"), tasks);
+    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(counter(p, "records.dropped"), 0);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < p->node_count; i++)
+        if (p->nodes[i].kind == GPUPROF_IO_NODE_KERNEL) {
+            ck_assert_uint_eq(val(p, i, "gpu.time"), 9 * val(p, i, "gpu.count"));
+            sum += val(p, i, "gpu.count");
+        }
+    ck_assert_uint_eq(sum, tasks);
+}
+
+static void run_tasks(int tasks)
+{
+    for (int i = 0; i < tasks; i++) {
         pthread_t th;
         pthread_create(&th, NULL, one_task, NULL);
         pthread_join(th, NULL);
@@ -596,23 +610,101 @@ START_TEST(thread_per_task)
     }
     ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+
+START_TEST(thread_per_task)
+{
+    enum { TASKS = 300 };
+    start();
+    run_tasks(TASKS);
     gpuprof__io_profile *p = load();
+    tasks_attributed(p, TASKS);
+    uint64_t exited = 0;
+    for (uint32_t t = 0; t < p->thread_count; t++)
+        exited += (p->threads[t].flags & GPUPROF_IO_THREAD_EXITED) != 0;
+    ck_assert_uint_eq(exited, 256 + 1); /* kept apart (default), merged */
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* Beyond keep_threads, exited GPU threads are merged once the monitor is
+ * done with them: bounded memory, nothing lost. */
+START_TEST(thread_per_task_merged)
+{
+    enum { TASKS = 300, KEEP = 4 };
+    keep_threads = KEEP;
+    start();
+    run_tasks(TASKS);
+    gpuprof__io_profile *p = load();
+    tasks_attributed(p, TASKS);
+    ck_assert_uint_eq(p->thread_count, KEEP + 2); /* + merged + main */
+    const gpuprof__io_thread *m = thread_named(p, "exited threads (merged)");
+    ck_assert(m->flags & GPUPROF_IO_THREAD_MERGED);
+    uint32_t kp[1] = {placeholder(p, m, "task", GPUPROF_OP_KERNEL)};
+    uint32_t k = child(p, m, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "task_kernel");
+    ck_assert_uint_eq(val(p, k, "gpu.count"), TASKS - KEEP);
+    ck_assert_uint_eq(val(p, region(p, m, "task"), "region.visits"),
+                      TASKS - KEEP);
+    ck_assert_uint_eq(counter(p, "gpu.operations"), TASKS + 1);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* Threads that exit before their activities arrive (beyond keep_threads):
+ * flushes meanwhile must not merge them; once the activities are in, they
+ * are merged with them. */
+static uint64_t late_corr[64];
+
+static void *late_task(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    gpuprof_region_begin("late");
+    late_corr[i] = gpuprof_op_begin(GPUPROF_OP_KERNEL, 0);
+    gpuprof_op_end(late_corr[i]);
+    gpuprof_region_end("late");
+    return NULL;
+}
+
+START_TEST(merge_waits_for_activities)
+{
+    enum { TASKS = 64, KEEP = 2 };
+    keep_threads = KEEP;
+    start();
+    for (int i = 0; i < TASKS; i++) {
+        pthread_t th;
+        pthread_create(&th, NULL, late_task, (void *)(intptr_t)i);
+        pthread_join(th, NULL);
+    }
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = load();
+    ck_assert_uint_eq(p->thread_count, TASKS); /* none merged yet */
+    gpuprof__io_profile_free(p);
+    for (int i = 0; i < TASKS; i++) {
+        gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+        a.correlation = late_corr[i];
+        a.kind = GPUPROF_OP_KERNEL;
+        a.start_ns = 1000;
+        a.end_ns = 1000 + (uint64_t)i;
+        a.name = "late_kernel";
+        ck_assert_int_eq(gpuprof_activity_submit(&a), GPUPROF_OK);
+    }
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    p = load();
+    ck_assert_uint_eq(p->thread_count, KEEP + 1); /* + merged */
     ck_assert_uint_eq(counter(p, "gpu.activities"), TASKS);
     ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
-    ck_assert_uint_eq(counter(p, "records.dropped"), 0);
-    uint64_t sum = 0, threads = 0;
-    for (uint32_t t = 0; t < p->thread_count; t++) {
-        const gpuprof__io_thread *th = &p->threads[t];
-        for (uint32_t i = th->first_node; i < th->first_node + th->node_count; i++)
-            if (p->nodes[i].kind == GPUPROF_IO_NODE_KERNEL) {
-                ck_assert_uint_eq(val(p, i, "gpu.count"), 1);
-                ck_assert_uint_eq(val(p, i, "gpu.time"), 9);
-                sum++;
-            }
-        threads += (th->flags & GPUPROF_IO_THREAD_EXITED) != 0;
-    }
-    ck_assert_uint_eq(sum, TASKS);
-    ck_assert_uint_eq(threads, TASKS); /* GPU threads are kept apart */
+    uint64_t count = 0, time = 0;
+    for (uint32_t i = 0; i < p->node_count; i++)
+        if (p->nodes[i].kind == GPUPROF_IO_NODE_KERNEL) {
+            count += val(p, i, "gpu.count");
+            time += val(p, i, "gpu.time");
+        }
+    ck_assert_uint_eq(count, TASKS);
+    ck_assert_uint_eq(time, TASKS * (TASKS - 1) / 2);
+    const gpuprof__io_thread *m = thread_named(p, "exited threads (merged)");
+    uint32_t kp[1] = {placeholder(p, m, "late", GPUPROF_OP_KERNEL)};
+    uint32_t k = child(p, m, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "late_kernel");
+    ck_assert_uint_eq(val(p, k, "gpu.count"), TASKS - KEEP);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -656,6 +748,8 @@ int main(void)
         {"flush_under_traffic", flush_under_traffic, 600},
         {"paused_records_nothing", paused_records_nothing, 30},
         {"thread_per_task", thread_per_task, 120},
+        {"thread_per_task_merged", thread_per_task_merged, 120},
+        {"merge_waits_for_activities", merge_waits_for_activities, 60},
     };
     return RUN_SUITE("gpu", cases);
 }

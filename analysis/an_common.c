@@ -70,3 +70,21 @@ uint64_t gpuprof__an_value(const gpuprof__io_profile *p, uint32_t i, uint32_t m)
             return p->values[n->first_value + k].bits;
     return 0;
 }
+
+const char *gpuprof__an_op_name(uint32_t kind)
+{
+    /* By gpuprof_op_kind (include/gpuprof.h; pinned values). */
+    static const char *const names[] = {
+        "operation", "kernel launch", "copy h2d", "copy d2h", "copy d2d",
+        "copy",      "memset",        "alloc",    "free",     "sync",
+        "map",       "build",         "other"};
+    return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "operation";
+}
+
+uint64_t gpuprof__an_hkey(uint32_t parent, const char *s)
+{
+    uint64_t h = 0xCBF29CE484222325ull ^ parent;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001B3ull;
+    return h;
+}

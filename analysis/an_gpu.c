@@ -30,19 +30,6 @@ typedef struct gtree {
     gpuprof__an_symtab *syms;
 } gtree;
 
-static const char *const op_names[] = {
-    "operation", "kernel launch", "copy h2d", "copy d2h", "copy d2d",
-    "copy",      "memset",        "alloc",    "free",     "sync",
-    "map",       "build",         "other"};
-
-static uint64_t hkey(uint32_t parent, const char *s)
-{
-    uint64_t h = 0xCBF29CE484222325ull ^ parent;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001B3ull;
-    return h;
-}
-
 static int regrow(gtree *g)
 {
     uint32_t mask = g->mask ? g->mask * 2 + 1 : 255;
@@ -50,7 +37,7 @@ static int regrow(gtree *g)
     if (!s)
         return -1;
     for (uint32_t i = 0; i < g->count; i++) {
-        uint32_t j = (uint32_t)hkey(g->n[i].parent, g->n[i].key);
+        uint32_t j = (uint32_t)gpuprof__an_hkey(g->n[i].parent, g->n[i].key);
         while (s[j & mask])
             j++;
         s[j & mask] = i + 1;
@@ -68,7 +55,7 @@ static uint32_t child(gtree *g, uint32_t parent, const char *key,
 {
     if ((g->count + 1) * 2 > g->mask + 1 && regrow(g))
         return UINT32_MAX;
-    uint32_t j = (uint32_t)hkey(parent, key);
+    uint32_t j = (uint32_t)gpuprof__an_hkey(parent, key);
     for (;; j++) {
         uint32_t s = g->slots[j & g->mask];
         if (!s)
@@ -128,10 +115,7 @@ static void describe(gtree *g, const gpuprof__io_profile *p,
     }
     case GPUPROF_IO_NODE_GPU_OP:
         snprintf(key, ks, "g:%u", n->key_a);
-        snprintf(name, ns, "<%s>",
-                 n->key_a < sizeof(op_names) / sizeof(op_names[0])
-                     ? op_names[n->key_a]
-                     : "operation");
+        snprintf(name, ns, "<%s>", gpuprof__an_op_name(n->key_a));
         break;
     case GPUPROF_IO_NODE_KERNEL:
         snprintf(key, ks, "k:%s", gpuprof__io_str(p, n->key_a));

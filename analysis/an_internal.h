@@ -73,6 +73,10 @@ typedef struct gpuprof__an_symtab gpuprof__an_symtab;
 const char *gpuprof__an_symbolize(gpuprof__an_symtab **cache, const char *path,
                                   uint64_t offset, uint64_t *delta);
 void gpuprof__an_symtab_free(gpuprof__an_symtab *cache);
+/* The display name of a GPU operation kind ("kernel launch", "copy h2d"). */
+const char *gpuprof__an_op_name(uint32_t kind);
+/* FNV-1a of a name, seeded with its parent: merged trees' child lookup. */
+uint64_t gpuprof__an_hkey(uint32_t parent, const char *s);
 /* The profile files (*.gpuprof) of `dir`, sorted (an_report.c). */
 char **gpuprof__an_list_dir(const char *dir, uint32_t *n, gpuprof_status *st);
 

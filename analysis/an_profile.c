@@ -15,12 +15,6 @@
 
 #include "an_internal.h"
 
-/* By gpuprof_op_kind (include/gpuprof.h; pinned values). */
-static const char *const op_kinds[] = {
-    "operation", "kernel launch", "copy h2d", "copy d2h", "copy d2d",
-    "copy",      "memset",        "alloc",    "free",     "sync",
-    "map",       "build",         "other"};
-
 /* One line describing a non-region node. */
 static void describe(const gpuprof__io_profile *p, const gpuprof__io_node *n,
                      char *buf, size_t size)
@@ -31,10 +25,7 @@ static void describe(const gpuprof__io_profile *p, const gpuprof__io_node *n,
                  gpuprof__io_str(p, p->modules[n->key_a].path), n->key_b);
         break;
     case GPUPROF_IO_NODE_GPU_OP:
-        snprintf(buf, size, "<gpu %s>",
-                 n->key_a < sizeof(op_kinds) / sizeof(op_kinds[0])
-                     ? op_kinds[n->key_a]
-                     : "operation");
+        snprintf(buf, size, "<gpu %s>", gpuprof__an_op_name(n->key_a));
         break;
     case GPUPROF_IO_NODE_KERNEL:
         snprintf(buf, size, "kernel %s", gpuprof__io_str(p, n->key_a));

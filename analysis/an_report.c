@@ -20,14 +20,6 @@
 
 #include "an_internal.h"
 
-static uint64_t hkey(uint32_t parent, const char *s)
-{
-    uint64_t h = 0xCBF29CE484222325ull ^ parent;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001B3ull;
-    return h;
-}
-
 static int grow_slots(gpuprof_an_report *r)
 {
     uint32_t mask = r->mask ? r->mask * 2 + 1 : 255;
@@ -35,7 +27,7 @@ static int grow_slots(gpuprof_an_report *r)
     if (!s)
         return -1;
     for (uint32_t i = 0; i < r->count; i++) {
-        uint32_t j = (uint32_t)hkey(r->n[i].parent, r->n[i].name);
+        uint32_t j = (uint32_t)gpuprof__an_hkey(r->n[i].parent, r->n[i].name);
         while (s[j & mask])
             j++;
         s[j & mask] = i + 1;
@@ -51,7 +43,7 @@ static uint32_t child(gpuprof_an_report *r, uint32_t parent, const char *name)
 {
     if ((r->count + 1) * 2 > r->mask + 1 && grow_slots(r))
         return UINT32_MAX;
-    uint32_t j = (uint32_t)hkey(parent, name);
+    uint32_t j = (uint32_t)gpuprof__an_hkey(parent, name);
     for (;; j++) {
         uint32_t s = r->slots[j & r->mask];
         if (!s)

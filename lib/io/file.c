@@ -133,10 +133,11 @@ static int slurp(int fd, size_t size, uint8_t **out, size_t *got)
     return 0;
 }
 
-int gpuprof__io_read_file(const char *path, gpuprof__io_profile **out,
-                          char *err, size_t es)
+int gpuprof__io_read_whole(const char *path, uint8_t **buf, size_t *size,
+                           char *err, size_t es)
 {
-    *out = NULL;
+    *buf = NULL;
+    *size = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(err, es, "cannot open: %s", strerror(errno));
@@ -149,15 +150,25 @@ int gpuprof__io_read_file(const char *path, gpuprof__io_profile **out,
         close(fd);
         return GPUPROF_IO_ERR_IO;
     }
-    uint8_t *buf = NULL;
-    size_t got = 0;
-    int e = slurp(fd, (size_t)sb.st_size, &buf, &got);
+    int e = slurp(fd, (size_t)sb.st_size, buf, size);
     close(fd);
     if (e) {
         snprintf(err, es, "cannot read: %s", strerror(e));
         return e == ENOMEM ? GPUPROF_IO_ERR_NOMEM : GPUPROF_IO_ERR_IO;
     }
-    int rc = gpuprof__io_decode(buf, got, out, err, es);
+    return 0;
+}
+
+int gpuprof__io_read_file(const char *path, gpuprof__io_profile **out,
+                          char *err, size_t es)
+{
+    *out = NULL;
+    uint8_t *buf;
+    size_t got;
+    int rc = gpuprof__io_read_whole(path, &buf, &got, err, es);
+    if (rc)
+        return rc;
+    rc = gpuprof__io_decode(buf, got, out, err, es);
     free(buf);
     return rc;
 }

@@ -195,6 +195,11 @@ int gpuprof__io_decode(const uint8_t *buf, size_t size,
 int gpuprof__io_write_atomic(const char *path, const uint8_t *buf, size_t size,
                              char *err, size_t errsize);
 
+/* Reads the whole regular file at `path` into a new buffer (*buf, to free;
+ * a file that shrinks meanwhile gives fewer bytes). */
+int gpuprof__io_read_whole(const char *path, uint8_t **buf, size_t *size,
+                           char *err, size_t errsize);
+
 /* Reads and decodes the file at `path`. */
 int gpuprof__io_read_file(const char *path, gpuprof__io_profile **out,
                           char *err, size_t errsize);

@@ -4,13 +4,9 @@
  */
 #include "io/trace.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "io/io.h"
 #include "io/layout.h"
@@ -249,35 +245,12 @@ int gpuprof__io_trace_read_file(const char *path, gpuprof__io_trace **out,
                                 char *err, size_t es)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, es, "cannot open: %s", strerror(errno));
-        return GPUPROF_IO_ERR_IO;
-    }
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-        (uint64_t)sb.st_size > SIZE_MAX / 2) {
-        snprintf(err, es, "not a regular file");
-        close(fd);
-        return GPUPROF_IO_ERR_IO;
-    }
-    size_t size = (size_t)sb.st_size, got = 0;
-    uint8_t *buf = malloc(size ? size : 1);
-    if (!buf) {
-        close(fd);
-        snprintf(err, es, "out of memory");
-        return GPUPROF_IO_ERR_NOMEM;
-    }
-    while (got < size) { /* a live trace may still grow: read what was */
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    int rc = gpuprof__io_trace_decode(buf, got, out, err, es);
+    uint8_t *buf;
+    size_t got;
+    int rc = gpuprof__io_read_whole(path, &buf, &got, err, es);
+    if (rc)
+        return rc;
+    rc = gpuprof__io_trace_decode(buf, got, out, err, es);
     free(buf);
     return rc;
 }

@@ -24,10 +24,9 @@ gpuprof_status gpuprof__an_fail(gpuprof_status st, const char *fmt, ...)
     return st;
 }
 
-gpuprof_status gpuprof__an_load(const char *path, gpuprof__io_profile **out)
+gpuprof_status gpuprof__an_io_status(int rc, const char *path,
+                                     const char *err)
 {
-    char err[512];
-    int rc = gpuprof__io_read_file(path, out, err, sizeof(err));
     switch (rc) {
     case GPUPROF_IO_OK:
         return GPUPROF_OK;
@@ -40,6 +39,13 @@ gpuprof_status gpuprof__an_load(const char *path, gpuprof__io_profile **out)
     default:
         return gpuprof__an_fail(GPUPROF_E_CORRUPT, "%s: %s", path, err);
     }
+}
+
+gpuprof_status gpuprof__an_load(const char *path, gpuprof__io_profile **out)
+{
+    char err[512];
+    int rc = gpuprof__io_read_file(path, out, err, sizeof(err));
+    return gpuprof__an_io_status(rc, path, err);
 }
 
 void gpuprof__an_fmt_ns(char *buf, size_t size, uint64_t ns)

@@ -55,6 +55,9 @@ struct gpuprof_an_report {
 /* Records the calling thread's last error; returns st. */
 gpuprof_status gpuprof__an_fail(gpuprof_status st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The status of a lib/io return code, the error recorded naming the file. */
+gpuprof_status gpuprof__an_io_status(int rc, const char *path,
+                                     const char *err);
 /* Opens and validates a profile file (the message names the file). */
 gpuprof_status gpuprof__an_load(const char *path, gpuprof__io_profile **out);
 /* "12.345 ms": a duration with three significant decimals. */

@@ -30,12 +30,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_trace_print(const char *path,
     char err[256];
     int rc = gpuprof__io_trace_read_file(path, &t, err, sizeof(err));
     if (rc)
-        return gpuprof__an_fail(rc == GPUPROF_IO_ERR_NOMEM ? GPUPROF_E_NOMEM
-                                : rc == GPUPROF_IO_ERR_IO ? GPUPROF_E_IO
-                                : rc == GPUPROF_IO_ERR_VERSION
-                                    ? GPUPROF_E_VERSION
-                                    : GPUPROF_E_CORRUPT,
-                                "%s: %s", path, err);
+        return gpuprof__an_io_status(rc, path, err);
     gpuprof__io_trace_sort(t);
     int w = fprintf(out, "trace      %s\npid        %" PRIu32 "\nchunks     %"
                     PRIu64 "\nstreams    %" PRIu32 "\n", path, t->pid,

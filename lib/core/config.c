@@ -180,10 +180,8 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
     if ((st = pick_int(&o, o.signals, "GPUPROF_SIGNALS", 1, 1, &v)))
         return st;
     c->signals = v;
-    int64_t items = in && in->size >= offsetof(gpuprof_options, channel_items) +
-                                          sizeof(in->channel_items)
-                        ? o.channel_items
-                        : GPUPROF_UNSET;
+    /* An older caller's struct ends before channel_items: o keeps UNSET. */
+    int64_t items = o.channel_items;
     if ((st = pick_int(&o, items, "GPUPROF_CHANNEL_ITEMS", 1 << 20,
                        INT64_C(1) << 32, &v)))
         return st;

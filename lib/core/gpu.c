@@ -116,12 +116,6 @@ static inline src_tls *src_tls_self(void)
     return likely(st != NULL) ? st : src_register();
 }
 
-gp_src *gpuprof__src_self(void)
-{
-    src_tls *st = src_tls_self();
-    return st ? st->src : NULL;
-}
-
 /* The intern id of a kernel name, through a per-thread cache keyed by the
  * name's address (runtimes hand the same pointer for the same kernel). */
 static uint32_t kernel_name(src_tls *st, const char *name)
@@ -147,7 +141,6 @@ static uint32_t kernel_name(src_tls *st, const char *name)
 static gp_gpu *gpu_create(gp_thread *t);
 void gpuprof__gpu_startup(void) { gp_store_release(&accepting, 1); }
 void gpuprof__gpu_stop_accepting(void) { gp_store_release(&accepting, 0); }
-bool gpuprof__gpu_accepting(void) { return gp_load_acquire(&accepting) != 0; }
 
 gp_gpu *gpuprof__gpu_attach(gp_thread *t) { return gpu_create(t); }
 

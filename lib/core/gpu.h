@@ -80,7 +80,6 @@ typedef struct gp_gpu {
     pthread_mutex_t mu;      /* consumer of act, writer of tree */
     gp_cct tree;             /* the GPU subtree (see above) */
     struct gp_thread *thread;
-    gp_src *src;             /* the owner's source */
     _Atomic uint64_t forwarded; /* monitor: items pushed into act */
     _Atomic uint64_t applied;   /* under mu: items taken from act */
     _Atomic int gone;           /* the owner exited */
@@ -108,9 +107,6 @@ typedef struct gp_gpu {
  * function, then a placeholder of `kind`. See gpuprof_op_begin. */
 uint64_t gpuprof__op_begin(uint32_t kind, unsigned skip);
 gpuprof_status gpuprof__op_end(uint64_t corr);
-/* The calling thread's source (registered on first use); NULL when the
- * pipeline is not accepting or out of memory. */
-gp_src *gpuprof__src_self(void);
 /* Applies what the monitor forwarded to `g`, if nobody else is (trylock):
  * the owner's hook and region boundaries. */
 void gpuprof__gpu_poll_slow(gp_gpu *g);
@@ -132,7 +128,6 @@ void gpuprof__gpu_thread_exit(gp_gpu *g);
 /* From gpuprof_init / finalize (before the final write, after it). */
 void gpuprof__gpu_startup(void);
 void gpuprof__gpu_stop_accepting(void);
-bool gpuprof__gpu_accepting(void);
 /* Before a profile is written (flush_lock held): every activity submitted
  * so far is attributed and applied. */
 void gpuprof__gpu_sync(void);

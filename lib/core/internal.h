@@ -183,6 +183,14 @@ void gpuprof__threads_merge_gpu(void);
 /* Fork child: drop every thread but the caller, zero its metrics. */
 void gpuprof__thread_atfork_child(uint64_t now_ticks);
 
+/* ---- The library's own threads (sys.c) -------------------------------- */
+/* pthread_create with every signal blocked in the new thread; 0 or errno. */
+int gpuprof__spawn(pthread_t *t, void *(*fn)(void *), void *arg);
+/* A condition variable whose timed waits use CLOCK_MONOTONIC. */
+void gpuprof__cond_init_monotonic(pthread_cond_t *c);
+/* *ts = CLOCK_MONOTONIC now + ns: a deadline for those waits. */
+void gpuprof__deadline(struct timespec *ts, uint64_t ns);
+
 /* ---- Metrics (metrics.c) ---------------------------------------------- */
 typedef struct gp_metric_def {
     const char *name;

@@ -19,7 +19,6 @@
  * (gpuprof__monitor_sync), which needs every activity in before it writes.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -61,6 +60,7 @@ static size_t retq_head, retq_n, retq_cap;
 static gp_gpu **touched;
 static size_t ntouched, touched_cap;
 static uint64_t round_no;
+static uint64_t round_acts; /* activities forwarded in this round */
 
 /* The thread, and the sleep between rounds. */
 static pthread_mutex_t thr_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -216,7 +216,7 @@ static void forward(entry *e, const gp_rec *r)
         gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
     } else {
         gp_store_release(&g->forwarded, gp_load_relaxed(&g->forwarded) + 1);
-        gpuprof__stat_add(GP_STAT_GPU_ACTIVITIES, 1);
+        round_acts++;
     }
     if (!(r->flags & GPUPROF_ACTIVITY_MORE) && !e->retire)
         retire_later(e);
@@ -258,6 +258,7 @@ static size_t round_locked(void)
 {
     size_t work = 0;
     round_no++;
+    round_acts = 0;
     ntouched = 0;
     retire_due();
     uint32_t n = gpuprof__src_count();
@@ -293,6 +294,8 @@ static size_t round_locked(void)
     for (size_t i = 0; i < ntouched; i++)
         if (atomic_load_explicit(&touched[i]->gone, memory_order_relaxed))
             gpuprof__gpu_apply(touched[i]);
+    if (round_acts) /* one shared update per round, not per activity */
+        gpuprof__stat_add(GP_STAT_GPU_ACTIVITIES, round_acts);
     return work;
 }
 
@@ -326,9 +329,6 @@ bool gpuprof__monitor_quiescent(gp_gpu *g)
 static void *monitor_main(void *arg)
 {
     (void)arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     long sleep_us = 200;
     uint64_t last_sweep = 0;
     while (!gp_load_acquire(&stop_req)) {
@@ -351,10 +351,7 @@ static void *monitor_main(void *arg)
         }
         sleep_us = work ? 200 : (sleep_us * 2 > 20000 ? 20000 : sleep_us * 2);
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += sleep_us * 1000;
-        ts.tv_sec += ts.tv_nsec / 1000000000;
-        ts.tv_nsec %= 1000000000;
+        gpuprof__deadline(&ts, (uint64_t)sleep_us * 1000);
         pthread_mutex_lock(&sleep_mu);
         while (!gp_load_acquire(&stop_req) &&
                pthread_cond_timedwait(&sleep_cv, &sleep_mu, &ts) != ETIMEDOUT)
@@ -364,14 +361,7 @@ static void *monitor_main(void *arg)
     return NULL;
 }
 
-static void cv_init(void)
-{
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&sleep_cv, &a);
-    pthread_condattr_destroy(&a);
-}
+static void cv_init(void) { gpuprof__cond_init_monotonic(&sleep_cv); }
 
 void gpuprof__monitor_ensure(void)
 {
@@ -380,7 +370,7 @@ void gpuprof__monitor_ensure(void)
     pthread_mutex_lock(&thr_mu);
     if (!running && !stopped_for_good && !G.forked) {
         gp_store_relaxed(&stop_req, 0);
-        int e = pthread_create(&thr, NULL, monitor_main, NULL);
+        int e = gpuprof__spawn(&thr, monitor_main, NULL);
         if (e == 0)
             running = true;
         else

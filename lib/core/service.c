@@ -95,9 +95,6 @@ void gpuprof__service_deliver_pending(void)
 static void *service(void *arg)
 {
     (void)arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     int64_t ms = G.cfg.flush_period_ms;
     int timeout = ms <= 0 ? -1 : ms > INT_MAX ? INT_MAX : (int)ms;
     for (;;) {
@@ -142,7 +139,7 @@ void gpuprof__service_start(void)
                      "no periodic flushes, no profile on SIGTERM", strerror(errno));
         return;
     }
-    running = pthread_create(&svc, NULL, service, NULL) == 0;
+    running = gpuprof__spawn(&svc, service, NULL) == 0;
     if (!running) {
         gpuprof__log(GPUPROF_LOG_WARN, "cannot start the service thread; "
                      "no periodic flushes, no profile on SIGTERM");

@@ -139,16 +139,14 @@ typedef struct gpu_view {
     uint32_t *mirror_of; /* region node -> mirror (GP_CCT_NONE: none) */
 } gpu_view;
 
-static bool gpu_view_open(snap *s, const gp_thread *t, gpu_view *v)
+static void gpu_view_open(const gp_thread *t, gpu_view *v)
 {
     memset(v, 0, sizeof(*v));
     const gp_gpu *g = gp_load_acquire(&t->gpu);
-    if (!g)
-        return true;
-    v->count = gp_load_acquire(&g->tree.count);
-    v->dir = gp_load_acquire(&g->tree.dir);
-    (void)s;
-    return true;
+    if (g) {
+        v->count = gp_load_acquire(&g->tree.count);
+        v->dir = gp_load_acquire(&g->tree.dir);
+    }
 }
 
 /* After the region nodes of a thread (first .. first+count): its GPU
@@ -201,7 +199,7 @@ static uint32_t emit_gpu_nodes(snap *s, const gpu_view *v, uint64_t first,
 static void emit_thread(snap *s, const gp_thread *t)
 {
     gpu_view gv;
-    gpu_view_open(s, t, &gv); /* the GPU subtree before the region CCT */
+    gpu_view_open(t, &gv); /* the GPU subtree before the region CCT */
     uint32_t count = gp_load_acquire(&t->cct.count); /* count before dir */
     const gp_cct_dir *dir = gp_load_acquire(&t->cct.dir);
     if (gv.count > 1) {

@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,17 +173,9 @@ static size_t pass(int k, bool all_out, uint8_t *scratch)
     return work;
 }
 
-typedef struct targ {
-    int k;
-} targ;
-static targ args[MAX_TRACE_THREADS];
-
 static void *trace_main(void *arg)
 {
-    int k = ((targ *)arg)->k;
-    sigset_t sset;
-    sigfillset(&sset);
-    pthread_sigmask(SIG_BLOCK, &sset, NULL);
+    int k = (int)(intptr_t)arg;
     uint8_t *scratch = malloc(GPUPROF_IO_TRACE_CHUNK_HEADER +
                               (size_t)CHUNK_RECS * GPUPROF_IO_TRACE_RECORD);
     if (!scratch)
@@ -207,10 +198,7 @@ static void *trace_main(void *arg)
         }
         if (!work && flush_req == acked[k] && !stopping) {
             struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_nsec += 20 * 1000000;
-            ts.tv_sec += ts.tv_nsec / 1000000000;
-            ts.tv_nsec %= 1000000000;
+            gpuprof__deadline(&ts, 20 * 1000000u);
             pthread_cond_timedwait(&cv, &cv_mu, &ts);
         }
         pthread_mutex_unlock(&cv_mu);
@@ -221,12 +209,8 @@ static void *trace_main(void *arg)
 
 static void cv_init(void)
 {
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&cv, &a);
-    pthread_cond_init(&ack_cv, &a);
-    pthread_condattr_destroy(&a);
+    gpuprof__cond_init_monotonic(&cv);
+    gpuprof__cond_init_monotonic(&ack_cv);
 }
 
 bool gpuprof__trace_start(const char *path, int n, uint64_t items)
@@ -257,8 +241,7 @@ bool gpuprof__trace_start(const char *path, int n, uint64_t items)
     int started = 0;
     for (int k = 0; k < nthreads; k++) {
         acked[k] = 0;
-        args[k].k = k;
-        if (pthread_create(&thr[k], NULL, trace_main, &args[k]) != 0)
+        if (gpuprof__spawn(&thr[k], trace_main, (void *)(intptr_t)k) != 0)
             break;
         started++;
     }
@@ -287,8 +270,7 @@ void gpuprof__trace_flush(void)
     uint64_t want = ++flush_req;
     pthread_cond_broadcast(&cv);
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += 5; /* never hang the program on the tool */
+    gpuprof__deadline(&ts, 5000000000u); /* never hang the program */
     for (int k = 0; k < nthreads; k++)
         while (acked[k] < want && !stopping &&
                pthread_cond_timedwait(&ack_cv, &cv_mu, &ts) != ETIMEDOUT)

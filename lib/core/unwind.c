@@ -213,28 +213,46 @@ const gp_module_info *gpuprof__module(uint32_t id)
     return id < gp_load_acquire(&nmods) ? &mods[id] : NULL;
 }
 
+/* Inserts the frames buf[n-1-j], j in [from, kept) (outermost first),
+ * beneath `node`; with a cache, records each frame's address and node. */
+static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
+                              int n, int from, int kept, uint32_t *unknown,
+                              gp_path_cache *c)
+{
+    for (int j = from; j < kept; j++) {
+        void *ip = buf[n - 1 - j];
+        uint32_t id;
+        uint64_t off;
+        if (!gpuprof__module_find((uintptr_t)ip, &id, &off)) {
+            (*unknown)++;
+        } else {
+            node = gpuprof__cct_child(t, node, GPUPROF_IO_NODE_FRAME, id, off,
+                                      UINT32_MAX);
+            if (node == GP_CCT_NONE) {
+                if (c)
+                    c->n = j; /* keep what is right */
+                return GP_CCT_NONE;
+            }
+        }
+        if (c) {
+            c->ip[j] = ip;
+            c->node[j] = node;
+        }
+    }
+    if (c)
+        c->n = kept;
+    return node;
+}
+
 uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
                            uint32_t *unknown)
 {
     void *buf[GP_MAX_FRAMES];
     int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
-    uint32_t node = parent;
-    for (int i = n - 1; i >= skip && i >= 0; i--) { /* outermost first */
-        uint32_t id;
-        uint64_t off;
-        if (!gpuprof__module_find((uintptr_t)buf[i], &id, &off)) {
-            (*unknown)++;
-            continue;
-        }
-        node = gpuprof__cct_child(t, node, GPUPROF_IO_NODE_FRAME, id, off,
-                                  UINT32_MAX);
-        if (node == GP_CCT_NONE)
-            return GP_CCT_NONE;
-    }
-    return node;
+    return insert_frames(t, parent, buf, n, 0, n > skip ? n - skip : 0,
+                         unknown, NULL);
 }
 
-/* Frames [j0, n) of `o` (outermost first) inserted beneath `node`. */
 __attribute__((noinline)) uint32_t
 gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
                          uint32_t *unknown, gp_path_cache *c)
@@ -253,25 +271,10 @@ gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
         c->parent = parent;
         c->modules = mods_now;
     }
-    uint32_t node = common ? c->node[common - 1] : parent;
-    for (int j = common; j < kept; j++) {
-        void *ip = buf[n - 1 - j];
-        uint32_t id;
-        uint64_t off;
-        if (!gpuprof__module_find((uintptr_t)ip, &id, &off)) {
-            (*unknown)++;
-        } else {
-            node = gpuprof__cct_child(t, node, GPUPROF_IO_NODE_FRAME, id, off,
-                                      UINT32_MAX);
-            if (node == GP_CCT_NONE) {
-                c->n = j; /* keep what is right */
-                return GP_CCT_NONE;
-            }
-        }
-        c->ip[j] = ip;
-        c->node[j] = node;
-    }
-    c->n = kept;
+    uint32_t node = insert_frames(t, common ? c->node[common - 1] : parent,
+                                  buf, n, common, kept, unknown, c);
+    if (node == GP_CCT_NONE)
+        return GP_CCT_NONE;
     if (c->modules != gp_load_acquire(&current))
         c->tree = NULL; /* a refresh happened meanwhile: start over next */
     return node;

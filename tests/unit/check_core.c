@@ -17,6 +17,7 @@
 
 #include "core/internal.h"
 #include "io/io.h"
+#include "support/readback.h"
 #include "support/suite.h"
 
 static char outdir[512];
@@ -38,43 +39,9 @@ static void start(int paused, int64_t period)
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
 }
 
-static gpuprof__io_profile *load(void)
-{
-    char path[1024], err[256];
-    ck_assert_int_eq(gpuprof_output_path(path, sizeof(path)), GPUPROF_OK);
-    gpuprof__io_profile *p = NULL;
-    int rc = gpuprof__io_read_file(path, &p, err, sizeof(err));
-    ck_assert_msg(rc == 0, "read %s: %s", path, err);
-    return p;
-}
 
-static uint32_t metric_id(const gpuprof__io_profile *p, const char *name)
-{
-    for (uint32_t i = 0; i < p->metric_count; i++)
-        if (!strcmp(gpuprof__io_str(p, p->metrics[i].name), name))
-            return i;
-    ck_abort_msg("no metric %s", name);
-    return 0;
-}
 
-static uint64_t val(const gpuprof__io_profile *p, uint32_t node, const char *m)
-{
-    uint32_t id = metric_id(p, m);
-    const gpuprof__io_node *n = &p->nodes[node];
-    for (uint32_t i = 0; i < n->value_count; i++)
-        if (p->values[n->first_value + i].metric == id)
-            return p->values[n->first_value + i].bits;
-    return 0;
-}
 
-static uint64_t counter(const gpuprof__io_profile *p, const char *name)
-{
-    for (uint32_t i = 0; i < p->counter_count; i++)
-        if (!strcmp(gpuprof__io_str(p, p->counters[i].name), name))
-            return p->counters[i].value;
-    ck_abort_msg("no counter %s", name);
-    return 0;
-}
 
 /* The absolute node index of region path "a/b/c" in thread ti. */
 static uint32_t find(const gpuprof__io_profile *p, uint32_t ti, const char *path)
@@ -154,22 +121,22 @@ START_TEST(region_exact_times)
     ck_assert_int_eq(gpuprof_region_end("A"), GPUPROF_OK);
     at(2500);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(p->thread_count, 1);
     ck_assert(p->flags & GPUPROF_IO_PROFILE_FINAL);
     ck_assert_uint_eq(p->start_ns, 1000);
     ck_assert_uint_eq(p->end_ns, 2500);
     uint32_t a = find(p, 0, "A"), b = find(p, 0, "A/B");
-    ck_assert_uint_eq(val(p, a, "region.visits"), 1);
-    ck_assert_uint_eq(val(p, a, "region.time.incl"), 1000);
-    ck_assert_uint_eq(val(p, a, "region.time.excl"), 600);
-    ck_assert_uint_eq(val(p, b, "region.visits"), 2);
-    ck_assert_uint_eq(val(p, b, "region.time.incl"), 400);
-    ck_assert_uint_eq(val(p, b, "region.time.excl"), 400);
+    ck_assert_uint_eq(rb_val(p, a, "region.visits"), 1);
+    ck_assert_uint_eq(rb_val(p, a, "region.time.incl"), 1000);
+    ck_assert_uint_eq(rb_val(p, a, "region.time.excl"), 600);
+    ck_assert_uint_eq(rb_val(p, b, "region.visits"), 2);
+    ck_assert_uint_eq(rb_val(p, b, "region.time.incl"), 400);
+    ck_assert_uint_eq(rb_val(p, b, "region.time.excl"), 400);
     ck_assert_uint_eq(p->nodes[a].flags, 0);
     ck_assert_uint_eq(p->threads[0].node_count, 3); /* root, A, B */
     ck_assert_uint_eq(p->nodes[0].value_count, 0);  /* sparse: nothing */
-    ck_assert_uint_eq(counter(p, "regions.entered"), 3);
+    ck_assert_uint_eq(rb_counter(p, "regions.entered"), 3);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -187,14 +154,14 @@ START_TEST(open_regions_in_flush_and_finalize)
     gpuprof_region_begin("inner");
     at(500);
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     uint32_t o = find(p, 0, "outer"), i = find(p, 0, "outer/inner");
     ck_assert_uint_eq(p->generation, 1);
     ck_assert(!(p->flags & GPUPROF_IO_PROFILE_FINAL));
-    ck_assert_uint_eq(val(p, o, "region.time.incl"), 500);
-    ck_assert_uint_eq(val(p, o, "region.time.excl"), 500 - 50 - 300);
-    ck_assert_uint_eq(val(p, i, "region.time.incl"), 50 + 300);
-    ck_assert_uint_eq(val(p, i, "region.time.excl"), 350);
+    ck_assert_uint_eq(rb_val(p, o, "region.time.incl"), 500);
+    ck_assert_uint_eq(rb_val(p, o, "region.time.excl"), 500 - 50 - 300);
+    ck_assert_uint_eq(rb_val(p, i, "region.time.incl"), 50 + 300);
+    ck_assert_uint_eq(rb_val(p, i, "region.time.excl"), 350);
     ck_assert(p->nodes[o].flags & GPUPROF_IO_NODE_OPEN);
     ck_assert(p->nodes[i].flags & GPUPROF_IO_NODE_OPEN);
     gpuprof__io_profile_free(p);
@@ -206,18 +173,18 @@ START_TEST(open_regions_in_flush_and_finalize)
     gpuprof_region_begin("left_open");
     at(1100);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    p = load();
+    p = rb_load();
     o = find(p, 0, "outer");
     i = find(p, 0, "outer/inner");
     ck_assert_uint_eq(p->generation, 2);
-    ck_assert_uint_eq(val(p, o, "region.time.incl"), 1000);
-    ck_assert_uint_eq(val(p, i, "region.time.incl"), 550);
-    ck_assert_uint_eq(val(p, o, "region.time.excl"), 450);
+    ck_assert_uint_eq(rb_val(p, o, "region.time.incl"), 1000);
+    ck_assert_uint_eq(rb_val(p, i, "region.time.incl"), 550);
+    ck_assert_uint_eq(rb_val(p, o, "region.time.excl"), 450);
     ck_assert_uint_eq(p->nodes[o].flags, 0);
     uint32_t l = find(p, 0, "left_open");
     ck_assert_uint_eq(p->nodes[l].flags, GPUPROF_IO_NODE_OPEN);
-    ck_assert_uint_eq(val(p, l, "region.time.incl"), 100);
-    ck_assert_uint_eq(counter(p, "regions.open_at_finalize"), 1);
+    ck_assert_uint_eq(rb_val(p, l, "region.time.incl"), 100);
+    ck_assert_uint_eq(rb_counter(p, "regions.open_at_finalize"), 1);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -237,14 +204,14 @@ START_TEST(unbalanced_end)
     ck_assert_int_eq(gpuprof_stat_get("regions.unbalanced", &v), GPUPROF_OK);
     ck_assert_uint_eq(v, 3);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(p->nodes[find(p, 0, "A")].flags, 0);
     ck_assert_uint_eq(p->nodes[find(p, 0, "A/B")].flags, GPUPROF_IO_NODE_UNBALANCED);
     ck_assert_uint_eq(p->nodes[find(p, 0, "A/B/C")].flags, GPUPROF_IO_NODE_UNBALANCED);
-    ck_assert_uint_eq(val(p, find(p, 0, "A/B/C"), "region.time.incl"), 10);
-    ck_assert_uint_eq(val(p, find(p, 0, "A"), "region.time.incl"), 10);
-    ck_assert_uint_eq(val(p, find(p, 0, "A"), "region.time.excl"), 0);
-    ck_assert_uint_eq(counter(p, "regions.open_at_finalize"), 0);
+    ck_assert_uint_eq(rb_val(p, find(p, 0, "A/B/C"), "region.time.incl"), 10);
+    ck_assert_uint_eq(rb_val(p, find(p, 0, "A"), "region.time.incl"), 10);
+    ck_assert_uint_eq(rb_val(p, find(p, 0, "A"), "region.time.excl"), 0);
+    ck_assert_uint_eq(rb_counter(p, "regions.open_at_finalize"), 0);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -272,19 +239,19 @@ START_TEST(thread_exit_keeps_data)
     gpuprof_region_begin("main_work");
     gpuprof_region_end("main_work");
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(p->thread_count, 2);
     uint32_t w = thread_index(p, GPUPROF_IO_THREAD_EXITED);
     uint32_t m = thread_index(p, GPUPROF_IO_THREAD_MAIN);
     ck_assert_uint_ne(w, m);
     ck_assert_str_eq(gpuprof__io_str(p, p->threads[w].name), "w1");
-    ck_assert_uint_eq(val(p, find(p, w, "work"), "region.visits"), 5);
-    ck_assert_uint_eq(val(p, find(p, w, "work/step"), "region.visits"), 5);
+    ck_assert_uint_eq(rb_val(p, find(p, w, "work"), "region.visits"), 5);
+    ck_assert_uint_eq(rb_val(p, find(p, w, "work/step"), "region.visits"), 5);
     uint32_t nc = find(p, w, "never_closed");
     ck_assert_uint_eq(p->nodes[nc].flags, GPUPROF_IO_NODE_OPEN);
-    ck_assert_uint_eq(val(p, find(p, m, "main_work"), "region.visits"), 1);
-    ck_assert_uint_eq(counter(p, "threads.exited"), 1);
-    ck_assert_uint_eq(counter(p, "regions.open_at_thread_exit"), 1);
+    ck_assert_uint_eq(rb_val(p, find(p, m, "main_work"), "region.visits"), 1);
+    ck_assert_uint_eq(rb_counter(p, "threads.exited"), 1);
+    ck_assert_uint_eq(rb_counter(p, "regions.open_at_thread_exit"), 1);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -314,19 +281,19 @@ START_TEST(exited_threads_merge)
     gp_store_release(&stop, 1);
     pthread_join(f, NULL);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(p->thread_count, 3); /* 2 kept + 1 merged */
     uint32_t m = thread_index(p, GPUPROF_IO_THREAD_MERGED);
     ck_assert_str_eq(gpuprof__io_str(p, p->threads[m].name), "exited threads (merged)");
-    ck_assert_uint_eq(val(p, find(p, m, "work"), "region.visits"), 4 * 5);
-    ck_assert_uint_eq(val(p, find(p, m, "work/step"), "region.visits"), 4 * 5);
+    ck_assert_uint_eq(rb_val(p, find(p, m, "work"), "region.visits"), 4 * 5);
+    ck_assert_uint_eq(rb_val(p, find(p, m, "work/step"), "region.visits"), 4 * 5);
     ck_assert_uint_eq(p->nodes[find(p, m, "never_closed")].flags, GPUPROF_IO_NODE_OPEN);
     uint64_t visits = 0;
     for (uint32_t t = 0; t < p->thread_count; t++)
-        visits += val(p, find(p, t, "work"), "region.visits");
+        visits += rb_val(p, find(p, t, "work"), "region.visits");
     ck_assert_uint_eq(visits, 6 * 5);
-    ck_assert_uint_eq(counter(p, "threads.exited"), 6);
-    ck_assert_uint_eq(counter(p, "regions.entered"), 6 * 11);
+    ck_assert_uint_eq(rb_counter(p, "threads.exited"), 6);
+    ck_assert_uint_eq(rb_counter(p, "regions.entered"), 6 * 11);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -348,9 +315,9 @@ START_TEST(handles_and_names_share_nodes)
     ck_assert_int_eq(gpuprof_region_begin_handle(0), GPUPROF_E_INVALID);
     ck_assert_int_eq(gpuprof_region_end_handle(123456), GPUPROF_E_INVALID);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(p->threads[0].node_count, 2);
-    ck_assert_uint_eq(val(p, find(p, 0, "hot"), "region.visits"), 1001);
+    ck_assert_uint_eq(rb_val(p, find(p, 0, "hot"), "region.visits"), 1001);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -414,15 +381,15 @@ START_TEST(fork_child_writes_own_file)
     ck_assert_uint_eq(c->pid, (uint32_t)pid);
     ck_assert_uint_eq(c->thread_count, 1);
     /* The parent's visits are not counted again in the child. */
-    ck_assert_uint_eq(val(c, find(c, 0, "parent_only"), "region.visits"), 0);
-    ck_assert_uint_eq(val(c, find(c, 0, "spanning/child"), "region.visits"), 1);
-    ck_assert_uint_eq(val(c, find(c, 0, "spanning"), "region.time.incl"), 50);
+    ck_assert_uint_eq(rb_val(c, find(c, 0, "parent_only"), "region.visits"), 0);
+    ck_assert_uint_eq(rb_val(c, find(c, 0, "spanning/child"), "region.visits"), 1);
+    ck_assert_uint_eq(rb_val(c, find(c, 0, "spanning"), "region.time.incl"), 50);
     gpuprof__io_profile_free(c);
     at(300);
     gpuprof_region_end("spanning");
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
-    ck_assert_uint_eq(val(p, find(p, 0, "spanning"), "region.time.incl"), 300);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_val(p, find(p, 0, "spanning"), "region.time.incl"), 300);
     ck_assert(!(p->flags & GPUPROF_IO_PROFILE_FORKED));
     gpuprof__io_profile_free(p);
 }
@@ -433,7 +400,7 @@ START_TEST(periodic_flush)
     start(0, 10);
     gpuprof_region_begin("long");
     usleep(200 * 1000);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert_uint_ge(p->generation, 2);
     ck_assert(p->nodes[find(p, 0, "long")].flags & GPUPROF_IO_NODE_OPEN);
     gpuprof__io_profile_free(p);
@@ -449,7 +416,7 @@ START_TEST(final_generation_is_last)
     start(0, 0);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
     ck_assert_int_eq(gpuprof__write_profile(false), GPUPROF_E_STATE);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert(p->flags & GPUPROF_IO_PROFILE_FINAL);
     ck_assert_uint_eq(p->generation, 1);
     gpuprof__io_profile_free(p);
@@ -554,9 +521,9 @@ START_TEST(paused_records_nothing)
     ck_assert_int_eq(gpuprof_region_begin("y"), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_region_end("y"), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(p->threads[0].node_count, 2);
-    ck_assert_uint_eq(counter(p, "regions.entered"), 1);
+    ck_assert_uint_eq(rb_counter(p, "regions.entered"), 1);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -595,22 +562,22 @@ START_TEST(flush_while_measuring)
         ck_assert_int_eq(pthread_create(&th[i], NULL, stress_worker, NULL), 0);
     for (int i = 0; i < 20; i++) {
         ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-        gpuprof__io_profile *p = load();
+        gpuprof__io_profile *p = rb_load();
         gpuprof__io_profile_free(p);
     }
     for (int i = 0; i < STRESS_THREADS; i++)
         pthread_join(th[i], NULL);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(p->thread_count, STRESS_THREADS);
     uint64_t visits = 0;
     for (uint32_t t = 0; t < p->thread_count; t++) {
-        visits += val(p, find(p, t, "outer"), "region.visits");
-        ck_assert_uint_eq(val(p, find(p, t, "outer/n5/h"), "region.visits"),
+        visits += rb_val(p, find(p, t, "outer"), "region.visits");
+        ck_assert_uint_eq(rb_val(p, find(p, t, "outer/n5/h"), "region.visits"),
                           stress_iters / 37 + (5 < stress_iters % 37));
     }
     ck_assert_uint_eq(visits, (uint64_t)STRESS_THREADS * stress_iters);
-    ck_assert_uint_eq(counter(p, "regions.unbalanced"), 0);
+    ck_assert_uint_eq(rb_counter(p, "regions.unbalanced"), 0);
     gpuprof__io_profile_free(p);
 }
 END_TEST

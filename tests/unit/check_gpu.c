@@ -21,6 +21,7 @@
 #include "backends/sim/sim.h"
 #include "core/internal.h"
 #include "io/io.h"
+#include "support/readback.h"
 #include "support/suite.h"
 
 static char outdir[512];
@@ -46,35 +47,8 @@ static void start_with(int64_t channel_items, unsigned batch)
 
 static void start(void) { start_with(GPUPROF_UNSET, 16); }
 
-static gpuprof__io_profile *load(void)
-{
-    char path[1024], err[256];
-    ck_assert_int_eq(gpuprof_output_path(path, sizeof(path)), GPUPROF_OK);
-    gpuprof__io_profile *p = NULL;
-    int rc = gpuprof__io_read_file(path, &p, err, sizeof(err));
-    ck_assert_msg(rc == 0, "read %s: %s", path, err);
-    return p;
-}
 
-static uint64_t val(const gpuprof__io_profile *p, uint32_t node, const char *m)
-{
-    const gpuprof__io_node *n = &p->nodes[node];
-    for (uint32_t i = 0; i < n->value_count; i++) {
-        const gpuprof__io_value *v = &p->values[n->first_value + i];
-        if (!strcmp(gpuprof__io_str(p, p->metrics[v->metric].name), m))
-            return v->bits;
-    }
-    return 0;
-}
 
-static uint64_t counter(const gpuprof__io_profile *p, const char *name)
-{
-    for (uint32_t i = 0; i < p->counter_count; i++)
-        if (!strcmp(gpuprof__io_str(p, p->counters[i].name), name))
-            return p->counters[i].value;
-    ck_abort_msg("no counter %s", name);
-    return 0;
-}
 
 static const gpuprof__io_thread *thread_named(const gpuprof__io_profile *p,
                                               const char *name)
@@ -179,7 +153,9 @@ __attribute__((noinline)) void gp_test_launch_all(int k)
     __asm__ volatile("" ::: "memory");
 }
 
-static void *worker(void *arg)
+/* Non-static too: dladdr must name it on the path. */
+void *gp_test_worker(void *arg);
+void *gp_test_worker(void *arg)
 {
     int k = (int)(intptr_t)arg;
     char name[16];
@@ -188,6 +164,7 @@ static void *worker(void *arg)
     gpuprof_region_begin("phase");
     gp_test_launch_all(k);
     gpuprof_region_end("phase");
+    __asm__ volatile("" ::: "memory"); /* keep its frame: no tail call */
     return NULL; /* exits with its work in flight */
 }
 
@@ -215,9 +192,9 @@ static void check_worker(const gpuprof__io_profile *p, int k)
     for (uint32_t a = kf; a != ph; a = t->first_node + p->nodes[a].parent) {
         ck_assert_int_eq(p->nodes[a].kind, GPUPROF_IO_NODE_FRAME);
         ck_assert_msg(a != t->first_node, "path does not reach the region");
-        saw_worker |= !strcmp(frame_fn(p, a), "worker");
+        saw_worker |= !strcmp(frame_fn(p, a), "gp_test_worker");
     }
-    (void)saw_worker; /* static: dladdr may not name it */
+    ck_assert_msg(saw_worker, "the thread's function is on the path");
     uint64_t ta = 0, tb = 0, cb = 0, ct = 0;
     for (int i = 0; i < N; i++) {
         *(i % 2 ? &tb : &ta) += kdur(k, i);
@@ -228,15 +205,15 @@ static void check_worker(const gpuprof__io_profile *p, int k)
     uint32_t kb = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "kern_b");
     ck_assert_uint_ne(ka, UINT32_MAX);
     ck_assert_uint_ne(kb, UINT32_MAX);
-    ck_assert_uint_eq(val(p, ka, "gpu.count"), N / 2);
-    ck_assert_uint_eq(val(p, kb, "gpu.count"), N / 2);
-    ck_assert_uint_eq(val(p, ka, "gpu.time"), ta);
-    ck_assert_uint_eq(val(p, kb, "gpu.time"), tb);
-    ck_assert_uint_eq(val(p, ka, "gpu.bytes"), 0);
-    ck_assert_uint_eq(val(p, kp[0], "gpu.count"), 0); /* all on kernels */
-    ck_assert_uint_eq(val(p, cp[0], "gpu.count"), N);
-    ck_assert_uint_eq(val(p, cp[0], "gpu.bytes"), cb);
-    ck_assert_uint_eq(val(p, cp[0], "gpu.time"), ct);
+    ck_assert_uint_eq(rb_val(p, ka, "gpu.count"), N / 2);
+    ck_assert_uint_eq(rb_val(p, kb, "gpu.count"), N / 2);
+    ck_assert_uint_eq(rb_val(p, ka, "gpu.time"), ta);
+    ck_assert_uint_eq(rb_val(p, kb, "gpu.time"), tb);
+    ck_assert_uint_eq(rb_val(p, ka, "gpu.bytes"), 0);
+    ck_assert_uint_eq(rb_val(p, kp[0], "gpu.count"), 0); /* all on kernels */
+    ck_assert_uint_eq(rb_val(p, cp[0], "gpu.count"), N);
+    ck_assert_uint_eq(rb_val(p, cp[0], "gpu.bytes"), cb);
+    ck_assert_uint_eq(rb_val(p, cp[0], "gpu.time"), ct);
     ck_assert(t->flags & GPUPROF_IO_THREAD_EXITED);
 }
 
@@ -245,18 +222,18 @@ START_TEST(exact_attribution)
     start();
     pthread_t th[T];
     for (int k = 0; k < T; k++)
-        pthread_create(&th[k], NULL, worker, (void *)(intptr_t)k);
+        pthread_create(&th[k], NULL, gp_test_worker, (void *)(intptr_t)k);
     for (int k = 0; k < T; k++)
         pthread_join(th[k], NULL);
     ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     for (int k = 0; k < T; k++)
         check_worker(p, k);
-    ck_assert_uint_eq(counter(p, "gpu.activities"), 2 * T * N);
-    ck_assert_uint_eq(counter(p, "gpu.operations"), 2 * T * N + 1);
-    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
-    ck_assert_uint_eq(counter(p, "records.dropped"), 0);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 2 * T * N);
+    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), 2 * T * N + 1);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
     /* The sync placeholder of the main thread, beneath its root's path. */
     const gpuprof__io_thread *m = NULL;
     for (uint32_t i = 0; i < p->thread_count; i++)
@@ -282,18 +259,18 @@ START_TEST(graph_launch)
     gpuprof_region_end("graph");
     ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp[1] = {placeholder(p, t, "graph", GPUPROF_OP_KERNEL)};
     uint32_t a = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "g_a");
     uint32_t b = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "g_b");
     uint32_t c = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "g_c");
-    ck_assert_uint_eq(val(p, a, "gpu.count"), 9);
-    ck_assert_uint_eq(val(p, a, "gpu.time"), 3 * (10 + 30 + 50));
-    ck_assert_uint_eq(val(p, b, "gpu.time"), 3 * 20);
-    ck_assert_uint_eq(val(p, c, "gpu.count"), 3);
-    ck_assert_uint_eq(counter(p, "gpu.activities"), 15);
-    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(rb_val(p, a, "gpu.count"), 9);
+    ck_assert_uint_eq(rb_val(p, a, "gpu.time"), 3 * (10 + 30 + 50));
+    ck_assert_uint_eq(rb_val(p, b, "gpu.time"), 3 * 20);
+    ck_assert_uint_eq(rb_val(p, c, "gpu.count"), 3);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 15);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
 }
@@ -367,17 +344,17 @@ START_TEST(public_api)
     pthread_create(&th, NULL, runtime_thread, NULL);
     pthread_join(th, NULL);
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp[1] = {placeholder(p, t, "rt", GPUPROF_OP_KERNEL)};
     ck_assert_str_eq(frame_fn(p, t->first_node + p->nodes[kp[0]].parent),
                      "gp_test_runtime_launch");
     uint32_t k = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "rt_kernel");
-    ck_assert_uint_eq(val(p, k, "gpu.count"), 4);
-    ck_assert_uint_eq(val(p, k, "gpu.time"), 7 * (1 + 2 + 3 + 4));
-    ck_assert_uint_eq(val(p, kp[0], "gpu.count"), 1); /* the unnamed one */
-    ck_assert_uint_eq(counter(p, "records.unattributed"), 1);
-    ck_assert_uint_eq(counter(p, "gpu.operations"), 4);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 4);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 7 * (1 + 2 + 3 + 4));
+    ck_assert_uint_eq(rb_val(p, kp[0], "gpu.count"), 1); /* the unnamed one */
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 1);
+    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), 4);
     gpuprof__io_profile_free(p);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
@@ -403,15 +380,15 @@ START_TEST(drops_counted_at_bound)
     ck_assert_uint_eq(v, L - B); /* the operation channel held B */
     gpuprof__monitor_hold(false);
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp[1] = {placeholder(p, t, "burst", GPUPROF_OP_KERNEL)};
     uint32_t k = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "k");
-    ck_assert_uint_eq(val(p, k, "gpu.count"), B);
-    ck_assert_uint_eq(val(p, k, "gpu.time"), 3 * B);
-    ck_assert_uint_eq(counter(p, "records.dropped"), L - B);
-    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
-    ck_assert_uint_eq(counter(p, "gpu.activities"), B);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), B);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 3 * B);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), L - B);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), B);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
 }
@@ -427,9 +404,9 @@ START_TEST(no_drops_below_bound)
         ck_assert_int_eq(gpuprof__sim_kernel(2, "k", 5), GPUPROF_OK);
     gpuprof__monitor_hold(false);
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
-    ck_assert_uint_eq(counter(p, "records.dropped"), 0);
-    ck_assert_uint_eq(counter(p, "gpu.activities"), B);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), B);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
 }
@@ -465,12 +442,12 @@ START_TEST(after_thread_exit)
         usleep(5000);
     }
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = thread_named(p, "short");
     uint32_t cp[1] = {placeholder(p, t, "r", GPUPROF_OP_COPY_D2H)};
-    ck_assert_uint_eq(val(p, cp[0], "gpu.count"), 100);
-    ck_assert_uint_eq(val(p, cp[0], "gpu.bytes"), 800);
-    ck_assert_uint_eq(val(p, cp[0], "gpu.time"), 200);
+    ck_assert_uint_eq(rb_val(p, cp[0], "gpu.count"), 100);
+    ck_assert_uint_eq(rb_val(p, cp[0], "gpu.bytes"), 800);
+    ck_assert_uint_eq(rb_val(p, cp[0], "gpu.time"), 200);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -504,13 +481,13 @@ START_TEST(fork_in_flight)
         gpuprof__sim_kernel(0, "post", 6);
     ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
-    ck_assert_uint_eq(counter(p, "gpu.activities"), 100);
-    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 100);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp[1] = {placeholder(p, t, "before", GPUPROF_OP_KERNEL)};
     uint32_t k = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "pre");
-    ck_assert_uint_eq(val(p, k, "gpu.time"), 200);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 200);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -559,17 +536,17 @@ START_TEST(flush_under_traffic)
         pthread_join(th[i], NULL);
     ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     /* The launch loops outrun the pipeline: beyond the bound records are
      * dropped, and every launch is either attributed or counted dropped. */
-    uint64_t got = counter(p, "gpu.activities");
-    ck_assert_uint_eq(got + counter(p, "records.dropped"),
+    uint64_t got = rb_counter(p, "gpu.activities");
+    ck_assert_uint_eq(got + rb_counter(p, "records.dropped"),
                       (uint64_t)(n[0] + n[1]));
-    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < p->node_count; i++)
         if (p->nodes[i].kind == GPUPROF_IO_NODE_KERNEL)
-            sum += val(p, i, "gpu.count");
+            sum += rb_val(p, i, "gpu.count");
     ck_assert_uint_eq(sum, got);
     gpuprof__io_profile_free(p);
 }
@@ -587,14 +564,14 @@ static void *one_task(void *arg)
 
 static void tasks_attributed(const gpuprof__io_profile *p, uint64_t tasks)
 {
-    ck_assert_uint_eq(counter(p, "gpu.activities"), tasks);
-    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
-    ck_assert_uint_eq(counter(p, "records.dropped"), 0);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), tasks);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < p->node_count; i++)
         if (p->nodes[i].kind == GPUPROF_IO_NODE_KERNEL) {
-            ck_assert_uint_eq(val(p, i, "gpu.time"), 9 * val(p, i, "gpu.count"));
-            sum += val(p, i, "gpu.count");
+            ck_assert_uint_eq(rb_val(p, i, "gpu.time"), 9 * rb_val(p, i, "gpu.count"));
+            sum += rb_val(p, i, "gpu.count");
         }
     ck_assert_uint_eq(sum, tasks);
 }
@@ -617,7 +594,7 @@ START_TEST(thread_per_task)
     enum { TASKS = 300 };
     start();
     run_tasks(TASKS);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     tasks_attributed(p, TASKS);
     uint64_t exited = 0;
     for (uint32_t t = 0; t < p->thread_count; t++)
@@ -635,17 +612,17 @@ START_TEST(thread_per_task_merged)
     keep_threads = KEEP;
     start();
     run_tasks(TASKS);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     tasks_attributed(p, TASKS);
     ck_assert_uint_eq(p->thread_count, KEEP + 2); /* + merged + main */
     const gpuprof__io_thread *m = thread_named(p, "exited threads (merged)");
     ck_assert(m->flags & GPUPROF_IO_THREAD_MERGED);
     uint32_t kp[1] = {placeholder(p, m, "task", GPUPROF_OP_KERNEL)};
     uint32_t k = child(p, m, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "task_kernel");
-    ck_assert_uint_eq(val(p, k, "gpu.count"), TASKS - KEEP);
-    ck_assert_uint_eq(val(p, region(p, m, "task"), "region.visits"),
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), TASKS - KEEP);
+    ck_assert_uint_eq(rb_val(p, region(p, m, "task"), "region.visits"),
                       TASKS - KEEP);
-    ck_assert_uint_eq(counter(p, "gpu.operations"), TASKS + 1);
+    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), TASKS + 1);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -676,7 +653,7 @@ START_TEST(merge_waits_for_activities)
         pthread_join(th, NULL);
     }
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
+    gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(p->thread_count, TASKS); /* none merged yet */
     gpuprof__io_profile_free(p);
     for (int i = 0; i < TASKS; i++) {
@@ -689,22 +666,22 @@ START_TEST(merge_waits_for_activities)
         ck_assert_int_eq(gpuprof_activity_submit(&a), GPUPROF_OK);
     }
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    p = load();
+    p = rb_load();
     ck_assert_uint_eq(p->thread_count, KEEP + 1); /* + merged */
-    ck_assert_uint_eq(counter(p, "gpu.activities"), TASKS);
-    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), TASKS);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
     uint64_t count = 0, time = 0;
     for (uint32_t i = 0; i < p->node_count; i++)
         if (p->nodes[i].kind == GPUPROF_IO_NODE_KERNEL) {
-            count += val(p, i, "gpu.count");
-            time += val(p, i, "gpu.time");
+            count += rb_val(p, i, "gpu.count");
+            time += rb_val(p, i, "gpu.time");
         }
     ck_assert_uint_eq(count, TASKS);
     ck_assert_uint_eq(time, TASKS * (TASKS - 1) / 2);
     const gpuprof__io_thread *m = thread_named(p, "exited threads (merged)");
     uint32_t kp[1] = {placeholder(p, m, "late", GPUPROF_OP_KERNEL)};
     uint32_t k = child(p, m, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "late_kernel");
-    ck_assert_uint_eq(val(p, k, "gpu.count"), TASKS - KEEP);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), TASKS - KEEP);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -728,9 +705,9 @@ START_TEST(paused_records_nothing)
     gpuprof__sim_kernel(0, "live", 1);
     ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = load();
-    ck_assert_uint_eq(counter(p, "gpu.activities"), 1);
-    ck_assert_uint_eq(counter(p, "records.unattributed"), 0);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 1);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
     gpuprof__io_profile_free(p);
 }
 END_TEST

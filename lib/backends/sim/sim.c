@@ -10,7 +10,6 @@
 #include "backends/sim/sim.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,13 +35,6 @@ static uint64_t *clock_of; /* per stream: when its last job ends */
 static bool active, stopping, hold;
 static pthread_t thr;
 static uint64_t rng;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t next_rand(void)
 {
@@ -99,9 +91,6 @@ static void run_jobs(job *jobs, size_t n)
 static void *sim_main(void *arg)
 {
     (void)arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_mutex_lock(&mu);
     for (;;) {
         bool go = (want > delivered && nq) || (!hold && nq >= cfg.batch) ||
@@ -110,10 +99,7 @@ static void *sim_main(void *arg)
             break;
         if (!go) {
             struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_nsec += (long)cfg.delay_us * 1000;
-            ts.tv_sec += ts.tv_nsec / 1000000000;
-            ts.tv_nsec %= 1000000000;
+            gpuprof__deadline(&ts, (uint64_t)cfg.delay_us * 1000);
             if (pthread_cond_timedwait(&work_cv, &mu, &ts) != ETIMEDOUT ||
                 hold || !nq)
                 continue;
@@ -179,15 +165,11 @@ static gpuprof_status sim_init(void *user)
     (void)user;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_atfork);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&work_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    gpuprof__cond_init_monotonic(&work_cv);
     pthread_mutex_lock(&mu);
     clock_of = calloc(cfg.streams, sizeof(*clock_of));
     stopping = false;
-    int e = clock_of ? pthread_create(&thr, NULL, sim_main, NULL) : ENOMEM;
+    int e = clock_of ? gpuprof__spawn(&thr, sim_main, NULL) : ENOMEM;
     active = e == 0;
     pthread_mutex_unlock(&mu);
     if (e) {
@@ -287,7 +269,7 @@ gpuprof__sim_kernel(unsigned stream, const char *name, uint64_t dur_ns)
     if (stream >= cfg.streams || !name || !*name)
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, now_ns(), name};
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, gp_mono_ns(), name};
     gpuprof_status st = enqueue(&j, 1);
     gpuprof__op_end(corr);
     return st;
@@ -302,7 +284,7 @@ gpuprof__sim_copy(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
           (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof__op_begin(kind, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, now_ns(), NULL};
+    job j = {corr, kind, stream, 0, dur_ns, bytes, gp_mono_ns(), NULL};
     gpuprof_status st = enqueue(&j, 1);
     gpuprof__op_end(corr);
     return st;
@@ -318,7 +300,7 @@ gpuprof__sim_graph(unsigned stream, unsigned n, const char *const *names,
     if (!js)
         return GPUPROF_E_NOMEM;
     uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
-    uint64_t t = now_ns();
+    uint64_t t = gp_mono_ns();
     for (unsigned i = 0; i < n; i++)
         js[i] = (job){corr, GPUPROF_OP_KERNEL, stream,
                       i + 1 < n ? GPUPROF_ACTIVITY_MORE : 0, dur_ns[i], 0, t,
@@ -349,10 +331,3 @@ void gpuprof__sim_hold(bool h)
     pthread_mutex_unlock(&mu);
 }
 
-uint64_t gpuprof__sim_launched(void)
-{
-    pthread_mutex_lock(&mu);
-    uint64_t n = launched;
-    pthread_mutex_unlock(&mu);
-    return n;
-}

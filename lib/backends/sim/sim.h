@@ -52,8 +52,6 @@ gpuprof_status gpuprof__sim_sync(void);
 /* Test hook: hold deliveries (launches accumulate) until released; sync
  * and flush still deliver. */
 void gpuprof__sim_hold(bool hold);
-/* Operations launched / activities delivered so far. */
-uint64_t gpuprof__sim_launched(void);
 
 /* Test hook (monitor.c): while held, the monitor thread runs no rounds
  * (flushes still do). */

@@ -1,0 +1,60 @@
+/*
+ * readback.h - white-box suites that measure through the library read the
+ * profile it wrote back through lib/io and look values up by name. Header
+ * only: it calls gpuprof_output_path, so only suites linked with the core
+ * include it.
+ */
+#ifndef GPUPROF_TEST_READBACK_H
+#define GPUPROF_TEST_READBACK_H
+
+#include <check.h>
+#include <string.h>
+
+#include "gpuprof.h"
+#include "io/io.h"
+
+/* This process's current profile, decoded (the test fails if it cannot). */
+static inline gpuprof__io_profile *rb_load(void)
+{
+    char path[1024], err[256];
+    ck_assert_int_eq(gpuprof_output_path(path, sizeof(path)), GPUPROF_OK);
+    gpuprof__io_profile *p = NULL;
+    int rc = gpuprof__io_read_file(path, &p, err, sizeof(err));
+    ck_assert_msg(rc == 0, "read %s: %s", path, err);
+    return p;
+}
+
+/* The index of a metric by name (the test fails if there is none). */
+static inline uint32_t rb_metric(const gpuprof__io_profile *p, const char *name)
+{
+    for (uint32_t i = 0; i < p->metric_count; i++)
+        if (!strcmp(gpuprof__io_str(p, p->metrics[i].name), name))
+            return i;
+    ck_abort_msg("no metric %s", name);
+    return 0;
+}
+
+/* The value of metric `m` at absolute node `node` (0 when not stored). */
+static inline uint64_t rb_val(const gpuprof__io_profile *p, uint32_t node,
+                              const char *m)
+{
+    uint32_t id = rb_metric(p, m);
+    const gpuprof__io_node *n = &p->nodes[node];
+    for (uint32_t i = 0; i < n->value_count; i++)
+        if (p->values[n->first_value + i].metric == id)
+            return p->values[n->first_value + i].bits;
+    return 0;
+}
+
+/* A counter by name (the test fails if there is none). */
+static inline uint64_t rb_counter(const gpuprof__io_profile *p,
+                                  const char *name)
+{
+    for (uint32_t i = 0; i < p->counter_count; i++)
+        if (!strcmp(gpuprof__io_str(p, p->counters[i].name), name))
+            return p->counters[i].value;
+    ck_abort_msg("no counter %s", name);
+    return 0;
+}
+
+#endif

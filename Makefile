@@ -47,6 +47,18 @@ GPUPROF_BIN := $(B)/bin/gpuprof
 
 IO_SRCS := $(wildcard lib/io/*.c)
 CORE_SRCS := $(wildcard lib/core/*.c) $(wildcard lib/backends/sim/*.c)
+
+# The OpenCL backend is built when the Khronos headers are there (Debian:
+# opencl-headers); it never links libOpenCL. Its ICD layer is a separate
+# small library installed beside libgpuprof.
+HAVE_OPENCL := $(shell printf '\043include <CL/cl_layer.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+CL_LAYER := $(B)/lib/libgpuprof-cl-layer.so
+ifeq ($(HAVE_OPENCL),1)
+CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c \
+             lib/backends/opencl/cl_idle.c
+LIB_CFLAGS += -DGPUPROF_HAVE_OPENCL
+CL_LAYER_TARGET := $(CL_LAYER)
+endif
 AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
 
 IO_OBJS := $(IO_SRCS:%.c=$(B)/obj/%.o)
@@ -66,7 +78,7 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 all: lib analysis examples
 
-lib: $(LIB_SO) $(B)/lib/libgpuprof.a
+lib: $(LIB_SO) $(B)/lib/libgpuprof.a $(CL_LAYER_TARGET)
 analysis: $(AN_SO) $(GPUPROF_BIN)
 examples: $(EXAMPLES)
 
@@ -84,6 +96,12 @@ $(LIB_SO): $(LIB_OBJS) lib/libgpuprof.map
 	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
 	$(Q)ln -sf libgpuprof.so.$(VERSION) $(B)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(B)/lib/libgpuprof.so
+
+$(CL_LAYER): lib/backends/opencl/cl_layer.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(CFLAGS) -shared \
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $< -ldl
 
 $(B)/lib/libgpuprof.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -153,6 +171,7 @@ install: lib analysis
 	install -m 644 include/gpuprof.h include/gpuprof_analysis.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(LIB_SO) $(AN_SO) $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(B)/lib/libgpuprof.a $(DESTDIR)$(LIBDIR)/
+	$(if $(CL_LAYER_TARGET),install -m 755 $(CL_LAYER) $(DESTDIR)$(LIBDIR)/)
 	ln -sf libgpuprof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libgpuprof.so
 	ln -sf libgpuprof-analysis.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(AN_SONAME)
@@ -168,6 +187,7 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/gpuprof.h $(DESTDIR)$(INCLUDEDIR)/gpuprof_analysis.h
 	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof.so* $(DESTDIR)$(LIBDIR)/libgpuprof.a
 	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-analysis.so*
+	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-cl-layer.so
 	rm -f $(DESTDIR)$(BINDIR)/gpuprof
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/gpuprof.pc $(DESTDIR)$(PKGCONFIGDIR)/gpuprof-analysis.pc
 

@@ -410,6 +410,19 @@ typedef struct gpuprof_activity {
  * An unknown correlation is counted in "records.unattributed". Since 0.1. */
 GPUPROF_API gpuprof_status gpuprof_activity_submit(const gpuprof_activity *a);
 
+/* For the interception layers installed with libgpuprof (the OpenCL ICD
+ * layer, libgpuprof-cl-layer.so); applications never call it. Hands the
+ * runtime's dispatch table `target` (`entries` function pointers) to the
+ * built-in backend for `api` ("opencl") and returns the table the layer
+ * gives its loader -- the backend's hooks where it measures, `target`'s
+ * entries elsewhere -- with its entry count in *out_entries. NULL when that
+ * backend is not active (not initialized, not selected, or `api` unknown):
+ * the layer then passes every call through untouched. Since 0.1. */
+GPUPROF_API const void *gpuprof_layer_dispatch(const char *api,
+                                               const void *target,
+                                               unsigned entries,
+                                               unsigned *out_entries);
+
 #ifdef __cplusplus
 }
 #endif

@@ -218,3 +218,26 @@ GPUPROF_API gpuprof_status gpuprof_backend_status(const char *name,
 void gpuprof__backends_atfork_prepare(void) { pthread_mutex_lock(&be_lock); }
 void gpuprof__backends_atfork_parent(void) { pthread_mutex_unlock(&be_lock); }
 void gpuprof__backends_atfork_child(void) { pthread_mutex_unlock(&be_lock); }
+
+void gpuprof__builtin_backends_register(void)
+{
+#ifdef GPUPROF_HAVE_OPENCL
+    gpuprof__opencl_register();
+#endif
+}
+
+GPUPROF_API const void *gpuprof_layer_dispatch(const char *api,
+                                               const void *target,
+                                               unsigned entries,
+                                               unsigned *out_entries)
+{
+    if (!api || !target || !out_entries)
+        return NULL;
+#ifdef GPUPROF_HAVE_OPENCL
+    if (strcmp(api, "opencl") == 0)
+        return gpuprof__opencl_dispatch(target, entries, out_entries);
+#else
+    (void)entries;
+#endif
+    return NULL;
+}

@@ -199,9 +199,17 @@ static void apply_one(void *ctx, const void *item)
     gp_mblock *b = gpuprof__cct_block(tree, at, GPUPROF_IO_KIND_GPU);
     if (!b)
         goto nomem;
-    gp_owner_add(&b->v[GP_M_GPU_COUNT - b->first_metric], 1);
-    gp_owner_add(&b->v[GP_M_GPU_TIME - b->first_metric], a->dur_ns);
-    gp_owner_add(&b->v[GP_M_GPU_BYTES - b->first_metric], a->bytes);
+    if (!(a->flags & GP_ACT_NOTE)) {
+        gp_owner_add(&b->v[GP_M_GPU_COUNT - b->first_metric], 1);
+        gp_owner_add(&b->v[(a->flags & GP_ACT_HOST ? GP_M_API_TIME
+                                                   : GP_M_GPU_TIME) -
+                           b->first_metric],
+                     a->dur_ns);
+        gp_owner_add(&b->v[GP_M_GPU_BYTES - b->first_metric], a->bytes);
+    }
+    for (unsigned i = 0; i < a->nx && i < GP_XN; i++)
+        if (a->xm[i] >= GP_M_GPU_COUNT && a->xm[i] <= GP_M_GPU_LAST)
+            gp_owner_add(&b->v[a->xm[i] - b->first_metric], a->xv[i]);
     return;
 nomem:
     gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
@@ -329,7 +337,9 @@ GPUPROF_API gpuprof_status gpuprof_op_end(uint64_t correlation)
 }
 
 /* ---- activities ------------------------------------------------------- */
-GPUPROF_API gpuprof_status gpuprof_activity_submit(const gpuprof_activity *a)
+gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
+                                          unsigned nx, const uint8_t *xm,
+                                          const uint64_t *xv)
 {
     if (unlikely(!a || a->size < offsetof(gpuprof_activity, name) +
                                      sizeof(a->name) ||
@@ -363,8 +373,23 @@ GPUPROF_API gpuprof_status gpuprof_activity_submit(const gpuprof_activity *a)
     r->start_ns = a->start_ns;
     r->end_ns = a->end_ns;
     r->bytes = a->bytes;
+    r->nx = (uint8_t)(nx < GP_XN ? nx : GP_XN);
+    for (unsigned i = 0; i < r->nx; i++) {
+        r->xm[i] = xm[i];
+        r->xv[i] = xv[i];
+    }
     gpuprof__chan_commit(&st->src->ch);
     return GPUPROF_OK;
+}
+
+GPUPROF_API gpuprof_status gpuprof_activity_submit(const gpuprof_activity *a)
+{
+    if (a && a->size >= offsetof(gpuprof_activity, name) + sizeof(a->name) &&
+        (a->flags & ~GPUPROF_ACTIVITY_MORE))
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
+                             "gpuprof_activity_submit: unknown flags %#x",
+                             a->flags);
+    return gpuprof__activity_submit_x(a, 0, NULL, NULL);
 }
 
 /* ---- fork ------------------------------------------------------------- */

@@ -46,6 +46,16 @@ enum gp_rec_type { GP_REC_OP = 1, GP_REC_ACT = 2 };
 
 struct gp_gpu;
 
+/* Extra metric values an activity may carry (gpuprof__activity_submit_x). */
+#define GP_XN 4
+/* Internal activity flags. NOTE: extra metric values for the operation,
+ * not a device activity (no count, time, bytes or trace record); with
+ * GPUPROF_ACTIVITY_MORE the operation stays open, without it this closes
+ * it. HOST: the operation ran on the host (a build, a wait): no trace
+ * record on a device stream. */
+#define GP_ACT_NOTE 0x80000000u
+#define GP_ACT_HOST 0x40000000u
+
 /* What a source carries to the monitor. */
 typedef struct gp_rec {
     uint32_t type;  /* gp_rec_type */
@@ -57,6 +67,9 @@ typedef struct gp_rec {
     uint32_t flags;     /* ACT: GPUPROF_ACTIVITY_* */
     uint32_t device, stream;
     uint64_t start_ns, end_ns, bytes;
+    uint8_t nx;         /* ACT: extra metric values (built-in backends) */
+    uint8_t xm[GP_XN];  /* their metric ids (GPU kind) */
+    uint64_t xv[GP_XN];
 } gp_rec;
 
 /* What the monitor hands to a thread. */
@@ -67,6 +80,10 @@ typedef struct gp_act {
     uint32_t pad_;
     uint64_t dur_ns;
     uint64_t bytes;
+    uint32_t flags;
+    uint8_t nx;
+    uint8_t xm[GP_XN];
+    uint64_t xv[GP_XN];
 } gp_act;
 
 typedef struct gp_src {
@@ -107,6 +124,11 @@ typedef struct gp_gpu {
  * function, then a placeholder of `kind`. See gpuprof_op_begin. */
 uint64_t gpuprof__op_begin(uint32_t kind, unsigned skip);
 gpuprof_status gpuprof__op_end(uint64_t corr);
+/* gpuprof_activity_submit for the built-in backends: also `nx` (<= GP_XN)
+ * extra values `xv` of GPU-kind metrics `xm`, and GP_ACT_NOTE. */
+gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
+                                          unsigned nx, const uint8_t *xm,
+                                          const uint64_t *xv);
 /* Applies what the monitor forwarded to `g`, if nobody else is (trylock):
  * the owner's hook and region boundaries. */
 void gpuprof__gpu_poll_slow(gp_gpu *g);

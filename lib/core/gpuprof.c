@@ -127,6 +127,7 @@ static void register_once(void)
 {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
+    gpuprof__builtin_backends_register();
 }
 
 /* ---- public life cycle ------------------------------------------------ */

@@ -202,7 +202,25 @@ typedef struct gp_metric_def {
 /* Metric ids of the built-in region kind (block layout of GP_KIND_REGION). */
 enum { GP_M_REGION_VISITS = 0, GP_M_REGION_INCL = 1, GP_M_REGION_EXCL = 2 };
 /* Metric ids of the GPU kind (block layout of GPUPROF_IO_KIND_GPU). */
-enum { GP_M_GPU_COUNT = 3, GP_M_GPU_TIME = 4, GP_M_GPU_BYTES = 5 };
+enum {
+    GP_M_GPU_COUNT = 3,
+    GP_M_GPU_TIME = 4,
+    GP_M_GPU_BYTES = 5,
+    GP_M_GPU_WORK_ITEMS = 6,      /* kernels: global work items, summed */
+    GP_M_GPU_GROUP_SIZE = 7,      /* kernels: work-group size, summed */
+    GP_M_CPU_IDLE = 8,            /* syncs: time the thread waited */
+    GP_M_CPU_IDLE_CAUSE = 9,      /* device work: waits blamed on it */
+    GP_M_DET_JIT_SINGLE = 10,     /* the six detectors (seed 002 IV.B) */
+    GP_M_DET_OUTPUT_AS_INPUT = 11,
+    GP_M_DET_ARGS_NOT_ALIASED = 12,
+    GP_M_DET_MULTI_CONTEXT = 13,
+    GP_M_DET_INORDER_QUEUE = 14,
+    GP_M_DET_DEVICES_UNUSED = 15,
+    GP_M_API_TIME = 16,           /* host-side operations: time in the call */
+    GP_M_GPU_LAST = 16
+};
+/* Metric ids of the CPU kind (on region-CCT frames). */
+enum { GP_M_GPU_IDLE_CAUSE = 17 };
 
 uint32_t gpuprof__metric_count(void);
 const gp_metric_def *gpuprof__metric(uint32_t id);
@@ -211,6 +229,13 @@ void gpuprof__metric_kind_range(uint32_t kind, uint32_t *first,
                                 uint32_t *count);
 
 /* ---- Backends (backend.c) --------------------------------------------- */
+/* Built-in backends register themselves once, before the first init. */
+void gpuprof__builtin_backends_register(void);
+#ifdef GPUPROF_HAVE_OPENCL
+void gpuprof__opencl_register(void);
+const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
+                                     unsigned *out_entries);
+#endif
 void gpuprof__backends_init(void);   /* probe+init the selected ones */
 void gpuprof__backends_call(int what); /* GP_BE_START/STOP/FLUSH/FINI */
 enum { GP_BE_START = 1, GP_BE_STOP = 2, GP_BE_FLUSH = 3, GP_BE_FINI = 4 };

@@ -35,6 +35,71 @@ static const gp_metric_def metrics[] = {
     [GP_M_GPU_BYTES] = {"gpu.bytes", "bytes copied, set or allocated",
                         GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_BYTES,
                         GPUPROF_IO_KIND_GPU, false},
+    [GP_M_GPU_WORK_ITEMS] = {"gpu.work_items",
+                             "kernels: global work items, summed over "
+                             "launches (divide by gpu.count for the mean)",
+                             GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                             GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU, false},
+    [GP_M_GPU_GROUP_SIZE] = {"gpu.group_size",
+                             "kernels: work-group size, summed over launches "
+                             "(0 where the runtime chose it)",
+                             GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                             GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU, false},
+    [GP_M_CPU_IDLE] = {"blame.cpu_idle",
+                       "CPU_IDLE: time a thread was blocked waiting for "
+                       "the device (on the waiting call)",
+                       GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
+                       GPUPROF_IO_KIND_GPU, false},
+    [GP_M_CPU_IDLE_CAUSE] = {"blame.cpu_idle_cause",
+                             "CPU_IDLE_CAUSE: waiting time blamed on the "
+                             "device work that ran during the wait",
+                             GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
+                             GPUPROF_IO_KIND_GPU, false},
+    [GP_M_DET_JIT_SINGLE] = {"detect.jit_single_device",
+                             "program builds that JIT-compile for a single "
+                             "device: ahead-of-time compilation would do",
+                             GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                             GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU, false},
+    [GP_M_DET_OUTPUT_AS_INPUT] = {"detect.output_as_input",
+                                  "host-to-device copies of data read back "
+                                  "from the device: keep it on the device",
+                                  GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                                  GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU,
+                                  false},
+    [GP_M_DET_ARGS_NOT_ALIASED] = {"detect.args_not_aliased",
+                                   "kernel launches whose buffer arguments "
+                                   "do not overlap: restrict is possible",
+                                   GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                                   GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU,
+                                   false},
+    [GP_M_DET_MULTI_CONTEXT] = {"detect.kernel_multi_context",
+                                "launches of a kernel used in several "
+                                "contexts: compiled once per context",
+                                GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                                GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU,
+                                false},
+    [GP_M_DET_INORDER_QUEUE] = {"detect.inorder_queue",
+                                "in-order queues created: their commands "
+                                "never overlap",
+                                GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                                GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU,
+                                false},
+    [GP_M_DET_DEVICES_UNUSED] = {"detect.devices_unused",
+                                 "devices present that no context of the "
+                                 "process used (on its first context)",
+                                 GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                                 GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU,
+                                 false},
+    [GP_M_API_TIME] = {"api.time",
+                       "operations done on the host (program builds, "
+                       "waits, context and queue creation): time in the call",
+                       GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
+                       GPUPROF_IO_KIND_GPU, false},
+    [GP_M_GPU_IDLE_CAUSE] = {"blame.gpu_idle_cause",
+                             "GPU_IDLE_CAUSE: CPU time a thread spent here "
+                             "while no kernel was running on any device",
+                             GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
+                             GPUPROF_IO_KIND_CPU, false},
 };
 
 #define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))

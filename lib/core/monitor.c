@@ -208,8 +208,12 @@ static void forward(entry *e, const gp_rec *r)
 {
     gp_gpu *g = e->gpu;
     gp_act a = {e->node, r->kind, r->name, 0, r->end_ns - r->start_ns,
-                r->bytes};
-    if (gpuprof__trace_on())
+                r->bytes, r->flags, r->nx, {0}, {0}};
+    for (unsigned i = 0; i < r->nx && i < GP_XN; i++) {
+        a.xm[i] = r->xm[i];
+        a.xv[i] = r->xv[i];
+    }
+    if (gpuprof__trace_on() && !(r->flags & (GP_ACT_NOTE | GP_ACT_HOST)))
         gpuprof__trace_gpu(r->device, r->stream, r->start_ns, r->end_ns,
                            ((uint64_t)g->thread->seq << 32) | e->node);
     if (!push_touched(g) || !gpuprof__chan_push(&g->act, &a)) {

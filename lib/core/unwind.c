@@ -213,6 +213,47 @@ const gp_module_info *gpuprof__module(uint32_t id)
     return id < gp_load_acquire(&nmods) ? &mods[id] : NULL;
 }
 
+/* Hidden text ranges (gpuprof__unwind_hide): written once each, then read
+ * by every hook; nhidden is published after the range. */
+#define MAX_HIDDEN 8
+static struct { _Atomic uintptr_t lo, hi; } hidden[MAX_HIDDEN];
+static _Atomic int nhidden;
+static pthread_mutex_t hide_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void gpuprof__unwind_hide(uintptr_t lo, uintptr_t hi)
+{
+    pthread_mutex_lock(&hide_mu);
+    int n = gp_load_relaxed(&nhidden);
+    bool dup = false;
+    for (int i = 0; i < n; i++)
+        dup |= gp_load_relaxed(&hidden[i].lo) == lo;
+    if (!dup && n < MAX_HIDDEN && lo < hi) {
+        gp_store_relaxed(&hidden[n].lo, lo);
+        gp_store_relaxed(&hidden[n].hi, hi);
+        gp_store_release(&nhidden, n + 1);
+    }
+    pthread_mutex_unlock(&hide_mu);
+}
+
+/* `skip`, grown past innermost frames in hidden ranges. */
+static inline int skip_hidden(void *const *buf, int n, int skip)
+{
+    int nh = gp_load_acquire(&nhidden);
+    if (!nh)
+        return skip;
+    while (skip < n) {
+        uintptr_t pc = (uintptr_t)buf[skip];
+        bool in = false;
+        for (int i = 0; i < nh && !in; i++)
+            in = pc >= gp_load_relaxed(&hidden[i].lo) &&
+                 pc < gp_load_relaxed(&hidden[i].hi);
+        if (!in)
+            break;
+        skip++;
+    }
+    return skip;
+}
+
 /* Inserts the frames buf[n-1-j], j in [from, kept) (outermost first),
  * beneath `node`; with a cache, records each frame's address and node. */
 static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
@@ -244,11 +285,38 @@ static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
     return node;
 }
 
+/* Set while this thread unwinds itself: a profiling signal then takes no
+ * sample (libunwind is not reentrant on one thread). */
+static __thread int unwinding __attribute__((tls_model("initial-exec")));
+
+int gpuprof__backtrace_in_signal(void **buf, int max)
+{
+#if defined(__SANITIZE_THREAD__)
+    (void)buf;
+    (void)max;
+    return -1; /* libgcc's unwinder takes the loader lock */
+#else
+    if (unwinding)
+        return -1;
+    return unw_backtrace(buf, max);
+#endif
+}
+
+uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
+                               int n, uint32_t *unknown)
+{
+    return n > 0 ? insert_frames(t, parent, ips, n, 0, n, unknown, NULL)
+                 : parent;
+}
+
 uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
                            uint32_t *unknown)
 {
     void *buf[GP_MAX_FRAMES];
+    unwinding = 1;
     int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
+    unwinding = 0;
+    skip = skip_hidden(buf, n, skip);
     return insert_frames(t, parent, buf, n, 0, n > skip ? n - skip : 0,
                          unknown, NULL);
 }
@@ -258,7 +326,10 @@ gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
                          uint32_t *unknown, gp_path_cache *c)
 {
     void *buf[GP_MAX_FRAMES];
+    unwinding = 1;
     int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
+    unwinding = 0;
+    skip = skip_hidden(buf, n, skip);
     int kept = n > skip ? n - skip : 0;
     const void *mods_now = gp_load_acquire(&current);
     int common = 0;

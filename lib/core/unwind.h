@@ -65,6 +65,21 @@ typedef struct gp_path_cache {
     uint32_t node[GP_MAX_FRAMES]; /* the node after frame j */
 } gp_path_cache;
 
+/* Hides the text [lo, hi) (an interception layer's loader, e.g.
+ * libOpenCL) from call paths: after the `skip` frames, innermost frames in
+ * a hidden range are dropped too, however many the loader adds (a tail
+ * call adds none). At most 8 ranges; any thread. */
+void gpuprof__unwind_hide(uintptr_t lo, uintptr_t hi);
+
+/* For a profiling signal handler: the interrupted thread's return
+ * addresses (innermost first), or -1 when that is not safe now (the thread
+ * is unwinding itself, or this build's unwinder is not signal-safe). */
+int gpuprof__backtrace_in_signal(void **buf, int max);
+/* Inserts captured addresses ips[0..n) (innermost first) beneath `parent`
+ * of the owner's tree `t`; as gpuprof__callpath otherwise. */
+uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
+                               int n, uint32_t *unknown);
+
 /* As gpuprof__callpath, through `c` (zeroed before first use). */
 uint32_t gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
                                   uint32_t *unknown, gp_path_cache *c);

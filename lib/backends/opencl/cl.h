@@ -1,0 +1,163 @@
+/*
+ * cl.h - the OpenCL backend's internals, shared by opencl.c (state, clocks,
+ * commands, blame, detectors, life cycle) and cl_hooks.c (the dispatch
+ * table's hooks). Seed 002 §III-IV; doc/BACKENDS.md.
+ *
+ * How a command travels. A hook on the application thread begins an
+ * operation (call path + placeholder, gpuprof__op_begin), calls the
+ * runtime through the target dispatch table with an event (the program's,
+ * which we retain, or one we make), and files a `cl_cmd` on the outstanding
+ * list with a CL_COMPLETE callback. The callback (any runtime thread) only
+ * reads the event's START/END, converts them to the process clock and
+ * pushes the command on a lock-free stack: it takes no lock and never calls
+ * back into us, so it cannot deadlock with a runtime lock. Application
+ * threads (the next hook, a wait, a flush) settle: under cl_mu they take
+ * the completed commands, resolve finished waits (blame), and submit every
+ * command no unresolved wait can still blame, releasing our event.
+ */
+#ifndef GPUPROF_BACKENDS_OPENCL_CL_H
+#define GPUPROF_BACKENDS_OPENCL_CL_H
+
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
+#include <CL/cl_icd.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/gpu.h"
+#include "core/internal.h"
+
+/* The runtime's table (calls go on through it) and ours. */
+extern struct _cl_icd_dispatch gpuprof__cl_T;
+extern struct _cl_icd_dispatch gpuprof__cl_H;
+#define T gpuprof__cl_T
+
+/* Are hooks measuring (backend started)? */
+extern _Atomic int gpuprof__cl_on;
+static inline bool gpuprof__cl_measuring(void)
+{
+    return gp_load_relaxed(&gpuprof__cl_on) && gp_mode() == GP_MODE_MEASURING;
+}
+
+/* One command on a device, from enqueue until its activity is submitted. */
+typedef struct cl_cmd {
+    struct cl_cmd *next, *prev;    /* outstanding list, under cl_mu */
+    struct cl_cmd *_Atomic done;   /* completed stack link */
+    cl_event ev;                   /* our reference */
+    uint64_t corr;
+    uint32_t kind, device, stream;
+    struct cl_dev *dev;            /* its clock, for the callback */
+    const char *name;              /* kernels: interned, never freed */
+    uint64_t bytes, work_items, group_size;
+    uint64_t enq_ns;               /* host clock when enqueued */
+    uint64_t start_ns, end_ns;     /* process clock, set by the callback */
+    uint64_t blame_ns;             /* CPU_IDLE_CAUSE */
+    uint64_t wait_ns;              /* blocking commands: their CPU_IDLE */
+    int32_t status;                /* from the callback: < 0 failed */
+    bool complete;                 /* under cl_mu: taken off the stack */
+} cl_cmd;
+
+/* A device and how its clock maps to ours. */
+typedef struct cl_dev {
+    cl_device_id id;
+    uint32_t index;
+    _Atomic int clock;      /* host clock matching the device, -1: offset */
+    _Atomic int64_t offset; /* process = device + offset (clock -1) */
+    bool calibrated;        /* claimed by the thread that calibrates */
+    bool used;
+} cl_dev;
+
+typedef struct cl_queue {
+    cl_command_queue q;
+    cl_context ctx;
+    cl_dev *dev;
+    uint32_t id;
+} cl_queue;
+
+#define CL_MAX_ARGS 64
+typedef struct cl_kern {
+    cl_kernel k;
+    cl_context ctx;
+    const char *name;             /* interned */
+    uint32_t name_idx;
+    cl_mem arg[CL_MAX_ARGS];      /* buffer arguments (NULL: other) */
+    uint64_t svm_args;            /* bit i: argument i is an SVM pointer */
+    bool dirty;                   /* arguments changed since the check */
+    bool not_aliased;             /* the check's answer */
+} cl_kern;
+
+typedef struct cl_memobj {
+    cl_mem m;
+    cl_mem root;                  /* the buffer a sub-buffer lies in */
+    uint64_t off, size;
+    uintptr_t host;               /* CL_MEM_USE_HOST_PTR, else 0 */
+    bool kernel_arg;              /* passed to a kernel at some launch */
+} cl_memobj;
+
+/* opencl.c: lookups (under cl_mu inside; the returned objects stay valid
+ * until the runtime object is released: callers are the program's threads
+ * using it). */
+cl_queue *gpuprof__cl_queue(cl_command_queue q);
+cl_kern *gpuprof__cl_kern(cl_kernel k);
+void gpuprof__cl_kern_forget(cl_kernel k);
+void gpuprof__cl_kern_set_arg(cl_kernel k, cl_uint i, size_t size,
+                        const void *value, bool svm);
+void gpuprof__cl_mem_new(cl_mem m);
+void gpuprof__cl_mem_forget(cl_mem m);
+void gpuprof__cl_queue_new(cl_command_queue q, cl_context ctx, cl_device_id d,
+                     bool in_order, uint64_t corr);
+void gpuprof__cl_queue_forget(cl_command_queue q);
+/* Records the context's devices; true for the process's first context
+ * (whose operation stays open until finalize: devices unused). */
+bool gpuprof__cl_context_new(cl_context ctx, uint64_t corr);
+void gpuprof__cl_build_done(cl_program p, cl_uint ndev, uint64_t corr);
+
+/* Commands. */
+cl_cmd *gpuprof__cl_cmd_new(uint64_t corr, uint32_t kind, cl_queue *q);
+/* After the runtime accepted it with *ev: files it and sets the callback. */
+void gpuprof__cl_cmd_file(cl_cmd *c, cl_event ev, bool ours);
+/* Waits: begin before the runtime blocks, end after; the wait's own
+ * command (a blocking transfer), if any, gets its CPU_IDLE. */
+typedef struct cl_wait {
+    uint64_t t0;
+    struct cl_wait *next;
+    uint64_t t1;
+    bool resolved;
+} cl_wait;
+cl_wait *gpuprof__cl_wait_begin(void);
+void gpuprof__cl_wait_end(cl_wait *w, uint64_t corr, cl_cmd *own);
+/* Takes completed commands in and submits what is final (cheap when there
+ * is nothing). */
+void gpuprof__cl_settle(bool force);
+
+/* Detectors (notes on the operation's placeholder). */
+void gpuprof__cl_note(uint64_t corr, uint8_t metric, uint64_t value);
+void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src);
+bool gpuprof__cl_written_back(const void *ptr, size_t size);
+bool gpuprof__cl_kernel_launch_checks(cl_kern *k, cl_queue *q, bool *multi_ctx);
+
+/* A host-side operation's activity (build, queue creation, wait). */
+void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
+                         uint64_t t1, uint32_t flags, unsigned nx,
+                         const uint8_t *xm, const uint64_t *xv);
+
+/* cl_idle.c: GPU_IDLE_CAUSE sampling. */
+void gpuprof__cl_idle_start(void); /* at attach, on the first OpenCL thread */
+void gpuprof__cl_idle_stop(void);  /* at finalize */
+void gpuprof__cl_idle_thread(void);
+void gpuprof__cl_idle_drain(void);
+/* At every hook of an application thread: its timer, its samples. */
+static inline void gpuprof__cl_idle_poll(void)
+{
+    gpuprof__cl_idle_thread();
+    gpuprof__cl_idle_drain();
+}
+
+/* cl_hooks.c */
+void gpuprof__cl_hooks_install(struct _cl_icd_dispatch *h);
+
+#endif /* GPUPROF_BACKENDS_OPENCL_CL_H */

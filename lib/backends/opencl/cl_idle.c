@@ -1,0 +1,203 @@
+/*
+ * cl_idle.c - GPU_IDLE_CAUSE (seed 002 §IV.A): CPU code that ran while no
+ * kernel was running on any device.
+ *
+ * Each thread that calls OpenCL (and the thread that called gpuprof_init)
+ * gets a timer on its own CPU-time clock that sends it SIGPROF every period
+ * of CPU time it uses (GPUPROF_IDLE_PERIOD_US, default 2000; 0 turns this
+ * off). The handler does only what is safe there: when no kernel is in
+ * flight it captures the interrupted call path and the innermost open
+ * region into the thread's own ring (no lock, no allocation). The thread
+ * drains its ring at its next OpenCL call, wait or flush -- the owner is
+ * the single writer of its region tree -- adding one period of
+ * blame.gpu_idle_cause to each sampled path. Samples a thread takes after
+ * its last OpenCL call and before it exits are not drained (counted in
+ * nothing; documented).
+ *
+ * The signal: SIGPROF, only when the program left it at its default action
+ * (a program that profiles itself keeps it); SA_RESTART, so interrupted
+ * system calls resume. Timers count CPU time: a blocked thread is never
+ * interrupted.
+ */
+#define _GNU_SOURCE /* gettid, sigev_notify_thread_id */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/opencl/cl.h"
+#include "core/unwind.h"
+#include "io/io.h"
+
+#define RING 64
+#define SAMPLE_FRAMES 64
+
+typedef struct sample {
+    int n;
+    uint32_t region;
+    void *ip[SAMPLE_FRAMES];
+} sample;
+
+typedef struct ring {
+    _Atomic uint32_t head; /* the handler */
+    _Atomic uint32_t tail; /* the owner */
+    timer_t timer;
+    struct ring *next;
+    sample s[RING];
+} ring;
+
+static __thread ring *tls_ring __attribute__((tls_model("initial-exec")));
+static __thread int tls_tried __attribute__((tls_model("initial-exec")));
+static _Atomic int sampling;
+static uint64_t period_ns;
+static pthread_mutex_t rings_mu = PTHREAD_MUTEX_INITIALIZER;
+static ring *rings;
+static bool handler_installed;
+
+uint64_t gpuprof__opencl_kernels_running(void);
+
+static void on_prof(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)si;
+    (void)uc;
+    int e = errno;
+    ring *r = tls_ring;
+    if (r && gp_load_relaxed(&sampling) &&
+        gpuprof__opencl_kernels_running() == 0) {
+        uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+        uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (h - t < RING) {
+            sample *s = &r->s[h % RING];
+            gp_thread *th = gpuprof__tls_self;
+            uint32_t d = th ? gp_load_relaxed(&th->depth) : 0;
+            s->region = d && d <= GP_MAX_DEPTH
+                            ? gp_load_relaxed(&th->stack[d - 1].node)
+                            : 0;
+            s->n = gpuprof__backtrace_in_signal(s->ip, SAMPLE_FRAMES);
+            if (s->n > 0)
+                atomic_store_explicit(&r->head, h + 1, memory_order_release);
+        }
+    }
+    errno = e;
+}
+
+/* The calling thread's timer, once. */
+void gpuprof__cl_idle_thread(void)
+{
+    if (tls_tried || !gp_load_relaxed(&sampling))
+        return;
+    tls_tried = 1;
+    ring *r = calloc(1, sizeof(*r));
+    if (!r)
+        return;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = gettid(); /* sigev_notify_thread_id */
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &r->timer) != 0) {
+        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: no CPU-time timer: %s",
+                     strerror(errno));
+        free(r);
+        return;
+    }
+    pthread_mutex_lock(&rings_mu);
+    r->next = rings;
+    rings = r;
+    pthread_mutex_unlock(&rings_mu);
+    tls_ring = r; /* before the first expiry */
+    struct itimerspec its;
+    its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+    its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+    its.it_value = its.it_interval;
+    timer_settime(r->timer, 0, &its, NULL);
+}
+
+/* Owner: the samples taken since the last drain, into its region tree. */
+void gpuprof__cl_idle_drain(void)
+{
+    ring *r = tls_ring;
+    if (!r)
+        return;
+    uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    if (t == h)
+        return;
+    gp_thread *th = gpuprof__tls_self;
+    for (; th && t != h; t++) {
+        const sample *s = &r->s[t % RING];
+        /* Frames: [0] the handler, [1] the signal trampoline. */
+        int skip = 2;
+        uint32_t unknown = 0;
+        if (s->n <= skip || s->region >= gp_load_relaxed(&th->cct.count))
+            continue;
+        uint32_t leaf = gpuprof__callpath_ips(&th->cct, s->region,
+                                              s->ip + skip, s->n - skip,
+                                              &unknown);
+        gp_mblock *b = leaf == GP_CCT_NONE
+                           ? NULL
+                           : gpuprof__cct_block(&th->cct, leaf,
+                                                GPUPROF_IO_KIND_CPU);
+        if (b)
+            gp_owner_add(&b->v[GP_M_GPU_IDLE_CAUSE - b->first_metric],
+                         period_ns);
+        else
+            gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+    }
+    atomic_store_explicit(&r->tail, h, memory_order_release);
+}
+
+void gpuprof__cl_idle_start(void)
+{
+    const char *env = getenv("GPUPROF_IDLE_PERIOD_US");
+    long us = env && *env ? strtol(env, NULL, 10) : 2000;
+    if (us <= 0)
+        return;
+    if (us < 100)
+        us = 100;
+    period_ns = (uint64_t)us * 1000u;
+    if (gpuprof__backtrace_in_signal(NULL, 0) < 0) {
+        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: GPU_IDLE_CAUSE off: this "
+                     "build cannot unwind in a signal handler");
+        return;
+    }
+    if (!handler_installed) {
+        struct sigaction old, sa;
+        if (sigaction(SIGPROF, NULL, &old) != 0 ||
+            (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL)) {
+            gpuprof__log(GPUPROF_LOG_WARN, "opencl: the program handles "
+                         "SIGPROF: GPU_IDLE_CAUSE is not measured");
+            return;
+        }
+        if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != on_prof) {
+            gpuprof__log(GPUPROF_LOG_WARN, "opencl: the program handles "
+                         "SIGPROF: GPU_IDLE_CAUSE is not measured");
+            return;
+        }
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = on_prof;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        if (sigaction(SIGPROF, &sa, NULL) != 0)
+            return;
+        /* Stays installed: a signal may still be pending after the timers
+         * are gone, and SIGPROF's default action ends the process. */
+        handler_installed = true;
+    }
+    gp_store_release(&sampling, 1);
+    gpuprof__cl_idle_thread();
+}
+
+void gpuprof__cl_idle_stop(void)
+{
+    gp_store_release(&sampling, 0);
+    gpuprof__cl_idle_drain();
+    pthread_mutex_lock(&rings_mu);
+    for (ring *r = rings; r; r = r->next)
+        timer_delete(r->timer);
+    /* The rings stay: a handler may still be running on another thread. */
+    pthread_mutex_unlock(&rings_mu);
+}

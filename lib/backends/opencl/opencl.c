@@ -1,0 +1,1050 @@
+/*
+ * opencl.c - the OpenCL backend: registration, the ICD layer's attach,
+ * device clocks, commands and their completion, CPU-GPU blame shifting and
+ * the six inefficiency detectors (seed 002 §IV). Hooks are in cl_hooks.c;
+ * the design is in cl.h and doc/BACKENDS.md.
+ *
+ * libOpenCL is never linked: every call goes through the target dispatch
+ * table the loader gives the layer. gpuprof_init (probe) points
+ * OPENCL_LAYERS at libgpuprof-cl-layer.so beside libgpuprof.so before the
+ * program's first OpenCL call; the loader then loads it, also for a program
+ * that dlopens libOpenCL.
+ */
+#define _GNU_SOURCE /* dladdr, dl_iterate_phdr */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/opencl/cl.h"
+#include "core/unwind.h"
+
+struct _cl_icd_dispatch gpuprof__cl_T;
+struct _cl_icd_dispatch gpuprof__cl_H;
+_Atomic int gpuprof__cl_on;
+static _Atomic int attached;
+static bool registered, initialized;
+static char layer_path[4096];
+
+/* Everything below is under cl_mu unless it says otherwise. */
+static pthread_mutex_t cl_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- pointer tables --------------------------------------------------- */
+/* Open addressing on runtime handles, backward-shift deletion. */
+typedef struct ptab {
+    void **key;
+    void **val;
+    uint32_t cap, n;
+} ptab;
+
+static uint32_t phash(const void *p, uint32_t cap)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 32) & (cap - 1);
+}
+
+static void *ptab_get(const ptab *t, const void *k)
+{
+    if (!t->n)
+        return NULL;
+    for (uint32_t i = phash(k, t->cap);; i = (i + 1) & (t->cap - 1)) {
+        if (!t->key[i])
+            return NULL;
+        if (t->key[i] == k)
+            return t->val[i];
+    }
+}
+
+static bool ptab_put(ptab *t, void *k, void *v)
+{
+    if ((t->n + 1) * 2 > t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 64;
+        void **nk = calloc(cap, sizeof(void *)), **nv = calloc(cap, sizeof(void *));
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return false;
+        }
+        for (uint32_t i = 0; i < t->cap; i++) {
+            if (!t->key[i])
+                continue;
+            uint32_t j = phash(t->key[i], cap);
+            while (nk[j])
+                j = (j + 1) & (cap - 1);
+            nk[j] = t->key[i];
+            nv[j] = t->val[i];
+        }
+        free(t->key);
+        free(t->val);
+        t->key = nk;
+        t->val = nv;
+        t->cap = cap;
+    }
+    uint32_t i = phash(k, t->cap);
+    while (t->key[i] && t->key[i] != k)
+        i = (i + 1) & (t->cap - 1);
+    if (!t->key[i])
+        t->n++;
+    t->key[i] = k;
+    t->val[i] = v;
+    return true;
+}
+
+/* Removes k and returns its value (NULL when absent). */
+static void *ptab_del(ptab *t, const void *k)
+{
+    if (!t->n)
+        return NULL;
+    uint32_t i = phash(k, t->cap);
+    while (t->key[i] != k) {
+        if (!t->key[i])
+            return NULL;
+        i = (i + 1) & (t->cap - 1);
+    }
+    void *v = t->val[i];
+    t->n--;
+    for (uint32_t j = (i + 1) & (t->cap - 1); t->key[j];
+         j = (j + 1) & (t->cap - 1)) {
+        uint32_t h = phash(t->key[j], t->cap);
+        /* Move j back to i when its home is not in (i, j]. */
+        if (((j - h) & (t->cap - 1)) >= ((j - i) & (t->cap - 1))) {
+            t->key[i] = t->key[j];
+            t->val[i] = t->val[j];
+            i = j;
+        }
+    }
+    t->key[i] = NULL;
+    t->val[i] = NULL;
+    return v;
+}
+
+static ptab queues, kernels, mems, devices;
+
+/* ---- kernel names (interned for the process) -------------------------- */
+#define MAX_CTX_PER_NAME 4
+typedef struct kname {
+    char *name;
+    cl_context ctx[MAX_CTX_PER_NAME];
+    unsigned nctx;
+} kname;
+static kname *names;
+static uint32_t nnames, names_cap;
+
+static uint32_t name_intern(const char *s)
+{
+    for (uint32_t i = 0; i < nnames; i++)
+        if (strcmp(names[i].name, s) == 0)
+            return i;
+    if (nnames == names_cap) {
+        uint32_t cap = names_cap ? names_cap * 2 : 32;
+        kname *n = realloc(names, cap * sizeof(*n));
+        if (!n)
+            return UINT32_MAX;
+        names = n;
+        names_cap = cap;
+    }
+    char *d = strdup(s);
+    if (!d)
+        return UINT32_MAX;
+    memset(&names[nnames], 0, sizeof(names[0]));
+    names[nnames].name = d;
+    return nnames++;
+}
+
+/* ---- devices and their clocks ----------------------------------------- */
+static uint32_t ndevices_seen;
+static uint32_t nqueues_made;
+
+static const clockid_t host_clocks[] = {CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC,
+                                        CLOCK_REALTIME, CLOCK_BOOTTIME};
+#define NHOST_CLOCKS 4
+
+static uint64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static cl_dev *dev_get(cl_device_id d)
+{
+    cl_dev *v = ptab_get(&devices, d);
+    if (v)
+        return v;
+    if (!(v = calloc(1, sizeof(*v))))
+        return NULL;
+    v->id = d;
+    v->index = ndevices_seen++;
+    gp_store_relaxed(&v->clock, -1);
+    if (!ptab_put(&devices, d, v)) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Which host clock does the device count? A marker on the new, empty queue
+ * is timed by both: the host clock whose readings bracket the marker's END
+ * is the device's (PoCL: CLOCK_MONOTONIC_RAW); if none does, a fixed
+ * offset from the bracket (a device with its own epoch; error: the
+ * marker's round trip). Runs once per device, outside cl_mu. */
+static void calibrate(cl_dev *v, cl_command_queue q)
+{
+    uint64_t before[NHOST_CLOCKS], after[NHOST_CLOCKS];
+    cl_event e = NULL;
+    for (int i = 0; i < NHOST_CLOCKS; i++)
+        before[i] = clock_ns(host_clocks[i]);
+    cl_int rc = T.clEnqueueMarkerWithWaitList
+                    ? T.clEnqueueMarkerWithWaitList(q, 0, NULL, &e)
+                    : CL_INVALID_OPERATION;
+    cl_ulong end = 0;
+    if (rc == CL_SUCCESS && T.clWaitForEvents(1, &e) == CL_SUCCESS)
+        rc = T.clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END,
+                                       sizeof(end), &end, NULL);
+    else
+        rc = CL_INVALID_EVENT;
+    for (int i = NHOST_CLOCKS - 1; i >= 0; i--)
+        after[i] = clock_ns(host_clocks[i]);
+    if (e)
+        T.clReleaseEvent(e);
+    int clock = -1;
+    int64_t offset = 0;
+    const uint64_t slack = 1000000; /* 1 ms */
+    if (rc == CL_SUCCESS && end) {
+        for (int i = 0; i < NHOST_CLOCKS && clock < 0; i++)
+            if (end + slack >= before[i] && end <= after[i] + slack)
+                clock = i;
+        if (clock < 0)
+            offset = (int64_t)after[1] - (int64_t)end;
+    }
+    gp_store_relaxed(&v->offset, offset);
+    gp_store_relaxed(&v->clock, clock);
+    static const char *const cname[] = {"CLOCK_MONOTONIC_RAW",
+                                        "CLOCK_MONOTONIC", "CLOCK_REALTIME",
+                                        "CLOCK_BOOTTIME"};
+    if (clock >= 0)
+        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: device %u counts %s",
+                     v->index, cname[clock]);
+    else
+        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: device %u: offset %lld ns%s",
+                     v->index, (long long)offset,
+                     rc == CL_SUCCESS ? "" : " (no marker timestamp)");
+}
+
+/* Device timestamp -> process clock (CLOCK_MONOTONIC). Any thread. */
+static uint64_t to_process(cl_dev *v, uint64_t t)
+{
+    int clock = v ? gp_load_relaxed(&v->clock) : -1;
+    int64_t offset = v ? gp_load_relaxed(&v->offset) : 0;
+    if (clock == 1)
+        return t;
+    if (clock >= 0) {
+        int64_t d = (int64_t)clock_ns(CLOCK_MONOTONIC) -
+                    (int64_t)clock_ns(host_clocks[clock]);
+        return (uint64_t)((int64_t)t + d);
+    }
+    return (uint64_t)((int64_t)t + offset);
+}
+
+/* ---- objects ---------------------------------------------------------- */
+cl_queue *gpuprof__cl_queue(cl_command_queue q)
+{
+    pthread_mutex_lock(&cl_mu);
+    cl_queue *v = ptab_get(&queues, q);
+    pthread_mutex_unlock(&cl_mu);
+    return v;
+}
+
+void gpuprof__cl_queue_new(cl_command_queue q, cl_context ctx, cl_device_id d,
+                     bool in_order, uint64_t corr)
+{
+    cl_queue *v = calloc(1, sizeof(*v));
+    if (!v)
+        return;
+    pthread_mutex_lock(&cl_mu);
+    v->q = q;
+    v->ctx = ctx;
+    v->dev = dev_get(d);
+    v->id = nqueues_made++;
+    if (v->dev)
+        v->dev->used = true;
+    bool cal = v->dev && !v->dev->calibrated;
+    if (cal)
+        v->dev->calibrated = true; /* claimed: one thread calibrates */
+    if (!ptab_put(&queues, q, v)) {
+        free(v);
+        v = NULL;
+    }
+    pthread_mutex_unlock(&cl_mu);
+    if (v && cal)
+        calibrate(v->dev, q);
+    if (in_order)
+        gpuprof__cl_note(corr, GP_M_DET_INORDER_QUEUE, 1);
+}
+
+void gpuprof__cl_queue_forget(cl_command_queue q)
+{
+    pthread_mutex_lock(&cl_mu);
+    free(ptab_del(&queues, q));
+    pthread_mutex_unlock(&cl_mu);
+}
+
+static cl_kern *kern_new_locked(cl_kernel k)
+{
+    char buf[256], *name = buf;
+    size_t n = 0;
+    cl_context ctx = NULL;
+    if (T.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &n) != CL_SUCCESS)
+        n = 0;
+    if (n > sizeof(buf) && !(name = malloc(n)))
+        n = 0;
+    if (!n || T.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, n, name, NULL) !=
+                  CL_SUCCESS)
+        snprintf(name = buf, sizeof(buf), "(unnamed kernel)");
+    T.clGetKernelInfo(k, CL_KERNEL_CONTEXT, sizeof(ctx), &ctx, NULL);
+    cl_kern *v = calloc(1, sizeof(*v));
+    uint32_t idx = name_intern(name);
+    if (name != buf)
+        free(name);
+    if (!v || idx == UINT32_MAX || !ptab_put(&kernels, k, v)) {
+        free(v);
+        return NULL;
+    }
+    v->k = k;
+    v->ctx = ctx;
+    v->name_idx = idx;
+    v->name = names[idx].name;
+    v->dirty = true;
+    return v;
+}
+
+cl_kern *gpuprof__cl_kern(cl_kernel k)
+{
+    pthread_mutex_lock(&cl_mu);
+    cl_kern *v = ptab_get(&kernels, k);
+    if (!v)
+        v = kern_new_locked(k);
+    pthread_mutex_unlock(&cl_mu);
+    return v;
+}
+
+void gpuprof__cl_kern_forget(cl_kernel k)
+{
+    pthread_mutex_lock(&cl_mu);
+    free(ptab_del(&kernels, k));
+    pthread_mutex_unlock(&cl_mu);
+}
+
+void gpuprof__cl_kern_set_arg(cl_kernel k, cl_uint i, size_t size,
+                        const void *value, bool svm)
+{
+    if (i >= CL_MAX_ARGS)
+        return;
+    pthread_mutex_lock(&cl_mu);
+    cl_kern *v = ptab_get(&kernels, k);
+    if (!v)
+        v = kern_new_locked(k);
+    if (v) {
+        cl_mem m = NULL;
+        if (!svm && size == sizeof(cl_mem) && value) {
+            memcpy(&m, value, sizeof(m));
+            if (!ptab_get(&mems, m))
+                m = NULL; /* not a buffer we know: a scalar */
+        }
+        v->arg[i] = m;
+        if (svm)
+            v->svm_args |= 1ull << i;
+        else
+            v->svm_args &= ~(1ull << i);
+        v->dirty = true;
+    }
+    pthread_mutex_unlock(&cl_mu);
+}
+
+void gpuprof__cl_mem_new(cl_mem m)
+{
+    cl_memobj *v = calloc(1, sizeof(*v));
+    if (!v)
+        return;
+    cl_mem parent = NULL;
+    size_t off = 0, size = 0;
+    void *host = NULL;
+    cl_mem_flags flags = 0;
+    T.clGetMemObjectInfo(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof(parent),
+                         &parent, NULL);
+    T.clGetMemObjectInfo(m, CL_MEM_OFFSET, sizeof(off), &off, NULL);
+    T.clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size), &size, NULL);
+    T.clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof(flags), &flags, NULL);
+    if (flags & CL_MEM_USE_HOST_PTR)
+        T.clGetMemObjectInfo(m, CL_MEM_HOST_PTR, sizeof(host), &host, NULL);
+    v->m = m;
+    v->root = parent ? parent : m;
+    v->off = parent ? off : 0;
+    v->size = size;
+    v->host = (uintptr_t)host;
+    pthread_mutex_lock(&cl_mu);
+    if (!ptab_put(&mems, m, v))
+        free(v);
+    pthread_mutex_unlock(&cl_mu);
+}
+
+void gpuprof__cl_mem_forget(cl_mem m)
+{
+    pthread_mutex_lock(&cl_mu);
+    free(ptab_del(&mems, m));
+    /* A kernel still naming it gets NULL at its next check. */
+    for (uint32_t i = 0; i < kernels.cap; i++) {
+        cl_kern *k = kernels.val[i];
+        if (!k)
+            continue;
+        for (int a = 0; a < CL_MAX_ARGS; a++)
+            if (k->arg[a] == m) {
+                k->arg[a] = NULL;
+                k->dirty = true;
+            }
+    }
+    pthread_mutex_unlock(&cl_mu);
+}
+
+/* ---- detectors -------------------------------------------------------- */
+void gpuprof__cl_note(uint64_t corr, uint8_t metric, uint64_t value)
+{
+    if (!corr || !value)
+        return;
+    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+    a.correlation = corr;
+    a.kind = GPUPROF_OP_OTHER;
+    a.flags = GP_ACT_NOTE | GPUPROF_ACTIVITY_MORE;
+    gpuprof__activity_submit_x(&a, 1, &metric, &value);
+}
+
+/* Do two buffer arguments overlap? */
+static bool overlap_mem(const cl_memobj *a, const cl_memobj *b)
+{
+    if (a->m == b->m)
+        return true;
+    if (a->root == b->root)
+        return a->off < b->off + b->size && b->off < a->off + a->size;
+    if (a->host && b->host)
+        return a->host < b->host + b->size && b->host < a->host + a->size;
+    return false;
+}
+
+/* At a launch (cl_mu not held): are the kernel's buffer arguments free of
+ * aliasing (at least two, no SVM pointers, no overlap)? Is its name used
+ * in more than one context? Marks its buffers as kernel arguments. */
+bool gpuprof__cl_kernel_launch_checks(cl_kern *k, cl_queue *q, bool *multi_ctx)
+{
+    pthread_mutex_lock(&cl_mu);
+    if (k->dirty) {
+        const cl_memobj *m[CL_MAX_ARGS];
+        int n = 0;
+        for (int i = 0; i < CL_MAX_ARGS; i++)
+            if (k->arg[i] && (m[n] = ptab_get(&mems, k->arg[i])))
+                n++;
+        bool ok = n >= 2 && !k->svm_args;
+        for (int i = 0; ok && i < n; i++)
+            for (int j = i + 1; ok && j < n; j++)
+                ok = !overlap_mem(m[i], m[j]);
+        k->not_aliased = ok;
+        k->dirty = false;
+    }
+    for (int i = 0; i < CL_MAX_ARGS; i++) {
+        cl_memobj *m = k->arg[i] ? ptab_get(&mems, k->arg[i]) : NULL;
+        if (m)
+            m->kernel_arg = true;
+    }
+    kname *kn = &names[k->name_idx];
+    cl_context ctx = q && q->ctx ? q->ctx : k->ctx;
+    bool seen = false;
+    for (unsigned i = 0; i < kn->nctx && !seen; i++)
+        seen = kn->ctx[i] == ctx;
+    if (!seen && kn->nctx < MAX_CTX_PER_NAME)
+        kn->ctx[kn->nctx++] = ctx;
+    *multi_ctx = kn->nctx > 1;
+    bool na = k->not_aliased;
+    pthread_mutex_unlock(&cl_mu);
+    return na;
+}
+
+/* Host ranges that received data read back from a kernel's buffer. */
+#define NREADBACK 64
+static struct { uintptr_t lo, hi; } readback[NREADBACK];
+static unsigned nreadback, readback_next;
+
+void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src)
+{
+    if (!ptr || !size)
+        return;
+    pthread_mutex_lock(&cl_mu);
+    cl_memobj *m = ptab_get(&mems, src);
+    if (m && m->kernel_arg) {
+        readback[readback_next].lo = (uintptr_t)ptr;
+        readback[readback_next].hi = (uintptr_t)ptr + size;
+        readback_next = (readback_next + 1) % NREADBACK;
+        if (nreadback < NREADBACK)
+            nreadback++;
+    }
+    pthread_mutex_unlock(&cl_mu);
+}
+
+bool gpuprof__cl_written_back(const void *ptr, size_t size)
+{
+    uintptr_t lo = (uintptr_t)ptr, hi = lo + size;
+    bool hit = false;
+    pthread_mutex_lock(&cl_mu);
+    for (unsigned i = 0; i < nreadback && !hit; i++)
+        hit = lo < readback[i].hi && readback[i].lo < hi;
+    pthread_mutex_unlock(&cl_mu);
+    return hit;
+}
+
+/* Contexts: which devices exist, which are used. The first context's
+ * operation stays open until finalize, when it gets the count of devices
+ * no context used. */
+static bool devices_listed;
+static uint32_t ndev_present;
+static cl_device_id *present;
+static uint64_t first_ctx_corr;
+
+static void list_devices(void)
+{
+    cl_uint np = 0;
+    if (T.clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || !np)
+        return;
+    cl_platform_id *p = calloc(np, sizeof(*p));
+    if (!p || T.clGetPlatformIDs(np, p, NULL) != CL_SUCCESS) {
+        free(p);
+        return;
+    }
+    for (cl_uint i = 0; i < np; i++) {
+        cl_uint nd = 0;
+        if (T.clGetDeviceIDs(p[i], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) !=
+                CL_SUCCESS || !nd)
+            continue;
+        cl_device_id *d = realloc(present, (ndev_present + nd) * sizeof(*d));
+        if (!d)
+            break;
+        present = d;
+        if (T.clGetDeviceIDs(p[i], CL_DEVICE_TYPE_ALL, nd,
+                             present + ndev_present, NULL) == CL_SUCCESS)
+            ndev_present += nd;
+    }
+    free(p);
+}
+
+bool gpuprof__cl_context_new(cl_context ctx, uint64_t corr)
+{
+    cl_uint nd = 0;
+    cl_device_id d[64];
+    if (T.clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof(nd), &nd,
+                           NULL) != CL_SUCCESS)
+        nd = 0;
+    if (nd > 64)
+        nd = 64;
+    if (nd && T.clGetContextInfo(ctx, CL_CONTEXT_DEVICES, nd * sizeof(d[0]), d,
+                                 NULL) != CL_SUCCESS)
+        nd = 0;
+    pthread_mutex_lock(&cl_mu);
+    bool list = !devices_listed;
+    devices_listed = true;
+    pthread_mutex_unlock(&cl_mu);
+    if (list)
+        list_devices(); /* outside cl_mu: it calls the runtime */
+    pthread_mutex_lock(&cl_mu);
+    for (cl_uint i = 0; i < nd; i++) {
+        cl_dev *v = dev_get(d[i]);
+        if (v)
+            v->used = true;
+    }
+    bool first = !first_ctx_corr && corr;
+    if (first)
+        first_ctx_corr = corr;
+    pthread_mutex_unlock(&cl_mu);
+    return first;
+}
+
+/* At finalize: devices present that no context used, on the first
+ * context's operation (which this closes). */
+static void devices_unused_report(void)
+{
+    pthread_mutex_lock(&cl_mu);
+    uint64_t corr = first_ctx_corr, unused = 0;
+    for (uint32_t i = 0; i < ndev_present; i++) {
+        cl_dev *v = ptab_get(&devices, present[i]);
+        if (!v || !v->used)
+            unused++;
+    }
+    first_ctx_corr = 0;
+    pthread_mutex_unlock(&cl_mu);
+    if (!corr)
+        return;
+    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+    a.correlation = corr;
+    a.kind = GPUPROF_OP_OTHER;
+    a.flags = GP_ACT_NOTE;
+    uint8_t m = GP_M_DET_DEVICES_UNUSED;
+    gpuprof__activity_submit_x(&a, unused ? 1 : 0, &m, &unused);
+}
+
+void gpuprof__cl_build_done(cl_program p, cl_uint ndev, uint64_t corr)
+{
+    size_t src = 0, il = 0;
+    if (T.clGetProgramInfo(p, CL_PROGRAM_SOURCE, 0, NULL, &src) != CL_SUCCESS)
+        src = 0;
+    if (T.clGetProgramInfo && T.clGetProgramInfo(p, CL_PROGRAM_IL, 0, NULL,
+                                                 &il) != CL_SUCCESS)
+        il = 0;
+    if (!ndev && T.clGetProgramInfo(p, CL_PROGRAM_NUM_DEVICES, sizeof(ndev),
+                                    &ndev, NULL) != CL_SUCCESS)
+        ndev = 0;
+    /* Compiled now, from source or IL, for one device: AOT would do. */
+    if ((src > 1 || il > 0) && ndev == 1)
+        gpuprof__cl_note(corr, GP_M_DET_JIT_SINGLE, 1);
+}
+
+void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
+                         uint64_t t1, uint32_t flags, unsigned nx,
+                         const uint8_t *xm, const uint64_t *xv)
+{
+    if (!corr)
+        return;
+    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+    a.correlation = corr;
+    a.kind = kind;
+    a.flags = flags | GP_ACT_HOST;
+    a.start_ns = t0;
+    a.end_ns = t1 < t0 ? t0 : t1;
+    gpuprof__activity_submit_x(&a, nx, xm, xv);
+}
+
+/* ---- commands, waits and blame ---------------------------------------- */
+static cl_cmd list_head = {.next = &list_head, .prev = &list_head};
+static cl_cmd *_Atomic done_stack;
+static cl_wait *waits;       /* begun, not yet resolved */
+static uint32_t nwaits;
+static _Atomic uint64_t kernels_running; /* enqueued, not completed */
+static _Atomic int settle_wanted;
+
+cl_cmd *gpuprof__cl_cmd_new(uint64_t corr, uint32_t kind, cl_queue *q)
+{
+    cl_cmd *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->corr = corr;
+    c->kind = kind;
+    c->dev = q ? q->dev : NULL;
+    c->device = q && q->dev ? q->dev->index : 0;
+    c->stream = q ? q->id : 0;
+    c->enq_ns = gp_mono_ns();
+    c->status = 1;
+    return c;
+}
+
+static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
+{
+    cl_cmd *c = arg;
+    cl_ulong s = 0, e = 0;
+    if (status == CL_COMPLETE &&
+        T.clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(s),
+                                  &s, NULL) == CL_SUCCESS &&
+        T.clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(e), &e,
+                                  NULL) == CL_SUCCESS &&
+        e >= s) {
+        /* No lock here (see cl.h); devices are never freed. */
+        c->start_ns = to_process(c->dev, s);
+        c->end_ns = to_process(c->dev, e);
+        c->status = 0;
+    } else {
+        c->status = status < 0 ? status : -1;
+    }
+    if (c->kind == GPUPROF_OP_KERNEL)
+        atomic_fetch_sub_explicit(&kernels_running, 1, memory_order_relaxed);
+    cl_cmd *h = atomic_load_explicit(&done_stack, memory_order_relaxed);
+    do
+        atomic_store_explicit(&c->done, h, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(
+        &done_stack, &h, c, memory_order_release, memory_order_relaxed));
+    gp_store_relaxed(&settle_wanted, 1);
+}
+
+void gpuprof__cl_cmd_file(cl_cmd *c, cl_event ev, bool ours)
+{
+    if (!ours)
+        T.clRetainEvent(ev);
+    c->ev = ev;
+    if (c->kind == GPUPROF_OP_KERNEL)
+        atomic_fetch_add_explicit(&kernels_running, 1, memory_order_relaxed);
+    pthread_mutex_lock(&cl_mu);
+    c->prev = list_head.prev;
+    c->next = &list_head;
+    list_head.prev->next = c;
+    list_head.prev = c;
+    pthread_mutex_unlock(&cl_mu);
+    if (T.clSetEventCallback(ev, CL_COMPLETE, on_complete, c) != CL_SUCCESS)
+        on_complete(ev, -1, c); /* never measured; counted as dropped */
+}
+
+cl_wait *gpuprof__cl_wait_begin(void)
+{
+    cl_wait *w = calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    w->t0 = gp_mono_ns();
+    pthread_mutex_lock(&cl_mu);
+    w->next = waits;
+    waits = w;
+    nwaits++;
+    pthread_mutex_unlock(&cl_mu);
+    return w;
+}
+
+static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+    uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+    return hi > lo ? hi - lo : 0;
+}
+
+/* A finished wait whose commands have all completed: its time, split over
+ * the commands that ran during it in proportion to their overlap. */
+static void blame_locked(cl_wait *w)
+{
+    uint64_t total = 0, wait = w->t1 - w->t0;
+    for (cl_cmd *c = list_head.next; c != &list_head; c = c->next)
+        if (c->complete && c->status == 0)
+            total += overlap(c->start_ns, c->end_ns, w->t0, w->t1);
+    if (!total)
+        return;
+    uint64_t given = 0;
+    cl_cmd *last = NULL;
+    for (cl_cmd *c = list_head.next; c != &list_head; c = c->next) {
+        uint64_t o;
+        if (!c->complete || c->status != 0 ||
+            !(o = overlap(c->start_ns, c->end_ns, w->t0, w->t1)))
+            continue;
+        uint64_t b = (uint64_t)((unsigned __int128)wait * o / total);
+        c->blame_ns += b;
+        given += b;
+        last = c;
+    }
+    if (last)
+        last->blame_ns += wait - given; /* rounding: the sum is exact */
+}
+
+#define SUBMIT_BATCH 64
+
+static void submit_cmd(cl_cmd *c)
+{
+    if (c->status != 0) {
+        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+        return;
+    }
+    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+    a.correlation = c->corr;
+    a.kind = c->kind;
+    a.device = c->device;
+    a.stream = c->stream;
+    a.start_ns = c->start_ns;
+    a.end_ns = c->end_ns;
+    a.bytes = c->bytes;
+    a.name = c->name;
+    uint8_t xm[GP_XN];
+    uint64_t xv[GP_XN];
+    unsigned nx = 0;
+    if (c->kind == GPUPROF_OP_KERNEL) {
+        xm[nx] = GP_M_GPU_WORK_ITEMS, xv[nx++] = c->work_items;
+        xm[nx] = GP_M_GPU_GROUP_SIZE, xv[nx++] = c->group_size;
+    }
+    if (c->blame_ns)
+        xm[nx] = GP_M_CPU_IDLE_CAUSE, xv[nx++] = c->blame_ns;
+    if (c->wait_ns)
+        xm[nx] = GP_M_CPU_IDLE, xv[nx++] = c->wait_ns;
+    gpuprof__activity_submit_x(&a, nx, xm, xv);
+}
+
+void gpuprof__cl_settle(bool force)
+{
+    if (!force && !gp_load_relaxed(&settle_wanted))
+        return;
+    for (;;) {
+        cl_cmd *out[SUBMIT_BATCH];
+        int nout = 0;
+        bool more = false;
+        pthread_mutex_lock(&cl_mu);
+        gp_store_relaxed(&settle_wanted, 0);
+        for (cl_cmd *c = atomic_exchange_explicit(&done_stack, NULL,
+                                                  memory_order_acquire);
+             c; c = atomic_load_explicit(&c->done, memory_order_relaxed))
+            c->complete = true;
+        /* Waits whose commands have all completed: every command enqueued
+         * before the wait ended is complete. */
+        uint64_t oldest = UINT64_MAX;
+        for (cl_cmd *c = list_head.next; c != &list_head; c = c->next)
+            if (!c->complete && c->enq_ns < oldest)
+                oldest = c->enq_ns;
+        for (cl_wait **p = &waits; *p;) {
+            cl_wait *w = *p;
+            if (w->t1 && (w->t1 <= oldest || force)) {
+                blame_locked(w);
+                *p = w->next;
+                nwaits--;
+                free(w);
+            } else {
+                p = &w->next;
+            }
+        }
+        /* Commands no open or unresolved wait can blame any more. */
+        for (cl_cmd *c = list_head.next, *n; c != &list_head; c = n) {
+            n = c->next;
+            if (!c->complete)
+                continue;
+            bool held = false;
+            for (cl_wait *w = waits; w && !held && c->status == 0; w = w->next)
+                held = w->t0 < c->end_ns;
+            if (held && !force)
+                continue;
+            if (nout == SUBMIT_BATCH) {
+                more = true;
+                break;
+            }
+            c->prev->next = c->next;
+            c->next->prev = c->prev;
+            out[nout++] = c;
+        }
+        pthread_mutex_unlock(&cl_mu);
+        for (int i = 0; i < nout; i++) {
+            submit_cmd(out[i]);
+            T.clReleaseEvent(out[i]->ev);
+            free(out[i]);
+        }
+        if (!more)
+            break;
+    }
+}
+
+void gpuprof__cl_wait_end(cl_wait *w, uint64_t corr, cl_cmd *own)
+{
+    uint64_t t1 = gp_mono_ns();
+    if (!w)
+        return;
+    pthread_mutex_lock(&cl_mu);
+    w->t1 = t1 > w->t0 ? t1 : w->t0 + 1;
+    if (own)
+        own->wait_ns = w->t1 - w->t0;
+    pthread_mutex_unlock(&cl_mu);
+    if (!own && corr) {
+        uint8_t m = GP_M_CPU_IDLE;
+        uint64_t v = w->t1 - w->t0;
+        gpuprof__cl_host_activity(corr, GPUPROF_OP_SYNC, w->t0, w->t1, 0, 1, &m, &v);
+    }
+    gp_store_relaxed(&settle_wanted, 1);
+    gpuprof__cl_settle(false);
+}
+
+uint64_t gpuprof__opencl_kernels_running(void);
+uint64_t gpuprof__opencl_kernels_running(void)
+{
+    return atomic_load_explicit(&kernels_running, memory_order_relaxed);
+}
+
+/* ---- the layer's attach ----------------------------------------------- */
+/* Frames of the ICD loader (libOpenCL) are hidden from call paths: the
+ * innermost frame of a launch is the program's own call. */
+static int find_loader(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    const char *n = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    n = n ? n + 1 : info->dlpi_name;
+    if (!n || strncmp(n, "libOpenCL.so", 12) != 0)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+            gpuprof__unwind_hide(info->dlpi_addr + ph->p_vaddr,
+                                 info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+    }
+    return 0;
+}
+
+const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
+                                     unsigned *out_entries);
+const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
+                                     unsigned *out_entries)
+{
+    if (!initialized || !target)
+        return NULL;
+    size_t n = (size_t)entries * sizeof(void *);
+    if (n > sizeof(T))
+        n = sizeof(T);
+    pthread_mutex_lock(&cl_mu);
+    memset(&T, 0, sizeof(T));
+    memcpy(&T, target, n);
+    memcpy(&gpuprof__cl_H, &T, sizeof(T));
+    gpuprof__cl_hooks_install(&gpuprof__cl_H);
+    pthread_mutex_unlock(&cl_mu);
+    dl_iterate_phdr(find_loader, NULL);
+    gp_store_release(&attached, 1);
+    gpuprof__cl_idle_start();
+    *out_entries = (unsigned)(sizeof(gpuprof__cl_H) / sizeof(void *));
+    gpuprof__log(GPUPROF_LOG_INFO, "opencl: layer attached (%u entries)",
+                 entries);
+    return &gpuprof__cl_H;
+}
+
+/* ---- backend life cycle ----------------------------------------------- */
+/* The layer sits beside libgpuprof.so (build/lib, or LIBDIR once
+ * installed); GPUPROF_OPENCL_LAYER names another. */
+static bool find_layer(char *reason, size_t rsize)
+{
+    const char *env = getenv("GPUPROF_OPENCL_LAYER");
+    if (env && *env) {
+        snprintf(layer_path, sizeof(layer_path), "%s", env);
+    } else {
+        Dl_info di;
+        if (!dladdr((void *)find_layer, &di) || !di.dli_fname) {
+            snprintf(reason, rsize, "cannot locate libgpuprof itself");
+            return false;
+        }
+        const char *slash = strrchr(di.dli_fname, '/');
+        int dl = slash ? (int)(slash - di.dli_fname) : 1;
+        snprintf(layer_path, sizeof(layer_path), "%.*s/libgpuprof-cl-layer.so",
+                 dl, slash ? di.dli_fname : ".");
+    }
+    if (access(layer_path, R_OK) != 0) {
+        snprintf(reason, rsize, "no OpenCL layer at %s (set "
+                 "GPUPROF_OPENCL_LAYER)", layer_path);
+        return false;
+    }
+    return true;
+}
+
+static bool any_icd(void)
+{
+    const char *v = getenv("OCL_ICD_VENDORS");
+    if (v && *v)
+        return true;
+    DIR *d = opendir("/etc/OpenCL/vendors");
+    if (!d)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        found = n > 4 && strcmp(e->d_name + n - 4, ".icd") == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+static gpuprof_status cl_probe(void *user, char *reason, size_t rsize)
+{
+    (void)user;
+    void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!h) {
+        snprintf(reason, rsize, "no OpenCL ICD loader (libOpenCL.so.1): %s",
+                 dlerror());
+        return GPUPROF_E_UNAVAILABLE;
+    }
+    bool layers = dlsym(h, "clGetPlatformIDs") != NULL;
+    dlclose(h);
+    if (!layers) {
+        snprintf(reason, rsize, "libOpenCL.so.1 has no clGetPlatformIDs");
+        return GPUPROF_E_UNAVAILABLE;
+    }
+    if (!any_icd()) {
+        snprintf(reason, rsize, "no OpenCL platform installed (no .icd in "
+                 "/etc/OpenCL/vendors, OCL_ICD_VENDORS unset)");
+        return GPUPROF_E_UNAVAILABLE;
+    }
+    if (!find_layer(reason, rsize))
+        return GPUPROF_E_UNAVAILABLE;
+    return GPUPROF_OK;
+}
+
+static gpuprof_status cl_init(void *user)
+{
+    (void)user;
+    /* The loader reads OPENCL_LAYERS once, at the program's first OpenCL
+     * call: ours goes first in the list. */
+    const char *cur = getenv("OPENCL_LAYERS");
+    if (!cur || !*cur) {
+        setenv("OPENCL_LAYERS", layer_path, 1);
+    } else if (!strstr(cur, layer_path)) {
+        size_t n = strlen(cur) + strlen(layer_path) + 2;
+        char *v = malloc(n);
+        if (!v)
+            return GPUPROF_E_NOMEM;
+        snprintf(v, n, "%s:%s", cur, layer_path);
+        setenv("OPENCL_LAYERS", v, 1);
+        free(v);
+    }
+    initialized = true;
+    void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h) {
+        dlclose(h);
+        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: libOpenCL was loaded before "
+                     "gpuprof_init; if the program already called OpenCL, "
+                     "its calls are not measured");
+    }
+    return GPUPROF_OK;
+}
+
+static gpuprof_status cl_start(void *user)
+{
+    (void)user;
+    gp_store_release(&gpuprof__cl_on, 1);
+    return GPUPROF_OK;
+}
+
+static gpuprof_status cl_stop(void *user)
+{
+    (void)user;
+    gp_store_release(&gpuprof__cl_on, 0);
+    return GPUPROF_OK;
+}
+
+static gpuprof_status cl_flush(void *user)
+{
+    (void)user;
+    if (gp_load_acquire(&attached))
+        gpuprof__cl_settle(gp_mode() != GP_MODE_MEASURING);
+    return GPUPROF_OK;
+}
+
+static void cl_fini(void *user)
+{
+    (void)user;
+    gp_store_release(&gpuprof__cl_on, 0);
+    if (!gp_load_acquire(&attached))
+        return;
+    gpuprof__cl_idle_stop();
+    gpuprof__cl_settle(true);
+    devices_unused_report();
+    /* Tables stay: the program may go on calling OpenCL through the
+     * layer, which then passes everything through. */
+}
+
+void gpuprof__opencl_register(void);
+void gpuprof__opencl_register(void)
+{
+    if (registered)
+        return;
+    registered = true;
+    gpuprof_backend b = GPUPROF_BACKEND_INIT;
+    b.name = "opencl";
+    b.probe = cl_probe;
+    b.init = cl_init;
+    b.start = cl_start;
+    b.stop = cl_stop;
+    b.flush = cl_flush;
+    b.fini = cl_fini;
+    gpuprof_backend_register(&b, 0);
+}

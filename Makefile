@@ -70,9 +70,13 @@ LIB_LIBS := -lzstd -lunwind -ldl -lpthread
 AN_LIBS := -lzstd -lpthread -lm
 
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
+ifeq ($(HAVE_OPENCL),1)
+EXAMPLES += $(patsubst examples/opencl/%.c,$(B)/examples/opencl/%,$(wildcard examples/opencl/*.c))
+endif
 
 .PHONY: all lib analysis examples check demo bench install uninstall clean \
-        format deps-check deps-demo deps-bench tests stress sanitize sim-demo
+        format deps-check deps-demo deps-bench tests stress sanitize sim-demo \
+        demo-run
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -123,6 +127,12 @@ $(GPUPROF_BIN): analysis/gpuprof.c $(AN_SO)
 	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/gpuprof.c \
 	  -L$(B)/lib -lgpuprof-analysis -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
 
+$(B)/examples/opencl/%: examples/opencl/%.c $(LIB_SO) $(CL_LAYER_TARGET)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../../lib' $(LDFLAGS) -lOpenCL -lm
+
 $(B)/examples/%: examples/%.c $(LIB_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
@@ -138,12 +148,25 @@ deps-bench:
 	$(Q)tools/install-deps.sh bench
 
 # ---------------------------------------------------------------- demo -----
+# The main job: a real OpenCL program (examples/opencl/jacobi.c) on the
+# default OpenCL device (PoCL on the CPU when there is no GPU), measured,
+# analysed, reported. Run in a sub-make, which sees the headers that
+# deps-demo may just have installed.
 DEMO_DIR := $(B)/demo
 demo: deps-demo
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory demo-run
+
+demo-run:
 	$(Q)rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
-	@echo "== running examples/regions (4 threads, nested regions) =="
+ifeq ($(HAVE_OPENCL),1)
+	@echo "== running examples/opencl/jacobi (2 host threads, 2 queues, OpenCL) =="
+	$(Q)POCL_CACHE_DIR=$(DEMO_DIR)/pocl-cache GPUPROF_OUTPUT=$(DEMO_DIR)/measurements \
+	  $(B)/examples/opencl/jacobi
+else
+	@echo "== no OpenCL headers: running examples/regions (4 threads, nested regions) =="
 	$(Q)GPUPROF_OUTPUT=$(DEMO_DIR)/measurements $(B)/examples/regions
+endif
 	@echo "== gpuprof report $(DEMO_DIR)/measurements =="
 	$(Q)$(GPUPROF_BIN) report $(DEMO_DIR)/measurements
 

@@ -295,31 +295,49 @@ static int cmp_top(const void *a, const void *b)
     return x->v != y->v ? (x->v < y->v ? 1 : -1) : (x->j > y->j) - (x->j < y->j);
 }
 
-/* The (at most `n`) nodes with the largest exclusive value of metric k. */
-static int print_top(const gtree *g, int k, int n, bool ns, FILE *out)
+/* The (at most `n`) nodes with the largest exclusive value of metric k;
+ * with `by_region`, values are first moved up to the nearest region. */
+static int print_top(const gtree *g, int k, int n, bool ns, bool by_region,
+                     FILE *out)
 {
+    uint64_t *v = calloc(g->count ? g->count : 1, sizeof(*v));
+    if (!v)
+        return -1;
+    for (uint32_t j = 0; j < g->count; j++) {
+        uint32_t at = j;
+        while (by_region && at != UINT32_MAX && strncmp(g->n[at].key, "r:", 2))
+            at = g->n[at].parent;
+        if (at == UINT32_MAX)
+            at = j; /* outside every region: where it is */
+        v[at] += g->n[j].v[k];
+    }
     uint32_t m = 0;
     for (uint32_t j = 0; j < g->count; j++)
-        m += g->n[j].v[k] != 0;
-    if (!m)
+        m += v[j] != 0;
+    if (!m) {
+        free(v);
         return 0;
+    }
     top *t = malloc(m * sizeof(*t));
-    if (!t)
+    if (!t) {
+        free(v);
         return -1;
+    }
     m = 0;
     for (uint32_t j = 0; j < g->count; j++)
-        if (g->n[j].v[k])
-            t[m++] = (top){g->n[j].v[k], j};
+        if (v[j])
+            t[m++] = (top){v[j], j};
+    free(v);
     qsort(t, m, sizeof(*t), cmp_top);
     int rc = 0;
     for (uint32_t a = 0; a < m && a < (uint32_t)n && !rc; a++) {
-        char v[32], ctx[1024];
+        char val[32], ctx[1024];
         if (ns)
-            gpuprof__an_fmt_ns(v, sizeof(v), t[a].v);
+            gpuprof__an_fmt_ns(val, sizeof(val), t[a].v);
         else
-            snprintf(v, sizeof(v), "%" PRIu64 "x", t[a].v);
+            snprintf(val, sizeof(val), "%" PRIu64 "x", t[a].v);
         context_text(g, t[a].j, 4, ctx, sizeof(ctx));
-        if (fprintf(out, "  %12s  %s\n", v, ctx) < 0)
+        if (fprintf(out, "  %12s  %s\n", val, ctx) < 0)
             rc = -1;
     }
     if (!rc && m > (uint32_t)n &&
@@ -351,16 +369,16 @@ static int print_findings(const gtree *g, FILE *out)
                     "any device\n", a, b, c) < 0)
             return -1;
         if (sum[M_IDLE] && (fprintf(out, "Where threads waited (CPU_IDLE):\n") < 0 ||
-                            print_top(g, M_IDLE, 5, true, out)))
+                            print_top(g, M_IDLE, 5, true, false, out)))
             return -1;
         if (sum[M_IDLE_CAUSE] &&
             (fprintf(out, "What they waited for (CPU_IDLE_CAUSE):\n") < 0 ||
-             print_top(g, M_IDLE_CAUSE, 5, true, out)))
+             print_top(g, M_IDLE_CAUSE, 5, true, false, out)))
             return -1;
         if (sum[M_GPU_IDLE] &&
-            (fprintf(out, "CPU code that kept the device idle "
-                     "(GPU_IDLE_CAUSE):\n") < 0 ||
-             print_top(g, M_GPU_IDLE, 5, true, out)))
+            (fprintf(out, "Regions whose CPU work kept the device idle "
+                     "(GPU_IDLE_CAUSE; call paths in the tree above):\n") < 0 ||
+             print_top(g, M_GPU_IDLE, 5, true, true, out)))
             return -1;
     }
     bool any = false;
@@ -378,7 +396,7 @@ static int print_findings(const gtree *g, FILE *out)
                     sum[M_DET0 + d]) < 0)
             rc = -1;
         else
-            rc = print_top(g, M_DET0 + d, 3, false, out);
+            rc = print_top(g, M_DET0 + d, 3, false, false, out);
     }
     return rc;
 }

@@ -5,6 +5,9 @@
 # where one exists. Targets live here, never in timed unit tests.
 
 BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
+ifneq ($(HAVE_OPENCL),1)
+BENCH_SRCS := $(filter-out tests/bench/bench_opencl.c,$(BENCH_SRCS))
+endif
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(B)/bench/%)
 
 $(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(AN_OBJS)
@@ -13,6 +16,15 @@ $(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(AN_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(AN_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm
 
+$(B)/bench/bench_opencl: tests/bench/bench_opencl.c $(LIB_OBJS) $(AN_OBJS) $(CL_LAYER)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJS) \
+	  $(AN_OBJS) $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm -lOpenCL
+
 bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)for b in $(BENCH_BINS); do $$b || exit 1; done
+ifeq ($(HAVE_OPENCL),1)
+	$(Q)B=$(B) tests/bench/opencl_demo.sh
+endif

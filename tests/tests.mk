@@ -18,6 +18,9 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 TEST_LIBS := $(CHECK_LIBS) -lzstd -lunwind -ldl -lpthread -lm
 
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
+ifneq ($(HAVE_OPENCL),1)
+UNIT_SRCS := $(filter-out tests/unit/check_opencl.c,$(UNIT_SRCS))
+endif
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 BB_SRCS := $(wildcard tests/blackbox/*.c)
 BB_BINS := $(BB_SRCS:tests/blackbox/%.c=$(B)/tests/bb_%) \
@@ -38,6 +41,10 @@ $(B)/tests/check_io%: tests/unit/check_io%.c $(IO_OBJS) $(TEST_HELPER_OBJS)
 	$(call unit_link,$(IO_OBJS))
 $(B)/tests/check_an%: tests/unit/check_an%.c $(AN_OBJS) $(IO_OBJS) $(TEST_HELPER_OBJS)
 	$(call unit_link,$(AN_OBJS) $(IO_OBJS))
+# The OpenCL suite runs real OpenCL (through the ICD loader) and needs the
+# layer beside the library.
+$(B)/tests/check_opencl: tests/unit/check_opencl.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(CL_LAYER)
+	$(call unit_link,$(LIB_OBJS) -lOpenCL)
 $(B)/tests/check_%: tests/unit/check_%.c $(LIB_OBJS) $(TEST_HELPER_OBJS)
 	$(call unit_link,$(LIB_OBJS))
 

@@ -9,7 +9,10 @@
 set -eu
 
 group=${1:-check}
-base="gcc make pkg-config libzstd-dev libunwind-dev"
+# OpenCL: the Khronos headers and the ICD loader to build the backend and the
+# example, PoCL to run OpenCL on the CPU when there is no GPU driver.
+opencl="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
+base="gcc make pkg-config libzstd-dev libunwind-dev $opencl"
 case "$group" in
   demo|bench) pkgs="$base" ;;
   check) pkgs="$base g++ check zstd binutils" ;;

@@ -31,12 +31,14 @@
 #include "core/unwind.h"
 #include "io/io.h"
 
-#define RING 64
-#define SAMPLE_FRAMES 64
+#define RING 512         /* ~1 s of CPU at the default period */
+#define SAMPLE_FRAMES 40
+#define NOVER 8          /* regions of samples taken with the ring full */
 
 typedef struct sample {
     int n;
     uint32_t region;
+    uint32_t periods; /* 1 + the timer's overrun (CPU timers tick coarsely) */
     void *ip[SAMPLE_FRAMES];
 } sample;
 
@@ -45,6 +47,10 @@ typedef struct ring {
     _Atomic uint32_t tail; /* the owner */
     timer_t timer;
     struct ring *next;
+    /* Ring full: the handler still counts the sample, on its region only
+     * (call path lost); the owner adds these at its next drain. */
+    _Atomic uint32_t over_region[NOVER];
+    _Atomic uint64_t over_count[NOVER];
     sample s[RING];
 } ring;
 
@@ -61,24 +67,45 @@ uint64_t gpuprof__opencl_kernels_running(void);
 static void on_prof(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
-    (void)si;
     (void)uc;
     int e = errno;
+    uint32_t periods = 1 + (si && si->si_code == SI_TIMER && si->si_overrun > 0
+                                ? (uint32_t)si->si_overrun
+                                : 0u);
     ring *r = tls_ring;
     if (r && gp_load_relaxed(&sampling) &&
         gpuprof__opencl_kernels_running() == 0) {
         uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
         uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+        gp_thread *th = gpuprof__tls_self;
+        uint32_t d = th ? gp_load_relaxed(&th->depth) : 0;
+        uint32_t region = d && d <= GP_MAX_DEPTH
+                              ? gp_load_relaxed(&th->stack[d - 1].node)
+                              : 0;
         if (h - t < RING) {
             sample *s = &r->s[h % RING];
-            gp_thread *th = gpuprof__tls_self;
-            uint32_t d = th ? gp_load_relaxed(&th->depth) : 0;
-            s->region = d && d <= GP_MAX_DEPTH
-                            ? gp_load_relaxed(&th->stack[d - 1].node)
-                            : 0;
+            s->region = region;
+            s->periods = periods;
             s->n = gpuprof__backtrace_in_signal(s->ip, SAMPLE_FRAMES);
             if (s->n > 0)
                 atomic_store_explicit(&r->head, h + 1, memory_order_release);
+        } else {
+            /* The owner only reads and zeroes counts: region slots are
+             * claimed here, once, with region + 1 (0: free). */
+            for (int i = 0; i < NOVER; i++) {
+                uint32_t cur = atomic_load_explicit(&r->over_region[i],
+                                                    memory_order_relaxed);
+                if (!cur) {
+                    atomic_store_explicit(&r->over_region[i], region + 1,
+                                          memory_order_relaxed);
+                    cur = region + 1;
+                }
+                if (cur == region + 1) {
+                    atomic_fetch_add_explicit(&r->over_count[i], periods,
+                                              memory_order_relaxed);
+                    break;
+                }
+            }
         }
     }
     errno = e;
@@ -124,9 +151,23 @@ void gpuprof__cl_idle_drain(void)
         return;
     uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    gp_thread *th = gpuprof__tls_self;
+    for (int i = 0; th && i < NOVER; i++) {
+        uint64_t c = atomic_load_explicit(&r->over_count[i],
+                                          memory_order_relaxed);
+        uint32_t reg = atomic_load_explicit(&r->over_region[i],
+                                            memory_order_relaxed);
+        if (!c || !reg || reg - 1 >= gp_load_relaxed(&th->cct.count))
+            continue;
+        atomic_fetch_sub_explicit(&r->over_count[i], c, memory_order_relaxed);
+        gp_mblock *b = gpuprof__cct_block(&th->cct, reg - 1,
+                                          GPUPROF_IO_KIND_CPU);
+        if (b)
+            gp_owner_add(&b->v[GP_M_GPU_IDLE_CAUSE - b->first_metric],
+                         c * period_ns);
+    }
     if (t == h)
         return;
-    gp_thread *th = gpuprof__tls_self;
     for (; th && t != h; t++) {
         const sample *s = &r->s[t % RING];
         /* Frames: [0] the handler, [1] the signal trampoline. */
@@ -143,7 +184,7 @@ void gpuprof__cl_idle_drain(void)
                                                 GPUPROF_IO_KIND_CPU);
         if (b)
             gp_owner_add(&b->v[GP_M_GPU_IDLE_CAUSE - b->first_metric],
-                         period_ns);
+                         s->periods * period_ns);
         else
             gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
     }

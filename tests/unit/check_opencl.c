@@ -1,0 +1,588 @@
+/*
+ * check_opencl.c - the OpenCL backend on a real runtime (PoCL on the CPU):
+ * exact launch, copy and byte counts per context; kernel times against wall
+ * time; crafted programs with known answers for CPU_IDLE, CPU_IDLE_CAUSE
+ * and GPU_IDLE_CAUSE; each detector on its positive and negative case; a
+ * program that dlopens libOpenCL; no layer = unavailable, program unchanged.
+ *
+ * Without an OpenCL platform (no ICD installed) every case passes after
+ * saying so: `make check` installs PoCL, so this only happens elsewhere.
+ */
+#define _GNU_SOURCE
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <check.h>
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "io/io.h"
+#include "support/readback.h"
+#include "support/suite.h"
+
+/* PoCL and LLVM keep caches for the life of the process. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libpocl\nleak:libLLVM\nleak:libOpenCL\nleak:libclang\n"
+           "leak:libhwloc\nleak:pocl\n";
+}
+
+static char outdir[512], layer[PATH_MAX];
+static cl_platform_id P;
+static cl_device_id D;
+static cl_context C;
+static cl_command_queue Q;
+static int have_opencl = -1;
+
+static const char *src =
+    "__kernel void k_add(__global float *a, __global const float *b)\n"
+    "{ size_t i = get_global_id(0); a[i] += b[i]; }\n"
+    "__kernel void k_spin(__global float *a, int n)\n"
+    "{ size_t i = get_global_id(0); float x = a[i];\n"
+    "  for (int k = 0; k < n; k++) x = x * 0.999f + 0.001f;\n"
+    "  a[i] = x; }\n";
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Measurement with the opencl backend only; the layer beside us. */
+static void start_measuring(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cl.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    setenv("GPUPROF_OPENCL_LAYER", layer, 1);
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "opencl";
+    o.signals = 0;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    char why[200] = "";
+    ck_assert_msg(gpuprof_backend_status("opencl", why, sizeof(why)) ==
+                      GPUPROF_OK, "opencl backend: %s", why);
+}
+
+static void open_device(cl_command_queue_properties qp)
+{
+    cl_int rc;
+    ck_assert_int_eq(clGetPlatformIDs(1, &P, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clGetDeviceIDs(P, CL_DEVICE_TYPE_ALL, 1, &D, NULL),
+                     CL_SUCCESS);
+    C = clCreateContext(NULL, 1, &D, NULL, NULL, &rc);
+    ck_assert_int_eq(rc, CL_SUCCESS);
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, qp, 0};
+    Q = clCreateCommandQueueWithProperties(C, D, props, &rc);
+    ck_assert_int_eq(rc, CL_SUCCESS);
+}
+
+static cl_program build_in(cl_context c)
+{
+    cl_int rc;
+    cl_program p = clCreateProgramWithSource(c, 1, &src, NULL, &rc);
+    ck_assert_int_eq(rc, CL_SUCCESS);
+    ck_assert_int_eq(clBuildProgram(p, 1, &D, "", NULL, NULL), CL_SUCCESS);
+    return p;
+}
+
+static cl_kernel kernel(cl_program p, const char *name)
+{
+    cl_int rc;
+    cl_kernel k = clCreateKernel(p, name, &rc);
+    ck_assert_int_eq(rc, CL_SUCCESS);
+    return k;
+}
+
+static cl_mem buffer(size_t bytes)
+{
+    cl_int rc;
+    cl_mem m = clCreateBuffer(C, CL_MEM_READ_WRITE, bytes, NULL, &rc);
+    ck_assert_int_eq(rc, CL_SUCCESS);
+    return m;
+}
+
+#define SKIP_WITHOUT_OPENCL()                                                  \
+    do {                                                                       \
+        if (!have_opencl) {                                                    \
+            fprintf(stderr, "no OpenCL platform: skipped\n");                  \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+/* ---- reading the profile back ---------------------------------------- */
+static gpuprof__io_profile *flush_and_load(void)
+{
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    return rb_load();
+}
+
+/* Is node i (absolute) beneath a region named `region`? NULL: anywhere. */
+static bool under_region(const gpuprof__io_profile *p, uint32_t i,
+                         const char *region)
+{
+    if (!region)
+        return true;
+    const gpuprof__io_thread *th = NULL;
+    for (uint32_t t = 0; t < p->thread_count && !th; t++)
+        if (i >= p->threads[t].first_node &&
+            i < p->threads[t].first_node + p->threads[t].node_count)
+            th = &p->threads[t];
+    ck_assert_ptr_nonnull(th);
+    for (uint32_t r = i - th->first_node; r != 0;
+         r = p->nodes[th->first_node + r].parent) {
+        const gpuprof__io_node *n = &p->nodes[th->first_node + r];
+        if (n->kind == GPUPROF_IO_NODE_REGION &&
+            !strcmp(gpuprof__io_str(p, n->key_a), region))
+            return true;
+    }
+    return false;
+}
+
+/* Sum of metric `m` over placeholders of op `kind` (0: any) beneath
+ * `region`, or over kernels named `kname` when given. */
+static uint64_t sum_at(const gpuprof__io_profile *p, const char *metric,
+                       uint32_t kind, const char *kname, const char *region)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < p->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        bool hit = kname ? n->kind == GPUPROF_IO_NODE_KERNEL &&
+                               !strcmp(gpuprof__io_str(p, n->key_a), kname)
+                         : n->kind == GPUPROF_IO_NODE_GPU_OP &&
+                               (!kind || n->key_a == kind);
+        if (hit && under_region(p, i, region))
+            s += rb_val(p, i, metric);
+    }
+    return s;
+}
+
+/* ---- counts, bytes, times -------------------------------------------- */
+START_TEST(exact_counts_and_bytes)
+{
+    SKIP_WITHOUT_OPENCL();
+    start_measuring();
+    open_device(0);
+    cl_program prog = build_in(C);
+    cl_kernel k = kernel(prog, "k_add");
+    enum { N = 4096 };
+    static float h[N];
+    cl_mem a = buffer(sizeof(h)), b = buffer(sizeof(h));
+    uint64_t t0 = now_ns();
+    gpuprof_region_begin("upload");
+    ck_assert_int_eq(clEnqueueWriteBuffer(Q, a, CL_FALSE, 0, sizeof(h), h, 0,
+                                          NULL, NULL), CL_SUCCESS);
+    cl_event mine;
+    ck_assert_int_eq(clEnqueueWriteBuffer(Q, b, CL_FALSE, 0, sizeof(h), h, 0,
+                                          NULL, &mine), CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueFillBuffer(Q, b, &(float){1.0f}, sizeof(float),
+                                         0, 1024, 0, NULL, NULL), CL_SUCCESS);
+    gpuprof_region_end("upload");
+    gpuprof_region_begin("compute");
+    clSetKernelArg(k, 0, sizeof(a), &a);
+    clSetKernelArg(k, 1, sizeof(b), &b);
+    size_t g = N, l = 64;
+    for (int i = 0; i < 7; i++)
+        ck_assert_int_eq(clEnqueueNDRangeKernel(Q, k, 1, NULL, &g, &l, 0, NULL,
+                                                NULL), CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueReadBuffer(Q, a, CL_TRUE, 0, 2048, h, 0, NULL,
+                                         NULL), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS);
+    gpuprof_region_end("compute");
+    uint64_t wall = now_ns() - t0;
+    /* The program's own event is still valid, once: ours was separate. */
+    cl_int st = 0;
+    ck_assert_int_eq(clGetEventInfo(mine, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                    sizeof(st), &st, NULL), CL_SUCCESS);
+    ck_assert_int_eq(st, CL_COMPLETE);
+    ck_assert_int_eq(clReleaseEvent(mine), CL_SUCCESS);
+
+    gpuprof__io_profile *p = flush_and_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL,
+                             "upload"), 2);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_H2D, NULL,
+                             "upload"), 2 * sizeof(h));
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_MEMSET, NULL,
+                             "upload"), 1);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_MEMSET, NULL,
+                             "upload"), 1024);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_add", "compute"), 7);
+    ck_assert_uint_eq(sum_at(p, "gpu.work_items", 0, "k_add", "compute"),
+                      7 * N);
+    ck_assert_uint_eq(sum_at(p, "gpu.group_size", 0, "k_add", "compute"),
+                      7 * 64);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_add", "upload"), 0);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_D2H, NULL,
+                             "compute"), 1);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_D2H, NULL,
+                             "compute"), 2048);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_SYNC, NULL,
+                             "compute"), 1);
+    uint64_t kt = sum_at(p, "gpu.time", 0, "k_add", "compute");
+    ck_assert_uint_gt(kt, 0);
+    ck_assert_uint_lt(kt, wall);
+    ck_assert_uint_gt(sum_at(p, "api.time", GPUPROF_OP_BUILD, NULL, NULL), 0);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    gpuprof__io_profile_free(p);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+/* ---- blame ------------------------------------------------------------ */
+START_TEST(long_kernel_behind_finish_gets_cpu_idle_cause)
+{
+    SKIP_WITHOUT_OPENCL();
+    start_measuring();
+    open_device(0);
+    cl_program prog = build_in(C);
+    cl_kernel k = kernel(prog, "k_spin");
+    cl_mem a = buffer(4096 * sizeof(float));
+    int iters = 200000;
+    clSetKernelArg(k, 0, sizeof(a), &a);
+    clSetKernelArg(k, 1, sizeof(int), &iters);
+    size_t g = 4096;
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS); /* build and setup done */
+    gpuprof_region_begin("wait");
+    ck_assert_int_eq(clEnqueueNDRangeKernel(Q, k, 1, NULL, &g, NULL, 0, NULL,
+                                            NULL), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS);
+    gpuprof_region_end("wait");
+    gpuprof__io_profile *p = flush_and_load();
+    uint64_t idle = sum_at(p, "blame.cpu_idle", GPUPROF_OP_SYNC, NULL, "wait");
+    uint64_t cause = sum_at(p, "blame.cpu_idle_cause", 0, "k_spin", "wait");
+    uint64_t kt = sum_at(p, "gpu.time", 0, "k_spin", "wait");
+    ck_assert_uint_gt(kt, 5000000); /* the kernel ran for a while */
+    ck_assert_uint_gt(idle, kt / 2);  /* and the thread waited for it */
+    /* The only command running during the wait takes all of it. */
+    ck_assert_uint_eq(cause, idle);
+    /* Nothing else in the region is blamed. */
+    ck_assert_uint_eq(sum_at(p, "blame.cpu_idle_cause", 0, NULL, "wait"), 0);
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+double busy_cpu(uint64_t ns);
+__attribute__((noinline)) double busy_cpu(uint64_t ns)
+{
+    struct timespec ts;
+    double x = 1;
+    uint64_t end;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
+    for (;;) {
+        for (int i = 0; i < 10000; i++)
+            x = x * 1.0000001 + 1e-9;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec >= end)
+            break;
+    }
+    return x;
+}
+
+START_TEST(cpu_phase_with_idle_device_gets_gpu_idle_cause)
+{
+    SKIP_WITHOUT_OPENCL();
+#if defined(__SANITIZE_THREAD__)
+    fprintf(stderr, "TSan build: no unwinding in signal handlers, skipped\n");
+    return;
+#endif
+    start_measuring();
+    open_device(0);
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS);
+    gpuprof_region_begin("cpu only");
+    volatile double x = busy_cpu(200000000); /* 200 ms of CPU */
+    (void)x;
+    gpuprof_region_end("cpu only");
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS); /* drains the samples */
+    gpuprof__io_profile *p = flush_and_load();
+    const char *m = "blame.gpu_idle_cause";
+    uint64_t in_region = 0, in_busy = 0;
+    for (uint32_t i = 0; i < p->node_count; i++) {
+        uint64_t v = rb_val(p, i, m);
+        if (!v || !under_region(p, i, "cpu only"))
+            continue;
+        in_region += v;
+        /* Is busy_cpu on this sample's path? */
+        const gpuprof__io_thread *th = &p->threads[0];
+        for (uint32_t r = i - th->first_node; r; r = p->nodes[th->first_node + r].parent) {
+            const gpuprof__io_node *n = &p->nodes[th->first_node + r];
+            if (n->kind != GPUPROF_IO_NODE_FRAME)
+                continue;
+            const gpuprof__io_module *mod = &p->modules[n->key_a];
+            Dl_info di;
+            if (dladdr((void *)(uintptr_t)(mod->base + n->key_b), &di) &&
+                di.dli_sname && !strcmp(di.dli_sname, "busy_cpu")) {
+                in_busy += v;
+                break;
+            }
+        }
+    }
+    /* 2 ms samples of CPU time: 200 ms give about 100 of them. */
+    ck_assert_uint_ge(in_region, 120000000);
+    ck_assert_uint_le(in_region, 260000000);
+    ck_assert_uint_ge(in_busy, in_region * 9 / 10);
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+/* ---- detectors: each on its crafted case, silent on its negative ------ */
+START_TEST(detectors_fire_and_stay_silent)
+{
+    SKIP_WITHOUT_OPENCL();
+    start_measuring();
+    open_device(0); /* in-order */
+    cl_int rc;
+    cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES,
+                                 CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    gpuprof_region_begin("ooo queue");
+    cl_command_queue q2 = clCreateCommandQueueWithProperties(C, D, ooo, &rc);
+    gpuprof_region_end("ooo queue");
+    ck_assert_int_eq(rc, CL_SUCCESS);
+
+    gpuprof_region_begin("jit");
+    cl_program prog = build_in(C);
+    gpuprof_region_end("jit");
+    /* The same program from its binary: no JIT. */
+    size_t bsize = 0;
+    ck_assert_int_eq(clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES,
+                                      sizeof(bsize), &bsize, NULL), CL_SUCCESS);
+    unsigned char *bin = malloc(bsize);
+    ck_assert_int_eq(clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(bin),
+                                      &bin, NULL), CL_SUCCESS);
+    gpuprof_region_begin("aot");
+    cl_program prog2 = clCreateProgramWithBinary(
+        C, 1, &D, &bsize, (const unsigned char **)&bin, NULL, &rc);
+    ck_assert_int_eq(rc, CL_SUCCESS);
+    ck_assert_int_eq(clBuildProgram(prog2, 1, &D, "", NULL, NULL), CL_SUCCESS);
+    gpuprof_region_end("aot");
+    free(bin);
+
+    cl_kernel k = kernel(prog, "k_add");
+    enum { N = 1024 };
+    static float h[N], fresh[N];
+    cl_mem a = buffer(sizeof(h)), b = buffer(sizeof(h));
+    size_t g = N;
+    gpuprof_region_begin("distinct");
+    clSetKernelArg(k, 0, sizeof(a), &a);
+    clSetKernelArg(k, 1, sizeof(b), &b);
+    clEnqueueNDRangeKernel(Q, k, 1, NULL, &g, NULL, 0, NULL, NULL);
+    gpuprof_region_end("distinct");
+    gpuprof_region_begin("aliased");
+    clSetKernelArg(k, 1, sizeof(a), &a);
+    clEnqueueNDRangeKernel(Q, k, 1, NULL, &g, NULL, 0, NULL, NULL);
+    gpuprof_region_end("aliased");
+
+    gpuprof_region_begin("round trip");
+    clEnqueueReadBuffer(Q, a, CL_TRUE, 0, sizeof(h), h, 0, NULL, NULL);
+    clEnqueueWriteBuffer(Q, b, CL_TRUE, 0, sizeof(h), h, 0, NULL, NULL);
+    gpuprof_region_end("round trip");
+    gpuprof_region_begin("fresh data");
+    clEnqueueWriteBuffer(Q, b, CL_TRUE, 0, sizeof(fresh), fresh, 0, NULL, NULL);
+    gpuprof_region_end("fresh data");
+
+    /* The same kernel in a second context. */
+    gpuprof_region_begin("one context");
+    clEnqueueNDRangeKernel(Q, k, 1, NULL, &g, NULL, 0, NULL, NULL);
+    gpuprof_region_end("one context");
+    cl_context c2 = clCreateContext(NULL, 1, &D, NULL, NULL, &rc);
+    cl_command_queue q3 = clCreateCommandQueueWithProperties(c2, D, NULL, &rc);
+    cl_program p3 = build_in(c2);
+    cl_kernel k3 = kernel(p3, "k_add");
+    cl_mem a3 = clCreateBuffer(c2, CL_MEM_READ_WRITE, sizeof(h), NULL, &rc);
+    clSetKernelArg(k3, 0, sizeof(a3), &a3);
+    clSetKernelArg(k3, 1, sizeof(a3), &a3);
+    gpuprof_region_begin("second context");
+    clEnqueueNDRangeKernel(q3, k3, 1, NULL, &g, NULL, 0, NULL, NULL);
+    gpuprof_region_end("second context");
+    clFinish(q3);
+    clFinish(Q);
+
+    gpuprof__io_profile *p = flush_and_load();
+    ck_assert_uint_eq(sum_at(p, "detect.inorder_queue", 0, NULL, NULL), 2);
+    ck_assert_uint_eq(sum_at(p, "detect.inorder_queue", 0, NULL, "ooo queue"),
+                      0);
+    ck_assert_uint_eq(sum_at(p, "detect.jit_single_device", 0, NULL, "jit"), 1);
+    ck_assert_uint_eq(sum_at(p, "detect.jit_single_device", 0, NULL, "aot"), 0);
+    ck_assert_uint_eq(sum_at(p, "detect.args_not_aliased", 0, NULL,
+                             "distinct"), 1);
+    ck_assert_uint_eq(sum_at(p, "detect.args_not_aliased", 0, NULL, "aliased"),
+                      0);
+    ck_assert_uint_eq(sum_at(p, "detect.output_as_input", 0, NULL,
+                             "round trip"), 1);
+    ck_assert_uint_eq(sum_at(p, "detect.output_as_input", 0, NULL,
+                             "fresh data"), 0);
+    ck_assert_uint_eq(sum_at(p, "detect.kernel_multi_context", 0, NULL,
+                             "one context"), 0);
+    ck_assert_uint_eq(sum_at(p, "detect.kernel_multi_context", 0, NULL,
+                             "second context"), 1);
+    gpuprof__io_profile_free(p);
+    clReleaseMemObject(a3);
+    clReleaseKernel(k3);
+    clReleaseProgram(p3);
+    clReleaseCommandQueue(q3);
+    clReleaseCommandQueue(q2);
+    clReleaseContext(c2);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    /* Finalized: devices unused (PoCL's one device was used) is 0. */
+    p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "detect.devices_unused", 0, NULL, NULL), 0);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_add", NULL), 4);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* ---- a program that dlopens libOpenCL is measured --------------------- */
+typedef cl_int (*get_platforms_fn)(cl_uint, cl_platform_id *, cl_uint *);
+
+START_TEST(dlopened_opencl_is_measured)
+{
+    SKIP_WITHOUT_OPENCL();
+    start_measuring();
+    void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    ck_assert_ptr_nonnull(h);
+    get_platforms_fn gp = (get_platforms_fn)dlsym(h, "clGetPlatformIDs");
+    cl_int (*gd)(cl_platform_id, cl_device_type, cl_uint, cl_device_id *,
+                 cl_uint *) = (cl_int (*)(cl_platform_id, cl_device_type,
+                                          cl_uint, cl_device_id *,
+                                          cl_uint *))dlsym(h, "clGetDeviceIDs");
+    cl_context (*cc)(const cl_context_properties *, cl_uint,
+                     const cl_device_id *,
+                     void(CL_CALLBACK *)(const char *, const void *, size_t,
+                                         void *),
+                     void *, cl_int *) =
+        (cl_context(*)(const cl_context_properties *, cl_uint,
+                       const cl_device_id *,
+                       void(CL_CALLBACK *)(const char *, const void *, size_t,
+                                           void *),
+                       void *, cl_int *))dlsym(h, "clCreateContext");
+    cl_command_queue (*cq)(cl_context, cl_device_id,
+                           const cl_queue_properties *, cl_int *) =
+        (cl_command_queue(*)(cl_context, cl_device_id,
+                             const cl_queue_properties *, cl_int *))
+            dlsym(h, "clCreateCommandQueueWithProperties");
+    cl_int (*fill)(cl_command_queue, cl_mem, const void *, size_t, size_t,
+                   size_t, cl_uint, const cl_event *, cl_event *) =
+        (cl_int(*)(cl_command_queue, cl_mem, const void *, size_t, size_t,
+                   size_t, cl_uint, const cl_event *, cl_event *))
+            dlsym(h, "clEnqueueFillBuffer");
+    cl_mem (*cb)(cl_context, cl_mem_flags, size_t, void *, cl_int *) =
+        (cl_mem(*)(cl_context, cl_mem_flags, size_t, void *, cl_int *))
+            dlsym(h, "clCreateBuffer");
+    cl_int (*fin)(cl_command_queue) =
+        (cl_int(*)(cl_command_queue))dlsym(h, "clFinish");
+    ck_assert(gp && gd && cc && cq && fill && cb && fin);
+    cl_platform_id pl;
+    cl_device_id dev;
+    cl_int rc;
+    ck_assert_int_eq(gp(1, &pl, NULL), CL_SUCCESS);
+    ck_assert_int_eq(gd(pl, CL_DEVICE_TYPE_ALL, 1, &dev, NULL), CL_SUCCESS);
+    cl_context c = cc(NULL, 1, &dev, NULL, NULL, &rc);
+    cl_command_queue q = cq(c, dev, NULL, &rc);
+    cl_mem m = cb(c, CL_MEM_READ_WRITE, 4096, NULL, &rc);
+    float zero = 0;
+    gpuprof_region_begin("dl");
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(fill(q, m, &zero, sizeof(zero), 0, 4096, 0, NULL,
+                              NULL), CL_SUCCESS);
+    ck_assert_int_eq(fin(q), CL_SUCCESS);
+    gpuprof_region_end("dl");
+    gpuprof__io_profile *p = flush_and_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_MEMSET, NULL, "dl"), 5);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_MEMSET, NULL, "dl"),
+                      5 * 4096);
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+/* ---- no layer: unavailable, the program runs unchanged ---------------- */
+START_TEST(no_layer_is_unavailable_and_changes_nothing)
+{
+    SKIP_WITHOUT_OPENCL();
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cl.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    setenv("GPUPROF_OPENCL_LAYER", "/nonexistent/libgpuprof-cl-layer.so", 1);
+    unsetenv("OPENCL_LAYERS");
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "opencl";
+    o.signals = 0;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    char why[200] = "";
+    ck_assert_int_eq(gpuprof_backend_status("opencl", why, sizeof(why)),
+                     GPUPROF_E_UNAVAILABLE);
+    ck_assert_ptr_nonnull(strstr(why, "layer"));
+    ck_assert_ptr_null(getenv("OPENCL_LAYERS"));
+    open_device(0);
+    cl_program prog = build_in(C);
+    cl_kernel k = kernel(prog, "k_add");
+    static float h[256];
+    for (int i = 0; i < 256; i++)
+        h[i] = (float)i;
+    cl_mem a = buffer(sizeof(h));
+    clEnqueueWriteBuffer(Q, a, CL_TRUE, 0, sizeof(h), h, 0, NULL, NULL);
+    clSetKernelArg(k, 0, sizeof(a), &a);
+    clSetKernelArg(k, 1, sizeof(a), &a);
+    size_t g = 256;
+    ck_assert_int_eq(clEnqueueNDRangeKernel(Q, k, 1, NULL, &g, NULL, 0, NULL,
+                                            NULL), CL_SUCCESS);
+    clEnqueueReadBuffer(Q, a, CL_TRUE, 0, sizeof(h), h, 0, NULL, NULL);
+    ck_assert(h[3] == 6.0f && h[255] == 510.0f);
+    gpuprof__io_profile *p = flush_and_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, NULL, NULL), 0);
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    (void)argv;
+    snprintf(layer, sizeof(layer), "%s/../lib/libgpuprof-cl-layer.so",
+             dirname(exe));
+    const char *tmp = getenv("TMPDIR");
+    char cache[PATH_MAX];
+    snprintf(cache, sizeof(cache), "%s/pocl-cache", tmp ? tmp : "/tmp");
+    setenv("POCL_CACHE_DIR", cache, 0);
+    /* Is there a platform at all? Asked in a child: the loader reads
+     * OPENCL_LAYERS once per process, and each test sets it up itself. */
+    have_opencl = 0;
+    void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+        dlclose(h);
+        have_opencl = access("/etc/OpenCL/vendors", R_OK) == 0 &&
+                      access(layer, R_OK) == 0;
+    }
+    const test_case cases[] = {
+        {"exact_counts_and_bytes", exact_counts_and_bytes, 120},
+        {"cpu_idle_cause", long_kernel_behind_finish_gets_cpu_idle_cause, 120},
+        {"gpu_idle_cause", cpu_phase_with_idle_device_gets_gpu_idle_cause, 120},
+        {"detectors", detectors_fire_and_stay_silent, 180},
+        {"dlopen", dlopened_opencl_is_measured, 120},
+        {"no_layer", no_layer_is_unavailable_and_changes_nothing, 120},
+    };
+    return RUN_SUITE("opencl", cases);
+}

@@ -631,6 +631,7 @@ static cl_cmd *_Atomic done_stack;
 static cl_wait *waits;       /* begun, not yet resolved */
 static uint32_t nwaits;
 static _Atomic uint64_t kernels_running; /* enqueued, not completed */
+static _Atomic uint64_t cmds_filed, cmds_called; /* callbacks still due */
 static _Atomic int settle_wanted;
 
 cl_cmd *gpuprof__cl_cmd_new(uint64_t corr, uint32_t kind, cl_queue *q)
@@ -673,6 +674,7 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
     while (!atomic_compare_exchange_weak_explicit(
         &done_stack, &h, c, memory_order_release, memory_order_relaxed));
     gp_store_relaxed(&settle_wanted, 1);
+    atomic_fetch_add_explicit(&cmds_called, 1, memory_order_release);
 }
 
 void gpuprof__cl_cmd_file(cl_cmd *c, cl_event ev, bool ours)
@@ -682,6 +684,7 @@ void gpuprof__cl_cmd_file(cl_cmd *c, cl_event ev, bool ours)
     c->ev = ev;
     if (c->kind == GPUPROF_OP_KERNEL)
         atomic_fetch_add_explicit(&kernels_running, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&cmds_filed, 1, memory_order_relaxed);
     pthread_mutex_lock(&cl_mu);
     c->prev = list_head.prev;
     c->next = &list_head;
@@ -1011,9 +1014,25 @@ static gpuprof_status cl_stop(void *user)
     return GPUPROF_OK;
 }
 
+/* A command the program already waited for may have its callback still
+ * on the way (the runtime runs it after marking the event complete): a
+ * flush gives callbacks up to 100 ms, then writes what is there. */
+static void callbacks_grace(void)
+{
+    uint64_t deadline = gp_mono_ns() + 100000000u;
+    while (atomic_load_explicit(&cmds_called, memory_order_acquire) !=
+               atomic_load_explicit(&cmds_filed, memory_order_relaxed) &&
+           gp_mono_ns() < deadline) {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static gpuprof_status cl_flush(void *user)
 {
     (void)user;
+    if (gp_load_acquire(&attached))
+        callbacks_grace();
     if (gp_load_acquire(&attached))
         gpuprof__cl_settle(gp_mode() != GP_MODE_MEASURING);
     return GPUPROF_OK;

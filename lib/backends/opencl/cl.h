@@ -102,7 +102,7 @@ typedef struct cl_memobj {
  * until the runtime object is released: callers are the program's threads
  * using it). */
 cl_queue *gpuprof__cl_queue(cl_command_queue q);
-cl_kern *gpuprof__cl_kern(cl_kernel k);
+void gpuprof__cl_kern_new(cl_kernel k); /* at creation: name, context */
 void gpuprof__cl_kern_forget(cl_kernel k);
 void gpuprof__cl_kern_set_arg(cl_kernel k, cl_uint i, size_t size,
                         const void *value, bool svm);
@@ -138,7 +138,10 @@ void gpuprof__cl_settle(bool force);
 void gpuprof__cl_note(uint64_t corr, uint8_t metric, uint64_t value);
 void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src);
 bool gpuprof__cl_written_back(const void *ptr, size_t size);
-bool gpuprof__cl_kernel_launch_checks(cl_kern *k, cl_queue *q, bool *multi_ctx);
+const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
+                                      bool *not_aliased, bool *multi_ctx);
+/* Kernels enqueued and not completed (GPU_IDLE_CAUSE's "no kernel"). */
+uint64_t gpuprof__opencl_kernels_running(void);
 
 /* A host-side operation's activity (build, queue creation, wait). */
 void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
@@ -150,12 +153,6 @@ void gpuprof__cl_idle_start(void); /* at attach, on the first OpenCL thread */
 void gpuprof__cl_idle_stop(void);  /* at finalize */
 void gpuprof__cl_idle_thread(void);
 void gpuprof__cl_idle_drain(void);
-/* At every hook of an application thread: its timer, its samples. */
-static inline void gpuprof__cl_idle_poll(void)
-{
-    gpuprof__cl_idle_thread();
-    gpuprof__cl_idle_drain();
-}
 
 /* cl_hooks.c */
 void gpuprof__cl_hooks_install(struct _cl_icd_dispatch *h);

@@ -66,7 +66,7 @@ static void enq_finish(enq *e, cl_int rc)
         gpuprof__cl_wait_end(e->w, e->corr, filed);
     else
         gpuprof__cl_settle(false);
-    gpuprof__cl_idle_poll();
+    gpuprof__cl_idle_drain();
     gpuprof__op_end(e->corr);
 }
 
@@ -97,6 +97,18 @@ static uint64_t mem_size(cl_mem m)
 }
 
 /* ---- kernels ---------------------------------------------------------- */
+/* A launch's name, sizes and detector notes. */
+static void kernel_launch(enq *e, cl_kernel k, uint64_t items, uint64_t group)
+{
+    bool not_aliased, multi;
+    e->c->name = gpuprof__cl_kernel_launch(k, e->q, &not_aliased, &multi);
+    e->c->work_items = items;
+    e->c->group_size = group;
+    if (not_aliased)
+        gpuprof__cl_note(e->corr, GP_M_DET_ARGS_NOT_ALIASED, 1);
+    if (multi)
+        gpuprof__cl_note(e->corr, GP_M_DET_MULTI_CONTEXT, 1);
+}
 static cl_int CL_API_CALL h_EnqueueNDRangeKernel(
     cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
     const size_t *gws, const size_t *lws, cl_uint n, const cl_event *wl,
@@ -107,22 +119,12 @@ static cl_int CL_API_CALL h_EnqueueNDRangeKernel(
     enq e = {.corr = BEGIN(GPUPROF_OP_KERNEL)};
     cl_event *pev = enq_prepare(&e, GPUPROF_OP_KERNEL, q, ev, false);
     if (e.c) {
-        cl_kern *kv = gpuprof__cl_kern(k);
         uint64_t items = gws && dim ? 1 : 0, group = lws && dim ? 1 : 0;
         for (cl_uint i = 0; i < dim && gws; i++)
             items *= gws[i];
         for (cl_uint i = 0; i < dim && lws; i++)
             group *= lws[i];
-        e.c->work_items = items;
-        e.c->group_size = group;
-        if (kv) {
-            bool multi = false;
-            e.c->name = kv->name;
-            if (gpuprof__cl_kernel_launch_checks(kv, e.q, &multi))
-                gpuprof__cl_note(e.corr, GP_M_DET_ARGS_NOT_ALIASED, 1);
-            if (multi)
-                gpuprof__cl_note(e.corr, GP_M_DET_MULTI_CONTEXT, 1);
-        }
+        kernel_launch(&e, k, items, group);
     }
     cl_int rc = T.clEnqueueNDRangeKernel(q, k, dim, off, gws, lws, n, wl, pev);
     enq_finish(&e, rc);
@@ -137,18 +139,8 @@ static cl_int CL_API_CALL h_EnqueueTask(cl_command_queue q, cl_kernel k,
         return T.clEnqueueTask(q, k, n, wl, ev);
     enq e = {.corr = BEGIN(GPUPROF_OP_KERNEL)};
     cl_event *pev = enq_prepare(&e, GPUPROF_OP_KERNEL, q, ev, false);
-    if (e.c) {
-        cl_kern *kv = gpuprof__cl_kern(k);
-        e.c->work_items = e.c->group_size = 1;
-        if (kv) {
-            bool multi = false;
-            e.c->name = kv->name;
-            if (gpuprof__cl_kernel_launch_checks(kv, e.q, &multi))
-                gpuprof__cl_note(e.corr, GP_M_DET_ARGS_NOT_ALIASED, 1);
-            if (multi)
-                gpuprof__cl_note(e.corr, GP_M_DET_MULTI_CONTEXT, 1);
-        }
-    }
+    if (e.c)
+        kernel_launch(&e, k, 1, 1);
     cl_int rc = T.clEnqueueTask(q, k, n, wl, pev);
     enq_finish(&e, rc);
     return rc;
@@ -637,7 +629,7 @@ static cl_int CL_API_CALL h_Finish(cl_command_queue q)
     cl_wait *w = corr ? gpuprof__cl_wait_begin() : NULL;
     cl_int rc = T.clFinish(q);
     gpuprof__cl_wait_end(w, corr, NULL);
-    gpuprof__cl_idle_poll();
+    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;
 }
@@ -650,7 +642,7 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *l)
     cl_wait *w = corr ? gpuprof__cl_wait_begin() : NULL;
     cl_int rc = T.clWaitForEvents(n, l);
     gpuprof__cl_wait_end(w, corr, NULL);
-    gpuprof__cl_idle_poll();
+    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;
 }
@@ -669,7 +661,7 @@ static cl_int CL_API_CALL h_BuildProgram(
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
-    gpuprof__cl_idle_poll();
+    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;
 }
@@ -688,7 +680,7 @@ static cl_int CL_API_CALL h_CompileProgram(
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
-    gpuprof__cl_idle_poll();
+    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;
 }
@@ -705,7 +697,7 @@ static cl_program CL_API_CALL h_LinkProgram(
     cl_program p = T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err);
     uint64_t t1 = gp_mono_ns();
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
-    gpuprof__cl_idle_poll();
+    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return p;
 }
@@ -727,8 +719,10 @@ static cl_context CL_API_CALL h_CreateContext(
     uint64_t corr = MEASURING() ? BEGIN(GPUPROF_OP_OTHER) : 0;
     uint64_t t0 = gp_mono_ns();
     cl_context c = T.clCreateContext(props, nd, d, fn, user, err);
-    if (c)
-        corr ? context_made(c, corr, t0) : (void)gpuprof__cl_context_new(c, 0);
+    if (c && corr)
+        context_made(c, corr, t0);
+    else if (c)
+        gpuprof__cl_context_new(c, 0);
     gpuprof__op_end(corr);
     return c;
 }
@@ -741,8 +735,10 @@ static cl_context CL_API_CALL h_CreateContextFromType(
     uint64_t corr = MEASURING() ? BEGIN(GPUPROF_OP_OTHER) : 0;
     uint64_t t0 = gp_mono_ns();
     cl_context c = T.clCreateContextFromType(props, type, fn, user, err);
-    if (c)
-        corr ? context_made(c, corr, t0) : (void)gpuprof__cl_context_new(c, 0);
+    if (c && corr)
+        context_made(c, corr, t0);
+    else if (c)
+        gpuprof__cl_context_new(c, 0);
     gpuprof__op_end(corr);
     return c;
 }
@@ -824,7 +820,7 @@ static cl_kernel CL_API_CALL h_CreateKernel(cl_program p, const char *name,
 {
     cl_kernel k = T.clCreateKernel(p, name, err);
     if (k)
-        gpuprof__cl_kern(k);
+        gpuprof__cl_kern_new(k);
     return k;
 }
 
@@ -837,7 +833,7 @@ static cl_int CL_API_CALL h_CreateKernelsInProgram(cl_program p, cl_uint n,
     if (ret)
         *ret = got;
     for (cl_uint i = 0; rc == CL_SUCCESS && ks && i < got && i < n; i++)
-        gpuprof__cl_kern(ks[i]);
+        gpuprof__cl_kern_new(ks[i]);
     return rc;
 }
 

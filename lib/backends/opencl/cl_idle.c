@@ -62,8 +62,6 @@ static pthread_mutex_t rings_mu = PTHREAD_MUTEX_INITIALIZER;
 static ring *rings;
 static bool handler_installed;
 
-uint64_t gpuprof__opencl_kernels_running(void);
-
 static void on_prof(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;

@@ -325,14 +325,12 @@ static cl_kern *kern_new_locked(cl_kernel k)
     return v;
 }
 
-cl_kern *gpuprof__cl_kern(cl_kernel k)
+void gpuprof__cl_kern_new(cl_kernel k)
 {
     pthread_mutex_lock(&cl_mu);
-    cl_kern *v = ptab_get(&kernels, k);
-    if (!v)
-        v = kern_new_locked(k);
+    if (!ptab_get(&kernels, k))
+        kern_new_locked(k);
     pthread_mutex_unlock(&cl_mu);
-    return v;
 }
 
 void gpuprof__cl_kern_forget(cl_kernel k)
@@ -437,41 +435,46 @@ static bool overlap_mem(const cl_memobj *a, const cl_memobj *b)
     return false;
 }
 
-/* At a launch (cl_mu not held): are the kernel's buffer arguments free of
- * aliasing (at least two, no SVM pointers, no overlap)? Is its name used
- * in more than one context? Marks its buffers as kernel arguments. */
-bool gpuprof__cl_kernel_launch_checks(cl_kern *k, cl_queue *q, bool *multi_ctx)
+/* At a launch, under one lock: the kernel's interned name (NULL when it
+ * cannot be known), whether its buffer arguments are free of aliasing (at
+ * least two, no SVM pointer, no overlap; checked again only after an
+ * argument changed, which also marks its buffers as kernel arguments), and
+ * whether its name has been launched in more than one context. */
+const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
+                                      bool *not_aliased, bool *multi_ctx)
 {
     pthread_mutex_lock(&cl_mu);
-    if (k->dirty) {
-        const cl_memobj *m[CL_MAX_ARGS];
+    cl_kern *v = ptab_get(&kernels, k);
+    if (!v && !(v = kern_new_locked(k))) {
+        pthread_mutex_unlock(&cl_mu);
+        *not_aliased = *multi_ctx = false;
+        return NULL;
+    }
+    if (v->dirty) {
+        cl_memobj *m[CL_MAX_ARGS];
         int n = 0;
         for (int i = 0; i < CL_MAX_ARGS; i++)
-            if (k->arg[i] && (m[n] = ptab_get(&mems, k->arg[i])))
-                n++;
-        bool ok = n >= 2 && !k->svm_args;
+            if (v->arg[i] && (m[n] = ptab_get(&mems, v->arg[i])))
+                m[n++]->kernel_arg = true;
+        bool ok = n >= 2 && !v->svm_args;
         for (int i = 0; ok && i < n; i++)
             for (int j = i + 1; ok && j < n; j++)
                 ok = !overlap_mem(m[i], m[j]);
-        k->not_aliased = ok;
-        k->dirty = false;
+        v->not_aliased = ok;
+        v->dirty = false;
     }
-    for (int i = 0; i < CL_MAX_ARGS; i++) {
-        cl_memobj *m = k->arg[i] ? ptab_get(&mems, k->arg[i]) : NULL;
-        if (m)
-            m->kernel_arg = true;
-    }
-    kname *kn = &names[k->name_idx];
-    cl_context ctx = q && q->ctx ? q->ctx : k->ctx;
+    kname *kn = &names[v->name_idx];
+    cl_context ctx = q && q->ctx ? q->ctx : v->ctx;
     bool seen = false;
     for (unsigned i = 0; i < kn->nctx && !seen; i++)
         seen = kn->ctx[i] == ctx;
     if (!seen && kn->nctx < MAX_CTX_PER_NAME)
         kn->ctx[kn->nctx++] = ctx;
     *multi_ctx = kn->nctx > 1;
-    bool na = k->not_aliased;
+    *not_aliased = v->not_aliased;
+    const char *name = v->name;
     pthread_mutex_unlock(&cl_mu);
-    return na;
+    return name;
 }
 
 /* Host ranges that received data read back from a kernel's buffer. */
@@ -851,7 +854,6 @@ void gpuprof__cl_wait_end(cl_wait *w, uint64_t corr, cl_cmd *own)
     gpuprof__cl_settle(false);
 }
 
-uint64_t gpuprof__opencl_kernels_running(void);
 uint64_t gpuprof__opencl_kernels_running(void)
 {
     return atomic_load_explicit(&kernels_running, memory_order_relaxed);
@@ -877,8 +879,6 @@ static int find_loader(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
-                                     unsigned *out_entries);
 const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
                                      unsigned *out_entries)
 {
@@ -956,9 +956,9 @@ static gpuprof_status cl_probe(void *user, char *reason, size_t rsize)
                  dlerror());
         return GPUPROF_E_UNAVAILABLE;
     }
-    bool layers = dlsym(h, "clGetPlatformIDs") != NULL;
+    bool loader_ok = dlsym(h, "clGetPlatformIDs") != NULL;
     dlclose(h);
-    if (!layers) {
+    if (!loader_ok) {
         snprintf(reason, rsize, "libOpenCL.so.1 has no clGetPlatformIDs");
         return GPUPROF_E_UNAVAILABLE;
     }
@@ -1051,7 +1051,6 @@ static void cl_fini(void *user)
      * layer, which then passes everything through. */
 }
 
-void gpuprof__opencl_register(void);
 void gpuprof__opencl_register(void)
 {
     if (registered)

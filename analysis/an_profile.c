@@ -28,7 +28,11 @@ static void describe(const gpuprof__io_profile *p, const gpuprof__io_node *n,
         snprintf(buf, size, "<gpu %s>", gpuprof__an_op_name(n->key_a));
         break;
     case GPUPROF_IO_NODE_KERNEL:
-        snprintf(buf, size, "kernel %s", gpuprof__io_str(p, n->key_a));
+        if (n->key_b < p->module_count) /* its GPU binary (checked) */
+            snprintf(buf, size, "kernel %s [%s]", gpuprof__io_str(p, n->key_a),
+                     gpuprof__io_str(p, p->modules[n->key_b].path));
+        else
+            snprintf(buf, size, "kernel %s", gpuprof__io_str(p, n->key_a));
         break;
     case GPUPROF_IO_NODE_GPU_INSTR:
         snprintf(buf, size, "%s+0x%" PRIx64,

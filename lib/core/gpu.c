@@ -193,7 +193,7 @@ static void apply_one(void *ctx, const void *item)
     uint32_t at = m;
     if (a->name &&
         (at = gpuprof__cct_child(tree, m, GPUPROF_IO_NODE_KERNEL, a->name,
-                                 GP_NO_BINARY, GPUPROF_IO_KIND_GPU)) ==
+                                 a->binary, GPUPROF_IO_KIND_GPU)) ==
             GP_CCT_NONE)
         goto nomem;
     gp_mblock *b = gpuprof__cct_block(tree, at, GPUPROF_IO_KIND_GPU);
@@ -338,7 +338,8 @@ GPUPROF_API gpuprof_status gpuprof_op_end(uint64_t correlation)
 
 /* ---- activities ------------------------------------------------------- */
 gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
-                                          unsigned nx, const uint8_t *xm,
+                                          uint32_t binary, unsigned nx,
+                                          const uint8_t *xm,
                                           const uint64_t *xv)
 {
     if (unlikely(!a || a->size < offsetof(gpuprof_activity, name) +
@@ -373,6 +374,7 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
     r->start_ns = a->start_ns;
     r->end_ns = a->end_ns;
     r->bytes = a->bytes;
+    r->binary = binary;
     r->nx = (uint8_t)(nx < GP_XN ? nx : GP_XN);
     for (unsigned i = 0; i < r->nx; i++) {
         r->xm[i] = xm[i];
@@ -389,7 +391,8 @@ GPUPROF_API gpuprof_status gpuprof_activity_submit(const gpuprof_activity *a)
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
                              "gpuprof_activity_submit: unknown flags %#x",
                              a->flags);
-    return gpuprof__activity_submit_x(a, 0, NULL, NULL);
+    return gpuprof__activity_submit_x(a, (uint32_t)GP_NO_BINARY, 0, NULL,
+                                      NULL);
 }
 
 /* ---- fork ------------------------------------------------------------- */

@@ -67,6 +67,7 @@ typedef struct gp_rec {
     uint32_t flags;     /* ACT: GPUPROF_ACTIVITY_* */
     uint32_t device, stream;
     uint64_t start_ns, end_ns, bytes;
+    uint32_t binary;    /* ACT: GPU binary module id, GP_NO_BINARY */
     uint8_t nx;         /* ACT: extra metric values (built-in backends) */
     uint8_t xm[GP_XN];  /* their metric ids (GPU kind) */
     uint64_t xv[GP_XN];
@@ -77,7 +78,7 @@ typedef struct gp_act {
     uint32_t node; /* placeholder in the thread's CCT */
     uint32_t kind;
     uint32_t name;
-    uint32_t pad_;
+    uint32_t binary; /* module id of the kernel's GPU binary, GP_NO_BINARY */
     uint64_t dur_ns;
     uint64_t bytes;
     uint32_t flags;
@@ -114,6 +115,15 @@ typedef struct gp_gpu {
 /* KERNEL nodes' key_b when no GPU binary is known. */
 #define GP_NO_BINARY 0xFFFFFFFFull
 
+/* ---- binary.c ------------------------------------------------------- */
+/* Saves a GPU binary once per content (<output dir>/binaries/<32 hex
+ * digits>.<ext>) and registers it as a GPU module; its module id, or
+ * GP_NO_BINARY when it could not be saved (counted, warned once). Any
+ * thread; slow (a file write): call it where the runtime is slow anyway. */
+uint32_t gpuprof__gpu_binary(const void *data, size_t size, const char *ext);
+/* The 128-bit content hash that names binaries. */
+void gpuprof__hash128(const void *data, size_t size, uint64_t out[2]);
+
 /* Correlation ids: the thread's sequence number + 1 in the high 24 bits,
  * a per-thread counter in the low 40. Never 0. */
 #define GP_CORR_SEQ_BITS 40
@@ -124,10 +134,13 @@ typedef struct gp_gpu {
  * function, then a placeholder of `kind`. See gpuprof_op_begin. */
 uint64_t gpuprof__op_begin(uint32_t kind, unsigned skip);
 gpuprof_status gpuprof__op_end(uint64_t corr);
-/* gpuprof_activity_submit for the built-in backends: also `nx` (<= GP_XN)
- * extra values `xv` of GPU-kind metrics `xm`, and GP_ACT_NOTE. */
+/* gpuprof_activity_submit for the built-in backends: also the kernel's GPU
+ * binary (a module id from gpuprof__gpu_binary, or GP_NO_BINARY), `nx`
+ * (<= GP_XN) extra values `xv` of GPU-kind metrics `xm`, and the flags
+ * GP_ACT_NOTE and GP_ACT_HOST. */
 gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
-                                          unsigned nx, const uint8_t *xm,
+                                          uint32_t binary, unsigned nx,
+                                          const uint8_t *xm,
                                           const uint64_t *xv);
 /* Applies what the monitor forwarded to `g`, if nobody else is (trylock):
  * the owner's hook and region boundaries. */

@@ -121,6 +121,8 @@ enum gp_stat {
     GP_STAT_MEMORY_BYTES, /* per thread, summed */
     GP_STAT_GPU_OPS,        /* per thread, summed */
     GP_STAT_GPU_ACTIVITIES, /* attributed by the monitor */
+    GP_STAT_GPU_BINARIES,   /* distinct GPU binaries saved or found saved */
+    GP_STAT_GPU_BINARIES_FAILED, /* GPU binaries that could not be saved */
     GP_STAT_COUNT
 };
 void gpuprof__stat_add(enum gp_stat s, uint64_t v);

@@ -207,7 +207,7 @@ static void retire_due(void)
 static void forward(entry *e, const gp_rec *r)
 {
     gp_gpu *g = e->gpu;
-    gp_act a = {e->node, r->kind, r->name, 0, r->end_ns - r->start_ns,
+    gp_act a = {e->node, r->kind, r->name, r->binary, r->end_ns - r->start_ns,
                 r->bytes, r->flags, r->nx, {0}, {0}};
     for (unsigned i = 0; i < r->nx && i < GP_XN; i++) {
         a.xm[i] = r->xm[i];

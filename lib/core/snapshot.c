@@ -304,8 +304,8 @@ static void emit_tables(snap *s)
     }
     for (uint32_t i = 0; i < nmod; i++) {
         const gp_module_info *m = gpuprof__module(i);
-        s->p.modules[i] = (gpuprof__io_module){str(s, m->path), 0, m->base,
-                                               m->size};
+        s->p.modules[i] = (gpuprof__io_module){str(s, m->path), m->flags,
+                                               m->base, m->size};
     }
     s->p.module_count = nmod;
     if (s->final)

@@ -31,6 +31,8 @@ static const char *const names[GP_STAT_COUNT] = {
     [GP_STAT_MEMORY_BYTES] = "memory.bytes",
     [GP_STAT_GPU_OPS] = "gpu.operations",
     [GP_STAT_GPU_ACTIVITIES] = "gpu.activities",
+    [GP_STAT_GPU_BINARIES] = "gpu.binaries",
+    [GP_STAT_GPU_BINARIES_FAILED] = "gpu.binaries_failed",
 };
 
 void gpuprof__stat_add(enum gp_stat s, uint64_t v)

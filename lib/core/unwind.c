@@ -92,7 +92,8 @@ static table *_Atomic current;
 
 /* The id of (path, base), added with its size if new (published after the
  * entry is complete); UINT32_MAX when full. Under lock. */
-static uint32_t module_id(const char *path, uint64_t base, uint64_t size)
+static uint32_t module_id(const char *path, uint64_t base, uint64_t size,
+                          uint32_t flags)
 {
     uint32_t n = gp_load_relaxed(&nmods);
     for (uint32_t i = 0; i < n; i++)
@@ -101,7 +102,7 @@ static uint32_t module_id(const char *path, uint64_t base, uint64_t size)
     char *copy = n < MAX_MODULES ? strdup(path) : NULL;
     if (!copy)
         return UINT32_MAX;
-    mods[n] = (gp_module_info){copy, base, size};
+    mods[n] = (gp_module_info){copy, base, size, flags};
     gp_store_release(&nmods, n + 1);
     return n;
 }
@@ -127,7 +128,7 @@ static int collect(struct dl_phdr_info *info, size_t info_size, void *arg)
     }
     if (extent == 0)
         return 0; /* nothing executable */
-    uint32_t id = module_id(path, info->dlpi_addr, extent);
+    uint32_t id = module_id(path, info->dlpi_addr, extent, 0);
     if (id == UINT32_MAX)
         return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -175,6 +176,15 @@ void gpuprof__modules_refresh(void)
     }
     pthread_mutex_unlock(&lock);
     free(sc.r);
+}
+
+uint32_t gpuprof__module_add(const char *path, uint32_t flags, uint64_t base,
+                             uint64_t size)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t id = module_id(path, base, size, flags);
+    pthread_mutex_unlock(&lock);
+    return id;
 }
 
 static const range *search(const table *t, uintptr_t pc)

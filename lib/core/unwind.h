@@ -32,6 +32,7 @@ typedef struct gp_module_info {
     const char *path; /* the executable's real path for the main program */
     uint64_t base;    /* load address (dlpi_addr) */
     uint64_t size;    /* extent of its executable segments from base */
+    uint32_t flags;   /* GPUPROF_IO_MODULE_* (a GPU binary) */
 } gp_module_info;
 
 /* The module containing `pc` and the offset of pc in it; refreshes the
@@ -40,6 +41,11 @@ bool gpuprof__module_find(uintptr_t pc, uint32_t *id, uint64_t *offset);
 /* Modules known so far: ids 0 .. count-1. Any thread. */
 uint32_t gpuprof__module_count(void);
 const gp_module_info *gpuprof__module(uint32_t id);
+/* Adds a module no address maps to (a GPU binary: `flags`
+ * GPUPROF_IO_MODULE_GPU), or finds it when (path, base) is known; its id,
+ * UINT32_MAX when the table is full or memory is short. Any thread. */
+uint32_t gpuprof__module_add(const char *path, uint32_t flags, uint64_t base,
+                             uint64_t size);
 /* Forces a rescan (tests; after dlopen the table also refreshes itself). */
 void gpuprof__modules_refresh(void);
 

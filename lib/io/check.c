@@ -8,6 +8,7 @@
  * no zero values. Code above lib/io relies on these guarantees and does no
  * bounds checks of its own.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -73,6 +74,18 @@ static int check_node(const gpuprof__io_profile *p, uint32_t rel,
          n->kind == GPUPROF_IO_NODE_GPU_INSTR) &&
         n->key_a >= p->module_count)
         return bad(err, es, "node module index %u out of range", n->key_a);
+    if ((n->kind == GPUPROF_IO_NODE_FRAME ||
+         n->kind == GPUPROF_IO_NODE_GPU_INSTR) &&
+        !(p->modules[n->key_a].flags & GPUPROF_IO_MODULE_GPU) !=
+            (n->kind == GPUPROF_IO_NODE_FRAME))
+        return bad(err, es, "node module %u is not a %s", n->key_a,
+                   n->kind == GPUPROF_IO_NODE_FRAME ? "CPU load module"
+                                                    : "GPU binary");
+    if (n->kind == GPUPROF_IO_NODE_KERNEL && n->key_b != GPUPROF_IO_NONE &&
+        (n->key_b >= p->module_count ||
+         !(p->modules[n->key_b].flags & GPUPROF_IO_MODULE_GPU)))
+        return bad(err, es, "kernel node names GPU binary %" PRIu64
+                   " that is not one", n->key_b);
     return 0;
 }
 

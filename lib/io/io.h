@@ -67,6 +67,12 @@ enum gpuprof__io_metric_kind {
 #define GPUPROF_IO_THREAD_EXITED 0x02u /* exited before this generation */
 #define GPUPROF_IO_THREAD_MERGED 0x04u /* the sum of exited threads */
 
+/* Module flags (pinned bits). */
+#define GPUPROF_IO_MODULE_GPU 0x01u /* a GPU binary: path is relative to the
+                                       measurement directory
+                                       ("binaries/<hash>.<ext>"), base is
+                                       0, size its length in bytes */
+
 /* Profile flags (pinned bits). */
 #define GPUPROF_IO_PROFILE_FINAL 0x01u /* written by gpuprof_finalize */
 #define GPUPROF_IO_PROFILE_FORKED 0x02u /* process is a fork child */

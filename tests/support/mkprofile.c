@@ -115,6 +115,15 @@ uint32_t tp_module(tp_builder *b, const char *path)
     return b->p.module_count++;
 }
 
+uint32_t tp_gpu_module(tp_builder *b, const char *path)
+{
+    uint32_t m = tp_module(b, path);
+    b->p.modules[m] = (gpuprof__io_module){.path = b->p.modules[m].path,
+                                           .flags = GPUPROF_IO_MODULE_GPU,
+                                           .size = 0x1000};
+    return m;
+}
+
 static uint32_t add_keyed(tp_builder *b, uint32_t parent, uint8_t kind,
                           uint32_t key_a, uint64_t key_b)
 {

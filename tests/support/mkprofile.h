@@ -29,6 +29,8 @@ uint32_t tp_region(tp_builder *b, uint32_t parent, const char *name,
  * carry no values. A module (load module or GPU binary) is added once with
  * tp_module and referred to by the index it returns. */
 uint32_t tp_module(tp_builder *b, const char *path);
+/* A GPU binary (module flag GPUPROF_IO_MODULE_GPU). */
+uint32_t tp_gpu_module(tp_builder *b, const char *path);
 uint32_t tp_frame(tp_builder *b, uint32_t parent, uint32_t module,
                   uint64_t offset);
 uint32_t tp_kernel(tp_builder *b, uint32_t parent, const char *name,

@@ -31,7 +31,7 @@ static void write_sample(void)
     snprintf(path, sizeof(path), "%s/alpha-r0-p100.gpuprof", dir);
     tp_builder *b = tp_new("alpha", 100, 0);
     uint32_t lib = tp_module(b, "/usr/lib/libfoo.so"),
-             bin = tp_module(b, "gpu.bin");
+             bin = tp_gpu_module(b, "gpu.bin");
     tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
     uint32_t app = tp_region(b, 0, "app", 1, 2000000, 500000);
     uint32_t k = tp_kernel(b, tp_frame(b, app, lib, 0x1a2b), "saxpy", bin);
@@ -64,7 +64,7 @@ START_TEST(profile_node_kinds)
         {GPUPROF_AN_NODE_ROOT, UINT32_MAX, "root"},
         {GPUPROF_AN_NODE_REGION, 0, "app"},
         {GPUPROF_AN_NODE_FRAME, 1, "/usr/lib/libfoo.so+0x1a2b"},
-        {GPUPROF_AN_NODE_KERNEL, 2, "kernel saxpy"},
+        {GPUPROF_AN_NODE_KERNEL, 2, "kernel saxpy [gpu.bin]"},
         {GPUPROF_AN_NODE_GPU_INSTR, 3, "gpu.bin+0x40"},
         {GPUPROF_AN_NODE_GPU_OP, 1, "<gpu copy h2d>"},
         {GPUPROF_AN_NODE_REGION, 0, "io"},
@@ -136,7 +136,7 @@ START_TEST(profile_dump_text)
              "  app region.visits=1 region.time.incl=2.000 ms "
              "region.time.excl=500.000 us\n"
              "    /usr/lib/libfoo.so+0x1a2b\n"
-             "      kernel saxpy\n"
+             "      kernel saxpy [gpu.bin]\n"
              "        gpu.bin+0x40\n"
              "    <gpu copy h2d>\n"
              "  io region.visits=3 region.time.incl=1.500 us "

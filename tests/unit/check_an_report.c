@@ -419,7 +419,7 @@ START_TEST(report_folds_call_paths)
     uint32_t f1 = tp_frame(b, app, mod, 0x10), f2 = tp_frame(b, app, mod, 0x20);
     tp_region(b, f1, "kern", 2, 30, 30);
     tp_region(b, f2, "kern", 3, 60, 60);
-    tp_kernel(b, f2, "saxpy", mod);
+    tp_kernel(b, f2, "saxpy", UINT32_MAX); /* no GPU binary */
     tp_thread(b, "other", 0);
     tp_region(b, tp_frame(b, 0, mod, 0x30), "app", 1, 40, 40);
     char path[700];

@@ -23,6 +23,7 @@
 
 #include "core/internal.h"
 #include "io/io.h"
+#include "io/trace.h"
 #include "support/readback.h"
 #include "support/suite.h"
 
@@ -40,6 +41,7 @@ static cl_device_id D;
 static cl_context C;
 static cl_command_queue Q;
 static int have_opencl = -1;
+static int want_trace; /* the next start records traces */
 
 static const char *src =
     "__kernel void k_add(__global float *a, __global const float *b)\n"
@@ -70,6 +72,7 @@ static gpuprof_status start_with_layer(const char *path, char *why,
     o.output_dir = outdir;
     o.backends = "opencl";
     o.signals = 0;
+    o.trace = want_trace;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
     why[0] = '\0';
     return gpuprof_backend_status("opencl", why, wsize);
@@ -521,6 +524,146 @@ START_TEST(dlopened_opencl_is_measured)
 }
 END_TEST
 
+/* ---- GPU binaries and traces per queue -------------------------------- */
+/* The program's binary for D, as the runtime gives it. */
+static unsigned char *program_binary(cl_program p, size_t *size)
+{
+    ck_assert_int_eq(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES,
+                                      sizeof(*size), size, NULL), CL_SUCCESS);
+    ck_assert_uint_gt(*size, 0);
+    unsigned char *b = malloc(*size);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof(b), &b,
+                                      NULL), CL_SUCCESS);
+    return b;
+}
+
+static void launch_n(cl_command_queue q, cl_kernel k, cl_mem a, int n)
+{
+    clSetKernelArg(k, 0, sizeof(a), &a);
+    clSetKernelArg(k, 1, sizeof(a), &a);
+    size_t g = 64;
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0,
+                                                NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(q), CL_SUCCESS);
+}
+
+START_TEST(binaries_saved_once_and_traced_per_queue)
+{
+    SKIP_WITHOUT_OPENCL();
+    want_trace = 1;
+    start_measuring();
+    want_trace = 0;
+    open_device(0);
+    cl_int rc;
+    cl_context c2 = clCreateContext(NULL, 1, &D, NULL, NULL, &rc);
+    ck_assert_int_eq(rc, CL_SUCCESS);
+    cl_command_queue q2 = clCreateCommandQueueWithProperties(c2, D, NULL, &rc);
+    ck_assert_int_eq(rc, CL_SUCCESS);
+    /* One source built in two contexts (one binary), another source. */
+    cl_program p1 = build_in(C), p2 = build_in(c2);
+    const char *osrc = "__kernel void k_other(__global float *a,\n"
+                       "  __global float *b) { a[get_global_id(0)] = 2.0f; }\n";
+    cl_program p3 = clCreateProgramWithSource(C, 1, &osrc, NULL, &rc);
+    ck_assert_int_eq(clBuildProgram(p3, 1, &D, "", NULL, NULL), CL_SUCCESS);
+    cl_kernel k1 = kernel(p1, "k_add"), k2 = kernel(p2, "k_add"),
+              k3 = kernel(p3, "k_other");
+    cl_mem a = buffer(64 * sizeof(float));
+    cl_mem b = clCreateBuffer(c2, CL_MEM_READ_WRITE, 64 * sizeof(float), NULL,
+                              &rc);
+    launch_n(Q, k1, a, 3);
+    launch_n(Q, k3, a, 2);
+    launch_n(q2, k2, b, 4);
+    size_t bsize;
+    unsigned char *bin = program_binary(p1, &bsize);
+    char prof[1024], trace[1024], err[256];
+    ck_assert_int_eq(gpuprof_output_path(prof, sizeof(prof)), GPUPROF_OK);
+    snprintf(trace, sizeof(trace), "%.*s.gptrace",
+             (int)(strrchr(prof, '.') - prof), prof);
+    clReleaseKernel(k1);
+    clReleaseKernel(k2);
+    clReleaseKernel(k3);
+    clReleaseProgram(p1);
+    clReleaseProgram(p2);
+    clReleaseProgram(p3);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(q2);
+    clReleaseContext(c2);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+
+    gpuprof__io_profile *p = NULL;
+    ck_assert_msg(!gpuprof__io_read_file(prof, &p, err, sizeof(err)), "%s",
+                  err);
+    uint32_t gpu_modules = 0, m_add = UINT32_MAX, m_other = UINT32_MAX;
+    uint64_t launches = 0;
+    for (uint32_t i = 0; i < p->module_count; i++)
+        gpu_modules += !!(p->modules[i].flags & GPUPROF_IO_MODULE_GPU);
+    ck_assert_uint_eq(gpu_modules, 2);
+    ck_assert_uint_eq(rb_counter(p, "gpu.binaries"), 2);
+    ck_assert_uint_eq(rb_counter(p, "gpu.binaries_failed"), 0);
+    for (uint32_t i = 0; i < p->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        if (n->kind != GPUPROF_IO_NODE_KERNEL)
+            continue;
+        ck_assert_uint_lt(n->key_b, p->module_count);
+        ck_assert(p->modules[n->key_b].flags & GPUPROF_IO_MODULE_GPU);
+        uint32_t *m = !strcmp(gpuprof__io_str(p, n->key_a), "k_add")
+                          ? &m_add
+                          : &m_other;
+        ck_assert(*m == UINT32_MAX || *m == n->key_b); /* both contexts */
+        *m = (uint32_t)n->key_b;
+        launches += rb_val(p, i, "gpu.count");
+    }
+    ck_assert_uint_eq(launches, 9);
+    ck_assert_uint_ne(m_add, UINT32_MAX);
+    ck_assert_uint_ne(m_other, UINT32_MAX);
+    ck_assert_uint_ne(m_add, m_other);
+    /* The saved file is the runtime's binary, byte for byte. */
+    char path[1200];
+    const char *rel = gpuprof__io_str(p, p->modules[m_add].path);
+    ck_assert_int_eq(strncmp(rel, "binaries/", 9), 0);
+    ck_assert_uint_eq(p->modules[m_add].size, bsize);
+    snprintf(path, sizeof(path), "%s/%s", outdir, rel);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s", path);
+    unsigned char *got = malloc(bsize + 1);
+    ck_assert_uint_eq(fread(got, 1, bsize + 1, f), bsize);
+    fclose(f);
+    ck_assert_int_eq(memcmp(got, bin, bsize), 0);
+    free(got);
+    free(bin);
+    gpuprof__io_profile_free(p);
+
+    /* Traces: one GPU stream per queue, each launch once, in order. */
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    ck_assert_uint_eq(t->ignored_bytes, 0);
+    gpuprof__io_trace_sort(t);
+    uint64_t per[2] = {0, 0};
+    uint32_t gpu_streams = 0;
+    for (uint32_t i = 0; i < t->stream_count; i++) {
+        const gpuprof__io_trace_stream *st = &t->streams[i];
+        if (!st->gpu || !st->count)
+            continue;
+        ck_assert_uint_lt(gpu_streams, 2);
+        per[gpu_streams++] = st->count;
+        for (uint64_t j = 0; j < st->count; j++) {
+            ck_assert_uint_ge(st->recs[j].end_ns, st->recs[j].start_ns);
+            if (j)
+                ck_assert_uint_ge(st->recs[j].start_ns,
+                                  st->recs[j - 1].end_ns); /* in order */
+        }
+    }
+    ck_assert_uint_eq(gpu_streams, 2);
+    ck_assert_uint_eq(per[0] + per[1], 9);
+    ck_assert((per[0] == 5 && per[1] == 4) || (per[0] == 4 && per[1] == 5));
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 /* ---- no layer: unavailable, the program runs unchanged ---------------- */
 START_TEST(no_layer_is_unavailable_and_changes_nothing)
 {
@@ -582,6 +725,7 @@ int main(int argc, char **argv)
         {"gpu_idle_cause", cpu_phase_with_idle_device_gets_gpu_idle_cause, 120},
         {"detectors", detectors_fire_and_stay_silent, 180},
         {"dlopen", dlopened_opencl_is_measured, 120},
+        {"binaries_traces", binaries_saved_once_and_traced_per_queue, 120},
         {"no_layer", no_layer_is_unavailable_and_changes_nothing, 120},
     };
     return RUN_SUITE("opencl", cases);

@@ -8,11 +8,11 @@
  * runtime through the target dispatch table with an event (the program's,
  * which we retain, or one we make), and files a `cl_cmd` on the outstanding
  * list with a CL_COMPLETE callback. The callback (any runtime thread) only
- * reads the event's START/END, converts them to the process clock and
- * pushes the command on a lock-free stack: it takes no lock and never calls
+ * reads the event's START/END and pushes the command on a lock-free stack: it takes no lock and never calls
  * back into us, so it cannot deadlock with a runtime lock. Application
  * threads (the next hook, a wait, a flush) settle: under cl_mu they take
- * the completed commands, resolve finished waits (blame), and submit every
+ * the completed commands (converting their device times to the process
+ * clock, one clock sample per batch), resolve finished waits (blame), and submit every
  * command no unresolved wait can still blame, releasing our event.
  */
 #ifndef GPUPROF_BACKENDS_OPENCL_CL_H
@@ -45,20 +45,21 @@ static inline bool gpuprof__cl_measuring(void)
 
 /* One command on a device, from enqueue until its activity is submitted. */
 typedef struct cl_cmd {
-    struct cl_cmd *next, *prev;    /* outstanding list, under cl_mu */
+    struct cl_cmd *next, *prev;    /* pending or finished list, cl_mu */
     struct cl_cmd *_Atomic done;   /* completed stack link */
     cl_event ev;                   /* our reference */
     uint64_t corr;
     uint32_t kind, device, stream;
     struct cl_dev *dev;            /* its clock, for the callback */
     const char *name;              /* kernels: interned, never freed */
+    uint32_t binary;               /* kernels: GPU binary module id */
     uint64_t bytes, work_items, group_size;
     uint64_t enq_ns;               /* host clock when enqueued */
-    uint64_t start_ns, end_ns;     /* process clock, set by the callback */
+    uint64_t start_ns, end_ns;     /* device clock from the callback;
+                                      process clock once settled */
     uint64_t blame_ns;             /* CPU_IDLE_CAUSE */
     uint64_t wait_ns;              /* blocking commands: their CPU_IDLE */
     int32_t status;                /* from the callback: < 0 failed */
-    bool complete;                 /* under cl_mu: taken off the stack */
 } cl_cmd;
 
 /* A device and how its clock maps to ours. */
@@ -78,10 +79,19 @@ typedef struct cl_queue {
     uint32_t id;
 } cl_queue;
 
+/* A built program's binaries, one per device, saved as GPU modules. */
+#define CL_MAX_BIN 8
+typedef struct cl_bins {
+    uint32_t n;
+    cl_device_id dev[CL_MAX_BIN];
+    uint32_t id[CL_MAX_BIN]; /* module id, GP_NO_BINARY when not saved */
+} cl_bins;
+
 #define CL_MAX_ARGS 64
 typedef struct cl_kern {
     cl_kernel k;
     cl_context ctx;
+    cl_bins bins;                 /* its program's, copied at creation */
     const char *name;             /* interned */
     uint32_t name_idx;
     cl_mem arg[CL_MAX_ARGS];      /* buffer arguments (NULL: other) */
@@ -115,11 +125,19 @@ void gpuprof__cl_queue_forget(cl_command_queue q);
  * (whose operation stays open until finalize: devices unused). */
 bool gpuprof__cl_context_new(cl_context ctx, uint64_t corr);
 void gpuprof__cl_build_done(cl_program p, cl_uint ndev, uint64_t corr);
+/* Programs: their binaries are saved when the first kernel is made from
+ * them (a build may be asynchronous; a build or release forgets them). */
+void gpuprof__cl_program_binaries(cl_program p);
+void gpuprof__cl_program_forget(cl_program p);
 
-/* Commands. */
-cl_cmd *gpuprof__cl_cmd_new(uint64_t corr, uint32_t kind, cl_queue *q);
-/* After the runtime accepted it with *ev: files it and sets the callback. */
-void gpuprof__cl_cmd_file(cl_cmd *c, cl_event ev, bool ours);
+/* Commands. A hook fills one on its stack (init, then name, bytes, ...)
+ * and files it after the runtime accepted it with `ev`: filing copies it
+ * into the outstanding list, retains `ev` unless it is `ours`, and sets
+ * the completion callback. Returns the filed command, NULL when it could
+ * not be filed (out of memory: counted as dropped; `ours` released). */
+void gpuprof__cl_cmd_init(cl_cmd *c, uint64_t corr, uint32_t kind,
+                          const cl_queue *q);
+cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *c, cl_event ev, bool ours);
 /* Waits: begin before the runtime blocks, end after; the wait's own
  * command (a blocking transfer), if any, gets its CPU_IDLE. */
 typedef struct cl_wait {
@@ -138,8 +156,11 @@ void gpuprof__cl_settle(bool force);
 void gpuprof__cl_note(uint64_t corr, uint8_t metric, uint64_t value);
 void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src);
 bool gpuprof__cl_written_back(const void *ptr, size_t size);
+/* A kernel launch on `q`: the kernel's interned name (NULL when unknown),
+ * its GPU binary on q's device, and the two detectors' answers. */
 const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
-                                      bool *not_aliased, bool *multi_ctx);
+                                      uint32_t *binary, bool *not_aliased,
+                                      bool *multi_ctx);
 /* Kernels enqueued and not completed (GPU_IDLE_CAUSE's "no kernel"). */
 uint64_t gpuprof__opencl_kernels_running(void);
 

@@ -23,10 +23,11 @@
 typedef struct enq {
     uint64_t corr;
     cl_queue *q;
-    cl_cmd *c;
+    cl_cmd *c; /* &cmd while measuring, else NULL */
     cl_wait *w;
     cl_event own;
     cl_event *user_ev;
+    cl_cmd cmd;
 } enq;
 
 /* After gpuprof__op_begin: the command, our event if the program passed
@@ -42,10 +43,11 @@ static cl_event *enq_prepare(enq *e, uint32_t kind, cl_command_queue q,
     if (!e->corr)
         return ev;
     e->q = gpuprof__cl_queue(q);
-    e->c = gpuprof__cl_cmd_new(e->corr, kind, e->q);
+    e->c = &e->cmd;
+    gpuprof__cl_cmd_init(e->c, e->corr, kind, e->q);
     if (blocking)
         e->w = gpuprof__cl_wait_begin();
-    return e->c && !ev ? &e->own : ev;
+    return ev ? ev : &e->own;
 }
 
 static void enq_finish(enq *e, cl_int rc)
@@ -53,14 +55,10 @@ static void enq_finish(enq *e, cl_int rc)
     cl_cmd *filed = NULL;
     if (e->c) {
         cl_event ev = e->user_ev ? *e->user_ev : e->own;
-        if (rc == CL_SUCCESS && ev) {
-            gpuprof__cl_cmd_file(e->c, ev, !e->user_ev);
-            filed = e->c;
-        } else {
-            free(e->c);
-            if (e->own && !e->user_ev)
-                T.clReleaseEvent(e->own);
-        }
+        if (rc == CL_SUCCESS && ev)
+            filed = gpuprof__cl_cmd_file(e->c, ev, !e->user_ev);
+        else if (e->own && !e->user_ev)
+            T.clReleaseEvent(e->own);
     }
     if (e->w)
         gpuprof__cl_wait_end(e->w, e->corr, filed);
@@ -101,7 +99,8 @@ static uint64_t mem_size(cl_mem m)
 static void kernel_launch(enq *e, cl_kernel k, uint64_t items, uint64_t group)
 {
     bool not_aliased, multi;
-    e->c->name = gpuprof__cl_kernel_launch(k, e->q, &not_aliased, &multi);
+    e->c->name = gpuprof__cl_kernel_launch(k, e->q, &e->c->binary,
+                                           &not_aliased, &multi);
     e->c->work_items = items;
     e->c->group_size = group;
     if (not_aliased)
@@ -652,6 +651,7 @@ static cl_int CL_API_CALL h_BuildProgram(
     cl_program p, cl_uint nd, const cl_device_id *d, const char *opts,
     void(CL_CALLBACK *fn)(cl_program, void *), void *user)
 {
+    gpuprof__cl_program_forget(p); /* rebuilt: new binaries */
     if (!MEASURING())
         return T.clBuildProgram(p, nd, d, opts, fn, user);
     uint64_t corr = BEGIN(GPUPROF_OP_BUILD);
@@ -671,6 +671,7 @@ static cl_int CL_API_CALL h_CompileProgram(
     cl_uint nh, const cl_program *hdrs, const char **names,
     void(CL_CALLBACK *fn)(cl_program, void *), void *user)
 {
+    gpuprof__cl_program_forget(p);
     if (!MEASURING())
         return T.clCompileProgram(p, nd, d, opts, nh, hdrs, names, fn, user);
     uint64_t corr = BEGIN(GPUPROF_OP_BUILD);
@@ -690,12 +691,19 @@ static cl_program CL_API_CALL h_LinkProgram(
     cl_uint np, const cl_program *progs,
     void(CL_CALLBACK *fn)(cl_program, void *), void *user, cl_int *err)
 {
-    if (!MEASURING())
-        return T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err);
+    cl_program p;
+    if (!MEASURING()) {
+        p = T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err);
+        if (p) /* a new program where a released one may have been */
+            gpuprof__cl_program_forget(p);
+        return p;
+    }
     uint64_t corr = BEGIN(GPUPROF_OP_BUILD);
     uint64_t t0 = gp_mono_ns();
-    cl_program p = T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err);
+    p = T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err);
     uint64_t t1 = gp_mono_ns();
+    if (p)
+        gpuprof__cl_program_forget(p);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
     gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
@@ -819,8 +827,10 @@ static cl_kernel CL_API_CALL h_CreateKernel(cl_program p, const char *name,
                                             cl_int *err)
 {
     cl_kernel k = T.clCreateKernel(p, name, err);
-    if (k)
+    if (k) {
+        gpuprof__cl_program_binaries(p);
         gpuprof__cl_kern_new(k);
+    }
     return k;
 }
 
@@ -832,6 +842,8 @@ static cl_int CL_API_CALL h_CreateKernelsInProgram(cl_program p, cl_uint n,
     cl_int rc = T.clCreateKernelsInProgram(p, n, ks, &got);
     if (ret)
         *ret = got;
+    if (rc == CL_SUCCESS && ks && got)
+        gpuprof__cl_program_binaries(p);
     for (cl_uint i = 0; rc == CL_SUCCESS && ks && i < got && i < n; i++)
         gpuprof__cl_kern_new(ks[i]);
     return rc;
@@ -847,6 +859,18 @@ static cl_int CL_API_CALL h_ReleaseKernel(cl_kernel k)
     cl_int rc = T.clReleaseKernel(k);
     if (rc == CL_SUCCESS && refs == 1)
         gpuprof__cl_kern_forget(k);
+    return rc;
+}
+
+static cl_int CL_API_CALL h_ReleaseProgram(cl_program p)
+{
+    cl_uint refs = 0;
+    if (T.clGetProgramInfo(p, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs,
+                           NULL) != CL_SUCCESS)
+        refs = 0;
+    cl_int rc = T.clReleaseProgram(p);
+    if (rc == CL_SUCCESS && refs == 1)
+        gpuprof__cl_program_forget(p);
     return rc;
 }
 
@@ -951,6 +975,7 @@ void gpuprof__cl_hooks_install(struct _cl_icd_dispatch *h)
     HOOK(ReleaseCommandQueue);
     HOOK(CreateKernel);
     HOOK(CreateKernelsInProgram);
+    HOOK(ReleaseProgram);
     HOOK(ReleaseKernel);
     HOOK(SetKernelArg);
     HOOK(SetKernelArgSVMPointer);

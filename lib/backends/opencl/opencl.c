@@ -125,7 +125,7 @@ static void *ptab_del(ptab *t, const void *k)
     return v;
 }
 
-static ptab queues, kernels, mems, devices;
+static ptab queues, kernels, mems, devices, progs;
 
 /* ---- kernel names (interned for the process) -------------------------- */
 #define MAX_CTX_PER_NAME 4
@@ -238,27 +238,54 @@ static void calibrate(cl_dev *v, cl_command_queue q)
                      rc == CL_SUCCESS ? "" : " (no marker timestamp)");
 }
 
-/* Device timestamp -> process clock (CLOCK_MONOTONIC). Any thread. */
-static uint64_t to_process(cl_dev *v, uint64_t t)
+/* Device timestamps -> process clock (CLOCK_MONOTONIC), for a batch of
+ * commands: each host clock's distance from the process clock is sampled
+ * once per batch (clocks drift apart by parts per million: a batch's
+ * spread does not matter), not per timestamp. */
+typedef struct clock_map {
+    int64_t delta[NHOST_CLOCKS];
+    unsigned have; /* bit i: delta[i] sampled */
+} clock_map;
+
+static uint64_t to_process(clock_map *m, const cl_dev *v, uint64_t t)
 {
     int clock = v ? gp_load_relaxed(&v->clock) : -1;
-    int64_t offset = v ? gp_load_relaxed(&v->offset) : 0;
     if (clock == 1)
         return t;
-    if (clock >= 0) {
-        int64_t d = (int64_t)clock_ns(CLOCK_MONOTONIC) -
-                    (int64_t)clock_ns(host_clocks[clock]);
-        return (uint64_t)((int64_t)t + d);
+    if (clock < 0)
+        return (uint64_t)((int64_t)t + (v ? gp_load_relaxed(&v->offset) : 0));
+    if (!(m->have & (1u << clock))) {
+        m->delta[clock] = (int64_t)clock_ns(CLOCK_MONOTONIC) -
+                          (int64_t)clock_ns(host_clocks[clock]);
+        m->have |= 1u << clock;
     }
-    return (uint64_t)((int64_t)t + offset);
+    return (uint64_t)((int64_t)t + m->delta[clock]);
 }
 
 /* ---- objects ---------------------------------------------------------- */
+/* Queues change rarely: each thread keeps its last lookup, valid while no
+ * queue has been forgotten since (a released queue's address may come
+ * back as another queue). */
+static _Atomic uint64_t queues_forgotten;
+static __thread struct {
+    cl_command_queue q;
+    cl_queue *v;
+    uint64_t forgotten;
+} last_queue __attribute__((tls_model("initial-exec")));
+
 cl_queue *gpuprof__cl_queue(cl_command_queue q)
 {
+    uint64_t f = gp_load_acquire(&queues_forgotten);
+    if (last_queue.q == q && last_queue.forgotten == f && q)
+        return last_queue.v;
     pthread_mutex_lock(&cl_mu);
     cl_queue *v = ptab_get(&queues, q);
     pthread_mutex_unlock(&cl_mu);
+    if (v) {
+        last_queue.q = q;
+        last_queue.v = v;
+        last_queue.forgotten = f;
+    }
     return v;
 }
 
@@ -293,6 +320,7 @@ void gpuprof__cl_queue_forget(cl_command_queue q)
 {
     pthread_mutex_lock(&cl_mu);
     free(ptab_del(&queues, q));
+    gp_fetch_add_relaxed(&queues_forgotten, 1);
     pthread_mutex_unlock(&cl_mu);
 }
 
@@ -309,6 +337,8 @@ static cl_kern *kern_new_locked(cl_kernel k)
                   CL_SUCCESS)
         snprintf(name = buf, sizeof(buf), "(unnamed kernel)");
     T.clGetKernelInfo(k, CL_KERNEL_CONTEXT, sizeof(ctx), &ctx, NULL);
+    cl_program prog = NULL;
+    T.clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof(prog), &prog, NULL);
     cl_kern *v = calloc(1, sizeof(*v));
     uint32_t idx = name_intern(name);
     if (name != buf)
@@ -319,6 +349,9 @@ static cl_kern *kern_new_locked(cl_kernel k)
     }
     v->k = k;
     v->ctx = ctx;
+    const cl_bins *b = prog ? ptab_get(&progs, prog) : NULL;
+    if (b)
+        v->bins = *b;
     v->name_idx = idx;
     v->name = names[idx].name;
     v->dirty = true;
@@ -420,7 +453,7 @@ void gpuprof__cl_note(uint64_t corr, uint8_t metric, uint64_t value)
     a.correlation = corr;
     a.kind = GPUPROF_OP_OTHER;
     a.flags = GP_ACT_NOTE | GPUPROF_ACTIVITY_MORE;
-    gpuprof__activity_submit_x(&a, 1, &metric, &value);
+    gpuprof__activity_submit_x(&a, GP_NO_BINARY, 1, &metric, &value);
 }
 
 /* Do two buffer arguments overlap? */
@@ -441,8 +474,10 @@ static bool overlap_mem(const cl_memobj *a, const cl_memobj *b)
  * argument changed, which also marks its buffers as kernel arguments), and
  * whether its name has been launched in more than one context. */
 const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
-                                      bool *not_aliased, bool *multi_ctx)
+                                      uint32_t *binary, bool *not_aliased,
+                                      bool *multi_ctx)
 {
+    *binary = GP_NO_BINARY;
     pthread_mutex_lock(&cl_mu);
     cl_kern *v = ptab_get(&kernels, k);
     if (!v && !(v = kern_new_locked(k))) {
@@ -450,6 +485,9 @@ const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
         *not_aliased = *multi_ctx = false;
         return NULL;
     }
+    for (uint32_t i = 0; i < v->bins.n; i++)
+        if (q && q->dev && v->bins.dev[i] == q->dev->id)
+            *binary = v->bins.id[i];
     if (v->dirty) {
         cl_memobj *m[CL_MAX_ARGS];
         int n = 0;
@@ -594,7 +632,7 @@ static void devices_unused_report(void)
     a.kind = GPUPROF_OP_OTHER;
     a.flags = GP_ACT_NOTE;
     uint8_t m = GP_M_DET_DEVICES_UNUSED;
-    gpuprof__activity_submit_x(&a, unused ? 1 : 0, &m, &unused);
+    gpuprof__activity_submit_x(&a, GP_NO_BINARY, unused ? 1 : 0, &m, &unused);
 }
 
 void gpuprof__cl_build_done(cl_program p, cl_uint ndev, uint64_t corr)
@@ -613,6 +651,68 @@ void gpuprof__cl_build_done(cl_program p, cl_uint ndev, uint64_t corr)
         gpuprof__cl_note(corr, GP_M_DET_JIT_SINGLE, 1);
 }
 
+/* ---- program binaries -------------------------------------------------- */
+/* Reads the program's binaries for its devices and saves each (core
+ * binary.c: once per content). Outside cl_mu: the runtime calls and the
+ * file writes are slow, and only this program's first kernel waits. */
+static bool read_binaries(cl_program p, cl_bins *b)
+{
+    cl_uint nd = 0;
+    if (T.clGetProgramInfo(p, CL_PROGRAM_NUM_DEVICES, sizeof(nd), &nd,
+                           NULL) != CL_SUCCESS ||
+        nd == 0 || nd > 1024)
+        return false;
+    cl_device_id *dev = calloc(nd, sizeof(*dev));
+    size_t *size = calloc(nd, sizeof(*size));
+    unsigned char **buf = calloc(nd, sizeof(*buf));
+    bool ok = dev && size && buf &&
+              T.clGetProgramInfo(p, CL_PROGRAM_DEVICES, nd * sizeof(*dev), dev,
+                                 NULL) == CL_SUCCESS &&
+              T.clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES,
+                                 nd * sizeof(*size), size,
+                                 NULL) == CL_SUCCESS;
+    for (cl_uint i = 0; ok && i < nd; i++)
+        buf[i] = size[i] ? malloc(size[i]) : NULL; /* NULL: skipped */
+    ok = ok && T.clGetProgramInfo(p, CL_PROGRAM_BINARIES, nd * sizeof(*buf),
+                                  buf, NULL) == CL_SUCCESS;
+    b->n = 0;
+    for (cl_uint i = 0; ok && i < nd && b->n < CL_MAX_BIN; i++) {
+        b->dev[b->n] = dev[i];
+        b->id[b->n++] = buf[i] ? gpuprof__gpu_binary(buf[i], size[i], "clbin")
+                               : (uint32_t)GP_NO_BINARY;
+    }
+    for (cl_uint i = 0; buf && i < nd; i++)
+        free(buf[i]);
+    free(buf);
+    free(size);
+    free(dev);
+    return ok;
+}
+
+void gpuprof__cl_program_binaries(cl_program p)
+{
+    pthread_mutex_lock(&cl_mu);
+    bool have = ptab_get(&progs, p) != NULL;
+    pthread_mutex_unlock(&cl_mu);
+    cl_bins *b = have ? NULL : calloc(1, sizeof(*b));
+    if (!b || !read_binaries(p, b)) {
+        free(b);
+        return;
+    }
+    pthread_mutex_lock(&cl_mu);
+    if (!ptab_get(&progs, p) && ptab_put(&progs, p, b))
+        b = NULL;
+    pthread_mutex_unlock(&cl_mu);
+    free(b); /* another thread was first */
+}
+
+void gpuprof__cl_program_forget(cl_program p)
+{
+    pthread_mutex_lock(&cl_mu);
+    free(ptab_del(&progs, p));
+    pthread_mutex_unlock(&cl_mu);
+}
+
 void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
                          uint64_t t1, uint32_t flags, unsigned nx,
                          const uint8_t *xm, const uint64_t *xv)
@@ -625,11 +725,29 @@ void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
     a.flags = flags | GP_ACT_HOST;
     a.start_ns = t0;
     a.end_ns = t1 < t0 ? t0 : t1;
-    gpuprof__activity_submit_x(&a, nx, xm, xv);
+    gpuprof__activity_submit_x(&a, GP_NO_BINARY, nx, xm, xv);
 }
 
 /* ---- commands, waits and blame ---------------------------------------- */
-static cl_cmd list_head = {.next = &list_head, .prev = &list_head};
+/* Under cl_mu: commands filed and not complete, oldest enqueue first (so
+ * the oldest is the head), and commands complete but not yet submitted
+ * (a wait may still blame them). Settling touches only the second list. */
+static cl_cmd pending = {.next = &pending, .prev = &pending};
+static cl_cmd finished = {.next = &finished, .prev = &finished};
+
+static void unlink_cmd(cl_cmd *c)
+{
+    c->prev->next = c->next;
+    c->next->prev = c->prev;
+}
+
+static void link_after(cl_cmd *at, cl_cmd *c)
+{
+    c->prev = at;
+    c->next = at->next;
+    at->next->prev = c;
+    at->next = c;
+}
 static cl_cmd *_Atomic done_stack;
 static cl_wait *waits;       /* begun, not yet resolved */
 static uint32_t nwaits;
@@ -637,19 +755,24 @@ static _Atomic uint64_t kernels_running; /* enqueued, not completed */
 static _Atomic uint64_t cmds_filed, cmds_called; /* callbacks still due */
 static _Atomic int settle_wanted;
 
-cl_cmd *gpuprof__cl_cmd_new(uint64_t corr, uint32_t kind, cl_queue *q)
+/* Filed commands come from a pool (under cl_mu) refilled by settling: an
+ * enqueue then allocates nothing of ours. */
+#define CMD_POOL_MAX 4096
+static cl_cmd *cmd_pool; /* linked through ->next */
+static uint32_t cmd_pool_n;
+
+void gpuprof__cl_cmd_init(cl_cmd *c, uint64_t corr, uint32_t kind,
+                          const cl_queue *q)
 {
-    cl_cmd *c = calloc(1, sizeof(*c));
-    if (!c)
-        return NULL;
+    memset(c, 0, sizeof(*c));
     c->corr = corr;
     c->kind = kind;
     c->dev = q ? q->dev : NULL;
     c->device = q && q->dev ? q->dev->index : 0;
     c->stream = q ? q->id : 0;
+    c->binary = (uint32_t)GP_NO_BINARY;
     c->enq_ns = gp_mono_ns();
     c->status = 1;
-    return c;
 }
 
 static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
@@ -662,9 +785,9 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
         T.clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(e), &e,
                                   NULL) == CL_SUCCESS &&
         e >= s) {
-        /* No lock here (see cl.h); devices are never freed. */
-        c->start_ns = to_process(c->dev, s);
-        c->end_ns = to_process(c->dev, e);
+        /* No lock here (see cl.h). Device clock: settling converts. */
+        c->start_ns = s;
+        c->end_ns = e;
         c->status = 0;
     } else {
         c->status = status < 0 ? status : -1;
@@ -680,22 +803,40 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
     atomic_fetch_add_explicit(&cmds_called, 1, memory_order_release);
 }
 
-void gpuprof__cl_cmd_file(cl_cmd *c, cl_event ev, bool ours)
+cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *tmpl, cl_event ev, bool ours)
 {
+    pthread_mutex_lock(&cl_mu);
+    cl_cmd *c = cmd_pool;
+    if (c) {
+        cmd_pool = c->next;
+        cmd_pool_n--;
+    } else {
+        pthread_mutex_unlock(&cl_mu);
+        c = malloc(sizeof(*c));
+        pthread_mutex_lock(&cl_mu);
+    }
+    if (!c) {
+        pthread_mutex_unlock(&cl_mu);
+        if (ours)
+            T.clReleaseEvent(ev);
+        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+        return NULL;
+    }
+    *c = *tmpl;
+    c->ev = ev;
+    cl_cmd *at = pending.prev; /* threads file out of order only slightly */
+    while (at != &pending && at->enq_ns > c->enq_ns)
+        at = at->prev;
+    link_after(at, c);
+    pthread_mutex_unlock(&cl_mu);
     if (!ours)
         T.clRetainEvent(ev);
-    c->ev = ev;
     if (c->kind == GPUPROF_OP_KERNEL)
         atomic_fetch_add_explicit(&kernels_running, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&cmds_filed, 1, memory_order_relaxed);
-    pthread_mutex_lock(&cl_mu);
-    c->prev = list_head.prev;
-    c->next = &list_head;
-    list_head.prev->next = c;
-    list_head.prev = c;
-    pthread_mutex_unlock(&cl_mu);
     if (T.clSetEventCallback(ev, CL_COMPLETE, on_complete, c) != CL_SUCCESS)
         on_complete(ev, -1, c); /* never measured; counted as dropped */
+    return c;
 }
 
 cl_wait *gpuprof__cl_wait_begin(void)
@@ -723,16 +864,16 @@ static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 static void blame_locked(cl_wait *w)
 {
     uint64_t total = 0, wait = w->t1 - w->t0;
-    for (cl_cmd *c = list_head.next; c != &list_head; c = c->next)
-        if (c->complete && c->status == 0)
+    for (cl_cmd *c = finished.next; c != &finished; c = c->next)
+        if (c->status == 0)
             total += overlap(c->start_ns, c->end_ns, w->t0, w->t1);
     if (!total)
         return;
     uint64_t given = 0;
     cl_cmd *last = NULL;
-    for (cl_cmd *c = list_head.next; c != &list_head; c = c->next) {
+    for (cl_cmd *c = finished.next; c != &finished; c = c->next) {
         uint64_t o;
-        if (!c->complete || c->status != 0 ||
+        if (c->status != 0 ||
             !(o = overlap(c->start_ns, c->end_ns, w->t0, w->t1)))
             continue;
         uint64_t b = (uint64_t)((unsigned __int128)wait * o / total);
@@ -772,7 +913,9 @@ static void submit_cmd(cl_cmd *c)
         xm[nx] = GP_M_CPU_IDLE_CAUSE, xv[nx++] = c->blame_ns;
     if (c->wait_ns)
         xm[nx] = GP_M_CPU_IDLE, xv[nx++] = c->wait_ns;
-    gpuprof__activity_submit_x(&a, nx, xm, xv);
+    gpuprof__activity_submit_x(&a, c->kind == GPUPROF_OP_KERNEL ? c->binary
+                                                               : GP_NO_BINARY,
+                               nx, xm, xv);
 }
 
 void gpuprof__cl_settle(bool force)
@@ -785,16 +928,26 @@ void gpuprof__cl_settle(bool force)
         bool more = false;
         pthread_mutex_lock(&cl_mu);
         gp_store_relaxed(&settle_wanted, 0);
+        /* The stack holds the newest first: each goes in before the one
+         * taken before it, so `finished` stays in completion order. */
+        cl_cmd *tail = finished.prev;
+        clock_map cm = {.have = 0};
         for (cl_cmd *c = atomic_exchange_explicit(&done_stack, NULL,
-                                                  memory_order_acquire);
-             c; c = atomic_load_explicit(&c->done, memory_order_relaxed))
-            c->complete = true;
+                                                  memory_order_acquire),
+                    *n;
+             c; c = n) {
+            n = atomic_load_explicit(&c->done, memory_order_relaxed);
+            unlink_cmd(c);
+            link_after(tail, c);
+            if (c->status == 0) {
+                c->start_ns = to_process(&cm, c->dev, c->start_ns);
+                c->end_ns = to_process(&cm, c->dev, c->end_ns);
+            }
+        }
         /* Waits whose commands have all completed: every command enqueued
          * before the wait ended is complete. */
-        uint64_t oldest = UINT64_MAX;
-        for (cl_cmd *c = list_head.next; c != &list_head; c = c->next)
-            if (!c->complete && c->enq_ns < oldest)
-                oldest = c->enq_ns;
+        uint64_t oldest = pending.next != &pending ? pending.next->enq_ns
+                                                   : UINT64_MAX;
         for (cl_wait **p = &waits; *p;) {
             cl_wait *w = *p;
             if (w->t1 && (w->t1 <= oldest || force)) {
@@ -807,10 +960,8 @@ void gpuprof__cl_settle(bool force)
             }
         }
         /* Commands no open or unresolved wait can blame any more. */
-        for (cl_cmd *c = list_head.next, *n; c != &list_head; c = n) {
+        for (cl_cmd *c = finished.next, *n; c != &finished; c = n) {
             n = c->next;
-            if (!c->complete)
-                continue;
             bool held = false;
             for (cl_wait *w = waits; w && !held && c->status == 0; w = w->next)
                 held = w->t0 < c->end_ns;
@@ -820,15 +971,26 @@ void gpuprof__cl_settle(bool force)
                 more = true;
                 break;
             }
-            c->prev->next = c->next;
-            c->next->prev = c->prev;
+            unlink_cmd(c);
             out[nout++] = c;
         }
         pthread_mutex_unlock(&cl_mu);
         for (int i = 0; i < nout; i++) {
             submit_cmd(out[i]);
             T.clReleaseEvent(out[i]->ev);
-            free(out[i]);
+        }
+        if (nout) {
+            pthread_mutex_lock(&cl_mu);
+            for (int i = 0; i < nout; i++) {
+                if (cmd_pool_n == CMD_POOL_MAX) {
+                    free(out[i]);
+                    continue;
+                }
+                out[i]->next = cmd_pool;
+                cmd_pool = out[i];
+                cmd_pool_n++;
+            }
+            pthread_mutex_unlock(&cl_mu);
         }
         if (!more)
             break;

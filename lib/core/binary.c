@@ -108,9 +108,11 @@ static int save(const char *dir, const char *rel, const void *data,
     return 0;
 }
 
+bool gpuprof__gpu_binaries_wanted(void) { return G.cfg.gpu_binaries; }
+
 uint32_t gpuprof__gpu_binary(const void *data, size_t size, const char *ext)
 {
-    if (!data || !size)
+    if (!data || !size || !G.cfg.gpu_binaries)
         return GP_NO_BINARY;
     uint64_t h[2];
     gpuprof__hash128(data, size, h);

@@ -121,6 +121,9 @@ typedef struct gp_gpu {
  * GP_NO_BINARY when it could not be saved (counted, warned once). Any
  * thread; slow (a file write): call it where the runtime is slow anyway. */
 uint32_t gpuprof__gpu_binary(const void *data, size_t size, const char *ext);
+/* false when GPUPROF_GPU_BINARIES=0: backends then skip reading binaries
+ * (on PoCL, reading a program's binaries compiles all its kernels). */
+bool gpuprof__gpu_binaries_wanted(void);
 /* The 128-bit content hash that names binaries. */
 void gpuprof__hash128(const void *data, size_t size, uint64_t out[2]);
 

@@ -50,6 +50,7 @@ typedef struct gp_config {
     int64_t keep_threads; /* exited threads kept apart; later ones merged */
     bool signals;         /* final profile on SIGTERM/SIGINT */
     int64_t channel_items; /* records a channel holds before it drops */
+    bool gpu_binaries;     /* save GPU binaries (GPUPROF_GPU_BINARIES) */
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);

@@ -42,6 +42,7 @@ static cl_context C;
 static cl_command_queue Q;
 static int have_opencl = -1;
 static int want_trace; /* the next start records traces */
+static int read_env;   /* the next start reads GPUPROF_* variables */
 
 static const char *src =
     "__kernel void k_add(__global float *a, __global const float *b)\n"
@@ -68,7 +69,7 @@ static gpuprof_status start_with_layer(const char *path, char *why,
     ck_assert_ptr_nonnull(mkdtemp(outdir));
     setenv("GPUPROF_OPENCL_LAYER", path, 1);
     gpuprof_options o = GPUPROF_OPTIONS_INIT;
-    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.flags = read_env ? 0 : GPUPROF_OPT_IGNORE_ENV;
     o.output_dir = outdir;
     o.backends = "opencl";
     o.signals = 0;
@@ -664,6 +665,42 @@ START_TEST(binaries_saved_once_and_traced_per_queue)
 }
 END_TEST
 
+/* GPUPROF_GPU_BINARIES=0: nothing read or saved, kernels name no binary. */
+START_TEST(binaries_off)
+{
+    SKIP_WITHOUT_OPENCL();
+    setenv("GPUPROF_GPU_BINARIES", "0", 1);
+    read_env = 1;
+    start_measuring();
+    read_env = 0;
+    unsetenv("GPUPROF_GPU_BINARIES");
+    open_device(0);
+    cl_program prog = build_in(C);
+    cl_kernel k = kernel(prog, "k_add");
+    cl_mem a = buffer(64 * sizeof(float));
+    launch_n(Q, k, a, 2);
+    gpuprof__io_profile *p = flush_and_load();
+    uint64_t launches = 0;
+    for (uint32_t i = 0; i < p->node_count; i++)
+        if (p->nodes[i].kind == GPUPROF_IO_NODE_KERNEL) {
+            ck_assert_uint_eq(p->nodes[i].key_b, 0xFFFFFFFFu);
+            launches += rb_val(p, i, "gpu.count");
+        }
+    ck_assert_uint_eq(launches, 2);
+    for (uint32_t i = 0; i < p->module_count; i++)
+        ck_assert(!(p->modules[i].flags & GPUPROF_IO_MODULE_GPU));
+    ck_assert_uint_eq(rb_counter(p, "gpu.binaries"), 0);
+    gpuprof__io_profile_free(p);
+    char dir[600];
+    snprintf(dir, sizeof(dir), "%s/binaries", outdir);
+    ck_assert_int_ne(access(dir, F_OK), 0);
+    clReleaseMemObject(a);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 /* ---- no layer: unavailable, the program runs unchanged ---------------- */
 START_TEST(no_layer_is_unavailable_and_changes_nothing)
 {
@@ -726,6 +763,7 @@ int main(int argc, char **argv)
         {"detectors", detectors_fire_and_stay_silent, 180},
         {"dlopen", dlopened_opencl_is_measured, 120},
         {"binaries_traces", binaries_saved_once_and_traced_per_queue, 120},
+        {"binaries_off", binaries_off, 120},
         {"no_layer", no_layer_is_unavailable_and_changes_nothing, 120},
     };
     return RUN_SUITE("opencl", cases);

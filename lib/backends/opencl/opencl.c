@@ -691,6 +691,8 @@ static bool read_binaries(cl_program p, cl_bins *b)
 
 void gpuprof__cl_program_binaries(cl_program p)
 {
+    if (!gpuprof__gpu_binaries_wanted())
+        return;
     pthread_mutex_lock(&cl_mu);
     bool have = ptab_get(&progs, p) != NULL;
     pthread_mutex_unlock(&cl_mu);

@@ -6,13 +6,19 @@
  *   gpuprof report DIR    the region tree of a whole run, summed over threads
  *                         and processes, then the GPU operations beneath
  *                         regions and call paths
+ *   gpuprof analyze [-j N] [-o DB] DIR...
+ *                         aggregate measurement directories (several runs
+ *                         merge) into an analysis database (default:
+ *                         DIR-database); a progress line on a terminal
  *
  * Built only on the public libgpuprof-analysis API (gpuprof_analysis.h), as
  * a site's own scripts would be. Errors are one line on stderr naming the
  * file and what is wrong; exit status 1 for bad input, 2 for bad usage.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpuprof_analysis.h"
 
@@ -22,6 +28,9 @@ static int usage(FILE *out, int rc)
                  "(or a .gptrace trace)\n"
                  "       gpuprof report DIR    print the region tree of a "
                  "measurement directory\n"
+                 "       gpuprof analyze [-j N] [-o DB] DIR...\n"
+                 "                             aggregate measurements into "
+                 "an analysis database\n"
                  "       gpuprof --version\n");
     return rc;
 }
@@ -59,6 +68,69 @@ static int report(const char *dir)
     return st == GPUPROF_OK ? 0 : fail();
 }
 
+static void show_progress(const char *phase, uint64_t done, uint64_t total,
+                          void *user)
+{
+    (void)user;
+    fprintf(stderr, "\rgpuprof analyze: %-9s %llu/%llu   ", phase,
+            (unsigned long long)done, (unsigned long long)total);
+    if (!strcmp(phase, "write") && done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static int analyze(int argc, char **argv)
+{
+    unsigned threads = 1;
+    const char *out = NULL;
+    int i = 2;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+            char *end;
+            long j = strtol(argv[++i], &end, 10);
+            if (*end || j < 1 || j > 1024) {
+                fprintf(stderr, "gpuprof: -j wants 1..1024\n");
+                return 2;
+            }
+            threads = (unsigned)j;
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+        } else {
+            return usage(stderr, 2);
+        }
+    }
+    if (i == argc)
+        return usage(stderr, 2);
+    char def[4200];
+    if (!out) {
+        size_t n = strlen(argv[i]);
+        while (n > 1 && argv[i][n - 1] == '/')
+            n--;
+        snprintf(def, sizeof(def), "%.*s-database", (int)n, argv[i]);
+        out = def;
+    }
+    gpuprof_an_analysis *a;
+    if (gpuprof_an_analysis_new(&a) != GPUPROF_OK)
+        return fail();
+    gpuprof_status st = gpuprof_an_analysis_set_output(a, out);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_threads(a, threads);
+    for (; st == GPUPROF_OK && i < argc; i++)
+        st = gpuprof_an_analysis_add_input(a, argv[i]);
+    if (st == GPUPROF_OK && isatty(2))
+        st = gpuprof_an_analysis_set_progress(a, show_progress, NULL);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_run(a);
+    gpuprof_an_analysis_free(a);
+    if (st != GPUPROF_OK) {
+        if (isatty(2))
+            fputc('\n', stderr);
+        return fail();
+    }
+    printf("gpuprof: database written to %s\n", out);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 &&
@@ -73,5 +145,7 @@ int main(int argc, char **argv)
         return dump(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "report"))
         return report(argv[2]);
+    if (argc >= 3 && !strcmp(argv[1], "analyze"))
+        return analyze(argc, argv);
     return usage(stderr, 2);
 }

@@ -261,6 +261,139 @@ gpuprof_an_report_print(const gpuprof_an_report *r, FILE *out, uint32_t flags);
 GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
                                                    uint32_t flags);
 
+/* ---- Aggregation into an analysis database (seed 000 §6) ---------------
+ * Many profiles -- every thread of every process of one or more runs of a
+ * program -- become one database: a unified calling context tree, every
+ * profile's inclusive and exclusive values (profile-major: profile.db) and
+ * the same values context-major (cct.db), and statistics over profiles
+ * (doc/FORMATS.md, "Analysis database"). The database's bytes do not
+ * depend on the thread count.
+ *
+ *   gpuprof_an_analysis *a;
+ *   gpuprof_an_analysis_new(&a);
+ *   gpuprof_an_analysis_add_input(a, "gpuprof-measurements");
+ *   gpuprof_an_analysis_set_output(a, "gpuprof-database");
+ *   gpuprof_an_analysis_set_threads(a, 8);
+ *   gpuprof_an_analysis_run(a);   // errors name the damaged file
+ *   gpuprof_an_analysis_free(a);
+ */
+typedef struct gpuprof_an_analysis gpuprof_an_analysis;
+
+/* Called on the thread that runs the analysis at the start (done 0) and end
+ * (done == total) of each phase: "load", "unify", "values", "transpose",
+ * "write". */
+typedef void (*gpuprof_an_progress_fn)(const char *phase, uint64_t done,
+                                       uint64_t total, void *user);
+
+/* A new analysis: no inputs, one thread. Since 0.1. */
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_new(gpuprof_an_analysis **out);
+/* Adds a measurement directory; several directories (runs) merge.
+ * Since 0.1. */
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_add_input(gpuprof_an_analysis *a, const char *dir);
+/* Threads used to read profiles and compute values (1..1024). Since 0.1. */
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_set_threads(gpuprof_an_analysis *a, unsigned threads);
+/* The database directory (created; its files are replaced). Since 0.1. */
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_set_output(gpuprof_an_analysis *a, const char *db_dir);
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_set_progress(gpuprof_an_analysis *a,
+                                 gpuprof_an_progress_fn fn, void *user);
+/* Runs it. On error nothing of the database is half-written: each file is
+ * replaced atomically and meta.db, written last, names the run the others
+ * belong to. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_run(gpuprof_an_analysis *a);
+GPUPROF_AN_API void gpuprof_an_analysis_free(gpuprof_an_analysis *a);
+
+/* ---- Reading a database ------------------------------------------------- */
+typedef struct gpuprof_an_db gpuprof_an_db;
+
+/* Every measured metric is two database metrics. */
+typedef enum gpuprof_an_variant {
+    GPUPROF_AN_INCLUSIVE = 0, /* the context and everything beneath it */
+    GPUPROF_AN_EXCLUSIVE = 1  /* the context's own value, as measured */
+} gpuprof_an_variant;
+
+/* Statistics of one (context, metric) over the profiles where the value is
+ * non-zero; COUNT is how many (so the mean over all P profiles is
+ * SUM / P); STD is the population standard deviation, COV = STD / MEAN. */
+typedef enum gpuprof_an_stat {
+    GPUPROF_AN_STAT_COUNT = 0,
+    GPUPROF_AN_STAT_SUM = 1,
+    GPUPROF_AN_STAT_MIN = 2,
+    GPUPROF_AN_STAT_MEAN = 3,
+    GPUPROF_AN_STAT_MAX = 4,
+    GPUPROF_AN_STAT_STD = 5,
+    GPUPROF_AN_STAT_COV = 6
+} gpuprof_an_stat;
+
+/* Opens a database; every file is checked (checksums, sizes, indices) and
+ * a damaged or mismatched one refused with its name. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *db_dir,
+                                                 gpuprof_an_db **out);
+GPUPROF_AN_API void gpuprof_an_db_close(gpuprof_an_db *db);
+
+/* Contexts: 0 is the root (parent UINT32_MAX); parents precede children.
+ * Names: region names, "function+0xNN (module)" for CPU frames (or
+ * "module+0xoffset"), "<kernel launch>" for placeholders, "kernel NAME
+ * [binary]". Since 0.1. */
+GPUPROF_AN_API uint32_t gpuprof_an_db_context_count(const gpuprof_an_db *db);
+GPUPROF_AN_API uint32_t gpuprof_an_db_context_parent(const gpuprof_an_db *db,
+                                                     uint32_t c);
+GPUPROF_AN_API gpuprof_an_node_kind
+gpuprof_an_db_context_kind(const gpuprof_an_db *db, uint32_t c);
+GPUPROF_AN_API const char *gpuprof_an_db_context_name(const gpuprof_an_db *db,
+                                                      uint32_t c);
+
+/* Metrics: 2 * (measured metrics); inclusive and exclusive alternate. */
+GPUPROF_AN_API uint32_t gpuprof_an_db_metric_count(const gpuprof_an_db *db);
+GPUPROF_AN_API const char *gpuprof_an_db_metric_name(const gpuprof_an_db *db,
+                                                     uint32_t m);
+GPUPROF_AN_API gpuprof_an_variant
+gpuprof_an_db_metric_variant(const gpuprof_an_db *db, uint32_t m);
+GPUPROF_AN_API gpuprof_an_unit
+gpuprof_an_db_metric_unit(const gpuprof_an_db *db, uint32_t m);
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_find(
+    const gpuprof_an_db *db, const char *name, gpuprof_an_variant v,
+    uint32_t *m);
+
+/* Profiles: one per thread of each process (the merged exited threads of a
+ * process are one profile, flag GPUPROF_AN_THREAD_MERGED), in input order.
+ * Since 0.1. */
+GPUPROF_AN_API uint32_t gpuprof_an_db_profile_count(const gpuprof_an_db *db);
+GPUPROF_AN_API const char *gpuprof_an_db_profile_host(const gpuprof_an_db *db,
+                                                      uint32_t p);
+GPUPROF_AN_API uint32_t gpuprof_an_db_profile_pid(const gpuprof_an_db *db,
+                                                  uint32_t p);
+GPUPROF_AN_API int32_t gpuprof_an_db_profile_rank(const gpuprof_an_db *db,
+                                                  uint32_t p);
+GPUPROF_AN_API uint64_t gpuprof_an_db_profile_tid(const gpuprof_an_db *db,
+                                                  uint32_t p);
+GPUPROF_AN_API const char *
+gpuprof_an_db_profile_thread_name(const gpuprof_an_db *db, uint32_t p);
+GPUPROF_AN_API uint32_t gpuprof_an_db_profile_flags(const gpuprof_an_db *db,
+                                                    uint32_t p);
+/* The profile file it came from. */
+GPUPROF_AN_API const char *gpuprof_an_db_profile_file(const gpuprof_an_db *db,
+                                                      uint32_t p);
+
+/* The value of metric m at context c in profile p (profile.db; 0 when none
+ * or out of range). Since 0.1. */
+GPUPROF_AN_API double gpuprof_an_db_value(const gpuprof_an_db *db,
+                                          uint32_t p, uint32_t c, uint32_t m);
+/* Every profile's value of metric m at context c (cct.db), by ascending
+ * profile: fills up to `max` pairs (either array may be NULL) and returns
+ * how many there are. Since 0.1. */
+GPUPROF_AN_API uint32_t gpuprof_an_db_context_values(
+    const gpuprof_an_db *db, uint32_t c, uint32_t m, uint32_t *profiles,
+    double *values, uint32_t max);
+/* A statistic of metric m at context c over profiles (0 when none).
+ * Since 0.1. */
+GPUPROF_AN_API double gpuprof_an_db_stat(const gpuprof_an_db *db, uint32_t c,
+                                         uint32_t m, gpuprof_an_stat which);
+
 #ifdef __cplusplus
 }
 #endif

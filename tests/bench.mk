@@ -16,6 +16,15 @@ $(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(AN_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(AN_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm
 
+# The analysis benchmark generates its measurements (tests/support).
+$(B)/bench/bench_analysis: tests/bench/bench_analysis.c $(AN_OBJS) $(IO_OBJS) \
+    $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(AN_OBJS) $(IO_OBJS) \
+	  $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o \
+	  $(LDFLAGS) -lzstd -ldl -lpthread -lm
+
 $(B)/bench/bench_opencl: tests/bench/bench_opencl.c $(LIB_OBJS) $(AN_OBJS) $(CL_LAYER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")

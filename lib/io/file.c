@@ -75,6 +75,12 @@ static int check_path(const char *path, size_t dsize, size_t bsize)
 int gpuprof__io_write_atomic(const char *path, const uint8_t *buf, size_t size,
                              char *err, size_t es)
 {
+    return gpuprof__io_write_replace(path, buf, size, true, err, es);
+}
+
+int gpuprof__io_write_replace(const char *path, const uint8_t *buf,
+                              size_t size, bool durable, char *err, size_t es)
+{
     char dir[4096], base[1024], tmp[4096 + 1100];
     int e = check_path(path, sizeof(dir), sizeof(base));
     if (e) {
@@ -92,7 +98,7 @@ int gpuprof__io_write_atomic(const char *path, const uint8_t *buf, size_t size,
     }
     e = write_all(fd, buf, size);
     const char *what = "write";
-    if (!e && fsync(fd) != 0)
+    if (!e && durable && fsync(fd) != 0)
         e = errno, what = "fsync";
     if (close(fd) != 0 && !e)
         e = errno, what = "close";
@@ -103,7 +109,8 @@ int gpuprof__io_write_atomic(const char *path, const uint8_t *buf, size_t size,
         snprintf(err, es, "%s failed: %s", what, strerror(e));
         return GPUPROF_IO_ERR_IO;
     }
-    sync_dir(dir);
+    if (durable)
+        sync_dir(dir);
     return 0;
 }
 

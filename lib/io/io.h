@@ -16,6 +16,7 @@
 #ifndef GPUPROF_IO_H
 #define GPUPROF_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -200,6 +201,12 @@ int gpuprof__io_decode(const uint8_t *buf, size_t size,
  * previous file at `path` is untouched and the temporary is removed. */
 int gpuprof__io_write_atomic(const char *path, const uint8_t *buf, size_t size,
                              char *err, size_t errsize);
+/* The same; without the two fsyncs when !durable (files that can be made
+ * again, like an analysis database: a crash may lose them, never leave
+ * half of one). */
+int gpuprof__io_write_replace(const char *path, const uint8_t *buf,
+                              size_t size, bool durable, char *err,
+                              size_t errsize);
 
 /* Reads the whole regular file at `path` into a new buffer (*buf, to free;
  * a file that shrinks meanwhile gives fewer bytes). */

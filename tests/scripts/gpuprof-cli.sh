@@ -103,4 +103,19 @@ expect "missing file" 1 "nope\.gpuprof: cannot open: No such file" "$G" dump "$t
 mkdir -p "$tmp/empty"
 expect "directory without profiles" 1 "empty: no profiles" "$G" report "$tmp/empty"
 expect "missing directory" 1 "absent: No such file" "$G" report "$tmp/absent"
+
+# --- analyze: measurements -> database ----------------------------------
+expect "analyze a good directory" 0 "" "$G" analyze -j 2 -o "$tmp/db" "$tmp/run"
+grep -qx "gpuprof: database written to $tmp/db" "$tmp/out" &&
+  [ -s "$tmp/db/meta.db" ] && [ -s "$tmp/db/profile.db" ] && [ -s "$tmp/db/cct.db" ] &&
+  [ -s "$tmp/db/stats.db" ] && pass "analyze writes the four database files" ||
+  fail "analyze writes the four database files"
+Gabs=$(realpath "$G")
+( cd "$tmp" && "$Gabs" analyze run/ >/dev/null 2>&1 ) && [ -s "$tmp/run-database/meta.db" ] &&
+  pass "analyze: default output DIR-database" || fail "analyze: default output DIR-database"
+expect "analyze: damaged input names the first damaged file" 1 "bad/flip\.gpuprof: .*checksum mismatch" "$G" analyze -o "$tmp/db2" "$tmp/bad"
+[ ! -e "$tmp/db2/meta.db" ] && pass "analyze: nothing written on error" || fail "analyze: nothing written on error"
+expect "analyze: missing directory" 1 "absent: No such file" "$G" analyze "$tmp/absent"
+expect "analyze: bad -j" 2 "" "$G" analyze -j 0 "$tmp/run"
+expect "analyze: no input" 2 "" "$G" analyze -o "$tmp/db3"
 [ "$fails" -eq 0 ]

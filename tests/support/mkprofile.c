@@ -78,6 +78,11 @@ static void add_value(tp_builder *b, uint32_t metric, uint64_t bits)
     b->p.nodes[b->p.node_count - 1].value_count++;
 }
 
+void tp_value(tp_builder *b, uint32_t metric, uint64_t bits)
+{
+    add_value(b, metric, bits);
+}
+
 uint32_t tp_thread(tp_builder *b, const char *name, uint32_t flags)
 {
     GROW(b->p.threads, b->p.thread_count, b->cap_threads);

@@ -39,6 +39,9 @@ uint32_t tp_gpu_op(tp_builder *b, uint32_t parent, uint32_t op_kind);
 uint32_t tp_gpu_instr(tp_builder *b, uint32_t parent, uint32_t binary,
                       uint64_t offset);
 void tp_flags(tp_builder *b, uint32_t node, uint8_t flags);
+/* Adds a value of metric TP_* (raw bits; TP_RATIO is an f64) to the node
+ * created last; values of one node in ascending metric order. */
+void tp_value(tp_builder *b, uint32_t metric, uint64_t bits);
 /* Adds an f64 metric value to a node (for round trips). */
 void tp_ratio(tp_builder *b, uint32_t node, double v);
 void tp_counter(tp_builder *b, const char *name, uint64_t value);

@@ -1,0 +1,99 @@
+/*
+ * an_db.h - the analysis database (doc/FORMATS.md, "Analysis database"):
+ * what the aggregation (an_agg.c) writes and the reader (an_db.c) maps.
+ *
+ * A database is a directory of four files, each a 32-byte header followed
+ * by its body, all integers little-endian:
+ *
+ *   meta.db     strings, metrics, profiles (identity), contexts (the
+ *               unified calling context tree, parents first)
+ *   profile.db  PMS: per profile, a plane of (context, start) pairs sorted
+ *               by context and (metric, value) entries
+ *   cct.db      CMS: per context, a plane of (metric, start) pairs sorted
+ *               by metric and (profile, value) entries sorted by profile
+ *   stats.db    per context, per metric: count, sum, min, mean, max,
+ *               standard deviation, coefficient of variation
+ *
+ * Header: magic (8 bytes), u16 major, u16 minor, u32 CRC-32C of the body,
+ * u64 body size, u32 count A, u32 count B (per file: see the writers).
+ */
+#ifndef GPUPROF_AN_DB_H
+#define GPUPROF_AN_DB_H
+
+#include <stdint.h>
+
+#define DB_MAJOR 1
+#define DB_MINOR 0
+#define DB_HEADER 32u
+
+#define DB_META_MAGIC "GPDBMETA"
+#define DB_PMS_MAGIC "GPDBPMS\0"
+#define DB_CMS_MAGIC "GPDBCMS\0"
+#define DB_STATS_MAGIC "GPDBSTAT"
+
+/* meta.db body: u32 string bytes, u32 metric count, u32 profile count,
+ * u32 context count, then the strings (offset 0 is ""), then the
+ * records. */
+#define DB_METRIC_REC 12u  /* str name, str description, u8 unit,
+                              u8 combine, u8 kind, u8 variant */
+#define DB_PROFILE_REC 40u /* str host, str thread name, str source file,
+                              u32 pid, i32 rank, u32 thread flags,
+                              u64 tid, u64 reserved */
+#define DB_CONTEXT_REC 24u /* u32 parent, u8 kind, 3 reserved, str name,
+                              str aux, u64 key */
+
+/* Metric variants: every measured metric gives two database metrics. */
+#define DB_INCLUSIVE 0u
+#define DB_EXCLUSIVE 1u
+
+/* profile.db: table of u64 plane offset (from the file's start), u32
+ * pairs, u32 values per profile; a plane: pairs of (u32 context, u32
+ * start), then values of (u16 metric, f64 value), packed (10 bytes). */
+#define DB_PLANE_REF 16u
+#define DB_PMS_PAIR 8u
+#define DB_PMS_VALUE 10u
+/* cct.db: the same table per context; a plane: pairs of (u16 metric, u16
+ * reserved, u32 start), then values of (u32 profile, f64 value). */
+#define DB_CMS_PAIR 8u
+#define DB_CMS_VALUE 12u
+/* stats.db: the same table per context (values = 0); a plane: records of
+ * u16 metric, u16 reserved, u32 count, then f64 sum, min, mean, max, std,
+ * cov. */
+#define DB_STATS_REC 56u
+
+/* Little-endian access (the format is little-endian on every host). */
+static inline void db_put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void db_put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void db_put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t db_get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static inline uint32_t db_get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+static inline uint64_t db_get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+#endif /* GPUPROF_AN_DB_H */

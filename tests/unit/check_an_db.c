@@ -1,0 +1,370 @@
+/*
+ * check_an_db.c - aggregation into an analysis database, against the truth
+ * of synthetic measurements (support/gen.h): every (profile, context,
+ * metric) value, inclusive and exclusive, equals what the generator's
+ * strings imply; profile.db and cct.db agree on every value; statistics
+ * equal sums, minima, maxima, means, deviations computed here; the bytes
+ * do not depend on the thread count; runs merge; damage is refused with
+ * the file's name.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpuprof_analysis.h"
+#include "support/gen.h"
+#include "support/mkprofile.h"
+#include "support/suite.h"
+
+static char tmp[512];
+
+static void mkdir_tmp(void)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(tmp, sizeof(tmp), "%s/andb.XXXXXX", t ? t : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void sub(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", tmp, name);
+}
+
+static gpuprof_status analyze(const char *const *in, unsigned nin,
+                              const char *out, unsigned threads)
+{
+    gpuprof_an_analysis *a;
+    ck_assert_int_eq(gpuprof_an_analysis_new(&a), GPUPROF_OK);
+    for (unsigned i = 0; i < nin; i++)
+        ck_assert_int_eq(gpuprof_an_analysis_add_input(a, in[i]), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_set_output(a, out), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_set_threads(a, threads), GPUPROF_OK);
+    gpuprof_status st = gpuprof_an_analysis_run(a);
+    gpuprof_an_analysis_free(a);
+    return st;
+}
+
+static const char *const mnames[] = {"region.visits", "region.time.incl",
+                                     "region.time.excl", "test.ratio"};
+
+/* Expected values: [path][metric][variant] -> one value per profile. */
+typedef struct expect {
+    uint32_t npaths, nprof;
+    double *v; /* npaths * 4 * 2 * nprof */
+} expect;
+
+static double *ev(expect *e, uint32_t path, uint32_t m, uint32_t var,
+                  uint32_t p)
+{
+    return &e->v[(((size_t)path * 4 + m) * 2 + var) * e->nprof + p];
+}
+
+/* Inclusive = the sum over every path it is a prefix of (all metrics here
+ * sum). Computed from the strings alone. */
+static void expect_from(const gen_truth *t, expect *e)
+{
+    e->npaths = t->npaths;
+    e->nprof = t->profiles;
+    e->v = calloc((size_t)t->npaths * 8 * t->profiles, sizeof(double));
+    for (uint32_t i = 0; i < t->nvals; i++) {
+        const gen_value *g = &t->vals[i];
+        *ev(e, g->path, g->metric, GPUPROF_AN_EXCLUSIVE, g->profile) += g->v;
+        /* The path and each of its prefixes (cut at every '/'). */
+        char buf[4096];
+        snprintf(buf, sizeof(buf), "%s", t->paths[g->path]);
+        for (;;) {
+            uint32_t q = gen_path_find(t, buf);
+            ck_assert_uint_ne(q, UINT32_MAX); /* every prefix is a node */
+            *ev(e, q, g->metric, GPUPROF_AN_INCLUSIVE, g->profile) += g->v;
+            char *slash = strrchr(buf, GEN_SEP[0]);
+            if (!slash)
+                break;
+            *slash = '\0';
+        }
+    }
+}
+
+/* The path of context c, as the generator spells it. */
+static void ctx_path(const gpuprof_an_db *db, uint32_t c, char *out,
+                     size_t n)
+{
+    if (c == 0) {
+        out[0] = '\0';
+        return;
+    }
+    char parent[4096];
+    ctx_path(db, gpuprof_an_db_context_parent(db, c), parent,
+             sizeof(parent));
+    const char *name = gpuprof_an_db_context_name(db, c);
+    size_t lp = strlen(parent), ln = strlen(name);
+    ck_assert_uint_lt(lp + ln + 2, n);
+    memcpy(out, parent, lp);
+    if (lp)
+        out[lp++] = GEN_SEP[0];
+    memcpy(out + lp, name, ln + 1);
+}
+
+static void check_against(const char *dbdir, const gen_truth *t)
+{
+    gpuprof_an_db *db;
+    ck_assert_msg(gpuprof_an_db_open(dbdir, &db) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    expect e;
+    expect_from(t, &e);
+    uint32_t nc = gpuprof_an_db_context_count(db);
+    ck_assert_uint_eq(gpuprof_an_db_profile_count(db), t->profiles);
+    ck_assert_uint_eq(gpuprof_an_db_metric_count(db), 8);
+    /* Every generated path is a context and every context a path. */
+    uint32_t *path_of = malloc(nc * sizeof(*path_of));
+    bool *seen = calloc(t->npaths + 1, 1);
+    uint32_t root = gen_path_find(t, "");
+    for (uint32_t c = 0; c < nc; c++) {
+        char p[4096];
+        ctx_path(db, c, p, sizeof(p));
+        path_of[c] = gen_path_find(t, p);
+        if (c == 0) {
+            ck_assert_uint_eq(gpuprof_an_db_context_parent(db, 0), UINT32_MAX);
+            continue;
+        }
+        ck_assert_msg(path_of[c] != UINT32_MAX, "context %u '%s' not generated",
+                      c, p);
+        ck_assert_msg(!seen[path_of[c]], "path '%s' twice", p);
+        seen[path_of[c]] = true;
+    }
+    ck_assert_uint_eq(nc - 1, t->npaths - (root != UINT32_MAX));
+    uint32_t mid[4][2];
+    for (uint32_t m = 0; m < 4; m++)
+        for (uint32_t v = 0; v < 2; v++) {
+            ck_assert_int_eq(gpuprof_an_db_metric_find(
+                                 db, mnames[m], (gpuprof_an_variant)v,
+                                 &mid[m][v]),
+                             GPUPROF_OK);
+            ck_assert_int_eq(gpuprof_an_db_metric_variant(db, mid[m][v]),
+                             (int)v);
+        }
+    uint32_t *prof = malloc(t->profiles * sizeof(*prof));
+    double *val = malloc(t->profiles * sizeof(*val));
+    uint64_t checked = 0;
+    for (uint32_t c = 0; c < nc; c++)
+        for (uint32_t m = 0; m < 4; m++)
+            for (uint32_t v = 0; v < 2; v++) {
+                uint32_t dm = mid[m][v];
+                /* PMS: every profile's value exactly. */
+                double sum = 0, mn = 0, mx = 0;
+                uint32_t cnt = 0;
+                for (uint32_t p = 0; p < t->profiles; p++) {
+                    double want = 0;
+                    if (c == 0 && v == GPUPROF_AN_INCLUSIVE) /* all of it */
+                        for (uint32_t i = 0; i < t->nvals; i++)
+                            want += t->vals[i].profile == p &&
+                                            t->vals[i].metric == m
+                                        ? t->vals[i].v
+                                        : 0;
+                    else if (c != 0)
+                        want = *ev(&e, path_of[c], m, v, p);
+                    double got = gpuprof_an_db_value(db, p, c, dm);
+                    ck_assert_msg(got == want,
+                                  "profile %u context %u metric %s/%u: %g, "
+                                  "want %g", p, c, mnames[m], v, got, want);
+                    if (want != 0) {
+                        mn = cnt == 0 || want < mn ? want : mn;
+                        mx = cnt == 0 || want > mx ? want : mx;
+                        sum += want;
+                        cnt++;
+                    }
+                    checked++;
+                }
+                /* CMS: the same values, by ascending profile, only non-zero. */
+                uint32_t n = gpuprof_an_db_context_values(db, c, dm, prof, val,
+                                                          t->profiles);
+                ck_assert_uint_eq(n, cnt);
+                for (uint32_t i = 0; i < n; i++) {
+                    ck_assert(i == 0 || prof[i] > prof[i - 1]);
+                    ck_assert(val[i] ==
+                              gpuprof_an_db_value(db, prof[i], c, dm));
+                }
+                /* Statistics over the profiles with a value. */
+                ck_assert(gpuprof_an_db_stat(db, c, dm,
+                                             GPUPROF_AN_STAT_COUNT) == cnt);
+                if (!cnt)
+                    continue;
+                double mean = sum / cnt, var = 0;
+                for (uint32_t i = 0; i < n; i++)
+                    var += (val[i] - mean) * (val[i] - mean);
+                double sd = sqrt(var / cnt);
+                ck_assert(gpuprof_an_db_stat(db, c, dm, GPUPROF_AN_STAT_SUM) ==
+                          sum);
+                ck_assert(gpuprof_an_db_stat(db, c, dm, GPUPROF_AN_STAT_MIN) ==
+                          mn);
+                ck_assert(gpuprof_an_db_stat(db, c, dm, GPUPROF_AN_STAT_MAX) ==
+                          mx);
+                ck_assert(fabs(gpuprof_an_db_stat(db, c, dm,
+                                                  GPUPROF_AN_STAT_MEAN) -
+                               mean) <= 1e-12 * fabs(mean));
+                ck_assert(fabs(gpuprof_an_db_stat(db, c, dm,
+                                                  GPUPROF_AN_STAT_STD) -
+                               sd) <= 1e-9 * (sd + 1));
+                ck_assert(fabs(gpuprof_an_db_stat(db, c, dm,
+                                                  GPUPROF_AN_STAT_COV) -
+                               sd / mean) <= 1e-9 * (sd / mean + 1));
+            }
+    ck_assert_uint_gt(checked, 1000);
+    free(prof);
+    free(val);
+    free(path_of);
+    free(seen);
+    free(e.v);
+    gpuprof_an_db_close(db);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_nonnull(y);
+    int c, d;
+    bool same = true;
+    do {
+        c = fgetc(x);
+        d = fgetc(y);
+        same = c == d;
+    } while (same && c != EOF);
+    fclose(x);
+    fclose(y);
+    return same;
+}
+
+static const gen_opts base = {.procs = 3, .threads = 4, .seed = 7,
+                              .fanout = 4, .depth = 6, .pid0 = 100};
+
+START_TEST(aggregates_equal_the_truth_and_threads_change_no_byte)
+{
+    mkdir_tmp();
+    char in[600], d1[600], d2[600];
+    sub(in, sizeof(in), "run");
+    sub(d1, sizeof(d1), "db1");
+    sub(d2, sizeof(d2), "db2");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    gen_truth t = {0};
+    ck_assert_int_eq(gen_write(in, &base, &t), 0);
+    const char *ins[] = {in};
+    ck_assert_int_eq(analyze(ins, 1, d1, 1), GPUPROF_OK);
+    ck_assert_msg(analyze(ins, 1, d2, 2) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    static const char *const files[] = {"meta.db", "profile.db", "cct.db",
+                                        "stats.db"};
+    for (int i = 0; i < 4; i++) {
+        char a[700], b[700];
+        snprintf(a, sizeof(a), "%s/%s", d1, files[i]);
+        snprintf(b, sizeof(b), "%s/%s", d2, files[i]);
+        ck_assert_msg(same_file(a, b), "%s differs between -j1 and -j2",
+                      files[i]);
+    }
+    check_against(d1, &t);
+    gen_truth_free(&t);
+}
+END_TEST
+
+START_TEST(runs_merge)
+{
+    mkdir_tmp();
+    char r1[600], r2[600], db[600];
+    sub(r1, sizeof(r1), "run1");
+    sub(r2, sizeof(r2), "run2");
+    sub(db, sizeof(db), "db");
+    ck_assert_int_eq(mkdir(r1, 0755), 0);
+    ck_assert_int_eq(mkdir(r2, 0755), 0);
+    gen_truth t = {0};
+    gen_opts o = base;
+    ck_assert_int_eq(gen_write(r1, &o, &t), 0);
+    o.seed = 99, o.pid0 = 500, o.procs = 2, o.threads = 3;
+    o.spmd = 1; /* shared contexts, as an SPMD program has */
+    ck_assert_int_eq(gen_write(r2, &o, &t), 0);
+    const char *ins[] = {r1, r2};
+    ck_assert_int_eq(analyze(ins, 2, db, 2), GPUPROF_OK);
+    check_against(db, &t);
+    gpuprof_an_db *d;
+    ck_assert_int_eq(gpuprof_an_db_open(db, &d), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_db_profile_count(d), 3 * 4 + 2 * 3);
+    ck_assert_uint_eq(gpuprof_an_db_profile_pid(d, 12), 500);
+    ck_assert_int_eq(gpuprof_an_db_profile_rank(d, 13), 0);
+    ck_assert_uint_eq(gpuprof_an_db_profile_tid(d, 13), 101);
+    ck_assert_str_eq(gpuprof_an_db_profile_thread_name(d, 13), "worker-1");
+    ck_assert_str_eq(gpuprof_an_db_profile_host(d, 0), "genhost");
+    gpuprof_an_db_close(d);
+    gen_truth_free(&t);
+}
+END_TEST
+
+START_TEST(damage_is_refused_with_the_file_name)
+{
+    mkdir_tmp();
+    char in[600], db[600], path[700];
+    sub(in, sizeof(in), "run");
+    sub(db, sizeof(db), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    gen_truth t = {0};
+    gen_opts o = base;
+    o.procs = 1;
+    ck_assert_int_eq(gen_write(in, &o, &t), 0);
+    const char *ins[] = {in};
+    ck_assert_int_eq(analyze(ins, 1, db, 1), GPUPROF_OK);
+    /* Every byte of every database file matters: flip one in each. */
+    static const char *const files[] = {"meta.db", "profile.db", "cct.db",
+                                        "stats.db"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", db, files[i]);
+        FILE *f = fopen(path, "r+b");
+        ck_assert_ptr_nonnull(f);
+        fseek(f, 40, SEEK_SET);
+        int c = fgetc(f);
+        fseek(f, 40, SEEK_SET);
+        fputc(c ^ 0x5a, f);
+        fclose(f);
+        gpuprof_an_db *d;
+        ck_assert_int_eq(gpuprof_an_db_open(db, &d), GPUPROF_E_CORRUPT);
+        ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), files[i]));
+        f = fopen(path, "r+b");
+        fseek(f, 40, SEEK_SET);
+        fputc(c, f);
+        fclose(f);
+        ck_assert_int_eq(gpuprof_an_db_open(db, &d), GPUPROF_OK);
+        gpuprof_an_db_close(d);
+    }
+    /* A damaged profile stops the run, names the file, writes nothing. */
+    char db2[600];
+    sub(db2, sizeof(db2), "db2");
+    snprintf(path, sizeof(path), "%s/zz-broken.gpuprof", in);
+    FILE *f = fopen(path, "wb");
+    fputs("GPUPROF\0 not really", f);
+    fclose(f);
+    ck_assert_int_ne(analyze(ins, 1, db2, 2), GPUPROF_OK);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "zz-broken"));
+    snprintf(path, sizeof(path), "%s/meta.db", db2);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    /* No inputs at all. */
+    char empty[600];
+    sub(empty, sizeof(empty), "empty");
+    ck_assert_int_eq(mkdir(empty, 0755), 0);
+    const char *e[] = {empty};
+    ck_assert_int_eq(analyze(e, 1, db2, 1), GPUPROF_E_NOTFOUND);
+    gen_truth_free(&t);
+}
+END_TEST
+
+int main(void)
+{
+    const test_case cases[] = {
+        {"truth_and_threads",
+         aggregates_equal_the_truth_and_threads_change_no_byte, 120},
+        {"runs_merge", runs_merge, 120},
+        {"damage", damage_is_refused_with_the_file_name, 120},
+    };
+    return RUN_SUITE("an_db", cases);
+}

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "an_db.h"
@@ -106,15 +107,36 @@ typedef struct run {
     /* transpose */
     uint64_t *cstart; /* per context: first CMS value; [nc] = total */
     cms_val *cv;
+    size_t cv_size;
     uint32_t *cpairs; /* per context: distinct metrics */
     uint32_t *chunk;  /* context ranges of the parallel fill: [i, i+1) */
     uint32_t nchunks;
+    uint32_t *slice_count; /* per slice of profiles: values per context */
+    uint32_t nslices;
     /* files being encoded */
     uint8_t *pms, *cms, *sts;
     uint64_t *poff, *coff, *soff; /* plane offsets */
 } run;
 
 #define MAX_BASE_METRICS 32767u /* database metric ids are u16 */
+
+/* ---- big buffers ------------------------------------------------------------
+ * The output files and the transposed values are megabytes written once:
+ * mapped with their pages populated in one call, not faulted in one by one
+ * by the threads filling them (on a VM a fault costs microseconds, and the
+ * faults of threads in one process contend). Zero-filled. */
+static void *big_alloc(size_t size)
+{
+    void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void big_free(void *p, size_t size)
+{
+    if (p)
+        munmap(p, size ? size : 1);
+}
 
 /* ---- a small thread pool ------------------------------------------------ */
 typedef void (*task_fn)(run *r, uint32_t i);
@@ -374,41 +396,42 @@ static int by_ctx_metric(const void *x, const void *y)
     return (a->metric > b->metric) - (a->metric < b->metric);
 }
 
-/* Sorts by (context, metric): LSD radix over 16-bit digits (metric,
- * context low, context high; a pass whose digit never varies is skipped),
- * stable; qsort for short rows. false when out of memory. */
+/* Sorts by (context, metric): LSD radix over the 48-bit key (context <<
+ * 16 | metric) in 8-bit digits, all six histograms from one read, a pass
+ * skipped when its digit never varies (small contexts and metric ids leave
+ * three passes); stable; qsort for short rows. false when out of memory. */
 static bool sort_entries(entry *e, uint32_t n)
 {
-    if (n < 256) {
+    if (n < 128) {
         if (n > 1)
             qsort(e, n, sizeof(*e), by_ctx_metric);
         return true;
     }
     entry *tmp = malloc((size_t)n * sizeof(*tmp));
-    uint32_t *count = malloc(65536 * sizeof(*count));
-    if (!tmp || !count) {
-        free(tmp);
-        free(count);
+    if (!tmp)
         return false;
+    uint32_t count[6][256];
+    memset(count, 0, sizeof(count));
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t k = (uint64_t)e[i].ctx << 16 | e[i].metric;
+        for (int d = 0; d < 6; d++)
+            count[d][(k >> (8 * d)) & 0xFF]++;
     }
     entry *from = e, *to = tmp;
-    for (int pass = 0; pass < 3; pass++) {
-        memset(count, 0, 65536 * sizeof(*count));
-#define DIGIT(x)                                                               \
-    (pass == 0 ? (x).metric : pass == 1 ? (x).ctx & 0xFFFF : (x).ctx >> 16)
-        for (uint32_t i = 0; i < n; i++)
-            count[DIGIT(from[i])]++;
-        if (count[DIGIT(from[0])] == n)
+    uint64_t k0 = (uint64_t)e[0].ctx << 16 | e[0].metric;
+    for (int d = 0; d < 6; d++) {
+        if (count[d][(k0 >> (8 * d)) & 0xFF] == n)
             continue; /* one digit value: already in order for it */
         uint32_t sum = 0;
-        for (uint32_t d = 0; d < 65536; d++) {
-            uint32_t c = count[d];
-            count[d] = sum;
+        for (int b = 0; b < 256; b++) {
+            uint32_t c = count[d][b];
+            count[d][b] = sum;
             sum += c;
         }
-        for (uint32_t i = 0; i < n; i++)
-            to[count[DIGIT(from[i])]++] = from[i];
-#undef DIGIT
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t k = (uint64_t)from[i].ctx << 16 | from[i].metric;
+            to[count[d][(k >> (8 * d)) & 0xFF]++] = from[i];
+        }
         entry *t = from;
         from = to;
         to = t;
@@ -416,7 +439,6 @@ static bool sort_entries(entry *e, uint32_t n)
     if (from != e)
         memcpy(e, from, (size_t)n * sizeof(*e));
     free(tmp);
-    free(count);
     return true;
 }
 
@@ -591,6 +613,14 @@ static void fill_chunk(run *r, uint32_t k)
     free(mcount);
 }
 
+static void count_slice(run *r, uint32_t k)
+{
+    uint32_t *cnt = r->slice_count + (size_t)k * r->nc;
+    for (uint32_t p = k; p < r->np; p += r->nslices)
+        for (uint32_t i = 0; i < r->rows[p].n; i++)
+            cnt[r->rows[p].e[i].ctx]++;
+}
+
 static gpuprof_status transpose(run *r)
 {
     r->cstart = calloc((size_t)r->nc + 1, sizeof(*r->cstart));
@@ -599,9 +629,18 @@ static gpuprof_status transpose(run *r)
     r->chunk = calloc((size_t)r->nchunks + 1, sizeof(*r->chunk));
     if (!r->cstart || !r->cpairs || !r->chunk)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    for (uint32_t p = 0; p < r->np; p++)
-        for (uint32_t i = 0; i < r->rows[p].n; i++)
-            r->cstart[r->rows[p].e[i].ctx + 1]++;
+    /* Values per context: each slice of profiles counts into its own array,
+     * then the arrays add up (in order: the sums do not depend on it). */
+    r->nslices = r->a->threads < r->np ? r->a->threads : (r->np ? r->np : 1);
+    r->slice_count = calloc((size_t)r->nslices * r->nc, sizeof(uint32_t));
+    if (!r->slice_count)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    parallel_for(r, r->nslices, count_slice);
+    for (uint32_t k = 0; k < r->nslices; k++)
+        for (uint32_t c = 0; c < r->nc; c++)
+            r->cstart[c + 1] += r->slice_count[(size_t)k * r->nc + c];
+    free(r->slice_count);
+    r->slice_count = NULL;
     for (uint32_t c = 0; c < r->nc; c++)
         r->cstart[c + 1] += r->cstart[c];
     uint64_t total = r->cstart[r->nc];
@@ -613,7 +652,8 @@ static gpuprof_status transpose(run *r)
         r->chunk[k] = c;
     }
     r->chunk[r->nchunks] = r->nc;
-    r->cv = malloc((total ? total : 1) * sizeof(*r->cv));
+    r->cv_size = total * sizeof(*r->cv);
+    r->cv = big_alloc(r->cv_size);
     if (!r->cv)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     parallel_for(r, r->nchunks, fill_chunk);
@@ -754,7 +794,7 @@ static uint8_t *planes_alloc(uint32_t count, const uint64_t *size,
     }
     (*off)[count] = at;
     *total = at;
-    return calloc(1, at);
+    return big_alloc(at);
 }
 
 static void pms_plane(run *r, uint32_t p)
@@ -794,7 +834,7 @@ static gpuprof_status write_pms(run *r)
     parallel_for(r, r->np, pms_plane);
     header(&b, DB_PMS_MAGIC, r->np, r->nc);
     gpuprof_status st = write_buf(r, "profile.db", &b);
-    free(b.d);
+    big_free(b.d, b.n);
     r->pms = NULL;
     return st;
 }
@@ -871,8 +911,8 @@ static gpuprof_status write_cms_stats(run *r)
     }
     if (st == GPUPROF_OK)
         st = write_buf(r, "cct.db", &b);
-    free(b.d);
-    free(s.d);
+    big_free(b.d, b.n);
+    big_free(s.d, s.n);
     r->cms = r->sts = NULL;
     return st;
 }
@@ -994,7 +1034,7 @@ static void run_free(run *r)
     free(r->slot);
     free(r->p);
     free(r->cstart);
-    free(r->cv);
+    big_free(r->cv, r->cv_size);
     free(r->cpairs);
     free(r->chunk);
     free(r->poff);

@@ -1,6 +1,6 @@
 /*
  * bench_analysis.c - aggregation speed and database size on synthetic
- * measurements (support/gen.h: 64 processes x 4 threads, one SPMD tree shape).
+ * measurements (support/gen.h: 512 processes x 4 threads, one SPMD tree shape).
  *
  *   aggregate_profiles_per_s_j1   profiles aggregated per second, 1 thread
  *   aggregate_profiles_per_s_j2   the same with 2 threads
@@ -11,10 +11,15 @@
  *   aggregate_peak_rss_mb         peak resident memory of a process doing
  *                                 one -j2 aggregation (no budget yet)
  *
- * Times are medians of 5 alternating runs in one process.
+ * Times are medians of 5 alternating runs of the `gpuprof analyze` command
+ * (each a fresh process, as users run it: one that ran before would find
+ * its heap already faulted in), start-up included.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,22 +36,30 @@
 
 static char in[256], out[300];
 
-static double run(unsigned threads)
+/* `gpuprof analyze -j N` as a user runs it (a fresh process: a forked
+ * child would pay copy-on-write faults on the generator's heap instead). */
+static char cli[PATH_MAX];
+
+static double run_fresh(unsigned threads)
 {
-    gpuprof_an_analysis *a;
-    gpuprof_an_analysis_new(&a);
-    gpuprof_an_analysis_add_input(a, in);
-    gpuprof_an_analysis_set_output(a, out);
-    gpuprof_an_analysis_set_threads(a, threads);
+    char j[16];
+    snprintf(j, sizeof(j), "%u", threads);
     double t0 = bench_now_s();
-    gpuprof_status st = gpuprof_an_analysis_run(a);
-    double t = bench_now_s() - t0;
-    gpuprof_an_analysis_free(a);
-    if (st != GPUPROF_OK) {
-        fprintf(stderr, "bench_analysis: %s\n", gpuprof_an_last_error());
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 1);
+        execl(cli, cli, "analyze", "-j", j, "-o", out, in, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "bench_analysis: %s analyze failed\n", cli);
         exit(1);
     }
-    return t;
+    return bench_now_s() - t0;
 }
 
 static uint64_t dir_bytes(const char *dir)
@@ -75,14 +88,18 @@ static uint64_t file_bytes(const char *name)
 
 int main(void)
 {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    snprintf(cli, sizeof(cli), "%s/../bin/gpuprof", dirname(exe));
     char root[] = "/tmp/gpuprof-bench-an.XXXXXX";
     if (!mkdtemp(root))
         return 1;
     snprintf(in, sizeof(in), "%s/run", root);
     snprintf(out, sizeof(out), "%s/db", root);
     mkdir(in, 0755);
-    gen_opts o = {.procs = 64, .threads = 4, .seed = 3, .fanout = 4,
-                  .depth = 7, .pid0 = 1000, .spmd = 1};
+    gen_opts o = {.procs = 512, .threads = 4, .seed = 3, .fanout = 4,
+                  .depth = 8, .pid0 = 1000, .spmd = 1};
     gen_truth t = {0};
     if (gen_write(in, &o, &t)) {
         fprintf(stderr, "bench_analysis: cannot write measurements\n");
@@ -91,10 +108,10 @@ int main(void)
     uint32_t profiles = t.profiles;
     gen_truth_free(&t);
     double j1[REPS], j2[REPS];
-    run(1); /* warm the page cache */
+    run_fresh(1); /* warm the page cache */
     for (int r = 0; r < REPS; r++) {
-        j1[r] = run(1);
-        j2[r] = run(2);
+        j1[r] = run_fresh(1);
+        j2[r] = run_fresh(2);
     }
     double m1 = bench_median(j1, REPS), m2 = bench_median(j2, REPS);
     printf("BENCH aggregate_profiles_per_s_j1 %.0f profiles/s\n",
@@ -118,11 +135,14 @@ int main(void)
            (double)file_bytes("profile.db") / (double)values);
     printf("BENCH cms_bytes_per_value %.2f bytes\n",
            (double)file_bytes("cct.db") / (double)values);
-    /* Peak memory of one aggregation alone: in a child. */
+    /* Peak memory of one -j2 aggregation by the command. */
     pid_t pid = fork();
     if (pid == 0) {
-        run(2);
-        _exit(0);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 1);
+        execl(cli, cli, "analyze", "-j", "2", "-o", out, in, (char *)NULL);
+        _exit(127);
     }
     int status;
     struct rusage ru;

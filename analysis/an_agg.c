@@ -14,9 +14,12 @@
  *   3. values (parallel over profiles = threads): each node's own values
  *      (exclusive) and its subtree's (inclusive, combined by the metric's
  *      rule), as sparse rows sorted by context and metric;
- *   4. transpose (a counting pass, then parallel over contexts): the
- *      context-major planes and the statistics over profiles;
- *   5. write: stats.db, cct.db, profile.db, then meta.db, each atomically.
+ *   4. transpose (parallel: values counted by slices of profiles, then
+ *      ranges of contexts filled and ordered by metric): the
+ *      context-major planes;
+ *   5. write (planes encoded in parallel, with the statistics over
+ *      profiles): stats.db, cct.db, profile.db, then meta.db, each
+ *      replaced atomically (doc/ANALYSIS.md).
  *
  * Statistics count only the profiles where a value is non-zero (the data
  * are sparse); `count` says how many, so the mean over all P profiles is

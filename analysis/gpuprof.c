@@ -6,6 +6,10 @@
  *   gpuprof report DIR    the region tree of a whole run, summed over threads
  *                         and processes, then the GPU operations beneath
  *                         regions and call paths
+ *   gpuprof report [--metric NAME] [--threshold PCT] DB
+ *                         the top-down view of an analysis database
+ *   gpuprof export --folded [--metric NAME] DB
+ *                         folded stacks for flame graphs
  *   gpuprof analyze [-j N] [-o DB] DIR...
  *                         aggregate measurement directories (several runs
  *                         merge) into an analysis database (default:
@@ -28,6 +32,12 @@ static int usage(FILE *out, int rc)
                  "(or a .gptrace trace)\n"
                  "       gpuprof report DIR    print the region tree of a "
                  "measurement directory\n"
+                 "       gpuprof report [--metric NAME] [--threshold PCT] DB\n"
+                 "                             top-down view of an analysis "
+                 "database\n"
+                 "       gpuprof export --folded [--metric NAME] DB\n"
+                 "                             folded stacks (flame graphs) "
+                 "of a database\n"
                  "       gpuprof analyze [-j N] [-o DB] DIR...\n"
                  "                             aggregate measurements into "
                  "an analysis database\n"
@@ -65,6 +75,64 @@ static int report(const char *dir)
     gpuprof_an_report_close(r);
     if (st == GPUPROF_OK) /* GPU operations beneath their call paths */
         st = gpuprof_an_gpu_print(dir, stdout, 0);
+    return st == GPUPROF_OK ? 0 : fail();
+}
+
+static int is_database(const char *dir)
+{
+    char p[4200];
+    snprintf(p, sizeof(p), "%s/meta.db", dir);
+    return access(p, F_OK) == 0;
+}
+
+/* The metric a database view shows when none is named. */
+static const char *default_metric(const gpuprof_an_db *db)
+{
+    static const char *const pref[] = {"gpu.time", "region.time.excl"};
+    uint32_t m;
+    for (int i = 0; i < 2; i++)
+        if (gpuprof_an_db_metric_find(db, pref[i], GPUPROF_AN_INCLUSIVE, &m) ==
+            GPUPROF_OK)
+            return pref[i];
+    return gpuprof_an_db_metric_count(db) ? gpuprof_an_db_metric_name(db, 0)
+                                          : NULL;
+}
+
+/* report/export on a database: [--metric NAME] [--threshold PCT] DB. */
+static int db_view(int argc, char **argv, int first, int folded)
+{
+    const char *metric = NULL;
+    double threshold = 1.0;
+    int i = first;
+    for (; i + 1 < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "--metric")) {
+            metric = argv[++i];
+        } else if (!strcmp(argv[i], "--threshold") && !folded) {
+            char *end;
+            threshold = strtod(argv[++i], &end);
+            if (*end || threshold < 0 || threshold > 100) {
+                fprintf(stderr, "gpuprof: --threshold wants 0..100\n");
+                return 2;
+            }
+        } else {
+            return usage(stderr, 2);
+        }
+    }
+    if (i != argc - 1)
+        return usage(stderr, 2);
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
+        return fail();
+    if (!metric && !(metric = default_metric(db))) {
+        gpuprof_an_db_close(db);
+        fprintf(stderr, "gpuprof: %s: no metrics\n", argv[i]);
+        return 1;
+    }
+    gpuprof_status st =
+        folded ? gpuprof_an_db_print_folded(db, stdout, metric, 0)
+               : gpuprof_an_db_print_topdown(db, stdout, metric,
+                                             threshold / 100, 0);
+    gpuprof_an_db_close(db);
     return st == GPUPROF_OK ? 0 : fail();
 }
 
@@ -143,8 +211,13 @@ int main(int argc, char **argv)
         return usage(stdout, 0);
     if (argc == 3 && !strcmp(argv[1], "dump"))
         return dump(argv[2]);
-    if (argc == 3 && !strcmp(argv[1], "report"))
+    if (argc == 3 && !strcmp(argv[1], "report") && !is_database(argv[2]))
         return report(argv[2]);
+    if (argc >= 3 && !strcmp(argv[1], "report"))
+        return db_view(argc, argv, 2, 0);
+    if (argc >= 4 && !strcmp(argv[1], "export") &&
+        !strcmp(argv[2], "--folded"))
+        return db_view(argc, argv, 3, 1);
     if (argc >= 3 && !strcmp(argv[1], "analyze"))
         return analyze(argc, argv);
     return usage(stderr, 2);

@@ -298,6 +298,7 @@ gpuprof_an_analysis_set_threads(gpuprof_an_analysis *a, unsigned threads);
 /* The database directory (created; its files are replaced). Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_output(gpuprof_an_analysis *a, const char *db_dir);
+/* A progress callback (NULL: none). Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_progress(gpuprof_an_analysis *a,
                                  gpuprof_an_progress_fn fn, void *user);
@@ -393,6 +394,19 @@ GPUPROF_AN_API uint32_t gpuprof_an_db_context_values(
  * Since 0.1. */
 GPUPROF_AN_API double gpuprof_an_db_stat(const gpuprof_an_db *db, uint32_t c,
                                          uint32_t m, gpuprof_an_stat which);
+
+/* The top-down view of `metric` (a measured metric's name): every context
+ * whose inclusive sum over profiles is at least `min_share` (0..1) of the
+ * whole, beneath its parent, largest first, with its inclusive sum, share
+ * and exclusive sum. `flags` must be 0. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_topdown(
+    const gpuprof_an_db *db, FILE *out, const char *metric, double min_share,
+    uint32_t flags);
+/* Folded stacks of `metric` for flame graphs: one line per context with a
+ * non-zero exclusive sum over profiles, "root-most;...;context value"; the
+ * lines re-sum to the whole. `flags` must be 0. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
+    const gpuprof_an_db *db, FILE *out, const char *metric, uint32_t flags);
 
 #ifdef __cplusplus
 }

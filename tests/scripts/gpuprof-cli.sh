@@ -118,4 +118,15 @@ expect "analyze: damaged input names the first damaged file" 1 "bad/flip\.gpupro
 expect "analyze: missing directory" 1 "absent: No such file" "$G" analyze "$tmp/absent"
 expect "analyze: bad -j" 2 "" "$G" analyze -j 0 "$tmp/run"
 expect "analyze: no input" 2 "" "$G" analyze -o "$tmp/db3"
+expect "report of a database" 0 "" "$G" report --metric region.visits --threshold 0 "$tmp/db"
+head -n 1 "$tmp/out" | grep -q '^region.visits over [0-9]* profiles: ' &&
+  pass "report of a database: a top-down view of the metric" ||
+  fail "report of a database: a top-down view of the metric"
+expect "export --folded" 0 "" "$G" export --folded --metric region.visits "$tmp/db"
+whole=$(head -n 1 "$tmp/out" >/dev/null; "$G" report --metric region.visits --threshold 0 "$tmp/db" | head -n 1 | sed 's/.*profiles: \([0-9]*\).*/\1/')
+"$G" export --folded --metric region.visits "$tmp/db" | awk -v w="$whole" '{ s += $NF } END { exit !(s == w && NR > 0) }' &&
+  pass "folded stacks re-sum to the whole ($whole)" || fail "folded stacks re-sum to the whole ($whole)"
+expect "report: unknown metric" 1 "no metric named 'nope'" "$G" report --metric nope "$tmp/db"
+cp -r "$tmp/db" "$tmp/dbx" && head -c -10 "$tmp/db/cct.db" >"$tmp/dbx/cct.db"
+expect "export: damaged database names the file" 1 "dbx/cct\.db: truncated" "$G" export --folded "$tmp/dbx"
 [ "$fails" -eq 0 ]

@@ -358,6 +358,71 @@ START_TEST(damage_is_refused_with_the_file_name)
 }
 END_TEST
 
+/* Folded stacks re-sum to the whole; the top-down view lists every
+ * context with a value once, beneath the header. */
+START_TEST(views_resum)
+{
+    mkdir_tmp();
+    char in[600], dbdir[600];
+    sub(in, sizeof(in), "run");
+    sub(dbdir, sizeof(dbdir), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    gen_truth t = {0};
+    ck_assert_int_eq(gen_write(in, &base, &t), 0);
+    const char *ins[] = {in};
+    ck_assert_int_eq(analyze(ins, 1, dbdir, 2), GPUPROF_OK);
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    for (uint32_t m = 0; m < 4; m++) {
+        uint32_t mi, me, nc = gpuprof_an_db_context_count(db);
+        gpuprof_an_db_metric_find(db, mnames[m], GPUPROF_AN_INCLUSIVE, &mi);
+        gpuprof_an_db_metric_find(db, mnames[m], GPUPROF_AN_EXCLUSIVE, &me);
+        double whole = 0, folded = 0;
+        for (uint32_t i = 0; i < t.nvals; i++)
+            whole += t.vals[i].metric == m ? t.vals[i].v : 0;
+        ck_assert(gpuprof_an_db_stat(db, 0, mi, GPUPROF_AN_STAT_SUM) == whole);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        ck_assert_int_eq(gpuprof_an_db_print_folded(db, f, mnames[m], 0),
+                         GPUPROF_OK);
+        fclose(f);
+        uint32_t lines = 0, with_excl = 0, with_incl = 0;
+        for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+            folded += strtod(strrchr(l, ' ') + 1, NULL);
+            lines++;
+        }
+        free(text);
+        for (uint32_t c = 0; c < nc; c++) {
+            with_excl += gpuprof_an_db_stat(db, c, me, GPUPROF_AN_STAT_SUM) != 0;
+            with_incl +=
+                c && gpuprof_an_db_stat(db, c, mi, GPUPROF_AN_STAT_SUM) != 0;
+        }
+        ck_assert(fabs(folded - whole) <= 1e-9 * whole);
+        ck_assert_uint_eq(lines, with_excl);
+        text = NULL;
+        f = open_memstream(&text, &len);
+        ck_assert_int_eq(gpuprof_an_db_print_topdown(db, f, mnames[m], 0, 0),
+                         GPUPROF_OK);
+        fclose(f);
+        lines = 0;
+        for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
+            lines++;
+        ck_assert_uint_eq(lines, 1 + with_incl);
+        ck_assert_ptr_nonnull(strstr(text, mnames[m]));
+        free(text);
+    }
+    FILE *null = fopen("/dev/null", "w");
+    ck_assert_int_eq(gpuprof_an_db_print_topdown(db, null, "no.such", 0, 0),
+                     GPUPROF_E_NOTFOUND);
+    ck_assert_int_eq(gpuprof_an_db_print_topdown(db, null, mnames[0], 2, 0),
+                     GPUPROF_E_INVALID);
+    fclose(null);
+    gpuprof_an_db_close(db);
+    gen_truth_free(&t);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -365,6 +430,7 @@ int main(void)
          aggregates_equal_the_truth_and_threads_change_no_byte, 120},
         {"runs_merge", runs_merge, 120},
         {"damage", damage_is_refused_with_the_file_name, 120},
+        {"views", views_resum, 120},
     };
     return RUN_SUITE("an_db", cases);
 }

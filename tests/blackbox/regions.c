@@ -866,6 +866,7 @@ static void *toggler(void *arg)
 
 struct toggle_result {
     int bad;
+    int limited; /* begins refused at the depth limit */
 };
 
 static void *pairs_under_toggle(void *arg)
@@ -876,11 +877,15 @@ static void *pairs_under_toggle(void *arg)
     for (i = 0; i < CPAIRS; i++) {
         b = gpuprof_region_begin("tog");
         e = gpuprof_region_end("tog");
-        /* Pausing in between may make the end unbalanced; nothing else. */
-        if (b != GPUPROF_OK || (e != GPUPROF_OK && e != GPUPROF_E_UNBALANCED)) {
+        /* Pausing in between may make the end unbalanced, and regions left
+         * open that way add up: past the depth limit a begin is refused
+         * (documented, counted in regions.depth_exceeded). Nothing else. */
+        if ((b != GPUPROF_OK && b != GPUPROF_E_LIMIT) ||
+            (e != GPUPROF_OK && e != GPUPROF_E_UNBALANCED)) {
             r->bad = 1000 * (int)b + (int)e;
             return NULL;
         }
+        r->limited += b == GPUPROF_E_LIMIT;
     }
     return NULL;
 }
@@ -901,8 +906,12 @@ START_TEST(stop_start_under_load)
     stop_all();
     ck_assert_int_eq(pthread_join(tg, &rv), 0);
     ck_assert_ptr_null(rv);
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < 4; i++) {
         ck_assert_msg(res[i].bad == 0, "thread %d: begin*1000+end = %d", i, res[i].bad);
+        if (res[i].limited)
+            ck_assert_uint_ge(stat_of("regions.depth_exceeded"),
+                              (uint64_t)res[i].limited);
+    }
     ck_assert_uint_le(stat_of("regions.entered"), 4 * CPAIRS);
     ck_assert_uint_le(stat_of("regions.unbalanced"), 4 * CPAIRS);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gpuprof_analysis.h"
+#include "io/io.h"
 #include "support/gen.h"
 #include "support/mkprofile.h"
 #include "support/suite.h"
@@ -423,6 +424,111 @@ START_TEST(views_resum)
 }
 END_TEST
 
+/* Crafted damage with a valid checksum: the reader's structural checks
+ * (indices, orderings, counts) refuse each, naming the file. */
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(*n);
+    ck_assert_uint_eq(fread(b, 1, *n, f), *n);
+    fclose(f);
+    return b;
+}
+
+static void put32le(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+/* Writes b with the header's CRC (offset 12, over bytes 32..) made valid. */
+static void spit_valid(const char *path, uint8_t *b, size_t n)
+{
+    put32le(b + 12, gpuprof__io_crc32c(0, b + 32, n - 32));
+    FILE *f = fopen(path, "wb");
+    ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+
+START_TEST(crafted_content_is_refused)
+{
+    mkdir_tmp();
+    char in[600], db[600], path[700];
+    sub(in, sizeof(in), "run");
+    sub(db, sizeof(db), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    gen_truth t = {0};
+    gen_opts o = base;
+    o.procs = 2;
+    ck_assert_int_eq(gen_write(in, &o, &t), 0);
+    const char *ins[] = {in};
+    ck_assert_int_eq(analyze(ins, 1, db, 1), GPUPROF_OK);
+    static const struct {
+        const char *file;
+        uint32_t at; /* 0: the first plane's first pair key */
+        uint32_t value;
+    } cases[] = {
+        {"profile.db", 0, 0x7FFFFFFF}, /* context beyond the count */
+        {"cct.db", 0, 0xFFFF},         /* metric beyond the count */
+        {"stats.db", 0, 0xFFFF},       /* metric beyond the count */
+        {"profile.db", 1, 0},          /* plane offset inside the header */
+        {"cct.db", 2, 0x7FFFFFFF},     /* more pairs than values */
+        {"meta.db", 3, 0},             /* context 1's parent is itself */
+    };
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t n;
+        snprintf(path, sizeof(path), "%s/%s", db, cases[i].file);
+        uint8_t *orig = slurp(path, &n), *b = malloc(n);
+        memcpy(b, orig, n);
+        if (cases[i].at == 0) { /* plane 0: the first with pairs */
+            uint32_t k = 0;
+            while (get32le(b + 32 + 16 * k + 8) == 0)
+                k++;
+            uint32_t off = get32le(b + 32 + 16 * k);
+            if (strcmp(cases[i].file, "profile.db"))
+                b[off] = (uint8_t)cases[i].value,
+                b[off + 1] = (uint8_t)(cases[i].value >> 8);
+            else
+                put32le(b + off, cases[i].value);
+        } else if (cases[i].at == 1) {
+            put32le(b + 32, cases[i].value);
+            put32le(b + 36, 0);
+        } else if (cases[i].at == 2) {
+            put32le(b + 32 + 8, cases[i].value);
+        } else { /* meta.db: after 16 count bytes, strings, metrics, profiles */
+            uint32_t ss = get32le(b + 32), nm = get32le(b + 36),
+                     np = get32le(b + 40);
+            size_t ctx1 = 32 + 16 + ss + (size_t)nm * 12 + (size_t)np * 40 + 24;
+            put32le(b + ctx1, 1);
+        }
+        spit_valid(path, b, n);
+        gpuprof_an_db *d;
+        ck_assert_msg(gpuprof_an_db_open(db, &d) == GPUPROF_E_CORRUPT,
+                      "case %u (%s) accepted", i, cases[i].file);
+        ck_assert_msg(strstr(gpuprof_an_last_error(), cases[i].file), "%s",
+                      gpuprof_an_last_error());
+        FILE *f = fopen(path, "wb"); /* put it back */
+        fwrite(orig, 1, n, f);
+        fclose(f);
+        ck_assert_int_eq(gpuprof_an_db_open(db, &d), GPUPROF_OK);
+        gpuprof_an_db_close(d);
+        free(orig);
+        free(b);
+    }
+    gen_truth_free(&t);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -431,6 +537,7 @@ int main(void)
         {"runs_merge", runs_merge, 120},
         {"damage", damage_is_refused_with_the_file_name, 120},
         {"views", views_resum, 120},
+        {"crafted", crafted_content_is_refused, 120},
     };
     return RUN_SUITE("an_db", cases);
 }

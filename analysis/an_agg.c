@@ -2,30 +2,41 @@
  * an_agg.c - aggregation of measurement directories into an analysis
  * database (seed 000 §6.1-6.2; an_db.h; doc/FORMATS.md).
  *
- * Phases, each a pass over arrays that depend only on the inputs, so the
- * database is the same bytes whatever the thread count:
- *   1. load (parallel over files): every *.gpuprof of every input
- *      directory, decoded and validated (a damaged file stops the run with
- *      a message naming it; nothing is written);
- *   2. unify (serial, input order): metrics by name; every thread's nodes
- *      into one calling context tree keyed by (parent, kind, name, aux,
- *      key), module indices replaced by paths, so contexts mean the same in
- *      every process and run (several runs merge);
- *   3. values (parallel over profiles = threads): each node's own values
+ * Three passes, each over arrays that depend only on the inputs, so the
+ * database is the same bytes whatever the thread count or memory budget:
+ *   1. load and unify (files read in parallel, unified serially in input
+ *      order): metrics by name; every thread's nodes into one calling
+ *      context tree keyed by (parent, kind, name, aux, key), module indices
+ *      replaced by paths, so contexts mean the same in every process and
+ *      run (several runs merge). A damaged file stops the run with a
+ *      message naming it; nothing is written;
+ *   2. values (parallel over profiles = threads): each node's own values
  *      (exclusive) and its subtree's (inclusive, combined by the metric's
- *      rule), as sparse rows sorted by context and metric;
- *   4. transpose (parallel: values counted by slices of profiles, then
- *      ranges of contexts filled and ordered by metric): the
- *      context-major planes;
- *   5. write (planes encoded in parallel, with the statistics over
- *      profiles): stats.db, cct.db, profile.db, then meta.db, each
- *      replaced atomically (doc/ANALYSIS.md).
+ *      rule), as sparse rows sorted by context and metric, encoded as the
+ *      profile's profile.db plane and counted per context;
+ *   3. transpose (parallel over ranges of contexts): every profile's
+ *      entries of the range, ordered by metric, encoded as the contexts'
+ *      cct.db planes with their statistics (stats.db).
+ * Then the plane tables, checksums and headers; the files are renamed into
+ * place, meta.db last (doc/ANALYSIS.md).
+ *
+ * Without a memory budget each pass is one round over everything, and the
+ * rows of pass 2 stay in memory for pass 3. With one (set_memory), passes 1
+ * and 2 take the files in rounds that fit it (the bytes one file costs are
+ * measured per file byte and the largest ratio seen is used, the first
+ * round being one file), pass 2 reads each file again and keeps nothing but
+ * what it wrote, and pass 3 takes ranges of contexts whose values fit,
+ * reading them back from profile.db. What the whole run keeps -- the
+ * unified tree, the strings, per context and per profile a few words -- is
+ * counted against the budget first.
  *
  * Statistics count only the profiles where a value is non-zero (the data
  * are sparse); `count` says how many, so the mean over all P profiles is
  * sum / P.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,6 +46,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "an_db.h"
 #include "an_internal.h"
@@ -43,6 +55,7 @@ struct gpuprof_an_analysis {
     char **inputs;
     uint32_t ninputs;
     unsigned threads;
+    uint64_t memory; /* bytes; 0: no budget */
     char *output;
     gpuprof_an_progress_fn progress;
     void *user;
@@ -51,11 +64,15 @@ struct gpuprof_an_analysis {
 /* ---- the pieces of a run ---------------------------------------------- */
 typedef struct src { /* one profile file */
     char *path;
-    gpuprof__io_profile *io;
+    gpuprof__io_profile *io; /* while a pass holds it */
     gpuprof_status st;
     char *err;
-    uint32_t *metric; /* local metric -> global base metric */
-    uint32_t *ctx;    /* absolute node -> context */
+    uint64_t fsize;           /* bytes on disk, when listed */
+    uint64_t cost;            /* bytes of memory it took in the current pass */
+    uint32_t *metric;         /* local metric -> global base metric */
+    uint32_t *ctx;            /* absolute node -> context, while io is held */
+    uint32_t p0, np;          /* its profiles (threads) */
+    uint32_t nodes, nmetrics; /* to see it unchanged in pass 2 */
 } src;
 
 typedef struct gmetric {
@@ -73,6 +90,9 @@ typedef struct gctx {
 typedef struct gprof { /* one thread of one file */
     uint32_t src, thread;
     uint32_t host, tname, file; /* strtab offsets */
+    uint32_t pid, flags;
+    int32_t rank;
+    uint64_t tid;
 } gprof;
 
 typedef struct entry { /* one non-zero value of a profile */
@@ -85,6 +105,7 @@ typedef struct row {
     entry *e;
     uint32_t n;
     uint32_t pairs; /* distinct contexts */
+    uint64_t peak;  /* bytes its computation took at most */
 } row;
 
 typedef struct cms_val {
@@ -92,6 +113,16 @@ typedef struct cms_val {
     uint32_t profile;
     double v;
 } cms_val;
+
+/* A database file being written: a temporary file beside its final name,
+ * the plane table kept in memory until the end. */
+typedef struct dbfile {
+    int fd;
+    char *tmp, *path;
+    uint8_t *tab; /* DB_PLANE_REF per plane */
+    uint64_t tabsize;
+    uint64_t at; /* where the next plane goes */
+} dbfile;
 
 typedef struct run {
     gpuprof_an_analysis *a;
@@ -107,23 +138,36 @@ typedef struct run {
     uint32_t np, capp;
     row *rows;
     _Atomic int nomem;
-    /* transpose */
-    uint64_t *cstart; /* per context: first CMS value; [nc] = total */
+    /* memory budget: 0, or the bytes rounds may use beside what stays */
+    uint64_t budget;
+    bool keep_rows; /* rows stay for pass 3 (no budget) */
+    uint32_t f0;    /* the round's first file */
+    /* the round of pass 2: profiles [p0, p1) */
+    uint32_t p0, p1;
+    uint32_t *slice_count; /* per slice of profiles: values per context */
+    uint32_t nslices;
+    uint64_t *cstart; /* per context: values before it; [nc] = total */
+    /* the round of pass 3: contexts [lo, hi), their values from cbase */
+    uint32_t lo, hi;
+    uint64_t cbase;
     cms_val *cv;
     size_t cv_size;
     uint32_t *cpairs; /* per context: distinct metrics */
     uint32_t *chunk;  /* context ranges of the parallel fill: [i, i+1) */
     uint32_t nchunks;
-    uint32_t *slice_count; /* per slice of profiles: values per context */
-    uint32_t nslices;
-    /* files being encoded */
+    /* planes being encoded: the round's bytes and their file offset */
     uint8_t *pms, *cms, *sts;
+    uint64_t pms_base, cms_base, sts_base;
     uint64_t *poff, *coff, *soff; /* plane offsets */
+    dbfile f[3];                  /* profile.db, cct.db, stats.db */
+    _Atomic int io_errno;         /* a failed read of pass 3 */
 } run;
+
+enum { F_PMS, F_CMS, F_STATS };
 
 #define MAX_BASE_METRICS 32767u /* database metric ids are u16 */
 
-/* ---- big buffers ------------------------------------------------------------
+/* ---- big buffers -------------------------------------------------------
  * The output files and the transposed values are megabytes written once:
  * mapped with their pages populated in one call, not faulted in one by one
  * by the threads filling them (on a VM a fault costs microseconds, and the
@@ -185,16 +229,19 @@ static void progress(run *r, const char *phase, uint64_t done, uint64_t total)
         r->a->progress(phase, done, total, r->a->user);
 }
 
-/* ---- phase 1: load ------------------------------------------------------- */
+/* ---- pass 1: load and unify ---------------------------------------------- */
 static void load_one(run *r, uint32_t i)
 {
-    src *s = &r->s[i];
+    src *s = &r->s[r->f0 + i];
+    if (s->io)
+        return;
+    free(s->err);
+    s->err = NULL;
     s->st = gpuprof__an_load(s->path, &s->io);
     if (s->st != GPUPROF_OK)
         s->err = strdup(gpuprof_an_last_error());
 }
 
-/* ---- phase 2: unify ------------------------------------------------------ */
 static uint32_t intern(run *r, const char *s)
 {
     uint32_t o = gpuprof__io_strtab_add(r->st, s ? s : "");
@@ -228,8 +275,10 @@ static uint32_t metric_unify(run *r, const gpuprof__io_profile *p, uint32_t i,
             continue;
         if (r->m[g].unit != lm->unit || r->m[g].combine != lm->combine ||
             r->m[g].type != lm->type) {
-            snprintf(why, wsize, "metric %s: unit, type or combination "
-                     "differs from an earlier profile", name);
+            snprintf(why, wsize,
+                     "metric %s: unit, type or combination "
+                     "differs from an earlier profile",
+                     name);
             return UINT32_MAX;
         }
         return g;
@@ -238,9 +287,10 @@ static uint32_t metric_unify(run *r, const gpuprof__io_profile *p, uint32_t i,
         snprintf(why, wsize, "too many metrics (or out of memory)");
         return UINT32_MAX;
     }
-    r->m[r->nm] = (gmetric){intern(r, name),
-                            intern(r, gpuprof__io_str(p, lm->description)),
-                            lm->unit, lm->combine, lm->kind, lm->type};
+    r->m[r->nm] = (gmetric){
+        intern(r, name), intern(r, gpuprof__io_str(p, lm->description)),
+        lm->unit,        lm->combine,
+        lm->kind,        lm->type};
     return r->nm++;
 }
 
@@ -322,52 +372,187 @@ static gctx node_key(run *r, const gpuprof__io_profile *p,
     return k;
 }
 
-static gpuprof_status unify(run *r)
+/* Bytes a decoded profile holds. */
+static uint64_t io_bytes(const gpuprof__io_profile *p)
+{
+    return p->strings_size + (uint64_t)p->metric_count * sizeof(*p->metrics) +
+           (uint64_t)p->module_count * sizeof(*p->modules) +
+           (uint64_t)p->thread_count * sizeof(*p->threads) +
+           (uint64_t)p->node_count * sizeof(*p->nodes) +
+           p->value_count * sizeof(*p->values) +
+           (uint64_t)p->counter_count * sizeof(*p->counters) + sizeof(*p);
+}
+
+static void ctx_map_free(src *s)
+{
+    free(s->ctx);
+    s->ctx = NULL;
+    if (s->io)
+        gpuprof__io_profile_free(s->io);
+    s->io = NULL;
+}
+
+/* Maps file i's nodes to contexts (added when new, in pass 1; in pass 2
+ * every one must already be there: the file is read a second time). */
+static gpuprof_status unify_one(run *r, uint32_t i, bool again)
 {
     char why[256];
-    gctx root = {UINT32_MAX, GPUPROF_IO_NODE_ROOT, 0, 0, 0};
-    if (ctx_get(r, &root) != 0)
-        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    for (uint32_t i = 0; i < r->ns; i++) {
-        src *s = &r->s[i];
-        const gpuprof__io_profile *p = s->io;
-        s->metric = calloc(p->metric_count ? p->metric_count : 1,
-                           sizeof(*s->metric));
-        s->ctx = calloc(p->node_count ? p->node_count : 1, sizeof(*s->ctx));
-        if (!s->metric || !s->ctx)
+    src *s = &r->s[i];
+    const gpuprof__io_profile *p = s->io;
+    if (again && (p->node_count != s->nodes || p->thread_count != s->np ||
+                  p->metric_count != s->nmetrics))
+        return gpuprof__an_fail(GPUPROF_E_INVALID,
+                                "%s: changed during the analysis", s->path);
+    if (!again) {
+        s->metric =
+            calloc(p->metric_count ? p->metric_count : 1, sizeof(*s->metric));
+        if (!s->metric)
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
         for (uint32_t m = 0; m < p->metric_count; m++)
             if ((s->metric[m] = metric_unify(r, p, m, why, sizeof(why))) ==
                 UINT32_MAX)
                 return gpuprof__an_fail(GPUPROF_E_INVALID, "%s: %s", s->path,
                                         why);
-        uint32_t host = intern(r, gpuprof__io_str(p, p->host));
-        uint32_t file = intern(r, s->path);
-        for (uint32_t t = 0; t < p->thread_count; t++) {
-            const gpuprof__io_thread *th = &p->threads[t];
+        s->nodes = p->node_count;
+        s->nmetrics = p->metric_count;
+        s->p0 = r->np;
+        s->np = p->thread_count;
+    }
+    s->ctx = calloc(p->node_count ? p->node_count : 1, sizeof(*s->ctx));
+    if (!s->ctx)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    uint32_t host = again ? 0 : intern(r, gpuprof__io_str(p, p->host));
+    uint32_t file = again ? 0 : intern(r, s->path);
+    uint32_t known = r->nc;
+    for (uint32_t t = 0; t < p->thread_count; t++) {
+        const gpuprof__io_thread *th = &p->threads[t];
+        if (!again) {
             if (!GROW(r->p, r->np, r->capp))
                 return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-            r->p[r->np++] = (gprof){i, t, host,
-                                    intern(r, gpuprof__io_str(p, th->name)),
-                                    file};
-            s->ctx[th->first_node] = 0; /* every root is the one root */
-            for (uint32_t n = 1; n < th->node_count; n++) {
-                const gpuprof__io_node *nd = &p->nodes[th->first_node + n];
-                gctx k = node_key(r, p, nd, s->ctx[th->first_node +
-                                                   nd->parent]);
-                uint32_t c = ctx_get(r, &k);
-                if (c == UINT32_MAX)
-                    return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-                s->ctx[th->first_node + n] = c;
-            }
+            r->p[r->np++] =
+                (gprof){i,         t,
+                        host,      intern(r, gpuprof__io_str(p, th->name)),
+                        file,      p->pid,
+                        th->flags, p->rank,
+                        th->tid};
         }
-        if (r->nomem)
-            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        s->ctx[th->first_node] = 0; /* every root is the one root */
+        for (uint32_t n = 1; n < th->node_count; n++) {
+            const gpuprof__io_node *nd = &p->nodes[th->first_node + n];
+            gctx k = node_key(r, p, nd, s->ctx[th->first_node + nd->parent]);
+            uint32_t c = ctx_get(r, &k);
+            if (c == UINT32_MAX)
+                return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+            s->ctx[th->first_node + n] = c;
+        }
     }
+    if (r->nomem)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (again && r->nc != known)
+        return gpuprof__an_fail(GPUPROF_E_INVALID,
+                                "%s: changed during the analysis", s->path);
     return GPUPROF_OK;
 }
 
-/* ---- phase 3: per-profile values ----------------------------------------- */
+/* What the whole run keeps, in bytes: counted against the budget. */
+static uint64_t kept_bytes(const run *r)
+{
+    uint64_t ssize;
+    gpuprof__io_strtab_data(r->st, &ssize);
+    return ssize * 2 + (uint64_t)r->capc * sizeof(gctx) +
+           ((uint64_t)r->slot_mask + 1) * sizeof(uint32_t) +
+           (uint64_t)r->nc * (sizeof(uint64_t) + sizeof(uint32_t) +
+                              2 * DB_PLANE_REF + 2 * sizeof(uint64_t)) +
+           (uint64_t)r->capp * sizeof(gprof) +
+           (uint64_t)r->np * (sizeof(row) + DB_PLANE_REF + sizeof(uint64_t)) +
+           (uint64_t)r->ns * (sizeof(src) + 256) +
+           (uint64_t)r->ns * r->nm * sizeof(uint32_t); /* metric maps */
+}
+
+/* Room for a round beside what the run keeps (at least 1 byte). */
+static uint64_t room(const run *r)
+{
+    uint64_t k = kept_bytes(r);
+    return r->budget > k ? r->budget - k : 1;
+}
+
+/* The end of the round that starts at file i: the files that fit at
+ * `ratio` bytes of memory per file byte (the largest seen; none yet: one
+ * file), and always one. */
+static uint32_t round_end(const run *r, uint32_t i, double ratio)
+{
+    if (!r->budget)
+        return r->ns;
+    if (ratio <= 0)
+        return i + 1;
+    double left = (double)room(r);
+    uint32_t j = i;
+    while (j < r->ns) {
+        double need = ratio * (double)(r->s[j].fsize ? r->s[j].fsize : 1);
+        if (j > i && need > left)
+            break;
+        left -= need;
+        j++;
+    }
+    return j;
+}
+
+static gpuprof_status first_error(run *r, uint32_t i, uint32_t j)
+{
+    for (; i < j; i++) /* the first damaged file, in order */
+        if (r->s[i].st != GPUPROF_OK)
+            return gpuprof__an_fail(r->s[i].st, "%s",
+                                    r->s[i].err ? r->s[i].err : r->s[i].path);
+    return GPUPROF_OK;
+}
+
+/* Reads files [i, j) in parallel. */
+static void load_range(run *r, uint32_t i, uint32_t j)
+{
+    r->f0 = i;
+    parallel_for(r, j - i, load_one);
+}
+
+static void trim(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0); /* freed rounds back to the system: the budget is RSS */
+#endif
+}
+
+/* Pass 1. */
+static gpuprof_status unify(run *r)
+{
+    gctx root = {UINT32_MAX, GPUPROF_IO_NODE_ROOT, 0, 0, 0};
+    if (ctx_get(r, &root) != 0)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    double ratio = 0;
+    for (uint32_t i = 0, j; i < r->ns; i = j) {
+        j = round_end(r, i, ratio);
+        progress(r, "load", i, r->ns);
+        load_range(r, i, j);
+        gpuprof_status st = first_error(r, i, j);
+        for (uint32_t k = i; k < j && st == GPUPROF_OK; k++) {
+            st = unify_one(r, k, false);
+            /* Reading it took the file, its sections and the profile. */
+            uint64_t b = io_bytes(r->s[k].io);
+            uint64_t cost = r->s[k].fsize + 2 * b +
+                            (uint64_t)r->s[k].nodes * sizeof(uint32_t);
+            if (r->s[k].fsize && (double)cost / r->s[k].fsize > ratio)
+                ratio = (double)cost / r->s[k].fsize;
+            if (r->budget || st != GPUPROF_OK)
+                ctx_map_free(&r->s[k]); /* pass 2 reads it again */
+        }
+        if (st != GPUPROF_OK)
+            return st;
+        if (r->budget)
+            trim();
+    }
+    progress(r, "load", r->ns, r->ns);
+    return GPUPROF_OK;
+}
+
+/* ---- pass 2: per-profile values ------------------------------------------ */
 static double as_double(const gmetric *m, uint64_t bits)
 {
     if (m->type == GPUPROF_IO_F64) {
@@ -479,10 +664,9 @@ static void values_one(run *r, uint32_t pi)
                 if (d != 0) {
                     if (n == cap && !grow((void **)&e, &cap, sizeof(*e)))
                         goto nomem;
-                    e[n++] = (entry){s->ctx[first + i],
-                                     (uint16_t)(2 * s->metric[m] +
-                                                DB_EXCLUSIVE),
-                                     d};
+                    e[n++] =
+                        (entry){s->ctx[first + i],
+                                (uint16_t)(2 * s->metric[m] + DB_EXCLUSIVE), d};
                 }
             }
         }
@@ -495,9 +679,9 @@ static void values_one(run *r, uint32_t pi)
                 continue;
             if (n == cap && !grow((void **)&e, &cap, sizeof(*e)))
                 goto nomem;
-            e[n++] = (entry){s->ctx[first + i],
-                             (uint16_t)(2 * s->metric[m] + DB_INCLUSIVE),
-                             inc[i]};
+            e[n++] =
+                (entry){s->ctx[first + i],
+                        (uint16_t)(2 * s->metric[m] + DB_INCLUSIVE), inc[i]};
         }
     }
     /* Sorted by (context, metric); two nodes of one thread can be one
@@ -507,15 +691,25 @@ static void values_one(run *r, uint32_t pi)
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (k && e[k - 1].ctx == e[i].ctx && e[k - 1].metric == e[i].metric)
-            e[k - 1].v = combine(r->m[e[i].metric / 2].combine, e[k - 1].v,
-                                 e[i].v);
+            e[k - 1].v =
+                combine(r->m[e[i].metric / 2].combine, e[k - 1].v, e[i].v);
         else
             e[k++] = e[i];
     }
     uint32_t pairs = 0;
     for (uint32_t i = 0; i < k; i++)
         pairs += !i || e[i].ctx != e[i - 1].ctx;
-    r->rows[pi] = (row){e, k, pairs};
+    /* At most: the entries as grown, the sort's copy, the inclusive
+     * values. */
+    uint64_t peak = (uint64_t)cap * sizeof(*e) +
+                    (n >= 128 ? (uint64_t)n * sizeof(*e) : 0) +
+                    (uint64_t)nn * sizeof(*inc) + p->metric_count;
+    if (k && k < cap) {
+        entry *shrunk = realloc(e, (size_t)k * sizeof(*e));
+        if (shrunk)
+            e = shrunk;
+    }
+    r->rows[pi] = (row){e, k, pairs, peak};
     free(inc);
     free(used);
     return;
@@ -526,7 +720,269 @@ nomem:
     free(used);
 }
 
-/* ---- phase 4: transpose and statistics ------------------------------------ */
+/* ---- the database files -------------------------------------------------- */
+static bool pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+{
+    const uint8_t *p = buf;
+    while (n) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return false;
+        }
+        p += w, n -= (size_t)w, off += (uint64_t)w;
+    }
+    return true;
+}
+
+static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+    uint8_t *p = buf;
+    while (n) {
+        ssize_t g = pread(fd, p, n, (off_t)off);
+        if (g < 0 && errno == EINTR)
+            continue;
+        if (g <= 0) {
+            if (g == 0)
+                errno = EIO;
+            return false;
+        }
+        p += g, n -= (size_t)g, off += (uint64_t)g;
+    }
+    return true;
+}
+
+static void header_at(uint8_t *h, const char *magic, uint32_t crc,
+                      uint64_t body, uint32_t a, uint32_t c)
+{
+    memcpy(h, magic, 8);
+    db_put16(h + 8, DB_MAJOR);
+    db_put16(h + 10, DB_MINOR);
+    db_put32(h + 12, crc);
+    db_put64(h + 16, body);
+    db_put32(h + 24, a);
+    db_put32(h + 28, c);
+}
+
+/* A temporary file for `name` with a table of `planes` plane references. */
+static gpuprof_status dbfile_open(run *r, dbfile *f, const char *name,
+                                  uint32_t planes)
+{
+    size_t n = strlen(r->a->output) + strlen(name) + 48;
+    f->fd = -1;
+    f->path = malloc(n);
+    f->tmp = malloc(n);
+    f->tabsize = (uint64_t)planes * DB_PLANE_REF;
+    f->tab = calloc(f->tabsize ? f->tabsize : 1, 1);
+    f->at = DB_HEADER + f->tabsize;
+    if (!f->path || !f->tmp || !f->tab)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    snprintf(f->path, n, "%s/%s", r->a->output, name);
+    snprintf(f->tmp, n, "%s/.%s.tmp-%ld", r->a->output, name, (long)getpid());
+    f->fd = open(f->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd < 0)
+        return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create: %s", f->tmp,
+                                strerror(errno));
+    return GPUPROF_OK;
+}
+
+/* Appends the planes of a round. */
+static gpuprof_status dbfile_put(dbfile *f, const uint8_t *buf, uint64_t n)
+{
+    if (n && !pwrite_all(f->fd, buf, n, f->at))
+        return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s", f->path,
+                                strerror(errno));
+    f->at += n;
+    return GPUPROF_OK;
+}
+
+/* The table, then the header with the checksum of the body (read back:
+ * the table precedes the planes but is known last). */
+static gpuprof_status dbfile_finish(dbfile *f, const char *magic, uint32_t a,
+                                    uint32_t c)
+{
+    enum { CHUNK = 1 << 20 };
+    uint8_t *b = malloc(CHUNK);
+    if (!b)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    bool ok = pwrite_all(f->fd, f->tab, f->tabsize, DB_HEADER);
+    uint32_t crc = gpuprof__io_crc32c(0, f->tab, f->tabsize);
+    for (uint64_t o = DB_HEADER + f->tabsize; ok && o < f->at;) {
+        size_t n = f->at - o < CHUNK ? (size_t)(f->at - o) : CHUNK;
+        ok = pread_all(f->fd, b, n, o);
+        crc = gpuprof__io_crc32c(crc, b, n);
+        o += n;
+    }
+    uint8_t h[DB_HEADER];
+    header_at(h, magic, crc, f->at - DB_HEADER, a, c);
+    ok = ok && pwrite_all(f->fd, h, DB_HEADER, 0);
+    free(b);
+    int e = errno;
+    if (close(f->fd) != 0 && ok)
+        ok = false, e = errno;
+    f->fd = -1;
+    if (!ok)
+        return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s", f->path,
+                                strerror(e));
+    return GPUPROF_OK;
+}
+
+static gpuprof_status dbfile_rename(dbfile *f)
+{
+    if (rename(f->tmp, f->path) != 0)
+        return gpuprof__an_fail(GPUPROF_E_IO,
+                                "%s: cannot rename into "
+                                "place: %s",
+                                f->path, strerror(errno));
+    free(f->tmp);
+    f->tmp = NULL;
+    return GPUPROF_OK;
+}
+
+static void dbfile_free(dbfile *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    if (f->tmp) /* not renamed: the run failed */
+        unlink(f->tmp);
+    free(f->tmp);
+    free(f->path);
+    free(f->tab);
+}
+
+static void put_f64(uint8_t *p, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    db_put64(p, bits);
+}
+
+/* ---- pass 2: rounds, profile.db ---------------------------------------- */
+static void values_rel(run *r, uint32_t i)
+{
+    values_one(r, r->p0 + i);
+}
+
+static void count_slice(run *r, uint32_t k)
+{
+    uint32_t *cnt = r->slice_count + (size_t)k * r->nc;
+    for (uint32_t p = r->p0 + k; p < r->p1; p += r->nslices)
+        for (uint32_t i = 0; i < r->rows[p].n; i++)
+            cnt[r->rows[p].e[i].ctx]++;
+}
+
+static void pms_plane(run *r, uint32_t i)
+{
+    uint32_t p = r->p0 + i;
+    const row *w = &r->rows[p];
+    uint8_t *ref = r->f[F_PMS].tab + (size_t)p * DB_PLANE_REF;
+    db_put64(ref, r->poff[p]);
+    db_put32(ref + 8, w->pairs);
+    db_put32(ref + 12, w->n);
+    uint8_t *q = r->pms + (r->poff[p] - r->pms_base);
+    uint8_t *val = q + (size_t)w->pairs * DB_PMS_PAIR;
+    for (uint32_t k = 0; k < w->n; k++) {
+        if (!k || w->e[k].ctx != w->e[k - 1].ctx) {
+            db_put32(q, w->e[k].ctx);
+            db_put32(q + 4, k);
+            q += DB_PMS_PAIR;
+        }
+        db_put16(val, w->e[k].metric);
+        put_f64(val + 2, w->e[k].v);
+        val += DB_PMS_VALUE;
+    }
+}
+
+/* The profiles of files [i, j): values, counts per context, planes. */
+static gpuprof_status values_round(run *r, uint32_t i, uint32_t j,
+                                   double *ratio)
+{
+    load_range(r, i, j);
+    gpuprof_status st = first_error(r, i, j);
+    for (uint32_t k = i; k < j && st == GPUPROF_OK; k++) {
+        if (!r->s[k].ctx)
+            st = unify_one(r, k, true);
+        r->s[k].cost = r->s[k].fsize + 2 * io_bytes(r->s[k].io) +
+                       (uint64_t)r->s[k].nodes * sizeof(uint32_t);
+    }
+    if (st != GPUPROF_OK)
+        return st;
+    r->p0 = r->s[i].p0;
+    r->p1 = r->s[j - 1].p0 + r->s[j - 1].np;
+    parallel_for(r, r->p1 - r->p0, values_rel);
+    for (uint32_t k = i; k < j; k++)
+        ctx_map_free(&r->s[k]);
+    if (r->nomem)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    memset(r->slice_count, 0, (size_t)r->nslices * r->nc * sizeof(uint32_t));
+    parallel_for(r, r->nslices, count_slice);
+    for (uint32_t k = 0; k < r->nslices; k++)
+        for (uint32_t c = 0; c < r->nc; c++)
+            r->cstart[c + 1] += r->slice_count[(size_t)k * r->nc + c];
+    /* The planes, in profile order after the previous round's. */
+    r->pms_base = r->f[F_PMS].at;
+    uint64_t at = r->pms_base;
+    for (uint32_t p = r->p0; p < r->p1; p++) {
+        r->poff[p] = at;
+        at += (uint64_t)r->rows[p].pairs * DB_PMS_PAIR +
+              (uint64_t)r->rows[p].n * DB_PMS_VALUE;
+    }
+    size_t size = at - r->pms_base;
+    if (!(r->pms = big_alloc(size)))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    parallel_for(r, r->p1 - r->p0, pms_plane);
+    st = dbfile_put(&r->f[F_PMS], r->pms, size);
+    big_free(r->pms, size);
+    r->pms = NULL;
+    /* What these files cost per file byte, for the next round's size. */
+    for (uint32_t k = i; k < j; k++) {
+        src *s = &r->s[k];
+        for (uint32_t p = s->p0; p < s->p0 + s->np; p++)
+            s->cost += r->rows[p].peak +
+                       (uint64_t)r->rows[p].pairs * DB_PMS_PAIR +
+                       (uint64_t)r->rows[p].n * DB_PMS_VALUE;
+        if (s->fsize && (double)s->cost / s->fsize > *ratio)
+            *ratio = (double)s->cost / s->fsize;
+    }
+    if (!r->keep_rows)
+        for (uint32_t p = r->p0; p < r->p1; p++) {
+            free(r->rows[p].e);
+            r->rows[p] = (row){0};
+        }
+    return st;
+}
+
+static gpuprof_status values_pass(run *r)
+{
+    r->cstart = calloc((size_t)r->nc + 1, sizeof(*r->cstart));
+    r->poff = malloc(((size_t)r->np + 1) * sizeof(*r->poff));
+    r->rows = calloc(r->np ? r->np : 1, sizeof(*r->rows));
+    r->nslices = r->a->threads < r->np ? r->a->threads : (r->np ? r->np : 1);
+    r->slice_count = calloc((size_t)r->nslices * r->nc, sizeof(uint32_t));
+    if (!r->cstart || !r->poff || !r->rows || !r->slice_count)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    double ratio = 0;
+    for (uint32_t i = 0, j; i < r->ns; i = j) {
+        j = round_end(r, i, ratio);
+        progress(r, "values", r->s[i].p0, r->np);
+        gpuprof_status st = values_round(r, i, j, &ratio);
+        if (st != GPUPROF_OK)
+            return st;
+        if (r->budget)
+            trim();
+    }
+    free(r->slice_count);
+    r->slice_count = NULL;
+    for (uint32_t c = 0; c < r->nc; c++)
+        r->cstart[c + 1] += r->cstart[c];
+    progress(r, "values", r->np, r->np);
+    return GPUPROF_OK;
+}
+
+/* ---- pass 3: transpose, cct.db and stats.db -------------------------- */
 static int by_u16(const void *x, const void *y)
 {
     uint16_t a = *(const uint16_t *)x, b = *(const uint16_t *)y;
@@ -545,6 +1001,94 @@ static uint32_t row_lower(const row *w, uint32_t c)
             hi = mid;
     }
     return lo;
+}
+
+/* The first pair of profile.db plane `ref` whose context is >= c. */
+static bool plane_lower(const run *r, uint64_t off, uint32_t pairs, uint32_t c,
+                        uint32_t *at)
+{
+    uint32_t lo = 0, hi = pairs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint8_t b[4];
+        if (!pread_all(r->f[F_PMS].fd, b, 4, off + (uint64_t)mid * 8))
+            return false;
+        if (db_get32(b) < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *at = lo;
+    return true;
+}
+
+/* Profile p's entries of contexts [lo, hi), read back from profile.db. */
+static void read_rows(run *r, uint32_t p)
+{
+    const uint8_t *ref = r->f[F_PMS].tab + (size_t)p * DB_PLANE_REF;
+    uint64_t off = db_get64(ref);
+    uint32_t pairs = db_get32(ref + 8), n = db_get32(ref + 12), a, b;
+    row *w = &r->rows[p];
+    *w = (row){0};
+    if (!plane_lower(r, off, pairs, r->lo, &a) ||
+        !plane_lower(r, off, pairs, r->hi, &b))
+        goto ioerr;
+    if (a == b)
+        return;
+    /* Pairs a..b, and the start of the one after them. */
+    uint32_t np = b - a + (b < pairs);
+    uint8_t *pb = malloc((size_t)np * DB_PMS_PAIR);
+    if (!pb) {
+        r->nomem = 1;
+        return;
+    }
+    if (!pread_all(r->f[F_PMS].fd, pb, (size_t)np * DB_PMS_PAIR,
+                   off + (uint64_t)a * DB_PMS_PAIR)) {
+        free(pb);
+        goto ioerr;
+    }
+    uint32_t vs = db_get32(pb + 4);
+    uint32_t ve =
+        b < pairs ? db_get32(pb + (size_t)(b - a) * DB_PMS_PAIR + 4) : n;
+    uint8_t *vb = malloc((size_t)(ve - vs) * DB_PMS_VALUE + 1);
+    w->e = malloc((size_t)(ve - vs) * sizeof(*w->e) + 1);
+    if (!vb || !w->e) {
+        free(pb);
+        free(vb);
+        free(w->e);
+        w->e = NULL;
+        r->nomem = 1;
+        return;
+    }
+    if (!pread_all(r->f[F_PMS].fd, vb, (size_t)(ve - vs) * DB_PMS_VALUE,
+                   off + (uint64_t)pairs * DB_PMS_PAIR +
+                       (uint64_t)vs * DB_PMS_VALUE)) {
+        free(pb);
+        free(vb);
+        goto ioerr;
+    }
+    for (uint32_t k = 0; k < b - a; k++) {
+        uint32_t ctx = db_get32(pb + (size_t)k * DB_PMS_PAIR);
+        uint32_t from = db_get32(pb + (size_t)k * DB_PMS_PAIR + 4);
+        uint32_t to =
+            k + 1 < np ? db_get32(pb + (size_t)(k + 1) * DB_PMS_PAIR + 4) : ve;
+        for (uint32_t v = from; v < to; v++) {
+            const uint8_t *q = vb + (size_t)(v - vs) * DB_PMS_VALUE;
+            uint64_t bits = db_get64(q + 2);
+            double d;
+            memcpy(&d, &bits, sizeof(d));
+            w->e[v - vs] = (entry){ctx, db_get16(q), d};
+        }
+    }
+    w->n = ve - vs;
+    w->pairs = b - a;
+    free(pb);
+    free(vb);
+    return;
+ioerr:
+    free(w->e);
+    *w = (row){0};
+    r->io_errno = errno ? errno : EIO; /* any one of them */
 }
 
 /* One range of contexts: every profile's entries for it, in profile order
@@ -571,7 +1115,8 @@ static void fill_chunk(run *r, uint32_t k)
         r->nomem = 1;
         return;
     }
-    memcpy(fill, r->cstart + lo, (size_t)(hi - lo) * sizeof(*fill));
+    for (uint32_t c = lo; c < hi; c++)
+        fill[c - lo] = r->cstart[c] - r->cbase;
     for (uint32_t p = 0; p < r->np; p++) {
         const row *w = &r->rows[p];
         for (uint32_t i = row_lower(w, lo); i < w->n && w->e[i].ctx < hi; i++)
@@ -583,7 +1128,7 @@ static void fill_chunk(run *r, uint32_t k)
      * metric's values stay in profile order. */
     for (uint32_t c = lo; c < hi; c++) {
         uint64_t n = r->cstart[c + 1] - r->cstart[c];
-        cms_val *v = r->cv + r->cstart[c];
+        cms_val *v = r->cv + (r->cstart[c] - r->cbase);
         uint32_t pairs = 0;
         for (uint64_t i = 0; i < n; i++)
             if (mcount[v[i].metric]++ == 0)
@@ -616,56 +1161,149 @@ static void fill_chunk(run *r, uint32_t k)
     free(mcount);
 }
 
-static void count_slice(run *r, uint32_t k)
+/* A context's cct.db plane and stats.db records: runs of one metric. */
+static void cms_plane(run *r, uint32_t i)
 {
-    uint32_t *cnt = r->slice_count + (size_t)k * r->nc;
-    for (uint32_t p = k; p < r->np; p += r->nslices)
-        for (uint32_t i = 0; i < r->rows[p].n; i++)
-            cnt[r->rows[p].e[i].ctx]++;
+    uint32_t c = r->lo + i;
+    const cms_val *v = r->cv + (r->cstart[c] - r->cbase);
+    uint32_t n = (uint32_t)(r->cstart[c + 1] - r->cstart[c]);
+    uint32_t pairs = r->cpairs[c];
+    uint8_t *ref = r->f[F_CMS].tab + (size_t)c * DB_PLANE_REF;
+    db_put64(ref, r->coff[c]);
+    db_put32(ref + 8, pairs);
+    db_put32(ref + 12, n);
+    ref = r->f[F_STATS].tab + (size_t)c * DB_PLANE_REF;
+    db_put64(ref, r->soff[c]);
+    db_put32(ref + 8, pairs);
+    uint8_t *q = r->cms + (r->coff[c] - r->cms_base);
+    uint8_t *sq = r->sts + (r->soff[c] - r->sts_base);
+    uint8_t *val = q + (size_t)pairs * DB_CMS_PAIR;
+    for (uint32_t k = 0, j; k < n; k = j) {
+        double sum = 0, mn = v[k].v, mx = v[k].v, var = 0;
+        for (j = k; j < n && v[j].metric == v[k].metric; j++) {
+            db_put32(val, v[j].profile);
+            put_f64(val + 4, v[j].v);
+            val += DB_CMS_VALUE;
+            sum += v[j].v;
+            mn = v[j].v < mn ? v[j].v : mn;
+            mx = v[j].v > mx ? v[j].v : mx;
+        }
+        db_put16(q, v[k].metric);
+        db_put32(q + 4, k);
+        q += DB_CMS_PAIR;
+        /* Statistics over the j - k profiles with a value. */
+        double mean = sum / (j - k);
+        for (uint32_t x = k; x < j; x++)
+            var += (v[x].v - mean) * (v[x].v - mean);
+        double sd = sqrt(var / (j - k));
+        db_put16(sq, v[k].metric);
+        db_put32(sq + 4, j - k);
+        put_f64(sq + 8, sum);
+        put_f64(sq + 16, mn);
+        put_f64(sq + 24, mean);
+        put_f64(sq + 32, mx);
+        put_f64(sq + 40, sd);
+        put_f64(sq + 48, mean != 0 ? sd / mean : 0);
+        sq += DB_STATS_REC;
+    }
+}
+
+/* Bytes one value of pass 3 costs at most: its entry read back, its
+ * transposed copy and the sort's, its cct.db bytes and stats record. */
+#define T_BYTES_PER_VALUE                                                      \
+    (2 * sizeof(entry) + 2 * sizeof(cms_val) + DB_CMS_VALUE + DB_CMS_PAIR +    \
+     DB_STATS_REC + DB_PMS_VALUE)
+
+/* Contexts [lo, hi): transposed, encoded and appended. */
+static gpuprof_status transpose_round(run *r)
+{
+    uint32_t lo = r->lo, hi = r->hi;
+    if (!r->keep_rows) {
+        parallel_for(r, r->np, read_rows);
+        if (r->io_errno)
+            return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot read back: %s",
+                                    r->f[F_PMS].tmp, strerror(r->io_errno));
+        if (r->nomem)
+            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    /* Chunks of about equal numbers of values. */
+    r->cbase = r->cstart[lo];
+    uint64_t total = r->cstart[hi] - r->cbase;
+    for (uint32_t k = 1, c = lo; k < r->nchunks; k++) {
+        uint64_t want = r->cbase + total * k / r->nchunks;
+        while (c < hi && r->cstart[c] < want)
+            c++;
+        r->chunk[k] = c;
+    }
+    r->chunk[0] = lo;
+    r->chunk[r->nchunks] = hi;
+    r->cv_size = total * sizeof(*r->cv);
+    if (!(r->cv = big_alloc(r->cv_size)))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    parallel_for(r, r->nchunks, fill_chunk);
+    if (!r->keep_rows)
+        for (uint32_t p = 0; p < r->np; p++) {
+            free(r->rows[p].e);
+            r->rows[p] = (row){0};
+        }
+    if (r->nomem)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    r->cms_base = r->f[F_CMS].at;
+    r->sts_base = r->f[F_STATS].at;
+    uint64_t ca = r->cms_base, sa = r->sts_base;
+    for (uint32_t c = lo; c < hi; c++) {
+        r->coff[c] = ca;
+        r->soff[c] = sa;
+        ca += (uint64_t)r->cpairs[c] * DB_CMS_PAIR +
+              (r->cstart[c + 1] - r->cstart[c]) * DB_CMS_VALUE;
+        sa += (uint64_t)r->cpairs[c] * DB_STATS_REC;
+    }
+    size_t csize = ca - r->cms_base, ssize = sa - r->sts_base;
+    r->cms = big_alloc(csize);
+    r->sts = big_alloc(ssize);
+    gpuprof_status st = GPUPROF_OK;
+    if (!r->cms || !r->sts)
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (st == GPUPROF_OK) {
+        parallel_for(r, hi - lo, cms_plane);
+        st = dbfile_put(&r->f[F_CMS], r->cms, csize);
+    }
+    if (st == GPUPROF_OK)
+        st = dbfile_put(&r->f[F_STATS], r->sts, ssize);
+    big_free(r->cms, csize);
+    big_free(r->sts, ssize);
+    big_free(r->cv, r->cv_size);
+    r->cms = r->sts = NULL;
+    r->cv = NULL;
+    return st;
 }
 
 static gpuprof_status transpose(run *r)
 {
-    r->cstart = calloc((size_t)r->nc + 1, sizeof(*r->cstart));
     r->cpairs = calloc((size_t)r->nc + 1, sizeof(*r->cpairs));
+    r->coff = malloc(((size_t)r->nc + 1) * sizeof(*r->coff));
+    r->soff = malloc(((size_t)r->nc + 1) * sizeof(*r->soff));
     r->nchunks = r->a->threads > 1 ? 8 * r->a->threads : 1;
     r->chunk = calloc((size_t)r->nchunks + 1, sizeof(*r->chunk));
-    if (!r->cstart || !r->cpairs || !r->chunk)
+    if (!r->cpairs || !r->coff || !r->soff || !r->chunk)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    /* Values per context: each slice of profiles counts into its own array,
-     * then the arrays add up (in order: the sums do not depend on it). */
-    r->nslices = r->a->threads < r->np ? r->a->threads : (r->np ? r->np : 1);
-    r->slice_count = calloc((size_t)r->nslices * r->nc, sizeof(uint32_t));
-    if (!r->slice_count)
-        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    parallel_for(r, r->nslices, count_slice);
-    for (uint32_t k = 0; k < r->nslices; k++)
-        for (uint32_t c = 0; c < r->nc; c++)
-            r->cstart[c + 1] += r->slice_count[(size_t)k * r->nc + c];
-    free(r->slice_count);
-    r->slice_count = NULL;
-    for (uint32_t c = 0; c < r->nc; c++)
-        r->cstart[c + 1] += r->cstart[c];
-    uint64_t total = r->cstart[r->nc];
-    /* Chunks of about equal numbers of values. */
-    for (uint32_t k = 1, c = 0; k < r->nchunks; k++) {
-        uint64_t want = total * k / r->nchunks;
-        while (c < r->nc && r->cstart[c] < want)
-            c++;
-        r->chunk[k] = c;
+    uint64_t fit = r->budget ? room(r) / T_BYTES_PER_VALUE : UINT64_MAX;
+    for (r->lo = 0; r->lo < r->nc; r->lo = r->hi) {
+        progress(r, "transpose", r->lo, r->nc);
+        r->hi = r->lo + 1;
+        while (r->hi < r->nc && r->cstart[r->hi + 1] - r->cstart[r->lo] <= fit)
+            r->hi++;
+        gpuprof_status st = transpose_round(r);
+        if (st != GPUPROF_OK)
+            return st;
+        if (r->budget)
+            trim();
     }
-    r->chunk[r->nchunks] = r->nc;
-    r->cv_size = total * sizeof(*r->cv);
-    r->cv = big_alloc(r->cv_size);
-    if (!r->cv)
-        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    parallel_for(r, r->nchunks, fill_chunk);
-    if (r->nomem)
-        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    progress(r, "transpose", r->nc, r->nc);
     return GPUPROF_OK;
 }
 
-/* ---- phase 5: the files ----------------------------------------------------- */
+/* ---- meta.db ----------------------------------------------------------- */
 typedef struct buf {
     uint8_t *d;
     size_t n, cap;
@@ -692,37 +1330,6 @@ static uint8_t *reserve(buf *b, size_t n)
     memset(p, 0, n);
     b->n += n;
     return p;
-}
-
-static void put_f64(uint8_t *p, double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof(bits));
-    db_put64(p, bits);
-}
-
-static void header(buf *b, const char *magic, uint32_t a, uint32_t c)
-{
-    uint8_t *h = b->d;
-    memcpy(h, magic, 8);
-    db_put16(h + 8, DB_MAJOR);
-    db_put16(h + 10, DB_MINOR);
-    db_put32(h + 12, gpuprof__io_crc32c(0, b->d + DB_HEADER,
-                                        b->n - DB_HEADER));
-    db_put64(h + 16, b->n - DB_HEADER);
-    db_put32(h + 24, a);
-    db_put32(h + 28, c);
-}
-
-static gpuprof_status write_buf(run *r, const char *name, buf *b)
-{
-    if (b->nomem)
-        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    char path[4200], err[256];
-    snprintf(path, sizeof(path), "%s/%s", r->a->output, name);
-    if (gpuprof__io_write_replace(path, b->d, b->n, false, err, sizeof(err)))
-        return gpuprof__an_fail(GPUPROF_E_IO, "%s: %s", path, err);
-    return GPUPROF_OK;
 }
 
 static gpuprof_status write_meta(run *r)
@@ -754,17 +1361,15 @@ static gpuprof_status write_meta(run *r)
     }
     for (uint32_t i = 0; i < r->np; i++) {
         const gprof *p = &r->p[i];
-        const gpuprof__io_profile *io = r->s[p->src].io;
-        const gpuprof__io_thread *th = &io->threads[p->thread];
         if (!(q = reserve(&b, DB_PROFILE_REC)))
             break;
         db_put32(q, p->host);
         db_put32(q + 4, p->tname);
         db_put32(q + 8, p->file);
-        db_put32(q + 12, io->pid);
-        db_put32(q + 16, (uint32_t)io->rank);
-        db_put32(q + 20, th->flags);
-        db_put64(q + 24, th->tid);
+        db_put32(q + 12, p->pid);
+        db_put32(q + 16, (uint32_t)p->rank);
+        db_put32(q + 20, p->flags);
+        db_put64(q + 24, p->tid);
     }
     for (uint32_t i = 0; i < r->nc; i++) {
         const gctx *c = &r->c[i];
@@ -776,151 +1381,23 @@ static gpuprof_status write_meta(run *r)
         db_put32(q + 12, c->aux);
         db_put64(q + 16, c->key);
     }
-    if (!b.nomem)
-        header(&b, DB_META_MAGIC, r->nc, r->np);
-    gpuprof_status st = write_buf(r, "meta.db", &b);
+    if (b.nomem) {
+        free(b.d);
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    header_at(b.d, DB_META_MAGIC,
+              gpuprof__io_crc32c(0, b.d + DB_HEADER, b.n - DB_HEADER),
+              b.n - DB_HEADER, r->nc, r->np);
+    char path[4200], err[256];
+    snprintf(path, sizeof(path), "%s/meta.db", r->a->output);
+    gpuprof_status st = GPUPROF_OK;
+    if (gpuprof__io_write_replace(path, b.d, b.n, false, err, sizeof(err)))
+        st = gpuprof__an_fail(GPUPROF_E_IO, "%s: %s", path, err);
     free(b.d);
     return st;
 }
 
-/* Plane offsets: the table after the header, then the planes in order. */
-static uint8_t *planes_alloc(uint32_t count, const uint64_t *size,
-                             uint64_t **off, size_t *total)
-{
-    *off = malloc(((size_t)count + 1) * sizeof(**off));
-    if (!*off)
-        return NULL;
-    uint64_t at = DB_HEADER + (uint64_t)count * DB_PLANE_REF;
-    for (uint32_t i = 0; i < count; i++) {
-        (*off)[i] = at;
-        at += size[i];
-    }
-    (*off)[count] = at;
-    *total = at;
-    return big_alloc(at);
-}
-
-static void pms_plane(run *r, uint32_t p)
-{
-    const row *w = &r->rows[p];
-    uint8_t *ref = r->pms + DB_HEADER + (size_t)p * DB_PLANE_REF;
-    db_put64(ref, r->poff[p]);
-    db_put32(ref + 8, w->pairs);
-    db_put32(ref + 12, w->n);
-    uint8_t *q = r->pms + r->poff[p];
-    uint8_t *val = q + (size_t)w->pairs * DB_PMS_PAIR;
-    for (uint32_t i = 0; i < w->n; i++) {
-        if (!i || w->e[i].ctx != w->e[i - 1].ctx) {
-            db_put32(q, w->e[i].ctx);
-            db_put32(q + 4, i);
-            q += DB_PMS_PAIR;
-        }
-        db_put16(val, w->e[i].metric);
-        put_f64(val + 2, w->e[i].v);
-        val += DB_PMS_VALUE;
-    }
-}
-
-static gpuprof_status write_pms(run *r)
-{
-    uint64_t *size = malloc(((size_t)r->np + 1) * sizeof(*size));
-    buf b = {0};
-    if (size) {
-        for (uint32_t p = 0; p < r->np; p++)
-            size[p] = (uint64_t)r->rows[p].pairs * DB_PMS_PAIR +
-                      (uint64_t)r->rows[p].n * DB_PMS_VALUE;
-        b.d = r->pms = planes_alloc(r->np, size, &r->poff, &b.n);
-    }
-    free(size);
-    if (!b.d)
-        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    parallel_for(r, r->np, pms_plane);
-    header(&b, DB_PMS_MAGIC, r->np, r->nc);
-    gpuprof_status st = write_buf(r, "profile.db", &b);
-    big_free(b.d, b.n);
-    r->pms = NULL;
-    return st;
-}
-
-/* A context's cct.db plane and stats.db records: runs of one metric. */
-static void cms_plane(run *r, uint32_t c)
-{
-    const cms_val *v = r->cv + r->cstart[c];
-    uint32_t n = (uint32_t)(r->cstart[c + 1] - r->cstart[c]);
-    uint32_t pairs = r->cpairs[c];
-    uint8_t *ref = r->cms + DB_HEADER + (size_t)c * DB_PLANE_REF;
-    db_put64(ref, r->coff[c]);
-    db_put32(ref + 8, pairs);
-    db_put32(ref + 12, n);
-    ref = r->sts + DB_HEADER + (size_t)c * DB_PLANE_REF;
-    db_put64(ref, r->soff[c]);
-    db_put32(ref + 8, pairs);
-    uint8_t *q = r->cms + r->coff[c], *sq = r->sts + r->soff[c];
-    uint8_t *val = q + (size_t)pairs * DB_CMS_PAIR;
-    for (uint32_t i = 0, j; i < n; i = j) {
-        double sum = 0, mn = v[i].v, mx = v[i].v, var = 0;
-        for (j = i; j < n && v[j].metric == v[i].metric; j++) {
-            db_put32(val, v[j].profile);
-            put_f64(val + 4, v[j].v);
-            val += DB_CMS_VALUE;
-            sum += v[j].v;
-            mn = v[j].v < mn ? v[j].v : mn;
-            mx = v[j].v > mx ? v[j].v : mx;
-        }
-        db_put16(q, v[i].metric);
-        db_put32(q + 4, i);
-        q += DB_CMS_PAIR;
-        /* Statistics over the j - i profiles with a value. */
-        double mean = sum / (j - i);
-        for (uint32_t k = i; k < j; k++)
-            var += (v[k].v - mean) * (v[k].v - mean);
-        double sd = sqrt(var / (j - i));
-        db_put16(sq, v[i].metric);
-        db_put32(sq + 4, j - i);
-        put_f64(sq + 8, sum);
-        put_f64(sq + 16, mn);
-        put_f64(sq + 24, mean);
-        put_f64(sq + 32, mx);
-        put_f64(sq + 40, sd);
-        put_f64(sq + 48, mean != 0 ? sd / mean : 0);
-        sq += DB_STATS_REC;
-    }
-}
-
-static gpuprof_status write_cms_stats(run *r)
-{
-    uint64_t *size = malloc(((size_t)r->nc + 1) * sizeof(*size));
-    uint64_t *ssize = malloc(((size_t)r->nc + 1) * sizeof(*ssize));
-    buf b = {0}, s = {0};
-    if (size && ssize) {
-        for (uint32_t c = 0; c < r->nc; c++) {
-            size[c] = (uint64_t)r->cpairs[c] * DB_CMS_PAIR +
-                      (r->cstart[c + 1] - r->cstart[c]) * DB_CMS_VALUE;
-            ssize[c] = (uint64_t)r->cpairs[c] * DB_STATS_REC;
-        }
-        b.d = r->cms = planes_alloc(r->nc, size, &r->coff, &b.n);
-        s.d = r->sts = planes_alloc(r->nc, ssize, &r->soff, &s.n);
-    }
-    free(size);
-    free(ssize);
-    gpuprof_status st = GPUPROF_OK;
-    if (!b.d || !s.d)
-        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    if (st == GPUPROF_OK) {
-        parallel_for(r, r->nc, cms_plane);
-        header(&b, DB_CMS_MAGIC, r->nc, r->np);
-        header(&s, DB_STATS_MAGIC, r->nc, 2 * r->nm);
-        st = write_buf(r, "stats.db", &s);
-    }
-    if (st == GPUPROF_OK)
-        st = write_buf(r, "cct.db", &b);
-    big_free(b.d, b.n);
-    big_free(s.d, s.n);
-    r->cms = r->sts = NULL;
-    return st;
-}
-
-/* ---- the public API ------------------------------------------------------- */
+/* ---- the public API ---------------------------------------------------- */
 GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_new(gpuprof_an_analysis **out)
 {
     if (!out)
@@ -951,9 +1428,20 @@ GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_threads(gpuprof_an_analysis *a, unsigned threads)
 {
     if (!a || threads == 0 || threads > 1024)
-        return gpuprof__an_fail(GPUPROF_E_INVALID,
-                                "threads must be 1..1024");
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "threads must be 1..1024");
     a->threads = threads;
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_set_memory(gpuprof_an_analysis *a, uint64_t bytes)
+{
+    if (!a || (bytes && bytes < GPUPROF_AN_MIN_MEMORY))
+        return gpuprof__an_fail(GPUPROF_E_INVALID,
+                                "a memory budget is 0 (none) or at least "
+                                "%u MiB",
+                                GPUPROF_AN_MIN_MEMORY >> 20);
+    a->memory = bytes;
     return GPUPROF_OK;
 }
 
@@ -970,9 +1458,8 @@ gpuprof_an_analysis_set_output(gpuprof_an_analysis *a, const char *db_dir)
     return GPUPROF_OK;
 }
 
-GPUPROF_AN_API gpuprof_status
-gpuprof_an_analysis_set_progress(gpuprof_an_analysis *a,
-                                 gpuprof_an_progress_fn fn, void *user)
+GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_set_progress(
+    gpuprof_an_analysis *a, gpuprof_an_progress_fn fn, void *user)
 {
     if (!a)
         return gpuprof__an_fail(GPUPROF_E_INVALID, "NULL argument");
@@ -1008,8 +1495,12 @@ static gpuprof_status collect_inputs(run *r)
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
         }
         r->s = s;
-        for (uint32_t i = 0; i < n; i++)
-            r->s[r->ns++] = (src){.path = files[i]};
+        for (uint32_t i = 0; i < n; i++) {
+            struct stat sb;
+            r->s[r->ns++] = (src){
+                .path = files[i],
+                .fsize = stat(files[i], &sb) == 0 ? (uint64_t)sb.st_size : 0};
+        }
         free(files);
     }
     if (!r->ns)
@@ -1024,9 +1515,7 @@ static void run_free(run *r)
         free(r->s[i].path);
         free(r->s[i].err);
         free(r->s[i].metric);
-        free(r->s[i].ctx);
-        if (r->s[i].io)
-            gpuprof__io_profile_free(r->s[i].io);
+        ctx_map_free(&r->s[i]);
     }
     free(r->s);
     for (uint32_t p = 0; r->rows && p < r->np; p++)
@@ -1037,66 +1526,70 @@ static void run_free(run *r)
     free(r->slot);
     free(r->p);
     free(r->cstart);
+    free(r->slice_count);
     big_free(r->cv, r->cv_size);
     free(r->cpairs);
     free(r->chunk);
     free(r->poff);
     free(r->coff);
     free(r->soff);
+    for (int i = 0; i < 3; i++)
+        dbfile_free(&r->f[i]);
     if (r->st)
         gpuprof__io_strtab_free(r->st);
 }
+
+/* Bytes the process needs beside the run's own (code, libraries, stacks):
+ * what a budget must leave aside. */
+#define BUDGET_BASE (8u << 20)
 
 GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_run(gpuprof_an_analysis *a)
 {
     if (!a || !a->ninputs || !a->output)
         return gpuprof__an_fail(GPUPROF_E_INVALID,
                                 "an analysis needs inputs and an output");
-    run r = {.a = a};
+    run r = {.a = a, .f = {{.fd = -1}, {.fd = -1}, {.fd = -1}}};
+    r.budget = a->memory ? a->memory - BUDGET_BASE : 0;
+    r.keep_rows = !a->memory;
     gpuprof_status st = collect_inputs(&r);
     if (st == GPUPROF_OK && !(r.st = gpuprof__io_strtab_new()))
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    if (st == GPUPROF_OK) {
-        progress(&r, "load", 0, r.ns);
-        parallel_for(&r, r.ns, load_one);
-        for (uint32_t i = 0; i < r.ns && st == GPUPROF_OK; i++)
-            if (r.s[i].st != GPUPROF_OK) /* the first damaged file, in order */
-                st = gpuprof__an_fail(r.s[i].st, "%s",
-                                      r.s[i].err ? r.s[i].err : r.s[i].path);
-        progress(&r, "load", r.ns, r.ns);
-    }
-    if (st == GPUPROF_OK) {
-        progress(&r, "unify", 0, r.ns);
+    if (st == GPUPROF_OK)
         st = unify(&r);
-        progress(&r, "unify", r.ns, r.ns);
-    }
-    if (st == GPUPROF_OK && !(r.rows = calloc(r.np ? r.np : 1,
-                                              sizeof(*r.rows))))
-        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    if (st == GPUPROF_OK) {
-        progress(&r, "values", 0, r.np);
-        parallel_for(&r, r.np, values_one);
-        if (r.nomem)
-            st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-        progress(&r, "values", r.np, r.np);
-    }
-    if (st == GPUPROF_OK) {
-        progress(&r, "transpose", 0, r.nc);
-        st = transpose(&r);
-        progress(&r, "transpose", r.nc, r.nc);
-    }
+    if (st == GPUPROF_OK && r.budget && kept_bytes(&r) >= r.budget)
+        st = gpuprof__an_fail(
+            GPUPROF_E_LIMIT,
+            "a memory budget of %llu MiB is too small: the "
+            "calling context tree and tables of these profiles take %llu MiB",
+            (unsigned long long)(a->memory >> 20),
+            (unsigned long long)((kept_bytes(&r) + BUDGET_BASE) >> 20) + 1);
     if (st == GPUPROF_OK && mkdir(a->output, 0755) != 0 && errno != EEXIST)
-        st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create: %s",
-                              a->output, strerror(errno));
+        st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create: %s", a->output,
+                              strerror(errno));
+    if (st == GPUPROF_OK)
+        st = dbfile_open(&r, &r.f[F_PMS], "profile.db", r.np);
+    if (st == GPUPROF_OK)
+        st = dbfile_open(&r, &r.f[F_CMS], "cct.db", r.nc);
+    if (st == GPUPROF_OK)
+        st = dbfile_open(&r, &r.f[F_STATS], "stats.db", r.nc);
+    if (st == GPUPROF_OK)
+        st = values_pass(&r);
+    if (st == GPUPROF_OK)
+        st = transpose(&r);
     if (st == GPUPROF_OK) {
         progress(&r, "write", 0, 4);
-        st = write_cms_stats(&r);
-        if (st == GPUPROF_OK)
-            st = write_pms(&r);
-        if (st == GPUPROF_OK) /* last: a reader checks the others agree */
-            st = write_meta(&r);
-        progress(&r, "write", 4, 4);
+        st = dbfile_finish(&r.f[F_STATS], DB_STATS_MAGIC, r.nc, 2 * r.nm);
     }
+    if (st == GPUPROF_OK)
+        st = dbfile_finish(&r.f[F_CMS], DB_CMS_MAGIC, r.nc, r.np);
+    if (st == GPUPROF_OK)
+        st = dbfile_finish(&r.f[F_PMS], DB_PMS_MAGIC, r.np, r.nc);
+    for (int i = 0; i < 3 && st == GPUPROF_OK; i++) /* stats, cct, profile */
+        st = dbfile_rename(&r.f[2 - i]);
+    if (st == GPUPROF_OK) /* last: a reader checks the others agree */
+        st = write_meta(&r);
+    if (st == GPUPROF_OK)
+        progress(&r, "write", 4, 4);
     run_free(&r);
     return st;
 }

@@ -10,7 +10,7 @@
  *                         the top-down view of an analysis database
  *   gpuprof export --folded [--metric NAME] DB
  *                         folded stacks for flame graphs
- *   gpuprof analyze [-j N] [-o DB] DIR...
+ *   gpuprof analyze [-j N] [--memory SIZE] [-o DB] DIR...
  *                         aggregate measurement directories (several runs
  *                         merge) into an analysis database (default:
  *                         DIR-database); a progress line on a terminal
@@ -19,6 +19,10 @@
  * a site's own scripts would be. Errors are one line on stderr naming the
  * file and what is wrong; exit status 1 for bad input, 2 for bad usage.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +42,8 @@ static int usage(FILE *out, int rc)
                  "       gpuprof export --folded [--metric NAME] DB\n"
                  "                             folded stacks (flame graphs) "
                  "of a database\n"
-                 "       gpuprof analyze [-j N] [-o DB] DIR...\n"
+                 "       gpuprof analyze [-j N] [--memory SIZE] [-o DB] "
+                 "DIR...\n"
                  "                             aggregate measurements into "
                  "an analysis database\n"
                  "       gpuprof --version\n");
@@ -147,9 +152,32 @@ static void show_progress(const char *phase, uint64_t done, uint64_t total,
     fflush(stderr);
 }
 
+/* "512M", "4G", "65536" (bytes), "100K"; binary multiples. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno || *s == '-')
+        return false;
+    static const char units[] = "KMGT";
+    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    unsigned shift = u ? 10 * (unsigned)(u - units + 1) : 0;
+    end += u != NULL;
+    if (*end == 'i' && shift)
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || (shift && v > (UINT64_MAX >> shift)))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
 static int analyze(int argc, char **argv)
 {
     unsigned threads = 1;
+    uint64_t memory = 0;
     const char *out = NULL;
     int i = 2;
     for (; i < argc && argv[i][0] == '-'; i++) {
@@ -163,6 +191,12 @@ static int analyze(int argc, char **argv)
             threads = (unsigned)j;
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             out = argv[++i];
+        } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
+            if (!parse_size(argv[++i], &memory)) {
+                fprintf(stderr, "gpuprof: --memory wants a size such as "
+                                "512M or 4G\n");
+                return 2;
+            }
         } else {
             return usage(stderr, 2);
         }
@@ -183,6 +217,8 @@ static int analyze(int argc, char **argv)
     gpuprof_status st = gpuprof_an_analysis_set_output(a, out);
     if (st == GPUPROF_OK)
         st = gpuprof_an_analysis_set_threads(a, threads);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_memory(a, memory);
     for (; st == GPUPROF_OK && i < argc; i++)
         st = gpuprof_an_analysis_add_input(a, argv[i]);
     if (st == GPUPROF_OK && isatty(2))

@@ -279,9 +279,10 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
  */
 typedef struct gpuprof_an_analysis gpuprof_an_analysis;
 
-/* Called on the thread that runs the analysis at the start (done 0) and end
- * (done == total) of each phase: "load", "unify", "values", "transpose",
- * "write". */
+/* Called on the thread that runs the analysis at the start (done 0), after
+ * each round (with a memory budget) and at the end (done == total) of each
+ * phase: "load" (files read and unified), "values" (profiles), "transpose"
+ * (contexts), "write". */
 typedef void (*gpuprof_an_progress_fn)(const char *phase, uint64_t done,
                                        uint64_t total, void *user);
 
@@ -295,6 +296,18 @@ gpuprof_an_analysis_add_input(gpuprof_an_analysis *a, const char *dir);
 /* Threads used to read profiles and compute values (1..1024). Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_threads(gpuprof_an_analysis *a, unsigned threads);
+/* The smallest memory budget (16 MiB). */
+#define GPUPROF_AN_MIN_MEMORY (16u << 20)
+/* A memory budget in bytes: the process's peak resident memory while the
+ * analysis runs stays within it (work that does not fit is done in rounds:
+ * files in groups, contexts in ranges, values read back from profile.db);
+ * 0 (the default): no budget, everything in memory at once (fastest). The
+ * database is the same bytes either way. GPUPROF_E_INVALID below
+ * GPUPROF_AN_MIN_MEMORY; gpuprof_an_analysis_run fails with
+ * GPUPROF_E_LIMIT, saying how much is needed, when the calling context tree
+ * and tables alone do not fit. Since 0.1. */
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_set_memory(gpuprof_an_analysis *a, uint64_t bytes);
 /* The database directory (created; its files are replaced). Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_output(gpuprof_an_analysis *a, const char *db_dir);

@@ -8,8 +8,13 @@
  *   aggregate_mb_per_s_j2         input bytes (the profile files) per second
  *   pms_bytes_per_value           profile.db bytes / non-zero values
  *   cms_bytes_per_value           cct.db bytes / non-zero values
- *   aggregate_peak_rss_mb         peak resident memory of a process doing
- *                                 one -j2 aggregation (no budget yet)
+ *   aggregate_budget_mb           the memory budget given to the next two
+ *                                 (--memory 64M: about a quarter of what
+ *                                 the aggregation takes without one)
+ *   aggregate_peak_rss_mb         peak resident memory of the process doing
+ *                                 one -j2 aggregation within that budget
+ *   aggregate_budget_slowdown     its time / the -j2 time without a budget
+ *   aggregate_peak_rss_mb_unbudgeted  the same without a budget
  *
  * Times are medians of 5 alternating runs of the `gpuprof analyze` command
  * (each a fresh process, as users run it: one that ran before would find
@@ -39,6 +44,34 @@ static char in[256], out[300];
 /* `gpuprof analyze -j N` as a user runs it (a fresh process: a forked
  * child would pay copy-on-write faults on the generator's heap instead). */
 static char cli[PATH_MAX];
+
+/* Peak resident KiB of one `gpuprof analyze -j 2 [--memory M]`; -1 when
+ * it fails. */
+static long peak_rss_kb(const char *memory, double *secs)
+{
+    double t0 = bench_now_s();
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 1);
+        if (memory)
+            execl(cli, cli, "analyze", "-j", "2", "--memory", memory, "-o", out,
+                  in, (char *)NULL);
+        else
+            execl(cli, cli, "analyze", "-j", "2", "-o", out, in, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "bench_analysis: %s analyze failed\n", cli);
+        return -1;
+    }
+    *secs = bench_now_s() - t0;
+    return ru.ru_maxrss;
+}
 
 static double run_fresh(unsigned threads)
 {
@@ -135,19 +168,15 @@ int main(void)
            (double)file_bytes("profile.db") / (double)values);
     printf("BENCH cms_bytes_per_value %.2f bytes\n",
            (double)file_bytes("cct.db") / (double)values);
-    /* Peak memory of one -j2 aggregation by the command. */
-    pid_t pid = fork();
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 1);
-        execl(cli, cli, "analyze", "-j", "2", "-o", out, in, (char *)NULL);
-        _exit(127);
-    }
-    int status;
-    struct rusage ru;
-    if (pid > 0 && wait4(pid, &status, 0, &ru) == pid)
-        printf("BENCH aggregate_peak_rss_mb %.1f MB\n", ru.ru_maxrss / 1024.0);
+    /* Peak memory of one -j2 aggregation by the command, with and without
+     * a budget. */
+    double secs = 0;
+    long budgeted = peak_rss_kb("64M", &secs);
+    printf("BENCH aggregate_budget_mb 64 MB\n");
+    printf("BENCH aggregate_peak_rss_mb %.1f MB\n", budgeted / 1024.0);
+    printf("BENCH aggregate_budget_slowdown %.2f x\n", secs / m2);
+    printf("BENCH aggregate_peak_rss_mb_unbudgeted %.1f MB\n",
+           peak_rss_kb(NULL, &secs) / 1024.0);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
     return system(cmd) == 0 ? 0 : 0;

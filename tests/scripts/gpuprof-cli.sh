@@ -118,6 +118,14 @@ expect "analyze: damaged input names the first damaged file" 1 "bad/flip\.gpupro
 expect "analyze: missing directory" 1 "absent: No such file" "$G" analyze "$tmp/absent"
 expect "analyze: bad -j" 2 "" "$G" analyze -j 0 "$tmp/run"
 expect "analyze: no input" 2 "" "$G" analyze -o "$tmp/db3"
+expect "analyze --memory 16M" 0 "" "$G" analyze -j 2 --memory 16M -o "$tmp/db4" "$tmp/run"
+same=1
+for f in meta profile cct stats; do cmp -s "$tmp/db/$f.db" "$tmp/db4/$f.db" || same=0; done
+[ "$same" = 1 ] && [ -z "$(ls -A "$tmp/db4" | grep -v '^[a-z]*\.db$')" ] &&
+  pass "analyze --memory: the same bytes, no temporary file left" ||
+  fail "analyze --memory: the same bytes, no temporary file left"
+expect "analyze: bad --memory" 2 "" "$G" analyze --memory 12Q "$tmp/run"
+expect "analyze: --memory below the minimum" 1 "at least 16 MiB" "$G" analyze --memory 1M "$tmp/run"
 expect "report of a database" 0 "" "$G" report --metric region.visits --threshold 0 "$tmp/db"
 head -n 1 "$tmp/out" | grep -q '^region.visits over [0-9]* profiles: ' &&
   pass "report of a database: a top-down view of the metric" ||

@@ -4,17 +4,20 @@
  * metric) value, inclusive and exclusive, equals what the generator's
  * strings imply; profile.db and cct.db agree on every value; statistics
  * equal sums, minima, maxima, means, deviations computed here; the bytes
- * do not depend on the thread count; runs merge; damage is refused with
- * the file's name.
+ * do not depend on the thread count or a memory budget (the process stays
+ * within it); runs merge; damage is refused with the file's name.
  */
 #define _GNU_SOURCE
 #include <check.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gpuprof_analysis.h"
@@ -529,6 +532,103 @@ START_TEST(crafted_content_is_refused)
 }
 END_TEST
 
+typedef struct rounds {
+    unsigned values, transpose; /* progress calls */
+} rounds;
+
+static void count_rounds(const char *phase, uint64_t done, uint64_t total,
+                         void *user)
+{
+    rounds *n = user;
+    (void)done, (void)total;
+    n->values += !strcmp(phase, "values");
+    n->transpose += !strcmp(phase, "transpose");
+}
+
+/* Input several times larger than what a 16 MiB budget leaves for rounds:
+ * the same bytes as without one, done in rounds, and the command stays
+ * within the budget (peak resident memory of the process). */
+START_TEST(memory_budget_changes_no_byte)
+{
+    mkdir_tmp();
+    char in[600], d1[600], d2[600];
+    sub(in, sizeof(in), "run");
+    sub(d1, sizeof(d1), "db1");
+    sub(d2, sizeof(d2), "db2");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    gen_truth t = {0};
+    gen_opts o = {.procs = 48,
+                  .threads = 4,
+                  .seed = 3,
+                  .fanout = 4,
+                  .depth = 8,
+                  .pid0 = 500,
+                  .spmd = 1};
+    ck_assert_int_eq(gen_write(in, &o, &t), 0);
+    gen_truth_free(&t);
+    const char *ins[] = {in};
+    ck_assert_int_eq(analyze(ins, 1, d1, 1), GPUPROF_OK);
+
+    gpuprof_an_analysis *a;
+    ck_assert_int_eq(gpuprof_an_analysis_new(&a), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_set_memory(a, 1u << 20),
+                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_an_analysis_set_memory(a, GPUPROF_AN_MIN_MEMORY),
+                     GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_add_input(a, in), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_set_output(a, d2), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_set_threads(a, 2), GPUPROF_OK);
+    rounds n = {0};
+    ck_assert_int_eq(gpuprof_an_analysis_set_progress(a, count_rounds, &n),
+                     GPUPROF_OK);
+    ck_assert_msg(gpuprof_an_analysis_run(a) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    gpuprof_an_analysis_free(a);
+    /* Start, end and one call per further round. */
+    ck_assert_uint_gt(n.values, 3);
+    ck_assert_uint_gt(n.transpose, 3);
+    static const char *const files[] = {"meta.db", "profile.db", "cct.db",
+                                        "stats.db"};
+    for (int i = 0; i < 4; i++) {
+        char x[700], y[700];
+        snprintf(x, sizeof(x), "%s/%s", d1, files[i]);
+        snprintf(y, sizeof(y), "%s/%s", d2, files[i]);
+        ck_assert_msg(same_file(x, y), "%s differs with a memory budget",
+                      files[i]);
+    }
+    /* No temporary file is left beside them. */
+    char tmpf[800];
+    snprintf(tmpf, sizeof(tmpf), "%s/.profile.db.tmp-%ld", d2, (long)getpid());
+    ck_assert_int_ne(access(tmpf, F_OK), 0);
+
+    /* The command, as a user runs it, within the budget: only from the
+     * plain build (sanitizers multiply memory). */
+    const char *b = getenv("B");
+    if (b && strcmp(b, "build"))
+        return;
+    if (access("build/bin/gpuprof", X_OK) != 0)
+        return;
+    struct rusage ru;
+    int status = 0;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char d3[700];
+        snprintf(d3, sizeof(d3), "%s/db3", tmp);
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, 1);
+        execl("build/bin/gpuprof", "gpuprof", "analyze", "-j", "2", "--memory",
+              "16M", "-o", d3, in, (char *)NULL);
+        _exit(127);
+    }
+    ck_assert_int_eq(wait4(pid, &status, 0, &ru), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "gpuprof analyze --memory 16M failed");
+    ck_assert_msg(ru.ru_maxrss <= 16 * 1024, "peak %ld KiB over 16 MiB",
+                  ru.ru_maxrss);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -538,6 +638,7 @@ int main(void)
         {"damage", damage_is_refused_with_the_file_name, 120},
         {"views", views_resum, 120},
         {"crafted", crafted_content_is_refused, 120},
+        {"memory_budget", memory_budget_changes_no_byte, 240},
     };
     return RUN_SUITE("an_db", cases);
 }

@@ -13,6 +13,7 @@
  *   stat(context, metric, which)       stats.db, likewise
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ struct gpuprof_an_db {
     const uint8_t *metrics, *profiles, *contexts;
     char **names; /* display names of contexts */
     char *dir;
+    gpuprof__an_formula **der; /* derived metrics: ids nmetrics + 2k + v */
+    uint32_t nder;
 };
 
 /* ---- open and check -------------------------------------------------------- */
@@ -300,6 +303,9 @@ GPUPROF_AN_API void gpuprof_an_db_close(gpuprof_an_db *db)
     free(db->cms.d);
     free(db->stats.d);
     free(db->dir);
+    for (uint32_t i = 0; i < db->nder; i++)
+        gpuprof__an_formula_free(db->der[i]);
+    free(db->der);
     free(db);
 }
 
@@ -334,18 +340,31 @@ GPUPROF_AN_API const char *gpuprof_an_db_context_name(const gpuprof_an_db *db,
 
 GPUPROF_AN_API uint32_t gpuprof_an_db_metric_count(const gpuprof_an_db *db)
 {
-    return db ? db->nmetrics : 0;
+    return db ? db->nmetrics + 2 * db->nder : 0;
+}
+
+/* The derived metric behind id m (>= nmetrics), or NULL. */
+static const gpuprof__an_formula *derived(const gpuprof_an_db *db, uint32_t m)
+{
+    return db && m >= db->nmetrics && m - db->nmetrics < 2 * db->nder
+               ? db->der[(m - db->nmetrics) / 2]
+               : NULL;
 }
 
 GPUPROF_AN_API const char *gpuprof_an_db_metric_name(const gpuprof_an_db *db,
                                                      uint32_t m)
 {
+    if (derived(db, m))
+        return gpuprof__an_formula_name(derived(db, m));
     return db && m < db->nmetrics ? dstr(db, db_get32(MET(m))) : NULL;
 }
 
 GPUPROF_AN_API gpuprof_an_variant
 gpuprof_an_db_metric_variant(const gpuprof_an_db *db, uint32_t m)
 {
+    if (derived(db, m))
+        return (m - db->nmetrics) % 2 ? GPUPROF_AN_EXCLUSIVE
+                                      : GPUPROF_AN_INCLUSIVE;
     return db && m < db->nmetrics && MET(m)[11] ? GPUPROF_AN_EXCLUSIVE
                                                 : GPUPROF_AN_INCLUSIVE;
 }
@@ -353,8 +372,35 @@ gpuprof_an_db_metric_variant(const gpuprof_an_db *db, uint32_t m)
 GPUPROF_AN_API gpuprof_an_unit gpuprof_an_db_metric_unit(const gpuprof_an_db *db,
                                                          uint32_t m)
 {
+    if (derived(db, m))
+        return gpuprof__an_formula_unit(derived(db, m));
     return db && m < db->nmetrics ? (gpuprof_an_unit)MET(m)[8]
                                   : GPUPROF_AN_UNIT_COUNT;
+}
+
+const gpuprof__an_formula *gpuprof__an_db_formula(const gpuprof_an_db *db,
+                                                  uint32_t m)
+{
+    return derived(db, m);
+}
+
+int gpuprof__an_db_combine(const gpuprof_an_db *db, uint32_t m)
+{
+    return db && m < db->nmetrics ? MET(m)[9] : GPUPROF_IO_SUM;
+}
+
+int gpuprof__an_db_additive(const gpuprof_an_db *db, uint32_t m)
+{
+    const gpuprof__an_formula *f = derived(db, m);
+    if (f) {
+        uint32_t ops[64];
+        uint32_t n = gpuprof__an_formula_operands(f, 0, ops, 64);
+        int ok = gpuprof__an_formula_additive(f);
+        for (uint32_t i = 0; ok && i < n; i++)
+            ok = gpuprof__an_db_additive(db, ops[i]);
+        return ok;
+    }
+    return db && m < db->nmetrics && MET(m)[9] == GPUPROF_IO_SUM;
 }
 
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_find(
@@ -366,6 +412,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_find(
     for (uint32_t i = (v == GPUPROF_AN_EXCLUSIVE); i < db->nmetrics; i += 2)
         if (!strcmp(dstr(db, db_get32(MET(i))), name)) {
             *m = i;
+            return GPUPROF_OK;
+        }
+    for (uint32_t i = 0; i < db->nder; i++)
+        if (!strcmp(gpuprof__an_formula_name(db->der[i]), name)) {
+            *m = db->nmetrics + 2 * i + (v == GPUPROF_AN_EXCLUSIVE);
             return GPUPROF_OK;
         }
     return gpuprof__an_fail(GPUPROF_E_NOTFOUND, "%s: no metric named '%s'",
@@ -458,9 +509,32 @@ static int64_t find_pair(const uint8_t *p, uint32_t n, uint32_t size,
     return -1;
 }
 
+typedef struct at {
+    const gpuprof_an_db *db;
+    uint32_t p, c;
+} at;
+
+static double fetch_value(void *arg, uint32_t m)
+{
+    const at *a = arg;
+    return gpuprof_an_db_value(a->db, a->p, a->c, m);
+}
+
+static double fetch_sum(void *arg, uint32_t m)
+{
+    const at *a = arg;
+    return gpuprof_an_db_stat(a->db, a->c, m, GPUPROF_AN_STAT_SUM);
+}
+
 GPUPROF_AN_API double gpuprof_an_db_value(const gpuprof_an_db *db, uint32_t p,
                                           uint32_t c, uint32_t m)
 {
+    const gpuprof__an_formula *f = derived(db, m);
+    if (f && p < db->nprofiles && c < db->ncontexts) {
+        at a = {db, p, c};
+        return gpuprof__an_formula_eval(f, (m - db->nmetrics) % 2,
+                                        fetch_value, &a);
+    }
     if (!db || p >= db->nprofiles || c >= db->ncontexts || m >= db->nmetrics)
         return 0;
     uint32_t pairs, vals;
@@ -478,10 +552,56 @@ GPUPROF_AN_API double gpuprof_an_db_value(const gpuprof_an_db *db, uint32_t p,
     return i < 0 ? 0 : get_f64(v + (size_t)(start + i) * DB_PMS_VALUE + 2);
 }
 
+/* A derived metric's non-zero values at context c, in profile order: the
+ * formula at each profile where an operand has a value. */
+static uint32_t derived_values(const gpuprof_an_db *db, uint32_t c,
+                               uint32_t m, uint32_t *profiles, double *values,
+                               uint32_t max)
+{
+    const gpuprof__an_formula *f = derived(db, m);
+    unsigned v = (m - db->nmetrics) % 2;
+    uint32_t ops[64], nops = gpuprof__an_formula_operands(f, v, ops, 64);
+    uint32_t np = db->nprofiles, n = 0;
+    uint8_t *has = calloc(np ? np : 1, 1);
+    uint32_t *pl = malloc((size_t)(np ? np : 1) * sizeof(*pl));
+    if (!has || !pl) {
+        free(has);
+        free(pl);
+        gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        return 0;
+    }
+    for (uint32_t k = 0; k < nops; k++) {
+        uint32_t got = gpuprof_an_db_context_values(db, c, ops[k], pl, NULL,
+                                                    np);
+        for (uint32_t i = 0; i < got && i < np; i++)
+            has[pl[i]] = 1;
+    }
+    for (uint32_t p = 0; p < np; p++) {
+        if (!has[p])
+            continue;
+        at a = {db, p, c};
+        double d = gpuprof__an_formula_eval(f, v, fetch_value, &a);
+        if (d == 0)
+            continue;
+        if (n < max) {
+            if (profiles)
+                profiles[n] = p;
+            if (values)
+                values[n] = d;
+        }
+        n++;
+    }
+    free(has);
+    free(pl);
+    return n;
+}
+
 GPUPROF_AN_API uint32_t gpuprof_an_db_context_values(
     const gpuprof_an_db *db, uint32_t c, uint32_t m, uint32_t *profiles,
     double *values, uint32_t max)
 {
+    if (derived(db, m) && c < db->ncontexts)
+        return derived_values(db, c, m, profiles, values, max);
     if (!db || c >= db->ncontexts || m >= db->nmetrics)
         return 0;
     uint32_t pairs, vals;
@@ -504,9 +624,54 @@ GPUPROF_AN_API uint32_t gpuprof_an_db_context_values(
     return end - start;
 }
 
+/* Statistics of a derived metric: SUM is the formula over the operands'
+ * sums (a ratio of totals, as views show it); the others are over its
+ * non-zero per-profile values, as for a measured metric. */
+static double derived_stat(const gpuprof_an_db *db, uint32_t c, uint32_t m,
+                           gpuprof_an_stat which)
+{
+    if (which == GPUPROF_AN_STAT_SUM) {
+        at a = {db, 0, c};
+        return gpuprof__an_formula_eval(derived(db, m), (m - db->nmetrics) % 2,
+                                        fetch_sum, &a);
+    }
+    uint32_t np = db->nprofiles;
+    double *v = malloc((size_t)(np ? np : 1) * sizeof(*v));
+    if (!v)
+        return 0;
+    uint32_t n = derived_values(db, c, m, NULL, v, np);
+    double sum = 0, mn = n ? v[0] : 0, mx = mn, var = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sum += v[i];
+        mn = v[i] < mn ? v[i] : mn;
+        mx = v[i] > mx ? v[i] : mx;
+    }
+    double mean = n ? sum / n : 0;
+    for (uint32_t i = 0; i < n; i++)
+        var += (v[i] - mean) * (v[i] - mean);
+    free(v);
+    double sd = n ? sqrt(var / n) : 0;
+    switch (which) {
+    case GPUPROF_AN_STAT_COUNT:
+        return n;
+    case GPUPROF_AN_STAT_MIN:
+        return mn;
+    case GPUPROF_AN_STAT_MEAN:
+        return mean;
+    case GPUPROF_AN_STAT_MAX:
+        return mx;
+    case GPUPROF_AN_STAT_STD:
+        return sd;
+    default:
+        return mean != 0 ? sd / mean : 0;
+    }
+}
+
 GPUPROF_AN_API double gpuprof_an_db_stat(const gpuprof_an_db *db, uint32_t c,
                                          uint32_t m, gpuprof_an_stat which)
 {
+    if (derived(db, m) && c < db->ncontexts && which <= GPUPROF_AN_STAT_COV)
+        return derived_stat(db, c, m, which);
     if (!db || c >= db->ncontexts || m >= db->nmetrics ||
         which > GPUPROF_AN_STAT_COV)
         return 0;
@@ -519,4 +684,26 @@ GPUPROF_AN_API double gpuprof_an_db_stat(const gpuprof_an_db *db, uint32_t c,
     if (which == GPUPROF_AN_STAT_COUNT)
         return db_get32(r + 4);
     return get_f64(r + 8 + 8 * ((int)which - 1));
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_derive(gpuprof_an_db *db,
+                                                   const char *name,
+                                                   const char *formula)
+{
+    if (!db || !name || !formula)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "NULL argument");
+    if (db->nmetrics + 2 * (uint64_t)db->nder + 2 > UINT16_MAX)
+        return gpuprof__an_fail(GPUPROF_E_LIMIT, "too many metrics");
+    gpuprof__an_formula *f;
+    gpuprof_status st = gpuprof__an_formula_compile(db, name, formula, &f);
+    if (st != GPUPROF_OK)
+        return st;
+    gpuprof__an_formula **d = realloc(db->der, (db->nder + 1) * sizeof(*d));
+    if (!d) {
+        gpuprof__an_formula_free(f);
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    db->der = d;
+    db->der[db->nder++] = f;
+    return GPUPROF_OK;
 }

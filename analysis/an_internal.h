@@ -83,4 +83,33 @@ uint64_t gpuprof__an_hkey(uint32_t parent, const char *s);
 /* The profile files (*.gpuprof) of `dir`, sorted (an_report.c). */
 char **gpuprof__an_list_dir(const char *dir, uint32_t *n, gpuprof_status *st);
 
+/* Derived metrics (an_derive.c): a formula over a database's metrics,
+ * compiled (names resolved to metric ids per variant; errors recorded with
+ * the offending offset) and evaluated with a fetch of each operand. */
+typedef struct gpuprof__an_formula gpuprof__an_formula;
+typedef double (*gpuprof__an_fetch_fn)(void *arg, uint32_t metric);
+gpuprof_status gpuprof__an_formula_compile(const gpuprof_an_db *db,
+                                           const char *name, const char *text,
+                                           gpuprof__an_formula **out);
+void gpuprof__an_formula_free(gpuprof__an_formula *f);
+const char *gpuprof__an_formula_name(const gpuprof__an_formula *f);
+gpuprof_an_unit gpuprof__an_formula_unit(const gpuprof__an_formula *f);
+/* 1 when only + and - combine the operands (a share of the whole means
+ * something), else 0. */
+int gpuprof__an_formula_additive(const gpuprof__an_formula *f);
+/* 1 when metric m's values add up over contexts and profiles (a measured
+ * sum, or a derived metric of + and - over such ones). */
+int gpuprof__an_db_additive(const gpuprof_an_db *db, uint32_t m);
+/* The formula of a derived metric, NULL for a measured one. */
+const gpuprof__an_formula *gpuprof__an_db_formula(const gpuprof_an_db *db,
+                                                  uint32_t m);
+/* How a measured metric combines (GPUPROF_IO_SUM, _MIN, _MAX). */
+int gpuprof__an_db_combine(const gpuprof_an_db *db, uint32_t m);
+double gpuprof__an_formula_eval(const gpuprof__an_formula *f, unsigned variant,
+                                gpuprof__an_fetch_fn fetch, void *arg);
+/* The distinct operands of a variant, at most max; how many. */
+uint32_t gpuprof__an_formula_operands(const gpuprof__an_formula *f,
+                                      unsigned variant, uint32_t *m,
+                                      uint32_t max);
+
 #endif /* GPUPROF_AN_INTERNAL_H */

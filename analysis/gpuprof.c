@@ -6,9 +6,12 @@
  *   gpuprof report DIR    the region tree of a whole run, summed over threads
  *                         and processes, then the GPU operations beneath
  *                         regions and call paths
- *   gpuprof report [--metric NAME] [--threshold PCT] DB
- *                         the top-down view of an analysis database
- *   gpuprof export --folded [--metric NAME] DB
+ *   gpuprof report [--view top-down|bottom-up|flat] [--metric NAME]...
+ *                  [--derive NAME=FORMULA]... [--sort exclusive]
+ *                  [--depth N] [--threshold PCT] [--context ID] DB
+ *                         a view of an analysis database; --context: one
+ *                         context's values in every profile
+ *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]... DB
  *                         folded stacks for flame graphs
  *   gpuprof analyze [-j N] [--memory SIZE] [-o DB] DIR...
  *                         aggregate measurement directories (several runs
@@ -36,10 +39,16 @@ static int usage(FILE *out, int rc)
                  "(or a .gptrace trace)\n"
                  "       gpuprof report DIR    print the region tree of a "
                  "measurement directory\n"
-                 "       gpuprof report [--metric NAME] [--threshold PCT] DB\n"
-                 "                             top-down view of an analysis "
-                 "database\n"
-                 "       gpuprof export --folded [--metric NAME] DB\n"
+                 "       gpuprof report [--view top-down|bottom-up|flat] "
+                 "[--metric NAME]...\n"
+                 "                      [--derive NAME=FORMULA]... [--sort "
+                 "exclusive] [--depth N]\n"
+                 "                      [--threshold PCT] [--context ID] DB\n"
+                 "                             a view of an analysis "
+                 "database (--context: one\n"
+                 "                             context in every profile)\n"
+                 "       gpuprof export --folded [--metric NAME] "
+                 "[--derive NAME=FORMULA]... DB\n"
                  "                             folded stacks (flame graphs) "
                  "of a database\n"
                  "       gpuprof analyze [-j N] [--memory SIZE] [-o DB] "
@@ -103,20 +112,65 @@ static const char *default_metric(const gpuprof_an_db *db)
                                           : NULL;
 }
 
-/* report/export on a database: [--metric NAME] [--threshold PCT] DB. */
+/* report/export on a database:
+ *   report [--view top-down|bottom-up|flat] [--metric NAME]...
+ *          [--derive NAME=FORMULA]... [--sort exclusive] [--depth N]
+ *          [--threshold PCT] [--context ID] DB
+ *   export --folded [--metric NAME] [--derive NAME=FORMULA]... DB */
 static int db_view(int argc, char **argv, int first, int folded)
 {
-    const char *metric = NULL;
+    const char *metric[16];
+    const char *derive[16];
+    uint32_t nmetric = 0, nderive = 0, depth = 0, flags = 0;
+    long context = -1;
+    gpuprof_an_view view = GPUPROF_AN_VIEW_TOPDOWN;
     double threshold = 1.0;
     int i = first;
     for (; i + 1 < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "--metric")) {
-            metric = argv[++i];
-        } else if (!strcmp(argv[i], "--threshold") && !folded) {
-            char *end;
-            threshold = strtod(argv[++i], &end);
+        const char *opt = argv[i], *arg = argv[i + 1];
+        char *end;
+        i++;
+        if (!strcmp(opt, "--metric") && nmetric < 16 && (!folded || !nmetric)) {
+            metric[nmetric++] = arg;
+        } else if (!strcmp(opt, "--derive") && nderive < 16) {
+            derive[nderive++] = arg;
+        } else if (!strcmp(opt, "--threshold") && !folded) {
+            threshold = strtod(arg, &end);
             if (*end || threshold < 0 || threshold > 100) {
                 fprintf(stderr, "gpuprof: --threshold wants 0..100\n");
+                return 2;
+            }
+        } else if (!strcmp(opt, "--depth") && !folded) {
+            long d = strtol(arg, &end, 10);
+            if (*end || d < 0 || d > 100000) {
+                fprintf(stderr, "gpuprof: --depth wants 0 (all) or more\n");
+                return 2;
+            }
+            depth = (uint32_t)d;
+        } else if (!strcmp(opt, "--context") && !folded) {
+            context = strtol(arg, &end, 10);
+            if (*end || context < 0) {
+                fprintf(stderr, "gpuprof: --context wants a context id\n");
+                return 2;
+            }
+        } else if (!strcmp(opt, "--sort") && !folded) {
+            if (strcmp(arg, "exclusive") && strcmp(arg, "inclusive")) {
+                fprintf(stderr, "gpuprof: --sort wants inclusive or "
+                                "exclusive\n");
+                return 2;
+            }
+            flags = strcmp(arg, "exclusive") ? 0
+                                             : GPUPROF_AN_VIEW_SORT_EXCLUSIVE;
+        } else if (!strcmp(opt, "--view") && !folded) {
+            if (!strcmp(arg, "top-down"))
+                view = GPUPROF_AN_VIEW_TOPDOWN;
+            else if (!strcmp(arg, "bottom-up"))
+                view = GPUPROF_AN_VIEW_BOTTOMUP;
+            else if (!strcmp(arg, "flat"))
+                view = GPUPROF_AN_VIEW_FLAT;
+            else {
+                fprintf(stderr, "gpuprof: --view wants top-down, bottom-up "
+                                "or flat\n");
                 return 2;
             }
         } else {
@@ -128,15 +182,31 @@ static int db_view(int argc, char **argv, int first, int folded)
     gpuprof_an_db *db;
     if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
         return fail();
-    if (!metric && !(metric = default_metric(db))) {
+    gpuprof_status st = GPUPROF_OK;
+    for (uint32_t k = 0; k < nderive && st == GPUPROF_OK; k++) {
+        char name[256];
+        const char *eq = strchr(derive[k], '=');
+        if (!eq || eq == derive[k] || (size_t)(eq - derive[k]) >= sizeof(name)) {
+            gpuprof_an_db_close(db);
+            fprintf(stderr, "gpuprof: --derive wants NAME=FORMULA\n");
+            return 2;
+        }
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - derive[k]), derive[k]);
+        st = gpuprof_an_db_derive(db, name, eq + 1);
+    }
+    if (st == GPUPROF_OK && !nmetric && !(metric[nmetric++] = default_metric(db))) {
         gpuprof_an_db_close(db);
         fprintf(stderr, "gpuprof: %s: no metrics\n", argv[i]);
         return 1;
     }
-    gpuprof_status st =
-        folded ? gpuprof_an_db_print_folded(db, stdout, metric, 0)
-               : gpuprof_an_db_print_topdown(db, stdout, metric,
-                                             threshold / 100, 0);
+    if (st == GPUPROF_OK && folded)
+        st = gpuprof_an_db_print_folded(db, stdout, metric[0], 0);
+    else if (st == GPUPROF_OK && context >= 0)
+        st = gpuprof_an_db_print_profiles(db, stdout, (uint32_t)context,
+                                          metric[0], 0);
+    else if (st == GPUPROF_OK)
+        st = gpuprof_an_db_print_view(db, stdout, view, metric, nmetric,
+                                      threshold / 100, depth, flags);
     gpuprof_an_db_close(db);
     return st == GPUPROF_OK ? 0 : fail();
 }

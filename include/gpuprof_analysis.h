@@ -421,6 +421,57 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_topdown(
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
     const gpuprof_an_db *db, FILE *out, const char *metric, uint32_t flags);
 
+/* Views of chosen metrics. TOPDOWN: the calling context tree. BOTTOMUP:
+ * each procedure (a frame's function without the call site's offset, or a
+ * region's, operation's or kernel's name) with what was spent in it, then
+ * beneath it its callers, nearest first, each with what was spent in the
+ * procedure when called along that chain. FLAT: each procedure once. Only
+ * a procedure's outermost instances add to its inclusive value (recursion
+ * is not counted twice). */
+typedef enum gpuprof_an_view {
+    GPUPROF_AN_VIEW_TOPDOWN = 0,
+    GPUPROF_AN_VIEW_BOTTOMUP = 1,
+    GPUPROF_AN_VIEW_FLAT = 2
+} gpuprof_an_view;
+#define GPUPROF_AN_VIEW_SORT_EXCLUSIVE 0x01u /* sort and cut by exclusive */
+
+/* Prints a view of 1..16 metrics (measured or derived names): per row
+ * each metric's inclusive sum over profiles, share of the whole and
+ * exclusive sum, then the name indented by depth; rows sorted by the first
+ * metric's inclusive (or exclusive, GPUPROF_AN_VIEW_SORT_EXCLUSIVE) sum,
+ * largest first, those under `min_share` (0..1) of the whole left out with
+ * what lies beneath them; `max_depth` levels (0: all). Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
+    const gpuprof_an_db *db, FILE *out, gpuprof_an_view view,
+    const char *const *metrics, uint32_t nmetrics, double min_share,
+    uint32_t max_depth, uint32_t flags);
+/* The thread-centric view: context `c`'s inclusive and exclusive values of
+ * `metric` in every profile that has one (host, rank, pid, tid, thread),
+ * then the statistics over them. `flags` must be 0. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
+    const gpuprof_an_db *db, FILE *out, uint32_t c, const char *metric,
+    uint32_t flags);
+
+/* Adds a derived metric (seed 000 §7.1) to an open database: `formula`
+ * over metric names with + - * /, unary minus, numbers and parentheses,
+ * e.g. "(gpu.time - blame.cpu_idle) / gpu.time"; a name with other
+ * characters than letters, digits, '_' and '.' goes in double quotes.
+ * Division by zero gives 0. It gets two metric ids (inclusive and
+ * exclusive, each computed from its operands' same variant) after the
+ * existing ones, found by name like a measured metric, and every query
+ * and view takes it: gpuprof_an_db_value evaluates the formula at one
+ * (profile, context); gpuprof_an_db_context_values gives its non-zero
+ * values where an operand has one; gpuprof_an_db_stat SUM is the formula
+ * over the operands' sums (a ratio of totals), the other statistics are
+ * over its per-profile values. Its unit is the operands' when they share
+ * one and only + and - combine them, else a count. Later formulas may use
+ * it. GPUPROF_E_INVALID for a syntax error or a name taken (the message
+ * gives the offset), GPUPROF_E_NOTFOUND for an unknown metric. Not
+ * concurrently with other calls on the same database. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_derive(gpuprof_an_db *db,
+                                                   const char *name,
+                                                   const char *formula);
+
 #ifdef __cplusplus
 }
 #endif

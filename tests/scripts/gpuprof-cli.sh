@@ -127,14 +127,25 @@ for f in meta profile cct stats; do cmp -s "$tmp/db/$f.db" "$tmp/db4/$f.db" || s
 expect "analyze: bad --memory" 2 "" "$G" analyze --memory 12Q "$tmp/run"
 expect "analyze: --memory below the minimum" 1 "at least 16 MiB" "$G" analyze --memory 1M "$tmp/run"
 expect "report of a database" 0 "" "$G" report --metric region.visits --threshold 0 "$tmp/db"
-head -n 1 "$tmp/out" | grep -q '^region.visits over [0-9]* profiles: ' &&
+head -n 1 "$tmp/out" | grep -q '^top-down view over [0-9]* profiles, by inclusive region.visits; the whole: region.visits [0-9]*;' &&
   pass "report of a database: a top-down view of the metric" ||
   fail "report of a database: a top-down view of the metric"
 expect "export --folded" 0 "" "$G" export --folded --metric region.visits "$tmp/db"
-whole=$(head -n 1 "$tmp/out" >/dev/null; "$G" report --metric region.visits --threshold 0 "$tmp/db" | head -n 1 | sed 's/.*profiles: \([0-9]*\).*/\1/')
+whole=$(head -n 1 "$tmp/out" >/dev/null; "$G" report --metric region.visits --threshold 0 "$tmp/db" | head -n 1 | sed 's/.*the whole: region.visits \([0-9]*\);.*/\1/')
 "$G" export --folded --metric region.visits "$tmp/db" | awk -v w="$whole" '{ s += $NF } END { exit !(s == w && NR > 0) }' &&
   pass "folded stacks re-sum to the whole ($whole)" || fail "folded stacks re-sum to the whole ($whole)"
 expect "report: unknown metric" 1 "no metric named 'nope'" "$G" report --metric nope "$tmp/db"
+expect "report --view flat" 0 "" "$G" report --view flat --metric region.visits "$tmp/db"
+grep -q '^flat view over' "$tmp/out" && pass "report --view flat: its header" || fail "report --view flat: its header"
+expect "report --view bottom-up with a derived metric" 0 "" "$G" report --view bottom-up --depth 2 --metric region.visits --derive 'per_visit=region.time.incl / region.visits' --metric per_visit "$tmp/db"
+head -n 1 "$tmp/out" | grep -qE '^bottom-up view .*, per_visit [0-9.]+;' &&
+  pass "bottom-up: the derived metric over the whole" || fail "bottom-up: the derived metric over the whole"
+expect "report --derive: a syntax error names the offset" 1 "formula 'region.visits \*': .* at offset 15" "$G" report --derive 'x=region.visits *' "$tmp/db"
+expect "report --derive without a name" 2 "NAME=FORMULA" "$G" report --derive '=1' "$tmp/db"
+expect "report --context: one context in every profile" 0 "" "$G" report --context 1 --metric region.visits "$tmp/db"
+grep -q '^context 1: ' "$tmp/out" && pass "report --context: its header" || fail "report --context: its header"
+expect "report --context out of range" 1 "no context 99999" "$G" report --context 99999 "$tmp/db"
+expect "report --view unknown" 2 "top-down, bottom-up or flat" "$G" report --view sideways "$tmp/db"
 cp -r "$tmp/db" "$tmp/dbx" && head -c -10 "$tmp/db/cct.db" >"$tmp/dbx/cct.db"
 expect "export: damaged database names the file" 1 "dbx/cct\.db: truncated" "$G" export --folded "$tmp/dbx"
 [ "$fails" -eq 0 ]

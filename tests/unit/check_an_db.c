@@ -532,6 +532,226 @@ START_TEST(crafted_content_is_refused)
 }
 END_TEST
 
+/* The text of a view (metric region.visits, every row). */
+static char *view_text(const gpuprof_an_db *db, gpuprof_an_view v,
+                       const char *const *m, uint32_t nm, uint32_t depth)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_msg(gpuprof_an_db_print_view(db, f, v, m, nm, 0, depth, 0) ==
+                      GPUPROF_OK,
+                  "%s", gpuprof_an_last_error());
+    fclose(f);
+    return text;
+}
+
+/* Derived metrics equal the formula computed here at every (profile,
+ * context) and over sums; the flat view sums each procedure's contexts
+ * (inclusive: outermost instances only); bottom-up at depth 1 is the flat
+ * view; the thread-centric view lists every profile with a value. */
+START_TEST(derived_metrics_and_views)
+{
+    mkdir_tmp();
+    char in[600], dbdir[600];
+    sub(in, sizeof(in), "run");
+    sub(dbdir, sizeof(dbdir), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    gen_truth t = {0};
+    ck_assert_int_eq(gen_write(in, &base, &t), 0);
+    gen_truth_free(&t);
+    const char *ins[] = {in};
+    ck_assert_int_eq(analyze(ins, 1, dbdir, 2), GPUPROF_OK);
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    uint32_t nm = gpuprof_an_db_metric_count(db);
+    uint32_t nc = gpuprof_an_db_context_count(db);
+    uint32_t np = gpuprof_an_db_profile_count(db);
+
+    /* Errors. */
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "x", "region.visits +"),
+                     GPUPROF_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "offset 15"));
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "x", "(region.visits"),
+                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "x", "no.such * 2"),
+                     GPUPROF_E_NOTFOUND);
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "region.visits", "1"),
+                     GPUPROF_E_INVALID);
+    ck_assert_uint_eq(gpuprof_an_db_metric_count(db), nm);
+
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "per_visit",
+                                          "region.time.incl / region.visits"),
+                     GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "twice",
+                                          "-(-2 * \"region.visits\") - 0"),
+                     GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "inner", "per_visit / 0"),
+                     GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_db_metric_count(db), nm + 6);
+    uint32_t t_i, v_i, pv_i, pv_e, tw_i, in_e, v_e;
+    gpuprof_an_db_metric_find(db, "region.time.incl", GPUPROF_AN_INCLUSIVE,
+                              &t_i);
+    gpuprof_an_db_metric_find(db, "region.visits", GPUPROF_AN_INCLUSIVE, &v_i);
+    gpuprof_an_db_metric_find(db, "region.visits", GPUPROF_AN_EXCLUSIVE, &v_e);
+    ck_assert_int_eq(gpuprof_an_db_metric_find(db, "per_visit",
+                                               GPUPROF_AN_INCLUSIVE, &pv_i),
+                     GPUPROF_OK);
+    ck_assert_uint_eq(pv_i, nm);
+    gpuprof_an_db_metric_find(db, "per_visit", GPUPROF_AN_EXCLUSIVE, &pv_e);
+    ck_assert_uint_eq(pv_e, nm + 1);
+    gpuprof_an_db_metric_find(db, "twice", GPUPROF_AN_INCLUSIVE, &tw_i);
+    gpuprof_an_db_metric_find(db, "inner", GPUPROF_AN_EXCLUSIVE, &in_e);
+    ck_assert_str_eq(gpuprof_an_db_metric_name(db, pv_e), "per_visit");
+    ck_assert_int_eq(gpuprof_an_db_metric_variant(db, pv_e),
+                     GPUPROF_AN_EXCLUSIVE);
+    ck_assert_int_eq(gpuprof_an_db_metric_unit(db, tw_i),
+                     GPUPROF_AN_UNIT_COUNT);
+    uint32_t *pl = malloc(np * sizeof(*pl));
+    double *vl = malloc(np * sizeof(*vl));
+    for (uint32_t c = 0; c < nc; c++) {
+        uint32_t with = 0;
+        for (uint32_t p = 0; p < np; p++) {
+            double tv = gpuprof_an_db_value(db, p, c, t_i);
+            double vv = gpuprof_an_db_value(db, p, c, v_i);
+            ck_assert(gpuprof_an_db_value(db, p, c, pv_i) ==
+                      (vv != 0 ? tv / vv : 0));
+            ck_assert(gpuprof_an_db_value(db, p, c, tw_i) == 2 * vv);
+            ck_assert(gpuprof_an_db_value(db, p, c, in_e) == 0);
+            with += vv != 0;
+        }
+        /* Its values where an operand has one, non-zero only. */
+        uint32_t n = gpuprof_an_db_context_values(db, c, tw_i, pl, vl, np);
+        ck_assert_uint_eq(n, with);
+        for (uint32_t i = 0; i < n; i++)
+            ck_assert(vl[i] == 2 * gpuprof_an_db_value(db, pl[i], c, v_i));
+        ck_assert_uint_eq(gpuprof_an_db_context_values(db, c, in_e, pl, vl,
+                                                       np),
+                          0);
+        /* SUM over the operands' sums; the others over per-profile
+         * values. */
+        double st = gpuprof_an_db_stat(db, c, t_i, GPUPROF_AN_STAT_SUM);
+        double sv = gpuprof_an_db_stat(db, c, v_i, GPUPROF_AN_STAT_SUM);
+        ck_assert(gpuprof_an_db_stat(db, c, pv_i, GPUPROF_AN_STAT_SUM) ==
+                  (sv != 0 ? st / sv : 0));
+        ck_assert(gpuprof_an_db_stat(db, c, tw_i, GPUPROF_AN_STAT_MAX) ==
+                  2 * gpuprof_an_db_stat(db, c, v_i, GPUPROF_AN_STAT_MAX));
+        ck_assert(gpuprof_an_db_stat(db, c, tw_i, GPUPROF_AN_STAT_COUNT) ==
+                  gpuprof_an_db_stat(db, c, v_i, GPUPROF_AN_STAT_COUNT));
+    }
+
+    /* Flat: each name's rows, from the contexts computed here. */
+    static const char *const visits[] = {"region.visits"};
+    char *flat = view_text(db, GPUPROF_AN_VIEW_FLAT, visits, 1, 0);
+    uint32_t rows = 0;
+    char *save = NULL;
+    for (char *l = strtok_r(flat, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save)) {
+        if (!rows++) {
+            ck_assert_ptr_nonnull(strstr(l, "flat view over 12 profiles"));
+            continue;
+        }
+        char *end;
+        double incl = strtod(l, &end);
+        strtod(end, &end); /* the share: "12.34%" parses as 12.34 */
+        end++;
+        double excl = strtod(end, &end);
+        while (*end == ' ')
+            end++;
+        double want_i = 0, want_e = 0;
+        for (uint32_t c = 1; c < nc; c++) {
+            if (strcmp(gpuprof_an_db_context_name(db, c), end))
+                continue;
+            want_e += gpuprof_an_db_stat(db, c, v_e, GPUPROF_AN_STAT_SUM);
+            bool outer = true;
+            for (uint32_t a = gpuprof_an_db_context_parent(db, c);
+                 a != UINT32_MAX; a = gpuprof_an_db_context_parent(db, a))
+                outer = outer && strcmp(gpuprof_an_db_context_name(db, a), end);
+            if (outer)
+                want_i += gpuprof_an_db_stat(db, c, v_i, GPUPROF_AN_STAT_SUM);
+        }
+        ck_assert_msg(incl == want_i && excl == want_e,
+                      "%s: %g %g, want %g %g", end, incl, excl, want_i,
+                      want_e);
+    }
+    ck_assert_uint_gt(rows, 3);
+    free(flat);
+    /* Bottom-up at depth 1: the flat rows. */
+    flat = view_text(db, GPUPROF_AN_VIEW_FLAT, visits, 1, 0);
+    char *bu = view_text(db, GPUPROF_AN_VIEW_BOTTOMUP, visits, 1, 1);
+    ck_assert_str_eq(strchr(flat, '\n'), strchr(bu, '\n'));
+    free(bu);
+    /* Bottom-up: the callers beneath a procedure hold no more than it. */
+    bu = view_text(db, GPUPROF_AN_VIEW_BOTTOMUP, visits, 1, 0);
+    ck_assert_uint_gt(strlen(bu), strlen(flat));
+    free(bu);
+    free(flat);
+    /* A derived column is evaluated over each row's sums: per_visit's
+     * top-down inclusive column equals the stat computed above. */
+    static const char *const two[] = {"region.visits", "per_visit"};
+    char *td = view_text(db, GPUPROF_AN_VIEW_TOPDOWN, two, 2, 1);
+    ck_assert_ptr_nonnull(strstr(td, ", per_visit "));
+    uint32_t checked = 0;
+    for (char *l = strtok_r(strchr(td, '\n') + 1, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save)) {
+        char *end;
+        strtod(l, &end);               /* visits, inclusive */
+        strtod(end, &end);             /* its share */
+        strtod(end + 1, &end);         /* visits, exclusive */
+        double pv = strtod(end, &end); /* per_visit: no share */
+        strtod(end, &end);
+        while (*end == ' ')
+            end++;
+        for (uint32_t c = 1; c < nc; c++)
+            if (gpuprof_an_db_context_parent(db, c) == 0 &&
+                !strcmp(gpuprof_an_db_context_name(db, c), end)) {
+                double want =
+                    gpuprof_an_db_stat(db, c, pv_i, GPUPROF_AN_STAT_SUM);
+                ck_assert_msg(fabs(pv - want) <= 1e-3 * fabs(want),
+                              "%s: %g, want %g", end, pv, want);
+                checked++;
+            }
+    }
+    ck_assert_uint_gt(checked, 0);
+    free(td);
+
+    /* Thread-centric: one line per profile with a value. */
+    uint32_t c = 1;
+    while (c < nc &&
+           gpuprof_an_db_stat(db, c, v_i, GPUPROF_AN_STAT_COUNT) < 2)
+        c++;
+    ck_assert_uint_lt(c, nc);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_int_eq(gpuprof_an_db_print_profiles(db, f, c, "region.visits",
+                                                  0),
+                     GPUPROF_OK);
+    fclose(f);
+    uint32_t lines = 0, n = gpuprof_an_db_context_values(db, c, v_i, pl, vl,
+                                                          np);
+    for (char *l = strtok_r(text, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save)) {
+        unsigned p;
+        if (lines++ < 3)
+            continue;
+        if (sscanf(l, "%u", &p) != 1)
+            break;
+        ck_assert_uint_eq(p, pl[lines - 4]);
+    }
+    ck_assert_uint_eq(lines, 3 + n + 1);
+    free(text);
+    FILE *null = fopen("/dev/null", "w");
+    ck_assert_int_eq(gpuprof_an_db_print_profiles(db, null, nc, "region.visits",
+                                                  0),
+                     GPUPROF_E_NOTFOUND);
+    fclose(null);
+    free(pl);
+    free(vl);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 typedef struct rounds {
     unsigned values, transpose; /* progress calls */
 } rounds;
@@ -639,6 +859,7 @@ int main(void)
         {"views", views_resum, 120},
         {"crafted", crafted_content_is_refused, 120},
         {"memory_budget", memory_budget_changes_no_byte, 240},
+        {"derived_views", derived_metrics_and_views, 120},
     };
     return RUN_SUITE("an_db", cases);
 }

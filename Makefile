@@ -67,7 +67,9 @@ AN_OBJS := $(AN_LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_OBJS := $(CORE_OBJS) $(IO_OBJS)
 
 LIB_LIBS := -lzstd -lunwind -ldl -lpthread
-AN_LIBS := -lzstd -lpthread -lm
+# libdw (elfutils): DWARF source structure of CPU frames (an_dwarf.c).
+DW_LIBS := -ldw -lelf
+AN_LIBS := -lzstd -lpthread -lm $(DW_LIBS)
 
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 ifeq ($(HAVE_OPENCL),1)

@@ -112,4 +112,36 @@ uint32_t gpuprof__an_formula_operands(const gpuprof__an_formula *f,
                                       unsigned variant, uint32_t *m,
                                       uint32_t max);
 
+/* ---- Source structure of CPU frames from DWARF (an_dwarf.c, libdw) ----
+ * A cache of opened modules, NULL when empty; one thread at a time (callers
+ * serialize). Each module is opened once, with its separate debug file
+ * where there is one; a module that failed is remembered and not retried.
+ *
+ * gpuprof__an_dwarf_lookup expands the frame (`path`, `offset` from the
+ * module's load address, a return address: offset - 1 is looked up) into
+ * at most `max` levels in `out`, outermost first:
+ *   level 0      the out-of-line function containing the address;
+ *   level i > 0  the i-th function inlined there;
+ *   file:line    at each level but the last, where that level calls (inlines)
+ *                the next; at the last level, the address's own line. When
+ *                the chain is longer than `max`, the outermost `max` levels
+ *                are given (the last one's line is then a call site too).
+ * One level with function NULL when the address has a line but no function
+ * (assembly). Names are linkage names where the DWARF has them (C++:
+ * mangled), else plain names. Strings are owned by the cache and valid until
+ * gpuprof__an_dwarf_free. Returns the number of levels; 0 when the module or
+ * the address has no usable DWARF (the caller falls back to ELF symbols,
+ * gpuprof__an_symbolize) and for missing, stripped, damaged or foreign
+ * files: never prints, never fails otherwise. */
+typedef struct gpuprof__an_dwarf gpuprof__an_dwarf;
+typedef struct gpuprof__an_srclevel {
+    const char *function; /* NULL: unknown */
+    const char *file;     /* source file path; NULL: unknown */
+    uint32_t line;        /* 0: unknown */
+} gpuprof__an_srclevel;
+uint32_t gpuprof__an_dwarf_lookup(gpuprof__an_dwarf **cache, const char *path,
+                                  uint64_t offset, gpuprof__an_srclevel *out,
+                                  uint32_t max);
+void gpuprof__an_dwarf_free(gpuprof__an_dwarf *cache);
+
 #endif /* GPUPROF_AN_INTERNAL_H */

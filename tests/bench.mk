@@ -14,7 +14,7 @@ $(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(AN_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(AN_OBJS) \
-	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm $(DW_LIBS)
 
 # The analysis benchmark generates its measurements (tests/support).
 $(B)/bench/bench_analysis: tests/bench/bench_analysis.c $(AN_OBJS) $(IO_OBJS) \
@@ -23,13 +23,13 @@ $(B)/bench/bench_analysis: tests/bench/bench_analysis.c $(AN_OBJS) $(IO_OBJS) \
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(AN_OBJS) $(IO_OBJS) \
 	  $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o \
-	  $(LDFLAGS) -lzstd -ldl -lpthread -lm
+	  $(LDFLAGS) -lzstd -ldl -lpthread -lm $(DW_LIBS)
 
 $(B)/bench/bench_opencl: tests/bench/bench_opencl.c $(LIB_OBJS) $(AN_OBJS) $(CL_LAYER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJS) \
-	  $(AN_OBJS) $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm -lOpenCL
+	  $(AN_OBJS) $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm -lOpenCL $(DW_LIBS)
 
 bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)

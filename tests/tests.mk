@@ -40,7 +40,23 @@ endef
 $(B)/tests/check_io%: tests/unit/check_io%.c $(IO_OBJS) $(TEST_HELPER_OBJS)
 	$(call unit_link,$(IO_OBJS))
 $(B)/tests/check_an%: tests/unit/check_an%.c $(AN_OBJS) $(IO_OBJS) $(TEST_HELPER_OBJS)
-	$(call unit_link,$(AN_OBJS) $(IO_OBJS))
+	$(call unit_link,$(AN_OBJS) $(IO_OBJS) $(DW_LIBS))
+# check_an_dwarf reads the DWARF 4 and DWARF 5 of a fixture it dlopens from
+# beside itself. Fixed flags, not CFLAGS: the test asserts what -O2 inlines
+# (and the sanitizer builds need no instrumented fixture).
+# A non-PIE executable of it prints its addresses (ET_EXEC: offsets are
+# addresses).
+DWARF_FIXTURES := $(B)/tests/dwarf_fixture4.so $(B)/tests/dwarf_fixture5.so \
+                  $(B)/tests/dwarf_fixture_exec
+$(B)/tests/dwarf_fixture%.so: tests/unit/fixtures/dwarf_fixture.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -gdwarf-$* -fPIC -shared -o $@ $<
+$(B)/tests/dwarf_fixture_exec: tests/unit/fixtures/dwarf_fixture.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -g -fno-pie -no-pie -DDWF_MAIN -o $@ $<
+$(B)/tests/check_an_dwarf: $(DWARF_FIXTURES)
 # The OpenCL suite runs real OpenCL (through the ICD loader) and needs the
 # layer beside the library.
 $(B)/tests/check_opencl: tests/unit/check_opencl.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(CL_LAYER)

@@ -12,7 +12,8 @@ group=${1:-check}
 # OpenCL: the Khronos headers and the ICD loader to build the backend and the
 # example, PoCL to run OpenCL on the CPU when there is no GPU driver.
 opencl="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
-base="gcc make pkg-config libzstd-dev libunwind-dev $opencl"
+# libdw-dev: the analysis library reads DWARF (source lines, inlined calls).
+base="gcc make pkg-config libzstd-dev libunwind-dev libdw-dev $opencl"
 case "$group" in
   demo|bench) pkgs="$base" ;;
   check) pkgs="$base g++ check zstd binutils" ;;
@@ -31,6 +32,8 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
     echo '#include <zstd.h>' | "$cc" -E - >/dev/null 2>&1 || missing="$missing zstd-headers(zstd.h)"
     echo '#include <libunwind.h>' | "$cc" -E - >/dev/null 2>&1 ||
       missing="$missing libunwind-headers(libunwind.h)"
+    echo '#include <elfutils/libdwfl.h>' | "$cc" -E - >/dev/null 2>&1 ||
+      missing="$missing elfutils-libdw-headers(elfutils/libdwfl.h)"
   fi
   if [ "$group" = check ]; then
     command -v "${CXX:-c++}" >/dev/null 2>&1 || missing="$missing a-C++-compiler(${CXX:-c++})"

@@ -13,6 +13,8 @@
  *                         context's values in every profile
  *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]... DB
  *                         folded stacks for flame graphs
+ *   gpuprof export --chrome [-o FILE] DIR...
+ *                         traces as Chrome Trace Event JSON (Perfetto)
  *   gpuprof analyze [-j N] [--memory SIZE] [-o DB] DIR...
  *                         aggregate measurement directories (several runs
  *                         merge) into an analysis database (default:
@@ -51,6 +53,9 @@ static int usage(FILE *out, int rc)
                  "[--derive NAME=FORMULA]... DB\n"
                  "                             folded stacks (flame graphs) "
                  "of a database\n"
+                 "       gpuprof export --chrome [-o FILE] DIR...\n"
+                 "                             traces (GPUPROF_TRACE=1) as "
+                 "JSON for ui.perfetto.dev\n"
                  "       gpuprof analyze [-j N] [--memory SIZE] [-o DB] "
                  "DIR...\n"
                  "                             aggregate measurements into "
@@ -211,6 +216,45 @@ static int db_view(int argc, char **argv, int first, int folded)
     return st == GPUPROF_OK ? 0 : fail();
 }
 
+/* export --chrome [-o FILE] DIR...: to FILE (replaced only when the
+ * export succeeds) or stdout. */
+static int chrome(int argc, char **argv)
+{
+    const char *path = NULL;
+    int i = 3;
+    if (i + 1 < argc && !strcmp(argv[i], "-o")) {
+        path = argv[i + 1];
+        i += 2;
+    }
+    if (i == argc)
+        return usage(stderr, 2);
+    char tmp[4200];
+    FILE *out = stdout;
+    if (path) {
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        if (!(out = fopen(tmp, "w"))) {
+            fprintf(stderr, "gpuprof: %s: %s\n", tmp, strerror(errno));
+            return 1;
+        }
+    }
+    gpuprof_status st = gpuprof_an_export_chrome(
+        (const char *const *)(argv + i), (uint32_t)(argc - i), out, stderr, 0);
+    if (path) {
+        if (fclose(out) != 0 && st == GPUPROF_OK) {
+            fprintf(stderr, "gpuprof: %s: %s\n", tmp, strerror(errno));
+            remove(tmp);
+            return 1;
+        }
+        if (st != GPUPROF_OK || rename(tmp, path) != 0) {
+            if (st == GPUPROF_OK)
+                fprintf(stderr, "gpuprof: %s: %s\n", path, strerror(errno));
+            remove(tmp);
+            return st == GPUPROF_OK ? 1 : fail();
+        }
+    }
+    return st == GPUPROF_OK ? 0 : fail();
+}
+
 static void show_progress(const char *phase, uint64_t done, uint64_t total,
                           void *user)
 {
@@ -324,6 +368,9 @@ int main(int argc, char **argv)
     if (argc >= 4 && !strcmp(argv[1], "export") &&
         !strcmp(argv[2], "--folded"))
         return db_view(argc, argv, 3, 1);
+    if (argc >= 4 && !strcmp(argv[1], "export") &&
+        !strcmp(argv[2], "--chrome"))
+        return chrome(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "analyze"))
         return analyze(argc, argv);
     return usage(stderr, 2);

@@ -159,6 +159,33 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_trace_print(const char *path,
                                                      FILE *out,
                                                      uint32_t flags);
 
+/* Writes the traces (*.gptrace, written with GPUPROF_TRACE=1) of the
+ * measurement directories dirs[0..ndirs) to `out` as one Chrome Trace
+ * Event JSON object ({"traceEvents":[...], "displayTimeUnit":"ns", ...}),
+ * which ui.perfetto.dev and chrome://tracing open. Each trace is a process
+ * (named "HOST pid PID rank RANK"); each CPU thread a track (tid: its OS
+ * tid; named "NAME (tid TID)") with its regions and the API calls of its
+ * GPU operations as complete events; each GPU stream a track of its own
+ * ("GPU D stream S"; tid 0x40000000 + k). A flow (ph "s"/"f", cat
+ * "launch") joins each launch to every device record with its correlation
+ * id. Names come from the profile beside each trace (region names,
+ * operation kinds, kernel names; "node N" without a profile). Times are
+ * microseconds (three decimals: ns) from the earliest record of all
+ * inputs; processes on another host than the first input's are moved onto
+ * its clock by the hosts' realtime offsets. Written as it is read: one
+ * trace and its profile in memory at a time.
+ * A trace with a torn or damaged tail loses that part: one line saying so
+ * goes to `notes` (NULL: nowhere), as does a trace without a profile.
+ * Errors, naming the file or directory: GPUPROF_E_CORRUPT (a damaged trace
+ * header or profile), GPUPROF_E_VERSION, GPUPROF_E_IO (a directory or file
+ * that cannot be read, or writing failed), GPUPROF_E_NOTFOUND (a directory
+ * without traces), GPUPROF_E_NOMEM, GPUPROF_E_INVALID (NULL arguments,
+ * ndirs 0, flags not 0). After an error `out` holds an unterminated
+ * object. Any thread may call it, also concurrently. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_export_chrome(
+    const char *const *dirs, uint32_t ndirs, FILE *out, FILE *notes,
+    uint32_t flags);
+
 /* ------------------------------------------------------------------------ */
 /* A measurement directory merged into one region tree                      */
 /* ------------------------------------------------------------------------ */

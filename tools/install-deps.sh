@@ -16,7 +16,7 @@ opencl="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
 base="gcc make pkg-config libzstd-dev libunwind-dev libdw-dev $opencl"
 case "$group" in
   demo|bench) pkgs="$base" ;;
-  check) pkgs="$base g++ check zstd binutils" ;;
+  check) pkgs="$base g++ check zstd binutils python3" ;;
   *) echo "install-deps.sh: unknown group '$group' (demo, bench, check)" >&2; exit 2 ;;
 esac
 
@@ -39,6 +39,7 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
     command -v "${CXX:-c++}" >/dev/null 2>&1 || missing="$missing a-C++-compiler(${CXX:-c++})"
     pkg-config --exists check 2>/dev/null || missing="$missing Check(check.pc)"
     command -v nm >/dev/null 2>&1 || missing="$missing binutils(nm,readelf)"
+    command -v python3 >/dev/null 2>&1 || missing="$missing python3"
   fi
   if [ -n "$missing" ]; then
     echo "install-deps.sh: this is not a Debian system; missing:$missing" >&2

@@ -9,6 +9,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/trace.h"
 #include "core/unwind.h"
 #include "io/io.h"
 
@@ -271,6 +272,8 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
         return 0;
     if (unlikely(!t) && !(t = gpuprof__thread_get()))
         return 0;
+    /* Tracing: the API call starts here (its record is pushed at the end). */
+    uint64_t t0 = unlikely(t->trace != NULL) ? gp_ticks() : 0;
     if (unlikely(!g) && !(g = gpu_create(t)))
         return 0;
     src_tls *st = src_tls_self();
@@ -304,6 +307,8 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
     gp_owner_add(&g->ops, 1);
     g->depth = 1;
     g->open_corr = corr;
+    g->open_ticks = t0;
+    g->open_node = t->trace != NULL ? ph : 0; /* 0: nothing to record */
     return corr;
 }
 
@@ -317,8 +322,12 @@ gpuprof_status gpuprof__op_end(uint64_t corr)
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
                              "gpuprof_op_end: %llu is not the operation open "
                              "on this thread", (unsigned long long)corr);
-    if (--g->depth == 0)
+    if (--g->depth == 0) {
         g->open_corr = 0;
+        if (unlikely(t->trace != NULL) && g->open_node)
+            gpuprof__trace_op(t->trace, g->open_ticks, gp_ticks(), g->open_node,
+                              corr);
+    }
     gpuprof__gpu_poll(g);
     return GPUPROF_OK;
 }
@@ -426,5 +435,6 @@ void gpuprof__gpu_atfork_child(gp_thread *self)
         memset(&g->path, 0, sizeof(g->path));
         g->depth = 0;
         g->open_corr = 0;
+        g->open_node = 0;
     }
 }

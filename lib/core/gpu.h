@@ -109,6 +109,8 @@ typedef struct gp_gpu {
     uint64_t next_seq;
     uint32_t depth;          /* nested gpuprof_op_begin */
     uint64_t open_corr;
+    uint64_t open_ticks;     /* tracing: when the open operation began */
+    uint32_t open_node;      /* tracing: its placeholder (0: not traced) */
     gp_path_cache path;      /* the last call path (unwind.h) */
 } gp_gpu;
 

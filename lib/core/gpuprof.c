@@ -153,7 +153,12 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     char abs[PATH_MAX];
     if (realpath(cfg.output_dir, abs) && strlen(abs) < sizeof(cfg.output_dir))
         memcpy(cfg.output_dir, abs, strlen(abs) + 1);
-    gpuprof__clock_setup(cfg.clock);
+    /* Tracing: "auto" reads CLOCK_MONOTONIC, the clock of device records,
+     * so a launch and its kernel are ordered exactly (TSC ticks converted
+     * with a fitted rate are tens of ns off it: NTP slews the monotonic
+     * clock). GPUPROF_CLOCK=tsc still gets the TSC. */
+    gpuprof__clock_setup(cfg.trace && cfg.clock == 0 ? GP_CLOCK_MONOTONIC
+                                                     : cfg.clock);
     pthread_mutex_lock(&G.lock);
     G.cfg = cfg;
     read_identity();

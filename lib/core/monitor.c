@@ -215,7 +215,8 @@ static void forward(entry *e, const gp_rec *r)
     }
     if (gpuprof__trace_on() && !(r->flags & (GP_ACT_NOTE | GP_ACT_HOST)))
         gpuprof__trace_gpu(r->device, r->stream, r->start_ns, r->end_ns,
-                           ((uint64_t)g->thread->seq << 32) | e->node);
+                           ((uint64_t)g->thread->seq << 32) | e->node,
+                           r->corr);
     if (!push_touched(g) || !gpuprof__chan_push(&g->act, &a)) {
         gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
     } else {

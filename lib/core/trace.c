@@ -2,8 +2,11 @@
  * trace.c - tracing threads and their channels (trace.h).
  *
  * Every stream (a GPU stream, fed by the monitor; a CPU thread, fed by
- * itself) has one SPSC channel of (start, end, context) records and, on the
- * consumer side, a chunk buffer. Streams are on one list (`reg_mu`, taken
+ * itself) has one SPSC channel of (start, end, context, corr) records and,
+ * on the consumer side, a chunk buffer: a GPU stream's records go out as
+ * CORR_RECORDS chunks; a CPU thread's regions (corr 0) as RECORDS chunks
+ * and its operations (corr != 0) as CORR_RECORDS chunks, from a second
+ * buffer allocated when its first operation arrives. Streams are on one list (`reg_mu`, taken
  * when a stream is created and by the tracing threads once per cycle, never
  * on a producer's fast path); tracing thread k owns the streams whose index
  * is k modulo the thread count. A tracing thread drains its streams, appends
@@ -45,6 +48,11 @@ struct gp_trace_thread { /* a stream, GPU or CPU */
     bool dead;       /* closed and written: skip */
     uint64_t last_start; /* GPU: last start; CPU: last end */
     uint32_t n;
+    /* CPU: operation records (allocated on the first) */
+    bool op_ooo;
+    uint32_t op_n;
+    uint64_t op_last_end;
+    gpuprof__io_trace_rec *op_buf;
     gpuprof__io_trace_rec buf[CHUNK_RECS];
 };
 
@@ -100,7 +108,8 @@ static void put(const uint8_t *b, size_t size, uint64_t records)
         drop(records);
 }
 
-/* Writes the stream's buffered records as one chunk; tracing thread. */
+/* Writes the stream's buffered records (a CPU thread's: its THREAD chunk
+ * first, then a chunk of regions and one of operations); tracing thread. */
 static void emit(tstream *s, uint8_t *scratch)
 {
     if (!s->gpu && !s->announced) {
@@ -109,35 +118,64 @@ static void emit(tstream *s, uint8_t *scratch)
         put(scratch, n, 0);
         s->announced = true;
     }
-    if (!s->n)
+    if (s->gpu) {
+        if (s->n)
+            put(scratch,
+                gpuprof__io_trace_corr_records(
+                    scratch, GPUPROF_IO_TRACE_GPU |
+                                 (s->ooo ? GPUPROF_IO_TRACE_OUT_OF_ORDER : 0),
+                    s->device, s->id, s->buf, s->n),
+                s->n);
+        s->n = 0;
+        s->ooo = false;
         return;
-    if (!s->gpu) { /* CPU records are ticks: convert now */
-        gp_clock_conv conv;
-        gpuprof__clock_conv(&conv);
-        for (uint32_t i = 0; i < s->n; i++) {
-            s->buf[i].start_ns = gp_conv_at(&conv, s->buf[i].start_ns);
-            s->buf[i].end_ns = gp_conv_at(&conv, s->buf[i].end_ns);
-        }
     }
-    uint32_t flags = (s->gpu ? GPUPROF_IO_TRACE_GPU : 0) |
-                     (s->ooo ? GPUPROF_IO_TRACE_OUT_OF_ORDER : 0);
-    size_t n = gpuprof__io_trace_records(scratch, flags, s->device, s->id,
-                                         s->buf, s->n);
-    put(scratch, n, s->n);
-    s->n = 0;
-    s->ooo = false;
+    if (s->n)
+        put(scratch,
+            gpuprof__io_trace_records(
+                scratch, s->ooo ? GPUPROF_IO_TRACE_OUT_OF_ORDER : 0, 0, s->id,
+                s->buf, s->n),
+            s->n);
+    if (s->op_n)
+        put(scratch,
+            gpuprof__io_trace_corr_records(
+                scratch, s->op_ooo ? GPUPROF_IO_TRACE_OUT_OF_ORDER : 0, 0,
+                s->id, s->op_buf, s->op_n),
+            s->op_n);
+    s->n = s->op_n = 0;
+    s->ooo = s->op_ooo = false;
 }
 
 typedef struct drain_ctx {
     tstream *s;
     uint8_t *scratch;
+    gp_clock_conv conv; /* CPU records are ticks: converted when taken */
 } drain_ctx;
 
 static void take(void *ctx, const void *item)
 {
     drain_ctx *c = ctx;
     tstream *s = c->s;
-    const gpuprof__io_trace_rec *r = item;
+    gpuprof__io_trace_rec rec = *(const gpuprof__io_trace_rec *)item;
+    const gpuprof__io_trace_rec *r = &rec;
+    if (!s->gpu) {
+        rec.start_ns = gp_conv_at(&c->conv, rec.start_ns);
+        rec.end_ns = gp_conv_at(&c->conv, rec.end_ns);
+    }
+    if (!s->gpu && r->corr) { /* a CPU thread's operation: by end too */
+        if (!s->op_buf &&
+            !(s->op_buf = malloc(CHUNK_RECS * sizeof(*s->op_buf)))) {
+            drop(1);
+            return;
+        }
+        if (r->end_ns < s->op_last_end)
+            s->op_ooo = true;
+        s->op_last_end = r->end_ns;
+        s->op_buf[s->op_n++] = *r;
+        if (s->op_n == CHUNK_RECS)
+            emit(s, c->scratch);
+        return;
+    }
     /* GPU records should arrive by start; a thread's regions are recorded
      * when they close, so by end (an outer region starts earlier). */
     uint64_t key = s->gpu ? r->start_ns : r->end_ns;
@@ -156,17 +194,33 @@ static size_t pass(int k, bool all_out, uint8_t *scratch)
     pthread_mutex_lock(&reg_mu);
     tstream *head = all;
     pthread_mutex_unlock(&reg_mu);
+    /* CPU records are ticks. With tracing on, ticks are CLOCK_MONOTONIC ns
+     * unless GPUPROF_CLOCK=tsc (gpuprof_init): then identity. TSC ticks are
+     * converted with the rate fitted now, anchored at readings taken now
+     * (the records are at most one pass old), which keeps them within tens
+     * of ns of CLOCK_MONOTONIC, the clock of GPU records. */
+    drain_ctx c = {NULL, scratch, {1.0, 0, 0}};
+    gpuprof__clock_conv(&c.conv);
+    if (gpuprof__clock_mode == GP_CLOCK_TSC) {
+        c.conv.origin_ticks = gp_ticks();
+        c.conv.origin_ns = gp_mono_ns();
+    } else {
+        c.conv.ns_per_tick = 1.0;
+        c.conv.origin_ns = c.conv.origin_ticks;
+    }
     /* The list only grows at its head: what we hold stays valid. */
     for (tstream *s = head; s; s = s->next) {
         if (s->index % (uint32_t)nthreads != (uint32_t)k || s->dead)
             continue;
         int closed = gp_load_acquire(&s->closed);
-        drain_ctx c = {s, scratch};
+        c.s = s;
         work += gpuprof__chan_drain(&s->ch, take, &c, 0);
         if (all_out || closed)
             emit(s, scratch);
         if (closed) {
             gpuprof__chan_destroy(&s->ch);
+            free(s->op_buf);
+            s->op_buf = NULL;
             s->dead = true; /* its memory stays: the list keeps it */
         }
     }
@@ -177,7 +231,8 @@ static void *trace_main(void *arg)
 {
     int k = (int)(intptr_t)arg;
     uint8_t *scratch = malloc(GPUPROF_IO_TRACE_CHUNK_HEADER +
-                              (size_t)CHUNK_RECS * GPUPROF_IO_TRACE_RECORD);
+                              (size_t)CHUNK_RECS *
+                                  GPUPROF_IO_TRACE_CORR_RECORD);
     if (!scratch)
         return NULL;
     for (;;) {
@@ -348,7 +403,7 @@ static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id)
 }
 
 void gpuprof__trace_gpu(uint32_t device, uint32_t stream, uint64_t start_ns,
-                        uint64_t end_ns, uint64_t context)
+                        uint64_t end_ns, uint64_t context, uint64_t corr)
 {
     if (!gp_load_relaxed(&on))
         return;
@@ -364,7 +419,7 @@ void gpuprof__trace_gpu(uint32_t device, uint32_t stream, uint64_t start_ns,
         s->hnext = gpu_hash[h];
         gpu_hash[h] = s;
     }
-    gpuprof__io_trace_rec r = {start_ns, end_ns, context};
+    gpuprof__io_trace_rec r = {start_ns, end_ns, context, corr};
     if (!gpuprof__chan_push(&s->ch, &r))
         drop(1);
 }
@@ -388,7 +443,18 @@ void gpuprof__trace_region(gp_trace_thread *s, uint64_t start_ticks,
     if (!gp_load_relaxed(&on))
         return;
     gpuprof__io_trace_rec r = {start_ticks, end_ticks,
-                               ((uint64_t)s->id << 32) | node};
+                               ((uint64_t)s->id << 32) | node, 0};
+    if (!gpuprof__chan_push(&s->ch, &r))
+        drop(1);
+}
+
+void gpuprof__trace_op(gp_trace_thread *s, uint64_t start_ticks,
+                       uint64_t end_ticks, uint32_t node, uint64_t corr)
+{
+    if (!gp_load_relaxed(&on))
+        return;
+    gpuprof__io_trace_rec r = {start_ticks, end_ticks,
+                               ((uint64_t)s->id << 32) | node, corr};
     if (!gpuprof__chan_push(&s->ch, &r))
         drop(1);
 }

@@ -2,12 +2,19 @@
  * trace.h - traces written while the run goes (GPUPROF_TRACE=1; DESIGN §3
  * step 5).
  *
- * Two kinds of record, both (start, end, context):
- *   - per GPU stream: what ran on the device, from the monitor thread;
- *   - per CPU thread: each closed region instance, from the owning thread.
+ * Three kinds of record, all (start, end, context, corr):
+ *   - per GPU stream: what ran on the device, from the monitor thread, with
+ *     the operation's correlation id;
+ *   - per CPU thread: each closed region instance (corr 0), and each GPU
+ *     operation's API call, from gpuprof_op_begin to the gpuprof_op_end
+ *     that closes it (corr: its correlation id, never 0), both from the
+ *     owning thread.
  * `context` is ((uint64_t)thread_seq << 32) | node: the node of that thread's
- * calling context tree (a placeholder for GPU records, a region for CPU
- * records); the trace file maps each thread_seq to its OS tid and name.
+ * calling context tree (the operation's placeholder for GPU and operation
+ * records, the region for region records); the trace file maps each
+ * thread_seq to its OS tid and name. A device record and the operation
+ * record with the same correlation id are the launch and what it ran
+ * (several device records for one launch with GPUPROF_ACTIVITY_MORE).
  *
  * Producers push into single-producer/single-consumer channels (channel.h):
  * one per GPU stream (producer: the monitor, under its lock), one per CPU
@@ -52,16 +59,20 @@ void gpuprof__trace_atfork_child(void);
  * flushing thread), always under the monitor lock, which serializes the
  * producer side. Wait-free. */
 void gpuprof__trace_gpu(uint32_t device, uint32_t stream, uint64_t start_ns,
-                        uint64_t end_ns, uint64_t context);
+                        uint64_t end_ns, uint64_t context, uint64_t corr);
 
 /* CPU records. The owner opens its producer on first use (NULL when tracing
  * is off or out of memory: then it records nothing), pushes each closed
  * region, and closes it at thread exit (the tracing threads drain what is
- * left and free it). */
+ * left and free it). gpuprof__trace_op is the operation record: one push,
+ * wait-free, from gpuprof__op_end (gpu.c) when the owner's producer is
+ * open; the times are ticks (converted by the tracing thread). */
 gp_trace_thread *gpuprof__trace_thread_open(uint32_t thread_seq, uint64_t tid,
                                             const char *name);
 void gpuprof__trace_region(gp_trace_thread *h, uint64_t start_ticks,
                            uint64_t end_ticks, uint32_t node);
+void gpuprof__trace_op(gp_trace_thread *h, uint64_t start_ticks,
+                       uint64_t end_ticks, uint32_t node, uint64_t corr);
 void gpuprof__trace_thread_close(gp_trace_thread *h);
 
 /* Records dropped so far (channels at their bound, write errors). */

@@ -1,9 +1,12 @@
 /*
  * trace.c - the trace file format: chunk encoding for the writer and a
- * validating reader (trace.h, doc/FORMATS.md "Trace files").
+ * validating reader (trace.h, doc/FORMATS.md "Trace files"). The reader
+ * takes every 1.x file: 1.0 files have no CORR_RECORDS chunks (their
+ * records' corr is 0), and chunk types it does not know are skipped.
  */
 #include "io/trace.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +64,25 @@ size_t gpuprof__io_trace_records(uint8_t *out, uint32_t flags, uint32_t device,
     return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
 }
 
+size_t gpuprof__io_trace_corr_records(uint8_t *out, uint32_t flags,
+                                      uint32_t device, uint32_t id,
+                                      const gpuprof__io_trace_rec *r,
+                                      uint32_t n)
+{
+    uint32_t payload = n * GPUPROF_IO_TRACE_CORR_RECORD;
+    chunk_header(out, GPUPROF_IO_TRACE_CORR_RECORDS, flags, device, id, n,
+                 payload);
+    uint8_t *p = out + GPUPROF_IO_TRACE_CHUNK_HEADER;
+    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_CORR_RECORD) {
+        put64(p, r[i].start_ns);
+        put64(p + 8, r[i].end_ns);
+        put64(p + 16, r[i].context);
+        put64(p + 24, r[i].corr);
+    }
+    chunk_seal(out, payload);
+    return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
+}
+
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name)
 {
@@ -79,22 +101,25 @@ size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
 }
 
 /* ---- reader ------------------------------------------------------------ */
-static gpuprof__io_trace_stream *stream_of(gpuprof__io_trace *t, uint32_t gpu,
+/* The stream (gpu, device, id) of the array *v of *count streams, added
+ * when new; NULL when out of memory. */
+static gpuprof__io_trace_stream *stream_of(gpuprof__io_trace_stream **v,
+                                           uint32_t *count, uint32_t gpu,
                                            uint32_t device, uint32_t id)
 {
-    for (uint32_t i = 0; i < t->stream_count; i++) {
-        gpuprof__io_trace_stream *s = &t->streams[i];
+    for (uint32_t i = 0; i < *count; i++) {
+        gpuprof__io_trace_stream *s = &(*v)[i];
         if (s->gpu == gpu && s->device == device && s->id == id)
             return s;
     }
-    if ((t->stream_count & (t->stream_count - 1)) == 0) { /* grow at 2^k */
-        size_t cap = t->stream_count ? (size_t)t->stream_count * 2 : 4;
-        void *n = realloc(t->streams, cap * sizeof(*t->streams));
+    if ((*count & (*count - 1)) == 0) { /* grow at 2^k */
+        size_t cap = *count ? (size_t)*count * 2 : 4;
+        void *n = realloc(*v, cap * sizeof(**v));
         if (!n)
             return NULL;
-        t->streams = n;
+        *v = n;
     }
-    gpuprof__io_trace_stream *s = &t->streams[t->stream_count++];
+    gpuprof__io_trace_stream *s = &(*v)[(*count)++];
     memset(s, 0, sizeof(*s));
     s->gpu = gpu;
     s->device = device;
@@ -102,8 +127,10 @@ static gpuprof__io_trace_stream *stream_of(gpuprof__io_trace *t, uint32_t gpu,
     return s;
 }
 
+/* Appends n records of `size` bytes (RECORD, or CORR_RECORD with the
+ * correlation id last). */
 static int add_records(gpuprof__io_trace_stream *s, const uint8_t *p,
-                       uint32_t n)
+                       uint32_t n, uint32_t size)
 {
     if (s->count + n > s->cap_) {
         uint64_t cap = s->cap_ ? s->cap_ : 64;
@@ -115,9 +142,10 @@ static int add_records(gpuprof__io_trace_stream *s, const uint8_t *p,
         s->recs = nr;
         s->cap_ = cap;
     }
-    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_RECORD)
-        s->recs[s->count++] = (gpuprof__io_trace_rec){get64(p), get64(p + 8),
-                                                      get64(p + 16)};
+    for (uint32_t i = 0; i < n; i++, p += size)
+        s->recs[s->count++] = (gpuprof__io_trace_rec){
+            get64(p), get64(p + 8), get64(p + 16),
+            size == GPUPROF_IO_TRACE_CORR_RECORD ? get64(p + 24) : 0};
     return 0;
 }
 
@@ -154,9 +182,12 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
         snprintf(why, ws, "reserved chunk bits set");
         return 0;
     }
-    if (type == GPUPROF_IO_TRACE_RECORDS &&
-        (count > GPUPROF_IO_TRACE_MAX_RECORDS ||
-         (uint64_t)count * GPUPROF_IO_TRACE_RECORD != payload)) {
+    uint32_t rsize = type == GPUPROF_IO_TRACE_RECORDS ? GPUPROF_IO_TRACE_RECORD
+                     : type == GPUPROF_IO_TRACE_CORR_RECORDS
+                         ? GPUPROF_IO_TRACE_CORR_RECORD
+                         : 0;
+    if (rsize && (count > GPUPROF_IO_TRACE_MAX_RECORDS ||
+                  (uint64_t)count * rsize != payload)) {
         snprintf(why, ws, "record count %u does not match %u bytes", count,
                  payload);
         return 0;
@@ -206,11 +237,20 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
         const uint8_t *h = buf + off, *p = h + GPUPROF_IO_TRACE_CHUNK_HEADER;
         uint32_t type = get16(h + 4), flags = get16(h + 6);
         int rc = 0;
-        if (type == GPUPROF_IO_TRACE_RECORDS) {
+        if (type == GPUPROF_IO_TRACE_RECORDS ||
+            type == GPUPROF_IO_TRACE_CORR_RECORDS) {
+            uint32_t gpu = (flags & GPUPROF_IO_TRACE_GPU) != 0;
+            bool ops = type == GPUPROF_IO_TRACE_CORR_RECORDS && !gpu;
             gpuprof__io_trace_stream *s =
-                stream_of(t, (flags & GPUPROF_IO_TRACE_GPU) != 0, get32(h + 8),
-                          get32(h + 12));
-            rc = s ? add_records(s, p, get32(h + 16)) : GPUPROF_IO_ERR_NOMEM;
+                ops ? stream_of(&t->ops, &t->op_stream_count, 0, get32(h + 8),
+                                get32(h + 12))
+                    : stream_of(&t->streams, &t->stream_count, gpu,
+                                get32(h + 8), get32(h + 12));
+            rc = s ? add_records(s, p, get32(h + 16),
+                                 type == GPUPROF_IO_TRACE_RECORDS
+                                     ? GPUPROF_IO_TRACE_RECORD
+                                     : GPUPROF_IO_TRACE_CORR_RECORD)
+                   : GPUPROF_IO_ERR_NOMEM;
             if (s && (flags & GPUPROF_IO_TRACE_OUT_OF_ORDER))
                 s->out_of_order = 1;
         } else if (type == GPUPROF_IO_TRACE_THREAD) {
@@ -262,15 +302,23 @@ static int rec_cmp(const void *a, const void *b)
         return x->start_ns < y->start_ns ? -1 : 1;
     if (x->end_ns != y->end_ns)
         return x->end_ns < y->end_ns ? -1 : 1;
-    return (x->context > y->context) - (x->context < y->context);
+    if (x->context != y->context)
+        return x->context < y->context ? -1 : 1;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static void sort_streams(gpuprof__io_trace_stream *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i].count > 1)
+            qsort(v[i].recs, v[i].count, sizeof(gpuprof__io_trace_rec),
+                  rec_cmp);
 }
 
 void gpuprof__io_trace_sort(gpuprof__io_trace *t)
 {
-    for (uint32_t i = 0; i < t->stream_count; i++)
-        if (t->streams[i].count > 1)
-            qsort(t->streams[i].recs, t->streams[i].count,
-                  sizeof(gpuprof__io_trace_rec), rec_cmp);
+    sort_streams(t->streams, t->stream_count);
+    sort_streams(t->ops, t->op_stream_count);
 }
 
 void gpuprof__io_trace_free(gpuprof__io_trace *t)
@@ -280,6 +328,9 @@ void gpuprof__io_trace_free(gpuprof__io_trace *t)
     for (uint32_t i = 0; i < t->stream_count; i++)
         free(t->streams[i].recs);
     free(t->streams);
+    for (uint32_t i = 0; i < t->op_stream_count; i++)
+        free(t->ops[i].recs);
+    free(t->ops);
     free(t->threads);
     free(t);
 }

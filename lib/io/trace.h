@@ -14,25 +14,35 @@
 
 #define GPUPROF_IO_TRACE_MAGIC "GPTRACE\0" /* 8 bytes at offset 0 */
 #define GPUPROF_IO_TRACE_MAJOR 1
-#define GPUPROF_IO_TRACE_MINOR 0
+#define GPUPROF_IO_TRACE_MINOR 1 /* 1.1: CORR_RECORDS chunks */
 #define GPUPROF_IO_TRACE_HEADER 32       /* file header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_HEADER 32 /* chunk header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_MAGIC 0x4B484354u /* "TCHK" little-endian */
 #define GPUPROF_IO_TRACE_RECORD 24       /* u64 start, u64 end, u64 context */
+#define GPUPROF_IO_TRACE_CORR_RECORD 32  /* ... and u64 correlation id */
 #define GPUPROF_IO_TRACE_MAX_RECORDS 65536 /* per chunk */
 
-/* Chunk types (pinned). */
-enum { GPUPROF_IO_TRACE_RECORDS = 1, GPUPROF_IO_TRACE_THREAD = 2 };
+/* Chunk types (pinned). CORR_RECORDS (since 1.1) carry each record's
+ * correlation id: a GPU stream's device records (flag GPU), or a CPU
+ * thread's operation records (the API call from gpuprof_op_begin to
+ * gpuprof_op_end; no flag GPU). */
+enum {
+    GPUPROF_IO_TRACE_RECORDS = 1,
+    GPUPROF_IO_TRACE_THREAD = 2,
+    GPUPROF_IO_TRACE_CORR_RECORDS = 3
+};
 /* Chunk flags (pinned bits). */
 #define GPUPROF_IO_TRACE_GPU 0x1u          /* a GPU stream's records */
 #define GPUPROF_IO_TRACE_OUT_OF_ORDER 0x2u /* a record starts before the one
                                               before it on its stream */
 
+/* corr: the correlation id (CORR_RECORDS), 0 for RECORDS chunks. */
 typedef struct gpuprof__io_trace_rec {
-    uint64_t start_ns, end_ns, context;
+    uint64_t start_ns, end_ns, context, corr;
 } gpuprof__io_trace_rec;
 
-/* One stream: a GPU (device, stream) or a CPU thread (its thread_seq). */
+/* One stream: a GPU (device, stream) or a CPU thread (its thread_seq): a
+ * thread's regions in `streams`, its operations in `ops`. */
 typedef struct gpuprof__io_trace_stream {
     uint32_t gpu; /* 1: GPU stream, 0: CPU thread */
     uint32_t device;
@@ -55,6 +65,9 @@ typedef struct gpuprof__io_trace {
     uint64_t start_realtime_ns;
     gpuprof__io_trace_stream *streams;
     uint32_t stream_count;
+    gpuprof__io_trace_stream *ops; /* CPU threads' operation records (gpu 0,
+                                      id: thread_seq) */
+    uint32_t op_stream_count;
     gpuprof__io_trace_thread *threads;
     uint32_t thread_count;
     uint64_t chunks;        /* valid chunks read */
@@ -71,6 +84,12 @@ void gpuprof__io_trace_header(uint8_t *out, uint32_t pid,
 size_t gpuprof__io_trace_records(uint8_t *out, uint32_t flags, uint32_t device,
                                  uint32_t id, const gpuprof__io_trace_rec *r,
                                  uint32_t n);
+/* A CORR_RECORDS chunk (r[i].corr is written too): out holds
+ * GPUPROF_IO_TRACE_CHUNK_HEADER + n * CORR_RECORD bytes. */
+size_t gpuprof__io_trace_corr_records(uint8_t *out, uint32_t flags,
+                                      uint32_t device, uint32_t id,
+                                      const gpuprof__io_trace_rec *r,
+                                      uint32_t n);
 /* A THREAD chunk (at most CHUNK_HEADER + 16 + 64 bytes); returns bytes. */
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name);
@@ -85,7 +104,8 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
                              size_t errsize);
 int gpuprof__io_trace_read_file(const char *path, gpuprof__io_trace **out,
                                 char *err, size_t errsize);
-/* Sorts every stream's records by start, then end, then context. */
+/* Sorts every stream's records (and every op stream's) by start, then end,
+ * then context, then correlation id. */
 void gpuprof__io_trace_sort(gpuprof__io_trace *t);
 void gpuprof__io_trace_free(gpuprof__io_trace *t);
 

@@ -3,6 +3,10 @@
  * torn last chunk (every truncation point) leaves the earlier chunks intact
  * and is reported as ignored; a flipped byte anywhere stops reading at its
  * chunk (or refuses a damaged header); out-of-order flags; sorting.
+ * Format 1.1: CORR_RECORDS chunks carry correlation ids, a GPU stream's
+ * into its stream and a CPU thread's operations into `ops`, every byte as
+ * doc/FORMATS.md says; a 1.0 file (frozen bytes) is still read, and chunk
+ * types the reader does not know are skipped.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -19,14 +23,15 @@ static size_t build(uint8_t *buf, size_t *cut)
     gpuprof__io_trace_header(buf, 4242, 77);
     off += GPUPROF_IO_TRACE_HEADER;
     off += gpuprof__io_trace_thread_chunk(buf + off, 3, 9999, "worker");
-    gpuprof__io_trace_rec g[3] = {{100, 150, 1}, {50, 90, 2}, {200, 260, 3}};
+    gpuprof__io_trace_rec g[3] = {
+        {100, 150, 1, 0}, {50, 90, 2, 0}, {200, 260, 3, 0}};
     off += gpuprof__io_trace_records(buf + off,
                                      GPUPROF_IO_TRACE_GPU |
                                          GPUPROF_IO_TRACE_OUT_OF_ORDER,
                                      1, 7, g, 3);
     *cut = off; /* the last chunk starts here */
-    gpuprof__io_trace_rec c[2] = {{10, 20, (3ull << 32) | 5},
-                                  {5, 30, (3ull << 32) | 4}};
+    gpuprof__io_trace_rec c[2] = {{10, 20, (3ull << 32) | 5, 0},
+                                  {5, 30, (3ull << 32) | 4, 0}};
     off += gpuprof__io_trace_records(buf + off, 0, 0, 3, c, 2);
     return off;
 }
@@ -128,12 +133,176 @@ START_TEST(flips_detected)
 }
 END_TEST
 
+/* header + GPU CORR_RECORDS (2) + CPU CORR_RECORDS (operations, 2) + CPU
+ * RECORDS (a region). */
+static size_t build_corr(uint8_t *buf)
+{
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 77, 5);
+    gpuprof__io_trace_rec g[2] = {{300, 340, (2ull << 32) | 9, 0x1000000002ull},
+                                  {340, 400, (2ull << 32) | 9, 0x1000000003ull}};
+    off += gpuprof__io_trace_corr_records(buf + off, GPUPROF_IO_TRACE_GPU, 0,
+                                          1, g, 2);
+    gpuprof__io_trace_rec o[2] = {{100, 120, (2ull << 32) | 9, 0x1000000002ull},
+                                  {130, 150, (2ull << 32) | 9, 0x1000000003ull}};
+    off += gpuprof__io_trace_corr_records(buf + off, 0, 0, 2, o, 2);
+    gpuprof__io_trace_rec r[1] = {{90, 160, (2ull << 32) | 4, 0}};
+    off += gpuprof__io_trace_records(buf + off, 0, 0, 2, r, 1);
+    return off;
+}
+
+START_TEST(corr_records)
+{
+    uint8_t buf[1024];
+    size_t n = build_corr(buf);
+    ck_assert_uint_eq(n, 32 + (32 + 2 * 32) * 2 + 32 + 24);
+    /* The bytes of the GPU chunk, as doc/FORMATS.md has them. */
+    const uint8_t *h = buf + GPUPROF_IO_TRACE_HEADER;
+    ck_assert_uint_eq(buf[10] | buf[11] << 8, 1); /* minor */
+    ck_assert_uint_eq(h[4] | h[5] << 8, GPUPROF_IO_TRACE_CORR_RECORDS);
+    ck_assert_uint_eq(h[4], 3);
+    ck_assert_uint_eq(h[6], GPUPROF_IO_TRACE_GPU);
+    ck_assert_uint_eq(h[12], 1);  /* stream */
+    ck_assert_uint_eq(h[16], 2);  /* count */
+    ck_assert_uint_eq(h[20], 64); /* payload */
+    const uint8_t *r1 = h + 32 + 32; /* second record */
+    ck_assert_uint_eq(r1[0] | r1[1] << 8, 340);
+    ck_assert_uint_eq(r1[16], 9);
+    ck_assert_uint_eq(r1[20], 2);
+    ck_assert_uint_eq(r1[24], 3);
+    ck_assert_uint_eq(r1[28], 0x10);
+    gpuprof__io_trace *t = decode_ok(buf, n);
+    ck_assert_uint_eq(t->minor, 1);
+    ck_assert_uint_eq(t->chunks, 3);
+    ck_assert_uint_eq(t->stream_count, 2);
+    ck_assert_uint_eq(t->op_stream_count, 1);
+    const gpuprof__io_trace_stream *gs = &t->streams[0], *cs = &t->streams[1],
+                                   *os = &t->ops[0];
+    ck_assert_uint_eq(gs->gpu, 1);
+    ck_assert_uint_eq(gs->id, 1);
+    ck_assert_uint_eq(gs->count, 2);
+    ck_assert_uint_eq(gs->recs[1].start_ns, 340);
+    ck_assert_uint_eq(gs->recs[1].end_ns, 400);
+    ck_assert_uint_eq(gs->recs[1].context, (2ull << 32) | 9);
+    ck_assert_uint_eq(gs->recs[1].corr, 0x1000000003ull);
+    ck_assert_uint_eq(os->gpu, 0);
+    ck_assert_uint_eq(os->id, 2);
+    ck_assert_uint_eq(os->count, 2);
+    ck_assert_uint_eq(os->recs[0].start_ns, 100);
+    ck_assert_uint_eq(os->recs[0].end_ns, 120);
+    ck_assert_uint_eq(os->recs[0].corr, 0x1000000002ull);
+    ck_assert_uint_eq(cs->gpu, 0);
+    ck_assert_uint_eq(cs->count, 1);
+    ck_assert_uint_eq(cs->recs[0].start_ns, 90);
+    ck_assert_uint_eq(cs->recs[0].corr, 0);
+    gpuprof__io_trace_free(t);
+    /* A count that disagrees with the payload (24-byte records) ends the
+     * readable part there. */
+    uint8_t bad[1024];
+    memcpy(bad, buf, n);
+    bad[GPUPROF_IO_TRACE_HEADER + 16] = 3; /* count 3: 96 != 64 bytes */
+    uint32_t crc = gpuprof__io_crc32c(0, bad + GPUPROF_IO_TRACE_HEADER, 28);
+    crc = gpuprof__io_crc32c(crc, bad + GPUPROF_IO_TRACE_HEADER + 32, 64);
+    memcpy(bad + GPUPROF_IO_TRACE_HEADER + 28, &crc, 4); /* little-endian */
+    t = decode_ok(bad, n);
+    ck_assert_uint_eq(t->chunks, 0);
+    ck_assert_uint_eq(t->ignored_bytes, n - GPUPROF_IO_TRACE_HEADER);
+    ck_assert_str_eq(t->ignored_why, "record count 3 does not match 64 bytes");
+    gpuprof__io_trace_free(t);
+    /* Torn inside the last CORR chunk's records: the chunks before stay. */
+    size_t cut = GPUPROF_IO_TRACE_HEADER + 96 + 96;
+    for (size_t k = GPUPROF_IO_TRACE_HEADER + 96 + 1; k < cut; k++) {
+        t = decode_ok(buf, k);
+        ck_assert_uint_eq(t->chunks, 1);
+        ck_assert_uint_eq(t->op_stream_count, 0);
+        ck_assert_uint_eq(t->streams[0].count, 2);
+        gpuprof__io_trace_free(t);
+    }
+}
+END_TEST
+
+/* A trace written by format 1.0 (frozen bytes; pid 4242, realtime 77): a
+ * THREAD chunk (seq 3, tid 9999, "worker"), a GPU RECORDS chunk (device 1,
+ * stream 7, {100, 150, 1}) and a CPU RECORDS chunk (thread 3, {10, 20,
+ * 3<<32|5}). */
+static const uint8_t v10[] = {
+    0x47, 0x50, 0x54, 0x52, 0x41, 0x43, 0x45, 0x00, 0x01, 0x00, 0x00, 0x00,
+    0x92, 0x10, 0x00, 0x00, 0x4d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x31, 0x04, 0x24, 0xc2, 0x54, 0x43, 0x48, 0x4b,
+    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x2c, 0x73, 0xa5, 0x33, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x0f, 0x27, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x77, 0x6f, 0x72, 0x6b,
+    0x65, 0x72, 0x00, 0x54, 0x43, 0x48, 0x4b, 0x01, 0x00, 0x01, 0x00, 0x01,
+    0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x18,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xd5, 0x1a, 0x98, 0xf3, 0x64,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x96, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x54,
+    0x43, 0x48, 0x4b, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x18, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x61, 0x9c, 0x6e, 0xf9, 0x0a, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05,
+    0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00};
+
+START_TEST(old_minor_read)
+{
+    gpuprof__io_trace *t = decode_ok(v10, sizeof(v10));
+    ck_assert_uint_eq(t->minor, 0);
+    ck_assert_uint_eq(t->pid, 4242);
+    ck_assert_uint_eq(t->start_realtime_ns, 77);
+    ck_assert_uint_eq(t->chunks, 3);
+    ck_assert_uint_eq(t->ignored_bytes, 0);
+    ck_assert_uint_eq(t->thread_count, 1);
+    ck_assert_str_eq(t->threads[0].name, "worker");
+    ck_assert_uint_eq(t->threads[0].tid, 9999);
+    ck_assert_uint_eq(t->stream_count, 2);
+    ck_assert_uint_eq(t->op_stream_count, 0);
+    const gpuprof__io_trace_stream *g = &t->streams[0], *c = &t->streams[1];
+    ck_assert_uint_eq(g->gpu, 1);
+    ck_assert_uint_eq(g->device, 1);
+    ck_assert_uint_eq(g->id, 7);
+    ck_assert_uint_eq(g->count, 1);
+    ck_assert_uint_eq(g->recs[0].start_ns, 100);
+    ck_assert_uint_eq(g->recs[0].end_ns, 150);
+    ck_assert_uint_eq(g->recs[0].context, 1);
+    ck_assert_uint_eq(g->recs[0].corr, 0);
+    ck_assert_uint_eq(c->gpu, 0);
+    ck_assert_uint_eq(c->id, 3);
+    ck_assert_uint_eq(c->recs[0].context, (3ull << 32) | 5);
+    ck_assert_uint_eq(c->recs[0].corr, 0);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* A chunk type from a later minor (here 9) is skipped, what follows read. */
+START_TEST(unknown_chunk_skipped)
+{
+    uint8_t buf[1024];
+    size_t n = build_corr(buf);
+    uint8_t *h = buf + GPUPROF_IO_TRACE_HEADER + 96; /* the CPU CORR chunk */
+    h[4] = 9;
+    uint32_t crc = gpuprof__io_crc32c(0, h, 28);
+    crc = gpuprof__io_crc32c(crc, h + 32, 64);
+    memcpy(h + 28, &crc, 4);
+    gpuprof__io_trace *t = decode_ok(buf, n);
+    ck_assert_uint_eq(t->chunks, 3);
+    ck_assert_uint_eq(t->ignored_bytes, 0);
+    ck_assert_uint_eq(t->op_stream_count, 0);
+    ck_assert_uint_eq(t->stream_count, 2);
+    ck_assert_uint_eq(t->streams[1].count, 1);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
         {"round_trip", round_trip, 10},
         {"torn_tail_every_byte", torn_tail_every_byte, 10},
         {"flips_detected", flips_detected, 30},
+        {"corr_records", corr_records, 10},
+        {"old_minor_read", old_minor_read, 10},
+        {"unknown_chunk_skipped", unknown_chunk_skipped, 10},
     };
     return RUN_SUITE("io_trace", cases);
 }

@@ -5,7 +5,11 @@
  * the launching thread in the profile; every closed region is a CPU record
  * whose context is the region's node; streams sorted by start do not
  * overlap (each stream runs in order on the simulator's clock); a flush makes
- * everything so far readable while the run goes on.
+ * everything so far readable while the run goes on. Operation records: each
+ * launch is one record on its thread (its placeholder, its correlation id),
+ * and each device record finds exactly its launch by correlation id, also
+ * for graph launches (several device records, one launch) spread over
+ * several streams.
  */
 #include <check.h>
 #include <pthread.h>
@@ -168,12 +172,110 @@ START_TEST(flush_mid_run)
 }
 END_TEST
 
+/* A thread's launches: kernels on its own stream, and graph launches of
+ * two kernels on the next stream (GPUPROF_ACTIVITY_MORE), beneath a region. */
+enum { L = 40 };
+static void *launcher(void *arg)
+{
+    int k = (int)(intptr_t)arg;
+    const char *names[2] = {"ga", "gb"};
+    for (int i = 0; i < L; i++) {
+        gpuprof_region_begin("launches");
+        if (i % 4 == 3) {
+            const uint64_t d[2] = {50, 60};
+            gpuprof__sim_graph((unsigned)(k + 1) % S, 2, names, d);
+        } else {
+            gpuprof__sim_kernel((unsigned)k % S, "lk", 10 + (uint64_t)i);
+        }
+        gpuprof_region_end("launches");
+    }
+    return NULL;
+}
+
+static int corr_cmp(const void *a, const void *b)
+{
+    const gpuprof__io_trace_rec *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+START_TEST(launches_match_by_correlation)
+{
+    start(2);
+    pthread_t th[T];
+    for (int k = 0; k < T; k++)
+        pthread_create(&th[k], NULL, launcher, (void *)(intptr_t)k);
+    for (int k = 0; k < T; k++)
+        pthread_join(th[k], NULL);
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    char prof[1024], trace[1024], err[256];
+    paths(prof, trace, sizeof(prof));
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    ck_assert_uint_eq(t->minor, GPUPROF_IO_TRACE_MINOR);
+    /* Every operation record: all launches, then main's sync; unique ids. */
+    uint64_t nops = 0;
+    for (uint32_t i = 0; i < t->op_stream_count; i++)
+        nops += t->ops[i].count;
+    ck_assert_uint_eq(nops, T * L + 1);
+    gpuprof__io_trace_rec *ops = malloc(nops * sizeof(*ops));
+    ck_assert_ptr_nonnull(ops);
+    uint64_t k = 0;
+    for (uint32_t i = 0; i < t->op_stream_count; i++)
+        for (uint64_t j = 0; j < t->ops[i].count; j++) {
+            const gpuprof__io_trace_rec *r = &t->ops[i].recs[j];
+            ck_assert_uint_ne(r->corr, 0);
+            ck_assert_uint_eq(r->context >> 32, t->ops[i].id);
+            ck_assert_uint_le(r->start_ns, r->end_ns);
+            ops[k++] = *r;
+        }
+    qsort(ops, nops, sizeof(*ops), corr_cmp);
+    for (uint64_t i = 1; i < nops; i++)
+        ck_assert_uint_ne(ops[i].corr, ops[i - 1].corr);
+    /* Every device record finds its launch: same thread and placeholder,
+     * launched before it started; each launch ran 1 (kernel) or 2 (graph)
+     * device records, the sync none. */
+    uint32_t *ran = calloc(nops, sizeof(*ran));
+    uint64_t dev = 0, graphs = 0;
+    for (uint32_t i = 0; i < t->stream_count; i++) {
+        const gpuprof__io_trace_stream *s = &t->streams[i];
+        if (!s->gpu)
+            continue;
+        for (uint64_t j = 0; j < s->count; j++) {
+            const gpuprof__io_trace_rec *r = &s->recs[j];
+            gpuprof__io_trace_rec *o =
+                bsearch(r, ops, nops, sizeof(*ops), corr_cmp);
+            ck_assert_ptr_nonnull(o);
+            ck_assert_uint_eq(o->context, r->context);
+            ck_assert_uint_ge(r->start_ns, o->start_ns);
+            ran[o - ops]++;
+            dev++;
+            graphs += r->end_ns - r->start_ns >= 50;
+        }
+    }
+    ck_assert_uint_eq(dev, T * (L - L / 4) + T * (L / 4) * 2);
+    ck_assert_uint_eq(graphs, T * (L / 4) * 2);
+    uint64_t ones = 0, twos = 0, zeros = 0;
+    for (uint64_t i = 0; i < nops; i++)
+        *(ran[i] == 0 ? &zeros : ran[i] == 1 ? &ones : &twos) += 1;
+    ck_assert_uint_eq(zeros, 1);
+    ck_assert_uint_eq(ones, T * (L - L / 4));
+    ck_assert_uint_eq(twos, T * (L / 4));
+    ck_assert_uint_eq(gpuprof__trace_dropped(), 0);
+    free(ran);
+    free(ops);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
         {"one_tracing_thread", one_tracing_thread, 60},
         {"three_tracing_threads", three_tracing_threads, 60},
         {"flush_mid_run", flush_mid_run, 60},
+        {"launches_match_by_correlation", launches_match_by_correlation, 60},
     };
     return RUN_SUITE("trace", cases);
 }

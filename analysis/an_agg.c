@@ -56,6 +56,7 @@ struct gpuprof_an_analysis {
     uint32_t ninputs;
     unsigned threads;
     uint64_t memory; /* bytes; 0: no budget */
+    int structure;   /* expand CPU frames with DWARF */
     char *output;
     gpuprof_an_progress_fn progress;
     void *user;
@@ -86,6 +87,16 @@ typedef struct gctx {
     uint32_t name, aux;
     uint64_t key;
 } gctx;
+
+typedef struct slevel { /* one level of a frame's structure (strtab) */
+    uint32_t fn, module, file, line;
+} slevel;
+
+typedef struct sframe { /* a CPU frame's structure, looked up once */
+    uint32_t module;   /* strtab offset of the module path */
+    uint64_t offset;
+    uint32_t first, n; /* its levels in run.lvl; n = 0: none (symbols) */
+} sframe;
 
 typedef struct gprof { /* one thread of one file */
     uint32_t src, thread;
@@ -138,6 +149,14 @@ typedef struct run {
     uint32_t np, capp;
     row *rows;
     _Atomic int nomem;
+    /* program structure: frames looked up, their levels */
+    gpuprof__an_dwarf *dw;
+    sframe *sf;
+    uint32_t nsf, capsf;
+    uint32_t *sf_slot, sf_mask;
+    slevel *lvl;
+    uint32_t nlvl, caplvl;
+    bool structured; /* some frame was expanded */
     /* memory budget: 0, or the bytes rounds may use beside what stays */
     uint64_t budget;
     bool keep_rows; /* rows stay for pass 3 (no budget) */
@@ -372,6 +391,84 @@ static gctx node_key(run *r, const gpuprof__io_profile *p,
     return k;
 }
 
+/* ---- program structure (an_dwarf.c) --------------------------------------
+ * A CPU frame (module, offset) becomes, when the module's DWARF describes
+ * it: FUNCTION -> LINE (the call site of the next level) -> INLINE -> LINE
+ * ... -> LINE (where the frame is), the frame's children beneath the last
+ * line. Each distinct frame is looked up once (unify is serial). */
+static uint64_t frame_hash(uint32_t module, uint64_t offset)
+{
+    uint64_t h = (offset ^ ((uint64_t)module << 40)) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+static bool frames_rehash(run *r)
+{
+    uint32_t size = r->sf_mask ? (r->sf_mask + 1) * 2 : 1024;
+    uint32_t *s = calloc(size, sizeof(*s));
+    if (!s)
+        return false;
+    for (uint32_t i = 0; i < r->nsf; i++) {
+        uint32_t h = (uint32_t)frame_hash(r->sf[i].module, r->sf[i].offset) &
+                     (size - 1);
+        while (s[h])
+            h = (h + 1) & (size - 1);
+        s[h] = i + 1;
+    }
+    free(r->sf_slot);
+    r->sf_slot = s;
+    r->sf_mask = size - 1;
+    return true;
+}
+
+/* The structure of frame (module, offset); NULL when out of memory. */
+static const sframe *frame_structure(run *r, uint32_t module,
+                                     const char *path, uint64_t offset)
+{
+    if ((r->nsf + 1) * 2 > r->sf_mask + 1 && !frames_rehash(r))
+        return NULL;
+    uint32_t h = (uint32_t)frame_hash(module, offset) & r->sf_mask;
+    for (; r->sf_slot[h]; h = (h + 1) & r->sf_mask) {
+        const sframe *f = &r->sf[r->sf_slot[h] - 1];
+        if (f->module == module && f->offset == offset)
+            return f;
+    }
+    enum { MAX_LEVELS = 64 };
+    gpuprof__an_srclevel lv[MAX_LEVELS];
+    uint32_t n =
+        gpuprof__an_dwarf_lookup(&r->dw, path, offset, lv, MAX_LEVELS);
+    if (!GROW(r->sf, r->nsf, r->capsf))
+        return NULL;
+    while (r->nlvl + n > r->caplvl)
+        if (!grow((void **)&r->lvl, &r->caplvl, sizeof(*r->lvl)))
+            return NULL;
+    sframe *f = &r->sf[r->nsf];
+    *f = (sframe){module, offset, r->nlvl, n};
+    for (uint32_t i = 0; i < n; i++)
+        r->lvl[r->nlvl++] = (slevel){intern(r, lv[i].function), module,
+                                     intern(r, lv[i].file), lv[i].line};
+    r->sf_slot[h] = ++r->nsf;
+    return f;
+}
+
+/* The contexts of a structured frame beneath `parent`; the last line's,
+ * UINT32_MAX when out of memory. */
+static uint32_t expand(run *r, uint32_t parent, const sframe *f)
+{
+    r->structured = true;
+    for (uint32_t i = 0; i < f->n && parent != UINT32_MAX; i++) {
+        const slevel *l = &r->lvl[f->first + i];
+        gctx fn = {parent, (uint8_t)(i ? DB_KIND_INLINE : DB_KIND_FUNCTION),
+                   l->fn, l->module, 0};
+        parent = ctx_get(r, &fn);
+        if (parent == UINT32_MAX)
+            break;
+        gctx line = {parent, DB_KIND_LINE, l->file, 0, l->line};
+        parent = ctx_get(r, &line);
+    }
+    return parent;
+}
+
 /* Bytes a decoded profile holds. */
 static uint64_t io_bytes(const gpuprof__io_profile *p)
 {
@@ -440,7 +537,14 @@ static gpuprof_status unify_one(run *r, uint32_t i, bool again)
         for (uint32_t n = 1; n < th->node_count; n++) {
             const gpuprof__io_node *nd = &p->nodes[th->first_node + n];
             gctx k = node_key(r, p, nd, s->ctx[th->first_node + nd->parent]);
-            uint32_t c = ctx_get(r, &k);
+            const sframe *f =
+                nd->kind == GPUPROF_IO_NODE_FRAME && r->a->structure
+                    ? frame_structure(
+                          r, k.name,
+                          gpuprof__io_str(p, p->modules[nd->key_a].path),
+                          nd->key_b)
+                    : NULL;
+            uint32_t c = f && f->n ? expand(r, k.parent, f) : ctx_get(r, &k);
             if (c == UINT32_MAX)
                 return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
             s->ctx[th->first_node + n] = c;
@@ -466,7 +570,10 @@ static uint64_t kept_bytes(const run *r)
            (uint64_t)r->capp * sizeof(gprof) +
            (uint64_t)r->np * (sizeof(row) + DB_PLANE_REF + sizeof(uint64_t)) +
            (uint64_t)r->ns * (sizeof(src) + 256) +
-           (uint64_t)r->ns * r->nm * sizeof(uint32_t); /* metric maps */
+           (uint64_t)r->ns * r->nm * sizeof(uint32_t) + /* metric maps */
+           (uint64_t)r->capsf * sizeof(sframe) +
+           ((uint64_t)r->sf_mask + 1) * sizeof(uint32_t) +
+           (uint64_t)r->caplvl * sizeof(slevel);
 }
 
 /* Room for a round beside what the run keeps (at least 1 byte). */
@@ -677,11 +784,21 @@ static void values_one(run *r, uint32_t pi)
         for (uint32_t i = 0; i < nn; i++) {
             if (inc[i] == 0)
                 continue;
+            uint16_t dm = (uint16_t)(2 * s->metric[m] + DB_INCLUSIVE);
             if (n == cap && !grow((void **)&e, &cap, sizeof(*e)))
                 goto nomem;
-            e[n++] =
-                (entry){s->ctx[first + i],
-                        (uint16_t)(2 * s->metric[m] + DB_INCLUSIVE), inc[i]};
+            e[n++] = (entry){s->ctx[first + i], dm, inc[i]};
+            if (!i || !r->structured)
+                continue;
+            /* A structured frame: its function, inlined functions and call
+             * site lines above it hold its subtree too. */
+            uint32_t stop = s->ctx[first + p->nodes[first + i].parent];
+            for (uint32_t c = r->c[s->ctx[first + i]].parent;
+                 c != stop && c != UINT32_MAX; c = r->c[c].parent) {
+                if (n == cap && !grow((void **)&e, &cap, sizeof(*e)))
+                    goto nomem;
+                e[n++] = (entry){c, dm, inc[i]};
+            }
         }
     }
     /* Sorted by (context, metric); two nodes of one thread can be one
@@ -1406,6 +1523,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_new(gpuprof_an_analysis **out)
     if (!*out)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     (*out)->threads = 1;
+    (*out)->structure = 1;
     return GPUPROF_OK;
 }
 
@@ -1430,6 +1548,15 @@ gpuprof_an_analysis_set_threads(gpuprof_an_analysis *a, unsigned threads)
     if (!a || threads == 0 || threads > 1024)
         return gpuprof__an_fail(GPUPROF_E_INVALID, "threads must be 1..1024");
     a->threads = threads;
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_set_structure(gpuprof_an_analysis *a, int on)
+{
+    if (!a)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "NULL argument");
+    a->structure = on != 0;
     return GPUPROF_OK;
 }
 
@@ -1533,6 +1660,10 @@ static void run_free(run *r)
     free(r->poff);
     free(r->coff);
     free(r->soff);
+    free(r->sf);
+    free(r->sf_slot);
+    free(r->lvl);
+    gpuprof__an_dwarf_free(r->dw);
     for (int i = 0; i < 3; i++)
         dbfile_free(&r->f[i]);
     if (r->st)

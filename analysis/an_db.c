@@ -117,7 +117,7 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
         const uint8_t *r = db->contexts + (size_t)c * DB_CONTEXT_REC;
         uint32_t parent = db_get32(r);
         if ((c == 0) != (parent == UINT32_MAX) || (c && parent >= c) ||
-            r[4] >= GPUPROF_IO_NODE_KIND_COUNT || (c == 0) != (r[4] == 0) ||
+            r[4] >= DB_KIND_COUNT || (c == 0) != (r[4] == 0) ||
             !STR_OK(db_get32(r + 8)) || !STR_OK(db_get32(r + 12)))
             return bad(db, "meta.db", "bad context record");
     }
@@ -220,6 +220,25 @@ static gpuprof_status make_names(gpuprof_an_db *db)
         case GPUPROF_IO_NODE_GPU_OP:
             snprintf(buf, sizeof(buf), "<%s>",
                      gpuprof__an_op_name((uint32_t)key));
+            break;
+        case DB_KIND_FUNCTION: {
+            const char *mb = strrchr(aux, '/');
+            snprintf(buf, sizeof(buf), "%s (%s)", *name ? name : "<unknown>",
+                     mb ? mb + 1 : aux);
+            break;
+        }
+        case DB_KIND_INLINE: {
+            const char *mb = strrchr(aux, '/');
+            snprintf(buf, sizeof(buf), "[inlined] %s (%s)",
+                     *name ? name : "<unknown>", mb ? mb + 1 : aux);
+            break;
+        }
+        case DB_KIND_LINE:
+            if (key)
+                snprintf(buf, sizeof(buf), "%s:%" PRIu64, *base ? base : "??",
+                         key);
+            else
+                snprintf(buf, sizeof(buf), "%s", *base ? base : "??");
             break;
         case GPUPROF_IO_NODE_KERNEL:
             if (*aux)

@@ -41,6 +41,13 @@
                               u64 tid, u64 reserved */
 #define DB_CONTEXT_REC 24u /* u32 parent, u8 kind, 3 reserved, str name,
                               str aux, u64 key */
+/* Context kinds: the profile's node kinds (0..5), then program structure:
+ * FUNCTION (name: function, aux: module path), INLINE (the same), LINE
+ * (name: source file, key: line). */
+#define DB_KIND_FUNCTION 6u
+#define DB_KIND_INLINE 7u
+#define DB_KIND_LINE 8u
+#define DB_KIND_COUNT 9u
 
 /* Metric variants: every measured metric gives two database metrics. */
 #define DB_INCLUSIVE 0u

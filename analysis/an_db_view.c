@@ -90,16 +90,19 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
 
 /* ---- flat and bottom-up views ---------------------------------------------- */
 
-/* The procedure a context stands for, as views group them: a frame's
- * function without the call site's offset ("solve (libapp.so)"; an
- * address without a symbol stays itself), a region's, operation's or
- * kernel's name; NULL for the root. */
+/* The procedure a context stands for, as views group them: a function
+ * (from DWARF, inlined or not: "solve (libapp.so)"), a frame's function
+ * without the call site's offset (ELF symbols; an address without a symbol
+ * stays itself), a region's, operation's or kernel's name; NULL for the
+ * root and for source lines. */
 static char *proc_key(const gpuprof_an_db *db, uint32_t c)
 {
     gpuprof_an_node_kind k = gpuprof_an_db_context_kind(db, c);
     const char *name = gpuprof_an_db_context_name(db, c);
-    if (k == GPUPROF_AN_NODE_ROOT || !name)
-        return NULL;
+    if (k == GPUPROF_AN_NODE_ROOT || k == GPUPROF_AN_NODE_LINE || !name)
+        return NULL; /* a line is a place in its function, not one */
+    if (k == GPUPROF_AN_NODE_INLINE && !strncmp(name, "[inlined] ", 10))
+        name += 10; /* inlined or not, the same function */
     char *s = strdup(name);
     if (!s || k != GPUPROF_AN_NODE_FRAME)
         return s;

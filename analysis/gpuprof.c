@@ -15,7 +15,7 @@
  *                         folded stacks for flame graphs
  *   gpuprof export --chrome [-o FILE] DIR...
  *                         traces as Chrome Trace Event JSON (Perfetto)
- *   gpuprof analyze [-j N] [--memory SIZE] [-o DB] DIR...
+ *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR...
  *                         aggregate measurement directories (several runs
  *                         merge) into an analysis database (default:
  *                         DIR-database); a progress line on a terminal
@@ -56,8 +56,8 @@ static int usage(FILE *out, int rc)
                  "       gpuprof export --chrome [-o FILE] DIR...\n"
                  "                             traces (GPUPROF_TRACE=1) as "
                  "JSON for ui.perfetto.dev\n"
-                 "       gpuprof analyze [-j N] [--memory SIZE] [-o DB] "
-                 "DIR...\n"
+                 "       gpuprof analyze [-j N] [--memory SIZE] "
+                 "[--no-structure] [-o DB] DIR...\n"
                  "                             aggregate measurements into "
                  "an analysis database\n"
                  "       gpuprof --version\n");
@@ -291,6 +291,7 @@ static bool parse_size(const char *s, uint64_t *out)
 static int analyze(int argc, char **argv)
 {
     unsigned threads = 1;
+    int structure = 1;
     uint64_t memory = 0;
     const char *out = NULL;
     int i = 2;
@@ -305,6 +306,8 @@ static int analyze(int argc, char **argv)
             threads = (unsigned)j;
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             out = argv[++i];
+        } else if (!strcmp(argv[i], "--no-structure")) {
+            structure = 0;
         } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
             if (!parse_size(argv[++i], &memory)) {
                 fprintf(stderr, "gpuprof: --memory wants a size such as "
@@ -333,6 +336,8 @@ static int analyze(int argc, char **argv)
         st = gpuprof_an_analysis_set_threads(a, threads);
     if (st == GPUPROF_OK)
         st = gpuprof_an_analysis_set_memory(a, memory);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_structure(a, structure);
     for (; st == GPUPROF_OK && i < argc; i++)
         st = gpuprof_an_analysis_add_input(a, argv[i]);
     if (st == GPUPROF_OK && isatty(2))

@@ -96,7 +96,16 @@ $(SIM_DEMO): tests/sim/sim_demo.c $(LIB_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
 	  -lzstd -lunwind -ldl -lpthread
 
-tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO)
+# A program built with -g -O2 whatever CFLAGS say: the analysis reads its
+# DWARF (tests/scripts/structure.sh).
+STRUCT_PROG := $(B)/tests/structure_prog
+$(STRUCT_PROG): tests/sim/structure_prog.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -g -O2 -o $@ $< $(LIB_OBJS) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
+
+tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

@@ -50,6 +50,7 @@
 
 #include "an_db.h"
 #include "an_internal.h"
+#include "io/trace.h"
 
 struct gpuprof_an_analysis {
     char **inputs;
@@ -69,6 +70,7 @@ typedef struct src { /* one profile file */
     gpuprof_status st;
     char *err;
     uint64_t fsize;           /* bytes on disk, when listed */
+    uint64_t tsize;           /* its trace's bytes (0: none) */
     uint64_t cost;            /* bytes of memory it took in the current pass */
     uint32_t *metric;         /* local metric -> global base metric */
     uint32_t *ctx;            /* absolute node -> context, while io is held */
@@ -179,6 +181,11 @@ typedef struct run {
     uint64_t pms_base, cms_base, sts_base;
     uint64_t *poff, *coff, *soff; /* plane offsets */
     dbfile f[3];                  /* profile.db, cct.db, stats.db */
+    /* trace.db: records appended as files are read, the table kept */
+    dbfile tr;
+    uint32_t trace_crc;
+    uint8_t *ttab;
+    uint32_t nstreams, captab;
     _Atomic int io_errno;         /* a failed read of pass 3 */
 } run;
 
@@ -1013,6 +1020,8 @@ static void pms_plane(run *r, uint32_t i)
     }
 }
 
+static gpuprof_status trace_one(run *r, uint32_t k); /* trace.db */
+
 /* The profiles of files [i, j): values, counts per context, planes. */
 static gpuprof_status values_round(run *r, uint32_t i, uint32_t j,
                                    double *ratio)
@@ -1023,15 +1032,21 @@ static gpuprof_status values_round(run *r, uint32_t i, uint32_t j,
         if (!r->s[k].ctx)
             st = unify_one(r, k, true);
         r->s[k].cost = r->s[k].fsize + 2 * io_bytes(r->s[k].io) +
-                       (uint64_t)r->s[k].nodes * sizeof(uint32_t);
+                       (uint64_t)r->s[k].nodes * sizeof(uint32_t) +
+                       2 * r->s[k].tsize; /* the trace, read whole */
     }
     if (st != GPUPROF_OK)
         return st;
     r->p0 = r->s[i].p0;
     r->p1 = r->s[j - 1].p0 + r->s[j - 1].np;
     parallel_for(r, r->p1 - r->p0, values_rel);
+    for (uint32_t k = i; k < j && st == GPUPROF_OK; k++)
+        if (r->tr.fd >= 0)
+            st = trace_one(r, k);
     for (uint32_t k = i; k < j; k++)
         ctx_map_free(&r->s[k]);
+    if (st != GPUPROF_OK)
+        return st;
     if (r->nomem)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     memset(r->slice_count, 0, (size_t)r->nslices * r->nc * sizeof(uint32_t));
@@ -1420,6 +1435,145 @@ static gpuprof_status transpose(run *r)
     return GPUPROF_OK;
 }
 
+/* ---- trace.db -----------------------------------------------------------
+ * Each input's trace, while its node map is held (pass 2): every stream's
+ * records sorted by time, contexts as database contexts, appended in input
+ * order; the table of streams at the end (doc/FORMATS.md). */
+#define GP_TRACE_EXT ".gptrace"
+
+/* The trace beside a profile: NAME.gpuprof -> NAME.gptrace. */
+static bool trace_path(const char *profile, char *out, size_t size)
+{
+    size_t n = strlen(profile);
+    if (n < 8 || strcmp(profile + n - 8, ".gpuprof") ||
+        n - 8 + sizeof(GP_TRACE_EXT) > size)
+        return false;
+    memcpy(out, profile, n - 8);
+    memcpy(out + n - 8, GP_TRACE_EXT, sizeof(GP_TRACE_EXT));
+    return true;
+}
+
+static gpuprof_status trace_put(run *r, const void *b, size_t n)
+{
+    r->trace_crc = gpuprof__io_crc32c(r->trace_crc, b, n);
+    return dbfile_put(&r->tr, b, n);
+}
+
+/* One stream: its records, then its table entry. */
+static gpuprof_status trace_stream(run *r, const src *s,
+                                   const gpuprof__io_profile *p,
+                                   const gpuprof__io_trace *t,
+                                   const gpuprof__io_trace_stream *st,
+                                   uint8_t kind)
+{
+    if (!st->count)
+        return GPUPROF_OK;
+    /* The profile thread of each record's context: the trace's thread
+     * sequence numbers map to OS tids, and those to the profile's threads
+     * (the first with that tid). */
+    uint32_t cur_seq = UINT32_MAX, cur_thread = UINT32_MAX;
+    uint32_t own = UINT32_MAX;
+    enum { BATCH = 4096 };
+    uint8_t *b = malloc((size_t)BATCH * DB_TRACE_REC);
+    if (!b)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    uint64_t at = r->tr.at;
+    gpuprof_status rc = GPUPROF_OK;
+    for (uint64_t i = 0; i < st->count && rc == GPUPROF_OK; i += BATCH) {
+        uint32_t n =
+            st->count - i < BATCH ? (uint32_t)(st->count - i) : BATCH;
+        for (uint32_t k = 0; k < n; k++) {
+            const gpuprof__io_trace_rec *x = &st->recs[i + k];
+            uint32_t seq = (uint32_t)(x->context >> 32);
+            uint32_t node = (uint32_t)x->context;
+            if (seq != cur_seq) {
+                cur_seq = seq;
+                cur_thread = UINT32_MAX;
+                uint64_t tid = 0;
+                bool known = false;
+                for (uint32_t q = 0; q < t->thread_count && !known; q++)
+                    if (t->threads[q].seq == seq)
+                        tid = t->threads[q].tid, known = true;
+                for (uint32_t q = 0; known && q < p->thread_count; q++)
+                    if (p->threads[q].tid == tid) {
+                        cur_thread = q;
+                        break;
+                    }
+            }
+            uint32_t ctx = UINT32_MAX;
+            if (cur_thread != UINT32_MAX &&
+                node < p->threads[cur_thread].node_count)
+                ctx = s->ctx[p->threads[cur_thread].first_node + node];
+            if (kind != DB_TRACE_GPU && own == UINT32_MAX)
+                own = cur_thread;
+            uint8_t *q = b + (size_t)k * DB_TRACE_REC;
+            db_put64(q, x->start_ns);
+            db_put64(q + 8, x->end_ns);
+            db_put64(q + 16, x->corr);
+            db_put32(q + 24, ctx);
+            db_put32(q + 28, 0);
+        }
+        rc = trace_put(r, b, (size_t)n * DB_TRACE_REC);
+    }
+    free(b);
+    if (rc != GPUPROF_OK)
+        return rc;
+    if (r->nstreams == r->captab &&
+        !grow((void **)&r->ttab, &r->captab, DB_TRACE_STREAM))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    uint8_t *e = r->ttab + (size_t)r->nstreams++ * DB_TRACE_STREAM;
+    memset(e, 0, DB_TRACE_STREAM);
+    db_put32(e, own == UINT32_MAX ? UINT32_MAX : s->p0 + own);
+    db_put32(e + 4, s->p0);
+    e[8] = kind;
+    db_put32(e + 12, kind == DB_TRACE_GPU ? st->device : 0);
+    db_put32(e + 16, kind == DB_TRACE_GPU ? st->id : 0);
+    db_put64(e + 24, p->start_realtime_ns - p->start_ns);
+    db_put64(e + 32, at);
+    db_put64(e + 40, st->count);
+    return GPUPROF_OK;
+}
+
+/* File k's trace, if it has one (its profile and node map are held). */
+static gpuprof_status trace_one(run *r, uint32_t k)
+{
+    const src *s = &r->s[k];
+    char path[4200], err[256];
+    if (!s->tsize || !trace_path(s->path, path, sizeof(path)))
+        return GPUPROF_OK;
+    gpuprof__io_trace *t = NULL;
+    int rc = gpuprof__io_trace_read_file(path, &t, err, sizeof(err));
+    if (rc)
+        return gpuprof__an_io_status(rc, path, err);
+    gpuprof__io_trace_sort(t);
+    gpuprof_status st = GPUPROF_OK;
+    for (uint32_t i = 0; i < t->stream_count && st == GPUPROF_OK; i++)
+        st = trace_stream(r, s, s->io, t, &t->streams[i],
+                          t->streams[i].gpu ? DB_TRACE_GPU : DB_TRACE_REGIONS);
+    for (uint32_t i = 0; i < t->op_stream_count && st == GPUPROF_OK; i++)
+        st = trace_stream(r, s, s->io, t, &t->ops[i], DB_TRACE_OPS);
+    gpuprof__io_trace_free(t);
+    return st;
+}
+
+/* The table, then the header (its checksum accumulated as written). */
+static gpuprof_status trace_finish(run *r)
+{
+    gpuprof_status st =
+        trace_put(r, r->ttab, (size_t)r->nstreams * DB_TRACE_STREAM);
+    uint8_t h[DB_HEADER];
+    header_at(h, DB_TRACE_MAGIC, r->trace_crc, r->tr.at - DB_HEADER,
+              r->nstreams, r->np);
+    if (st == GPUPROF_OK && !pwrite_all(r->tr.fd, h, DB_HEADER, 0))
+        st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s",
+                              r->tr.path, strerror(errno));
+    if (close(r->tr.fd) != 0 && st == GPUPROF_OK)
+        st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s",
+                              r->tr.path, strerror(errno));
+    r->tr.fd = -1;
+    return st;
+}
+
 /* ---- meta.db ----------------------------------------------------------- */
 typedef struct buf {
     uint8_t *d;
@@ -1624,9 +1778,13 @@ static gpuprof_status collect_inputs(run *r)
         r->s = s;
         for (uint32_t i = 0; i < n; i++) {
             struct stat sb;
-            r->s[r->ns++] = (src){
+            char tp[4200];
+            r->s[r->ns] = (src){
                 .path = files[i],
                 .fsize = stat(files[i], &sb) == 0 ? (uint64_t)sb.st_size : 0};
+            if (trace_path(files[i], tp, sizeof(tp)) && stat(tp, &sb) == 0)
+                r->s[r->ns].tsize = (uint64_t)sb.st_size;
+            r->ns++;
         }
         free(files);
     }
@@ -1666,6 +1824,8 @@ static void run_free(run *r)
     gpuprof__an_dwarf_free(r->dw);
     for (int i = 0; i < 3; i++)
         dbfile_free(&r->f[i]);
+    dbfile_free(&r->tr);
+    free(r->ttab);
     if (r->st)
         gpuprof__io_strtab_free(r->st);
 }
@@ -1679,7 +1839,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_run(gpuprof_an_analysis *a)
     if (!a || !a->ninputs || !a->output)
         return gpuprof__an_fail(GPUPROF_E_INVALID,
                                 "an analysis needs inputs and an output");
-    run r = {.a = a, .f = {{.fd = -1}, {.fd = -1}, {.fd = -1}}};
+    run r = {
+        .a = a, .f = {{.fd = -1}, {.fd = -1}, {.fd = -1}}, .tr = {.fd = -1}};
     r.budget = a->memory ? a->memory - BUDGET_BASE : 0;
     r.keep_rows = !a->memory;
     gpuprof_status st = collect_inputs(&r);
@@ -1703,6 +1864,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_run(gpuprof_an_analysis *a)
         st = dbfile_open(&r, &r.f[F_CMS], "cct.db", r.nc);
     if (st == GPUPROF_OK)
         st = dbfile_open(&r, &r.f[F_STATS], "stats.db", r.nc);
+    bool traced = false;
+    for (uint32_t i = 0; i < r.ns; i++)
+        traced = traced || r.s[i].tsize;
+    if (st == GPUPROF_OK && traced)
+        st = dbfile_open(&r, &r.tr, "trace.db", 0);
     if (st == GPUPROF_OK)
         st = values_pass(&r);
     if (st == GPUPROF_OK)
@@ -1717,6 +1883,17 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_run(gpuprof_an_analysis *a)
         st = dbfile_finish(&r.f[F_PMS], DB_PMS_MAGIC, r.np, r.nc);
     for (int i = 0; i < 3 && st == GPUPROF_OK; i++) /* stats, cct, profile */
         st = dbfile_rename(&r.f[2 - i]);
+    if (st == GPUPROF_OK && traced)
+        st = trace_finish(&r);
+    if (st == GPUPROF_OK && traced)
+        st = dbfile_rename(&r.tr);
+    if (st == GPUPROF_OK && !traced) { /* none from an earlier run */
+        char tp[4200];
+        snprintf(tp, sizeof(tp), "%s/trace.db", a->output);
+        if (unlink(tp) != 0 && errno != ENOENT)
+            st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot remove: %s", tp,
+                                  strerror(errno));
+    }
     if (st == GPUPROF_OK) /* last: a reader checks the others agree */
         st = write_meta(&r);
     if (st == GPUPROF_OK)

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "an_db.h"
 #include "an_internal.h"
@@ -28,7 +29,7 @@ typedef struct dbfile {
 } dbfile;
 
 struct gpuprof_an_db {
-    dbfile meta, pms, cms, stats;
+    dbfile meta, pms, cms, stats, trace; /* trace: n = 0 when none */
     const char *strings;
     uint32_t ssize, nmetrics, nprofiles, ncontexts;
     const uint8_t *metrics, *profiles, *contexts;
@@ -258,6 +259,99 @@ static gpuprof_status make_names(gpuprof_an_db *db)
     return GPUPROF_OK;
 }
 
+/* trace.db, when there is one: every stream's records within the records
+ * area, sorted, contexts and profiles in range. */
+static gpuprof_status read_trace(gpuprof_an_db *db)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/trace.db", db->dir);
+    if (access(path, F_OK) != 0)
+        return GPUPROF_OK;
+    gpuprof_status st =
+        read_file(db->dir, "trace.db", DB_TRACE_MAGIC, &db->trace);
+    if (st != GPUPROF_OK)
+        return st;
+    const dbfile *f = &db->trace;
+    uint64_t body = f->n - DB_HEADER, ns = f->a;
+    if (f->b != db->nprofiles)
+        return bad(db, "trace.db", "written by another run than meta.db");
+    if (ns * DB_TRACE_STREAM > body ||
+        (body - ns * DB_TRACE_STREAM) % DB_TRACE_REC)
+        return bad(db, "trace.db", "bad stream table");
+    uint64_t recs_end = f->n - ns * DB_TRACE_STREAM;
+    for (uint64_t i = 0; i < ns; i++) {
+        const uint8_t *e = f->d + recs_end + i * DB_TRACE_STREAM;
+        uint32_t prof = db_get32(e), proc = db_get32(e + 4);
+        uint64_t off = db_get64(e + 32), n = db_get64(e + 40);
+        if (e[8] > DB_TRACE_GPU || proc >= db->nprofiles ||
+            (prof != UINT32_MAX && prof >= db->nprofiles) ||
+            (e[8] == DB_TRACE_GPU) != (prof == UINT32_MAX) ||
+            off < DB_HEADER || (off - DB_HEADER) % DB_TRACE_REC ||
+            n > (recs_end - off) / DB_TRACE_REC || off > recs_end)
+            return bad(db, "trace.db", "bad stream record");
+        uint64_t last_s = 0, last_e = 0;
+        for (uint64_t k = 0; k < n; k++) {
+            const uint8_t *r = f->d + off + k * DB_TRACE_REC;
+            uint64_t s0 = db_get64(r), e0 = db_get64(r + 8);
+            uint32_t c = db_get32(r + 24);
+            if (e0 < s0 || (c != UINT32_MAX && c >= db->ncontexts) ||
+                s0 < last_s || (s0 == last_s && k && e0 < last_e))
+                return bad(db, "trace.db", "bad or unsorted record");
+            last_s = s0;
+            last_e = e0;
+        }
+    }
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API uint32_t
+gpuprof_an_db_trace_stream_count(const gpuprof_an_db *db)
+{
+    return db && db->trace.d ? db->trace.a : 0;
+}
+
+static const uint8_t *trace_entry(const gpuprof_an_db *db, uint32_t i)
+{
+    if (!db || !db->trace.d || i >= db->trace.a)
+        return NULL;
+    return db->trace.d + db->trace.n -
+           (uint64_t)(db->trace.a - i) * DB_TRACE_STREAM;
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_trace_stream(
+    const gpuprof_an_db *db, uint32_t i, gpuprof_an_trace_stream *out)
+{
+    const uint8_t *e = trace_entry(db, i);
+    if (!e || !out)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "no trace stream %u", i);
+    out->kind = (gpuprof_an_trace_kind)e[8];
+    out->profile = db_get32(e);
+    out->process = db_get32(e + 4);
+    out->device = db_get32(e + 12);
+    out->stream = db_get32(e + 16);
+    out->realtime_offset_ns = (int64_t)db_get64(e + 24);
+    out->records = db_get64(e + 40);
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API uint64_t gpuprof_an_db_trace_records(
+    const gpuprof_an_db *db, uint32_t i, uint64_t first,
+    gpuprof_an_trace_record *out, uint64_t max)
+{
+    const uint8_t *e = trace_entry(db, i);
+    if (!e || !out)
+        return 0;
+    uint64_t n = db_get64(e + 40), got = 0;
+    const uint8_t *r = db->trace.d + db_get64(e + 32);
+    for (uint64_t k = first; k < n && got < max; k++, got++) {
+        const uint8_t *q = r + k * DB_TRACE_REC;
+        out[got] = (gpuprof_an_trace_record){db_get64(q), db_get64(q + 8),
+                                             db_get64(q + 16),
+                                             db_get32(q + 24)};
+    }
+    return got;
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
                                                  gpuprof_an_db **out)
 {
@@ -301,6 +395,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
         st = check_planes(db, &db->stats, &sts, db->ncontexts, db->nmetrics,
                           0);
     if (st == GPUPROF_OK)
+        st = read_trace(db);
+    if (st == GPUPROF_OK)
         st = make_names(db);
     if (st != GPUPROF_OK) {
         gpuprof_an_db_close(db);
@@ -321,6 +417,7 @@ GPUPROF_AN_API void gpuprof_an_db_close(gpuprof_an_db *db)
     free(db->pms.d);
     free(db->cms.d);
     free(db->stats.d);
+    free(db->trace.d);
     free(db->dir);
     for (uint32_t i = 0; i < db->nder; i++)
         gpuprof__an_formula_free(db->der[i]);

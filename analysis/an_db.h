@@ -68,6 +68,21 @@
  * cov. */
 #define DB_STATS_REC 56u
 
+/* trace.db: every input trace's streams, records sorted by start (then
+ * end): the records of all streams, then the table of streams at the end
+ * (the header's count A = streams, B = profiles). A record: u64 start, u64
+ * end, u64 correlation id (0: none), u32 context (UINT32_MAX: unknown), u32
+ * reserved. A stream: u32 profile (the thread's; UINT32_MAX for a GPU
+ * stream), u32 process (its file's first profile), u8 kind, 3 reserved,
+ * u32 device, u32 stream (GPU), u32 reserved, i64 ns to add for
+ * CLOCK_REALTIME, u64 offset of its first record, u64 records. */
+#define DB_TRACE_MAGIC "GPDBTRAC"
+#define DB_TRACE_REC 32u
+#define DB_TRACE_STREAM 48u
+#define DB_TRACE_REGIONS 0u /* a CPU thread's closed regions */
+#define DB_TRACE_OPS 1u     /* a CPU thread's GPU API calls */
+#define DB_TRACE_GPU 2u     /* a GPU stream's device work */
+
 /* Little-endian access (the format is little-endian on every host). */
 static inline void db_put16(uint8_t *p, uint16_t v)
 {

@@ -88,7 +88,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
                        : GPUPROF_OK;
 }
 
-/* ---- flat and bottom-up views ---------------------------------------------- */
+/* ---- flat and bottom-up views ----------------------------------------- */
 
 /* The procedure a context stands for, as views group them: a function
  * (from DWARF, inlined or not: "solve (libapp.so)"), a frame's function
@@ -635,4 +635,89 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_topdown(
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     return gpuprof_an_db_print_view(db, out, GPUPROF_AN_VIEW_TOPDOWN, &metric,
                                     1, min_share, 0, 0);
+}
+
+/* ---- the trace database: what each stream holds ------------------------- */
+typedef struct ctx_count {
+    uint32_t context;
+    uint64_t n;
+} ctx_count;
+
+static int by_count_desc(const void *x, const void *y)
+{
+    const ctx_count *a = x, *b = y;
+    if (a->n != b->n)
+        return a->n > b->n ? -1 : 1;
+    return (a->context > b->context) - (a->context < b->context);
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
+    const gpuprof_an_db *db, FILE *out, uint32_t flags)
+{
+    if (!db || !out || flags)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
+    uint32_t ns = gpuprof_an_db_trace_stream_count(db);
+    uint32_t nc = gpuprof_an_db_context_count(db);
+    static const char *const kind[] = {"regions", "GPU API calls",
+                                       "device work"};
+    fprintf(out, "trace database: %u streams\n", ns);
+    uint64_t *per = calloc((size_t)nc + 1, sizeof(*per));
+    gpuprof_an_trace_record *rec = malloc(4096 * sizeof(*rec));
+    if (!per || !rec) {
+        free(per);
+        free(rec);
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < ns; i++) {
+        gpuprof_an_trace_stream s;
+        gpuprof_an_db_trace_stream(db, i, &s);
+        uint64_t busy = 0, first = 0, last = 0;
+        memset(per, 0, ((size_t)nc + 1) * sizeof(*per));
+        for (uint64_t k = 0, got; k < s.records; k += got) {
+            got = gpuprof_an_db_trace_records(db, i, k, rec, 4096);
+            if (!got)
+                break;
+            for (uint64_t j = 0; j < got; j++) {
+                if (!k && !j)
+                    first = rec[j].start_ns;
+                busy += rec[j].end_ns - rec[j].start_ns;
+                last = rec[j].end_ns > last ? rec[j].end_ns : last;
+                per[rec[j].context < nc ? rec[j].context : nc]++;
+            }
+        }
+        char b[32], span[32];
+        gpuprof__an_fmt_ns(b, sizeof(b), busy);
+        gpuprof__an_fmt_ns(span, sizeof(span), s.records ? last - first : 0);
+        if (s.kind == GPUPROF_AN_TRACE_GPU)
+            fprintf(out, "stream %u: process %u, GPU device %u stream %u, %s: "
+                    "%" PRIu64 " records, busy %s over %s\n", i, s.process,
+                    s.device, s.stream, kind[s.kind], s.records, b, span);
+        else
+            fprintf(out, "stream %u: process %u, thread %u \"%s\", %s: "
+                    "%" PRIu64 " records over %s\n", i, s.process, s.profile,
+                    gpuprof_an_db_profile_thread_name(db, s.profile),
+                    kind[s.kind], s.records, span);
+        /* Its records by context, most first. */
+        uint32_t m = 0;
+        ctx_count *all = malloc(((size_t)nc + 1) * sizeof(*all));
+        if (!all) {
+            free(per);
+            free(rec);
+            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        }
+        for (uint32_t c = 0; c <= nc; c++)
+            if (per[c])
+                all[m++] = (ctx_count){c, per[c]};
+        qsort(all, m, sizeof(*all), by_count_desc);
+        for (uint32_t k = 0; k < m; k++)
+            fprintf(out, "  %10" PRIu64 "  %s\n", all[k].n,
+                    all[k].context < nc
+                        ? gpuprof_an_db_context_name(db, all[k].context)
+                        : "<unknown context>");
+        free(all);
+    }
+    free(per);
+    free(rec);
+    return ferror(out) ? gpuprof__an_fail(GPUPROF_E_IO, "write error")
+                       : GPUPROF_OK;
 }

@@ -128,6 +128,7 @@ static int db_view(int argc, char **argv, int first, int folded)
     const char *derive[16];
     uint32_t nmetric = 0, nderive = 0, depth = 0, flags = 0;
     long context = -1;
+    int trace = 0;
     gpuprof_an_view view = GPUPROF_AN_VIEW_TOPDOWN;
     double threshold = 1.0;
     int i = first;
@@ -166,6 +167,9 @@ static int db_view(int argc, char **argv, int first, int folded)
             }
             flags = strcmp(arg, "exclusive") ? 0
                                              : GPUPROF_AN_VIEW_SORT_EXCLUSIVE;
+        } else if (!strcmp(opt, "--trace") && !folded) {
+            trace = 1;
+            i--; /* no argument */
         } else if (!strcmp(opt, "--view") && !folded) {
             if (!strcmp(arg, "top-down"))
                 view = GPUPROF_AN_VIEW_TOPDOWN;
@@ -206,6 +210,8 @@ static int db_view(int argc, char **argv, int first, int folded)
     }
     if (st == GPUPROF_OK && folded)
         st = gpuprof_an_db_print_folded(db, stdout, metric[0], 0);
+    else if (st == GPUPROF_OK && trace)
+        st = gpuprof_an_db_print_trace(db, stdout, 0);
     else if (st == GPUPROF_OK && context >= 0)
         st = gpuprof_an_db_print_profiles(db, stdout, (uint32_t)context,
                                           metric[0], 0);

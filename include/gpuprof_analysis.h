@@ -462,6 +462,50 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_topdown(
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
     const gpuprof_an_db *db, FILE *out, const char *metric, uint32_t flags);
 
+/* The trace database (trace.db, written when the measurements hold traces,
+ * GPUPROF_TRACE=1): every stream of every process, its records sorted by
+ * start time (then end), with database contexts. Times are the process's
+ * CLOCK_MONOTONIC ns; add realtime_offset_ns for CLOCK_REALTIME. */
+typedef enum gpuprof_an_trace_kind {
+    GPUPROF_AN_TRACE_REGIONS = 0, /* a CPU thread's closed regions */
+    GPUPROF_AN_TRACE_OPS = 1,     /* a CPU thread's GPU API calls */
+    GPUPROF_AN_TRACE_GPU = 2      /* a GPU stream's device work */
+} gpuprof_an_trace_kind;
+
+typedef struct gpuprof_an_trace_stream {
+    gpuprof_an_trace_kind kind;
+    uint32_t profile; /* the CPU thread's profile; UINT32_MAX: GPU */
+    uint32_t process; /* the first profile of its process */
+    uint32_t device, stream; /* GPU streams; 0 for CPU threads */
+    int64_t realtime_offset_ns;
+    uint64_t records;
+} gpuprof_an_trace_stream;
+
+typedef struct gpuprof_an_trace_record {
+    uint64_t start_ns, end_ns;
+    uint64_t correlation; /* joins a launch (OPS) to its device work (GPU);
+                             0 when none */
+    uint32_t context;     /* UINT32_MAX when unknown */
+} gpuprof_an_trace_record;
+
+/* Streams in trace.db (0 without one). Since 0.1. */
+GPUPROF_AN_API uint32_t
+gpuprof_an_db_trace_stream_count(const gpuprof_an_db *db);
+/* Stream i. GPUPROF_E_INVALID when there is none. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_trace_stream(
+    const gpuprof_an_db *db, uint32_t i, gpuprof_an_trace_stream *out);
+/* Up to `max` records of stream i from record `first`, in time order;
+ * how many. Since 0.1. */
+GPUPROF_AN_API uint64_t gpuprof_an_db_trace_records(
+    const gpuprof_an_db *db, uint32_t i, uint64_t first,
+    gpuprof_an_trace_record *out, uint64_t max);
+
+/* What trace.db holds: per stream its kind, process, thread or GPU stream,
+ * record count, busy time and span, and its records counted by context,
+ * most first. `flags` must be 0. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
+    const gpuprof_an_db *db, FILE *out, uint32_t flags);
+
 /* Views of chosen metrics. TOPDOWN: the calling context tree. BOTTOMUP:
  * each procedure (a frame's function without the call site's offset, or a
  * region's, operation's or kernel's name) with what was spent in it, then

@@ -134,7 +134,8 @@ typedef struct dbfile {
     char *tmp, *path;
     uint8_t *tab; /* DB_PLANE_REF per plane */
     uint64_t tabsize;
-    uint64_t at; /* where the next plane goes */
+    uint64_t at;  /* where the next plane goes */
+    uint32_t crc; /* of the planes written so far (CRC-32C) */
 } dbfile;
 
 typedef struct run {
@@ -183,10 +184,14 @@ typedef struct run {
     dbfile f[3];                  /* profile.db, cct.db, stats.db */
     /* trace.db: records appended as files are read, the table kept */
     dbfile tr;
-    uint32_t trace_crc;
     uint8_t *ttab;
     uint32_t nstreams, captab;
-    _Atomic int io_errno;         /* a failed read of pass 3 */
+    _Atomic int io_errno;         /* a failed read or write on the pool */
+    /* a write in pieces (dbfile_put) */
+    int put_fd;
+    const uint8_t *put_buf;
+    uint64_t put_n, put_off;
+    uint32_t *put_crc; /* per piece */
 } run;
 
 enum { F_PMS, F_CMS, F_STATS };
@@ -914,36 +919,63 @@ static gpuprof_status dbfile_open(run *r, dbfile *f, const char *name,
 }
 
 /* Appends the planes of a round. */
-static gpuprof_status dbfile_put(dbfile *f, const uint8_t *buf, uint64_t n)
+/* Writes of many megabytes go in pieces on the pool's threads: copying
+ * into the page cache is the kernel's work, and it scales. */
+#define PUT_PIECE (4u << 20)
+
+static void put_piece(run *r, uint32_t i)
 {
-    if (n && !pwrite_all(f->fd, buf, n, f->at))
+    uint64_t at = (uint64_t)i * PUT_PIECE;
+    uint64_t n = r->put_n - at < PUT_PIECE ? r->put_n - at : PUT_PIECE;
+    r->put_crc[i] = gpuprof__io_crc32c(0, r->put_buf + at, n);
+    if (!pwrite_all(r->put_fd, r->put_buf + at, n, r->put_off + at))
+        r->io_errno = errno ? errno : EIO;
+}
+
+static gpuprof_status dbfile_put(run *r, dbfile *f, const uint8_t *buf,
+                                 uint64_t n)
+{
+    r->io_errno = 0;
+    uint32_t pieces = (uint32_t)((n + PUT_PIECE - 1) / PUT_PIECE);
+    if (pieces > 1 && r->a->threads > 1) {
+        uint32_t *crc = malloc(pieces * sizeof(*crc));
+        if (!crc)
+            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        r->put_fd = f->fd;
+        r->put_buf = buf;
+        r->put_n = n;
+        r->put_off = f->at;
+        r->put_crc = crc;
+        parallel_for(r, pieces, put_piece);
+        for (uint32_t i = 0; i < pieces; i++) /* in order */
+            f->crc = gpuprof__io_crc32c_combine(
+                f->crc, crc[i],
+                i + 1 < pieces ? PUT_PIECE : n - (uint64_t)i * PUT_PIECE);
+        free(crc);
+    } else if (n) {
+        f->crc = gpuprof__io_crc32c(f->crc, buf, n);
+        if (!pwrite_all(f->fd, buf, n, f->at))
+            r->io_errno = errno ? errno : EIO;
+    }
+    if (r->io_errno)
         return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s", f->path,
-                                strerror(errno));
+                                strerror(r->io_errno));
     f->at += n;
     return GPUPROF_OK;
 }
 
-/* The table, then the header with the checksum of the body (read back:
- * the table precedes the planes but is known last). */
+/* The table, then the header with the checksum of the body: the table's,
+ * combined with the planes' (accumulated as they were written). */
 static gpuprof_status dbfile_finish(dbfile *f, const char *magic, uint32_t a,
                                     uint32_t c)
 {
-    enum { CHUNK = 1 << 20 };
-    uint8_t *b = malloc(CHUNK);
-    if (!b)
-        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     bool ok = pwrite_all(f->fd, f->tab, f->tabsize, DB_HEADER);
-    uint32_t crc = gpuprof__io_crc32c(0, f->tab, f->tabsize);
-    for (uint64_t o = DB_HEADER + f->tabsize; ok && o < f->at;) {
-        size_t n = f->at - o < CHUNK ? (size_t)(f->at - o) : CHUNK;
-        ok = pread_all(f->fd, b, n, o);
-        crc = gpuprof__io_crc32c(crc, b, n);
-        o += n;
-    }
+    uint32_t crc = gpuprof__io_crc32c_combine(
+        gpuprof__io_crc32c(0, f->tab, f->tabsize), f->crc,
+        f->at - DB_HEADER - f->tabsize);
     uint8_t h[DB_HEADER];
     header_at(h, magic, crc, f->at - DB_HEADER, a, c);
     ok = ok && pwrite_all(f->fd, h, DB_HEADER, 0);
-    free(b);
     int e = errno;
     if (close(f->fd) != 0 && ok)
         ok = false, e = errno;
@@ -1066,7 +1098,7 @@ static gpuprof_status values_round(run *r, uint32_t i, uint32_t j,
     if (!(r->pms = big_alloc(size)))
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     parallel_for(r, r->p1 - r->p0, pms_plane);
-    st = dbfile_put(&r->f[F_PMS], r->pms, size);
+    st = dbfile_put(r, &r->f[F_PMS], r->pms, size);
     big_free(r->pms, size);
     r->pms = NULL;
     /* What these files cost per file byte, for the next round's size. */
@@ -1398,10 +1430,10 @@ static gpuprof_status transpose_round(run *r)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     if (st == GPUPROF_OK) {
         parallel_for(r, hi - lo, cms_plane);
-        st = dbfile_put(&r->f[F_CMS], r->cms, csize);
+        st = dbfile_put(r, &r->f[F_CMS], r->cms, csize);
     }
     if (st == GPUPROF_OK)
-        st = dbfile_put(&r->f[F_STATS], r->sts, ssize);
+        st = dbfile_put(r, &r->f[F_STATS], r->sts, ssize);
     big_free(r->cms, csize);
     big_free(r->sts, ssize);
     big_free(r->cv, r->cv_size);
@@ -1455,8 +1487,7 @@ static bool trace_path(const char *profile, char *out, size_t size)
 
 static gpuprof_status trace_put(run *r, const void *b, size_t n)
 {
-    r->trace_crc = gpuprof__io_crc32c(r->trace_crc, b, n);
-    return dbfile_put(&r->tr, b, n);
+    return dbfile_put(r, &r->tr, b, n);
 }
 
 /* One stream: its records, then its table entry. */
@@ -1562,7 +1593,7 @@ static gpuprof_status trace_finish(run *r)
     gpuprof_status st =
         trace_put(r, r->ttab, (size_t)r->nstreams * DB_TRACE_STREAM);
     uint8_t h[DB_HEADER];
-    header_at(h, DB_TRACE_MAGIC, r->trace_crc, r->tr.at - DB_HEADER,
+    header_at(h, DB_TRACE_MAGIC, r->tr.crc, r->tr.at - DB_HEADER,
               r->nstreams, r->np);
     if (st == GPUPROF_OK && !pwrite_all(r->tr.fd, h, DB_HEADER, 0))
         st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s",

@@ -221,6 +221,11 @@ void gpuprof__io_profile_free(gpuprof__io_profile *p);
 
 /* CRC-32C (Castagnoli) of buf, continuing from `crc` (start with 0). */
 uint32_t gpuprof__io_crc32c(uint32_t crc, const void *buf, size_t size);
+/* The CRC-32C of A || B from crc(A), crc(B) and B's length. */
+uint32_t gpuprof__io_crc32c_combine(uint32_t crc_a, uint32_t crc_b,
+                                    uint64_t len_b);
+/* The same in software only (tests compare the two). */
+uint32_t gpuprof__io_crc32c_sw(uint32_t crc, const void *buf, size_t size);
 
 /* The string at offset `off` (validated profiles only). */
 static inline const char *gpuprof__io_str(const gpuprof__io_profile *p,

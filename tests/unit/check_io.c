@@ -105,6 +105,26 @@ START_TEST(crc_vectors)
                                          strlen(s) - 13),
                       one);
     ck_assert_uint_eq(one, 0x22620404u);
+    ck_assert_uint_eq(gpuprof__io_crc32c_sw(0, "123456789", 9), 0xE3069283u);
+    /* The hardware path (where there is one) equals the software one at
+     * every length and alignment, continued or not. */
+    static unsigned char buf[1100];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (unsigned char)((x = x * 1103515245u + 12345u) >> 16);
+    for (size_t off = 0; off < 9; off++)
+        for (size_t n = 0; n + off <= sizeof(buf); n += 1 + n / 7)
+            ck_assert_uint_eq(gpuprof__io_crc32c(0x1234u, buf + off, n),
+                              gpuprof__io_crc32c_sw(0x1234u, buf + off, n));
+    /* Combining: the CRC of A || B from those of A and B, at every split. */
+    uint32_t whole = gpuprof__io_crc32c(0, buf, sizeof(buf));
+    for (size_t cut = 0; cut <= sizeof(buf); cut += 1 + cut / 5)
+        ck_assert_uint_eq(
+            gpuprof__io_crc32c_combine(gpuprof__io_crc32c(0, buf, cut),
+                                       gpuprof__io_crc32c(0, buf + cut,
+                                                          sizeof(buf) - cut),
+                                       sizeof(buf) - cut),
+            whole);
 }
 END_TEST
 

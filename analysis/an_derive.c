@@ -8,7 +8,10 @@
  * same variant.
  *
  * Grammar: expr = term {(+|-) term}; term = unary {(*|/) unary};
- * unary = -unary | primary; primary = number | name | ( expr ).
+ * unary = -unary | primary; primary = number | name | ( expr ) |
+ * max(expr, expr) | min(expr, expr) | whole(name), where whole(M) is M's
+ * inclusive sum over profiles at the program root (a constant: "the whole
+ * run"), so `M / whole(M)` is a share.
  * Names are letters, digits, '_' and '.', not starting with a digit or '.';
  * a name holding other characters is written in double quotes. Division by
  * zero gives 0 (a context without the divisor has no ratio), so results
@@ -21,7 +24,7 @@
 
 #include "an_internal.h"
 
-enum { F_NUM, F_REF, F_ADD, F_SUB, F_MUL, F_DIV, F_NEG };
+enum { F_NUM, F_REF, F_ADD, F_SUB, F_MUL, F_DIV, F_NEG, F_MAX, F_MIN };
 
 typedef struct fop {
     uint8_t kind;
@@ -45,7 +48,7 @@ typedef struct parser {
     gpuprof__an_formula *f;
     int err;             /* 1 once an error is recorded */
     int units;           /* -1 none yet, else the operands' common unit */
-    int mixed, multiply; /* units differ; * or / used */
+    int mixed, multiply; /* units differ; * / max min whole used */
 } parser;
 
 static void perr(parser *p, const char *what)
@@ -110,6 +113,56 @@ static void primary(parser *p)
     name[n] = '\0';
     if (!n)
         return perr(p, "a metric name, number or '(' expected");
+    skip(p);
+    if (*p->at == '(' && (!strcmp(name, "max") || !strcmp(name, "min"))) {
+        p->at++;
+        expr(p);
+        skip(p);
+        if (*p->at != ',')
+            return perr(p, "',' expected: max and min take two arguments");
+        p->at++;
+        expr(p);
+        skip(p);
+        if (*p->at != ')')
+            return perr(p, "')' expected");
+        p->at++;
+        p->multiply = 1; /* not additive */
+        return emit(p, (fop){(uint8_t)(name[1] == 'a' ? F_MAX : F_MIN), 0,
+                             {0, 0}});
+    }
+    if (*p->at == '(' && !strcmp(name, "whole")) {
+        const char *arg = ++p->at;
+        while (*p->at && *p->at != ')')
+            p->at++;
+        if (*p->at != ')')
+            return perr(p, "')' expected");
+        char m[256];
+        size_t k = (size_t)(p->at - arg);
+        while (k && isspace((unsigned char)arg[k - 1]))
+            k--;
+        while (k && isspace((unsigned char)*arg))
+            arg++, k--;
+        if (k >= 2 && arg[0] == '"' && arg[k - 1] == '"')
+            arg++, k -= 2;
+        snprintf(m, sizeof(m), "%.*s", (int)k, arg);
+        p->at++;
+        uint32_t id;
+        if (gpuprof_an_db_metric_find(p->db, m, GPUPROF_AN_INCLUSIVE, &id) !=
+            GPUPROF_OK) {
+            if (!p->err)
+                gpuprof__an_fail(GPUPROF_E_NOTFOUND,
+                                 "formula '%s': no metric named '%s'", p->s, m);
+            p->err = 1;
+            return;
+        }
+        p->multiply = 1; /* a constant: not additive */
+        return emit(p, (fop){F_NUM,
+                             gpuprof_an_db_stat(p->db, 0, id,
+                                                GPUPROF_AN_STAT_SUM),
+                             {0, 0}});
+    }
+    if (*p->at == '(')
+        return perr(p, "unknown function (max, min, whole)");
     fop op = {F_REF, 0, {0, 0}};
     if (gpuprof_an_db_metric_find(p->db, name, GPUPROF_AN_INCLUSIVE,
                                   &op.m[0]) != GPUPROF_OK ||
@@ -186,7 +239,9 @@ gpuprof_status gpuprof__an_formula_compile(const gpuprof_an_db *db,
     /* The stack depth, for evaluation without bounds checks. */
     int d = 0, most = 0;
     for (uint32_t i = 0; !p.err && i < f->n; i++) {
-        d += f->code[i].kind <= F_REF ? 1 : f->code[i].kind == F_NEG ? 0 : -1;
+        d += f->code[i].kind <= F_REF   ? 1
+             : f->code[i].kind == F_NEG ? 0
+                                        : -1;
         most = d > most ? d : most;
     }
     if (p.err) {
@@ -248,6 +303,8 @@ double gpuprof__an_formula_eval(const gpuprof__an_formula *f, unsigned variant,
             st[sp - 1] = o->kind == F_ADD   ? a + b
                          : o->kind == F_SUB ? a - b
                          : o->kind == F_MUL ? a * b
+                         : o->kind == F_MAX ? (a > b ? a : b)
+                         : o->kind == F_MIN ? (a < b ? a : b)
                          : b != 0           ? a / b
                                             : 0;
         }
@@ -271,4 +328,57 @@ uint32_t gpuprof__an_formula_operands(const gpuprof__an_formula *f,
             m[n++] = id;
     }
     return n;
+}
+
+/* ---- importance metrics (seed 001) ---------------------------------------
+ * CPU_IMPORTANCE = max((CPU_TIME - GPU_API_TIME) / CPU_TIME, 0) x CPU_TIME /
+ * EXECUTION_TIME, which is max(CPU_TIME - GPU_API_TIME, 0) / EXECUTION_TIME:
+ * with CPU_TIME the time inside regions (region.time.incl: wall time, we do
+ * not sample CPU time), GPU_API_TIME the time threads spent in operations
+ * done on the host (api.time: waits, builds) and EXECUTION_TIME the whole
+ * run's region time. GPU_API_IMPORTANCE = GPU_API_TIME / SUM(GPU_API_TIME)
+ * with GPU_API_TIME = gpu.time + api.time: each operation's device time, or
+ * host time for those done on the host, over all of it. A term whose
+ * metric the database lacks is left out. */
+static bool has(const gpuprof_an_db *db, const char *name)
+{
+    uint32_t m;
+    return gpuprof_an_db_metric_find(db, name, GPUPROF_AN_INCLUSIVE, &m) ==
+           GPUPROF_OK;
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_importance(gpuprof_an_db *db,
+                                                           uint32_t flags)
+{
+    if (!db || flags)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
+    bool region = has(db, "region.time.incl"), api = has(db, "api.time"),
+         gpu = has(db, "gpu.time");
+    int added = 0;
+    gpuprof_status st = GPUPROF_OK;
+    if (region && !has(db, "cpu_importance")) {
+        st = gpuprof_an_db_derive(
+            db, "cpu_importance",
+            api ? "max(region.time.incl - api.time, 0) / "
+                  "whole(region.time.incl)"
+                : "max(region.time.incl, 0) / whole(region.time.incl)");
+        added += st == GPUPROF_OK;
+    }
+    if (st == GPUPROF_OK && (gpu || api) && !has(db, "gpu_api_importance")) {
+        st = gpuprof_an_db_derive(
+            db, "gpu_api_importance",
+            gpu && api ? "(gpu.time + api.time) / "
+                         "(whole(gpu.time) + whole(api.time))"
+            : gpu      ? "gpu.time / whole(gpu.time)"
+                       : "api.time / whole(api.time)");
+        added += st == GPUPROF_OK;
+    }
+    if (st == GPUPROF_OK && !added && !has(db, "cpu_importance"))
+        return gpuprof__an_fail(GPUPROF_E_NOTFOUND,
+                                "%s: importance metrics need region.time.incl"
+                                ", gpu.time or api.time",
+                                gpuprof_an_db_metric_count(db)
+                                    ? "this database"
+                                    : "an empty database");
+    return st;
 }

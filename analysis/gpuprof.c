@@ -7,10 +7,12 @@
  *                         and processes, then the GPU operations beneath
  *                         regions and call paths
  *   gpuprof report [--view top-down|bottom-up|flat] [--metric NAME]...
- *                  [--derive NAME=FORMULA]... [--sort exclusive]
- *                  [--depth N] [--threshold PCT] [--context ID] DB
+ *                  [--derive NAME=FORMULA]... [--importance]
+ *                  [--sort exclusive] [--depth N] [--threshold PCT]
+ *                  [--context ID | --trace] DB
  *                         a view of an analysis database; --context: one
- *                         context's values in every profile
+ *                         context's values in every profile; --trace: what
+ *                         trace.db holds
  *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]... DB
  *                         folded stacks for flame graphs
  *   gpuprof export --chrome [-o FILE] DIR...
@@ -43,12 +45,14 @@ static int usage(FILE *out, int rc)
                  "measurement directory\n"
                  "       gpuprof report [--view top-down|bottom-up|flat] "
                  "[--metric NAME]...\n"
-                 "                      [--derive NAME=FORMULA]... [--sort "
-                 "exclusive] [--depth N]\n"
-                 "                      [--threshold PCT] [--context ID] DB\n"
+                 "                      [--derive NAME=FORMULA]... "
+                 "[--importance] [--sort exclusive]\n"
+                 "                      [--depth N] [--threshold PCT] "
+                 "[--context ID | --trace] DB\n"
                  "                             a view of an analysis "
                  "database (--context: one\n"
-                 "                             context in every profile)\n"
+                 "                             context in every profile; "
+                 "--trace: trace.db)\n"
                  "       gpuprof export --folded [--metric NAME] "
                  "[--derive NAME=FORMULA]... DB\n"
                  "                             folded stacks (flame graphs) "
@@ -128,7 +132,7 @@ static int db_view(int argc, char **argv, int first, int folded)
     const char *derive[16];
     uint32_t nmetric = 0, nderive = 0, depth = 0, flags = 0;
     long context = -1;
-    int trace = 0;
+    int trace = 0, importance = 0;
     gpuprof_an_view view = GPUPROF_AN_VIEW_TOPDOWN;
     double threshold = 1.0;
     int i = first;
@@ -136,7 +140,8 @@ static int db_view(int argc, char **argv, int first, int folded)
         const char *opt = argv[i], *arg = argv[i + 1];
         char *end;
         i++;
-        if (!strcmp(opt, "--metric") && nmetric < 16 && (!folded || !nmetric)) {
+        if (!strcmp(opt, "--metric") && nmetric < 14 &&
+            (!folded || !nmetric)) {
             metric[nmetric++] = arg;
         } else if (!strcmp(opt, "--derive") && nderive < 16) {
             derive[nderive++] = arg;
@@ -167,6 +172,9 @@ static int db_view(int argc, char **argv, int first, int folded)
             }
             flags = strcmp(arg, "exclusive") ? 0
                                              : GPUPROF_AN_VIEW_SORT_EXCLUSIVE;
+        } else if (!strcmp(opt, "--importance")) {
+            importance = 1;
+            i--; /* no argument */
         } else if (!strcmp(opt, "--trace") && !folded) {
             trace = 1;
             i--; /* no argument */
@@ -195,7 +203,8 @@ static int db_view(int argc, char **argv, int first, int folded)
     for (uint32_t k = 0; k < nderive && st == GPUPROF_OK; k++) {
         char name[256];
         const char *eq = strchr(derive[k], '=');
-        if (!eq || eq == derive[k] || (size_t)(eq - derive[k]) >= sizeof(name)) {
+        if (!eq || eq == derive[k] ||
+            (size_t)(eq - derive[k]) >= sizeof(name)) {
             gpuprof_an_db_close(db);
             fprintf(stderr, "gpuprof: --derive wants NAME=FORMULA\n");
             return 2;
@@ -203,10 +212,22 @@ static int db_view(int argc, char **argv, int first, int folded)
         snprintf(name, sizeof(name), "%.*s", (int)(eq - derive[k]), derive[k]);
         st = gpuprof_an_db_derive(db, name, eq + 1);
     }
-    if (st == GPUPROF_OK && !nmetric && !(metric[nmetric++] = default_metric(db))) {
+    if (st == GPUPROF_OK && importance)
+        st = gpuprof_an_db_add_importance(db, 0);
+    bool named = nmetric > 0;
+    if (st == GPUPROF_OK && !nmetric &&
+        !(metric[nmetric++] = default_metric(db))) {
         gpuprof_an_db_close(db);
         fprintf(stderr, "gpuprof: %s: no metrics\n", argv[i]);
         return 1;
+    }
+    /* --importance without --metric: its metrics beside the default one. */
+    static const char *const imp[] = {"cpu_importance", "gpu_api_importance"};
+    for (int k = 0; k < 2 && st == GPUPROF_OK && importance && !named; k++) {
+        uint32_t m;
+        if (gpuprof_an_db_metric_find(db, imp[k], GPUPROF_AN_INCLUSIVE, &m) ==
+            GPUPROF_OK)
+            metric[nmetric++] = imp[k];
     }
     if (st == GPUPROF_OK && folded)
         st = gpuprof_an_db_print_folded(db, stdout, metric[0], 0);

@@ -539,8 +539,10 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
 
 /* Adds a derived metric (seed 000 §7.1) to an open database: `formula`
  * over metric names with + - * /, unary minus, numbers and parentheses,
- * e.g. "(gpu.time - blame.cpu_idle) / gpu.time"; a name with other
- * characters than letters, digits, '_' and '.' goes in double quotes.
+ * e.g. "(gpu.time - blame.cpu_idle) / gpu.time", and the functions
+ * max(a, b), min(a, b) and whole(M) (M's inclusive sum over profiles at
+ * the program root: "M / whole(M)" is a share of the run); a name with
+ * other characters than letters, digits, '_' and '.' goes in double quotes.
  * Division by zero gives 0. It gets two metric ids (inclusive and
  * exclusive, each computed from its operands' same variant) after the
  * existing ones, found by name like a measured metric, and every query
@@ -556,6 +558,21 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_derive(gpuprof_an_db *db,
                                                    const char *name,
                                                    const char *formula);
+/* Adds the importance metrics of seed 001 as derived metrics, from what
+ * the database measures (a term whose metric is missing is left out):
+ *   cpu_importance      max(CPU_TIME - GPU_API_TIME, 0) / EXECUTION_TIME:
+ *                       CPU_TIME = region.time.incl (wall time inside
+ *                       regions: there is no CPU-time sampling),
+ *                       GPU_API_TIME = api.time (operations the host did:
+ *                       waits, builds), EXECUTION_TIME = whole region time;
+ *   gpu_api_importance  (gpu.time + api.time) / their whole: each GPU
+ *                       operation's share (device time, or host time for
+ *                       the host-done ones); in the flat view, per
+ *                       operation kind (kernel launch, copies, syncs).
+ * GPUPROF_E_NOTFOUND when the database has none of those metrics; adding
+ * them twice adds nothing. `flags` must be 0. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_importance(gpuprof_an_db *db,
+                                                           uint32_t flags);
 
 #ifdef __cplusplus
 }

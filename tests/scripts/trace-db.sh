@@ -51,6 +51,15 @@ printf 'XXXX' | dd of="$tmp/dbx/trace.db" bs=1 seek=100 conv=notrunc 2>/dev/null
 "$G" report --trace "$tmp/dbx" >/dev/null 2>"$tmp/err"
 [ $? = 1 ] && grep -q "dbx/trace\.db: checksum mismatch" "$tmp/err" &&
   pass "a damaged trace.db is refused naming it" || { fail "a damaged trace.db is refused naming it: $(cat "$tmp/err")"; }
+# Importance (seed 001): each operation kind's share of all GPU time:
+# kernels 2 x 81,200 ns, copies device-to-host 2 x 40,000, host-to-device
+# 2 x 16,000, of 274,400 ns.
+"$G" report --importance --view flat --metric gpu_api_importance --threshold 0 "$tmp/db" >"$tmp/imp" 2>&1
+for want in "0.5918 <kernel launch>" "0.2915 <copy d2h>" "0.1166 <copy h2d>"; do
+  v=${want%% *}; n=${want#* }
+  grep -qE "^ +$v +[0-9.]+  $n\$" "$tmp/imp" && pass "gpu_api_importance of $n: $v" ||
+    { fail "gpu_api_importance of $n: $v"; cat "$tmp/imp"; }
+done
 rm "$tmp"/out/*.gptrace
 "$G" analyze -o "$tmp/db" "$tmp/out" >/dev/null 2>&1 && [ ! -e "$tmp/db/trace.db" ] &&
   "$G" report --trace "$tmp/db" | grep -q '^trace database: 0 streams$' &&

@@ -640,6 +640,49 @@ START_TEST(derived_metrics_and_views)
                   gpuprof_an_db_stat(db, c, v_i, GPUPROF_AN_STAT_COUNT));
     }
 
+    /* Functions: max, min, whole (the root's inclusive sum). */
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "f1", "max(region.visits, 3)"),
+                     GPUPROF_OK);
+    ck_assert_int_eq(
+        gpuprof_an_db_derive(db, "f2",
+                             "min(region.visits, 3) / whole(region.visits)"),
+        GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "f3", "max(region.visits)"),
+                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "f3", "log(region.visits)"),
+                     GPUPROF_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "unknown function"));
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "f3", "whole(nope)"),
+                     GPUPROF_E_NOTFOUND);
+    uint32_t f1, f2;
+    gpuprof_an_db_metric_find(db, "f1", GPUPROF_AN_INCLUSIVE, &f1);
+    gpuprof_an_db_metric_find(db, "f2", GPUPROF_AN_INCLUSIVE, &f2);
+    double wv = gpuprof_an_db_stat(db, 0, v_i, GPUPROF_AN_STAT_SUM);
+    for (uint32_t c = 0; c < nc; c++)
+        for (uint32_t p = 0; p < np; p++) {
+            double vv = gpuprof_an_db_value(db, p, c, v_i);
+            ck_assert(gpuprof_an_db_value(db, p, c, f1) == (vv > 3 ? vv : 3));
+            ck_assert(gpuprof_an_db_value(db, p, c, f2) ==
+                      (vv < 3 ? vv : 3) / wv);
+        }
+    /* Importance: this database has region time but no GPU metrics, so
+     * only cpu_importance = max(region.time.incl, 0) / its whole. */
+    uint32_t before = gpuprof_an_db_metric_count(db), ci, gi;
+    ck_assert_int_eq(gpuprof_an_db_add_importance(db, 0), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_db_metric_count(db), before + 2);
+    ck_assert_int_eq(gpuprof_an_db_add_importance(db, 0), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_db_metric_count(db), before + 2);
+    ck_assert_int_eq(gpuprof_an_db_metric_find(db, "gpu_api_importance",
+                                               GPUPROF_AN_INCLUSIVE, &gi),
+                     GPUPROF_E_NOTFOUND);
+    ck_assert_int_eq(gpuprof_an_db_metric_find(db, "cpu_importance",
+                                               GPUPROF_AN_INCLUSIVE, &ci),
+                     GPUPROF_OK);
+    double wt = gpuprof_an_db_stat(db, 0, t_i, GPUPROF_AN_STAT_SUM);
+    for (uint32_t c = 0; c < nc; c++)
+        ck_assert(gpuprof_an_db_stat(db, c, ci, GPUPROF_AN_STAT_SUM) ==
+                  gpuprof_an_db_stat(db, c, t_i, GPUPROF_AN_STAT_SUM) / wt);
+
     /* Flat: each name's rows, from the contexts computed here. */
     static const char *const visits[] = {"region.visits"};
     char *flat = view_text(db, GPUPROF_AN_VIEW_FLAT, visits, 1, 0);

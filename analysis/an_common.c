@@ -94,3 +94,55 @@ uint64_t gpuprof__an_hkey(uint32_t parent, const char *s)
         h = (h ^ (unsigned char)*s) * 0x100000001B3ull;
     return h;
 }
+
+/* ---- JSON strings ---------------------------------------------------- */
+/* The length of the valid UTF-8 sequence at p (1..4), 0 when invalid. */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        return (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 &&
+                       (p[3] & 0xC0) == 0x80
+                   ? 4
+                   : 0;
+    }
+    return 0;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped, bytes
+ * that are not valid UTF-8 replaced by U+FFFD. */
+void gpuprof__an_json_str(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    putc('"', f);
+    while (*p) {
+        size_t n = utf8_len(p);
+        if (*p == '"' || *p == '\\') {
+            putc('\\', f);
+            putc(*p, f);
+        } else if (*p == '\n') {
+            fputs("\\n", f);
+        } else if (*p == '\t') {
+            fputs("\\t", f);
+        } else if (*p < 0x20) {
+            fprintf(f, "\\u%04x", *p);
+        } else if (n) {
+            fwrite(p, 1, n, f);
+            p += n;
+            continue;
+        } else {
+            fputs("\\ufffd", f);
+        }
+        p++;
+    }
+    putc('"', f);
+}

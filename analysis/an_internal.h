@@ -83,6 +83,10 @@ uint64_t gpuprof__an_hkey(uint32_t parent, const char *s);
 /* The profile files (*.gpuprof) of `dir`, sorted (an_report.c). */
 char **gpuprof__an_list_dir(const char *dir, uint32_t *n, gpuprof_status *st);
 
+/* A JSON string: quotes, backslashes and control characters escaped,
+ * bytes that are not valid UTF-8 replaced by U+FFFD (an_common.c). */
+void gpuprof__an_json_str(FILE *f, const char *s);
+
 /* Derived metrics (an_derive.c): a formula over a database's metrics,
  * compiled (names resolved to metric ids per variant; errors recorded with
  * the offending offset) and evaluated with a fetch of each operand. */

@@ -15,6 +15,9 @@
  *                         trace.db holds
  *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]... DB
  *                         folded stacks for flame graphs
+ *   gpuprof export --hatchet|--table [--derive NAME=FORMULA]... DB
+ *                         JSON for hatchet.GraphFrame.from_literal, or a
+ *                         CSV table for pandas.read_csv
  *   gpuprof export --chrome [-o FILE] DIR...
  *                         traces as Chrome Trace Event JSON (Perfetto)
  *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR...
@@ -57,6 +60,10 @@ static int usage(FILE *out, int rc)
                  "[--derive NAME=FORMULA]... DB\n"
                  "                             folded stacks (flame graphs) "
                  "of a database\n"
+                 "       gpuprof export --hatchet|--table "
+                 "[--derive NAME=FORMULA]... DB\n"
+                 "                             JSON for Hatchet, or CSV "
+                 "for pandas\n"
                  "       gpuprof export --chrome [-o FILE] DIR...\n"
                  "                             traces (GPUPROF_TRACE=1) as "
                  "JSON for ui.perfetto.dev\n"
@@ -125,9 +132,12 @@ static const char *default_metric(const gpuprof_an_db *db)
  *   report [--view top-down|bottom-up|flat] [--metric NAME]...
  *          [--derive NAME=FORMULA]... [--sort exclusive] [--depth N]
  *          [--threshold PCT] [--context ID] DB
- *   export --folded [--metric NAME] [--derive NAME=FORMULA]... DB */
-static int db_view(int argc, char **argv, int first, int folded)
+ *   export --folded [--metric NAME] [--derive NAME=FORMULA]... DB
+ *   export --hatchet|--table [--derive NAME=FORMULA]... [--importance] DB
+ *   (mode: 0 report, 1 folded, 2 hatchet, 3 table) */
+static int db_view(int argc, char **argv, int first, int mode)
 {
+    int folded = mode != 0; /* an export: the view options do not apply */
     const char *metric[16];
     const char *derive[16];
     uint32_t nmetric = 0, nderive = 0, depth = 0, flags = 0;
@@ -229,8 +239,12 @@ static int db_view(int argc, char **argv, int first, int folded)
             GPUPROF_OK)
             metric[nmetric++] = imp[k];
     }
-    if (st == GPUPROF_OK && folded)
+    if (st == GPUPROF_OK && mode == 1)
         st = gpuprof_an_db_print_folded(db, stdout, metric[0], 0);
+    else if (st == GPUPROF_OK && mode == 2)
+        st = gpuprof_an_db_export_hatchet(db, stdout, 0);
+    else if (st == GPUPROF_OK && mode == 3)
+        st = gpuprof_an_db_export_table(db, stdout, 0);
     else if (st == GPUPROF_OK && trace)
         st = gpuprof_an_db_print_trace(db, stdout, 0);
     else if (st == GPUPROF_OK && context >= 0)
@@ -400,6 +414,12 @@ int main(int argc, char **argv)
     if (argc >= 4 && !strcmp(argv[1], "export") &&
         !strcmp(argv[2], "--folded"))
         return db_view(argc, argv, 3, 1);
+    if (argc >= 4 && !strcmp(argv[1], "export") &&
+        !strcmp(argv[2], "--hatchet"))
+        return db_view(argc, argv, 3, 2);
+    if (argc >= 4 && !strcmp(argv[1], "export") &&
+        !strcmp(argv[2], "--table"))
+        return db_view(argc, argv, 3, 3);
     if (argc >= 4 && !strcmp(argv[1], "export") &&
         !strcmp(argv[2], "--chrome"))
         return chrome(argc, argv);

@@ -537,6 +537,20 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
     const gpuprof_an_db *db, FILE *out, uint32_t c, const char *metric,
     uint32_t flags);
 
+/* The database for Python (doc/ANALYSIS.md): Hatchet's literal format,
+ * hatchet.GraphFrame.from_literal(json.load(f)): a list holding the root,
+ * each node {"frame": {"name", "type", "context"}, "metrics": {"M":
+ * exclusive sum over profiles, "M (inc)": inclusive sum, per metric},
+ * "children": [...]}, every context once. `flags` must be 0. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet(
+    const gpuprof_an_db *db, FILE *out, uint32_t flags);
+/* A CSV table for pandas.read_csv: a header, then one row per (context,
+ * profile) with a value: context, parent, kind, name, profile, host, rank,
+ * pid, tid, thread, then per metric its exclusive and inclusive ("M
+ * (inc)") value. `flags` must be 0. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_table(
+    const gpuprof_an_db *db, FILE *out, uint32_t flags);
+
 /* Adds a derived metric (seed 000 §7.1) to an open database: `formula`
  * over metric names with + - * /, unary minus, numbers and parentheses,
  * e.g. "(gpu.time - blame.cpu_idle) / gpu.time", and the functions

@@ -171,6 +171,10 @@ else
 endif
 	@echo "== gpuprof report $(DEMO_DIR)/measurements =="
 	$(Q)$(GPUPROF_BIN) report $(DEMO_DIR)/measurements
+	@echo "== gpuprof analyze: the analysis database, with source lines and inlined code =="
+	$(Q)$(GPUPROF_BIN) analyze -j 2 -o $(DEMO_DIR)/database $(DEMO_DIR)/measurements
+	@echo "== gpuprof report --metric gpu.time --threshold 5 $(DEMO_DIR)/database =="
+	$(Q)$(GPUPROF_BIN) report --metric gpu.time --threshold 5 $(DEMO_DIR)/database
 
 # The asynchronous pipeline on the simulated GPU: regions -> call paths ->
 # GPU operation placeholders -> kernels.

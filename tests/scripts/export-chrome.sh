@@ -133,7 +133,7 @@ fi
 mkdir -p "$tmp/bad"
 cp "$tmp"/a/*.gpuprof "$tr" "$tmp/bad/"
 bt=$tmp/bad/$(basename "$tr")
-printf 'X' | dd of="$bt" bs=1 seek=13 conv=notrunc 2>/dev/null
+printf 'X' | dd of="$bt" bs=1 seek=24 conv=notrunc 2>/dev/null # reserved, 0: always a change
 "$G" export --chrome -o "$tmp/bad.json" "$tmp/bad" >/dev/null 2>"$tmp/err"
 rc=$?
 if [ "$rc" = 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "gpuprof: $bt: trace header damaged" "$tmp/err" &&

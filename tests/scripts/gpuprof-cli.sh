@@ -95,7 +95,9 @@ head -c $((size / 2)) "$file" >"$tmp/bad/half.gpuprof"
 expect "truncated file: dump" 1 "half\.gpuprof: truncated" "$G" dump "$tmp/bad/half.gpuprof"
 expect "truncated file: report names it" 1 "half\.gpuprof: truncated" "$G" report "$tmp/bad"
 cp "$file" "$tmp/bad/flip.gpuprof"
-printf '\x55' | dd of="$tmp/bad/flip.gpuprof" bs=1 seek=$((size - 10)) conv=notrunc 2>/dev/null
+# Complement one byte (writing a fixed one is no change when it was there).
+old=$(od -An -tu1 -j $((size - 10)) -N1 "$file" | tr -d ' ')
+printf "\\$(printf '%03o' $((old ^ 255)))" | dd of="$tmp/bad/flip.gpuprof" bs=1 seek=$((size - 10)) conv=notrunc 2>/dev/null
 expect "flipped byte: dump" 1 "flip\.gpuprof: .*checksum mismatch" "$G" dump "$tmp/bad/flip.gpuprof"
 echo "hello" >"$tmp/bad/text.gpuprof"
 expect "not a profile" 1 "text\.gpuprof: truncated" "$G" dump "$tmp/bad/text.gpuprof"

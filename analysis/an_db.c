@@ -1,6 +1,6 @@
 /*
  * an_db.c - reading an analysis database (an_db.h, doc/FORMATS.md): the
- * four files are read whole, every header, checksum, count and offset is
+ * files are read whole, every header, checksum, count and offset is
  * checked at open (a damaged or mismatched file is refused with its name),
  * so the queries below index without further checks.
  *

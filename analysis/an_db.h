@@ -2,8 +2,9 @@
  * an_db.h - the analysis database (doc/FORMATS.md, "Analysis database"):
  * what the aggregation (an_agg.c) writes and the reader (an_db.c) maps.
  *
- * A database is a directory of four files, each a 32-byte header followed
- * by its body, all integers little-endian:
+ * A database is a directory of four files (five with trace.db, when the
+ * measurements hold traces), each a 32-byte header followed by its body,
+ * all integers little-endian:
  *
  *   meta.db     strings, metrics, profiles (identity), contexts (the
  *               unified calling context tree, parents first)
@@ -13,6 +14,7 @@
  *               by metric and (profile, value) entries sorted by profile
  *   stats.db    per context, per metric: count, sum, min, mean, max,
  *               standard deviation, coefficient of variation
+ *   trace.db    every trace stream's records sorted by time (below)
  *
  * Header: magic (8 bytes), u16 major, u16 minor, u32 CRC-32C of the body,
  * u64 body size, u32 count A, u32 count B (per file: see the writers).

@@ -299,6 +299,11 @@ static uint32_t node_of(const proc *x, uint64_t context)
     return node < th->node_count ? th->first_node + node : UINT32_MAX;
 }
 
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* The kernel name(s) beneath placeholder `i` into x->name; false: none. */
 static bool kernel_names(proc *x, uint32_t i)
 {
@@ -311,21 +316,28 @@ static bool kernel_names(proc *x, uint32_t i)
         return true;
     }
     /* A graph launch or a call site that launched several kernels: the
-     * record does not say which; all of them, in node order. */
-    size_t len = 0;
-    x->name[0] = '\0';
-    for (uint32_t j = i + 1; j < p->node_count && len < sizeof(x->name); j++) {
+     * record does not say which; all of them, sorted by name (the tree's
+     * child order depends on which completed first). */
+    enum { MAX_NAMES = 64 };
+    const char *names[MAX_NAMES];
+    uint32_t nn = 0;
+    for (uint32_t j = i + 1; j < p->node_count && nn < MAX_NAMES; j++) {
         const gpuprof__io_node *n = &p->nodes[j];
         if (n->kind != GPUPROF_IO_NODE_KERNEL || n->parent == GPUPROF_IO_NONE)
             continue;
         uint32_t t = 0; /* the thread of j: parents are thread-relative */
         while (t + 1 < p->thread_count && p->threads[t + 1].first_node <= j)
             t++;
-        if (p->threads[t].first_node + n->parent != i)
-            continue;
-        len += (size_t)snprintf(x->name + len, sizeof(x->name) - len, "%s%s",
-                                len ? " | " : "", gpuprof__io_str(p, n->key_a));
+        if (p->threads[t].first_node + n->parent == i)
+            names[nn++] = gpuprof__io_str(p, n->key_a);
     }
+    qsort(names, nn, sizeof(*names), by_str);
+    size_t len = 0;
+    x->name[0] = '\0';
+    for (uint32_t k = 0; k < nn && len < sizeof(x->name); k++)
+        if (!k || strcmp(names[k], names[k - 1]))
+            len += (size_t)snprintf(x->name + len, sizeof(x->name) - len,
+                                    "%s%s", len ? " | " : "", names[k]);
     return true;
 }
 

@@ -59,6 +59,21 @@ CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c \
 LIB_CFLAGS += -DGPUPROF_HAVE_OPENCL
 CL_LAYER_TARGET := $(CL_LAYER)
 endif
+# The CUPTI backend is built when CUPTI's headers are there (CUDA_HOME,
+# default /usr/local/cuda); libcupti is dlopened at run time, never linked.
+CUDA_HOME ?= /usr/local/cuda
+CUPTI_INC := $(firstword $(dir $(wildcard $(CUDA_HOME)/include/cupti.h \
+                                          $(CUDA_HOME)/extras/CUPTI/include/cupti.h)))
+ifneq ($(CUPTI_INC),)
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h),)
+HAVE_CUPTI := 1
+CUPTI_SRCS := $(wildcard lib/backends/cupti/*.c)
+CORE_SRCS += $(CUPTI_SRCS)
+LIB_CFLAGS += -DGPUPROF_HAVE_CUPTI
+$(CUPTI_SRCS:%.c=$(B)/obj/%.o): LIB_CFLAGS += -isystem $(CUDA_HOME)/include \
+    -isystem $(CUPTI_INC) -DGPUPROF_CUDA_HOME='"$(CUDA_HOME)"'
+endif
+endif
 AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
 
 IO_OBJS := $(IO_SRCS:%.c=$(B)/obj/%.o)

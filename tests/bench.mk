@@ -8,7 +8,17 @@ BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 ifneq ($(HAVE_OPENCL),1)
 BENCH_SRCS := $(filter-out tests/bench/bench_opencl.c,$(BENCH_SRCS))
 endif
+ifneq ($(HAVE_CUPTI),1)
+BENCH_SRCS := $(filter-out tests/bench/bench_cupti.c,$(BENCH_SRCS))
+endif
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(B)/bench/%)
+
+$(B)/bench/bench_cupti: tests/bench/bench_cupti.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests -isystem $(CUDA_HOME)/include \
+	  -isystem $(CUPTI_INC) $(CFLAGS) -o $@ $< $(LIB_OBJS) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm
 
 $(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(AN_OBJS)
 	@mkdir -p $(dir $@)

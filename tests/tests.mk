@@ -21,6 +21,9 @@ UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 ifneq ($(HAVE_OPENCL),1)
 UNIT_SRCS := $(filter-out tests/unit/check_opencl.c,$(UNIT_SRCS))
 endif
+ifneq ($(HAVE_CUPTI),1)
+UNIT_SRCS := $(filter-out tests/unit/check_cupti.c,$(UNIT_SRCS))
+endif
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 BB_SRCS := $(wildcard tests/blackbox/*.c)
 BB_BINS := $(BB_SRCS:tests/blackbox/%.c=$(B)/tests/bb_%) \
@@ -61,6 +64,20 @@ $(B)/tests/check_an_dwarf: $(DWARF_FIXTURES)
 # layer beside the library.
 $(B)/tests/check_opencl: tests/unit/check_opencl.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(CL_LAYER)
 	$(call unit_link,$(LIB_OBJS) -lOpenCL)
+# The CUPTI suite compiles against CUPTI's headers and reads a cubin built
+# beside it (when nvcc is there; its case says so and passes otherwise).
+CUPTI_NVCC := $(CUDA_HOME)/bin/nvcc
+CUPTI_FIXTURE := $(if $(wildcard $(CUPTI_NVCC)),$(B)/tests/cupti_fixture.cubin)
+$(B)/tests/cupti_fixture.cubin: tests/unit/fixtures/cupti_kernels.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(CUPTI_NVCC) -cubin -arch=sm_90 -lineinfo -o $@ $<
+$(B)/tests/check_cupti: tests/unit/check_cupti.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(CUPTI_FIXTURE)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests -isystem $(CUDA_HOME)/include \
+	  -isystem $(CUPTI_INC) $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
+	  $(LIB_OBJS) $(TEST_HELPER_OBJS) -rdynamic $(LDFLAGS) $(TEST_LIBS)
 $(B)/tests/check_%: tests/unit/check_%.c $(LIB_OBJS) $(TEST_HELPER_OBJS)
 	$(call unit_link,$(LIB_OBJS))
 

@@ -224,6 +224,9 @@ void gpuprof__builtin_backends_register(void)
 #ifdef GPUPROF_HAVE_OPENCL
     gpuprof__opencl_register();
 #endif
+#ifdef GPUPROF_HAVE_CUPTI
+    gpuprof__cupti_register();
+#endif
 }
 
 GPUPROF_API const void *gpuprof_layer_dispatch(const char *api,

@@ -39,6 +39,9 @@ static pthread_key_t src_key;
 static pthread_once_t src_once = PTHREAD_ONCE_INIT;
 static bool src_key_ok;
 static __thread src_tls *tls_src __attribute__((tls_model("initial-exec")));
+static __thread bool tls_patient;
+
+void gpuprof__activity_patient(bool on) { tls_patient = on; }
 
 uint32_t gpuprof__src_count(void) { return gp_load_acquire(&nsrcs); }
 gp_src *gpuprof__src_at(uint32_t i) { return gp_load_acquire(&srcs[i]); }
@@ -367,6 +370,12 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
                              "thread");
     uint32_t name = a->name && *a->name ? kernel_name(st, a->name) : 0;
     gp_rec *r = gpuprof__chan_reserve(&st->src->ch);
+    /* A patient thread (a runtime's buffer thread) has the monitor empty
+     * its channel rather than drop: it may wait, an application may not. */
+    for (int i = 0; unlikely(!r) && tls_patient && i < 8; i++) {
+        gpuprof__monitor_sync();
+        r = gpuprof__chan_reserve(&st->src->ch);
+    }
     if (unlikely(!r)) {
         gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
         return GPUPROF_E_LIMIT;

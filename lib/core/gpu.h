@@ -147,6 +147,11 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
                                           uint32_t binary, unsigned nx,
                                           const uint8_t *xm,
                                           const uint64_t *xv);
+/* Makes the calling thread patient: when its channel to the monitor is
+ * full, gpuprof__activity_submit_x runs monitor rounds and retries instead
+ * of dropping (a runtime's own thread that delivers records in bursts,
+ * never an application thread). */
+void gpuprof__activity_patient(bool on);
 /* Applies what the monitor forwarded to `g`, if nobody else is (trylock):
  * the owner's hook and region boundaries. */
 void gpuprof__gpu_poll_slow(gp_gpu *g);

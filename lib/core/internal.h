@@ -124,6 +124,8 @@ enum gp_stat {
     GP_STAT_GPU_ACTIVITIES, /* attributed by the monitor */
     GP_STAT_GPU_BINARIES,   /* distinct GPU binaries saved or found saved */
     GP_STAT_GPU_BINARIES_FAILED, /* GPU binaries that could not be saved */
+    GP_STAT_GPU_TOOL_OVERHEAD_NS, /* a runtime's measurement overhead as it
+                                     reports it (CUPTI overhead records) */
     GP_STAT_COUNT
 };
 void gpuprof__stat_add(enum gp_stat s, uint64_t v);
@@ -220,10 +222,12 @@ enum {
     GP_M_DET_INORDER_QUEUE = 14,
     GP_M_DET_DEVICES_UNUSED = 15,
     GP_M_API_TIME = 16,           /* host-side operations: time in the call */
-    GP_M_GPU_LAST = 16
+    GP_M_GPU_REGISTERS = 17,      /* kernels: registers per thread, summed */
+    GP_M_GPU_SHARED_MEM = 18,     /* kernels: shared memory per block, summed */
+    GP_M_GPU_LAST = 18
 };
 /* Metric ids of the CPU kind (on region-CCT frames). */
-enum { GP_M_GPU_IDLE_CAUSE = 17 };
+enum { GP_M_GPU_IDLE_CAUSE = 19 };
 
 uint32_t gpuprof__metric_count(void);
 const gp_metric_def *gpuprof__metric(uint32_t id);
@@ -238,6 +242,9 @@ void gpuprof__builtin_backends_register(void);
 void gpuprof__opencl_register(void);
 const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
                                      unsigned *out_entries);
+#endif
+#ifdef GPUPROF_HAVE_CUPTI
+void gpuprof__cupti_register(void);
 #endif
 void gpuprof__backends_init(void);   /* probe+init the selected ones */
 void gpuprof__backends_call(int what); /* GP_BE_START/STOP/FLUSH/FINI */

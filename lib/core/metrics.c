@@ -95,6 +95,16 @@ static const gp_metric_def metrics[] = {
                        "waits, context and queue creation): time in the call",
                        GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
                        GPUPROF_IO_KIND_GPU, false},
+    [GP_M_GPU_REGISTERS] = {"gpu.registers",
+                            "kernels: registers per thread, summed over "
+                            "launches (divide by gpu.count for the mean)",
+                            GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                            GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU, false},
+    [GP_M_GPU_SHARED_MEM] = {"gpu.shared_bytes",
+                             "kernels: shared memory per block (static and "
+                             "dynamic), summed over launches",
+                             GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                             GPUPROF_IO_UNIT_BYTES, GPUPROF_IO_KIND_GPU, false},
     [GP_M_GPU_IDLE_CAUSE] = {"blame.gpu_idle_cause",
                              "GPU_IDLE_CAUSE: CPU time a thread spent here "
                              "while no kernel was running on any device",

@@ -33,6 +33,7 @@ static const char *const names[GP_STAT_COUNT] = {
     [GP_STAT_GPU_ACTIVITIES] = "gpu.activities",
     [GP_STAT_GPU_BINARIES] = "gpu.binaries",
     [GP_STAT_GPU_BINARIES_FAILED] = "gpu.binaries_failed",
+    [GP_STAT_GPU_TOOL_OVERHEAD_NS] = "gpu.tool_overhead_ns",
 };
 
 void gpuprof__stat_add(enum gp_stat s, uint64_t v)

@@ -1,0 +1,713 @@
+/*
+ * cupti.c - the CUPTI backend: loading libcupti, registration, API and
+ * resource callbacks, the activity buffer pool (cupti.h; doc/BACKENDS.md).
+ *
+ * Hooks. Every runtime and driver API that launches, copies, sets,
+ * allocates, frees or waits is classified once by its name and only those
+ * callbacks are enabled. At API enter the outermost call of a thread
+ * begins one operation (one unwind: the runtime's nested driver call joins
+ * it) and notes its CUPTI correlation id -> our correlation in the ring;
+ * the nested call's id is noted too, since records carry either. At the
+ * outermost exit the operation ends; allocations and frees, which produce
+ * no device record, are closed there with their time in the call.
+ *
+ * Records. CUPTI asks for buffers (a bounded pool: when it is spent CUPTI
+ * drops records and says how many, and we count them) and hands them back
+ * full on its own thread; cupti_act.c decodes them.
+ */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cupti/cupti.h"
+#include "core/clock.h"
+#include "core/gpu.h"
+#include "core/internal.h"
+#include "core/unwind.h"
+
+#ifndef GPUPROF_CUDA_HOME
+#define GPUPROF_CUDA_HOME "/usr/local/cuda"
+#endif
+
+gp_cupti_api gpuprof__cu;
+
+static bool registered;
+static _Atomic int cu_on; /* hooks begin operations */
+static CUpti_SubscriberHandle subscriber;
+static bool subscribed, activities_on;
+
+/* ---- loading ------------------------------------------------------------ */
+const char *gpuprof__cupti_err(CUptiResult r, char *buf, size_t size)
+{
+    const char *s = NULL;
+    if (!gpuprof__cu.GetResultString ||
+        gpuprof__cu.GetResultString(r, &s) != CUPTI_SUCCESS)
+        s = NULL;
+    snprintf(buf, size, "%s (%d)", s ? s : "CUPTI error", (int)r);
+    return buf;
+}
+
+static void *open_lib(char *tried, size_t tsize)
+{
+    const char *env = getenv("GPUPROF_CUPTI_LIBRARY");
+    if (env && *env) {
+        void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            snprintf(tried, tsize, "GPUPROF_CUPTI_LIBRARY=%s: %s", env,
+                     dlerror());
+        return h;
+    }
+    const char *home = getenv("CUDA_HOME");
+    const char *homes[] = {home && *home ? home : NULL, GPUPROF_CUDA_HOME};
+    void *h = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+    for (int i = 0; !h && i < 2; i++) {
+        if (!homes[i])
+            continue;
+        const char *sub[] = {"extras/CUPTI/lib64", "lib64",
+                             "targets/x86_64-linux/lib"};
+        for (int j = 0; !h && j < 3; j++) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s/libcupti.so", homes[i], sub[j]);
+            h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        }
+    }
+    if (!h)
+        snprintf(tried, tsize,
+                 "no libcupti.so (looked in the loader's path, "
+                 "$CUDA_HOME and %s; GPUPROF_CUPTI_LIBRARY names one)",
+                 GPUPROF_CUDA_HOME);
+    return h;
+}
+
+#define SYM(field, name, required)                                             \
+    do {                                                                       \
+        *(void **)&gpuprof__cu.field = dlsym(h, name);                         \
+        if (!gpuprof__cu.field && (required)) {                                \
+            snprintf(reason, rsize, "libcupti has no %s", name);               \
+            goto fail;                                                         \
+        }                                                                      \
+    } while (0)
+
+bool gpuprof__cupti_load(char *reason, size_t rsize)
+{
+    if (gpuprof__cu.lib)
+        return true;
+    void *h = open_lib(reason, rsize);
+    if (!h)
+        return false;
+    SYM(GetVersion, "cuptiGetVersion", true);
+    SYM(GetResultString, "cuptiGetResultString", true);
+    SYM(Subscribe, "cuptiSubscribe", true);
+    SYM(Unsubscribe, "cuptiUnsubscribe", true);
+    SYM(EnableCallback, "cuptiEnableCallback", true);
+    SYM(EnableDomain, "cuptiEnableDomain", true);
+    SYM(GetCallbackName, "cuptiGetCallbackName", true);
+    SYM(ActivityEnable, "cuptiActivityEnable", true);
+    SYM(ActivityDisable, "cuptiActivityDisable", true);
+    SYM(ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks", true);
+    SYM(ActivityGetNextRecord, "cuptiActivityGetNextRecord", true);
+    SYM(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords",
+        true);
+    SYM(ActivityFlushAll, "cuptiActivityFlushAll", true);
+    SYM(GetTimestamp, "cuptiGetTimestamp", true);
+    SYM(RegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback",
+        false);
+    SYM(EnableAllSyncRecords, "cuptiActivityEnableAllSyncRecords", false);
+    SYM(Finalize, "cuptiFinalize", false);
+    uint32_t v = 0;
+    if (gpuprof__cu.GetVersion(&v) != CUPTI_SUCCESS || v < CUPTI_API_VERSION) {
+        /* Its records would have older layouts than we decode. */
+        snprintf(reason, rsize,
+                 "libcupti API version %u is older than the "
+                 "%u this build decodes (built against CUDA at %s)",
+                 v, (unsigned)CUPTI_API_VERSION, GPUPROF_CUDA_HOME);
+        goto fail;
+    }
+    gpuprof__cu.lib = h;
+    return true;
+fail:
+    dlclose(h);
+    memset(&gpuprof__cu, 0, sizeof(gpuprof__cu));
+    return false;
+}
+
+/* ---- classification ----------------------------------------------------- */
+static bool starts(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static uint32_t copy_dir(const char *b)
+{
+    if (strstr(b, "HtoD") || strstr(b, "HtoA") || strstr(b, "ToSymbol"))
+        return GPUPROF_OP_COPY_H2D;
+    if (strstr(b, "DtoH") || strstr(b, "AtoH") || strstr(b, "FromSymbol"))
+        return GPUPROF_OP_COPY_D2H;
+    if (strstr(b, "DtoD") || strstr(b, "AtoA") || strstr(b, "AtoD") ||
+        strstr(b, "DtoA") || strstr(b, "Peer") || strstr(b, "ArrayToArray"))
+        return GPUPROF_OP_COPY_D2D;
+    return GPUPROF_OP_COPY_OTHER;
+}
+
+uint32_t gpuprof__cupti_classify_name(const char *n)
+{
+    if (!n)
+        return 0;
+    bool rt = starts(n, "cuda");
+    if (!rt && !starts(n, "cu"))
+        return 0;
+    const char *b = n + (rt ? 4 : 2);
+    if (starts(b, "LaunchHostFunc"))
+        return 0; /* a host function on a stream: no device work */
+    if (starts(b, "GraphLaunch"))
+        return GPUPROF_OP_KERNEL | GP_CU_GRAPH;
+    if (starts(b, "Launch"))
+        return GPUPROF_OP_KERNEL;
+    if (starts(b, "Memcpy"))
+        return copy_dir(b);
+    if (starts(b, "Memset"))
+        return GPUPROF_OP_MEMSET;
+    if (rt ? starts(b, "Malloc") || starts(b, "HostAlloc")
+           : starts(b, "MemAlloc") || starts(b, "MemHostAlloc"))
+        return GPUPROF_OP_ALLOC | GP_CU_HOSTDONE;
+    if (rt ? starts(b, "Free") : starts(b, "MemFree"))
+        return GPUPROF_OP_FREE | GP_CU_HOSTDONE;
+    if (strstr(b, "Synchronize"))
+        return GPUPROF_OP_SYNC;
+    return 0;
+}
+
+static uint16_t cls_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static uint16_t cls_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
+
+/* Classifies every callback id of both API domains and enables ours;
+ * the number enabled. */
+static unsigned classify_all(bool enable)
+{
+    unsigned n = 0;
+    for (uint32_t d = 0; d < 2; d++) {
+        CUpti_CallbackDomain dom =
+            d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+        uint16_t *cls = d ? cls_drv : cls_rt;
+        uint32_t size =
+            d ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
+        for (uint32_t id = 1; id < size; id++) {
+            const char *name = NULL;
+            if (gpuprof__cu.GetCallbackName(dom, id, &name) != CUPTI_SUCCESS)
+                continue;
+            cls[id] = (uint16_t)gpuprof__cupti_classify_name(name);
+            if (!cls[id])
+                continue;
+            if (enable && gpuprof__cu.EnableCallback(1, subscriber, dom, id) !=
+                              CUPTI_SUCCESS)
+                cls[id] = 0;
+            else
+                n++;
+        }
+    }
+    return n;
+}
+
+/* ---- hiding the runtime's frames ----------------------------------------
+ * A call path ends at the user's call: frames in libcupti, libcuda and a
+ * shared libcudart are dropped (gpuprof__unwind_hide). A statically linked
+ * cudart lives in the program itself and keeps its few frames. */
+static int hide_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    base = base ? base + 1 : info->dlpi_name;
+    if (!base || !(starts(base, "libcupti.so") || starts(base, "libcuda.so") ||
+                   starts(base, "libcudart.so")))
+        return 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        if (p->p_type != PT_LOAD || !(p->p_flags & PF_X))
+            continue;
+        uintptr_t a = info->dlpi_addr + p->p_vaddr;
+        if (a < lo)
+            lo = a;
+        if (a + p->p_memsz > hi)
+            hi = a + p->p_memsz;
+    }
+    if (lo < hi)
+        gpuprof__unwind_hide(lo, hi);
+    return 0;
+}
+
+static _Atomic int cuda_hidden;
+
+static void hide_runtime(void)
+{
+    dl_iterate_phdr(hide_one, NULL);
+}
+
+/* ---- API callbacks --------------------------------------------------------
+ */
+typedef struct cu_tls {
+    uint32_t depth; /* API callbacks entered, not yet exited */
+    uint32_t cls;
+    uint64_t corr;  /* the open operation, 0: none */
+    uint64_t t0;    /* HOSTDONE operations: process clock at enter */
+    uint64_t bytes; /* allocations: the size asked for */
+} cu_tls;
+
+static __thread cu_tls tls __attribute__((tls_model("initial-exec")));
+
+/* The parameters we read, as laid out in generated_cuda_meta.h and
+ * generated_cuda_runtime_api_meta.h (which do not compile as C on their
+ * own): every allocation we size starts (pointer to the result, size);
+ * cudaMemcpy and cudaMemcpyAsync start (dst, src, count, kind). */
+typedef struct alloc_params {
+    void *result;
+    size_t size;
+} alloc_params;
+
+typedef struct memcpy_params {
+    void *dst;
+    const void *src;
+    size_t count;
+    enum cudaMemcpyKind kind;
+} memcpy_params;
+
+/* The size an allocation asks for, where its parameters say. */
+static uint64_t alloc_bytes(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                            const void *params)
+{
+    if (!params)
+        return 0;
+    bool sized;
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+        sized = id == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020 ||
+                id == CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020 ||
+                id == CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000 ||
+                id == CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020 ||
+                id == CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020;
+    else
+        sized = id == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 ||
+                id == CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2 ||
+                id == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged ||
+                id == CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync;
+    return sized ? ((const alloc_params *)params)->size : 0;
+}
+
+/* cudaMemcpy and cudaMemcpyAsync say their direction in an argument. */
+static uint32_t copy_kind_arg(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                              const void *params, uint32_t kind)
+{
+    if (dom != CUPTI_CB_DOMAIN_RUNTIME_API || !params ||
+        (id != CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020 &&
+         id != CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000 &&
+         id != CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020 &&
+         id != CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000))
+        return kind;
+    enum cudaMemcpyKind k = ((const memcpy_params *)params)->kind;
+    return k == cudaMemcpyHostToDevice     ? GPUPROF_OP_COPY_H2D
+           : k == cudaMemcpyDeviceToHost   ? GPUPROF_OP_COPY_D2H
+           : k == cudaMemcpyDeviceToDevice ? GPUPROF_OP_COPY_D2D
+                                           : GPUPROF_OP_COPY_OTHER;
+}
+
+__attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
+                                                CUpti_CallbackId id,
+                                                const CUpti_CallbackData *cb,
+                                                uint32_t cls)
+{
+    if (tls.depth++) {
+        /* The runtime's driver call (or any nested one) joins the open
+         * operation: its records may carry its own id. */
+        if (tls.corr) {
+            gpuprof__cupti_ring_note(cb->correlationId, tls.corr,
+                                     (tls.cls & GP_CU_GRAPH) != 0);
+            if ((tls.cls & GP_CU_HOSTDONE) && !tls.bytes)
+                tls.bytes = alloc_bytes(dom, id, cb->functionParams);
+        }
+        return;
+    }
+    tls.corr = 0;
+    if (!gp_load_relaxed(&cu_on))
+        return;
+    if (__builtin_expect(!gp_load_relaxed(&cuda_hidden), 0)) {
+        gp_store_relaxed(&cuda_hidden, 1);
+        hide_runtime(); /* libcuda is loaded by now */
+    }
+    uint32_t kind = cls & GP_CU_KIND_MASK;
+    if (kind == GPUPROF_OP_COPY_OTHER)
+        kind = copy_kind_arg(dom, id, cb->functionParams, kind);
+    /* Frames: skip this function and on_callback; CUPTI's and the
+     * runtime's beyond them are hidden. */
+    uint64_t corr = gpuprof__op_begin(kind, 2);
+    if (!corr)
+        return;
+    tls.corr = corr;
+    tls.cls = cls;
+    tls.bytes = 0;
+    if (cls & GP_CU_HOSTDONE) {
+        tls.t0 = gp_mono_ns();
+        tls.bytes = alloc_bytes(dom, id, cb->functionParams);
+    }
+    gpuprof__cupti_ring_note(cb->correlationId, corr, (cls & GP_CU_GRAPH) != 0);
+}
+
+static void api_exit(void)
+{
+    if (tls.depth == 0 || --tls.depth != 0 || !tls.corr)
+        return;
+    uint64_t corr = tls.corr;
+    tls.corr = 0;
+    if (tls.cls & GP_CU_HOSTDONE) {
+        gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+        a.correlation = corr;
+        a.kind = tls.cls & GP_CU_KIND_MASK;
+        a.flags = GP_ACT_HOST;
+        a.start_ns = tls.t0;
+        a.end_ns = gp_mono_ns();
+        a.bytes = tls.bytes;
+        gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
+    }
+    gpuprof__op_end(corr);
+}
+
+static void resource(CUpti_CallbackId id, const CUpti_ResourceData *rd)
+{
+    switch (id) {
+    case CUPTI_CBID_RESOURCE_MODULE_LOADED: {
+        const CUpti_ModuleResourceData *m = rd->resourceDescriptor;
+        if (m && m->pCubin && m->cubinSize)
+            gpuprof__cupti_module_loaded(m->pCubin, m->cubinSize);
+        break;
+    }
+    case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+        /* Its records go with it: collect them now. */
+        if (activities_on)
+            gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        break;
+    case CUPTI_CBID_RESOURCE_CU_INIT_FINISHED:
+    case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
+        gp_store_relaxed(&cuda_hidden, 1);
+        hide_runtime();
+        break;
+    default:
+        break;
+    }
+}
+
+__attribute__((noinline)) static void CUPTIAPI on_callback(
+    void *user, CUpti_CallbackDomain dom, CUpti_CallbackId id, const void *data)
+{
+    (void)user;
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API ||
+        dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+        uint32_t cls =
+            dom == CUPTI_CB_DOMAIN_RUNTIME_API
+                ? (id < CUPTI_RUNTIME_TRACE_CBID_SIZE ? cls_rt[id] : 0)
+                : (id < CUPTI_DRIVER_TRACE_CBID_SIZE ? cls_drv[id] : 0);
+        if (!cls)
+            return;
+        const CUpti_CallbackData *cb = data;
+        if (cb->callbackSite == CUPTI_API_ENTER)
+            api_enter(dom, id, cb, cls);
+        else
+            api_exit();
+        __asm__ volatile("" ::: "memory"); /* keep this frame */
+    } else if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
+        resource(id, data);
+    }
+}
+
+/* ---- buffers ---------------------------------------------------------------
+ */
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t **pool_free;
+static uint32_t pool_nfree, pool_nalloc, pool_max;
+static size_t pool_size;
+static uint64_t pool_refused; /* requests refused: the pool was spent */
+
+static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size,
+                                   size_t *max_records)
+{
+    *max_records = 0;
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&pool_mu);
+    if (pool_nfree) {
+        b = pool_free[--pool_nfree];
+    } else if (pool_nalloc < pool_max) {
+        b = aligned_alloc(8, pool_size);
+        if (b)
+            pool_nalloc++;
+    }
+    if (!b)
+        pool_refused++;
+    pthread_mutex_unlock(&pool_mu);
+    /* No buffer: CUPTI drops records and counts them for the next one. */
+    *buffer = b;
+    *size = b ? pool_size : 0;
+}
+
+static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream,
+                                   uint8_t *buffer, size_t size, size_t valid)
+{
+    (void)size;
+    if (buffer && valid)
+        gpuprof__cupti_decode(buffer, valid);
+    size_t dropped = 0;
+    if (gpuprof__cu.ActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
+            CUPTI_SUCCESS &&
+        dropped)
+        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, dropped);
+    if (!buffer)
+        return;
+    pthread_mutex_lock(&pool_mu);
+    pool_free[pool_nfree++] = buffer;
+    pthread_mutex_unlock(&pool_mu);
+}
+
+static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo,
+                        uint64_t hi)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*end || x < lo || x > hi) {
+        gpuprof__log(GPUPROF_LOG_WARN,
+                     "cupti: %s=%s is not a number in "
+                     "[%llu, %llu]; using %llu",
+                     name, v, (unsigned long long)lo, (unsigned long long)hi,
+                     (unsigned long long)def);
+        return def;
+    }
+    return x;
+}
+
+/* ---- clock ------------------------------------------------------------------
+ */
+static uint64_t CUPTIAPI process_clock(void)
+{
+    return gp_mono_ns();
+}
+
+/* Without a timestamp callback: the offset from CUPTI's clock to ours,
+ * from the tightest of a few bracketing reads. */
+static int64_t clock_offset(void)
+{
+    int64_t best = 0;
+    uint64_t width = UINT64_MAX;
+    for (int i = 0; i < 16; i++) {
+        uint64_t a = gp_mono_ns(), c = 0;
+        if (gpuprof__cu.GetTimestamp(&c) != CUPTI_SUCCESS)
+            return 0;
+        uint64_t b = gp_mono_ns();
+        if (b - a < width) {
+            width = b - a;
+            best = (int64_t)(a + (b - a) / 2) - (int64_t)c;
+        }
+    }
+    return best;
+}
+
+/* ---- the vtable ---------------------------------------------------------- */
+static const CUpti_ActivityKind kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+static bool kind_on[NKINDS];
+
+static gpuprof_status cu_probe(void *user, char *reason, size_t rsize)
+{
+    (void)user;
+    if (!gpuprof__cupti_load(reason, rsize))
+        return GPUPROF_E_UNAVAILABLE;
+    if (subscribed)
+        return GPUPROF_OK;
+    CUptiResult r = gpuprof__cu.Subscribe(&subscriber, on_callback, NULL);
+    if (r != CUPTI_SUCCESS) {
+        char e[96];
+        gpuprof__cupti_err(r, e, sizeof(e));
+        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+            snprintf(reason, rsize,
+                     "cuptiSubscribe: %s: another CUPTI tool "
+                     "(nsys, ncu, a profiler) is attached",
+                     e);
+        } else {
+            void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+            if (drv)
+                dlclose(drv);
+            snprintf(reason, rsize, "cuptiSubscribe: %s: %s", e,
+                     drv ? "the CUDA driver is there but no usable GPU"
+                         : "no CUDA driver (libcuda.so.1 not found)");
+        }
+        return GPUPROF_E_UNAVAILABLE;
+    }
+    subscribed = true;
+    return GPUPROF_OK;
+}
+
+static gpuprof_status cu_init(void *user)
+{
+    (void)user;
+    unsigned n = classify_all(true);
+    if (!n) {
+        gpuprof__log(GPUPROF_LOG_WARN, "cupti: no API callback could be "
+                                       "enabled");
+        return GPUPROF_E_UNAVAILABLE;
+    }
+    gpuprof__cu.EnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+    hide_runtime();
+    if (gpuprof__cu.RegisterTimestampCallback &&
+        gpuprof__cu.RegisterTimestampCallback(process_clock) == CUPTI_SUCCESS)
+        gpuprof__cupti_set_clock_offset(0);
+    else
+        gpuprof__cupti_set_clock_offset(clock_offset());
+    pool_size = (size_t)env_u64("GPUPROF_CUPTI_BUFFER_KB", 1024, 16, 1 << 20)
+                << 10;
+    pool_max = (uint32_t)env_u64("GPUPROF_CUPTI_BUFFERS", 32, 2, 4096);
+    pool_free = calloc(pool_max, sizeof(*pool_free));
+    if (!pool_free)
+        return GPUPROF_E_NOMEM;
+    char e[96];
+    CUptiResult r =
+        gpuprof__cu.ActivityRegisterCallbacks(buf_requested, buf_completed);
+    if (r != CUPTI_SUCCESS) {
+        gpuprof__log(GPUPROF_LOG_WARN,
+                     "cupti: cuptiActivityRegisterCallbacks:"
+                     " %s",
+                     gpuprof__cupti_err(r, e, sizeof(e)));
+        return GPUPROF_E_UNAVAILABLE;
+    }
+    for (size_t i = 0; i < NKINDS; i++) {
+        r = gpuprof__cu.ActivityEnable(kinds[i]);
+        if (r != CUPTI_SUCCESS &&
+            kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+            r = gpuprof__cu.ActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
+        kind_on[i] = r == CUPTI_SUCCESS;
+        if (!kind_on[i])
+            gpuprof__log(i == 0 ? GPUPROF_LOG_WARN : GPUPROF_LOG_DEBUG,
+                         "cupti: activity kind %d not enabled: %s",
+                         (int)kinds[i], gpuprof__cupti_err(r, e, sizeof(e)));
+    }
+    if (!kind_on[0])
+        return GPUPROF_E_UNAVAILABLE;
+    if (gpuprof__cu.EnableAllSyncRecords)
+        gpuprof__cu.EnableAllSyncRecords(
+            0); /* no records of unfinished queries */
+    activities_on = true;
+    gpuprof__log(GPUPROF_LOG_DEBUG,
+                 "cupti: %u API callbacks, buffers %zu "
+                 "KiB x %u",
+                 n, pool_size >> 10, pool_max);
+    return GPUPROF_OK;
+}
+
+static gpuprof_status cu_start(void *user)
+{
+    (void)user;
+    gp_store_release(&cu_on, 1);
+    return GPUPROF_OK;
+}
+
+static gpuprof_status cu_stop(void *user)
+{
+    (void)user;
+    gp_store_release(&cu_on, 0);
+    return GPUPROF_OK;
+}
+
+static gpuprof_status cu_flush(void *user)
+{
+    (void)user;
+    if (activities_on)
+        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    return GPUPROF_OK;
+}
+
+static void cu_fini(void *user)
+{
+    (void)user;
+    gp_store_release(&cu_on, 0);
+    if (activities_on) {
+        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        for (size_t i = 0; i < NKINDS; i++)
+            if (kind_on[i])
+                gpuprof__cu.ActivityDisable(kinds[i]);
+        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        activities_on = false;
+    }
+    /* Every record is in: graph launches end here. */
+    gpuprof__cupti_graphs_close();
+    if (subscribed) {
+        gpuprof__cu.Unsubscribe(subscriber);
+        subscribed = false;
+    }
+    pthread_mutex_lock(&pool_mu);
+    if (pool_refused)
+        gpuprof__log(GPUPROF_LOG_WARN,
+                     "cupti: the record buffer pool (%u x "
+                     "%zu KiB) was spent %llu times: records were dropped "
+                     "(GPUPROF_CUPTI_BUFFERS, GPUPROF_CUPTI_BUFFER_KB)",
+                     pool_max, pool_size >> 10,
+                     (unsigned long long)pool_refused);
+    pthread_mutex_unlock(&pool_mu);
+    /* The pool stays: CUPTI may still hold buffers it has not returned. */
+}
+
+void gpuprof__cupti_register(void)
+{
+    if (registered)
+        return;
+    registered = true;
+    gpuprof_backend b = GPUPROF_BACKEND_INIT;
+    b.name = "cupti";
+    b.caps = GPUPROF_BACKEND_CAP_ASYNC | GPUPROF_BACKEND_CAP_TRACE;
+    b.probe = cu_probe;
+    b.init = cu_init;
+    b.start = cu_start;
+    b.stop = cu_stop;
+    b.flush = cu_flush;
+    b.fini = cu_fini;
+    gpuprof_backend_register(&b, 0);
+}
+
+/* For the offline tests: the classification without a subscriber. */
+unsigned gpuprof__cupti_classify_all(void);
+unsigned gpuprof__cupti_classify_all(void)
+{
+    return classify_all(false);
+}
+
+uint32_t gpuprof__cupti_class_of(int driver, uint32_t id);
+uint32_t gpuprof__cupti_class_of(int driver, uint32_t id)
+{
+    if (driver)
+        return id < CUPTI_DRIVER_TRACE_CBID_SIZE ? cls_drv[id] : 0;
+    return id < CUPTI_RUNTIME_TRACE_CBID_SIZE ? cls_rt[id] : 0;
+}
+
+/* For the offline tests: the hooks as CUPTI would call them, and the
+ * switch start/stop turn. */
+void gpuprof__cupti_test_callback(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                                  const void *data);
+void gpuprof__cupti_test_callback(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                                  const void *data)
+{
+    on_callback(NULL, dom, id, data);
+    __asm__ volatile("" ::: "memory"); /* keep this frame */
+}
+
+void gpuprof__cupti_test_on(int on);
+void gpuprof__cupti_test_on(int on)
+{
+    gp_store_release(&cu_on, on);
+}

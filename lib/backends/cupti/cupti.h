@@ -1,0 +1,115 @@
+/*
+ * cupti.h - the CUPTI backend (NVIDIA GPUs): internal interface between
+ * its files. The design is in doc/BACKENDS.md ("CUPTI").
+ *
+ *  app thread, CUPTI API callback (enter) --> gpuprof__op_begin (one unwind
+ *      per user call; the runtime's nested driver call joins it), and the
+ *      CUPTI correlation id -> our correlation in the ring below
+ *  CUPTI's buffer thread: activity records --> cupti_act.c decodes them
+ *      with the real cuptiActivityGetNextRecord, looks the correlation up
+ *      in the ring and submits them (gpuprof__activity_submit_x)
+ *  module loads (resource callback) --> cubins saved by content hash,
+ *      their kernels' names --> binary ids (cupti_cubin.c)
+ *
+ * libcupti is never linked: cupti.c dlopens it and fills `gpuprof__cu`, a table
+ * of the entry points we call. Everything compiles against the CUDA 13
+ * headers (CUDA_HOME); an older libcupti at run time is refused (its
+ * record layouts differ).
+ */
+#ifndef GPUPROF_BACKENDS_CUPTI_CUPTI_H
+#define GPUPROF_BACKENDS_CUPTI_CUPTI_H
+
+#include <cupti.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/atomics.h"
+
+/* The CUPTI entry points we use (cupti.c, gpuprof__cupti_load). */
+typedef struct gp_cupti_api {
+    void *lib;
+    __typeof__(cuptiGetVersion) *GetVersion;
+    __typeof__(cuptiGetResultString) *GetResultString;
+    __typeof__(cuptiSubscribe) *Subscribe;
+    __typeof__(cuptiUnsubscribe) *Unsubscribe;
+    __typeof__(cuptiEnableCallback) *EnableCallback;
+    __typeof__(cuptiEnableDomain) *EnableDomain;
+    __typeof__(cuptiGetCallbackName) *GetCallbackName;
+    __typeof__(cuptiActivityEnable) *ActivityEnable;
+    __typeof__(cuptiActivityDisable) *ActivityDisable;
+    __typeof__(cuptiActivityRegisterCallbacks) *ActivityRegisterCallbacks;
+    __typeof__(cuptiActivityGetNextRecord) *ActivityGetNextRecord;
+    __typeof__(cuptiActivityGetNumDroppedRecords) *ActivityGetNumDroppedRecords;
+    __typeof__(cuptiActivityFlushAll) *ActivityFlushAll;
+    __typeof__(cuptiGetTimestamp) *GetTimestamp;
+    /* Optional (NULL when this libcupti lacks them). */
+    __typeof__(cuptiActivityRegisterTimestampCallback)
+        *RegisterTimestampCallback;
+    __typeof__(cuptiActivityEnableAllSyncRecords) *EnableAllSyncRecords;
+    __typeof__(cuptiFinalize) *Finalize;
+} gp_cupti_api;
+
+extern gp_cupti_api gpuprof__cu;
+
+/* Loads libcupti (GPUPROF_CUPTI_LIBRARY, else libcupti.so in the loader's
+ * path, $CUDA_HOME and the build's CUDA) and resolves gpuprof__cu. false with a
+ * one-line reason when it cannot. Idempotent; any thread (under the
+ * backend lock). */
+bool gpuprof__cupti_load(char *reason, size_t rsize);
+
+/* "CUPTI_ERROR_UNKNOWN (999)" for an error code. */
+const char *gpuprof__cupti_err(CUptiResult r, char *buf, size_t size);
+
+/* ---- API classification (cupti.c) ---------------------------------------
+ * Every runtime and driver callback id is classified once by its name:
+ * the op kind it begins (0: not ours) and flags. */
+#define GP_CU_GRAPH 0x100u    /* a graph launch: its kernels share its id */
+#define GP_CU_HOSTDONE 0x200u /* closed at API exit with api.time (allocs) */
+#define GP_CU_KIND_MASK 0xffu
+uint32_t gpuprof__cupti_classify_name(const char *name);
+
+/* ---- the correlation ring (cupti_act.c) ---------------------------------
+ * CUPTI correlation id -> our correlation, written at API enter on the
+ * application thread, read when records are decoded on CUPTI's thread.
+ * Slot = id mod the ring size; a seqlock-checked tag holds the full id,
+ * so a slot reused by a later call is a miss (counted unattributed), never
+ * a wrong attribution. */
+#define GP_CU_RING_BITS 18
+void gpuprof__cupti_ring_note(uint32_t cupti_id, uint64_t corr, bool graph);
+bool gpuprof__cupti_ring_find(uint32_t cupti_id, uint64_t *corr, bool *graph);
+void gpuprof__cupti_ring_reset(void);
+
+/* ---- records (cupti_act.c) ---------------------------------------------- */
+/* Decodes `valid` bytes of activity records and submits them. Returns the
+ * number of records read. Any thread; serialized inside. */
+size_t gpuprof__cupti_decode(uint8_t *buf, size_t valid);
+/* Device timestamps -> process clock: ns + offset (0 when CUPTI takes its
+ * timestamps from our clock). */
+void gpuprof__cupti_set_clock_offset(int64_t offset_ns);
+/* Closes the graph launches still open: a final empty activity for each
+ * (from flush at finalize, and when too many are open). */
+void gpuprof__cupti_graphs_close(void);
+/* Counters of what decoding saw (tests, stats). */
+typedef struct gp_cupti_counts {
+    uint64_t records, kernels, copies, memsets, syncs, overhead_ns,
+        unattributed, unknown_kinds, graph_closed, submit_retries;
+} gp_cupti_counts;
+void gpuprof__cupti_counts(gp_cupti_counts *out);
+void gpuprof__cupti_counts_reset(void);
+
+/* ---- cubins (cupti_cubin.c) --------------------------------------------- */
+/* Saves a loaded module's cubin (by content hash) and maps each function
+ * it defines to the binary's module id. Any thread. */
+void gpuprof__cupti_module_loaded(const void *cubin, size_t size);
+/* The binary id of the cubin that defines kernel `name`, GP_NO_BINARY when
+ * none is known. Any thread. */
+uint32_t gpuprof__cupti_kernel_binary(const char *name);
+/* Calls fn for each function symbol an ELF cubin defines; false when the
+ * bytes are not a well-formed ELF64 (nothing is called then). */
+bool gpuprof__cubin_functions(const void *data, size_t size,
+                              void (*fn)(void *ctx, const char *name),
+                              void *ctx);
+void gpuprof__cupti_cubins_reset(void);
+
+#endif /* GPUPROF_BACKENDS_CUPTI_CUPTI_H */

@@ -1,0 +1,219 @@
+/*
+ * cupti_cubin.c - cubins: saved when a module loads, and the link from a
+ * kernel to the cubin that defines it (cupti.h).
+ *
+ * A kernel record names its function but not its module, so each loaded
+ * cubin's ELF symbol table is read once: every function it defines maps to
+ * the cubin's module id (binary.c saved it by content hash). Kernel
+ * records then find their binary by name; a small cache keyed by the
+ * name's pointer (CUPTI hands the same pointer for a function every time)
+ * spares most lookups the hashing.
+ */
+#include <elf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cupti/cupti.h"
+#include "core/gpu.h"
+#include "core/internal.h"
+
+/* ---- ELF64 function symbols ---------------------------------------------- */
+static bool in_bounds(size_t off, size_t len, size_t size)
+{
+    return off <= size && len <= size - off;
+}
+
+bool gpuprof__cubin_functions(const void *data, size_t size,
+                              void (*fn)(void *ctx, const char *name),
+                              void *ctx)
+{
+    const uint8_t *p = data;
+    if (!p || size < sizeof(Elf64_Ehdr) || memcmp(p, ELFMAG, SELFMAG) != 0 ||
+        p[EI_CLASS] != ELFCLASS64 || p[EI_DATA] != ELFDATA2LSB)
+        return false;
+    Elf64_Ehdr eh;
+    memcpy(&eh, p, sizeof(eh));
+    if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
+        !in_bounds(eh.e_shoff, (size_t)eh.e_shnum * sizeof(Elf64_Shdr), size))
+        return false;
+    /* Two passes: validate every symbol table first, so a damaged cubin
+     * calls fn for nothing. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned i = 0; i < eh.e_shnum; i++) {
+            Elf64_Shdr sh;
+            memcpy(&sh, p + eh.e_shoff + (size_t)i * sizeof(sh), sizeof(sh));
+            if (sh.sh_type != SHT_SYMTAB)
+                continue;
+            if (sh.sh_entsize != sizeof(Elf64_Sym) ||
+                !in_bounds(sh.sh_offset, sh.sh_size, size) ||
+                sh.sh_link >= eh.e_shnum)
+                return false;
+            Elf64_Shdr st;
+            memcpy(&st, p + eh.e_shoff + (size_t)sh.sh_link * sizeof(st),
+                   sizeof(st));
+            if (!in_bounds(st.sh_offset, st.sh_size, size) || st.sh_size == 0 ||
+                p[st.sh_offset + st.sh_size - 1] != '\0')
+                return false;
+            if (pass == 0)
+                continue;
+            size_t nsym = sh.sh_size / sizeof(Elf64_Sym);
+            for (size_t k = 1; k < nsym; k++) {
+                Elf64_Sym s;
+                memcpy(&s, p + sh.sh_offset + k * sizeof(s), sizeof(s));
+                if (ELF64_ST_TYPE(s.st_info) != STT_FUNC ||
+                    s.st_shndx == SHN_UNDEF || s.st_name >= st.sh_size)
+                    continue;
+                const char *name = (const char *)p + st.sh_offset + s.st_name;
+                if (*name)
+                    fn(ctx, name);
+            }
+        }
+    }
+    return true;
+}
+
+/* ---- name -> binary ------------------------------------------------------ */
+typedef struct fslot {
+    uint64_t hash; /* 0: empty */
+    char *name;
+    uint32_t binary;
+} fslot;
+
+typedef struct pcache {
+    const char *ptr;
+    uint32_t binary;
+    uint32_t gen;
+} pcache;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static fslot *tab;
+static uint32_t tab_cap, tab_n;
+static pcache cache[256];
+static uint32_t gen = 1; /* a load may change answers: cache entries of an
+                            older generation are stale */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h | 1;
+}
+
+static bool tab_grow(void)
+{
+    uint32_t cap = tab_cap ? tab_cap * 2 : 256;
+    fslot *n = calloc(cap, sizeof(*n));
+    if (!n)
+        return false;
+    for (uint32_t i = 0; i < tab_cap; i++) {
+        if (!tab[i].hash)
+            continue;
+        uint32_t j = (uint32_t)tab[i].hash & (cap - 1);
+        while (n[j].hash)
+            j = (j + 1) & (cap - 1);
+        n[j] = tab[i];
+    }
+    free(tab);
+    tab = n;
+    tab_cap = cap;
+    return true;
+}
+
+static fslot *tab_find(const char *name, uint64_t h)
+{
+    if (!tab_n)
+        return NULL;
+    for (uint32_t i = (uint32_t)h & (tab_cap - 1);;
+         i = (i + 1) & (tab_cap - 1)) {
+        if (!tab[i].hash)
+            return NULL;
+        if (tab[i].hash == h && strcmp(tab[i].name, name) == 0)
+            return &tab[i];
+    }
+}
+
+typedef struct add_ctx {
+    uint32_t binary;
+    bool nomem;
+} add_ctx;
+
+/* Under mu. The latest module to define a name wins (a reloaded module). */
+static void add_function(void *ctx, const char *name)
+{
+    add_ctx *c = ctx;
+    uint64_t h = hash_str(name);
+    fslot *s = tab_find(name, h);
+    if (s) {
+        s->binary = c->binary;
+        return;
+    }
+    if ((tab_n + 1) * 2 > tab_cap && !tab_grow()) {
+        c->nomem = true;
+        return;
+    }
+    char *copy = strdup(name);
+    if (!copy) {
+        c->nomem = true;
+        return;
+    }
+    uint32_t i = (uint32_t)h & (tab_cap - 1);
+    while (tab[i].hash)
+        i = (i + 1) & (tab_cap - 1);
+    tab[i] = (fslot){h, copy, c->binary};
+    tab_n++;
+}
+
+void gpuprof__cupti_module_loaded(const void *cubin, size_t size)
+{
+    if (!cubin || !size)
+        return;
+    uint32_t bin = gpuprof__gpu_binaries_wanted()
+                       ? gpuprof__gpu_binary(cubin, size, "cubin")
+                       : (uint32_t)GP_NO_BINARY;
+    if (bin == (uint32_t)GP_NO_BINARY)
+        return;
+    pthread_mutex_lock(&mu);
+    add_ctx c = {bin, false};
+    bool elf = gpuprof__cubin_functions(cubin, size, add_function, &c);
+    gen++;
+    pthread_mutex_unlock(&mu);
+    if (!elf)
+        gpuprof__log(GPUPROF_LOG_DEBUG,
+                     "cupti: a loaded module (%zu bytes) "
+                     "is not an ELF cubin: its kernels name no binary",
+                     size);
+    if (c.nomem)
+        gpuprof__log(GPUPROF_LOG_WARN, "cupti: out of memory mapping kernels "
+                                       "to their cubin");
+}
+
+uint32_t gpuprof__cupti_kernel_binary(const char *name)
+{
+    uint32_t slot = (uint32_t)(((uintptr_t)name >> 3) * 0x9E3779B1u) >> 24;
+    pthread_mutex_lock(&mu);
+    uint32_t bin = (uint32_t)GP_NO_BINARY;
+    if (cache[slot].ptr == name && cache[slot].gen == gen) {
+        bin = cache[slot].binary;
+    } else {
+        fslot *s = tab_find(name, hash_str(name));
+        if (s)
+            bin = s->binary;
+        cache[slot] = (pcache){name, bin, gen};
+    }
+    pthread_mutex_unlock(&mu);
+    return bin;
+}
+
+void gpuprof__cupti_cubins_reset(void)
+{
+    pthread_mutex_lock(&mu);
+    for (uint32_t i = 0; i < tab_cap; i++)
+        free(tab[i].name);
+    free(tab);
+    tab = NULL;
+    tab_cap = tab_n = 0;
+    gen++;
+    pthread_mutex_unlock(&mu);
+}

@@ -1,0 +1,803 @@
+/*
+ * check_cupti.c - the CUPTI backend offline, with the real libcupti:
+ * hand-made activity records of the current struct versions (Kernel10,
+ * Memcpy6, MemcpyPtoP4, Memset4, Synchronization2, Overhead3) decoded by
+ * libcupti's own cuptiActivityGetNextRecord and attributed exactly; the
+ * API hooks driven as CUPTI would call them (runtime call with its nested
+ * driver call, allocations with their size); graph launches; the
+ * correlation ring; API classification by CUPTI's callback names; cubins
+ * mapped to their kernels; and the no-driver path (unavailable, program
+ * unchanged).
+ *
+ * Built only where CUPTI's headers are (CUDA_HOME); where libcupti cannot
+ * be loaded at run time every case says so and passes.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/cupti/cupti.h"
+#include "core/gpu.h"
+#include "core/internal.h"
+#include "io/io.h"
+#include "support/readback.h"
+#include "support/suite.h"
+
+/* LeakSanitizer (glibc 2.36) crashes reading the dynamic TLS that
+ * libcupti allocates, so this suite scans no TLS roots: a thread's channel
+ * state, which only its TLS holds, then looks leaked (the other suites
+ * check it), and libcupti keeps what cuptiSubscribe allocates. */
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "use_tls=0";
+}
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libcupti\nleak:src_register\nleak:_dlerror_run\n";
+}
+
+void gpuprof__cupti_test_callback(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                                  const void *data);
+void gpuprof__cupti_test_on(int on);
+unsigned gpuprof__cupti_classify_all(void);
+uint32_t gpuprof__cupti_class_of(int driver, uint32_t id);
+
+static char outdir[512];
+
+/* libcupti here? (every case needs it) */
+static bool have_cupti(void)
+{
+    char why[256];
+    if (gpuprof__cupti_load(why, sizeof(why)))
+        return true;
+    fprintf(stderr, "check_cupti: libcupti not loadable (%s): case skipped\n",
+            why);
+    return false;
+}
+
+/* Measurement with no backend: records are fed by hand. */
+static void start(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "none";
+    o.signals = 0;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    gpuprof__cupti_ring_reset();
+    gpuprof__cupti_counts_reset();
+    gpuprof__cupti_set_clock_offset(0);
+}
+
+/* ---- profile navigation ----------------------------------------------- */
+static uint32_t child(const gpuprof__io_profile *p, const gpuprof__io_thread *t,
+                      uint32_t parent, uint8_t kind, uint32_t key,
+                      const char *name)
+{
+    for (uint32_t i = parent + 1; i < t->first_node + t->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        if (t->first_node + n->parent != parent || n->kind != kind)
+            continue;
+        if (name ? !strcmp(gpuprof__io_str(p, n->key_a), name)
+                 : n->key_a == key)
+            return i;
+    }
+    return UINT32_MAX;
+}
+
+/* The placeholders of `kind` anywhere beneath region `name`. */
+static uint32_t placeholders(const gpuprof__io_profile *p,
+                             const gpuprof__io_thread *t, const char *name,
+                             uint32_t kind, uint32_t *out, uint32_t max)
+{
+    uint32_t top = child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, name);
+    ck_assert_msg(top != UINT32_MAX, "no region %s", name);
+    uint32_t n = 0;
+    for (uint32_t i = top + 1; i < t->first_node + t->node_count; i++) {
+        if (p->nodes[i].kind != GPUPROF_IO_NODE_GPU_OP ||
+            p->nodes[i].key_a != kind)
+            continue;
+        for (uint32_t a = i; a != t->first_node;
+             a = t->first_node + p->nodes[a].parent)
+            if (a == top) {
+                if (n < max)
+                    out[n] = i;
+                n++;
+                break;
+            }
+    }
+    return n;
+}
+
+static const char *frame_fn(const gpuprof__io_profile *p, uint32_t node)
+{
+    const gpuprof__io_node *n = &p->nodes[node];
+    ck_assert_int_eq(n->kind, GPUPROF_IO_NODE_FRAME);
+    uintptr_t pc = (uintptr_t)(p->modules[n->key_a].base + n->key_b);
+    Dl_info di;
+    if (!dladdr((void *)(pc - 1), &di) || !di.dli_sname)
+        return "?";
+    return di.dli_sname;
+}
+
+static uint32_t one_placeholder(const gpuprof__io_profile *p,
+                                const gpuprof__io_thread *t, const char *region,
+                                uint32_t kind)
+{
+    uint32_t out[2];
+    uint32_t n = placeholders(p, t, region, kind, out, 2);
+    ck_assert_uint_eq(n, 1);
+    return out[0];
+}
+
+/* ---- record builders ---------------------------------------------------- */
+typedef struct rbuf {
+    uint8_t *b;
+    size_t n;
+} rbuf;
+
+static void *put(rbuf *r, size_t size)
+{
+    r->b = realloc(r->b, r->n + size);
+    ck_assert_ptr_nonnull(r->b);
+    void *at = r->b + r->n;
+    memset(at, 0, size);
+    r->n += size;
+    return at;
+}
+
+static void kernel_rec(rbuf *r, uint32_t corr, const char *name, uint64_t t0,
+                       uint64_t t1, int gx, int bx, uint16_t regs, int ssm,
+                       int dsm, uint32_t stream)
+{
+    CUpti_ActivityKernel10 *k = put(r, sizeof(*k));
+    k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k->correlationId = corr;
+    k->name = name;
+    k->start = t0;
+    k->end = t1;
+    k->gridX = gx;
+    k->gridY = 2;
+    k->gridZ = 1;
+    k->blockX = bx;
+    k->blockY = 1;
+    k->blockZ = 1;
+    k->registersPerThread = regs;
+    k->staticSharedMemory = ssm;
+    k->dynamicSharedMemory = dsm;
+    k->deviceId = 0;
+    k->streamId = stream;
+}
+
+static void memcpy_rec(rbuf *r, uint32_t corr, uint8_t kind, uint64_t bytes,
+                       uint64_t t0, uint64_t t1)
+{
+    CUpti_ActivityMemcpy6 *m = put(r, sizeof(*m));
+    m->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m->copyKind = kind;
+    m->bytes = bytes;
+    m->start = t0;
+    m->end = t1;
+    m->correlationId = corr;
+    m->streamId = 13;
+}
+
+static size_t decode(rbuf *r)
+{
+    size_t n = gpuprof__cupti_decode(r->b, r->n);
+    free(r->b);
+    r->b = NULL;
+    r->n = 0;
+    return n;
+}
+
+/* An operation begun on this thread under the current region, noted in the
+ * ring with CUPTI id `id` (and `nested` for its driver call when not 0). */
+static uint64_t op(uint32_t kind, uint32_t id, uint32_t nested, bool graph)
+{
+    uint64_t c = gpuprof_op_begin(kind, 0);
+    ck_assert_uint_ne(c, 0);
+    gpuprof__cupti_ring_note(id, c, graph);
+    if (nested)
+        gpuprof__cupti_ring_note(nested, c, graph);
+    ck_assert_int_eq(gpuprof_op_end(c), GPUPROF_OK);
+    return c;
+}
+
+/* ---- decoding: every record kind, exact values ----------------------------
+ */
+START_TEST(decode_exact)
+{
+    if (!have_cupti())
+        return;
+    start();
+    gpuprof_region_begin("work");
+    op(GPUPROF_OP_KERNEL, 101, 0, false);
+    op(GPUPROF_OP_COPY_H2D, 102, 103, false);
+    op(GPUPROF_OP_MEMSET, 104, 0, false);
+    op(GPUPROF_OP_SYNC, 105, 0, false);
+    op(GPUPROF_OP_COPY_D2D, 106, 0, false);
+    gpuprof_region_end("work");
+
+    rbuf r = {0};
+    /* Two launches' worth on one correlation is impossible; one kernel. */
+    kernel_rec(&r, 101, "kA", 1000, 1700, 4, 128, 32, 1024, 512, 7);
+    memcpy_rec(&r, 103, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 2000, 2300);
+    CUpti_ActivityMemset4 *ms = put(&r, sizeof(*ms));
+    ms->kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    ms->bytes = 256;
+    ms->start = 2400;
+    ms->end = 2450;
+    ms->correlationId = 104;
+    CUpti_ActivitySynchronization2 *sy = put(&r, sizeof(*sy));
+    sy->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    sy->type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    sy->start = 3000;
+    sy->end = 3500;
+    sy->correlationId = 105;
+    sy->streamId = 7;
+    /* A query: not a wait we hook, ignored (not unattributed). */
+    sy = put(&r, sizeof(*sy));
+    sy->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    sy->type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN;
+    sy->correlationId = 777;
+    CUpti_ActivityMemcpyPtoP4 *pp = put(&r, sizeof(*pp));
+    pp->kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+    pp->bytes = 1 << 20;
+    pp->start = 4000;
+    pp->end = 4100;
+    pp->correlationId = 106;
+    CUpti_ActivityOverhead3 *ov = put(&r, sizeof(*ov));
+    ov->kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+    ov->start = 10;
+    ov->end = 60;
+    /* Work nobody launched under measurement. */
+    kernel_rec(&r, 999, "stray", 5000, 5100, 1, 32, 8, 0, 0, 7);
+    ck_assert_uint_eq(decode(&r), 8);
+
+    gp_cupti_counts c;
+    gpuprof__cupti_counts(&c);
+    ck_assert_uint_eq(c.records, 8);
+    ck_assert_uint_eq(c.kernels, 2);
+    ck_assert_uint_eq(c.copies, 2);
+    ck_assert_uint_eq(c.memsets, 1);
+    ck_assert_uint_eq(c.syncs, 1);
+    ck_assert_uint_eq(c.overhead_ns, 50);
+    ck_assert_uint_eq(c.unattributed, 1);
+
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t kp = one_placeholder(p, t, "work", GPUPROF_OP_KERNEL);
+    uint32_t k = child(p, t, kp, GPUPROF_IO_NODE_KERNEL, 0, "kA");
+    ck_assert_uint_ne(k, UINT32_MAX);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 700);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.work_items"), 4 * 2 * 128);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.group_size"), 128);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.registers"), 32);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.shared_bytes"), 1536);
+    ck_assert_uint_eq(p->nodes[k].key_b, GP_NO_BINARY); /* no cubin loaded */
+
+    uint32_t cp = one_placeholder(p, t, "work", GPUPROF_OP_COPY_H2D);
+    ck_assert_uint_eq(rb_val(p, cp, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, cp, "gpu.time"), 300);
+    ck_assert_uint_eq(rb_val(p, cp, "gpu.bytes"), 4096);
+    uint32_t mp = one_placeholder(p, t, "work", GPUPROF_OP_MEMSET);
+    ck_assert_uint_eq(rb_val(p, mp, "gpu.bytes"), 256);
+    ck_assert_uint_eq(rb_val(p, mp, "gpu.time"), 50);
+    uint32_t sp = one_placeholder(p, t, "work", GPUPROF_OP_SYNC);
+    ck_assert_uint_eq(rb_val(p, sp, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, sp, "gpu.time"), 0);
+    ck_assert_uint_eq(rb_val(p, sp, "api.time"), 500);
+    ck_assert_uint_eq(rb_val(p, sp, "blame.cpu_idle"), 500);
+    uint32_t dp = one_placeholder(p, t, "work", GPUPROF_OP_COPY_D2D);
+    ck_assert_uint_eq(rb_val(p, dp, "gpu.bytes"), 1 << 20);
+    ck_assert_uint_eq(rb_val(p, dp, "gpu.time"), 100);
+
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 1);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 5);
+    ck_assert_uint_eq(rb_counter(p, "gpu.tool_overhead_ns"), 50);
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+}
+END_TEST
+
+/* Device timestamps in another clock: the offset moves them. */
+START_TEST(clock_offset)
+{
+    if (!have_cupti())
+        return;
+    start();
+    gpuprof_region_begin("r");
+    op(GPUPROF_OP_KERNEL, 5, 0, false);
+    gpuprof_region_end("r");
+    gpuprof__cupti_set_clock_offset(-1000);
+    rbuf r = {0};
+    /* start 900 - 1000 clamps at 0; the duration is then 1100 - 1000. */
+    kernel_rec(&r, 5, "k", 900, 2100, 1, 1, 1, 0, 0, 1);
+    ck_assert_uint_eq(decode(&r), 1);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t k = child(p, t, one_placeholder(p, t, "r", GPUPROF_OP_KERNEL),
+                       GPUPROF_IO_NODE_KERNEL, 0, "k");
+    ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 1100);
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+}
+END_TEST
+
+/* ---- graph launches ----------------------------------------------------- */
+START_TEST(graph_launch)
+{
+    if (!have_cupti())
+        return;
+    start();
+    gpuprof_region_begin("graph");
+    op(GPUPROF_OP_KERNEL, 201, 202, true);
+    op(GPUPROF_OP_KERNEL, 203, 0, true);
+    gpuprof_region_end("graph");
+    rbuf r = {0};
+    /* The first launch's kernels come in two buffers, the second's in one;
+     * one launch's memset is a graph node too. */
+    kernel_rec(&r, 202, "g1", 100, 110, 1, 32, 16, 0, 0, 3);
+    kernel_rec(&r, 202, "g2", 110, 130, 1, 32, 16, 0, 0, 3);
+    kernel_rec(&r, 203, "g1", 200, 210, 1, 32, 16, 0, 0, 3);
+    ck_assert_uint_eq(decode(&r), 3);
+    kernel_rec(&r, 201, "g1", 130, 140, 1, 32, 16, 0, 0, 3);
+    CUpti_ActivityMemset4 *ms = put(&r, sizeof(*ms));
+    ms->kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    ms->bytes = 64;
+    ms->start = 140;
+    ms->end = 141;
+    ms->correlationId = 201;
+    ck_assert_uint_eq(decode(&r), 2);
+    gp_cupti_counts c;
+    gpuprof__cupti_counts(&c);
+    ck_assert_uint_eq(c.graph_closed, 0);
+    gpuprof__cupti_graphs_close();
+    gpuprof__cupti_counts(&c);
+    ck_assert_uint_eq(c.graph_closed, 2);
+    gpuprof__cupti_graphs_close(); /* nothing left open */
+    gpuprof__cupti_counts(&c);
+    ck_assert_uint_eq(c.graph_closed, 2);
+
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t kp[2];
+    ck_assert_uint_eq(placeholders(p, t, "graph", GPUPROF_OP_KERNEL, kp, 2), 2);
+    uint64_t g1 = 0, g2 = 0, placeholder_count = 0, bytes = 0;
+    for (int i = 0; i < 2; i++) {
+        uint32_t a = child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "g1");
+        uint32_t b = child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "g2");
+        g1 += a == UINT32_MAX ? 0 : rb_val(p, a, "gpu.count");
+        g2 += b == UINT32_MAX ? 0 : rb_val(p, b, "gpu.count");
+        placeholder_count += rb_val(p, kp[i], "gpu.count");
+        bytes += rb_val(p, kp[i], "gpu.bytes");
+    }
+    ck_assert_uint_eq(g1, 3);
+    ck_assert_uint_eq(g2, 1);
+    /* The memset on the placeholder; the closing notes add nothing. */
+    ck_assert_uint_eq(placeholder_count, 1);
+    ck_assert_uint_eq(bytes, 64);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+}
+END_TEST
+
+/* ---- the ring -------------------------------------------------------------
+ */
+START_TEST(ring_reuse_is_a_miss)
+{
+    gpuprof__cupti_ring_reset();
+    uint64_t c;
+    bool g;
+    ck_assert(!gpuprof__cupti_ring_find(7, &c, &g));
+    gpuprof__cupti_ring_note(7, 70, false);
+    ck_assert(gpuprof__cupti_ring_find(7, &c, &g));
+    ck_assert_uint_eq(c, 70);
+    ck_assert(!g);
+    /* The same slot, a later id: the old one is gone, not confused. */
+    gpuprof__cupti_ring_note(7 + (1u << GP_CU_RING_BITS), 80, true);
+    ck_assert(!gpuprof__cupti_ring_find(7, &c, &g));
+    ck_assert(gpuprof__cupti_ring_find(7 + (1u << GP_CU_RING_BITS), &c, &g));
+    ck_assert_uint_eq(c, 80);
+    ck_assert(g);
+    gpuprof__cupti_ring_note(9, 0, false); /* nothing recorded: no op */
+    ck_assert(!gpuprof__cupti_ring_find(9, &c, &g));
+}
+END_TEST
+
+/* ---- classification by CUPTI's own callback names ------------------------ */
+START_TEST(classify_names)
+{
+    static const struct {
+        const char *name;
+        uint32_t cls;
+    } cases[] = {
+        {"cudaLaunchKernel_v7000", GPUPROF_OP_KERNEL},
+        {"cudaLaunchKernelExC_v11060", GPUPROF_OP_KERNEL},
+        {"cuLaunchKernel", GPUPROF_OP_KERNEL},
+        {"cudaGraphLaunch_v10000", GPUPROF_OP_KERNEL | GP_CU_GRAPH},
+        {"cuGraphLaunch_ptsz", GPUPROF_OP_KERNEL | GP_CU_GRAPH},
+        {"cudaLaunchHostFunc_v10000", 0},
+        {"cudaMemcpyAsync_v3020", GPUPROF_OP_COPY_OTHER},
+        {"cuMemcpyHtoDAsync_v2", GPUPROF_OP_COPY_H2D},
+        {"cuMemcpyDtoH_v2", GPUPROF_OP_COPY_D2H},
+        {"cudaMemcpyPeerAsync_v4000", GPUPROF_OP_COPY_D2D},
+        {"cudaMemcpyToSymbol_v3020", GPUPROF_OP_COPY_H2D},
+        {"cudaMemsetAsync_v3020", GPUPROF_OP_MEMSET},
+        {"cuMemsetD32_v2", GPUPROF_OP_MEMSET},
+        {"cudaMalloc_v3020", GPUPROF_OP_ALLOC | GP_CU_HOSTDONE},
+        {"cuMemAlloc_v2", GPUPROF_OP_ALLOC | GP_CU_HOSTDONE},
+        {"cudaFree_v3020", GPUPROF_OP_FREE | GP_CU_HOSTDONE},
+        {"cuMemFreeAsync", GPUPROF_OP_FREE | GP_CU_HOSTDONE},
+        {"cudaStreamSynchronize_v3020", GPUPROF_OP_SYNC},
+        {"cuCtxSynchronize", GPUPROF_OP_SYNC},
+        {"cudaEventSynchronize_v3020", GPUPROF_OP_SYNC},
+        {"cudaGetLastError_v3020", 0},
+        {"cudaEventRecord_v3020", 0},
+        {"cuModuleLoadData", 0},
+        {"curandGenerate", 0},
+        {NULL, 0},
+    };
+    for (int i = 0; cases[i].name; i++)
+        ck_assert_msg(
+            gpuprof__cupti_classify_name(cases[i].name) == cases[i].cls,
+            "%s: %#x, want %#x", cases[i].name,
+            gpuprof__cupti_classify_name(cases[i].name), cases[i].cls);
+    ck_assert_uint_eq(gpuprof__cupti_classify_name(NULL), 0);
+    if (!have_cupti())
+        return;
+    /* The ids libcupti names: what gets enabled. */
+    unsigned n = gpuprof__cupti_classify_all();
+    ck_assert_uint_gt(n, 100);
+    ck_assert_uint_eq(gpuprof__cupti_class_of(
+                          0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000),
+                      GPUPROF_OP_KERNEL);
+    ck_assert_uint_eq(
+        gpuprof__cupti_class_of(1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel),
+        GPUPROF_OP_KERNEL);
+    ck_assert_uint_eq(gpuprof__cupti_class_of(
+                          0, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000),
+                      GPUPROF_OP_KERNEL | GP_CU_GRAPH);
+    ck_assert_uint_eq(
+        gpuprof__cupti_class_of(
+            0, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020),
+        GPUPROF_OP_SYNC);
+    ck_assert_uint_eq(gpuprof__cupti_class_of(
+                          0, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020),
+                      0);
+    ck_assert_uint_eq(gpuprof__cupti_class_of(
+                          1, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2),
+                      GPUPROF_OP_COPY_D2H);
+}
+END_TEST
+
+/* ---- the hooks, called as CUPTI calls them --------------------------------
+ */
+static CUpti_CallbackData cbd(CUpti_ApiCallbackSite site, uint32_t id,
+                              const void *params, uint64_t *slot)
+{
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof(d));
+    d.callbackSite = site;
+    d.correlationId = id;
+    d.functionParams = params;
+    d.correlationData = slot;
+    return d;
+}
+
+/* cudaLaunchKernel and the cuLaunchKernel it makes; not inlined: the
+ * innermost frame of the path. */
+__attribute__((noinline)) void cupti_test_launch(uint32_t rt_id,
+                                                 uint32_t drv_id);
+__attribute__((noinline)) void cupti_test_launch(uint32_t rt_id,
+                                                 uint32_t drv_id)
+{
+    uint64_t s1 = 0, s2 = 0;
+    CUpti_CallbackData d = cbd(CUPTI_API_ENTER, rt_id, NULL, &s1);
+    gpuprof__cupti_test_callback(
+        CUPTI_CB_DOMAIN_RUNTIME_API,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+    CUpti_CallbackData e = cbd(CUPTI_API_ENTER, drv_id, NULL, &s2);
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API,
+                                 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &e);
+    e.callbackSite = CUPTI_API_EXIT;
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API,
+                                 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &e);
+    d.callbackSite = CUPTI_API_EXIT;
+    gpuprof__cupti_test_callback(
+        CUPTI_CB_DOMAIN_RUNTIME_API,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+    __asm__ volatile("" ::: "memory");
+}
+
+START_TEST(hooks_offline)
+{
+    if (!have_cupti())
+        return;
+    start();
+    gpuprof__cupti_classify_all();
+    gpuprof__cupti_test_on(1);
+    gpuprof_region_begin("hooks");
+    /* One call site twice: the first launch's record carries the driver's
+     * id, the second's the runtime's. */
+    volatile uint32_t twice = 2; /* a loop the compiler cannot peel */
+    for (uint32_t i = 0; i < twice; i++)
+        cupti_test_launch(301 + 2 * i, 302 + 2 * i);
+    /* cudaMalloc(1 MiB) -> cuMemAlloc_v2: closed at exit with its size. */
+    struct {
+        void **p;
+        size_t size;
+    } mp = {NULL, 1u << 20};
+    uint64_t s = 0;
+    CUpti_CallbackData d = cbd(CUPTI_API_ENTER, 305, &mp, &s);
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                 CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &d);
+    CUpti_CallbackData e = cbd(CUPTI_API_ENTER, 306, &mp, &s);
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API,
+                                 CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &e);
+    e.callbackSite = CUPTI_API_EXIT;
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API,
+                                 CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &e);
+    d.callbackSite = CUPTI_API_EXIT;
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                 CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &d);
+    /* cudaMemcpy(..., cudaMemcpyDeviceToHost): the direction from its
+     * argument. */
+    struct {
+        void *dst;
+        const void *src;
+        size_t n;
+        enum cudaMemcpyKind k;
+    } cp = {NULL, NULL, 512, cudaMemcpyDeviceToHost};
+    d = cbd(CUPTI_API_ENTER, 307, &cp, &s);
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &d);
+    d.callbackSite = CUPTI_API_EXIT;
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &d);
+    /* Not ours: no operation. */
+    d = cbd(CUPTI_API_ENTER, 308, NULL, &s);
+    gpuprof__cupti_test_callback(
+        CUPTI_CB_DOMAIN_RUNTIME_API,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, &d);
+    d.callbackSite = CUPTI_API_EXIT;
+    gpuprof__cupti_test_callback(
+        CUPTI_CB_DOMAIN_RUNTIME_API,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, &d);
+    /* Paused: hooks record nothing. */
+    gpuprof__cupti_test_on(0);
+    cupti_test_launch(309, 310);
+    gpuprof__cupti_test_on(1);
+    gpuprof_region_end("hooks");
+
+    rbuf r = {0};
+    kernel_rec(&r, 302, "kh", 100, 150, 1, 64, 20, 0, 0, 1);
+    kernel_rec(&r, 303, "kh", 200, 260, 1, 64, 20, 0, 0, 1);
+    memcpy_rec(&r, 307, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 512, 300, 310);
+    kernel_rec(&r, 310, "kh", 400, 410, 1, 64, 20, 0, 0, 1);
+    ck_assert_uint_eq(decode(&r), 4);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t kp = one_placeholder(p, t, "hooks", GPUPROF_OP_KERNEL);
+    uint32_t k = child(p, t, kp, GPUPROF_IO_NODE_KERNEL, 0, "kh");
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 2);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 110);
+    /* One unwind per user call, the hook's own frames dropped:
+     * placeholder <- (the test's stand-in for CUPTI) <- launch. */
+    uint32_t f = t->first_node + p->nodes[kp].parent;
+    const gpuprof__io_node *fn = &p->nodes[f];
+    uintptr_t pc = (uintptr_t)(p->modules[fn->key_a].base + fn->key_b);
+    uintptr_t cb = (uintptr_t)gpuprof__cupti_test_callback;
+    ck_assert_msg(pc > cb && pc < cb + 256,
+                  "innermost frame %#lx, want "
+                  "gpuprof__cupti_test_callback at %#lx",
+                  (unsigned long)pc, (unsigned long)cb);
+    ck_assert_str_eq(frame_fn(p, t->first_node + fn->parent),
+                     "cupti_test_launch");
+    uint32_t ap = one_placeholder(p, t, "hooks", GPUPROF_OP_ALLOC);
+    ck_assert_uint_eq(rb_val(p, ap, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, ap, "gpu.bytes"), 1u << 20);
+    ck_assert_uint_eq(rb_val(p, ap, "gpu.time"), 0);
+    uint32_t dp = one_placeholder(p, t, "hooks", GPUPROF_OP_COPY_D2H);
+    ck_assert_uint_eq(rb_val(p, dp, "gpu.bytes"), 512);
+    uint32_t none[1];
+    ck_assert_uint_eq(
+        placeholders(p, t, "hooks", GPUPROF_OP_COPY_OTHER, none, 1), 0);
+    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), 4);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 1); /* paused */
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+}
+END_TEST
+
+/* ---- cubins
+ * ------------------------------------------------------------------ */
+static void *slurp(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *b = malloc((size_t)n);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *size = (size_t)n;
+    return b;
+}
+
+static void count_fn(void *ctx, const char *name)
+{
+    (void)name;
+    (*(int *)ctx)++;
+}
+
+START_TEST(cubin_kernels)
+{
+    char exe[PATH_MAX], path[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    snprintf(path, sizeof(path), "%s/cupti_fixture.cubin", dirname(exe));
+    size_t size;
+    uint8_t *cubin = slurp(path, &size);
+    if (!cubin) {
+        fprintf(stderr, "check_cupti: no %s (nvcc missing): case skipped\n",
+                path);
+        return;
+    }
+    /* Damage: truncated, or a symbol table past the end: nothing named. */
+    int calls = 0;
+    ck_assert(!gpuprof__cubin_functions(cubin, 40, count_fn, &calls));
+    ck_assert(!gpuprof__cubin_functions(cubin, size / 2, count_fn, &calls));
+    ck_assert_int_eq(calls, 0);
+    ck_assert(gpuprof__cubin_functions(cubin, size, count_fn, &calls));
+    ck_assert_int_ge(calls, 2);
+
+    start();
+    gpuprof__cupti_module_loaded(cubin, size);
+    uint32_t a = gpuprof__cupti_kernel_binary("fixture_scale");
+    uint32_t b = gpuprof__cupti_kernel_binary("_Z14fixture_squarePfi");
+    ck_assert_uint_ne(a, GP_NO_BINARY);
+    ck_assert_uint_eq(a, b);
+    ck_assert_uint_eq(gpuprof__cupti_kernel_binary("not_there"), GP_NO_BINARY);
+    /* The same pointer twice: the cache answers the same. */
+    const char *nm = "fixture_scale";
+    ck_assert_uint_eq(gpuprof__cupti_kernel_binary(nm), a);
+    ck_assert_uint_eq(gpuprof__cupti_kernel_binary(nm), a);
+    /* Saved once under binaries/, named by content. */
+    char dir[600];
+    snprintf(dir, sizeof(dir), "%s/binaries", outdir);
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int cubins = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        cubins += strstr(de->d_name, ".cubin") != NULL;
+    closedir(d);
+    ck_assert_int_eq(cubins, 1);
+    /* A kernel record of it names the binary. */
+    if (have_cupti()) {
+        gpuprof_region_begin("c");
+        op(GPUPROF_OP_KERNEL, 11, 0, false);
+        gpuprof_region_end("c");
+        rbuf r = {0};
+        kernel_rec(&r, 11, "fixture_scale", 10, 20, 1, 1, 1, 0, 0, 1);
+        ck_assert_uint_eq(decode(&r), 1);
+        ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+        gpuprof__io_profile *p = rb_load();
+        const gpuprof__io_thread *t = &p->threads[0];
+        uint32_t k = child(p, t, one_placeholder(p, t, "c", GPUPROF_OP_KERNEL),
+                           GPUPROF_IO_NODE_KERNEL, 0, "fixture_scale");
+        ck_assert_uint_eq(p->nodes[k].key_b, a);
+        ck_assert(p->modules[a].flags & GPUPROF_IO_MODULE_GPU);
+        gpuprof__io_profile_free(p);
+    }
+    gpuprof_finalize();
+    gpuprof__cupti_cubins_reset();
+    free(cubin);
+}
+END_TEST
+
+/* ---- no driver: unavailable, the program unchanged ------------------------
+ */
+START_TEST(unavailable_without_gpu)
+{
+    if (!have_cupti())
+        return;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "cupti";
+    o.signals = 0;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    char why[512] = "";
+    gpuprof_status st = gpuprof_backend_status("cupti", why, sizeof(why));
+    if (st == GPUPROF_OK) {
+        fprintf(stderr, "check_cupti: a GPU is here: the no-GPU case does not "
+                        "apply\n");
+    } else {
+        ck_assert_int_eq(st, GPUPROF_E_UNAVAILABLE);
+        ck_assert_msg(strstr(why, "cuptiSubscribe") != NULL, "reason: %s", why);
+        ck_assert_msg(strstr(why, "driver") || strstr(why, "GPU"), "reason: %s",
+                      why);
+    }
+    /* Measurement goes on. */
+    gpuprof_region_begin("still");
+    gpuprof_region_end("still");
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t r = child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, "still");
+    ck_assert_uint_ne(r, UINT32_MAX);
+    ck_assert_uint_eq(rb_val(p, r, "region.visits"), 1);
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+START_TEST(unavailable_without_library)
+{
+    setenv("GPUPROF_CUPTI_LIBRARY", "/nonexistent/libcupti.so", 1);
+    char why[512] = "";
+    ck_assert(!gpuprof__cupti_load(why, sizeof(why)));
+    ck_assert_msg(strstr(why, "GPUPROF_CUPTI_LIBRARY=/nonexistent/libcupti.so"),
+                  "reason: %s", why);
+    /* Through init: unavailable with that reason, measurement unchanged. */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "cupti";
+    o.signals = 0;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_backend_status("cupti", why, sizeof(why)),
+                     GPUPROF_E_UNAVAILABLE);
+    ck_assert_msg(strstr(why, "GPUPROF_CUPTI_LIBRARY"), "reason: %s", why);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    unsetenv("GPUPROF_CUPTI_LIBRARY");
+}
+END_TEST
+
+int main(void)
+{
+    const test_case cases[] = {
+        {"decode_exact", decode_exact, 60},
+        {"clock_offset", clock_offset, 60},
+        {"graph_launch", graph_launch, 60},
+        {"ring_reuse_is_a_miss", ring_reuse_is_a_miss, 30},
+        {"classify_names", classify_names, 60},
+        {"hooks_offline", hooks_offline, 60},
+        {"cubin_kernels", cubin_kernels, 60},
+        {"unavailable_without_gpu", unavailable_without_gpu, 60},
+        {"unavailable_without_library", unavailable_without_library, 60},
+    };
+    return RUN_SUITE("cupti", cases);
+}

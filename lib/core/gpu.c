@@ -200,6 +200,25 @@ static void apply_one(void *ctx, const void *item)
                                  a->binary, GPUPROF_IO_KIND_GPU)) ==
             GP_CCT_NONE)
         goto nomem;
+    if (a->flags & GP_ACT_INSTR) {
+        /* Without its binary an offset means nothing: the samples stay
+         * on the kernel. */
+        uint32_t in = a->binary == (uint32_t)GP_NO_BINARY
+                          ? at
+                          : gpuprof__cct_child(tree, at,
+                                               GPUPROF_IO_NODE_GPU_INSTR,
+                                               a->binary, a->bytes,
+                                               GPUPROF_IO_KIND_INSTR);
+        gp_mblock *ib = in == GP_CCT_NONE
+                            ? NULL
+                            : gpuprof__cct_block(tree, in, GPUPROF_IO_KIND_INSTR);
+        if (!ib)
+            goto nomem;
+        for (unsigned i = 0; i < a->nx && i < GP_XN; i++)
+            if (a->xm[i] >= GP_M_PC_SAMPLES && a->xm[i] <= GP_M_PC_LAST)
+                gp_owner_add(&ib->v[a->xm[i] - ib->first_metric], a->xv[i]);
+        return;
+    }
     gp_mblock *b = gpuprof__cct_block(tree, at, GPUPROF_IO_KIND_GPU);
     if (!b)
         goto nomem;

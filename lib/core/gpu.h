@@ -55,6 +55,11 @@ struct gp_gpu;
  * record on a device stream. */
 #define GP_ACT_NOTE 0x80000000u
 #define GP_ACT_HOST 0x40000000u
+/* INSTR: PC samples of one instruction of the kernel `name` in `binary`:
+ * `bytes` carries the instruction's offset in the binary, the extra values
+ * are metrics of the GPU instruction kind, added to a GPU_INSTR node
+ * beneath the kernel's. Always with NOTE (it counts no operation). */
+#define GP_ACT_INSTR 0x20000000u
 
 /* What a source carries to the monitor. */
 typedef struct gp_rec {

@@ -12,6 +12,11 @@
 #include "core/internal.h"
 #include "io/io.h"
 
+#define PC_STALL(ID, NAME, WHAT)                                               \
+    [GP_M_PC_STALL_##ID] = {"gpu.pc.stall." NAME, "PC samples: " WHAT,        \
+                            GPUPROF_IO_U64, GPUPROF_IO_SUM,                    \
+                            GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_INSTR, false}
+
 static const gp_metric_def metrics[] = {
     [GP_M_REGION_VISITS] = {"region.visits", "times the region was entered",
                             GPUPROF_IO_U64, GPUPROF_IO_SUM,
@@ -110,6 +115,34 @@ static const gp_metric_def metrics[] = {
                              "while no kernel was running on any device",
                              GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
                              GPUPROF_IO_KIND_CPU, false},
+    [GP_M_PC_SAMPLES] = {"gpu.pc.samples",
+                         "PC samples of the instruction (all stall reasons)",
+                         GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_COUNT,
+                         GPUPROF_IO_KIND_INSTR, false},
+    [GP_M_PC_LATENCY] = {"gpu.pc.latency_samples",
+                         "PC samples taken when no warp of the scheduler "
+                         "issued (uncovered latency)",
+                         GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_COUNT,
+                         GPUPROF_IO_KIND_INSTR, false},
+    PC_STALL(SELECTED, "selected", "the warp issued an instruction"),
+    PC_STALL(NOT_SELECTED, "not_selected", "eligible but another warp was selected"),
+    PC_STALL(BARRIER, "barrier", "waiting at a barrier (__syncthreads)"),
+    PC_STALL(BRANCH_RESOLVING, "branch_resolving", "waiting for a branch target"),
+    PC_STALL(DISPATCH_STALL, "dispatch_stall", "the dispatcher held the instruction"),
+    PC_STALL(DRAIN, "drain", "draining memory stores at exit"),
+    PC_STALL(IMC_MISS, "imc_miss", "immediate constant cache miss"),
+    PC_STALL(LG_THROTTLE, "lg_throttle", "local/global memory queue full"),
+    PC_STALL(LONG_SCOREBOARD, "long_scoreboard", "waiting for L1TEX (global, local, texture) data"),
+    PC_STALL(MATH_PIPE_THROTTLE, "math_pipe_throttle", "math pipe busy"),
+    PC_STALL(MEMBAR, "membar", "waiting at a memory barrier"),
+    PC_STALL(MIO_THROTTLE, "mio_throttle", "MIO (shared memory, special math) queue full"),
+    PC_STALL(MISC, "misc", "miscellaneous hardware reason"),
+    PC_STALL(NO_INSTRUCTIONS, "no_instructions", "no instruction fetched (instruction cache miss)"),
+    PC_STALL(SHORT_SCOREBOARD, "short_scoreboard", "waiting for MIO data (shared memory)"),
+    PC_STALL(SLEEPING, "sleeping", "the warp sleeps (nanosleep, yield)"),
+    PC_STALL(TEX_THROTTLE, "tex_throttle", "texture unit queue full"),
+    PC_STALL(WAIT, "wait", "a fixed-latency dependency"),
+    PC_STALL(OTHER, "other", "a reason this build does not name"),
 };
 
 #define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))

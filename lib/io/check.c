@@ -41,7 +41,7 @@ static int check_tables(const gpuprof__io_profile *p, char *err, size_t es)
         const gpuprof__io_metric *m = &p->metrics[i];
         if (!STR_OK(m->name) || !STR_OK(m->description) ||
             m->type > GPUPROF_IO_F64 || m->combine > GPUPROF_IO_MAX ||
-            m->unit > GPUPROF_IO_UNIT_BYTES || m->kind > GPUPROF_IO_KIND_CPU)
+            m->unit > GPUPROF_IO_UNIT_BYTES || m->kind > GPUPROF_IO_KIND_INSTR)
             return bad(err, es, "metric %u: field out of range", i);
     }
     for (uint32_t i = 0; i < p->module_count; i++)

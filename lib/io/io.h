@@ -22,7 +22,7 @@
 
 #define GPUPROF_IO_MAGIC "GPUPROF\0" /* 8 bytes at offset 0 */
 #define GPUPROF_IO_VERSION_MAJOR 1   /* readers reject other majors */
-#define GPUPROF_IO_VERSION_MINOR 0   /* readers accept any minor */
+#define GPUPROF_IO_VERSION_MINOR 1   /* readers accept any minor */
 #define GPUPROF_IO_NONE UINT32_MAX   /* "no index": a root's parent */
 #define GPUPROF_IO_SUFFIX ".gpuprof" /* profile file name suffix */
 #define GPUPROF_IO_DEFAULT_LEVEL 1   /* zstd level of the writer (bench_io) */
@@ -60,7 +60,8 @@ enum gpuprof__io_unit {
 enum gpuprof__io_metric_kind {
     GPUPROF_IO_KIND_REGION = 0,
     GPUPROF_IO_KIND_GPU = 1,
-    GPUPROF_IO_KIND_CPU = 2
+    GPUPROF_IO_KIND_CPU = 2,
+    GPUPROF_IO_KIND_INSTR = 3 /* GPU instructions: PC samples (format 1.1) */
 };
 
 /* Thread flags (pinned bits). */

@@ -676,6 +676,7 @@ START_TEST(cubin_kernels)
     ck_assert(gpuprof__cubin_functions(cubin, size, count_fn, &calls));
     ck_assert_int_ge(calls, 2);
 
+    bool cupti = have_cupti(); /* loaded first, as a real run has it */
     start();
     gpuprof__cupti_module_loaded(cubin, size);
     uint32_t a = gpuprof__cupti_kernel_binary("fixture_scale");
@@ -683,6 +684,18 @@ START_TEST(cubin_kernels)
     ck_assert_uint_ne(a, GP_NO_BINARY);
     ck_assert_uint_eq(a, b);
     ck_assert_uint_eq(gpuprof__cupti_kernel_binary("not_there"), GP_NO_BINARY);
+    /* PC samples name their cubin by CUPTI's CRC of it. */
+    if (gpuprof__cu.GetCubinCrc) {
+        CUpti_GetCubinCrcParams cp;
+        memset(&cp, 0, sizeof(cp));
+        cp.size = CUpti_GetCubinCrcParamsSize;
+        cp.cubinSize = size;
+        cp.cubin = cubin;
+        ck_assert_int_eq(gpuprof__cu.GetCubinCrc(&cp), CUPTI_SUCCESS);
+        ck_assert_uint_eq(gpuprof__cupti_crc_binary(cp.cubinCrc), a);
+        ck_assert_uint_eq(gpuprof__cupti_crc_binary(cp.cubinCrc + 1),
+                          GP_NO_BINARY);
+    }
     /* The same pointer twice: the cache answers the same. */
     const char *nm = "fixture_scale";
     ck_assert_uint_eq(gpuprof__cupti_kernel_binary(nm), a);
@@ -699,10 +712,35 @@ START_TEST(cubin_kernels)
     closedir(d);
     ck_assert_int_eq(cubins, 1);
     /* A kernel record of it names the binary. */
-    if (have_cupti()) {
+    if (cupti) {
         gpuprof_region_begin("c");
         op(GPUPROF_OP_KERNEL, 11, 0, false);
         gpuprof_region_end("c");
+        /* Its PC samples: instruction nodes in that cubin. */
+        uint64_t crc = 0;
+        if (gpuprof__cu.GetCubinCrc) {
+            CUpti_GetCubinCrcParams cp;
+            memset(&cp, 0, sizeof(cp));
+            cp.size = CUpti_GetCubinCrcParamsSize;
+            cp.cubinSize = size;
+            cp.cubin = cubin;
+            ck_assert_int_eq(gpuprof__cu.GetCubinCrc(&cp), CUPTI_SUCCESS);
+            crc = cp.cubinCrc;
+        }
+        uint32_t map[2] = {GP_M_PC_STALL_WAIT,
+                           GP_M_PC_STALL_WAIT | GP_CU_LATENCY};
+        CUpti_PCSamplingStallReason s0[2] = {{0, 6}, {1, 2}}, s1[1] = {{0, 1}};
+        char kname[] = "fixture_scale";
+        CUpti_PCSamplingPCData pcs[2] = {
+            {sizeof(pcs[0]), crc, 0x40, 0, 0, kname, 2, s0, 11},
+            {sizeof(pcs[0]), crc, 0x70, 0, 0, kname, 1, s1, 11}};
+        CUpti_PCSamplingData pd;
+        memset(&pd, 0, sizeof(pd));
+        pd.size = sizeof(pd);
+        pd.totalNumPcs = 2;
+        pd.pPcData = pcs;
+        uint64_t lost = 0;
+        ck_assert_uint_eq(gpuprof__cupti_pcs_submit(&pd, map, 2, &lost), 2);
         rbuf r = {0};
         kernel_rec(&r, 11, "fixture_scale", 10, 20, 1, 1, 1, 0, 0, 1);
         ck_assert_uint_eq(decode(&r), 1);
@@ -713,11 +751,120 @@ START_TEST(cubin_kernels)
                            GPUPROF_IO_NODE_KERNEL, 0, "fixture_scale");
         ck_assert_uint_eq(p->nodes[k].key_b, a);
         ck_assert(p->modules[a].flags & GPUPROF_IO_MODULE_GPU);
+        if (gpuprof__cu.GetCubinCrc) {
+            uint32_t i40 = child(p, t, k, GPUPROF_IO_NODE_GPU_INSTR, a, NULL);
+            ck_assert_uint_ne(i40, UINT32_MAX);
+            uint32_t ninstr = 0;
+            for (uint32_t i = k + 1; i < t->first_node + t->node_count; i++) {
+                const gpuprof__io_node *nd = &p->nodes[i];
+                if (t->first_node + nd->parent != k)
+                    continue;
+                ck_assert_int_eq(nd->kind, GPUPROF_IO_NODE_GPU_INSTR);
+                ck_assert_uint_eq(nd->key_a, a);
+                ck_assert_uint_eq(rb_val(p, i, "gpu.pc.samples"),
+                                  nd->key_b == 0x40 ? 6 : 1);
+                ck_assert_uint_eq(rb_val(p, i, "gpu.pc.latency_samples"),
+                                  nd->key_b == 0x40 ? 2 : 0);
+                ck_assert_uint_eq(rb_val(p, i, "gpu.pc.stall.wait"),
+                                  nd->key_b == 0x40 ? 6 : 1);
+                ninstr++;
+            }
+            ck_assert_uint_eq(ninstr, 2);
+        }
         gpuprof__io_profile_free(p);
     }
     gpuprof_finalize();
     gpuprof__cupti_cubins_reset();
     free(cubin);
+}
+END_TEST
+
+/* ---- PC sampling -------------------------------------------------------- */
+START_TEST(stall_reason_names)
+{
+    const char *pre = "smsp__pcsamp_warps_issue_stalled_";
+    char n[128];
+    snprintf(n, sizeof(n), "%slong_scoreboard", pre);
+    ck_assert_uint_eq(gpuprof__cupti_stall_metric(n),
+                      GP_M_PC_STALL_LONG_SCOREBOARD);
+    snprintf(n, sizeof(n), "%slong_scoreboard_not_issued", pre);
+    ck_assert_uint_eq(gpuprof__cupti_stall_metric(n),
+                      GP_M_PC_STALL_LONG_SCOREBOARD | GP_CU_LATENCY);
+    snprintf(n, sizeof(n), "%sselected", pre);
+    ck_assert_uint_eq(gpuprof__cupti_stall_metric(n), GP_M_PC_STALL_SELECTED);
+    snprintf(n, sizeof(n), "%snot_selected", pre);
+    ck_assert_uint_eq(gpuprof__cupti_stall_metric(n),
+                      GP_M_PC_STALL_NOT_SELECTED);
+    snprintf(n, sizeof(n), "%smath_pipe_throttle_not_issued", pre);
+    ck_assert_uint_eq(gpuprof__cupti_stall_metric(n),
+                      GP_M_PC_STALL_MATH_PIPE_THROTTLE | GP_CU_LATENCY);
+    snprintf(n, sizeof(n), "%sgmma", pre); /* a newer reason: other */
+    ck_assert_uint_eq(gpuprof__cupti_stall_metric(n), GP_M_PC_STALL_OTHER);
+    ck_assert_uint_eq(gpuprof__cupti_stall_metric("barrier"),
+                      GP_M_PC_STALL_BARRIER);
+    ck_assert_uint_eq(gpuprof__cupti_stall_metric(NULL), GP_M_PC_STALL_OTHER);
+}
+END_TEST
+
+START_TEST(pc_samples_exact)
+{
+    if (!have_cupti())
+        return;
+    start();
+    gpuprof_region_begin("pcs");
+    op(GPUPROF_OP_KERNEL, 51, 0, false);
+    gpuprof_region_end("pcs");
+    /* Stall reason indices as a device reports them, not dense. */
+    uint32_t map[10] = {0};
+    map[2] = GP_M_PC_STALL_SELECTED;
+    map[5] = GP_M_PC_STALL_LONG_SCOREBOARD;
+    map[6] = GP_M_PC_STALL_LONG_SCOREBOARD | GP_CU_LATENCY;
+    map[9] = GP_M_PC_STALL_BARRIER;
+    CUpti_PCSamplingStallReason ra[4] = {{2, 5}, {5, 7}, {6, 4}, {9, 2}};
+    CUpti_PCSamplingStallReason rb[1] = {{5, 3}};
+    CUpti_PCSamplingStallReason rc[2] = {{2, 1}, {7, 8}}; /* 7: unmapped */
+    char name[] = "kA";
+    CUpti_PCSamplingPCData pcs[3];
+    memset(pcs, 0, sizeof(pcs));
+    pcs[0] = (CUpti_PCSamplingPCData){sizeof(pcs[0]), 0xabc, 0x100, 0, 0,
+                                      name,           4,     ra,    51};
+    pcs[1] = (CUpti_PCSamplingPCData){sizeof(pcs[0]), 0xabc, 0x180, 0, 0,
+                                      name,           1,     rb,    51};
+    pcs[2] = (CUpti_PCSamplingPCData){
+        sizeof(pcs[0]), 0xabc, 0x200, 0,   0,
+        name,           2,     rc,    4242}; /* launch not measured */
+    CUpti_PCSamplingData d;
+    memset(&d, 0, sizeof(d));
+    d.size = sizeof(d);
+    d.totalNumPcs = 3;
+    d.pPcData = pcs;
+    uint64_t lost = 0;
+    ck_assert_uint_eq(gpuprof__cupti_pcs_submit(&d, map, 10, &lost), 2);
+    ck_assert_uint_eq(lost, 9);
+    /* The kernel's own record closes the launch. */
+    rbuf r = {0};
+    kernel_rec(&r, 51, "kA", 100, 900, 1, 32, 16, 0, 0, 1);
+    ck_assert_uint_eq(decode(&r), 1);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t k = child(p, t, one_placeholder(p, t, "pcs", GPUPROF_OP_KERNEL),
+                       GPUPROF_IO_NODE_KERNEL, 0, "kA");
+    ck_assert_uint_ne(k, UINT32_MAX);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 800);
+    /* CRC 0xabc names no cubin we saw: the samples stay on the kernel. */
+    for (uint32_t i = k + 1; i < t->first_node + t->node_count; i++)
+        ck_assert_uint_ne(t->first_node + p->nodes[i].parent, k);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.samples"), 17);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.latency_samples"), 4);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.selected"), 5);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.long_scoreboard"), 10);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.barrier"), 2);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 4); /* 2 + 1 + kernel */
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
 }
 END_TEST
 
@@ -796,6 +943,8 @@ int main(void)
         {"classify_names", classify_names, 60},
         {"hooks_offline", hooks_offline, 60},
         {"cubin_kernels", cubin_kernels, 60},
+        {"stall_reason_names", stall_reason_names, 30},
+        {"pc_samples_exact", pc_samples_exact, 60},
         {"unavailable_without_gpu", unavailable_without_gpu, 60},
         {"unavailable_without_library", unavailable_without_library, 60},
     };

@@ -423,7 +423,7 @@ START_TEST(valid_checksums_bad_content)
     rechecksum(buf);
     ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)),
                      GPUPROF_IO_ERR_VERSION);
-    ck_assert_ptr_nonnull(strstr(err, "version 2.0"));
+    ck_assert_ptr_nonnull(strstr(err, "version 2.1"));
     free(buf);
     tp_free(b);
 }

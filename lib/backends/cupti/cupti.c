@@ -39,7 +39,7 @@ gp_cupti_api gpuprof__cu;
 static bool registered;
 static _Atomic int cu_on; /* hooks begin operations */
 static CUpti_SubscriberHandle subscriber;
-static bool subscribed, activities_on;
+static bool subscribed, activities_on, pcs_on;
 
 /* ---- loading ------------------------------------------------------------ */
 const char *gpuprof__cupti_err(CUptiResult r, char *buf, size_t size)
@@ -121,6 +121,7 @@ bool gpuprof__cupti_load(char *reason, size_t rsize)
         false);
     SYM(EnableAllSyncRecords, "cuptiActivityEnableAllSyncRecords", false);
     SYM(Finalize, "cuptiFinalize", false);
+    SYM(GetCubinCrc, "cuptiGetCubinCrc", false);
     uint32_t v = 0;
     if (gpuprof__cu.GetVersion(&v) != CUPTI_SUCCESS || v < CUPTI_API_VERSION) {
         /* Its records would have older layouts than we decode. */
@@ -358,12 +359,16 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
     gpuprof__cupti_ring_note(cb->correlationId, corr, (cls & GP_CU_GRAPH) != 0);
 }
 
-static void api_exit(void)
+static void api_exit(const CUpti_CallbackData *cb)
 {
     if (tls.depth == 0 || --tls.depth != 0 || !tls.corr)
         return;
     uint64_t corr = tls.corr;
     tls.corr = 0;
+    /* Kernel-serialized PC sampling: the launch has run; its samples go
+     * before the operation ends, from the thread that began it. */
+    if ((tls.cls & GP_CU_KIND_MASK) == GPUPROF_OP_KERNEL && pcs_on)
+        gpuprof__cupti_pcs_collect(cb->context);
     if (tls.cls & GP_CU_HOSTDONE) {
         gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
         a.correlation = corr;
@@ -388,11 +393,18 @@ static void resource(CUpti_CallbackId id, const CUpti_ResourceData *rd)
     }
     case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
         /* Its records go with it: collect them now. */
+        if (pcs_on)
+            gpuprof__cupti_pcs_context_gone(rd->context);
         if (activities_on)
             gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         break;
-    case CUPTI_CBID_RESOURCE_CU_INIT_FINISHED:
     case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
+        if (pcs_on)
+            gpuprof__cupti_pcs_context(rd->context);
+        gp_store_relaxed(&cuda_hidden, 1);
+        hide_runtime();
+        break;
+    case CUPTI_CBID_RESOURCE_CU_INIT_FINISHED:
         gp_store_relaxed(&cuda_hidden, 1);
         hide_runtime();
         break;
@@ -417,7 +429,7 @@ __attribute__((noinline)) static void CUPTIAPI on_callback(
         if (cb->callbackSite == CUPTI_API_ENTER)
             api_enter(dom, id, cb, cls);
         else
-            api_exit();
+            api_exit(cb);
         __asm__ volatile("" ::: "memory"); /* keep this frame */
     } else if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
         resource(id, data);
@@ -604,6 +616,7 @@ static gpuprof_status cu_init(void *user)
         gpuprof__cu.EnableAllSyncRecords(
             0); /* no records of unfinished queries */
     activities_on = true;
+    pcs_on = gpuprof__cupti_pcs_wanted();
     gpuprof__log(GPUPROF_LOG_DEBUG,
                  "cupti: %u API callbacks, buffers %zu "
                  "KiB x %u",
@@ -628,6 +641,8 @@ static gpuprof_status cu_stop(void *user)
 static gpuprof_status cu_flush(void *user)
 {
     (void)user;
+    if (pcs_on)
+        gpuprof__cupti_pcs_collect(NULL);
     if (activities_on)
         gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     return GPUPROF_OK;
@@ -637,6 +652,8 @@ static void cu_fini(void *user)
 {
     (void)user;
     gp_store_release(&cu_on, 0);
+    if (pcs_on)
+        gpuprof__cupti_pcs_fini();
     if (activities_on) {
         gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         for (size_t i = 0; i < NKINDS; i++)

@@ -20,6 +20,7 @@
 #define GPUPROF_BACKENDS_CUPTI_CUPTI_H
 
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,7 @@ typedef struct gp_cupti_api {
         *RegisterTimestampCallback;
     __typeof__(cuptiActivityEnableAllSyncRecords) *EnableAllSyncRecords;
     __typeof__(cuptiFinalize) *Finalize;
+    __typeof__(cuptiGetCubinCrc) *GetCubinCrc;
 } gp_cupti_api;
 
 extern gp_cupti_api gpuprof__cu;
@@ -111,5 +113,31 @@ bool gpuprof__cubin_functions(const void *data, size_t size,
                               void (*fn)(void *ctx, const char *name),
                               void *ctx);
 void gpuprof__cupti_cubins_reset(void);
+/* The binary id of the cubin with CUPTI's CRC `crc` (PC samples name their
+ * cubin so), GP_NO_BINARY when none. */
+uint32_t gpuprof__cupti_crc_binary(uint64_t crc);
+
+/* ---- PC sampling (cupti_pcs.c) ------------------------------------------ */
+#define GP_CU_LATENCY 0x10000u /* a stall reason's "_not_issued" twin */
+/* Our metric for a CUPTI stall reason name, | GP_CU_LATENCY for the
+ * "<reason>_not_issued" names. */
+uint32_t gpuprof__cupti_stall_metric(const char *name);
+/* GPUPROF_CUPTI_PC_SAMPLING asks for it and this libcupti has the API
+ * (resolves it); from init. */
+bool gpuprof__cupti_pcs_wanted(void);
+bool gpuprof__cupti_pcs_on(void);
+/* A context was created / is going away (resource callbacks). */
+void gpuprof__cupti_pcs_context(CUcontext ctx);
+void gpuprof__cupti_pcs_context_gone(CUcontext ctx);
+/* Takes what CUPTI collected in `ctx` (NULL: every context) and submits
+ * it; after launches, at flush. */
+void gpuprof__cupti_pcs_collect(CUcontext ctx);
+void gpuprof__cupti_pcs_fini(void);
+/* Submits one collection: every PC record whose launch is known (the
+ * others' samples are added to *unattributed); `map` turns stall reason
+ * indices (< nmap) into metrics. The number of PCs submitted. */
+size_t gpuprof__cupti_pcs_submit(const CUpti_PCSamplingData *d,
+                                 const uint32_t *map, size_t nmap,
+                                 uint64_t *unattributed);
 
 #endif /* GPUPROF_BACKENDS_CUPTI_CUPTI_H */

@@ -165,6 +165,52 @@ static void add_function(void *ctx, const char *name)
     tab_n++;
 }
 
+/* CRC -> binary: few modules, a short list (under mu). */
+typedef struct crc_map {
+    uint64_t crc;
+    uint32_t binary;
+} crc_map;
+static crc_map *crcs;
+static uint32_t ncrcs, capcrcs;
+
+static void crc_add(const void *cubin, size_t size, uint32_t bin)
+{
+    if (!gpuprof__cu.GetCubinCrc)
+        return;
+    CUpti_GetCubinCrcParams p;
+    memset(&p, 0, sizeof(p));
+    p.size = CUpti_GetCubinCrcParamsSize;
+    p.cubinSize = size;
+    p.cubin = cubin;
+    if (gpuprof__cu.GetCubinCrc(&p) != CUPTI_SUCCESS)
+        return;
+    for (uint32_t i = 0; i < ncrcs; i++)
+        if (crcs[i].crc == p.cubinCrc) {
+            crcs[i].binary = bin;
+            return;
+        }
+    if (ncrcs == capcrcs) {
+        uint32_t cap = capcrcs ? capcrcs * 2 : 16;
+        crc_map *n = realloc(crcs, cap * sizeof(*n));
+        if (!n)
+            return;
+        crcs = n;
+        capcrcs = cap;
+    }
+    crcs[ncrcs++] = (crc_map){p.cubinCrc, bin};
+}
+
+uint32_t gpuprof__cupti_crc_binary(uint64_t crc)
+{
+    uint32_t bin = (uint32_t)GP_NO_BINARY;
+    pthread_mutex_lock(&mu);
+    for (uint32_t i = 0; i < ncrcs; i++)
+        if (crcs[i].crc == crc)
+            bin = crcs[i].binary;
+    pthread_mutex_unlock(&mu);
+    return bin;
+}
+
 void gpuprof__cupti_module_loaded(const void *cubin, size_t size)
 {
     if (!cubin || !size)
@@ -177,6 +223,7 @@ void gpuprof__cupti_module_loaded(const void *cubin, size_t size)
     pthread_mutex_lock(&mu);
     add_ctx c = {bin, false};
     bool elf = gpuprof__cubin_functions(cubin, size, add_function, &c);
+    crc_add(cubin, size, bin);
     gen++;
     pthread_mutex_unlock(&mu);
     if (!elf)
@@ -214,6 +261,9 @@ void gpuprof__cupti_cubins_reset(void)
     free(tab);
     tab = NULL;
     tab_cap = tab_n = 0;
+    free(crcs);
+    crcs = NULL;
+    ncrcs = capcrcs = 0;
     gen++;
     pthread_mutex_unlock(&mu);
 }

@@ -566,8 +566,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_table(
  * over the operands' sums (a ratio of totals), the other statistics are
  * over its per-profile values. Its unit is the operands' when they share
  * one and only + and - combine them, else a count. Later formulas may use
- * it. GPUPROF_E_INVALID for a syntax error or a name taken (the message
- * gives the offset), GPUPROF_E_NOTFOUND for an unknown metric. Not
+ * it. Numbers are decimal; names are at most 255 bytes; parentheses and
+ * unary minuses nest at most 64 deep. GPUPROF_E_INVALID for a syntax
+ * error or a name taken, GPUPROF_E_NOTFOUND for an unknown metric; the
+ * message names the formula, what is wrong and its byte offset ("formula
+ * 'a +': a metric name, number or '(' expected at offset 3"). Not
  * concurrently with other calls on the same database. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_derive(gpuprof_an_db *db,
                                                    const char *name,
@@ -575,10 +578,14 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_derive(gpuprof_an_db *db,
 /* Adds the importance metrics of seed 001 as derived metrics, from what
  * the database measures (a term whose metric is missing is left out):
  *   cpu_importance      max(CPU_TIME - GPU_API_TIME, 0) / EXECUTION_TIME:
- *                       CPU_TIME = region.time.incl (wall time inside
- *                       regions: there is no CPU-time sampling),
+ *                       CPU_TIME = region.time.excl rolled up (inclusive):
+ *                       the wall time of the regions in the subtree, each
+ *                       counted once (there is no CPU-time sampling; the
+ *                       roll-up of region.time.incl would count a nested
+ *                       region again in every enclosing one),
  *                       GPU_API_TIME = api.time (operations the host did:
- *                       waits, builds), EXECUTION_TIME = whole region time;
+ *                       waits, builds), EXECUTION_TIME =
+ *                       whole(region.time.excl), all threads' region time;
  *   gpu_api_importance  (gpu.time + api.time) / their whole: each GPU
  *                       operation's share (device time, or host time for
  *                       the host-done ones); in the flat view, per

@@ -83,6 +83,44 @@ void tp_value(tp_builder *b, uint32_t metric, uint64_t bits)
     add_value(b, metric, bits);
 }
 
+uint32_t tp_metric(tp_builder *b, const char *name, uint8_t unit, uint8_t kind)
+{
+    uint32_t n = b->p.metric_count;
+    b->p.metrics = realloc(b->p.metrics, (n + 1) * sizeof(*b->p.metrics));
+    b->p.metrics[n] =
+        (gpuprof__io_metric){gpuprof__io_strtab_add(b->st, name),
+                             gpuprof__io_strtab_add(b->st, "a test metric"),
+                             GPUPROF_IO_U64,
+                             GPUPROF_IO_SUM,
+                             unit,
+                             kind};
+    b->p.metric_count = n + 1;
+    return n;
+}
+
+void tp_node_value(tp_builder *b, uint32_t node, uint32_t metric, uint64_t bits)
+{
+    uint32_t abs = b->p.threads[b->cur].first_node + node;
+    gpuprof__io_node *n = &b->p.nodes[abs];
+    uint64_t at = n->first_value, end = at + n->value_count;
+    while (at < end && b->p.values[at].metric < metric)
+        at++;
+    if (at < end && b->p.values[at].metric == metric) {
+        b->p.values[at].bits += bits;
+        return;
+    }
+    if (!bits)
+        return;
+    GROW(b->p.values, b->p.value_count, b->cap_values);
+    memmove(&b->p.values[at + 1], &b->p.values[at],
+            (size_t)(b->p.value_count - at) * sizeof(*b->p.values));
+    b->p.values[at] = (gpuprof__io_value){metric, bits};
+    b->p.value_count++;
+    b->p.nodes[abs].value_count++;
+    for (uint32_t i = abs + 1; i < b->p.node_count; i++)
+        b->p.nodes[i].first_value++;
+}
+
 uint32_t tp_thread(tp_builder *b, const char *name, uint32_t flags)
 {
     GROW(b->p.threads, b->p.thread_count, b->cap_threads);

@@ -42,6 +42,15 @@ void tp_flags(tp_builder *b, uint32_t node, uint8_t flags);
 /* Adds a value of metric TP_* (raw bits; TP_RATIO is an f64) to the node
  * created last; values of one node in ascending metric order. */
 void tp_value(tp_builder *b, uint32_t metric, uint64_t bits);
+/* Adds a u64 sum metric named `name` (unit GPUPROF_IO_UNIT_*, kind
+ * GPUPROF_IO_KIND_*) to the metric table; returns its index. Add metrics
+ * before tp_reverse_metrics. */
+uint32_t tp_metric(tp_builder *b, const char *name, uint8_t unit, uint8_t kind);
+/* Adds `bits` to metric `metric` of node `node` (relative to the current
+ * thread), at any time: the node's value of that metric is created or
+ * increased, the node's values kept in ascending metric order. */
+void tp_node_value(tp_builder *b, uint32_t node, uint32_t metric,
+                   uint64_t bits);
 /* Adds an f64 metric value to a node (for round trips). */
 void tp_ratio(tp_builder *b, uint32_t node, double v);
 void tp_counter(tp_builder *b, const char *name, uint64_t value);

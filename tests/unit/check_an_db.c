@@ -666,7 +666,7 @@ START_TEST(derived_metrics_and_views)
                       (vv < 3 ? vv : 3) / wv);
         }
     /* Importance: this database has region time but no GPU metrics, so
-     * only cpu_importance = max(region.time.incl, 0) / its whole. */
+     * only cpu_importance = region.time.excl rolled up / its whole. */
     uint32_t before = gpuprof_an_db_metric_count(db), ci, gi;
     ck_assert_int_eq(gpuprof_an_db_add_importance(db, 0), GPUPROF_OK);
     ck_assert_uint_eq(gpuprof_an_db_metric_count(db), before + 2);
@@ -678,10 +678,13 @@ START_TEST(derived_metrics_and_views)
     ck_assert_int_eq(gpuprof_an_db_metric_find(db, "cpu_importance",
                                                GPUPROF_AN_INCLUSIVE, &ci),
                      GPUPROF_OK);
-    double wt = gpuprof_an_db_stat(db, 0, t_i, GPUPROF_AN_STAT_SUM);
+    uint32_t x_i;
+    gpuprof_an_db_metric_find(db, "region.time.excl", GPUPROF_AN_INCLUSIVE,
+                              &x_i);
+    double wx = gpuprof_an_db_stat(db, 0, x_i, GPUPROF_AN_STAT_SUM);
     for (uint32_t c = 0; c < nc; c++)
         ck_assert(gpuprof_an_db_stat(db, c, ci, GPUPROF_AN_STAT_SUM) ==
-                  gpuprof_an_db_stat(db, c, t_i, GPUPROF_AN_STAT_SUM) / wt);
+                  gpuprof_an_db_stat(db, c, x_i, GPUPROF_AN_STAT_SUM) / wx);
 
     /* Flat: each name's rows, from the contexts computed here. */
     static const char *const visits[] = {"region.visits"};
@@ -795,6 +798,259 @@ START_TEST(derived_metrics_and_views)
 }
 END_TEST
 
+/* ---- importance metrics on nested regions, computed by hand ----------
+ *
+ * One process, two threads (profiles 0 and 1); times in ns:
+ *
+ *   thread 0 "main"                          thread 1 "worker"
+ *   outer   incl 1000, excl 400              outer   incl 500, excl 500
+ *     inner incl 600,  excl 600                <sync>  api.time 100
+ *       <sync>  api.time 150
+ *     <kernel launch>
+ *       kernel k  gpu.time 300
+ *
+ * region.time.excl rolled up (inclusive), per profile and summed:
+ *   root  = outer  p0 400 + 600 = 1000, p1 500: 1500
+ *   inner          p0 600:                      600
+ * whole(region.time.excl) = 1500, the wall time of both threads' regions.
+ * (region.time.incl rolled up would give the root p0 1000 + 600 = 1600:
+ * inner's 600 counted twice, inside outer's 1000 and on its own.)
+ * api.time rolled up: root = outer = 150 + 100 = 250, inner 150;
+ * whole(api.time) = 250, whole(gpu.time) = 300.
+ *
+ * cpu_importance = max(CPU - API, 0) / 1500, inclusive, over sums:
+ *   root, outer  (1500 - 250) / 1500 = 1250 / 1500
+ *   inner        (600 - 150) / 1500  = 450 / 1500
+ *   operations   max(0 - api, 0)     = 0
+ * per profile at outer: p0 (1000 - 150) / 1500 = 850 / 1500,
+ *                       p1 (500 - 100) / 1500  = 400 / 1500;
+ * exclusive (each context's own value): outer (400 + 500) / 1500 = 900 /
+ * 1500, inner 600 / 1500 (api.time is on the <sync> beneath it).
+ * gpu_api_importance = (gpu.time + api.time) / (300 + 250):
+ *   root, outer 550 / 550 = 1; inner and its <sync> 150 / 550;
+ *   <kernel launch> and kernel k 300 / 550; outer's <sync> 100 / 550;
+ *   exclusive: <kernel launch> 0 (the time is on the kernel). */
+static gpuprof_an_db *importance_db(void)
+{
+    mkdir_tmp();
+    char in[600], dbdir[600], path[700];
+    sub(in, sizeof(in), "run");
+    sub(dbdir, sizeof(dbdir), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    tp_builder *b = tp_new("imp", 7, 0);
+    uint32_t gpu =
+        tp_metric(b, "gpu.time", GPUPROF_IO_UNIT_NS, GPUPROF_IO_KIND_GPU);
+    uint32_t api =
+        tp_metric(b, "api.time", GPUPROF_IO_UNIT_NS, GPUPROF_IO_KIND_GPU);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t outer = tp_region(b, 0, "outer", 1, 1000, 400);
+    uint32_t inner = tp_region(b, outer, "inner", 2, 600, 600);
+    uint32_t sync = tp_gpu_op(b, inner, GPUPROF_OP_SYNC);
+    uint32_t launch = tp_gpu_op(b, outer, GPUPROF_OP_KERNEL);
+    uint32_t k = tp_kernel(b, launch, "k", UINT32_MAX);
+    tp_node_value(b, sync, api, 150);
+    tp_node_value(b, k, gpu, 300);
+    tp_thread(b, "worker", 0);
+    outer = tp_region(b, 0, "outer", 1, 500, 500);
+    sync = tp_gpu_op(b, outer, GPUPROF_OP_SYNC);
+    tp_node_value(b, sync, api, 60);
+    tp_node_value(b, sync, api, 40); /* adds up: 100 */
+    snprintf(path, sizeof(path), "%s/imp-r0-p7.gpuprof", in);
+    ck_assert_int_eq(tp_write(b, path, 0), 0);
+    tp_free(b);
+    const char *ins[] = {in};
+    ck_assert_msg(analyze(ins, 1, dbdir, 1) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    return db;
+}
+
+/* The context named `name` beneath `parent`. */
+static uint32_t child_named(const gpuprof_an_db *db, uint32_t parent,
+                            const char *name)
+{
+    for (uint32_t c = 1; c < gpuprof_an_db_context_count(db); c++)
+        if (gpuprof_an_db_context_parent(db, c) == parent &&
+            !strcmp(gpuprof_an_db_context_name(db, c), name))
+            return c;
+    ck_abort_msg("no context '%s' beneath %u", name, parent);
+    return UINT32_MAX;
+}
+
+static uint32_t metric_id(const gpuprof_an_db *db, const char *name,
+                          gpuprof_an_variant v)
+{
+    uint32_t m;
+    ck_assert_msg(gpuprof_an_db_metric_find(db, name, v, &m) == GPUPROF_OK,
+                  "%s", gpuprof_an_last_error());
+    return m;
+}
+
+START_TEST(importance_of_nested_regions)
+{
+    gpuprof_an_db *db = importance_db();
+    ck_assert_uint_eq(gpuprof_an_db_profile_count(db), 2);
+    ck_assert_uint_eq(gpuprof_an_db_context_count(db), 7);
+    uint32_t outer = child_named(db, 0, "outer");
+    uint32_t inner = child_named(db, outer, "inner");
+    uint32_t isync = child_named(db, inner, "<sync>");
+    uint32_t launch = child_named(db, outer, "<kernel launch>");
+    uint32_t k = child_named(db, launch, "kernel k");
+    uint32_t osync = child_named(db, outer, "<sync>");
+    /* The inputs are what the comment above says. */
+    uint32_t rx = metric_id(db, "region.time.excl", GPUPROF_AN_INCLUSIVE);
+    uint32_t ri = metric_id(db, "region.time.incl", GPUPROF_AN_INCLUSIVE);
+    ck_assert(gpuprof_an_db_stat(db, 0, rx, GPUPROF_AN_STAT_SUM) == 1500);
+    ck_assert(gpuprof_an_db_stat(db, 0, ri, GPUPROF_AN_STAT_SUM) == 2100);
+    ck_assert(gpuprof_an_db_stat(
+                  db, osync, metric_id(db, "api.time", GPUPROF_AN_EXCLUSIVE),
+                  GPUPROF_AN_STAT_SUM) == 100);
+
+    ck_assert_int_eq(gpuprof_an_db_add_importance(db, 0), GPUPROF_OK);
+    uint32_t ci = metric_id(db, "cpu_importance", GPUPROF_AN_INCLUSIVE);
+    uint32_t ce = metric_id(db, "cpu_importance", GPUPROF_AN_EXCLUSIVE);
+    uint32_t gi = metric_id(db, "gpu_api_importance", GPUPROF_AN_INCLUSIVE);
+    uint32_t ge = metric_id(db, "gpu_api_importance", GPUPROF_AN_EXCLUSIVE);
+    static const gpuprof_an_stat S = GPUPROF_AN_STAT_SUM;
+    /* cpu_importance, inclusive, over sums. */
+    ck_assert(gpuprof_an_db_stat(db, 0, ci, S) == 1250.0 / 1500);
+    ck_assert(gpuprof_an_db_stat(db, outer, ci, S) == 1250.0 / 1500);
+    ck_assert(gpuprof_an_db_stat(db, inner, ci, S) == 450.0 / 1500);
+    ck_assert(gpuprof_an_db_stat(db, isync, ci, S) == 0);
+    ck_assert(gpuprof_an_db_stat(db, launch, ci, S) == 0);
+    ck_assert(gpuprof_an_db_stat(db, k, ci, S) == 0);
+    ck_assert(gpuprof_an_db_stat(db, osync, ci, S) == 0);
+    /* Per profile, and the statistics over them. */
+    ck_assert(gpuprof_an_db_value(db, 0, outer, ci) == 850.0 / 1500);
+    ck_assert(gpuprof_an_db_value(db, 1, outer, ci) == 400.0 / 1500);
+    ck_assert(gpuprof_an_db_value(db, 0, inner, ci) == 450.0 / 1500);
+    ck_assert(gpuprof_an_db_value(db, 1, inner, ci) == 0);
+    ck_assert(gpuprof_an_db_stat(db, outer, ci, GPUPROF_AN_STAT_MIN) ==
+              400.0 / 1500);
+    ck_assert(gpuprof_an_db_stat(db, outer, ci, GPUPROF_AN_STAT_MAX) ==
+              850.0 / 1500);
+    ck_assert(gpuprof_an_db_stat(db, outer, ci, GPUPROF_AN_STAT_COUNT) == 2);
+    /* Exclusive: each context's own time. */
+    ck_assert(gpuprof_an_db_stat(db, 0, ce, S) == 0);
+    ck_assert(gpuprof_an_db_stat(db, outer, ce, S) == 900.0 / 1500);
+    ck_assert(gpuprof_an_db_stat(db, inner, ce, S) == 600.0 / 1500);
+    ck_assert(gpuprof_an_db_stat(db, isync, ce, S) == 0);
+    /* gpu_api_importance. */
+    ck_assert(gpuprof_an_db_stat(db, 0, gi, S) == 1);
+    ck_assert(gpuprof_an_db_stat(db, outer, gi, S) == 1);
+    ck_assert(gpuprof_an_db_stat(db, inner, gi, S) == 150.0 / 550);
+    ck_assert(gpuprof_an_db_stat(db, isync, gi, S) == 150.0 / 550);
+    ck_assert(gpuprof_an_db_stat(db, launch, gi, S) == 300.0 / 550);
+    ck_assert(gpuprof_an_db_stat(db, k, gi, S) == 300.0 / 550);
+    ck_assert(gpuprof_an_db_stat(db, osync, gi, S) == 100.0 / 550);
+    ck_assert(gpuprof_an_db_stat(db, launch, ge, S) == 0);
+    ck_assert(gpuprof_an_db_stat(db, k, ge, S) == 300.0 / 550);
+    ck_assert(gpuprof_an_db_stat(db, osync, ge, S) == 100.0 / 550);
+    /* Adding them again adds nothing. */
+    uint32_t nm = gpuprof_an_db_metric_count(db);
+    ck_assert_int_eq(gpuprof_an_db_add_importance(db, 0), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_db_metric_count(db), nm);
+    ck_assert_int_eq(gpuprof_an_db_add_importance(db, 1), GPUPROF_E_INVALID);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* Each formula error: its status, and a message that says what is wrong
+ * and at which byte offset; nothing is added. */
+START_TEST(formula_errors)
+{
+    gpuprof_an_db *db = importance_db();
+    uint32_t nm = gpuprof_an_db_metric_count(db);
+    char longname[400], nested[200], many[1000];
+    snprintf(longname, sizeof(longname), "\"%0300d\" + 1", 0);
+    memset(nested, '-', 100);
+    snprintf(nested + 100, sizeof(nested) - 100, "1");
+    for (int i = 0; i < 300; i++)
+        memcpy(many + 2 * i, "1+", 2);
+    snprintf(many + 600, sizeof(many) - 600, "1");
+    const struct {
+        const char *formula;
+        gpuprof_status st;
+        const char *message; /* after "formula '...': " */
+    } cases[] = {
+        {"region.visits +", GPUPROF_E_INVALID,
+         "a metric name, number or '(' expected at offset 15"},
+        {"", GPUPROF_E_INVALID,
+         "a metric name, number or '(' expected at offset 0"},
+        {"(region.visits", GPUPROF_E_INVALID, "')' expected at offset 14"},
+        {"region.visits )", GPUPROF_E_INVALID, "unexpected ')' at offset 14"},
+        {"region.visits # 2", GPUPROF_E_INVALID, "unexpected '#' at offset 14"},
+        {"region.visits \x01", GPUPROF_E_INVALID,
+         "unexpected byte 0x01 at offset 14"},
+        {"no.such * 2", GPUPROF_E_NOTFOUND,
+         "no metric named 'no.such' at offset 0"},
+        {"2 * no.such", GPUPROF_E_NOTFOUND,
+         "no metric named 'no.such' at offset 4"},
+        {"0x10", GPUPROF_E_INVALID, "bad number at offset 0"},
+        {"1 + 2x", GPUPROF_E_INVALID, "bad number at offset 4"},
+        {"1e999", GPUPROF_E_INVALID, "bad number at offset 0"},
+        {"max(region.visits)", GPUPROF_E_INVALID,
+         "',' expected: max and min take two arguments at offset 17"},
+        {"min(1, 2, 3)", GPUPROF_E_INVALID,
+         "max and min take two arguments at offset 8"},
+        {"max(1, 2", GPUPROF_E_INVALID, "')' expected at offset 8"},
+        {"log(region.visits)", GPUPROF_E_INVALID,
+         "unknown function 'log' (max, min, whole) at offset 0"},
+        {"whole()", GPUPROF_E_INVALID,
+         "whole() takes one metric name at offset 6"},
+        {"whole((region.visits))", GPUPROF_E_INVALID,
+         "whole() takes one metric name at offset 6"},
+        {"whole(region.visits + 1)", GPUPROF_E_INVALID,
+         "')' expected: whole() takes one metric name at offset 20"},
+        {"whole(region.visits", GPUPROF_E_INVALID,
+         "')' expected: whole() takes one metric name at offset 19"},
+        {"1 / whole(nope)", GPUPROF_E_NOTFOUND,
+         "no metric named 'nope' at offset 10"},
+        {"whole(\"a)b\")", GPUPROF_E_NOTFOUND,
+         "no metric named 'a)b' at offset 6"},
+        {"\"region.visits", GPUPROF_E_INVALID, "unterminated name at offset 0"},
+        {"1 + \"\"", GPUPROF_E_INVALID, "empty name at offset 4"},
+        {longname, GPUPROF_E_INVALID, "name longer than 255 bytes at offset 0"},
+        {nested, GPUPROF_E_INVALID, "nested too deeply at offset 64"},
+        {many, GPUPROF_E_INVALID, "too long at offset "},
+    };
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        gpuprof_status st = gpuprof_an_db_derive(db, "x", cases[i].formula);
+        const char *e = gpuprof_an_last_error();
+        ck_assert_msg(st == cases[i].st, "'%s': status %d, want %d (%s)",
+                      cases[i].formula, st, cases[i].st, e);
+        char want[1500];
+        snprintf(want, sizeof(want), "formula '%s': %s", cases[i].formula,
+                 cases[i].message);
+        ck_assert_msg(!strncmp(e, want, strlen(want)), "'%s': got \"%s\"",
+                      cases[i].formula, e);
+    }
+    ck_assert_uint_eq(gpuprof_an_db_metric_count(db), nm);
+    /* What is allowed: spaces, quoted names in whole(), nesting to 64. */
+    ck_assert_int_eq(
+        gpuprof_an_db_derive(db, "ok1", "whole( \"region.visits\" )"),
+        GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "ok2", "max( 1e3 , .5 ) - -(1)"),
+                     GPUPROF_OK);
+    ck_assert(gpuprof_an_db_value(db, 0, 1,
+                                  metric_id(db, "ok1", GPUPROF_AN_INCLUSIVE)) ==
+              gpuprof_an_db_stat(
+                  db, 0, metric_id(db, "region.visits", GPUPROF_AN_INCLUSIVE),
+                  GPUPROF_AN_STAT_SUM));
+    ck_assert(gpuprof_an_db_value(db, 0, 1,
+                                  metric_id(db, "ok2", GPUPROF_AN_EXCLUSIVE)) ==
+              1001);
+    memset(nested, '-', 63);
+    snprintf(nested + 63, sizeof(nested) - 63, "1");
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "ok3", nested), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "ok3", "1"), GPUPROF_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "exists already"));
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "", "1"), GPUPROF_E_INVALID);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 typedef struct rounds {
     unsigned values, transpose; /* progress calls */
 } rounds;
@@ -903,6 +1159,8 @@ int main(void)
         {"crafted", crafted_content_is_refused, 120},
         {"memory_budget", memory_budget_changes_no_byte, 240},
         {"derived_views", derived_metrics_and_views, 120},
+        {"importance", importance_of_nested_regions, 60},
+        {"formula_errors", formula_errors, 60},
     };
     return RUN_SUITE("an_db", cases);
 }

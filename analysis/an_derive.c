@@ -471,3 +471,29 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_importance(gpuprof_an_db *db,
                                     : "an empty database");
     return st;
 }
+
+/* ---- PC sampling metrics (seed 001) ---------------------------------------
+ * Of S samples of a context (gpu.pc.samples) S_L are latency samples (no
+ * warp of the scheduler issued: gpu.pc.latency_samples); the issue rate is
+ * (S - S_L) / S, and a context's share of all samples shows where the
+ * kernels spend their time, instruction by instruction. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_pc_metrics(gpuprof_an_db *db,
+                                                           uint32_t flags)
+{
+    if (!db || flags)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
+    if (!has(db, "gpu.pc.samples"))
+        return gpuprof__an_fail(GPUPROF_E_NOTFOUND,
+                                "this database has no PC samples "
+                                "(gpu.pc.samples: measure with "
+                                "GPUPROF_CUPTI_PC_SAMPLING=1)");
+    gpuprof_status st = GPUPROF_OK;
+    if (has(db, "gpu.pc.latency_samples") && !has(db, "gpu.pc.issue_rate"))
+        st = gpuprof_an_db_derive(
+            db, "gpu.pc.issue_rate",
+            "(gpu.pc.samples - gpu.pc.latency_samples) / gpu.pc.samples");
+    if (st == GPUPROF_OK && !has(db, "gpu.pc.sample_share"))
+        st = gpuprof_an_db_derive(db, "gpu.pc.sample_share",
+                                  "gpu.pc.samples / whole(gpu.pc.samples)");
+    return st;
+}

@@ -7,7 +7,7 @@
  *                         and processes, then the GPU operations beneath
  *                         regions and call paths
  *   gpuprof report [--view top-down|bottom-up|flat] [--metric NAME]...
- *                  [--derive NAME=FORMULA]... [--importance]
+ *                  [--derive NAME=FORMULA]... [--importance] [--pc]
  *                  [--sort exclusive] [--depth N] [--threshold PCT]
  *                  [--context ID | --trace] DB
  *                         a view of an analysis database; --context: one
@@ -49,7 +49,7 @@ static int usage(FILE *out, int rc)
                  "       gpuprof report [--view top-down|bottom-up|flat] "
                  "[--metric NAME]...\n"
                  "                      [--derive NAME=FORMULA]... "
-                 "[--importance] [--sort exclusive]\n"
+                 "[--importance] [--pc] [--sort exclusive]\n"
                  "                      [--depth N] [--threshold PCT] "
                  "[--context ID | --trace] DB\n"
                  "                             a view of an analysis "
@@ -142,7 +142,7 @@ static int db_view(int argc, char **argv, int first, int mode)
     const char *derive[16];
     uint32_t nmetric = 0, nderive = 0, depth = 0, flags = 0;
     long context = -1;
-    int trace = 0, importance = 0;
+    int trace = 0, importance = 0, pc = 0;
     gpuprof_an_view view = GPUPROF_AN_VIEW_TOPDOWN;
     double threshold = 1.0;
     int i = first;
@@ -184,6 +184,8 @@ static int db_view(int argc, char **argv, int first, int mode)
                                              : GPUPROF_AN_VIEW_SORT_EXCLUSIVE;
         } else if (!strcmp(opt, "--importance")) {
             importance = 1;
+        } else if (!strcmp(opt, "--pc")) {
+            pc = 1;
             i--; /* no argument */
         } else if (!strcmp(opt, "--trace") && !folded) {
             trace = 1;
@@ -224,6 +226,8 @@ static int db_view(int argc, char **argv, int first, int mode)
     }
     if (st == GPUPROF_OK && importance)
         st = gpuprof_an_db_add_importance(db, 0);
+    if (st == GPUPROF_OK && pc)
+        st = gpuprof_an_db_add_pc_metrics(db, 0);
     bool named = nmetric > 0;
     if (st == GPUPROF_OK && !nmetric &&
         !(metric[nmetric++] = default_metric(db))) {
@@ -231,13 +235,25 @@ static int db_view(int argc, char **argv, int first, int mode)
         fprintf(stderr, "gpuprof: %s: no metrics\n", argv[i]);
         return 1;
     }
-    /* --importance without --metric: its metrics beside the default one. */
+    /* --importance / --pc without --metric: their metrics beside the
+     * default one (--pc: PC samples first). */
     static const char *const imp[] = {"cpu_importance", "gpu_api_importance"};
     for (int k = 0; k < 2 && st == GPUPROF_OK && importance && !named; k++) {
         uint32_t m;
         if (gpuprof_an_db_metric_find(db, imp[k], GPUPROF_AN_INCLUSIVE, &m) ==
             GPUPROF_OK)
             metric[nmetric++] = imp[k];
+    }
+    if (st == GPUPROF_OK && pc && !named) {
+        metric[0] = "gpu.pc.samples";
+        static const char *const pcm[] = {"gpu.pc.latency_samples",
+                                          "gpu.pc.issue_rate"};
+        for (int k = 0; k < 2; k++) {
+            uint32_t m;
+            if (gpuprof_an_db_metric_find(db, pcm[k], GPUPROF_AN_INCLUSIVE,
+                                          &m) == GPUPROF_OK)
+                metric[nmetric++] = pcm[k];
+        }
     }
     if (st == GPUPROF_OK && mode == 1)
         st = gpuprof_an_db_print_folded(db, stdout, metric[0], 0);

@@ -595,6 +595,17 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_derive(gpuprof_an_db *db,
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_importance(gpuprof_an_db *db,
                                                            uint32_t flags);
 
+/* Adds the PC-sampling metrics of seed 001 as derived metrics:
+ *   gpu.pc.issue_rate    (gpu.pc.samples - gpu.pc.latency_samples) /
+ *                        gpu.pc.samples: the share of samples in which the
+ *                        scheduler issued (0 where a context has none);
+ *   gpu.pc.sample_share  gpu.pc.samples / whole(gpu.pc.samples).
+ * GPUPROF_E_NOTFOUND when the database has no PC samples (measured with
+ * GPUPROF_CUPTI_PC_SAMPLING); adding them twice adds nothing. `flags` must
+ * be 0. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_pc_metrics(gpuprof_an_db *db,
+                                                           uint32_t flags);
+
 #ifdef __cplusplus
 }
 #endif

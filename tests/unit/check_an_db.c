@@ -956,6 +956,76 @@ START_TEST(importance_of_nested_regions)
 }
 END_TEST
 
+/* PC samples (seed 001): one kernel, two sampled instructions in one
+ * profile, one in the other.
+ *   +0x40: 6 samples, 2 latency (profile 0); 4 samples, 4 latency (1)
+ *   +0x70: 1 sample, none latency (profile 0)
+ * issue rate = (S - S_L) / S: +0x40 (10 - 6) / 10 = 0.4, +0x70 1, the
+ * kernel (11 - 6) / 11; shares 10/11 and 1/11. */
+START_TEST(pc_metrics)
+{
+    mkdir_tmp();
+    char in[600], dbdir[600], path[700];
+    sub(in, sizeof(in), "run");
+    sub(dbdir, sizeof(dbdir), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    for (int r = 0; r < 2; r++) {
+        tp_builder *b = tp_new("pcs", 10 + (uint32_t)r, r);
+        uint32_t s = tp_metric(b, "gpu.pc.samples", GPUPROF_IO_UNIT_COUNT,
+                               GPUPROF_IO_KIND_INSTR);
+        uint32_t l = tp_metric(b, "gpu.pc.latency_samples",
+                               GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_INSTR);
+        uint32_t bin = tp_gpu_module(b, "binaries/aa.cubin");
+        tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+        uint32_t launch = tp_gpu_op(b, 0, GPUPROF_OP_KERNEL);
+        uint32_t k = tp_kernel(b, launch, "k", bin);
+        uint32_t i40 = tp_gpu_instr(b, k, bin, 0x40);
+        tp_node_value(b, i40, s, r ? 4 : 6);
+        tp_node_value(b, i40, l, r ? 4 : 2);
+        if (!r) {
+            uint32_t i70 = tp_gpu_instr(b, k, bin, 0x70);
+            tp_node_value(b, i70, s, 1);
+        }
+        snprintf(path, sizeof(path), "%s/pcs-r%d-p%d.gpuprof", in, r, 10 + r);
+        ck_assert_int_eq(tp_write(b, path, 0), 0);
+        tp_free(b);
+    }
+    const char *ins[] = {in};
+    ck_assert_msg(analyze(ins, 1, dbdir, 1) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    uint32_t launch = child_named(db, 0, "<kernel launch>");
+    uint32_t k = child_named(db, launch, "kernel k [binaries/aa.cubin]");
+    uint32_t i40 = child_named(db, k, "aa.cubin+0x40");
+    uint32_t i70 = child_named(db, k, "aa.cubin+0x70");
+    ck_assert_int_eq(gpuprof_an_db_add_pc_metrics(db, 0), GPUPROF_OK);
+    uint32_t ir = metric_id(db, "gpu.pc.issue_rate", GPUPROF_AN_INCLUSIVE);
+    uint32_t sh = metric_id(db, "gpu.pc.sample_share", GPUPROF_AN_INCLUSIVE);
+    static const gpuprof_an_stat S = GPUPROF_AN_STAT_SUM;
+    ck_assert(gpuprof_an_db_stat(db, i40, ir, S) == 0.4);
+    ck_assert(gpuprof_an_db_stat(db, i70, ir, S) == 1);
+    ck_assert(gpuprof_an_db_stat(db, k, ir, S) == 5.0 / 11);
+    ck_assert(gpuprof_an_db_stat(db, 0, ir, S) == 5.0 / 11);
+    ck_assert(gpuprof_an_db_stat(db, i40, sh, S) == 10.0 / 11);
+    ck_assert(gpuprof_an_db_stat(db, i70, sh, S) == 1.0 / 11);
+    /* Per profile: +0x40 issued 4 of 6 in one, none of 4 in the other. */
+    ck_assert(gpuprof_an_db_value(db, 0, i40, ir) == 4.0 / 6);
+    ck_assert(gpuprof_an_db_value(db, 1, i40, ir) == 0);
+    /* Twice: nothing more. */
+    uint32_t n = gpuprof_an_db_metric_count(db);
+    ck_assert_int_eq(gpuprof_an_db_add_pc_metrics(db, 0), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_db_metric_count(db), n);
+    ck_assert_int_eq(gpuprof_an_db_add_pc_metrics(db, 1), GPUPROF_E_INVALID);
+    gpuprof_an_db_close(db);
+    /* A database without PC samples says so. */
+    gpuprof_an_db *db2 = importance_db();
+    ck_assert_int_eq(gpuprof_an_db_add_pc_metrics(db2, 0), GPUPROF_E_NOTFOUND);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "GPUPROF_CUPTI_PC_SAMPLING"));
+    gpuprof_an_db_close(db2);
+}
+END_TEST
+
 /* Each formula error: its status, and a message that says what is wrong
  * and at which byte offset; nothing is added. */
 START_TEST(formula_errors)
@@ -1159,6 +1229,7 @@ int main(void)
         {"crafted", crafted_content_is_refused, 120},
         {"memory_budget", memory_budget_changes_no_byte, 240},
         {"derived_views", derived_metrics_and_views, 120},
+        {"pc_metrics", pc_metrics, 60},
         {"importance", importance_of_nested_regions, 60},
         {"formula_errors", formula_errors, 60},
     };

@@ -48,6 +48,7 @@ const char *__lsan_default_suppressions(void)
 void gpuprof__cupti_test_callback(CUpti_CallbackDomain dom, CUpti_CallbackId id,
                                   const void *data);
 void gpuprof__cupti_test_on(int on);
+uint64_t gpuprof__cupti_api_failed(void);
 unsigned gpuprof__cupti_classify_all(void);
 uint32_t gpuprof__cupti_class_of(int driver, uint32_t id);
 
@@ -574,6 +575,19 @@ START_TEST(hooks_offline)
     d.callbackSite = CUPTI_API_EXIT;
     gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
                                  CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &d);
+    /* A launch that fails (cudaErrorInvalidConfiguration): its operation
+     * is closed at exit, no record will come. */
+    int bad = 9;
+    d = cbd(CUPTI_API_ENTER, 320, NULL, &s);
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                 CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                                 &d);
+    d.callbackSite = CUPTI_API_EXIT;
+    d.functionReturnValue = &bad;
+    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                 CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                                 &d);
+    ck_assert_uint_eq(gpuprof__cupti_api_failed(), 1);
     /* Not ours: no operation. */
     d = cbd(CUPTI_API_ENTER, 308, NULL, &s);
     gpuprof__cupti_test_callback(
@@ -623,7 +637,9 @@ START_TEST(hooks_offline)
     uint32_t none[1];
     ck_assert_uint_eq(
         placeholders(p, t, "hooks", GPUPROF_OP_COPY_OTHER, none, 1), 0);
-    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), 4);
+    uint32_t fp = one_placeholder(p, t, "hooks", GPUPROF_OP_MEMSET);
+    ck_assert_uint_eq(rb_val(p, fp, "gpu.count"), 0); /* closed, nothing ran */
+    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), 5);
     ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 1); /* paused */
     gpuprof__io_profile_free(p);
     gpuprof_finalize();

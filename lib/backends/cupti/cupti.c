@@ -263,6 +263,7 @@ typedef struct cu_tls {
 } cu_tls;
 
 static __thread cu_tls tls __attribute__((tls_model("initial-exec")));
+static _Atomic uint64_t api_failed; /* calls that returned an error */
 
 /* The parameters we read, as laid out in generated_cuda_meta.h and
  * generated_cuda_runtime_api_meta.h (which do not compile as C on their
@@ -365,6 +366,19 @@ static void api_exit(const CUpti_CallbackData *cb)
         return;
     uint64_t corr = tls.corr;
     tls.corr = 0;
+    /* A call that failed launched nothing: no record will close its
+     * operation, so close it here (the monitor's entry would stay). */
+    if (!(tls.cls & GP_CU_HOSTDONE) && cb->functionReturnValue &&
+        *(const int *)cb->functionReturnValue != 0) {
+        gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+        a.correlation = corr;
+        a.kind = tls.cls & GP_CU_KIND_MASK;
+        a.flags = GP_ACT_NOTE;
+        gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
+        gp_fetch_add_relaxed(&api_failed, 1);
+        gpuprof__op_end(corr);
+        return;
+    }
     /* Kernel-serialized PC sampling: the launch has run; its samples go
      * before the operation ends, from the thread that began it. */
     if ((tls.cls & GP_CU_KIND_MASK) == GPUPROF_OP_KERNEL && pcs_on)
@@ -727,4 +741,10 @@ void gpuprof__cupti_test_on(int on);
 void gpuprof__cupti_test_on(int on)
 {
     gp_store_release(&cu_on, on);
+}
+
+uint64_t gpuprof__cupti_api_failed(void);
+uint64_t gpuprof__cupti_api_failed(void)
+{
+    return gp_load_relaxed(&api_failed);
 }

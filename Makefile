@@ -5,10 +5,14 @@
 #   make demo       install missing Debian packages, build, measure the
 #                   regions example and print its report
 #   make bench      print BENCH lines (see README.md)
+#   make check-gpu  the CUDA examples on an NVIDIA GPU, measured by the
+#                   CUPTI backend (SKIP without a GPU)
 #   make install    PREFIX, DESTDIR, LIBDIR, INCLUDEDIR, BINDIR honoured
-#   make format     clang-format every C file
+#   make format     clang-format every C and CUDA file
 #
-# Honours CC, CXX, CFLAGS, LDFLAGS, V=1. The version comes from the header.
+# Honours CC, CXX, CFLAGS, LDFLAGS, V=1 (and NVCC, NVCCFLAGS, NVCC_ARCH,
+# NVCC_LDFLAGS, CUDA_HOME for the CUDA examples). The version comes from
+# the header.
 
 VERSION_MAJOR := $(shell sed -n 's/^\#define GPUPROF_VERSION_MAJOR \([0-9]*\).*/\1/p' include/gpuprof.h)
 VERSION_MINOR := $(shell sed -n 's/^\#define GPUPROF_VERSION_MINOR \([0-9]*\).*/\1/p' include/gpuprof.h)
@@ -90,10 +94,24 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 ifeq ($(HAVE_OPENCL),1)
 EXAMPLES += $(patsubst examples/opencl/%.c,$(B)/examples/opencl/%,$(wildcard examples/opencl/*.c))
 endif
+# The CUDA examples (examples/cuda/*.cu) are built when nvcc works (NVCC,
+# default $(CUDA_HOME)/bin/nvcc); a machine without CUDA builds the rest.
+# NVCC_ARCH: the GPUs to build machine code for, plus PTX that newer GPUs
+# compile at load. `make HAVE_NVCC=` leaves them out.
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+NVCC_ARCH ?= -gencode arch=compute_75,code=compute_75 \
+             -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+NVCCFLAGS ?= -O2 -g -lineinfo
+NVCC_LDFLAGS ?=
+HAVE_NVCC := $(shell $(NVCC) --version >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_NVCC),1)
+EXAMPLES += $(patsubst examples/cuda/%.cu,$(B)/examples/cuda/%,$(wildcard examples/cuda/*.cu))
+endif
 
 .PHONY: all lib analysis examples check demo bench install uninstall clean \
         format deps-check deps-demo deps-bench tests stress sanitize sim-demo \
-        demo-run
+        demo-run check-gpu
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -149,6 +167,15 @@ $(B)/examples/opencl/%: examples/opencl/%.c $(LIB_SO) $(CL_LAYER_TARGET)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
 	  -Wl,-rpath,'$$ORIGIN/../../lib' $(LDFLAGS) -lOpenCL -lm
+
+# -lineinfo: device code keeps its source lines (for the CUPTI backend's
+# cubins); -g: host DWARF, so reports show the host functions and lines.
+$(B)/examples/cuda/%: examples/cuda/%.cu $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra -Iinclude \
+	  -o $@ $< -L$(B)/lib -lgpuprof -Xlinker -rpath,'$$ORIGIN/../../lib' \
+	  $(NVCC_LDFLAGS)
 
 $(B)/examples/%: examples/%.c $(LIB_SO)
 	@mkdir -p $(dir $@)
@@ -236,7 +263,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/gpuprof.pc $(DESTDIR)$(PKGCONFIGDIR)/gpuprof-analysis.pc
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
 
 clean:
 	rm -rf $(B)

@@ -41,9 +41,20 @@ $(B)/bench/bench_opencl: tests/bench/bench_opencl.c $(LIB_OBJS) $(AN_OBJS) $(CL_
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJS) \
 	  $(AN_OBJS) $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm -lOpenCL $(DW_LIBS)
 
+# The CUPTI launch benchmark is a CUDA program (built by nvcc when it is
+# found, like the CUDA examples) on the public API; it compares processes of
+# itself measured and not, and says "skipped" where there is no GPU.
+CUPTI_LAUNCH_BENCH := $(if $(filter 1,$(HAVE_NVCC)),$(B)/bench/cupti_launch)
+$(B)/bench/cupti_launch: tests/bench/cupti_launch.cu tests/bench/bench.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra -Iinclude \
+	  -Itests -o $@ $< -L$(B)/lib -lgpuprof -Xlinker -rpath,'$$ORIGIN/../lib' \
+	  $(NVCC_LDFLAGS)
+
 bench: deps-bench
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
-	$(Q)for b in $(BENCH_BINS); do $$b || exit 1; done
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS) $(CUPTI_LAUNCH_BENCH)
+	$(Q)for b in $(BENCH_BINS) $(CUPTI_LAUNCH_BENCH); do $$b || exit 1; done
 ifeq ($(HAVE_OPENCL),1)
 	$(Q)B=$(B) tests/bench/opencl_demo.sh
 endif

@@ -98,7 +98,6 @@ endif
 # default $(CUDA_HOME)/bin/nvcc); a machine without CUDA builds the rest.
 # NVCC_ARCH: the GPUs to build machine code for, plus PTX that newer GPUs
 # compile at load. `make HAVE_NVCC=` leaves them out.
-CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 NVCC_ARCH ?= -gencode arch=compute_75,code=compute_75 \
              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90

@@ -184,6 +184,7 @@ static int db_view(int argc, char **argv, int first, int mode)
                                              : GPUPROF_AN_VIEW_SORT_EXCLUSIVE;
         } else if (!strcmp(opt, "--importance")) {
             importance = 1;
+            i--; /* no argument */
         } else if (!strcmp(opt, "--pc")) {
             pc = 1;
             i--; /* no argument */

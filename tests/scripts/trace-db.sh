@@ -60,6 +60,11 @@ for want in "0.5918 <kernel launch>" "0.2915 <copy d2h>" "0.1166 <copy h2d>"; do
   grep -qE "^ +$v +[0-9.]+  $n\$" "$tmp/imp" && pass "gpu_api_importance of $n: $v" ||
     { fail "gpu_api_importance of $n: $v"; cat "$tmp/imp"; }
 done
+# --pc on a database without PC samples: a clear error, exit 1.
+"$G" report --pc "$tmp/db" >"$tmp/pc" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q 'no PC samples.*GPUPROF_CUPTI_PC_SAMPLING' "$tmp/pc" &&
+  pass "report --pc without PC samples: exit 1, says how to measure them" ||
+  { fail "report --pc without PC samples (exit $rc)"; cat "$tmp/pc"; }
 rm "$tmp"/out/*.gptrace
 "$G" analyze -o "$tmp/db" "$tmp/out" >/dev/null 2>&1 && [ ! -e "$tmp/db/trace.db" ] &&
   "$G" report --trace "$tmp/db" | grep -q '^trace database: 0 streams$' &&

@@ -482,7 +482,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_pc_metrics(gpuprof_an_db *db,
 {
     if (!db || flags)
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
-    if (!has(db, "gpu.pc.samples"))
+    uint32_t m;
+    /* Every profile names the metric; only a run that sampled has any. */
+    if (gpuprof_an_db_metric_find(db, "gpu.pc.samples", GPUPROF_AN_INCLUSIVE,
+                                  &m) != GPUPROF_OK ||
+        !(gpuprof_an_db_stat(db, 0, m, GPUPROF_AN_STAT_SUM) > 0))
         return gpuprof__an_fail(GPUPROF_E_NOTFOUND,
                                 "this database has no PC samples "
                                 "(gpu.pc.samples: measure with "

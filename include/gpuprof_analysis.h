@@ -600,7 +600,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_importance(gpuprof_an_db *db,
  *                        gpu.pc.samples: the share of samples in which the
  *                        scheduler issued (0 where a context has none);
  *   gpu.pc.sample_share  gpu.pc.samples / whole(gpu.pc.samples).
- * GPUPROF_E_NOTFOUND when the database has no PC samples (measured with
+ * GPUPROF_E_NOTFOUND when the database holds no PC samples (none measured:
  * GPUPROF_CUPTI_PC_SAMPLING); adding them twice adds nothing. `flags` must
  * be 0. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_pc_metrics(gpuprof_an_db *db,

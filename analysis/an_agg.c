@@ -1186,6 +1186,25 @@ static bool plane_lower(const run *r, uint64_t off, uint32_t pairs, uint32_t c,
     return true;
 }
 
+/* The first of `pairs` pairs in memory whose context is >= c. */
+static uint32_t pairs_lower(const uint8_t *pb, uint32_t pairs, uint32_t c)
+{
+    uint32_t lo = 0, hi = pairs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (db_get32(pb + (size_t)mid * DB_PMS_PAIR) < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A plane with at most this many bytes of pairs has them read whole: one
+ * read rather than a binary search by reads (several ranks read every
+ * profile back, a few contexts each time). */
+#define SMALL_PAIRS (64u << 10)
+
 /* Profile p's entries of contexts [lo, hi), read back from profile.db. */
 static void read_rows(run *r, uint32_t p)
 {
@@ -1194,43 +1213,45 @@ static void read_rows(run *r, uint32_t p)
     uint32_t pairs = db_get32(ref + 8), n = db_get32(ref + 12), a, b;
     row *w = &r->rows[p];
     *w = (row){0};
-    if (!plane_lower(r, off, pairs, r->lo, &a) ||
-        !plane_lower(r, off, pairs, r->hi, &b))
+    uint8_t *all = NULL, *pb = NULL, *vb = NULL;
+    if ((uint64_t)pairs * DB_PMS_PAIR <= SMALL_PAIRS) {
+        if (!(all = malloc((size_t)pairs * DB_PMS_PAIR + 1)))
+            goto nomem;
+        if (!pread_all(r->f[F_PMS].fd, all, (size_t)pairs * DB_PMS_PAIR, off))
+            goto ioerr;
+        a = pairs_lower(all, pairs, r->lo);
+        b = pairs_lower(all, pairs, r->hi);
+    } else if (!plane_lower(r, off, pairs, r->lo, &a) ||
+               !plane_lower(r, off, pairs, r->hi, &b)) {
         goto ioerr;
-    if (a == b)
-        return;
-    /* Pairs a..b, and the start of the one after them. */
-    uint32_t np = b - a + (b < pairs);
-    uint8_t *pb = malloc((size_t)np * DB_PMS_PAIR);
-    if (!pb) {
-        r->nomem = 1;
+    }
+    if (a == b) {
+        free(all);
         return;
     }
-    if (!pread_all(r->f[F_PMS].fd, pb, (size_t)np * DB_PMS_PAIR,
-                   off + (uint64_t)a * DB_PMS_PAIR)) {
-        free(pb);
-        goto ioerr;
+    /* Pairs a..b, and the start of the one after them. */
+    uint32_t np = b - a + (b < pairs);
+    if (all) {
+        pb = all + (size_t)a * DB_PMS_PAIR;
+    } else {
+        if (!(all = malloc((size_t)np * DB_PMS_PAIR)))
+            goto nomem;
+        pb = all;
+        if (!pread_all(r->f[F_PMS].fd, pb, (size_t)np * DB_PMS_PAIR,
+                       off + (uint64_t)a * DB_PMS_PAIR))
+            goto ioerr;
     }
     uint32_t vs = db_get32(pb + 4);
     uint32_t ve =
         b < pairs ? db_get32(pb + (size_t)(b - a) * DB_PMS_PAIR + 4) : n;
-    uint8_t *vb = malloc((size_t)(ve - vs) * DB_PMS_VALUE + 1);
+    vb = malloc((size_t)(ve - vs) * DB_PMS_VALUE + 1);
     w->e = malloc((size_t)(ve - vs) * sizeof(*w->e) + 1);
-    if (!vb || !w->e) {
-        free(pb);
-        free(vb);
-        free(w->e);
-        w->e = NULL;
-        r->nomem = 1;
-        return;
-    }
+    if (!vb || !w->e)
+        goto nomem;
     if (!pread_all(r->f[F_PMS].fd, vb, (size_t)(ve - vs) * DB_PMS_VALUE,
                    off + (uint64_t)pairs * DB_PMS_PAIR +
-                       (uint64_t)vs * DB_PMS_VALUE)) {
-        free(pb);
-        free(vb);
+                       (uint64_t)vs * DB_PMS_VALUE))
         goto ioerr;
-    }
     for (uint32_t k = 0; k < b - a; k++) {
         uint32_t ctx = db_get32(pb + (size_t)k * DB_PMS_PAIR);
         uint32_t from = db_get32(pb + (size_t)k * DB_PMS_PAIR + 4);
@@ -1246,13 +1267,21 @@ static void read_rows(run *r, uint32_t p)
     }
     w->n = ve - vs;
     w->pairs = b - a;
-    free(pb);
+    free(all);
     free(vb);
     return;
+nomem:
+    r->nomem = 1;
+    errno = 0;
 ioerr:
+    if (errno)
+        r->io_errno = errno; /* any one of them */
+    else if (!r->nomem)
+        r->io_errno = EIO;
+    free(all);
+    free(vb);
     free(w->e);
     *w = (row){0};
-    r->io_errno = errno ? errno : EIO; /* any one of them */
 }
 
 /* One range of contexts: every profile's entries for it, in profile order

@@ -1,6 +1,7 @@
 # libgpuprof - one plain GNU Makefile.
 #
 #   make            build the libraries, the gpuprof command and the examples
+#                   (and gpuprof-mpi when mpicc is found)
 #   make check      install missing Debian packages, build, run every test
 #   make demo       install missing Debian packages, build, measure the
 #                   regions example and print its report
@@ -80,6 +81,16 @@ endif
 endif
 AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
 
+# gpuprof-mpi (the aggregation on the ranks of an MPI job) is built when
+# mpicc is found (Debian: libopenmpi-dev). Only its own file is compiled
+# and linked with mpicc; the analysis library never links MPI.
+MPICC ?= mpicc
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1)
+GPUPROF_MPI_BIN := $(B)/bin/gpuprof-mpi
+ifeq ($(HAVE_MPI),1)
+MPI_TARGET := $(GPUPROF_MPI_BIN)
+endif
+
 IO_OBJS := $(IO_SRCS:%.c=$(B)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(B)/obj/%.o)
 AN_OBJS := $(AN_LIB_SRCS:%.c=$(B)/obj/%.o)
@@ -117,7 +128,7 @@ endif
 all: lib analysis examples
 
 lib: $(LIB_SO) $(B)/lib/libgpuprof.a $(CL_LAYER_TARGET)
-analysis: $(AN_SO) $(GPUPROF_BIN)
+analysis: $(AN_SO) $(GPUPROF_BIN) $(MPI_TARGET)
 examples: $(EXAMPLES)
 
 $(B)/obj/%.o: %.c
@@ -160,6 +171,18 @@ $(GPUPROF_BIN): analysis/gpuprof.c $(AN_SO)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/gpuprof.c \
 	  -L$(B)/lib -lgpuprof-analysis -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
+
+# gpuprof-mpi links the library's objects: it calls the internal
+# interface of analysis/an_coll.h, which the shared library does not export.
+$(B)/obj/analysis/mpi/gpuprof_mpi.o: analysis/mpi/gpuprof_mpi.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $<")
+	$(Q)$(MPICC) $(BASE_CFLAGS) -Ianalysis $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(GPUPROF_MPI_BIN): $(B)/obj/analysis/mpi/gpuprof_mpi.o $(AN_OBJS) $(IO_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $@")
+	$(Q)$(MPICC) -pthread $(CFLAGS) $(LDFLAGS) -o $@ $^ $(AN_LIBS)
 
 $(B)/examples/opencl/%: examples/opencl/%.c $(LIB_SO) $(CL_LAYER_TARGET)
 	@mkdir -p $(dir $@)
@@ -247,6 +270,7 @@ install: lib analysis
 	ln -sf libgpuprof-analysis.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(AN_SONAME)
 	ln -sf $(AN_SONAME) $(DESTDIR)$(LIBDIR)/libgpuprof-analysis.so
 	install -m 755 $(GPUPROF_BIN) $(DESTDIR)$(BINDIR)/gpuprof
+	$(if $(MPI_TARGET),install -m 755 $(GPUPROF_MPI_BIN) $(DESTDIR)$(BINDIR)/gpuprof-mpi)
 	for pc in gpuprof gpuprof-analysis; do \
 	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	      -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
@@ -258,7 +282,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof.so* $(DESTDIR)$(LIBDIR)/libgpuprof.a
 	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-analysis.so*
 	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-cl-layer.so
-	rm -f $(DESTDIR)$(BINDIR)/gpuprof
+	rm -f $(DESTDIR)$(BINDIR)/gpuprof $(DESTDIR)$(BINDIR)/gpuprof-mpi
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/gpuprof.pc $(DESTDIR)$(PKGCONFIGDIR)/gpuprof-analysis.pc
 
 format:

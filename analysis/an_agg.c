@@ -3,7 +3,8 @@
  * database (seed 000 §6.1-6.2; an_db.h; doc/FORMATS.md).
  *
  * Three passes, each over arrays that depend only on the inputs, so the
- * database is the same bytes whatever the thread count or memory budget:
+ * database is the same bytes whatever the thread count, memory budget or
+ * number of ranks:
  *   1. load and unify (files read in parallel, unified serially in input
  *      order): metrics by name; every thread's nodes into one calling
  *      context tree keyed by (parent, kind, name, aux, key), module indices
@@ -30,10 +31,20 @@
  * unified tree, the strings, per context and per profile a few words -- is
  * counted against the budget first.
  *
+ * On several ranks (an_coll.h, `gpuprof-mpi`; the sections "several
+ * ranks" at the end, here because they share the run's internals) each
+ * rank does pass 1 for a block of files, rank 0 merges the ranks' trees in
+ * rank order so that every id is the single-process run's, each rank does
+ * pass 2 for its profiles and pass 3 for a range of contexts read back
+ * from profile.db, its planes going to a part file of its own that is
+ * then copied into place at an offset from an exclusive scan; rank 0
+ * writes the tables and headers. The same bytes again.
+ *
  * Statistics count only the profiles where a value is non-zero (the data
  * are sparse); `count` says how many, so the mean over all P profiles is
  * sum / P.
  */
+#define _GNU_SOURCE /* copy_file_range */
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -48,6 +59,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "an_coll.h"
 #include "an_db.h"
 #include "an_internal.h"
 #include "io/trace.h"
@@ -79,8 +91,11 @@ typedef struct src { /* one profile file */
 } src;
 
 typedef struct gmetric {
-    uint32_t name, desc; /* strtab offsets */
+    uint32_t name, desc; /* strtab offsets (a rank's own, before the merge:
+                            its metric strings' table, mst) */
     uint8_t unit, combine, kind, type;
+    uint32_t at, src; /* before the merge: the size of the rank's strtab
+                         when the metric was added, the file that added it */
 } gmetric;
 
 typedef struct gctx {
@@ -136,6 +151,12 @@ typedef struct dbfile {
     uint64_t tabsize;
     uint64_t at;  /* where the next plane goes */
     uint32_t crc; /* of the planes written so far (CRC-32C) */
+    /* Several ranks: a rank's planes go to a file of its own (`part`,
+     * unlinked when made) until their place in the shared one is known;
+     * `origin` is where the planes start. `peer`: rank 0 made `tmp`. */
+    int part;
+    uint64_t origin;
+    bool peer;
 } dbfile;
 
 typedef struct run {
@@ -187,6 +208,15 @@ typedef struct run {
     uint8_t *ttab;
     uint32_t nstreams, captab;
     _Atomic int io_errno;         /* a failed read or write on the pool */
+    /* several ranks (an_coll.h); a single process is rank 0 of 1 */
+    const gpuprof__an_coll *coll;
+    int rank, nranks;
+    uint32_t s_lo, s_hi;     /* this rank's files */
+    uint32_t c_lo, c_hi;     /* this rank's contexts in pass 3 */
+    uint32_t pr_lo, pr_hi;   /* this rank's profiles, after the merge */
+    long pid0;               /* rank 0's process id: temporary files' names */
+    int blame;               /* the rank a failure is about (-1: the failing) */
+    gpuprof__io_strtab *mst; /* a rank's metric strings, before the merge */
     /* a write in pieces (dbfile_put) */
     int put_fd;
     const uint8_t *put_buf;
@@ -295,14 +325,33 @@ static bool grow(void **arr, uint32_t *cap, size_t el)
     return true;
 }
 
-static uint32_t metric_unify(run *r, const gpuprof__io_profile *p, uint32_t i,
+/* A metric's name or description. One rank of several keeps them apart
+ * from its other strings until the merge: whether they are interned there
+ * depends on the metrics of the ranks before it. */
+static uint32_t intern_metric(run *r, const char *s)
+{
+    if (!r->mst)
+        return intern(r, s);
+    uint32_t o = gpuprof__io_strtab_add(r->mst, s ? s : "");
+    if (o == UINT32_MAX)
+        r->nomem = 1;
+    return o == UINT32_MAX ? 0 : o;
+}
+
+static const char *metric_str(const run *r, uint32_t off)
+{
+    uint64_t size;
+    return gpuprof__io_strtab_data(r->mst ? r->mst : r->st, &size) + off;
+}
+
+static uint32_t metric_unify(run *r, uint32_t file,
+                             const gpuprof__io_profile *p, uint32_t i,
                              char *why, size_t wsize)
 {
     const gpuprof__io_metric *lm = &p->metrics[i];
     const char *name = gpuprof__io_str(p, lm->name);
     for (uint32_t g = 0; g < r->nm; g++) {
-        uint64_t size;
-        if (strcmp(gpuprof__io_strtab_data(r->st, &size) + r->m[g].name, name))
+        if (strcmp(metric_str(r, r->m[g].name), name))
             continue;
         if (r->m[g].unit != lm->unit || r->m[g].combine != lm->combine ||
             r->m[g].type != lm->type) {
@@ -318,10 +367,17 @@ static uint32_t metric_unify(run *r, const gpuprof__io_profile *p, uint32_t i,
         snprintf(why, wsize, "too many metrics (or out of memory)");
         return UINT32_MAX;
     }
-    r->m[r->nm] = (gmetric){
-        intern(r, name), intern(r, gpuprof__io_str(p, lm->description)),
-        lm->unit,        lm->combine,
-        lm->kind,        lm->type};
+    uint64_t at;
+    gpuprof__io_strtab_data(r->st, &at);
+    r->m[r->nm] =
+        (gmetric){intern_metric(r, name),
+                  intern_metric(r, gpuprof__io_str(p, lm->description)),
+                  lm->unit,
+                  lm->combine,
+                  lm->kind,
+                  lm->type,
+                  (uint32_t)at,
+                  file};
     return r->nm++;
 }
 
@@ -341,6 +397,8 @@ static uint64_t ctx_hash(const gctx *c)
 static bool ctx_rehash(run *r)
 {
     uint32_t size = r->slot_mask ? (r->slot_mask + 1) * 2 : 1024;
+    while (size < (r->nc + 1) * 2) /* a whole tree at once (tree_adopt) */
+        size *= 2;
     uint32_t *s = calloc(size, sizeof(*s));
     if (!s)
         return false;
@@ -518,7 +576,7 @@ static gpuprof_status unify_one(run *r, uint32_t i, bool again)
         if (!s->metric)
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
         for (uint32_t m = 0; m < p->metric_count; m++)
-            if ((s->metric[m] = metric_unify(r, p, m, why, sizeof(why))) ==
+            if ((s->metric[m] = metric_unify(r, i, p, m, why, sizeof(why))) ==
                 UINT32_MAX)
                 return gpuprof__an_fail(GPUPROF_E_INVALID, "%s: %s", s->path,
                                         why);
@@ -601,12 +659,12 @@ static uint64_t room(const run *r)
 static uint32_t round_end(const run *r, uint32_t i, double ratio)
 {
     if (!r->budget)
-        return r->ns;
+        return r->s_hi;
     if (ratio <= 0)
         return i + 1;
     double left = (double)room(r);
     uint32_t j = i;
-    while (j < r->ns) {
+    while (j < r->s_hi) {
         double need = ratio * (double)(r->s[j].fsize ? r->s[j].fsize : 1);
         if (j > i && need > left)
             break;
@@ -646,7 +704,7 @@ static gpuprof_status unify(run *r)
     if (ctx_get(r, &root) != 0)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     double ratio = 0;
-    for (uint32_t i = 0, j; i < r->ns; i = j) {
+    for (uint32_t i = r->s_lo, j; i < r->s_hi; i = j) {
         j = round_end(r, i, ratio);
         progress(r, "load", i, r->ns);
         load_range(r, i, j);
@@ -896,21 +954,25 @@ static void header_at(uint8_t *h, const char *magic, uint32_t crc,
     db_put32(h + 28, c);
 }
 
-/* A temporary file for `name` with a table of `planes` plane references. */
+/* A temporary file for `name` with a table of `planes` plane references.
+ * Several ranks: rank 0 makes it, the others open it (dbfile_join). */
 static gpuprof_status dbfile_open(run *r, dbfile *f, const char *name,
                                   uint32_t planes)
 {
-    size_t n = strlen(r->a->output) + strlen(name) + 48;
-    f->fd = -1;
+    size_t n = strlen(r->a->output) + strlen(name) + 64;
+    f->fd = f->part = -1;
     f->path = malloc(n);
     f->tmp = malloc(n);
     f->tabsize = (uint64_t)planes * DB_PLANE_REF;
     f->tab = calloc(f->tabsize ? f->tabsize : 1, 1);
-    f->at = DB_HEADER + f->tabsize;
+    f->origin = f->at = DB_HEADER + f->tabsize;
     if (!f->path || !f->tmp || !f->tab)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     snprintf(f->path, n, "%s/%s", r->a->output, name);
-    snprintf(f->tmp, n, "%s/.%s.tmp-%ld", r->a->output, name, (long)getpid());
+    snprintf(f->tmp, n, "%s/.%s.tmp-%ld", r->a->output, name, r->pid0);
+    f->peer = r->rank != 0;
+    if (f->peer)
+        return GPUPROF_OK;
     f->fd = open(f->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (f->fd < 0)
         return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create: %s", f->tmp,
@@ -936,15 +998,18 @@ static gpuprof_status dbfile_put(run *r, dbfile *f, const uint8_t *buf,
                                  uint64_t n)
 {
     r->io_errno = 0;
+    /* One rank of several: into its part, settled later (dbfile_settle). */
+    int fd = f->part >= 0 ? f->part : f->fd;
+    uint64_t off = f->part >= 0 ? f->at - f->origin : f->at;
     uint32_t pieces = (uint32_t)((n + PUT_PIECE - 1) / PUT_PIECE);
     if (pieces > 1 && r->a->threads > 1) {
         uint32_t *crc = malloc(pieces * sizeof(*crc));
         if (!crc)
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-        r->put_fd = f->fd;
+        r->put_fd = fd;
         r->put_buf = buf;
         r->put_n = n;
-        r->put_off = f->at;
+        r->put_off = off;
         r->put_crc = crc;
         parallel_for(r, pieces, put_piece);
         for (uint32_t i = 0; i < pieces; i++) /* in order */
@@ -954,7 +1019,7 @@ static gpuprof_status dbfile_put(run *r, dbfile *f, const uint8_t *buf,
         free(crc);
     } else if (n) {
         f->crc = gpuprof__io_crc32c(f->crc, buf, n);
-        if (!pwrite_all(f->fd, buf, n, f->at))
+        if (!pwrite_all(fd, buf, n, off))
             r->io_errno = errno ? errno : EIO;
     }
     if (r->io_errno)
@@ -1002,7 +1067,9 @@ static void dbfile_free(dbfile *f)
 {
     if (f->fd >= 0)
         close(f->fd);
-    if (f->tmp) /* not renamed: the run failed */
+    if (f->part >= 0)
+        close(f->part);
+    if (f->tmp && !f->peer) /* not renamed: the run failed */
         unlink(f->tmp);
     free(f->tmp);
     free(f->path);
@@ -1129,7 +1196,7 @@ static gpuprof_status values_pass(run *r)
     if (!r->cstart || !r->poff || !r->rows || !r->slice_count)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     double ratio = 0;
-    for (uint32_t i = 0, j; i < r->ns; i = j) {
+    for (uint32_t i = r->s_lo, j; i < r->s_hi; i = j) {
         j = round_end(r, i, ratio);
         progress(r, "values", r->s[i].p0, r->np);
         gpuprof_status st = values_round(r, i, j, &ratio);
@@ -1140,10 +1207,16 @@ static gpuprof_status values_pass(run *r)
     }
     free(r->slice_count);
     r->slice_count = NULL;
-    for (uint32_t c = 0; c < r->nc; c++)
-        r->cstart[c + 1] += r->cstart[c];
     progress(r, "values", r->np, r->np);
     return GPUPROF_OK;
+}
+
+/* Values per context (counted by pass 2, summed over the ranks) become
+ * where each context's values start. */
+static void cstart_prefix(run *r)
+{
+    for (uint32_t c = 0; c < r->nc; c++)
+        r->cstart[c + 1] += r->cstart[c];
 }
 
 /* ---- pass 3: transpose, cct.db and stats.db -------------------------- */
@@ -1186,6 +1259,25 @@ static bool plane_lower(const run *r, uint64_t off, uint32_t pairs, uint32_t c,
     return true;
 }
 
+/* The first of `pairs` pairs in memory whose context is >= c. */
+static uint32_t pairs_lower(const uint8_t *pb, uint32_t pairs, uint32_t c)
+{
+    uint32_t lo = 0, hi = pairs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (db_get32(pb + (size_t)mid * DB_PMS_PAIR) < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A plane with at most this many bytes of pairs has them read whole: one
+ * read rather than a binary search by reads (several ranks read every
+ * profile back, a few contexts each time). */
+#define SMALL_PAIRS (64u << 10)
+
 /* Profile p's entries of contexts [lo, hi), read back from profile.db. */
 static void read_rows(run *r, uint32_t p)
 {
@@ -1194,43 +1286,45 @@ static void read_rows(run *r, uint32_t p)
     uint32_t pairs = db_get32(ref + 8), n = db_get32(ref + 12), a, b;
     row *w = &r->rows[p];
     *w = (row){0};
-    if (!plane_lower(r, off, pairs, r->lo, &a) ||
-        !plane_lower(r, off, pairs, r->hi, &b))
+    uint8_t *all = NULL, *pb = NULL, *vb = NULL;
+    if ((uint64_t)pairs * DB_PMS_PAIR <= SMALL_PAIRS) {
+        if (!(all = malloc((size_t)pairs * DB_PMS_PAIR + 1)))
+            goto nomem;
+        if (!pread_all(r->f[F_PMS].fd, all, (size_t)pairs * DB_PMS_PAIR, off))
+            goto ioerr;
+        a = pairs_lower(all, pairs, r->lo);
+        b = pairs_lower(all, pairs, r->hi);
+    } else if (!plane_lower(r, off, pairs, r->lo, &a) ||
+               !plane_lower(r, off, pairs, r->hi, &b)) {
         goto ioerr;
-    if (a == b)
-        return;
-    /* Pairs a..b, and the start of the one after them. */
-    uint32_t np = b - a + (b < pairs);
-    uint8_t *pb = malloc((size_t)np * DB_PMS_PAIR);
-    if (!pb) {
-        r->nomem = 1;
+    }
+    if (a == b) {
+        free(all);
         return;
     }
-    if (!pread_all(r->f[F_PMS].fd, pb, (size_t)np * DB_PMS_PAIR,
-                   off + (uint64_t)a * DB_PMS_PAIR)) {
-        free(pb);
-        goto ioerr;
+    /* Pairs a..b, and the start of the one after them. */
+    uint32_t np = b - a + (b < pairs);
+    if (all) {
+        pb = all + (size_t)a * DB_PMS_PAIR;
+    } else {
+        if (!(all = malloc((size_t)np * DB_PMS_PAIR)))
+            goto nomem;
+        pb = all;
+        if (!pread_all(r->f[F_PMS].fd, pb, (size_t)np * DB_PMS_PAIR,
+                       off + (uint64_t)a * DB_PMS_PAIR))
+            goto ioerr;
     }
     uint32_t vs = db_get32(pb + 4);
     uint32_t ve =
         b < pairs ? db_get32(pb + (size_t)(b - a) * DB_PMS_PAIR + 4) : n;
-    uint8_t *vb = malloc((size_t)(ve - vs) * DB_PMS_VALUE + 1);
+    vb = malloc((size_t)(ve - vs) * DB_PMS_VALUE + 1);
     w->e = malloc((size_t)(ve - vs) * sizeof(*w->e) + 1);
-    if (!vb || !w->e) {
-        free(pb);
-        free(vb);
-        free(w->e);
-        w->e = NULL;
-        r->nomem = 1;
-        return;
-    }
+    if (!vb || !w->e)
+        goto nomem;
     if (!pread_all(r->f[F_PMS].fd, vb, (size_t)(ve - vs) * DB_PMS_VALUE,
                    off + (uint64_t)pairs * DB_PMS_PAIR +
-                       (uint64_t)vs * DB_PMS_VALUE)) {
-        free(pb);
-        free(vb);
+                       (uint64_t)vs * DB_PMS_VALUE))
         goto ioerr;
-    }
     for (uint32_t k = 0; k < b - a; k++) {
         uint32_t ctx = db_get32(pb + (size_t)k * DB_PMS_PAIR);
         uint32_t from = db_get32(pb + (size_t)k * DB_PMS_PAIR + 4);
@@ -1246,13 +1340,21 @@ static void read_rows(run *r, uint32_t p)
     }
     w->n = ve - vs;
     w->pairs = b - a;
-    free(pb);
+    free(all);
     free(vb);
     return;
+nomem:
+    r->nomem = 1;
+    errno = 0;
 ioerr:
+    if (errno)
+        r->io_errno = errno; /* any one of them */
+    else if (!r->nomem)
+        r->io_errno = EIO;
+    free(all);
+    free(vb);
     free(w->e);
     *w = (row){0};
-    r->io_errno = errno ? errno : EIO; /* any one of them */
 }
 
 /* One range of contexts: every profile's entries for it, in profile order
@@ -1452,10 +1554,11 @@ static gpuprof_status transpose(run *r)
     if (!r->cpairs || !r->coff || !r->soff || !r->chunk)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     uint64_t fit = r->budget ? room(r) / T_BYTES_PER_VALUE : UINT64_MAX;
-    for (r->lo = 0; r->lo < r->nc; r->lo = r->hi) {
+    for (r->lo = r->c_lo; r->lo < r->c_hi; r->lo = r->hi) {
         progress(r, "transpose", r->lo, r->nc);
         r->hi = r->lo + 1;
-        while (r->hi < r->nc && r->cstart[r->hi + 1] - r->cstart[r->lo] <= fit)
+        while (r->hi < r->c_hi &&
+               r->cstart[r->hi + 1] - r->cstart[r->lo] <= fit)
             r->hi++;
         gpuprof_status st = transpose_round(r);
         if (st != GPUPROF_OK)
@@ -1859,76 +1962,1051 @@ static void run_free(run *r)
     free(r->ttab);
     if (r->st)
         gpuprof__io_strtab_free(r->st);
+    if (r->mst)
+        gpuprof__io_strtab_free(r->mst);
 }
 
+/* ---- several ranks (an_coll.h) ------------------------------------------
+ * Each step that may fail on one rank is followed by agree(): the ranks
+ * stop together, at the same place, with the first failing rank's
+ * message, so that none waits in a collective the others never reach.
+ * Rank k unifies its block of files (pass 1) into a tree of its own;
+ * rank 0 merges the trees in rank order (tree_merge) and every rank
+ * adopts the result and maps its own ids onto it; pass 2 writes each
+ * rank's profiles, pass 3 each rank's contexts, into parts that
+ * dbfile_settle puts in place. */
+static gpuprof_status transport_fail(void)
+{
+    return gpuprof__an_fail(GPUPROF_E_IO,
+                            "the ranks could not communicate (MPI failed)");
+}
+
+static void put_u32(buf *b, uint32_t v)
+{
+    uint8_t *q = reserve(b, 4);
+    if (q)
+        db_put32(q, v);
+}
+
+static void put_u64(buf *b, uint64_t v)
+{
+    uint8_t *q = reserve(b, 8);
+    if (q)
+        db_put64(q, v);
+}
+
+static void put_bytes(buf *b, const void *p, uint64_t n)
+{
+    uint8_t *q = n ? reserve(b, n) : NULL;
+    if (q)
+        memcpy(q, p, n);
+}
+
+typedef struct rdr { /* reads what put_* wrote */
+    const uint8_t *p;
+    uint64_t n, at;
+    bool bad;
+} rdr;
+
+static const uint8_t *get_bytes(rdr *d, uint64_t n)
+{
+    if (d->bad || n > d->n - d->at) {
+        d->bad = true;
+        return NULL;
+    }
+    d->at += n;
+    return d->p + d->at - n;
+}
+
+static uint32_t get_u32(rdr *d)
+{
+    const uint8_t *q = get_bytes(d, 4);
+    return q ? db_get32(q) : 0;
+}
+
+static uint64_t get_u64(rdr *d)
+{
+    const uint8_t *q = get_bytes(d, 8);
+    return q ? db_get64(q) : 0;
+}
+
+/* The status every rank ends with: the first failing rank's, with its
+ * message naming that rank (or r->blame, the rank a failure is about);
+ * GPUPROF_OK when none failed. One process: st. */
+static gpuprof_status agree(run *r, gpuprof_status st)
+{
+    if (r->nranks == 1)
+        return st;
+    const gpuprof__an_coll *c = r->coll;
+    uint64_t first = st != GPUPROF_OK ? (uint64_t)r->rank : (uint64_t)r->nranks;
+    if (c->allreduce_u64(c->ctx, &first, 1, GPUPROF__AN_MIN))
+        return transport_fail();
+    if (first >= (uint64_t)r->nranks)
+        return GPUPROF_OK;
+    buf b = {0};
+    void *blob = NULL;
+    uint64_t size = 0;
+    if (first == (uint64_t)r->rank) {
+        const char *msg = gpuprof_an_last_error();
+        put_u32(&b, (uint32_t)st);
+        put_u32(&b, (uint32_t)(r->blame >= 0 ? r->blame : r->rank));
+        put_bytes(&b, msg, strlen(msg));
+        blob = b.nomem ? NULL : b.d;
+        size = b.nomem ? 0 : b.n;
+    }
+    if (c->bcast(c->ctx, (int)first, &blob, &size)) {
+        if (blob != b.d)
+            free(blob);
+        free(b.d);
+        return transport_fail();
+    }
+    const uint8_t *q = blob;
+    gpuprof_status agreed = size >= 8 ? (gpuprof_status)db_get32(q) : st;
+    if (agreed == GPUPROF_OK) /* cannot be: a failure was agreed */
+        agreed = GPUPROF_E_INTERNAL;
+    if (size >= 8)
+        gpuprof__an_fail(agreed, "rank %u: %.*s", db_get32(q + 4),
+                         (int)(size - 8), (const char *)q + 8);
+    else
+        gpuprof__an_fail(GPUPROF_E_NOMEM, "rank %u: out of memory",
+                         (unsigned)first);
+    if (blob != b.d)
+        free(blob);
+    free(b.d);
+    return agreed;
+}
+
+/* The i-th of n equal shares of `total`, rounded down, without overflow. */
+static uint64_t share(uint64_t total, uint64_t i, uint64_t n)
+{
+    return total / n * i + total % n * i / n;
+}
+
+/* The first file whose bytes before it are at least `want`. */
+static uint32_t file_at(const run *r, uint64_t want)
+{
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < r->ns; i++) {
+        if (at >= want)
+            return i;
+        at += r->s[i].fsize + r->s[i].tsize + 1;
+    }
+    return r->ns;
+}
+
+static gpuprof_status inputs_parse(run *r, const void *blob, uint64_t size)
+{
+    rdr d = {blob, size, 0, false};
+    r->pid0 = (long)get_u64(&d);
+    uint32_t n = get_u32(&d);
+    if (d.bad || n > size / 20)
+        return gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged list of inputs");
+    if (!(r->s = calloc((size_t)n + 1, sizeof(*r->s))))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t fsize = get_u64(&d), tsize = get_u64(&d);
+        uint32_t len = get_u32(&d);
+        const uint8_t *path = get_bytes(&d, len);
+        if (!path)
+            return gpuprof__an_fail(GPUPROF_E_INTERNAL,
+                                    "damaged list of inputs");
+        r->s[i] = (src){.path = strndup((const char *)path, len),
+                        .fsize = fsize,
+                        .tsize = tsize};
+        r->ns = i + 1;
+        if (!r->s[i].path)
+            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    return GPUPROF_OK;
+}
+
+/* The input files, listed by rank 0 (the others take its list, so that
+ * all agree even while files appear), and this rank's block of them:
+ * contiguous, in input order, of about equal bytes. */
+static gpuprof_status inputs(run *r)
+{
+    r->pid0 = (long)getpid();
+    if (r->nranks == 1) {
+        r->s_hi = 0;
+        gpuprof_status st = collect_inputs(r);
+        r->s_hi = r->ns;
+        return st;
+    }
+    const gpuprof__an_coll *c = r->coll;
+    gpuprof_status st = r->rank == 0 ? collect_inputs(r) : GPUPROF_OK;
+    buf b = {0};
+    for (uint32_t i = 0; st == GPUPROF_OK && r->rank == 0 && i < r->ns; i++) {
+        if (!i) {
+            put_u64(&b, (uint64_t)r->pid0);
+            put_u32(&b, r->ns);
+        }
+        put_u64(&b, r->s[i].fsize);
+        put_u64(&b, r->s[i].tsize);
+        put_u32(&b, (uint32_t)strlen(r->s[i].path));
+        put_bytes(&b, r->s[i].path, strlen(r->s[i].path));
+    }
+    if (st == GPUPROF_OK && b.nomem)
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if ((st = agree(r, st)) != GPUPROF_OK) {
+        free(b.d);
+        return st;
+    }
+    void *blob = b.d;
+    uint64_t size = b.n;
+    if (c->bcast(c->ctx, 0, &blob, &size)) {
+        free(b.d);
+        return transport_fail();
+    }
+    if (r->rank != 0) {
+        st = inputs_parse(r, blob, size);
+        free(blob);
+    }
+    free(b.d);
+    if ((st = agree(r, st)) != GPUPROF_OK)
+        return st;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < r->ns; i++)
+        total += r->s[i].fsize + r->s[i].tsize + 1;
+    r->s_lo = file_at(r, share(total, (uint64_t)r->rank, (uint64_t)r->nranks));
+    r->s_hi = r->rank + 1 == r->nranks
+                  ? r->ns
+                  : file_at(r, share(total, (uint64_t)r->rank + 1,
+                                     (uint64_t)r->nranks));
+    return GPUPROF_OK;
+}
+
+/* ---- several ranks: one tree ----------------------------------------------
+ * A tree blob: strings, metric strings, metrics, contexts and profiles,
+ * each in the order pass 1 made them. A rank's own keeps its metric names
+ * apart (mst): which of them the merged strings hold depends on the
+ * ranks before it. */
+/* Records: a metric is name, desc, unit|combine<<8|kind<<16|type<<24, at,
+ * src; a context parent, kind, name, aux, u64 key; a profile src, thread,
+ * host, tname, file, pid, flags, rank, u64 tid. */
+#define TB_METRIC 20u
+#define TB_CTX 24u
+#define TB_PROF 40u
+
+static void tree_blob(const run *r, buf *b)
+{
+    uint64_t ssize = 0, msize = 0;
+    const char *sd = gpuprof__io_strtab_data(r->st, &ssize);
+    const char *md = r->mst ? gpuprof__io_strtab_data(r->mst, &msize) : NULL;
+    put_u64(b, ssize);
+    put_bytes(b, sd, ssize);
+    put_u64(b, msize);
+    put_bytes(b, md, msize);
+    put_u32(b, r->structured);
+    put_u32(b, r->nm);
+    for (uint32_t i = 0; i < r->nm; i++) {
+        const gmetric *m = &r->m[i];
+        put_u32(b, m->name);
+        put_u32(b, m->desc);
+        put_u32(b, (uint32_t)m->unit | (uint32_t)m->combine << 8 |
+                       (uint32_t)m->kind << 16 | (uint32_t)m->type << 24);
+        put_u32(b, m->at);
+        put_u32(b, m->src);
+    }
+    put_u32(b, r->nc);
+    for (uint32_t i = 0; i < r->nc; i++) {
+        const gctx *c = &r->c[i];
+        put_u32(b, c->parent);
+        put_u32(b, c->kind);
+        put_u32(b, c->name);
+        put_u32(b, c->aux);
+        put_u64(b, c->key);
+    }
+    put_u32(b, r->np);
+    for (uint32_t i = 0; i < r->np; i++) {
+        const gprof *p = &r->p[i];
+        uint32_t w[8] = {p->src,  p->thread, p->host,  p->tname,
+                         p->file, p->pid,    p->flags, (uint32_t)p->rank};
+        for (int k = 0; k < 8; k++)
+            put_u32(b, w[k]);
+        put_u64(b, p->tid);
+    }
+}
+
+typedef struct tview { /* a tree blob, read in place */
+    const char *s, *ms;
+    uint64_t ssize, msize;
+    uint32_t structured, nm, nc, np;
+    const uint8_t *m, *c, *p;
+} tview;
+
+static bool tree_view(const void *blob, uint64_t size, tview *v)
+{
+    rdr d = {blob, size, 0, false};
+    v->ssize = get_u64(&d);
+    v->s = (const char *)get_bytes(&d, v->ssize);
+    v->msize = get_u64(&d);
+    v->ms = (const char *)get_bytes(&d, v->msize);
+    v->structured = get_u32(&d);
+    v->nm = get_u32(&d);
+    v->m = get_bytes(&d, (uint64_t)v->nm * TB_METRIC);
+    v->nc = get_u32(&d);
+    v->c = get_bytes(&d, (uint64_t)v->nc * TB_CTX);
+    v->np = get_u32(&d);
+    v->p = get_bytes(&d, (uint64_t)v->np * TB_PROF);
+    return !d.bad && d.at == size && v->ssize && !v->s[v->ssize - 1] &&
+           (!v->msize || !v->ms[v->msize - 1]);
+}
+
+typedef struct tmaps {           /* a rank's ids -> the merged tree's */
+    uint32_t *sfrom, *sto, nstr; /* strings, sfrom ascending */
+    uint32_t *metric, *ctx;
+    bool bad; /* an offset that is no string */
+} tmaps;
+
+static void tmaps_free(tmaps *mp)
+{
+    free(mp->sfrom);
+    free(mp->sto);
+    free(mp->metric);
+    free(mp->ctx);
+    *mp = (tmaps){0};
+}
+
+static uint32_t smap(tmaps *mp, uint32_t off)
+{
+    uint32_t lo = 0, hi = mp->nstr;
+    while (off && lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (mp->sfrom[mid] == off)
+            return mp->sto[mid];
+        if (mp->sfrom[mid] < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    mp->bad = mp->bad || off;
+    return 0;
+}
+
+/* Metric record q of tree v, in g: found by name, else added. */
+static gpuprof_status metric_merge(run *g, const tview *v, const uint8_t *q,
+                                   uint32_t *out)
+{
+    uint32_t name = db_get32(q), desc = db_get32(q + 4), how = db_get32(q + 8);
+    uint32_t file = db_get32(q + 16);
+    if (name >= v->msize || desc >= v->msize || file >= g->ns)
+        return gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged tree");
+    gmetric m = {0,
+                 0,
+                 (uint8_t)how,
+                 (uint8_t)(how >> 8),
+                 (uint8_t)(how >> 16),
+                 (uint8_t)(how >> 24),
+                 0,
+                 file};
+    for (uint32_t i = 0; i < g->nm; i++) {
+        if (strcmp(metric_str(g, g->m[i].name), v->ms + name))
+            continue;
+        if (g->m[i].unit != m.unit || g->m[i].combine != m.combine ||
+            g->m[i].type != m.type)
+            return gpuprof__an_fail(GPUPROF_E_INVALID,
+                                    "%s: metric %s: unit, type or combination "
+                                    "differs from an earlier profile",
+                                    g->s[file].path, v->ms + name);
+        *out = i;
+        return GPUPROF_OK;
+    }
+    if (g->nm == MAX_BASE_METRICS || !GROW(g->m, g->nm, g->capm))
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "%s: %s", g->s[file].path,
+                                "too many metrics (or out of memory)");
+    m.name = intern(g, v->ms + name);
+    m.desc = intern(g, v->ms + desc);
+    g->m[g->nm] = m;
+    *out = g->nm++;
+    return GPUPROF_OK;
+}
+
+/* Strings and metrics of v into g, in the order the single-process run
+ * interns them: each string where v made it, each metric's name and
+ * description where v added the metric (when g lacks the metric). */
+static gpuprof_status strings_merge(run *g, const tview *v, tmaps *mp)
+{
+    uint32_t n = 0;
+    for (uint64_t o = 1; o < v->ssize; o += strlen(v->s + o) + 1)
+        n++;
+    mp->sfrom = malloc(((size_t)n + 1) * sizeof(uint32_t));
+    mp->sto = malloc(((size_t)n + 1) * sizeof(uint32_t));
+    mp->metric = malloc(((size_t)v->nm + 1) * sizeof(uint32_t));
+    if (!mp->sfrom || !mp->sto || !mp->metric)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    uint64_t o = 1;
+    for (uint32_t mi = 0; o < v->ssize || mi < v->nm;) {
+        const uint8_t *q = v->m + (size_t)mi * TB_METRIC;
+        if (mi < v->nm && (o >= v->ssize || db_get32(q + 12) <= o)) {
+            gpuprof_status st = metric_merge(g, v, q, &mp->metric[mi++]);
+            if (st != GPUPROF_OK)
+                return st;
+            continue;
+        }
+        mp->sfrom[mp->nstr] = (uint32_t)o;
+        mp->sto[mp->nstr++] = intern(g, v->s + o);
+        o += strlen(v->s + o) + 1;
+    }
+    return g->nomem ? gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory")
+                    : GPUPROF_OK;
+}
+
+/* Tree v (a rank's, from pass 1) into g after what g holds, ids as the
+ * single-process run gives them; its profiles appended when `add`; mp
+ * says what v's ids are in g. */
+static gpuprof_status tree_merge(run *g, const tview *v, tmaps *mp, bool add)
+{
+    gpuprof_status st = strings_merge(g, v, mp);
+    if (st == GPUPROF_OK &&
+        !(mp->ctx = malloc(((size_t)v->nc + 1) * sizeof(uint32_t))))
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; st == GPUPROF_OK && i < v->nc; i++) {
+        const uint8_t *q = v->c + (size_t)i * TB_CTX;
+        uint32_t parent = db_get32(q);
+        if (parent != UINT32_MAX && parent >= i)
+            return gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged tree");
+        gctx k = {parent == UINT32_MAX ? UINT32_MAX : mp->ctx[parent],
+                  (uint8_t)db_get32(q + 4), smap(mp, db_get32(q + 8)),
+                  smap(mp, db_get32(q + 12)), db_get64(q + 16)};
+        if ((mp->ctx[i] = ctx_get(g, &k)) == UINT32_MAX)
+            st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; st == GPUPROF_OK && add && i < v->np; i++) {
+        const uint8_t *q = v->p + (size_t)i * TB_PROF;
+        if (!GROW(g->p, g->np, g->capp))
+            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        g->p[g->np++] = (gprof){db_get32(q),
+                                db_get32(q + 4),
+                                smap(mp, db_get32(q + 8)),
+                                smap(mp, db_get32(q + 12)),
+                                smap(mp, db_get32(q + 16)),
+                                db_get32(q + 20),
+                                db_get32(q + 24),
+                                (int32_t)db_get32(q + 28),
+                                db_get64(q + 32)};
+    }
+    g->structured = g->structured || v->structured;
+    if (st == GPUPROF_OK && mp->bad)
+        st = gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged tree");
+    return st;
+}
+
+static void tree_free(run *r)
+{
+    if (r->st)
+        gpuprof__io_strtab_free(r->st);
+    if (r->mst)
+        gpuprof__io_strtab_free(r->mst);
+    free(r->m);
+    free(r->c);
+    free(r->slot);
+    free(r->p);
+    r->st = r->mst = NULL;
+    r->m = NULL, r->c = NULL, r->slot = NULL, r->p = NULL;
+    r->nm = r->capm = r->nc = r->capc = r->slot_mask = r->np = r->capp = 0;
+}
+
+/* The merged tree v becomes r's. */
+static gpuprof_status tree_adopt(run *r, const tview *v)
+{
+    tree_free(r);
+    if (!(r->st = gpuprof__io_strtab_new()) ||
+        !(r->m = calloc((size_t)v->nm + 1, sizeof(*r->m))) ||
+        !(r->c = calloc((size_t)v->nc + 1, sizeof(*r->c))) ||
+        !(r->p = calloc((size_t)v->np + 1, sizeof(*r->p))))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    for (uint64_t o = 1; o < v->ssize; o += strlen(v->s + o) + 1)
+        if (intern(r, v->s + o) != o)
+            return r->nomem
+                       ? gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory")
+                       : gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged tree");
+    for (uint32_t i = 0; i < v->nm; i++) {
+        const uint8_t *q = v->m + (size_t)i * TB_METRIC;
+        uint32_t how = db_get32(q + 8);
+        r->m[i] = (gmetric){db_get32(q),
+                            db_get32(q + 4),
+                            (uint8_t)how,
+                            (uint8_t)(how >> 8),
+                            (uint8_t)(how >> 16),
+                            (uint8_t)(how >> 24),
+                            0,
+                            db_get32(q + 16)};
+    }
+    r->nm = r->capm = v->nm;
+    for (uint32_t i = 0; i < v->nc; i++) {
+        const uint8_t *q = v->c + (size_t)i * TB_CTX;
+        r->c[i] = (gctx){db_get32(q), (uint8_t)db_get32(q + 4), db_get32(q + 8),
+                         db_get32(q + 12), db_get64(q + 16)};
+    }
+    r->nc = r->capc = v->nc;
+    for (uint32_t i = 0; i < v->np; i++) {
+        const uint8_t *q = v->p + (size_t)i * TB_PROF;
+        r->p[i] = (gprof){
+            db_get32(q),      db_get32(q + 4),           db_get32(q + 8),
+            db_get32(q + 12), db_get32(q + 16),          db_get32(q + 20),
+            db_get32(q + 24), (int32_t)db_get32(q + 28), db_get64(q + 32)};
+    }
+    r->np = r->capp = v->np;
+    r->structured = v->structured;
+    return ctx_rehash(r) ? GPUPROF_OK
+                         : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+}
+
+/* This rank's files, profiles and frames in the merged tree's ids. */
+static gpuprof_status tree_remap(run *r, tmaps *mp, const tview *own)
+{
+    for (uint32_t i = r->s_lo; i < r->s_hi; i++) {
+        src *s = &r->s[i];
+        for (uint32_t m = 0; m < s->nmetrics; m++)
+            s->metric[m] = mp->metric[s->metric[m]];
+        for (uint32_t n = 0; s->ctx && n < s->nodes; n++)
+            s->ctx[n] = mp->ctx[s->ctx[n]];
+    }
+    /* Profiles are in file order: this rank's start at its first file's. */
+    uint32_t lo = 0, hi = r->np;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->p[mid].src < r->s_lo)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    r->pr_lo = lo;
+    r->pr_hi = lo + own->np;
+    if (r->pr_hi > r->np || (own->np && r->p[lo].src != db_get32(own->p)))
+        return gpuprof__an_fail(GPUPROF_E_INTERNAL, "profiles out of order");
+    for (uint32_t i = r->s_lo; i < r->s_hi; i++)
+        r->s[i].p0 += r->pr_lo;
+    for (uint32_t i = 0; i < r->nsf; i++)
+        r->sf[i].module = smap(mp, r->sf[i].module);
+    for (uint32_t i = 0; i < r->nlvl; i++) {
+        r->lvl[i].fn = smap(mp, r->lvl[i].fn);
+        r->lvl[i].module = smap(mp, r->lvl[i].module);
+        r->lvl[i].file = smap(mp, r->lvl[i].file);
+    }
+    if (mp->bad)
+        return gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged tree");
+    if (r->nsf && !frames_rehash(r))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    return GPUPROF_OK;
+}
+
+typedef struct merging { /* rank 0 merging the trees in rank order */
+    run g;
+    gpuprof_status st;
+    int blame;
+} merging;
+
+static void merge_one(void *arg, int rank, const void *blob, uint64_t size)
+{
+    merging *m = arg;
+    tview v;
+    tmaps mp = {0};
+    if (m->st != GPUPROF_OK)
+        return;
+    if (!tree_view(blob, size, &v))
+        m->st = gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged tree");
+    else
+        m->st = tree_merge(&m->g, &v, &mp, true);
+    if (m->st != GPUPROF_OK)
+        m->blame = rank;
+    tmaps_free(&mp);
+}
+
+/* After pass 1 (status st): the merged tree on every rank, in the ids the
+ * single-process run gives, each rank's own ids mapped onto it. */
+static gpuprof_status merge(run *r, gpuprof_status st)
+{
+    const gpuprof__an_coll *c = r->coll;
+    buf own = {0}, all = {0};
+    if (st == GPUPROF_OK)
+        tree_blob(r, &own);
+    if (st == GPUPROF_OK && own.nomem)
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if ((st = agree(r, st)) != GPUPROF_OK) {
+        free(own.d);
+        return st;
+    }
+    merging m = {.g = {.a = r->a, .s = r->s, .ns = r->ns}, .blame = -1};
+    gctx root = {UINT32_MAX, GPUPROF_IO_NODE_ROOT, 0, 0, 0};
+    if (r->rank == 0 &&
+        (!(m.g.st = gpuprof__io_strtab_new()) || ctx_get(&m.g, &root) != 0))
+        m.st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (c->gather(c->ctx, own.d, own.n, merge_one, &m)) {
+        tree_free(&m.g);
+        free(own.d);
+        return transport_fail();
+    }
+    if (r->rank == 0 && m.st == GPUPROF_OK) {
+        tree_blob(&m.g, &all);
+        if (all.nomem)
+            m.st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    tree_free(&m.g);
+    r->blame = m.blame;
+    st = agree(r, m.st);
+    r->blame = -1;
+    void *blob = all.d;
+    uint64_t size = all.n;
+    if (st == GPUPROF_OK && c->bcast(c->ctx, 0, &blob, &size))
+        st = transport_fail(), blob = all.d;
+    if (st != GPUPROF_OK) {
+        free(all.d);
+        free(own.d);
+        return st;
+    }
+    tview gv, ov;
+    tmaps mp = {0};
+    if (!tree_view(blob, size, &gv) || !tree_view(own.d, own.n, &ov))
+        st = gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged tree");
+    if (st == GPUPROF_OK)
+        st = tree_adopt(r, &gv);
+    uint32_t nc = r->nc, nm = r->nm;
+    uint64_t ssize = 0;
+    if (r->st)
+        gpuprof__io_strtab_data(r->st, &ssize);
+    if (st == GPUPROF_OK)
+        st = tree_merge(r, &ov, &mp, false);
+    uint64_t after = 0;
+    if (r->st)
+        gpuprof__io_strtab_data(r->st, &after);
+    if (st == GPUPROF_OK && (r->nc != nc || r->nm != nm || after != ssize))
+        st = gpuprof__an_fail(GPUPROF_E_INTERNAL,
+                              "the merged tree lacks this rank's");
+    if (st == GPUPROF_OK)
+        st = tree_remap(r, &mp, &ov);
+    tmaps_free(&mp);
+    if (blob != all.d)
+        free(blob);
+    free(all.d);
+    free(own.d);
+    return agree(r, st);
+}
+
+/* ---- several ranks: the files ------------------------------------------ */
+/* Rank 0 made the temporary files: the others open them; every rank makes
+ * a part of its own for each (unlinked at once: nothing to clean up). */
+static gpuprof_status dbfile_join(run *r, dbfile *f, const char *name)
+{
+    if (f->peer && (f->fd = open(f->tmp, O_RDWR | O_CLOEXEC)) < 0)
+        return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot open: %s", f->tmp,
+                                strerror(errno));
+    size_t n = strlen(r->a->output) + strlen(name) + 64;
+    char *p = malloc(n);
+    if (!p)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    snprintf(p, n, "%s/.%s.part-%ld-%d", r->a->output, name, r->pid0, r->rank);
+    f->part = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int e = errno;
+    if (f->part >= 0)
+        unlink(p);
+    gpuprof_status st =
+        f->part < 0 ? gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create: %s", p,
+                                       strerror(e))
+                    : GPUPROF_OK;
+    free(p);
+    return st;
+}
+
+/* The shared file again, after dbfile_settle closed it and the ranks
+ * agreed: what the others wrote is read from it (close-to-open: a network
+ * file system writes back at close and revalidates what it cached at
+ * open; a local one costs nothing). */
+static gpuprof_status dbfile_reopen(dbfile *f)
+{
+    if ((f->fd = open(f->tmp, O_RDWR | O_CLOEXEC)) < 0)
+        return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot open: %s", f->tmp,
+                                strerror(errno));
+    return GPUPROF_OK;
+}
+
+/* n bytes of `from` (from its start) into `to` at `at`. */
+static bool copy_part(int from, int to, uint64_t n, uint64_t at)
+{
+    loff_t in = 0, out = (loff_t)at;
+    while (n) { /* in the kernel where it can (same file system) */
+        ssize_t c = copy_file_range(from, &in, to, &out,
+                                    n < (1u << 30) ? n : (1u << 30), 0);
+        if (c < 0 && errno == EINTR)
+            continue;
+        if (c <= 0)
+            break;
+        n -= (uint64_t)c;
+    }
+    enum { CHUNK = 4 << 20 };
+    uint8_t *b = n ? malloc(CHUNK) : NULL;
+    if (n && !b)
+        return false;
+    while (n) {
+        size_t k = n < CHUNK ? (size_t)n : CHUNK;
+        if (!pread_all(from, b, k, (uint64_t)in) ||
+            !pwrite_all(to, b, k, (uint64_t)out)) {
+            free(b);
+            return false;
+        }
+        in += (loff_t)k, out += (loff_t)k, n -= k;
+    }
+    free(b);
+    return true;
+}
+
+/* Every rank's part of files fs[0..n), in rank order, into the shared
+ * files: an exclusive scan of their sizes gives each part its place, so
+ * the planes are where the single-process run puts them; what a rank's
+ * plane references say moves by delta[i]. Afterwards f->at is where the
+ * whole file's planes end, and the shared file is closed (dbfile_reopen).
+ * Collective; the caller agrees on the status. */
+static gpuprof_status dbfile_settle(run *r, dbfile **fs, int n, uint64_t *delta,
+                                    uint64_t *size)
+{
+    const gpuprof__an_coll *c = r->coll;
+    uint64_t before[4], total[4];
+    for (int i = 0; i < n; i++)
+        size[i] = before[i] = total[i] = fs[i]->at - fs[i]->origin;
+    if (c->exscan_u64(c->ctx, before, (size_t)n) ||
+        c->allreduce_u64(c->ctx, total, (size_t)n, GPUPROF__AN_SUM))
+        return transport_fail();
+    gpuprof_status st = GPUPROF_OK;
+    for (int i = 0; i < n; i++) {
+        dbfile *f = fs[i];
+        if (st == GPUPROF_OK && size[i] &&
+            !copy_part(f->part, f->fd, size[i], f->origin + before[i]))
+            st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s", f->tmp,
+                                  strerror(errno ? errno : EIO));
+        close(f->part);
+        f->part = -1;
+        if (close(f->fd) != 0 && st == GPUPROF_OK) /* NFS: written back */
+            st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s", f->tmp,
+                                  strerror(errno));
+        f->fd = -1;
+        delta[i] = before[i];
+        f->at = f->origin + total[i];
+    }
+    return st;
+}
+
+/* A plane reference's offset (table entry i of f) moved by d. */
+static void ref_move(dbfile *f, uint64_t i, uint64_t d)
+{
+    uint8_t *q = f->tab + i * DB_PLANE_REF;
+    db_put64(q, db_get64(q) + d);
+}
+
+typedef struct collect { /* rank 0 putting the ranks' pieces together */
+    run *r;
+    uint32_t crc[2];
+    buf more; /* trace streams */
+    gpuprof_status st;
+} collect;
+
+static void collect_values(void *arg, int rank, const void *blob, uint64_t n)
+{
+    collect *k = arg;
+    rdr d = {blob, n, 0, false};
+    for (int i = 0; i < 2; i++) {
+        uint32_t crc = get_u32(&d);
+        k->crc[i] = gpuprof__io_crc32c_combine(k->crc[i], crc, get_u64(&d));
+    }
+    uint32_t streams = get_u32(&d);
+    const uint8_t *t = get_bytes(&d, (uint64_t)streams * DB_TRACE_STREAM);
+    if (t)
+        put_bytes(&k->more, t, (uint64_t)streams * DB_TRACE_STREAM);
+    if (d.bad && k->st == GPUPROF_OK)
+        k->st =
+            gpuprof__an_fail(GPUPROF_E_INTERNAL, "rank %d: damaged part", rank);
+}
+
+/* After pass 2: profile.db's and trace.db's parts in place; the plane
+ * references and the values per context summed over the ranks (every
+ * rank reads profile.db back in pass 3); rank 0 has the checksums and
+ * trace.db's streams. */
+static gpuprof_status settle_values(run *r, bool traced)
+{
+    const gpuprof__an_coll *c = r->coll;
+    dbfile *pms = &r->f[F_PMS], *fs[2] = {pms, &r->tr};
+    uint64_t delta[2], size[2];
+    uint32_t crc[2] = {pms->crc, r->tr.crc};
+    gpuprof_status st = dbfile_settle(r, fs, traced ? 2 : 1, delta, size);
+    for (uint32_t p = r->pr_lo; p < r->pr_hi; p++)
+        ref_move(pms, p, delta[0]);
+    for (uint32_t i = 0; traced && i < r->nstreams; i++)
+        db_put64(r->ttab + (size_t)i * DB_TRACE_STREAM + 32,
+                 db_get64(r->ttab + (size_t)i * DB_TRACE_STREAM + 32) +
+                     delta[1]);
+    if ((st = agree(r, st)) != GPUPROF_OK)
+        return st;
+    st = dbfile_reopen(pms); /* pass 3 reads it back */
+    if (st == GPUPROF_OK && traced && r->rank == 0)
+        st = dbfile_reopen(&r->tr); /* for the table and the header */
+    if (c->allreduce_u64(c->ctx, (uint64_t *)(void *)pms->tab,
+                         (size_t)r->np * DB_PLANE_REF / 8, GPUPROF__AN_SUM) ||
+        c->allreduce_u64(c->ctx, r->cstart, (size_t)r->nc + 1, GPUPROF__AN_SUM))
+        return transport_fail();
+    buf b = {0};
+    for (int i = 0; i < 2; i++) {
+        put_u32(&b, i == 0 || traced ? crc[i] : 0);
+        put_u64(&b, i == 0 || traced ? size[i] : 0);
+    }
+    put_u32(&b, traced ? r->nstreams : 0);
+    put_bytes(&b, r->ttab,
+              traced ? (uint64_t)r->nstreams * DB_TRACE_STREAM : 0);
+    collect k = {r, {0, 0}, {0}, GPUPROF_OK};
+    int rc = c->gather(c->ctx, b.nomem ? NULL : b.d, b.nomem ? 0 : b.n,
+                       collect_values, &k);
+    free(b.d);
+    if (rc) {
+        free(k.more.d);
+        return transport_fail();
+    }
+    if (st == GPUPROF_OK && b.nomem)
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (r->rank == 0) {
+        if (st == GPUPROF_OK && k.more.nomem)
+            st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        if (st == GPUPROF_OK)
+            st = k.st;
+        pms->crc = k.crc[0];
+        r->tr.crc = k.crc[1];
+        free(r->ttab);
+        r->ttab = k.more.d;
+        r->nstreams = (uint32_t)(k.more.n / DB_TRACE_STREAM);
+        r->captab = r->nstreams;
+    } else {
+        free(k.more.d);
+    }
+    return agree(r, st);
+}
+
+static void collect_contexts(void *arg, int rank, const void *blob, uint64_t n)
+{
+    collect *k = arg;
+    rdr d = {blob, n, 0, false};
+    uint32_t lo = get_u32(&d), hi = get_u32(&d);
+    for (int i = 0; i < 2; i++) {
+        uint32_t crc = get_u32(&d);
+        k->crc[i] = gpuprof__io_crc32c_combine(k->crc[i], crc, get_u64(&d));
+    }
+    for (int i = 0; i < 2 && !d.bad; i++) {
+        dbfile *f = &k->r->f[i ? F_STATS : F_CMS];
+        const uint8_t *t =
+            lo <= hi && hi <= k->r->nc
+                ? get_bytes(&d, (uint64_t)(hi - lo) * DB_PLANE_REF)
+                : NULL;
+        if (t)
+            memcpy(f->tab + (size_t)lo * DB_PLANE_REF, t,
+                   (size_t)(hi - lo) * DB_PLANE_REF);
+        else
+            d.bad = true;
+    }
+    if (d.bad && k->st == GPUPROF_OK)
+        k->st =
+            gpuprof__an_fail(GPUPROF_E_INTERNAL, "rank %d: damaged part", rank);
+}
+
+/* After pass 3: cct.db's and stats.db's parts in place, rank 0 has their
+ * plane references and checksums. */
+static gpuprof_status settle_contexts(run *r)
+{
+    const gpuprof__an_coll *c = r->coll;
+    dbfile *fs[2] = {&r->f[F_CMS], &r->f[F_STATS]};
+    uint64_t delta[2], size[2];
+    uint32_t crc[2] = {fs[0]->crc, fs[1]->crc};
+    gpuprof_status st = dbfile_settle(r, fs, 2, delta, size);
+    for (uint32_t i = r->c_lo; i < r->c_hi; i++) {
+        ref_move(fs[0], i, delta[0]);
+        ref_move(fs[1], i, delta[1]);
+    }
+    if ((st = agree(r, st)) != GPUPROF_OK)
+        return st;
+    for (int i = 0; i < 2 && st == GPUPROF_OK && r->rank == 0; i++)
+        st = dbfile_reopen(fs[i]); /* for the tables and the headers */
+    buf b = {0};
+    put_u32(&b, r->c_lo);
+    put_u32(&b, r->c_hi);
+    for (int i = 0; i < 2; i++) {
+        put_u32(&b, crc[i]);
+        put_u64(&b, size[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        put_bytes(&b, fs[i]->tab + (size_t)r->c_lo * DB_PLANE_REF,
+                  (uint64_t)(r->c_hi - r->c_lo) * DB_PLANE_REF);
+    collect k = {r, {0, 0}, {0}, GPUPROF_OK};
+    int rc = c->gather(c->ctx, b.nomem ? NULL : b.d, b.nomem ? 0 : b.n,
+                       collect_contexts, &k);
+    free(b.d);
+    if (rc)
+        return transport_fail();
+    if (b.nomem)
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (r->rank == 0) {
+        if (st == GPUPROF_OK)
+            st = k.st;
+        fs[0]->crc = k.crc[0];
+        fs[1]->crc = k.crc[1];
+    }
+    return agree(r, st);
+}
+
+/* The first context with at least `want` values before it. */
+static uint32_t ctx_at(const run *r, uint64_t want)
+{
+    uint32_t lo = 0, hi = r->nc;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->cstart[mid] < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Pass 3's contexts for this rank: ranges of about equal value counts. */
+static void rank_contexts(run *r)
+{
+    uint64_t total = r->cstart[r->nc], k = (uint64_t)r->rank,
+             n = (uint64_t)r->nranks;
+    r->c_lo = r->rank ? ctx_at(r, share(total, k, n)) : 0;
+    r->c_hi = k + 1 == n ? r->nc : ctx_at(r, share(total, k + 1, n));
+}
+
+/* ---- a run ----------------------------------------------------------- */
 /* Bytes the process needs beside the run's own (code, libraries, stacks):
  * what a budget must leave aside. */
 #define BUDGET_BASE (8u << 20)
 
-GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_run(gpuprof_an_analysis *a)
+/* Rank 0, at the end: the tables and headers, the files renamed into
+ * place, meta.db last. */
+static gpuprof_status finish(run *r, bool traced)
 {
-    if (!a || !a->ninputs || !a->output)
-        return gpuprof__an_fail(GPUPROF_E_INVALID,
-                                "an analysis needs inputs and an output");
-    run r = {
-        .a = a, .f = {{.fd = -1}, {.fd = -1}, {.fd = -1}}, .tr = {.fd = -1}};
-    r.budget = a->memory ? a->memory - BUDGET_BASE : 0;
-    r.keep_rows = !a->memory;
-    gpuprof_status st = collect_inputs(&r);
-    if (st == GPUPROF_OK && !(r.st = gpuprof__io_strtab_new()))
-        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    progress(r, "write", 0, 4);
+    gpuprof_status st =
+        dbfile_finish(&r->f[F_STATS], DB_STATS_MAGIC, r->nc, 2 * r->nm);
     if (st == GPUPROF_OK)
-        st = unify(&r);
-    if (st == GPUPROF_OK && r.budget && kept_bytes(&r) >= r.budget)
-        st = gpuprof__an_fail(
-            GPUPROF_E_LIMIT,
-            "a memory budget of %llu MiB is too small: the "
-            "calling context tree and tables of these profiles take %llu MiB",
-            (unsigned long long)(a->memory >> 20),
-            (unsigned long long)((kept_bytes(&r) + BUDGET_BASE) >> 20) + 1);
-    if (st == GPUPROF_OK && mkdir(a->output, 0755) != 0 && errno != EEXIST)
-        st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create: %s", a->output,
-                              strerror(errno));
+        st = dbfile_finish(&r->f[F_CMS], DB_CMS_MAGIC, r->nc, r->np);
     if (st == GPUPROF_OK)
-        st = dbfile_open(&r, &r.f[F_PMS], "profile.db", r.np);
-    if (st == GPUPROF_OK)
-        st = dbfile_open(&r, &r.f[F_CMS], "cct.db", r.nc);
-    if (st == GPUPROF_OK)
-        st = dbfile_open(&r, &r.f[F_STATS], "stats.db", r.nc);
-    bool traced = false;
-    for (uint32_t i = 0; i < r.ns; i++)
-        traced = traced || r.s[i].tsize;
-    if (st == GPUPROF_OK && traced)
-        st = dbfile_open(&r, &r.tr, "trace.db", 0);
-    if (st == GPUPROF_OK)
-        st = values_pass(&r);
-    if (st == GPUPROF_OK)
-        st = transpose(&r);
-    if (st == GPUPROF_OK) {
-        progress(&r, "write", 0, 4);
-        st = dbfile_finish(&r.f[F_STATS], DB_STATS_MAGIC, r.nc, 2 * r.nm);
-    }
-    if (st == GPUPROF_OK)
-        st = dbfile_finish(&r.f[F_CMS], DB_CMS_MAGIC, r.nc, r.np);
-    if (st == GPUPROF_OK)
-        st = dbfile_finish(&r.f[F_PMS], DB_PMS_MAGIC, r.np, r.nc);
+        st = dbfile_finish(&r->f[F_PMS], DB_PMS_MAGIC, r->np, r->nc);
     for (int i = 0; i < 3 && st == GPUPROF_OK; i++) /* stats, cct, profile */
-        st = dbfile_rename(&r.f[2 - i]);
+        st = dbfile_rename(&r->f[2 - i]);
     if (st == GPUPROF_OK && traced)
-        st = trace_finish(&r);
+        st = trace_finish(r);
     if (st == GPUPROF_OK && traced)
-        st = dbfile_rename(&r.tr);
+        st = dbfile_rename(&r->tr);
     if (st == GPUPROF_OK && !traced) { /* none from an earlier run */
         char tp[4200];
-        snprintf(tp, sizeof(tp), "%s/trace.db", a->output);
+        snprintf(tp, sizeof(tp), "%s/trace.db", r->a->output);
         if (unlink(tp) != 0 && errno != ENOENT)
             st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot remove: %s", tp,
                                   strerror(errno));
     }
     if (st == GPUPROF_OK) /* last: a reader checks the others agree */
-        st = write_meta(&r);
+        st = write_meta(r);
     if (st == GPUPROF_OK)
-        progress(&r, "write", 4, 4);
+        progress(r, "write", 4, 4);
+    return st;
+}
+
+/* Makes the output directory and the files (every rank joins rank 0's). */
+static gpuprof_status open_files(run *r, bool traced)
+{
+    gpuprof_status st = GPUPROF_OK;
+    if (r->rank == 0 && mkdir(r->a->output, 0755) != 0 && errno != EEXIST)
+        st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create: %s",
+                              r->a->output, strerror(errno));
+    if (st == GPUPROF_OK)
+        st = dbfile_open(r, &r->f[F_PMS], "profile.db", r->np);
+    if (st == GPUPROF_OK)
+        st = dbfile_open(r, &r->f[F_CMS], "cct.db", r->nc);
+    if (st == GPUPROF_OK)
+        st = dbfile_open(r, &r->f[F_STATS], "stats.db", r->nc);
+    if (st == GPUPROF_OK && traced)
+        st = dbfile_open(r, &r->tr, "trace.db", 0);
+    if ((st = agree(r, st)) != GPUPROF_OK || r->nranks == 1)
+        return st;
+    static const char *const names[] = {"profile.db", "cct.db", "stats.db"};
+    for (int i = 0; i < 3 && st == GPUPROF_OK; i++)
+        st = dbfile_join(r, &r->f[i], names[i]);
+    if (st == GPUPROF_OK && traced)
+        st = dbfile_join(r, &r->tr, "trace.db");
+    return agree(r, st);
+}
+
+/* The passes, the ranks agreeing after each step that may fail. */
+static gpuprof_status run_steps(run *r)
+{
+    bool many = r->nranks > 1;
+    gpuprof_status st = inputs(r);
+    if (st != GPUPROF_OK)
+        return st;
+    if (!(r->st = gpuprof__io_strtab_new()) ||
+        (many && !(r->mst = gpuprof__io_strtab_new())))
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (st == GPUPROF_OK)
+        st = unify(r);
+    if (many && (st = merge(r, st)) != GPUPROF_OK)
+        return st;
+    if (st == GPUPROF_OK && r->budget && kept_bytes(r) >= r->budget)
+        st = gpuprof__an_fail(
+            GPUPROF_E_LIMIT,
+            "a memory budget of %llu MiB is too small: the "
+            "calling context tree and tables of these profiles take %llu MiB",
+            (unsigned long long)(r->a->memory >> 20),
+            (unsigned long long)((kept_bytes(r) + BUDGET_BASE) >> 20) + 1);
+    if ((st = agree(r, st)) != GPUPROF_OK)
+        return st;
+    bool traced = false;
+    for (uint32_t i = 0; i < r->ns; i++)
+        traced = traced || r->s[i].tsize;
+    if ((st = open_files(r, traced)) != GPUPROF_OK)
+        return st;
+    if ((st = agree(r, values_pass(r))) != GPUPROF_OK)
+        return st;
+    if (many && (st = settle_values(r, traced)) != GPUPROF_OK)
+        return st;
+    cstart_prefix(r);
+    if (many)
+        rank_contexts(r);
+    else
+        r->c_lo = 0, r->c_hi = r->nc;
+    if ((st = agree(r, transpose(r))) != GPUPROF_OK)
+        return st;
+    if (many && (st = settle_contexts(r)) != GPUPROF_OK)
+        return st;
+    return agree(r, r->rank == 0 ? finish(r, traced) : GPUPROF_OK);
+}
+
+static gpuprof_status run_ranks(gpuprof_an_analysis *a,
+                                const gpuprof__an_coll *c)
+{
+    if (!a || !a->ninputs || !a->output)
+        return gpuprof__an_fail(GPUPROF_E_INVALID,
+                                "an analysis needs inputs and an output");
+    run r = {.a = a,
+             .f = {{.fd = -1, .part = -1},
+                   {.fd = -1, .part = -1},
+                   {.fd = -1, .part = -1}},
+             .tr = {.fd = -1, .part = -1},
+             .coll = c,
+             .rank = c ? c->rank : 0,
+             .nranks = c ? c->size : 1,
+             .blame = -1};
+    r.budget = a->memory ? a->memory - BUDGET_BASE : 0;
+    /* Several ranks read every profile's values back from profile.db. */
+    r.keep_rows = !a->memory && r.nranks == 1;
+    gpuprof_status st = run_steps(&r);
     run_free(&r);
     return st;
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_run(gpuprof_an_analysis *a)
+{
+    return run_ranks(a, NULL);
+}
+
+gpuprof_status gpuprof__an_analysis_run_ranks(gpuprof_an_analysis *a,
+                                              const gpuprof__an_coll *c)
+{
+    if (!c || c->size < 1 || c->rank < 0 || c->rank >= c->size)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "bad ranks");
+    return run_ranks(a, c);
 }

@@ -122,7 +122,16 @@ $(STRUCT_PROG): tests/sim/structure_prog.c $(LIB_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -g -O2 -o $@ $< $(LIB_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
 
-tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG)
+# Synthetic measurements for the scripts (tests/support/gen.c).
+GEN_MEASURE := $(B)/tests/gen_measure
+$(GEN_MEASURE): tests/tools/gen_measure.c $(B)/obj/tests/support/gen.o \
+    $(B)/obj/tests/support/mkprofile.o $(IO_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd -lpthread
+
+tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
+       $(GEN_MEASURE)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

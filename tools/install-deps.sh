@@ -14,9 +14,12 @@ group=${1:-check}
 opencl="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
 # libdw-dev: the analysis library reads DWARF (source lines, inlined calls).
 base="gcc make pkg-config libzstd-dev libunwind-dev libdw-dev $opencl"
+# Open MPI: mpicc builds gpuprof-mpi, mpirun runs its test
+# (tests/scripts/mpi-analyze.sh skips without them).
+mpi="libopenmpi-dev openmpi-bin"
 case "$group" in
   demo|bench) pkgs="$base" ;;
-  check) pkgs="$base g++ check zstd binutils python3" ;;
+  check) pkgs="$base g++ check zstd binutils python3 $mpi" ;;
   *) echo "install-deps.sh: unknown group '$group' (demo, bench, check)" >&2; exit 2 ;;
 esac
 

@@ -15,6 +15,13 @@
  *                                 one -j2 aggregation within that budget
  *   aggregate_budget_slowdown     its time / the -j2 time without a budget
  *   aggregate_peak_rss_mb_unbudgeted  the same without a budget
+ *   aggregate_mpi_np2_profiles_per_s  `mpirun -np 2 gpuprof-mpi analyze`
+ *                                 (1 thread per rank), when gpuprof-mpi is
+ *                                 built and mpirun found; MPI's start-up
+ *                                 included
+ *   aggregate_mpi_np2_speedup     j1 time / its time
+ *   aggregate_mpi_startup_s       `mpirun -np 2 gpuprof-mpi --version`: what
+ *                                 of that time is MPI's start and end
  *
  * Times are medians of 5 alternating runs of the `gpuprof analyze` command
  * (each a fresh process, as users run it: one that ran before would find
@@ -71,6 +78,32 @@ static long peak_rss_kb(const char *memory, double *secs)
     }
     *secs = bench_now_s() - t0;
     return ru.ru_maxrss;
+}
+
+/* `mpirun -np 2 gpuprof-mpi analyze` (or --version), its seconds; -1
+ * when it fails. */
+static char mpi_cli[PATH_MAX + 16];
+static double run_mpi(int version)
+{
+    double t0 = bench_now_s();
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 1), dup2(devnull, 2);
+        if (version)
+            execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe",
+                   "-np", "2", mpi_cli, "--version", (char *)NULL);
+        else
+            execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe",
+                   "-np", "2", mpi_cli, "analyze", "-o", out, in, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        return -1;
+    return bench_now_s() - t0;
 }
 
 static double run_fresh(unsigned threads)
@@ -154,6 +187,22 @@ int main(void)
     printf("BENCH aggregate_speedup_j2 %.2f x\n", m1 / m2);
     printf("BENCH aggregate_mb_per_s_j2 %.1f MB/s\n",
            dir_bytes(in) / 1e6 / m2);
+    snprintf(mpi_cli, sizeof(mpi_cli), "%s-mpi", cli);
+    double np2[REPS], up[REPS];
+    int ok = access(mpi_cli, X_OK) == 0 && run_mpi(0) > 0;
+    for (int r = 0; ok && r < REPS; r++)
+        ok = (np2[r] = run_mpi(0)) > 0 && (up[r] = run_mpi(1)) > 0;
+    if (ok) {
+        double m = bench_median(np2, REPS);
+        printf("BENCH aggregate_mpi_np2_profiles_per_s %.0f profiles/s\n",
+               profiles / m);
+        printf("BENCH aggregate_mpi_np2_speedup %.2f x\n", m1 / m);
+        printf("BENCH aggregate_mpi_startup_s %.2f s\n",
+               bench_median(up, REPS));
+    } else {
+        fprintf(stderr, "bench_analysis: no gpuprof-mpi or mpirun: no "
+                        "aggregate_mpi_* figures\n");
+    }
     gpuprof_an_db *db;
     if (gpuprof_an_db_open(out, &db) != GPUPROF_OK) {
         fprintf(stderr, "bench_analysis: %s\n", gpuprof_an_last_error());

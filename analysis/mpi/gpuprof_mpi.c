@@ -1,0 +1,344 @@
+/*
+ * gpuprof_mpi.c - the `gpuprof-mpi` command: `gpuprof analyze` across the
+ * ranks of an MPI job, writing the same database bytes.
+ *
+ *   mpirun -np N gpuprof-mpi analyze [-j N] [--memory SIZE]
+ *                                    [--no-structure] [-o DB] DIR...
+ *
+ * The only file built with mpicc and linked with MPI: it fills the
+ * library's table of collective operations (analysis/an_coll.h) with MPI
+ * calls and runs gpuprof__an_analysis_run_ranks on every rank; the
+ * analysis library itself never links MPI. How the work is split:
+ * doc/ANALYSIS.md, "On several processes". -j and --memory are per rank.
+ * Messages come from rank 0 only; every rank exits 1 when the run failed
+ * (the same message on all), 2 on bad usage.
+ *
+ * Messages are sent on a duplicate of MPI_COMM_WORLD; byte counts above
+ * INT_MAX go in pieces.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "an_coll.h"
+#include "gpuprof_analysis.h"
+
+/* ---- the collective operations with MPI ------------------------------- */
+#define PIECE (1 << 30) /* bytes per message, below INT_MAX */
+enum { TAG_SIZE = 1, TAG_DATA = 2 };
+
+static MPI_Comm comm;
+
+static int m_barrier(void *ctx)
+{
+    (void)ctx;
+    return MPI_Barrier(comm) != MPI_SUCCESS;
+}
+
+static MPI_Op mpi_op(gpuprof__an_op op)
+{
+    return op == GPUPROF__AN_MIN   ? MPI_MIN
+           : op == GPUPROF__AN_MAX ? MPI_MAX
+                                   : MPI_SUM;
+}
+
+static int m_allreduce(void *ctx, uint64_t *v, size_t n, gpuprof__an_op op)
+{
+    (void)ctx;
+    for (size_t at = 0; at < n;) { /* counts are ints */
+        int k = n - at < PIECE / 8 ? (int)(n - at) : PIECE / 8;
+        if (MPI_Allreduce(MPI_IN_PLACE, v + at, k, MPI_UINT64_T, mpi_op(op),
+                          comm) != MPI_SUCCESS)
+            return 1;
+        at += (size_t)k;
+    }
+    return 0;
+}
+
+static int m_exscan(void *ctx, uint64_t *v, size_t n)
+{
+    (void)ctx;
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    uint64_t *in = malloc((n ? n : 1) * sizeof(*in));
+    if (!in)
+        return 1;
+    memcpy(in, v, n * sizeof(*v));
+    int rc = 0;
+    for (size_t at = 0; at < n && !rc;) {
+        int k = n - at < PIECE / 8 ? (int)(n - at) : PIECE / 8;
+        rc = MPI_Exscan(in + at, v + at, k, MPI_UINT64_T, MPI_SUM, comm) !=
+             MPI_SUCCESS;
+        at += (size_t)k;
+    }
+    free(in);
+    if (rank == 0) /* MPI leaves rank 0's result undefined */
+        memset(v, 0, n * sizeof(*v));
+    return rc;
+}
+
+static int send_blob(const void *blob, uint64_t size, int to)
+{
+    if (MPI_Send(&size, 1, MPI_UINT64_T, to, TAG_SIZE, comm) != MPI_SUCCESS)
+        return 1;
+    for (uint64_t at = 0; at < size;) {
+        int k = size - at < PIECE ? (int)(size - at) : PIECE;
+        if (MPI_Send((const char *)blob + at, k, MPI_BYTE, to, TAG_DATA,
+                     comm) != MPI_SUCCESS)
+            return 1;
+        at += (uint64_t)k;
+    }
+    return 0;
+}
+
+/* A blob from `from`; *out NULL when it could not be held (received and
+ * dropped: the sender must not wait), -1 when MPI failed. */
+static int recv_blob(int from, void **out, uint64_t *size)
+{
+    if (MPI_Recv(size, 1, MPI_UINT64_T, from, TAG_SIZE, comm,
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return -1;
+    char *b = *size ? malloc(*size) : NULL;
+    char *sink = NULL;
+    for (uint64_t at = 0; at < *size;) {
+        int k = *size - at < PIECE ? (int)(*size - at) : PIECE;
+        if (!b && !sink && !(sink = malloc((size_t)PIECE)))
+            return -1;
+        if (MPI_Recv(b ? b + at : sink, k, MPI_BYTE, from, TAG_DATA, comm,
+                     MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            free(b);
+            free(sink);
+            return -1;
+        }
+        at += (uint64_t)k;
+    }
+    free(sink);
+    *out = b;
+    return 0;
+}
+
+static int m_gather(void *ctx, const void *blob, uint64_t size,
+                    gpuprof__an_blob_fn each, void *arg)
+{
+    (void)ctx;
+    int rank, n;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &n);
+    if (rank != 0)
+        return send_blob(blob, size, 0);
+    each(arg, 0, blob, size);
+    for (int k = 1; k < n; k++) { /* one at a time: rank 0 holds one */
+        void *b = NULL;
+        uint64_t got = 0;
+        if (recv_blob(k, &b, &got))
+            return 1;
+        /* Out of memory here: an empty blob, which the library refuses. */
+        each(arg, k, b, b ? got : 0);
+        free(b);
+    }
+    return 0;
+}
+
+static int m_bcast(void *ctx, int root, void **blob, uint64_t *size)
+{
+    (void)ctx;
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (MPI_Bcast(size, 1, MPI_UINT64_T, root, comm) != MPI_SUCCESS)
+        return 1;
+    char *b = rank == root ? *blob : NULL;
+    if (rank != root && *size && !(b = malloc(*size)))
+        MPI_Abort(comm, 1); /* the others wait for it in the pieces */
+    for (uint64_t at = 0; at < *size;) {
+        int k = *size - at < PIECE ? (int)(*size - at) : PIECE;
+        if (MPI_Bcast(b + at, k, MPI_BYTE, root, comm) != MPI_SUCCESS) {
+            if (rank != root)
+                free(b);
+            return 1;
+        }
+        at += (uint64_t)k;
+    }
+    if (rank != root)
+        *blob = b;
+    return 0;
+}
+
+/* ---- the command ------------------------------------------------------- */
+static int rank0;
+
+static int usage(int rc)
+{
+    if (rank0)
+        fprintf(rc ? stderr : stdout,
+                "usage: mpirun [-np N] gpuprof-mpi analyze [-j N] "
+                "[--memory SIZE] [--no-structure]\n"
+                "                                  [-o DB] DIR...\n"
+                "       gpuprof-mpi --version\n"
+                "Aggregates measurement directories into an analysis database "
+                "on every rank\nof the MPI job: the same database as "
+                "`gpuprof analyze`. -j and --memory are\nper rank; inputs "
+                "and DB must be on a file system every rank sees.\n");
+    return rc;
+}
+
+/* "512M", "4G", "65536" (bytes), "100K"; binary multiples (as gpuprof). */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno || *s == '-')
+        return false;
+    static const char units[] = "KMGT";
+    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    unsigned shift = u ? 10 * (unsigned)(u - units + 1) : 0;
+    end += u != NULL;
+    if (*end == 'i' && shift)
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || (shift && v > (UINT64_MAX >> shift)))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+static void show_progress(const char *phase, uint64_t done, uint64_t total,
+                          void *user)
+{
+    (void)user;
+    fprintf(stderr, "\rgpuprof-mpi analyze (rank 0): %-9s %llu/%llu   ", phase,
+            (unsigned long long)done, (unsigned long long)total);
+    if (!strcmp(phase, "write") && done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+typedef struct opts {
+    unsigned threads;
+    int structure;
+    uint64_t memory;
+    const char *out;
+    int first; /* the first input in argv */
+} opts;
+
+/* 0, or the exit status of bad usage (every rank parses the same argv). */
+static int parse(int argc, char **argv, opts *o)
+{
+    int i = 2;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+            char *end;
+            long j = strtol(argv[++i], &end, 10);
+            if (*end || j < 1 || j > 1024) {
+                if (rank0)
+                    fprintf(stderr, "gpuprof-mpi: -j wants 1..1024\n");
+                return 2;
+            }
+            o->threads = (unsigned)j;
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            o->out = argv[++i];
+        } else if (!strcmp(argv[i], "--no-structure")) {
+            o->structure = 0;
+        } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
+            if (!parse_size(argv[++i], &o->memory)) {
+                if (rank0)
+                    fprintf(stderr, "gpuprof-mpi: --memory wants a size such "
+                                    "as 512M or 4G\n");
+                return 2;
+            }
+        } else {
+            return usage(2);
+        }
+    }
+    o->first = i;
+    return i == argc ? usage(2) : 0;
+}
+
+static int analyze(int argc, char **argv, int rank, int size)
+{
+    opts o = {.threads = 1, .structure = 1};
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc;
+    char def[4200];
+    if (!o.out) { /* as gpuprof: DIR-database */
+        const char *d = argv[o.first];
+        size_t n = strlen(d);
+        while (n > 1 && d[n - 1] == '/')
+            n--;
+        snprintf(def, sizeof(def), "%.*s-database", (int)n, d);
+        o.out = def;
+    }
+    gpuprof_an_analysis *a;
+    gpuprof_status st = gpuprof_an_analysis_new(&a);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_output(a, o.out);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_threads(a, o.threads);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_memory(a, o.memory);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_structure(a, o.structure);
+    for (int i = o.first; st == GPUPROF_OK && i < argc; i++)
+        st = gpuprof_an_analysis_add_input(a, argv[i]);
+    bool tty = rank0 && isatty(2);
+    if (st == GPUPROF_OK && tty)
+        st = gpuprof_an_analysis_set_progress(a, show_progress, NULL);
+    /* The settings are the same on every rank (the same argv), so a bad
+     * one fails every rank here, before any collective. */
+    if (st == GPUPROF_OK) {
+        gpuprof__an_coll c = {rank,        size,     NULL,     m_barrier,
+                              m_allreduce, m_exscan, m_gather, m_bcast};
+        st = gpuprof__an_analysis_run_ranks(a, &c);
+    }
+    gpuprof_an_analysis_free(a);
+    if (st != GPUPROF_OK) {
+        if (rank0)
+            fprintf(stderr, "%sgpuprof-mpi: %s\n", tty ? "\n" : "",
+                    gpuprof_an_last_error());
+        return 1;
+    }
+    if (rank0)
+        printf("gpuprof-mpi: database written to %s (%d ranks)\n", o.out, size);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rank = 0, size = 1;
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, "gpuprof-mpi: MPI_Init failed\n");
+        return 1;
+    }
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    rank0 = rank == 0;
+    int rc;
+    if (argc == 2 &&
+        (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))) {
+        if (rank0)
+            printf("gpuprof-mpi %s\n", GPUPROF_VERSION_STRING);
+        rc = 0;
+    } else if (argc == 2 &&
+               (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+                !strcmp(argv[1], "help"))) {
+        rc = usage(0);
+    } else if (argc >= 3 && !strcmp(argv[1], "analyze")) {
+        rc = analyze(argc, argv, rank, size);
+    } else {
+        rc = usage(2);
+    }
+    fflush(stdout);
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,9 +1,14 @@
 /*
  * an_common.c - shared helpers of libgpuprof-analysis: last error, loading
- * a profile file with a message that names it, metric lookup, formatting.
+ * a profile file with a message that names it, metric lookup, formatting,
+ * and the writers of the exports: JSON strings, CSV fields (RFC 4180, as
+ * pandas.read_csv reads them), numbers, context labels.
  */
 #include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "an_internal.h"
@@ -125,7 +130,15 @@ void gpuprof__an_json_str(FILE *f, const char *s)
     const unsigned char *p = (const unsigned char *)s;
     putc('"', f);
     while (*p) {
-        size_t n = utf8_len(p);
+        /* A run that needs no escaping goes out in one write. */
+        const unsigned char *run = p;
+        size_t n;
+        while (*p >= 0x20 && *p != '"' && *p != '\\' && (n = utf8_len(p)))
+            p += n;
+        if (p > run)
+            fwrite(run, 1, (size_t)(p - run), f);
+        if (!*p)
+            break;
         if (*p == '"' || *p == '\\') {
             putc('\\', f);
             putc(*p, f);
@@ -135,14 +148,90 @@ void gpuprof__an_json_str(FILE *f, const char *s)
             fputs("\\t", f);
         } else if (*p < 0x20) {
             fprintf(f, "\\u%04x", *p);
-        } else if (n) {
-            fwrite(p, 1, n, f);
-            p += n;
-            continue;
         } else {
             fputs("\\ufffd", f);
         }
         p++;
     }
     putc('"', f);
+}
+
+/* ---- CSV fields -------------------------------------------------------- */
+/* A CSV field (RFC 4180): as it is, or in double quotes with quotes
+ * doubled when it holds a comma, quote or line break; bytes that are not
+ * valid UTF-8 replaced by U+FFFD (pandas reads UTF-8 and would stop). */
+void gpuprof__an_csv_str(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    bool quote = strpbrk(s, ",\"\n\r") != NULL;
+    if (quote)
+        putc('"', f);
+    while (*p) {
+        const unsigned char *run = p;
+        size_t n;
+        while (*p && *p != '"' && (n = utf8_len(p)))
+            p += n;
+        if (p > run)
+            fwrite(run, 1, (size_t)(p - run), f);
+        if (!*p)
+            break;
+        if (*p == '"')
+            fputs("\"\"", f);
+        else
+            fputs("\xef\xbf\xbd", f); /* not UTF-8 */
+        p++;
+    }
+    if (quote)
+        putc('"', f);
+}
+
+/* ---- numbers ----------------------------------------------------------- */
+/* The shortest text that reads back as v: integers below 2^53 without a
+ * decimal point, others with the fewest of 15..17 significant digits that
+ * round-trip (0.1, not 0.10000000000000001). */
+void gpuprof__an_fmt_num(char *buf, size_t size, double v)
+{
+    if (v == floor(v) && fabs(v) < 9007199254740992.0 && size >= 20) {
+        /* By hand: exports write millions of these, and printf's
+         * floating-point path is most of their cost. No "-0". */
+        char digits[20];
+        uint64_t u = (uint64_t)fabs(v);
+        size_t n = 0, k = 0;
+        do
+            digits[n++] = (char)('0' + u % 10);
+        while (u /= 10);
+        if (v < 0)
+            buf[k++] = '-';
+        while (n)
+            buf[k++] = digits[--n];
+        buf[k] = '\0';
+        return;
+    }
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, size, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+void gpuprof__an_num(FILE *f, double v, const char *nonfinite)
+{
+    char buf[40];
+    if (!isfinite(v)) {
+        fputs(nonfinite, f);
+        return;
+    }
+    gpuprof__an_fmt_num(buf, sizeof(buf), v);
+    fputs(buf, f);
+}
+
+/* ---- context labels ----------------------------------------------------- */
+const char *gpuprof__an_context_label(const gpuprof_an_db *db, uint32_t c,
+                                      char *buf, size_t size)
+{
+    const char *name = gpuprof_an_db_context_name(db, c);
+    if (name && *name)
+        return name;
+    snprintf(buf, size, "<context %" PRIu32 ">", c);
+    return buf;
 }

@@ -802,6 +802,80 @@ GPUPROF_AN_API double gpuprof_an_db_stat(const gpuprof_an_db *db, uint32_t c,
     return get_f64(r + 8 + 8 * ((int)which - 1));
 }
 
+/* ---- a context's rows (the exports) ---------------------------------------
+ * cct.db holds a context's values as one run of (profile, value) per
+ * metric, each sorted by profile: merging the runs gives the profiles with
+ * any value in order, each with all its values, reading the context's
+ * range once. */
+typedef struct rrun {
+    uint32_t metric, i, end;
+    const uint8_t *v; /* the plane's values */
+} rrun;
+
+struct gpuprof__an_rows {
+    const gpuprof_an_db *db;
+    uint32_t n; /* runs of the current context */
+    rrun run[];
+};
+
+uint32_t gpuprof__an_db_measured(const gpuprof_an_db *db)
+{
+    return db->nmetrics;
+}
+
+gpuprof__an_rows *gpuprof__an_rows_new(const gpuprof_an_db *db)
+{
+    gpuprof__an_rows *r =
+        calloc(1, sizeof(*r) + (size_t)db->nmetrics * sizeof(rrun));
+    if (r)
+        r->db = db;
+    return r;
+}
+
+void gpuprof__an_rows_start(gpuprof__an_rows *r, uint32_t c)
+{
+    uint32_t pairs, vals;
+    const uint8_t *pl = plane(&r->db->cms, c, &pairs, &vals);
+    const uint8_t *v = pl + (size_t)pairs * DB_CMS_PAIR;
+    r->n = pairs; /* at most one per metric: checked at open */
+    for (uint32_t k = 0; k < pairs; k++) {
+        const uint8_t *q = pl + (size_t)k * DB_CMS_PAIR;
+        r->run[k] =
+            (rrun){db_get16(q), db_get32(q + 4),
+                   k + 1 < pairs ? db_get32(q + DB_CMS_PAIR + 4) : vals, v};
+    }
+}
+
+bool gpuprof__an_rows_next(gpuprof__an_rows *r, uint32_t *profile,
+                           double *values)
+{
+    uint32_t p = UINT32_MAX;
+    for (uint32_t k = 0; k < r->n; k++)
+        if (r->run[k].i < r->run[k].end) {
+            uint32_t q =
+                db_get32(r->run[k].v + (size_t)r->run[k].i * DB_CMS_VALUE);
+            p = q < p ? q : p;
+        }
+    if (p == UINT32_MAX)
+        return false;
+    memset(values, 0, r->db->nmetrics * sizeof(*values));
+    for (uint32_t k = 0; k < r->n; k++) {
+        rrun *u = &r->run[k];
+        const uint8_t *e = u->v + (size_t)u->i * DB_CMS_VALUE;
+        if (u->i < u->end && db_get32(e) == p) {
+            values[u->metric] = get_f64(e + 4);
+            u->i++;
+        }
+    }
+    *profile = p;
+    return true;
+}
+
+void gpuprof__an_rows_free(gpuprof__an_rows *r)
+{
+    free(r);
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_derive(gpuprof_an_db *db,
                                                    const char *name,
                                                    const char *formula)

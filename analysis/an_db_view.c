@@ -45,20 +45,30 @@ static void fmt_value(char *buf, size_t n, double v, gpuprof_an_unit u)
         snprintf(buf, n, "%.4g", v);
 }
 
-/* The path of c into buf, names joined by ';' (a ';' or newline inside a
- * name becomes ':' / ' ', which folded stacks cannot carry). */
-static size_t folded_path(const gpuprof_an_db *db, uint32_t c, char *buf,
-                          size_t size)
+/* The path of c written to out, names from beneath the root joined by ';'
+ * (a ';' or newline inside a name becomes ':' / ' ', which folded stacks
+ * cannot carry; an empty name is "<context N>"); the root's own name for
+ * the root. Without recursion or a
+ * length limit: `chain` has room for every context (the ancestors are
+ * collected there through the parent links, as a tree can be tens of
+ * thousands deep). */
+static void folded_path(const gpuprof_an_db *db, uint32_t c, FILE *out,
+                        uint32_t *chain)
 {
-    uint32_t p = gpuprof_an_db_context_parent(db, c);
-    size_t n = p == UINT32_MAX || p == 0 ? 0 : folded_path(db, p, buf, size);
-    if (n && n + 1 < size)
-        buf[n++] = ';';
-    for (const char *s = gpuprof_an_db_context_name(db, c); *s && n + 1 < size;
-         s++)
-        buf[n++] = *s == ';' ? ':' : *s == '\n' ? ' ' : *s;
-    buf[n < size ? n : size - 1] = '\0';
-    return n;
+    uint32_t n = 0;
+    for (; c != 0 && c != UINT32_MAX; c = gpuprof_an_db_context_parent(db, c))
+        chain[n++] = c;
+    if (!n) /* the root itself */
+        chain[n++] = 0;
+    while (n--) {
+        char label[48];
+        const char *s =
+            gpuprof__an_context_label(db, chain[n], label, sizeof(label));
+        for (; *s; s++)
+            putc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, out);
+        if (n)
+            putc(';', out);
+    }
 }
 
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
@@ -70,20 +80,20 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
     gpuprof_status st = metric_pair(db, metric, &mi, &me);
     if (st != GPUPROF_OK)
         return st;
-    char *buf = malloc(65536);
-    if (!buf)
+    uint32_t *chain = malloc(gpuprof_an_db_context_count(db) * sizeof(*chain));
+    if (!chain)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++) {
         double v = gpuprof_an_db_stat(db, c, me, GPUPROF_AN_STAT_SUM);
         if (v == 0)
             continue;
-        folded_path(db, c, buf, 65536);
+        folded_path(db, c, out, chain);
         if (v == floor(v) && fabs(v) < 1e18)
-            fprintf(out, "%s %.0f\n", buf, v);
+            fprintf(out, " %.0f\n", v);
         else
-            fprintf(out, "%s %.17g\n", buf, v);
+            fprintf(out, " %.17g\n", v);
     }
-    free(buf);
+    free(chain);
     return ferror(out) ? gpuprof__an_fail(GPUPROF_E_IO, "write error")
                        : GPUPROF_OK;
 }
@@ -577,7 +587,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
                                 "database has %u)", context,
                                 gpuprof_an_db_context_count(db));
     uint32_t np = gpuprof_an_db_profile_count(db);
-    char *path = malloc(65536);
+    uint32_t *path = malloc(gpuprof_an_db_context_count(db) * sizeof(*path));
     uint32_t *pi = malloc((np ? np : 1) * sizeof(*pi));
     double *vi = malloc((np ? np : 1) * sizeof(*vi));
     if (!path || !pi || !vi) {
@@ -586,10 +596,13 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
         free(vi);
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     }
-    folded_path(db, context, path, 65536);
     gpuprof_an_unit u = gpuprof_an_db_metric_unit(db, mi);
-    fprintf(out, "context %u: %s\n%s per profile (inclusive, exclusive):\n",
-            context, context ? path : "<program root>", metric);
+    fprintf(out, "context %u: ", context);
+    if (context)
+        folded_path(db, context, out, path);
+    else
+        fputs("<program root>", out);
+    fprintf(out, "\n%s per profile (inclusive, exclusive):\n", metric);
     fprintf(out, "%8s %-20s %6s %8s %10s %-16s %14s %14s\n", "profile",
             "host", "rank", "pid", "tid", "thread", "inclusive",
             "exclusive");

@@ -7,6 +7,7 @@
 #define GPUPROF_AN_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 #include "gpuprof_analysis.h"
 #include "io/io.h"
@@ -83,9 +84,23 @@ uint64_t gpuprof__an_hkey(uint32_t parent, const char *s);
 /* The profile files (*.gpuprof) of `dir`, sorted (an_report.c). */
 char **gpuprof__an_list_dir(const char *dir, uint32_t *n, gpuprof_status *st);
 
-/* A JSON string: quotes, backslashes and control characters escaped,
- * bytes that are not valid UTF-8 replaced by U+FFFD (an_common.c). */
+/* Writers of the exports (an_common.c). A JSON string: quotes,
+ * backslashes and control characters escaped, bytes that are not valid
+ * UTF-8 replaced by U+FFFD. A CSV field (RFC 4180): quoted when it holds a
+ * comma, quote or line break, quotes doubled, invalid UTF-8 replaced
+ * likewise. A number as the shortest text that reads back as the same
+ * double (integers without a point), `nonfinite` for NaN and infinities
+ * ("null" in JSON, "" in CSV); gpuprof__an_fmt_num formats into buf (at
+ * least 32 bytes). */
 void gpuprof__an_json_str(FILE *f, const char *s);
+void gpuprof__an_csv_str(FILE *f, const char *s);
+void gpuprof__an_num(FILE *f, double v, const char *nonfinite);
+void gpuprof__an_fmt_num(char *buf, size_t size, double v);
+/* A context's name for the exports: its display name, or "<context N>"
+ * (written into buf) when that is empty (a region named ""), so every
+ * node has a name Hatchet and folded stacks can show. */
+const char *gpuprof__an_context_label(const gpuprof_an_db *db, uint32_t c,
+                                      char *buf, size_t size);
 
 /* Derived metrics (an_derive.c): a formula over a database's metrics,
  * compiled (names resolved to metric ids per variant; errors recorded with
@@ -107,6 +122,20 @@ int gpuprof__an_db_additive(const gpuprof_an_db *db, uint32_t m);
 /* The formula of a derived metric, NULL for a measured one. */
 const gpuprof__an_formula *gpuprof__an_db_formula(const gpuprof_an_db *db,
                                                   uint32_t m);
+/* Metric ids below this are measured, the others derived (an_db.c). */
+uint32_t gpuprof__an_db_measured(const gpuprof_an_db *db);
+/* A context's rows, from cct.db alone (an_db.c): after _start(c), each
+ * _next gives the next profile with any measured value at c, in ascending
+ * order, and every measured metric's value there in
+ * values[0 .. gpuprof__an_db_measured) (0 where it has none); false at the
+ * end. The context's values are read once, a row costs O(metrics). One
+ * cursor per thread; NULL from _new when out of memory. */
+typedef struct gpuprof__an_rows gpuprof__an_rows;
+gpuprof__an_rows *gpuprof__an_rows_new(const gpuprof_an_db *db);
+void gpuprof__an_rows_start(gpuprof__an_rows *r, uint32_t c);
+bool gpuprof__an_rows_next(gpuprof__an_rows *r, uint32_t *profile,
+                           double *values);
+void gpuprof__an_rows_free(gpuprof__an_rows *r);
 /* How a measured metric combines (GPUPROF_IO_SUM, _MIN, _MAX). */
 int gpuprof__an_db_combine(const gpuprof_an_db *db, uint32_t m);
 double gpuprof__an_formula_eval(const gpuprof__an_formula *f, unsigned variant,

@@ -13,11 +13,13 @@
  *                         a view of an analysis database; --context: one
  *                         context's values in every profile; --trace: what
  *                         trace.db holds
- *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]... DB
+ *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]...
+ *                  [--importance] [-o FILE] DB
  *                         folded stacks for flame graphs
- *   gpuprof export --hatchet|--table [--derive NAME=FORMULA]... DB
+ *   gpuprof export --hatchet|--table [--derive NAME=FORMULA]...
+ *                  [--importance] [-o FILE] DB
  *                         JSON for hatchet.GraphFrame.from_literal, or a
- *                         CSV table for pandas.read_csv
+ *                         CSV table for pandas.read_csv (every metric)
  *   gpuprof export --chrome [-o FILE] DIR...
  *                         traces as Chrome Trace Event JSON (Perfetto)
  *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR...
@@ -27,15 +29,19 @@
  *
  * Built only on the public libgpuprof-analysis API (gpuprof_analysis.h), as
  * a site's own scripts would be. Errors are one line on stderr naming the
- * file and what is wrong; exit status 1 for bad input, 2 for bad usage.
+ * file and what is wrong; exit status 1 for bad input, 2 for bad usage (an
+ * option that means nothing where it is given is named). An export with
+ * -o FILE replaces FILE only once it is complete.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpuprof_analysis.h"
@@ -57,13 +63,15 @@ static int usage(FILE *out, int rc)
                  "                             context in every profile; "
                  "--trace: trace.db)\n"
                  "       gpuprof export --folded [--metric NAME] "
-                 "[--derive NAME=FORMULA]... DB\n"
+                 "[--derive NAME=FORMULA]...\n"
+                 "                      [--importance] [-o FILE] DB\n"
                  "                             folded stacks (flame graphs) "
                  "of a database\n"
                  "       gpuprof export --hatchet|--table "
-                 "[--derive NAME=FORMULA]... DB\n"
+                 "[--derive NAME=FORMULA]...\n"
+                 "                      [--importance] [-o FILE] DB\n"
                  "                             JSON for Hatchet, or CSV "
-                 "for pandas\n"
+                 "for pandas (every metric)\n"
                  "       gpuprof export --chrome [-o FILE] DIR...\n"
                  "                             traces (GPUPROF_TRACE=1) as "
                  "JSON for ui.perfetto.dev\n"
@@ -128,150 +136,297 @@ static const char *default_metric(const gpuprof_an_db *db)
                                           : NULL;
 }
 
-/* report/export on a database:
- *   report [--view top-down|bottom-up|flat] [--metric NAME]...
- *          [--derive NAME=FORMULA]... [--sort exclusive] [--depth N]
- *          [--threshold PCT] [--context ID] DB
- *   export --folded [--metric NAME] [--derive NAME=FORMULA]... DB
- *   export --hatchet|--table [--derive NAME=FORMULA]... [--importance] DB
- *   (mode: 0 report, 1 folded, 2 hatchet, 3 table) */
-static int db_view(int argc, char **argv, int first, int mode)
+/* ---- output files ----------------------------------------------------------
+ * -o FILE: the export is written to a temporary beside FILE (".NAME.XXXXXX"
+ * in FILE's directory, so the rename is atomic) and renamed over FILE only
+ * when all of it was written; otherwise the temporary is removed. FILE is
+ * never half written, and a failed export leaves an existing FILE as it
+ * was. Without -o: stdout. */
+typedef struct output {
+    const char *path; /* NULL: stdout */
+    char tmp[4200];
+    FILE *f;
+} output;
+
+static bool out_open(output *o, const char *path)
 {
-    int folded = mode != 0; /* an export: the view options do not apply */
+    o->path = path;
+    o->f = stdout;
+    if (!path)
+        return true;
+    const char *slash = strrchr(path, '/');
+    int dir = slash ? (int)(slash - path + 1) : 0;
+    if (snprintf(o->tmp, sizeof(o->tmp), "%.*s.%s.XXXXXX", dir, path,
+                 path + dir) >= (int)sizeof(o->tmp)) {
+        fprintf(stderr, "gpuprof: %s: name too long\n", path);
+        return false;
+    }
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        fprintf(stderr, "gpuprof: %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    mode_t mask = umask(0); /* mkstemp makes 0600: the mode open gives */
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
+        fprintf(stderr, "gpuprof: %s: %s\n", o->tmp, strerror(errno));
+        close(fd);
+        remove(o->tmp);
+        return false;
+    }
+    return true;
+}
+
+/* Ends the output of a command whose exit status so far is rc (0: the
+ * export succeeded): FILE replaced, or the temporary removed. Returns the
+ * exit status, 1 when writing failed. */
+static int out_close(output *o, int rc)
+{
+    const char *name = o->path ? o->path : "stdout";
+    bool ok = rc == 0;
+    if ((o->path ? fclose(o->f) : fflush(o->f)) != 0 && ok) {
+        fprintf(stderr, "gpuprof: %s: %s\n", name, strerror(errno));
+        ok = false;
+    }
+    if (o->path && ok && rename(o->tmp, o->path) != 0) {
+        fprintf(stderr, "gpuprof: %s: %s\n", o->path, strerror(errno));
+        ok = false;
+    }
+    if (o->path && !ok)
+        remove(o->tmp);
+    return ok ? 0 : rc ? rc : 1;
+}
+
+/* ---- report/export on a database --------------------------------------------
+ *   report [--view top-down|bottom-up|flat] [--metric NAME]...
+ *          [--derive NAME=FORMULA]... [--importance] [--pc] [--sort exclusive]
+ *          [--depth N] [--threshold PCT] [--context ID | --trace] DB
+ *   export --folded [--metric NAME] [--derive NAME=FORMULA]...
+ *          [--importance] [-o FILE] DB
+ *   export --hatchet|--table [--derive NAME=FORMULA]... [--importance]
+ *          [-o FILE] DB
+ * An option that means nothing where it is given is refused, naming it. */
+enum { M_REPORT, M_FOLDED, M_HATCHET, M_TABLE };
+static const char *const mode_name[] = {"report", "export --folded",
+                                        "export --hatchet", "export --table"};
+
+typedef struct vopts {
     const char *metric[16];
     const char *derive[16];
-    uint32_t nmetric = 0, nderive = 0, depth = 0, flags = 0;
-    long context = -1;
-    int trace = 0, importance = 0, pc = 0;
-    gpuprof_an_view view = GPUPROF_AN_VIEW_TOPDOWN;
-    double threshold = 1.0;
-    int i = first;
-    for (; i + 1 < argc && argv[i][0] == '-'; i++) {
-        const char *opt = argv[i], *arg = argv[i + 1];
-        char *end;
-        i++;
-        if (!strcmp(opt, "--metric") && nmetric < 14 &&
-            (!folded || !nmetric)) {
-            metric[nmetric++] = arg;
-        } else if (!strcmp(opt, "--derive") && nderive < 16) {
-            derive[nderive++] = arg;
-        } else if (!strcmp(opt, "--threshold") && !folded) {
-            threshold = strtod(arg, &end);
-            if (*end || threshold < 0 || threshold > 100) {
-                fprintf(stderr, "gpuprof: --threshold wants 0..100\n");
-                return 2;
-            }
-        } else if (!strcmp(opt, "--depth") && !folded) {
-            long d = strtol(arg, &end, 10);
-            if (*end || d < 0 || d > 100000) {
-                fprintf(stderr, "gpuprof: --depth wants 0 (all) or more\n");
-                return 2;
-            }
-            depth = (uint32_t)d;
-        } else if (!strcmp(opt, "--context") && !folded) {
-            context = strtol(arg, &end, 10);
-            if (*end || context < 0) {
-                fprintf(stderr, "gpuprof: --context wants a context id\n");
-                return 2;
-            }
-        } else if (!strcmp(opt, "--sort") && !folded) {
-            if (strcmp(arg, "exclusive") && strcmp(arg, "inclusive")) {
-                fprintf(stderr, "gpuprof: --sort wants inclusive or "
-                                "exclusive\n");
-                return 2;
-            }
-            flags = strcmp(arg, "exclusive") ? 0
-                                             : GPUPROF_AN_VIEW_SORT_EXCLUSIVE;
-        } else if (!strcmp(opt, "--importance")) {
-            importance = 1;
-            i--; /* no argument */
-        } else if (!strcmp(opt, "--pc")) {
-            pc = 1;
-            i--; /* no argument */
-        } else if (!strcmp(opt, "--trace") && !folded) {
-            trace = 1;
-            i--; /* no argument */
-        } else if (!strcmp(opt, "--view") && !folded) {
-            if (!strcmp(arg, "top-down"))
-                view = GPUPROF_AN_VIEW_TOPDOWN;
-            else if (!strcmp(arg, "bottom-up"))
-                view = GPUPROF_AN_VIEW_BOTTOMUP;
-            else if (!strcmp(arg, "flat"))
-                view = GPUPROF_AN_VIEW_FLAT;
-            else {
-                fprintf(stderr, "gpuprof: --view wants top-down, bottom-up "
-                                "or flat\n");
-                return 2;
-            }
-        } else {
-            return usage(stderr, 2);
-        }
+    uint32_t nmetric, nderive, depth, flags;
+    long context;
+    int trace, importance, pc;
+    gpuprof_an_view view;
+    double threshold;
+    const char *out;       /* -o */
+    const char *view_only; /* the first option only a report takes */
+} vopts;
+
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpuprof: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+/* One option at argv[*i] (its argument after it); 2 on bad usage. */
+static int view_option(vopts *o, char **argv, int *i)
+{
+    const char *opt = argv[*i], *arg = argv[*i + 1];
+    char *end;
+    if (!strcmp(opt, "--importance")) {
+        o->importance = 1;
+        return 0; /* no argument */
     }
+    if (!strcmp(opt, "--pc")) {
+        o->pc = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--trace")) {
+        o->trace = 1;
+        o->view_only = o->view_only ? o->view_only : opt;
+        return 0;
+    }
+    ++*i;
+    if (!strcmp(opt, "--metric")) {
+        if (o->nmetric == 14)
+            return usage_error("at most 14 %ss", opt);
+        o->metric[o->nmetric++] = arg;
+        return 0;
+    }
+    if (!strcmp(opt, "--derive")) {
+        if (o->nderive == 16)
+            return usage_error("at most 16 %ss", opt);
+        o->derive[o->nderive++] = arg;
+        return 0;
+    }
+    if (!strcmp(opt, "-o")) {
+        o->out = arg;
+        return 0;
+    }
+    if (!o->view_only)
+        o->view_only = opt;
+    if (!strcmp(opt, "--threshold")) {
+        o->threshold = strtod(arg, &end);
+        if (*end || o->threshold < 0 || o->threshold > 100)
+            return usage_error("%s wants 0..100", opt);
+    } else if (!strcmp(opt, "--depth")) {
+        long d = strtol(arg, &end, 10);
+        if (*end || d < 0 || d > 100000)
+            return usage_error("%s wants 0 (all) or more", opt);
+        o->depth = (uint32_t)d;
+    } else if (!strcmp(opt, "--context")) {
+        o->context = strtol(arg, &end, 10);
+        if (*end || o->context < 0)
+            return usage_error("%s wants a context id", opt);
+    } else if (!strcmp(opt, "--sort")) {
+        if (strcmp(arg, "exclusive") && strcmp(arg, "inclusive"))
+            return usage_error("%s wants inclusive or exclusive", opt);
+        o->flags =
+            strcmp(arg, "exclusive") ? 0 : GPUPROF_AN_VIEW_SORT_EXCLUSIVE;
+    } else if (!strcmp(opt, "--view")) {
+        if (!strcmp(arg, "top-down"))
+            o->view = GPUPROF_AN_VIEW_TOPDOWN;
+        else if (!strcmp(arg, "bottom-up"))
+            o->view = GPUPROF_AN_VIEW_BOTTOMUP;
+        else if (!strcmp(arg, "flat"))
+            o->view = GPUPROF_AN_VIEW_FLAT;
+        else
+            return usage_error("%s wants top-down, bottom-up or flat", opt);
+    } else {
+        return usage(stderr, 2);
+    }
+    return 0;
+}
+
+/* The options that mean nothing in this mode, refused by name. */
+static int view_check(const vopts *o, int mode)
+{
+    const char *m = mode_name[mode];
+    if (mode != M_REPORT && o->view_only)
+        return usage_error("%s: %s is an option of report views; it has no "
+                           "meaning here",
+                           m, o->view_only);
+    if (mode == M_REPORT && o->out)
+        return usage_error("report: -o is an option of export; a report "
+                           "goes to stdout");
+    if ((mode == M_HATCHET || mode == M_TABLE) && o->nmetric)
+        return usage_error("%s writes every metric: --metric has no meaning "
+                           "here (--derive adds one)",
+                           m);
+    if (mode == M_FOLDED && o->nmetric > 1)
+        return usage_error("%s writes one metric: give --metric once", m);
+    if (o->trace && o->nmetric)
+        return usage_error("report --trace lists trace.db's streams: "
+                           "--metric has no meaning there");
+    if (o->trace && o->context >= 0)
+        return usage_error("report: --trace and --context exclude each "
+                           "other");
+    if (o->context >= 0 && o->nmetric > 1)
+        return usage_error("report --context shows one metric: give "
+                           "--metric once");
+    return 0;
+}
+
+/* --derive NAME=FORMULA..., --importance and --pc on an open database. */
+static int view_derive(gpuprof_an_db *db, const vopts *o, gpuprof_status *st)
+{
+    for (uint32_t k = 0; k < o->nderive && *st == GPUPROF_OK; k++) {
+        char name[256];
+        const char *eq = strchr(o->derive[k], '=');
+        if (!eq || eq == o->derive[k] ||
+            (size_t)(eq - o->derive[k]) >= sizeof(name))
+            return usage_error("--derive wants NAME=FORMULA");
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - o->derive[k]),
+                 o->derive[k]);
+        *st = gpuprof_an_db_derive(db, name, eq + 1);
+    }
+    if (*st == GPUPROF_OK && o->importance)
+        *st = gpuprof_an_db_add_importance(db, 0);
+    if (*st == GPUPROF_OK && o->pc)
+        *st = gpuprof_an_db_add_pc_metrics(db, 0);
+    return 0;
+}
+
+static int db_view(int argc, char **argv, int first, int mode)
+{
+    vopts o = {
+        .context = -1, .view = GPUPROF_AN_VIEW_TOPDOWN, .threshold = 1.0};
+    int i = first, rc;
+    for (; i + 1 < argc && argv[i][0] == '-'; i++)
+        if ((rc = view_option(&o, argv, &i)) != 0)
+            return rc;
     if (i != argc - 1)
         return usage(stderr, 2);
+    if ((rc = view_check(&o, mode)) != 0)
+        return rc;
     gpuprof_an_db *db;
     if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
         return fail();
     gpuprof_status st = GPUPROF_OK;
-    for (uint32_t k = 0; k < nderive && st == GPUPROF_OK; k++) {
-        char name[256];
-        const char *eq = strchr(derive[k], '=');
-        if (!eq || eq == derive[k] ||
-            (size_t)(eq - derive[k]) >= sizeof(name)) {
-            gpuprof_an_db_close(db);
-            fprintf(stderr, "gpuprof: --derive wants NAME=FORMULA\n");
-            return 2;
-        }
-        snprintf(name, sizeof(name), "%.*s", (int)(eq - derive[k]), derive[k]);
-        st = gpuprof_an_db_derive(db, name, eq + 1);
+    if ((rc = view_derive(db, &o, &st)) != 0) {
+        gpuprof_an_db_close(db);
+        return rc;
     }
-    if (st == GPUPROF_OK && importance)
-        st = gpuprof_an_db_add_importance(db, 0);
-    if (st == GPUPROF_OK && pc)
-        st = gpuprof_an_db_add_pc_metrics(db, 0);
-    bool named = nmetric > 0;
-    if (st == GPUPROF_OK && !nmetric &&
-        !(metric[nmetric++] = default_metric(db))) {
+    bool named = o.nmetric > 0;
+    if (st == GPUPROF_OK && !o.nmetric && mode <= M_FOLDED && !o.trace &&
+        !(o.metric[o.nmetric++] = default_metric(db))) {
         gpuprof_an_db_close(db);
         fprintf(stderr, "gpuprof: %s: no metrics\n", argv[i]);
         return 1;
     }
-    /* --importance / --pc without --metric: their metrics beside the
-     * default one (--pc: PC samples first). */
+    /* --importance without --metric: its metrics beside the default one. */
     static const char *const imp[] = {"cpu_importance", "gpu_api_importance"};
-    for (int k = 0; k < 2 && st == GPUPROF_OK && importance && !named; k++) {
+    for (int k = 0; k < 2 && st == GPUPROF_OK && o.importance && !named &&
+                    mode == M_REPORT;
+         k++) {
         uint32_t m;
         if (gpuprof_an_db_metric_find(db, imp[k], GPUPROF_AN_INCLUSIVE, &m) ==
             GPUPROF_OK)
-            metric[nmetric++] = imp[k];
+            o.metric[o.nmetric++] = imp[k];
     }
-    if (st == GPUPROF_OK && pc && !named) {
-        metric[0] = "gpu.pc.samples";
+    /* --pc without --metric: PC samples first, then latency samples and
+     * the issue rate. */
+    if (st == GPUPROF_OK && o.pc && !named && mode == M_REPORT) {
+        o.metric[0] = "gpu.pc.samples";
         static const char *const pcm[] = {"gpu.pc.latency_samples",
                                           "gpu.pc.issue_rate"};
         for (int k = 0; k < 2; k++) {
             uint32_t m;
             if (gpuprof_an_db_metric_find(db, pcm[k], GPUPROF_AN_INCLUSIVE,
                                           &m) == GPUPROF_OK)
-                metric[nmetric++] = pcm[k];
+                o.metric[o.nmetric++] = pcm[k];
         }
     }
-    if (st == GPUPROF_OK && mode == 1)
-        st = gpuprof_an_db_print_folded(db, stdout, metric[0], 0);
-    else if (st == GPUPROF_OK && mode == 2)
-        st = gpuprof_an_db_export_hatchet(db, stdout, 0);
-    else if (st == GPUPROF_OK && mode == 3)
-        st = gpuprof_an_db_export_table(db, stdout, 0);
-    else if (st == GPUPROF_OK && trace)
-        st = gpuprof_an_db_print_trace(db, stdout, 0);
-    else if (st == GPUPROF_OK && context >= 0)
-        st = gpuprof_an_db_print_profiles(db, stdout, (uint32_t)context,
-                                          metric[0], 0);
+    output out;
+    bool opened = st == GPUPROF_OK;
+    if (opened && !out_open(&out, o.out)) {
+        gpuprof_an_db_close(db);
+        return 1;
+    }
+    if (st == GPUPROF_OK && mode == M_FOLDED)
+        st = gpuprof_an_db_print_folded(db, out.f, o.metric[0], 0);
+    else if (st == GPUPROF_OK && mode == M_HATCHET)
+        st = gpuprof_an_db_export_hatchet(db, out.f, 0);
+    else if (st == GPUPROF_OK && mode == M_TABLE)
+        st = gpuprof_an_db_export_table(db, out.f, 0);
+    else if (st == GPUPROF_OK && o.trace)
+        st = gpuprof_an_db_print_trace(db, out.f, 0);
+    else if (st == GPUPROF_OK && o.context >= 0)
+        st = gpuprof_an_db_print_profiles(db, out.f, (uint32_t)o.context,
+                                          o.metric[0], 0);
     else if (st == GPUPROF_OK)
-        st = gpuprof_an_db_print_view(db, stdout, view, metric, nmetric,
-                                      threshold / 100, depth, flags);
+        st = gpuprof_an_db_print_view(db, out.f, o.view, o.metric, o.nmetric,
+                                      o.threshold / 100, o.depth, o.flags);
     gpuprof_an_db_close(db);
-    return st == GPUPROF_OK ? 0 : fail();
+    rc = st == GPUPROF_OK ? 0 : fail();
+    return opened ? out_close(&out, rc) : rc;
 }
 
 /* export --chrome [-o FILE] DIR...: to FILE (replaced only when the
@@ -286,31 +441,13 @@ static int chrome(int argc, char **argv)
     }
     if (i == argc)
         return usage(stderr, 2);
-    char tmp[4200];
-    FILE *out = stdout;
-    if (path) {
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        if (!(out = fopen(tmp, "w"))) {
-            fprintf(stderr, "gpuprof: %s: %s\n", tmp, strerror(errno));
-            return 1;
-        }
-    }
-    gpuprof_status st = gpuprof_an_export_chrome(
-        (const char *const *)(argv + i), (uint32_t)(argc - i), out, stderr, 0);
-    if (path) {
-        if (fclose(out) != 0 && st == GPUPROF_OK) {
-            fprintf(stderr, "gpuprof: %s: %s\n", tmp, strerror(errno));
-            remove(tmp);
-            return 1;
-        }
-        if (st != GPUPROF_OK || rename(tmp, path) != 0) {
-            if (st == GPUPROF_OK)
-                fprintf(stderr, "gpuprof: %s: %s\n", path, strerror(errno));
-            remove(tmp);
-            return st == GPUPROF_OK ? 1 : fail();
-        }
-    }
-    return st == GPUPROF_OK ? 0 : fail();
+    output out;
+    if (!out_open(&out, path))
+        return 1;
+    gpuprof_status st =
+        gpuprof_an_export_chrome((const char *const *)(argv + i),
+                                 (uint32_t)(argc - i), out.f, stderr, 0);
+    return out_close(&out, st == GPUPROF_OK ? 0 : fail());
 }
 
 static void show_progress(const char *phase, uint64_t done, uint64_t total,
@@ -427,16 +564,16 @@ int main(int argc, char **argv)
     if (argc == 3 && !strcmp(argv[1], "report") && !is_database(argv[2]))
         return report(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "report"))
-        return db_view(argc, argv, 2, 0);
+        return db_view(argc, argv, 2, M_REPORT);
     if (argc >= 4 && !strcmp(argv[1], "export") &&
         !strcmp(argv[2], "--folded"))
-        return db_view(argc, argv, 3, 1);
+        return db_view(argc, argv, 3, M_FOLDED);
     if (argc >= 4 && !strcmp(argv[1], "export") &&
         !strcmp(argv[2], "--hatchet"))
-        return db_view(argc, argv, 3, 2);
+        return db_view(argc, argv, 3, M_HATCHET);
     if (argc >= 4 && !strcmp(argv[1], "export") &&
         !strcmp(argv[2], "--table"))
-        return db_view(argc, argv, 3, 3);
+        return db_view(argc, argv, 3, M_TABLE);
     if (argc >= 4 && !strcmp(argv[1], "export") &&
         !strcmp(argv[2], "--chrome"))
         return chrome(argc, argv);

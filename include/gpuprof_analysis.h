@@ -457,8 +457,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_topdown(
     const gpuprof_an_db *db, FILE *out, const char *metric, double min_share,
     uint32_t flags);
 /* Folded stacks of `metric` for flame graphs: one line per context with a
- * non-zero exclusive sum over profiles, "root-most;...;context value"; the
- * lines re-sum to the whole. `flags` must be 0. Since 0.1. */
+ * non-zero exclusive sum over profiles, "root-most;...;context value"
+ * (whole paths at any depth; a context whose name is empty is "<context
+ * N>"); the lines re-sum to the whole. `flags` must be 0. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
     const gpuprof_an_db *db, FILE *out, const char *metric, uint32_t flags);
 
@@ -539,15 +540,37 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
 
 /* The database for Python (doc/ANALYSIS.md): Hatchet's literal format,
  * hatchet.GraphFrame.from_literal(json.load(f)): a list holding the root,
- * each node {"frame": {"name", "type", "context"}, "metrics": {"M":
- * exclusive sum over profiles, "M (inc)": inclusive sum, per metric},
- * "children": [...]}, every context once. `flags` must be 0. Since 0.1. */
+ * each node {"frame": {"name", "type", "context"}, "metrics": {...},
+ * "children": [...]}, every context once, children in context order. Per
+ * metric M (measured and derived) the fields "M" and "M (inc)": the
+ * exclusive and inclusive sum over profiles (gpuprof_an_db_stat SUM), then
+ * "M (min)", "M (mean)", "M (max)" and "M (min) (inc)", "M (mean) (inc)",
+ * "M (max) (inc)": the statistics of each variant over the profiles with a
+ * non-zero value there (gpuprof_an_db_stat MIN, MEAN, MAX; 0 where none
+ * has one). A context whose name is empty is named "<context N>".
+ * Numbers are the shortest text that reads back as the same double;
+ * strings are valid UTF-8. The tree is walked without recursion (any
+ * depth), in O(contexts x metrics) time plus one pass over each context's
+ * values when there are derived metrics. `flags` must be 0. Errors:
+ * GPUPROF_E_INVALID (NULL arguments, flags), GPUPROF_E_NOMEM,
+ * GPUPROF_E_IO (writing failed; `out` then holds part of it). Any thread
+ * may call it, also concurrently on one database (not with
+ * gpuprof_an_db_derive). Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet(
     const gpuprof_an_db *db, FILE *out, uint32_t flags);
-/* A CSV table for pandas.read_csv: a header, then one row per (context,
- * profile) with a value: context, parent, kind, name, profile, host, rank,
- * pid, tid, thread, then per metric its exclusive and inclusive ("M
- * (inc)") value. `flags` must be 0. Since 0.1. */
+/* A CSV table (RFC 4180) for pandas.read_csv: a header, then one row per
+ * (context, profile) where the profile has a value of a measured metric,
+ * by context, then profile: context, parent (empty for the root), kind,
+ * name ("<context N>" when empty), profile, host, rank, pid, tid, thread,
+ * then per metric M the row's exclusive and inclusive value ("M", "M
+ * (inc)") and the context's statistics over profiles as in
+ * gpuprof_an_db_export_hatchet ("M (min)", "M (mean)", "M (max)", "M (min)
+ * (inc)", "M (mean) (inc)", "M (max) (inc)"; the same on each row of a
+ * context). Fields holding a comma, quote or line break are quoted. Each
+ * context's values are read once from cct.db (twice with derived
+ * metrics): the time is O(values + rows x metrics), not O(contexts x
+ * profiles). `flags`, errors and threads as for
+ * gpuprof_an_db_export_hatchet. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_table(
     const gpuprof_an_db *db, FILE *out, uint32_t flags);
 

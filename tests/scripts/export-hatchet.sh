@@ -4,8 +4,14 @@
 # JSON parses, holds every context once (ids 0..n-1, parents first), and
 # for every additive metric each node's inclusive value is its exclusive
 # value plus its children's inclusive ones, the root's being the whole; the
-# CSV table parses and its exclusive values re-sum to the whole. Hatchet
-# itself is loaded when it is installed (pip; not a Debian package).
+# CSV table parses and its exclusive values re-sum to the whole. Both carry
+# per metric the min, mean and max over the profiles with a value: the
+# table's rows give them independently (their non-zero values), and the two
+# files agree. -o FILE writes FILE only when the export succeeds (nothing
+# half written, no temporary left); options that mean nothing for an export
+# are refused naming them. Hatchet and pandas are loaded when they are
+# installed (pip; not Debian packages): python3's json and csv check the
+# rest.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
@@ -72,4 +78,124 @@ PY
 "$G" export --hatchet "$tmp/nope" >/dev/null 2>"$tmp/err"
 [ $? = 1 ] && grep -q "nope" "$tmp/err" && pass "export --hatchet: a missing database is named" ||
   fail "export --hatchet: a missing database is named"
+
+# Statistics over profiles: the table's own rows give each context's
+# non-zero values of a metric; min, mean and max of those are the columns
+# and the Hatchet fields (a derived metric too).
+"$G" export --hatchet --derive 'per_op=gpu.time/gpu.count' "$tmp/db" >"$tmp/hd.json" 2>"$tmp/err" &&
+  "$G" export --table --derive 'per_op=gpu.time/gpu.count' "$tmp/db" >"$tmp/td.csv" 2>>"$tmp/err" ||
+  fail "exports with --derive: $(cat "$tmp/err")"
+python3 - "$tmp/hd.json" "$tmp/td.csv" <<'PY' && pass "min/mean/max over profiles: the table's rows, the table's columns and the Hatchet fields agree" || fail "min/mean/max over profiles"
+import csv, json, sys
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1)
+nodes = {}
+def walk(n):
+    nodes[n["frame"]["context"]] = n["metrics"]
+    for k in n["children"]:
+        walk(k)
+walk(json.load(open(sys.argv[1]))[0])
+rows = list(csv.DictReader(open(sys.argv[2], newline="")))
+metrics = ["gpu.time", "gpu.count", "region.visits", "per_op"]
+for m in metrics:
+    for f in ["", " (inc)", " (min)", " (mean)", " (max)", " (min) (inc)",
+              " (mean) (inc)", " (max) (inc)"]:
+        assert m + f in rows[0], "column " + m + f
+by = {}
+for r in rows:
+    by.setdefault(int(r["context"]), []).append(r)
+checked = 0
+for c, rs in by.items():
+    h = nodes[c]
+    for m in metrics:
+        for v, suf in (("", ""), (" (inc)", " (inc)")):
+            vals = [float(r[m + v]) for r in rs if float(r[m + v]) != 0]
+            got = [h[m + " (" + s + ")" + suf] for s in ("min", "mean", "max")]
+            want = [min(vals), sum(vals) / len(vals), max(vals)] if vals else [0, 0, 0]
+            assert all(close(a, b) for a, b in zip(got, want)), (c, m, suf, got, want)
+            for r in rs:  # every row of the context repeats them
+                col = [float(r[m + " (" + s + ")" + suf]) for s in ("min", "mean", "max")]
+                assert all(close(a, b) for a, b in zip(col, got)), (c, m, col, got)
+            checked += bool(vals)
+assert checked > 50, checked
+# Rows for exactly the contexts with a measured value (derived ones add none).
+assert set(by) == {c for c, h in nodes.items() if any(
+    v for k, v in h.items() if k.endswith(" (inc)") and "(" not in k[:-6]
+    and not k.startswith("per_op"))}
+PY
+
+# -o FILE: the same bytes as stdout; no temporary left beside it.
+for x in hatchet table folded; do
+  "$G" export --$x "$tmp/db" >"$tmp/stdout.$x" 2>/dev/null
+  if "$G" export --$x -o "$tmp/out.$x" "$tmp/db" >"$tmp/o" 2>"$tmp/err" && [ ! -s "$tmp/o" ] &&
+     cmp -s "$tmp/stdout.$x" "$tmp/out.$x" && ! ls -A "$tmp" | grep -q "^\.out\.$x\."; then
+    pass "export --$x -o FILE: the bytes of stdout, nothing else left"
+  else
+    fail "export --$x -o FILE: $(cat "$tmp/err")"
+  fi
+done
+# A failing export leaves FILE as it was, and no temporary.
+echo old >"$tmp/keep.csv"
+"$G" export --table -o "$tmp/keep.csv" --derive 'x=no.such' "$tmp/db" >/dev/null 2>"$tmp/err"
+rc=$?
+if [ $rc = 1 ] && grep -q "no metric named 'no.such'" "$tmp/err" && [ "$(cat "$tmp/keep.csv")" = old ] &&
+   ! ls -A "$tmp" | grep -q '^\.keep\.csv\.'; then
+  pass "export --table -o FILE that fails: FILE unchanged, no temporary"
+else
+  fail "export --table -o FILE that fails (exit $rc): $(cat "$tmp/err")"
+fi
+"$G" export --hatchet -o "$tmp/no/such/dir/h.json" "$tmp/db" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] && grep -q "$tmp/no/such/dir/h.json" "$tmp/err" &&
+  pass "export -o into a missing directory: exit 1 naming the file" ||
+  fail "export -o into a missing directory: $(cat "$tmp/err")"
+# The written file has the mode a plain open would give (not mkstemp's 0600).
+want=$(umask | sed 's/^0*//'); want=$(printf '%o' $((0666 & ~8#${want:-0})))
+got=$(stat -c %a "$tmp/out.table")
+[ "$got" = "$want" ] && pass "export -o FILE: mode $got (0666 less the umask)" ||
+  fail "export -o FILE: mode $got, want $want"
+
+# Options that mean nothing where they are given: exit 2, named.
+refuse() { # what, expected text, command...
+  local what=$1 text=$2
+  shift 2
+  "$G" "$@" >/dev/null 2>"$tmp/err"
+  local rc=$?
+  if [ $rc = 2 ] && grep -qF -- "$text" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ]; then
+    pass "$what: exit 2, '$(cat "$tmp/err")'"
+  else
+    fail "$what (exit $rc): $(cat "$tmp/err")"
+  fi
+}
+refuse "export --hatchet --metric" "export --hatchet writes every metric: --metric has no meaning here" \
+  export --hatchet --metric gpu.time "$tmp/db"
+refuse "export --table --metric" "export --table writes every metric: --metric has no meaning here" \
+  export --table --metric gpu.time "$tmp/db"
+refuse "export --folded with two --metric" "export --folded writes one metric" \
+  export --folded --metric gpu.time --metric gpu.count "$tmp/db"
+refuse "export --table --depth" "export --table: --depth is an option of report views" \
+  export --table --depth 2 "$tmp/db"
+refuse "export --folded --trace" "export --folded: --trace is an option of report views" \
+  export --folded --trace "$tmp/db"
+refuse "report --trace --metric" "report --trace lists trace.db's streams: --metric has no meaning there" \
+  report --trace --metric gpu.time "$tmp/db"
+refuse "report --context with two --metric" "report --context shows one metric" \
+  report --context 1 --metric gpu.time --metric gpu.count "$tmp/db"
+refuse "report -o" "report: -o is an option of export" report -o "$tmp/r.txt" "$tmp/db"
+
+# pandas, where it is installed.
+python3 - "$tmp/t.csv" <<'PY'
+import sys
+try:
+    import pandas as pd
+except ImportError:
+    print("pandas is not installed: its reader was not run")
+    sys.exit(0)
+df = pd.read_csv(sys.argv[1])
+assert df["gpu.time"].sum() == 274400
+top = df[df["context"] == 0]
+assert top["gpu.time (inc)"].sum() == 274400
+by = df.groupby("context")["gpu.time"]
+assert (by.max() == df.groupby("context")["gpu.time (max)"].first()).all()
+print("PASS pandas.read_csv reads the table: sums and per-context maxima")
+PY
 [ "$fails" -eq 0 ]

@@ -98,6 +98,11 @@ uint32_t tp_metric(tp_builder *b, const char *name, uint8_t unit, uint8_t kind)
     return n;
 }
 
+void tp_clear_metrics(tp_builder *b)
+{
+    b->p.metric_count = 0;
+}
+
 void tp_node_value(tp_builder *b, uint32_t node, uint32_t metric, uint64_t bits)
 {
     uint32_t abs = b->p.threads[b->cur].first_node + node;

@@ -46,6 +46,10 @@ void tp_value(tp_builder *b, uint32_t metric, uint64_t bits);
  * GPUPROF_IO_KIND_*) to the metric table; returns its index. Add metrics
  * before tp_reverse_metrics. */
 uint32_t tp_metric(tp_builder *b, const char *name, uint8_t unit, uint8_t kind);
+/* Empties the metric table, so that the profile has only the metrics
+ * added with tp_metric afterwards (indices from 0); before any value is
+ * added, and tp_region's visits and times must then be 0. */
+void tp_clear_metrics(tp_builder *b);
 /* Adds `bits` to metric `metric` of node `node` (relative to the current
  * thread), at any time: the node's value of that metric is created or
  * increased, the node's values kept in ascending metric order. */

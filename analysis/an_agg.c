@@ -181,6 +181,8 @@ typedef struct run {
     slevel *lvl;
     uint32_t nlvl, caplvl;
     bool structured; /* some frame was expanded */
+    /* GPU instructions: their binaries, opened (instr_ctx) */
+    gpuprof__an_cubin *cubins;
     /* memory budget: 0, or the bytes rounds may use beside what stays */
     uint64_t budget;
     bool keep_rows; /* rows stay for pass 3 (no budget) */
@@ -539,6 +541,51 @@ static uint32_t expand(run *r, uint32_t parent, const sframe *f)
     return parent;
 }
 
+/* ---- GPU instructions (an_gpudwarf.c) ----------------------------------
+ * A GPU instruction (kind GPU_INSTR: cubin, offset in the function its
+ * kernel node names) whose cubin's line table describes it becomes LINE
+ * (where it is) beneath the kernel, or with inlining LINE (the call site in
+ * the kernel) -> INLINE -> LINE ...: the kernel is the function. Its values
+ * go to the last line; instructions of one line are one context. */
+static uint32_t instr_ctx(run *r, const src *s, const gpuprof__io_profile *p,
+                          const gpuprof__io_node *kernel,
+                          const gpuprof__io_node *nd, const gctx *k)
+{
+    /* A GPU binary's path is relative to its measurement directory: the
+     * profile's directory. */
+    const char *bin = gpuprof__io_str(p, p->modules[nd->key_a].path),
+               *slash = strrchr(s->path, '/');
+    char path[4200];
+    if (bin[0] == '/' || !slash)
+        snprintf(path, sizeof(path), "%s", bin);
+    else
+        snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - s->path), s->path,
+                 bin);
+    enum { MAX_LEVELS = 64 };
+    gpuprof__an_srclevel lv[MAX_LEVELS];
+    uint32_t n = kernel->kind == GPUPROF_IO_NODE_KERNEL
+                     ? gpuprof__an_cubin_lookup(
+                           &r->cubins, path, gpuprof__io_str(p, kernel->key_a),
+                           nd->key_b, lv, MAX_LEVELS)
+                     : 0;
+    if (!n)
+        return ctx_get(r, k);
+    r->structured = true;
+    uint32_t parent = k->parent;
+    for (uint32_t i = 0; i < n && parent != UINT32_MAX; i++) {
+        if (i) {
+            gctx fn = {parent, DB_KIND_INLINE, intern(r, lv[i].function),
+                       k->name, 0};
+            if ((parent = ctx_get(r, &fn)) == UINT32_MAX)
+                break;
+        }
+        gctx line = {parent, DB_KIND_LINE, intern(r, lv[i].file), 0,
+                     lv[i].line};
+        parent = ctx_get(r, &line);
+    }
+    return parent;
+}
+
 /* Bytes a decoded profile holds. */
 static uint64_t io_bytes(const gpuprof__io_profile *p)
 {
@@ -614,7 +661,12 @@ static gpuprof_status unify_one(run *r, uint32_t i, bool again)
                           gpuprof__io_str(p, p->modules[nd->key_a].path),
                           nd->key_b)
                     : NULL;
-            uint32_t c = f && f->n ? expand(r, k.parent, f) : ctx_get(r, &k);
+            uint32_t c =
+                f && f->n ? expand(r, k.parent, f)
+                : nd->kind == GPUPROF_IO_NODE_GPU_INSTR && r->a->structure
+                    ? instr_ctx(r, s, p, &p->nodes[th->first_node + nd->parent],
+                                nd, &k)
+                    : ctx_get(r, &k);
             if (c == UINT32_MAX)
                 return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
             s->ctx[th->first_node + n] = c;
@@ -1956,6 +2008,7 @@ static void run_free(run *r)
     free(r->sf_slot);
     free(r->lvl);
     gpuprof__an_dwarf_free(r->dw);
+    gpuprof__an_cubin_free(r->cubins);
     for (int i = 0; i < 3; i++)
         dbfile_free(&r->f[i]);
     dbfile_free(&r->tr);

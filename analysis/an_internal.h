@@ -177,4 +177,25 @@ uint32_t gpuprof__an_dwarf_lookup(gpuprof__an_dwarf **cache, const char *path,
                                   uint32_t max);
 void gpuprof__an_dwarf_free(gpuprof__an_dwarf *cache);
 
+/* ---- Source lines of GPU instructions (an_gpudwarf.c, libelf + libdw) ----
+ * A cache of opened cubins (CUDA ELF), NULL when empty; one thread at a
+ * time. Each cubin is read once (a failure is remembered, not retried).
+ *
+ * gpuprof__an_cubin_lookup gives the source of the instruction at `offset`
+ * bytes from the start of function `fn` (its symbol name, as CUPTI's PC
+ * sampling names it: mangled) in the cubin at `path`, from the cubin's line
+ * table (`nvcc -lineinfo` or -G), as at most `max` levels, outermost first,
+ * like gpuprof__an_dwarf_lookup: level 0 is `fn` itself with the line
+ * where it calls (inlines) level 1, or the instruction's own line; levels
+ * i > 0 are the functions inlined there (NVIDIA's inlining records in the
+ * line table), the last with the instruction's line. Strings are owned by
+ * the cache. Returns the number of levels; 0 when the file is missing, not
+ * a 64-bit cubin, damaged, has no line table, no function `fn`, or no line
+ * for the offset; never prints. */
+typedef struct gpuprof__an_cubin gpuprof__an_cubin;
+uint32_t gpuprof__an_cubin_lookup(gpuprof__an_cubin **cache, const char *path,
+                                  const char *fn, uint64_t offset,
+                                  gpuprof__an_srclevel *out, uint32_t max);
+void gpuprof__an_cubin_free(gpuprof__an_cubin *cache);
+
 #endif /* GPUPROF_AN_INTERNAL_H */

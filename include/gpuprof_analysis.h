@@ -51,11 +51,12 @@ typedef enum gpuprof_an_node_kind {
     GPUPROF_AN_NODE_GPU_OP = 3,
     GPUPROF_AN_NODE_KERNEL = 4,
     GPUPROF_AN_NODE_GPU_INSTR = 5,
-    /* Program structure of CPU frames (analysis databases only): */
+    /* Program structure of CPU frames and GPU instructions (analysis
+     * databases only): */
     GPUPROF_AN_NODE_FUNCTION = 6, /* the out-of-line function of a frame */
     GPUPROF_AN_NODE_INLINE = 7,   /* a function inlined there */
     GPUPROF_AN_NODE_LINE = 8      /* a source line: a call site, or where
-                                     the frame itself is */
+                                     the frame (instruction) itself is */
 } gpuprof_an_node_kind;
 #define GPUPROF_AN_NODE_OPEN 0x01u       /* region open when written */
 #define GPUPROF_AN_NODE_UNBALANCED 0x02u /* closed by a mismatched end */
@@ -334,7 +335,11 @@ gpuprof_an_analysis_set_threads(gpuprof_an_analysis *a, unsigned threads);
  * the source line of each call site: contexts of kinds
  * GPUPROF_AN_NODE_FUNCTION, _INLINE and _LINE, the frame's children
  * beneath its last line; frames without DWARF stay frames, named from ELF
- * symbols. 0 turns it off (faster; frames by address). Since 0.1. */
+ * symbols. Likewise each GPU instruction whose cubin (under the
+ * measurement directory's binaries/) has a line table (nvcc -lineinfo)
+ * becomes its source line beneath its kernel, with the functions inlined
+ * there; the others stay instructions. 0 turns it off (faster; frames and
+ * instructions by address). Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_structure(gpuprof_an_analysis *a, int on);
 /* The smallest memory budget (16 MiB). */

@@ -78,6 +78,24 @@ $(B)/tests/check_cupti: tests/unit/check_cupti.c $(LIB_OBJS) $(TEST_HELPER_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests -isystem $(CUDA_HOME)/include \
 	  -isystem $(CUPTI_INC) $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
 	  $(LIB_OBJS) $(TEST_HELPER_OBJS) -rdynamic $(LDFLAGS) $(TEST_LIBS)
+# check_an_gpudwarf reads the line tables of a cubin built beside it, as
+# nvcc makes it (ET_EXEC) and with -rdc (ET_REL), and compares them with
+# the rows binutils' readelf decodes (tests/support/cubin-lines.sh). No
+# nvcc: its cases say so and pass.
+GPUDWARF_FIXTURES := $(if $(wildcard $(CUPTI_NVCC)),\
+    $(B)/tests/gpu_lines.cubin $(B)/tests/gpu_lines.lines \
+    $(B)/tests/gpu_lines_rdc.cubin $(B)/tests/gpu_lines_rdc.lines)
+$(B)/tests/gpu_lines.cubin: tests/unit/fixtures/gpu_lines.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(CUPTI_NVCC) -cubin -arch=sm_90 -lineinfo -o $@ $<
+$(B)/tests/gpu_lines_rdc.cubin: tests/unit/fixtures/gpu_lines.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(CUPTI_NVCC) -cubin -rdc=true -arch=sm_90 -lineinfo -o $@ $<
+$(B)/tests/%.lines: $(B)/tests/%.cubin tests/support/cubin-lines.sh
+	$(Q)tests/support/cubin-lines.sh $< >$@
+$(B)/tests/check_an_gpudwarf: $(GPUDWARF_FIXTURES)
 $(B)/tests/check_%: tests/unit/check_%.c $(LIB_OBJS) $(TEST_HELPER_OBJS)
 	$(call unit_link,$(LIB_OBJS))
 

@@ -197,6 +197,7 @@ static gpuprof_status make_names(gpuprof_an_db *db)
     for (uint32_t c = 0; c < db->ncontexts; c++) {
         const uint8_t *r = db->contexts + (size_t)c * DB_CONTEXT_REC;
         const char *name = dstr(db, db_get32(r + 8));
+        char *readable = NULL; /* a demangled C++ name */
         const char *aux = dstr(db, db_get32(r + 12));
         uint64_t key = db_get64(r + 16), delta;
         char buf[4400];
@@ -211,6 +212,8 @@ static gpuprof_status make_names(gpuprof_an_db *db)
             break;
         case GPUPROF_IO_NODE_FRAME: {
             const char *fn = gpuprof__an_symbolize(&syms, name, key, &delta);
+            if (fn && (readable = gpuprof__an_demangle(fn)))
+                fn = readable;
             if (fn)
                 snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 " (%s)", fn, delta,
                          base);
@@ -224,12 +227,16 @@ static gpuprof_status make_names(gpuprof_an_db *db)
             break;
         case DB_KIND_FUNCTION: {
             const char *mb = strrchr(aux, '/');
+            if ((readable = gpuprof__an_demangle(name)))
+                name = readable;
             snprintf(buf, sizeof(buf), "%s (%s)", *name ? name : "<unknown>",
                      mb ? mb + 1 : aux);
             break;
         }
         case DB_KIND_INLINE: {
             const char *mb = strrchr(aux, '/');
+            if ((readable = gpuprof__an_demangle(name)))
+                name = readable;
             snprintf(buf, sizeof(buf), "[inlined] %s (%s)",
                      *name ? name : "<unknown>", mb ? mb + 1 : aux);
             break;
@@ -242,6 +249,8 @@ static gpuprof_status make_names(gpuprof_an_db *db)
                 snprintf(buf, sizeof(buf), "%s", *base ? base : "??");
             break;
         case GPUPROF_IO_NODE_KERNEL:
+            if ((readable = gpuprof__an_demangle(name)))
+                name = readable;
             if (*aux)
                 snprintf(buf, sizeof(buf), "kernel %s [%s]", name, aux);
             else
@@ -250,6 +259,7 @@ static gpuprof_status make_names(gpuprof_an_db *db)
         default:
             snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base, key);
         }
+        free(readable);
         if (!(db->names[c] = strdup(buf))) {
             gpuprof__an_symtab_free(syms);
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");

@@ -79,6 +79,10 @@ const char *gpuprof__an_symbolize(gpuprof__an_symtab **cache, const char *path,
 void gpuprof__an_symtab_free(gpuprof__an_symtab *cache);
 /* The display name of a GPU operation kind ("kernel launch", "copy h2d"). */
 const char *gpuprof__an_op_name(uint32_t kind);
+/* The readable form of an Itanium-mangled C++ name (malloc'd: free it), or
+ * NULL when `name` is not mangled or cannot be demangled (an_demangle.c;
+ * GPUPROF_DEMANGLE=0 turns it off). Any thread. */
+char *gpuprof__an_demangle(const char *name);
 /* FNV-1a of a name, seeded with its parent: merged trees' child lookup. */
 uint64_t gpuprof__an_hkey(uint32_t parent, const char *s);
 /* The profile files (*.gpuprof) of `dir`, sorted (an_report.c). */

@@ -962,6 +962,54 @@ END_TEST
  *   +0x70: 1 sample, none latency (profile 0)
  * issue rate = (S - S_L) / S: +0x40 (10 - 6) / 10 = 0.4, +0x70 1, the
  * kernel (11 - 6) / 11; shares 10/11 and 1/11. */
+/* C++ and CUDA names are shown demangled; a name that only looks mangled
+ * stays as it is; GPUPROF_DEMANGLE=0 keeps every name as measured. */
+static gpuprof_an_db *mangled_db(void)
+{
+    mkdir_tmp();
+    char in[600], dbdir[600], path[700];
+    sub(in, sizeof(in), "run");
+    sub(dbdir, sizeof(dbdir), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    tp_builder *b = tp_new("cxx", 3, 0);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t launch = tp_gpu_op(b, 0, GPUPROF_OP_KERNEL);
+    tp_kernel(b, launch, "_Z10scale_biasPfiffi", UINT32_MAX);
+    tp_kernel(b, launch, "_Znot_really", UINT32_MAX);
+    tp_kernel(b, launch, "plain_c", UINT32_MAX);
+    snprintf(path, sizeof(path), "%s/cxx-r0-p3.gpuprof", in);
+    ck_assert_int_eq(tp_write(b, path, 0), 0);
+    tp_free(b);
+    const char *ins[] = {in};
+    ck_assert_msg(analyze(ins, 1, dbdir, 1) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    return db;
+}
+
+START_TEST(demangled_names)
+{
+    gpuprof_an_db *db = mangled_db();
+    uint32_t launch = child_named(db, 0, "<kernel launch>");
+    child_named(db, launch, "kernel scale_bias(float*, int, float, float, int)");
+    child_named(db, launch, "kernel _Znot_really");
+    child_named(db, launch, "kernel plain_c");
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+START_TEST(demangle_off)
+{
+    setenv("GPUPROF_DEMANGLE", "0", 1);
+    gpuprof_an_db *db = mangled_db();
+    uint32_t launch = child_named(db, 0, "<kernel launch>");
+    child_named(db, launch, "kernel _Z10scale_biasPfiffi");
+    gpuprof_an_db_close(db);
+    unsetenv("GPUPROF_DEMANGLE");
+}
+END_TEST
+
 START_TEST(pc_metrics)
 {
     mkdir_tmp();
@@ -1230,6 +1278,8 @@ int main(void)
         {"memory_budget", memory_budget_changes_no_byte, 240},
         {"derived_views", derived_metrics_and_views, 120},
         {"pc_metrics", pc_metrics, 60},
+        {"demangled_names", demangled_names, 60},
+        {"demangle_off", demangle_off, 60},
         {"importance", importance_of_nested_regions, 60},
         {"formula_errors", formula_errors, 60},
     };

@@ -745,11 +745,11 @@ START_TEST(database_lines)
     uint32_t call =
         child(db, conv, GPUPROF_AN_NODE_LINE, "gpu_lines.cu:%u", k.m.conv_call);
     uint32_t helper = child(db, call, GPUPROF_AN_NODE_INLINE,
-                            "[inlined] _Z9gl_helperPKfii (" HASH ".cubin)");
+                            "[inlined] gl_helper(float const*, int, int) (" HASH ".cubin)");
     uint32_t hcall = child(db, helper, GPUPROF_AN_NODE_LINE, "gpu_lines.cu:%u",
                            k.m.helper_call);
     uint32_t inner = child(db, hcall, GPUPROF_AN_NODE_INLINE,
-                           "[inlined] _Z8gl_innerf (" HASH ".cubin)");
+                           "[inlined] gl_inner(float) (" HASH ".cubin)");
     uint32_t body = UINT32_MAX;
     for (uint32_t l = 1; l < 128; l++)
         if (k.m.inner[l])
@@ -820,7 +820,7 @@ START_TEST(command_shows_lines)
     char buf[1024], want[3][128];
     snprintf(want[0], sizeof(want[0]), "  gpu_lines.cu:%u", k.line);
     snprintf(want[1], sizeof(want[1]), "  gpu_lines.cu:%u", k.m.conv_call);
-    snprintf(want[2], sizeof(want[2]), "[inlined] _Z8gl_innerf (%s.cubin)",
+    snprintf(want[2], sizeof(want[2]), "[inlined] gl_inner(float) (%s.cubin)",
              HASH);
     bool seen[3] = {false};
     while (fgets(buf, sizeof(buf), f)) {

@@ -1496,12 +1496,16 @@ static void cms_plane(run *r, uint32_t i)
     uint8_t *q = r->cms + (r->coff[c] - r->cms_base);
     uint8_t *sq = r->sts + (r->soff[c] - r->sts_base);
     uint8_t *val = q + (size_t)pairs * DB_CMS_PAIR;
+    unsigned vsize = db_cms_value(r->np), pbytes = vsize - 8;
     for (uint32_t k = 0, j; k < n; k = j) {
         double sum = 0, mn = v[k].v, mx = v[k].v, var = 0;
         for (j = k; j < n && v[j].metric == v[k].metric; j++) {
-            db_put32(val, v[j].profile);
-            put_f64(val + 4, v[j].v);
-            val += DB_CMS_VALUE;
+            if (pbytes == 2)
+                db_put16(val, (uint16_t)v[j].profile);
+            else
+                db_put32(val, v[j].profile);
+            put_f64(val + pbytes, v[j].v);
+            val += vsize;
             sum += v[j].v;
             mn = v[j].v < mn ? v[j].v : mn;
             mx = v[j].v > mx ? v[j].v : mx;
@@ -1529,7 +1533,7 @@ static void cms_plane(run *r, uint32_t i)
 /* Bytes one value of pass 3 costs at most: its entry read back, its
  * transposed copy and the sort's, its cct.db bytes and stats record. */
 #define T_BYTES_PER_VALUE                                                      \
-    (2 * sizeof(entry) + 2 * sizeof(cms_val) + DB_CMS_VALUE + DB_CMS_PAIR +    \
+    (2 * sizeof(entry) + 2 * sizeof(cms_val) + 12u + DB_CMS_PAIR +             \
      DB_STATS_REC + DB_PMS_VALUE)
 
 /* Contexts [lo, hi): transposed, encoded and appended. */
@@ -1573,7 +1577,7 @@ static gpuprof_status transpose_round(run *r)
         r->coff[c] = ca;
         r->soff[c] = sa;
         ca += (uint64_t)r->cpairs[c] * DB_CMS_PAIR +
-              (r->cstart[c + 1] - r->cstart[c]) * DB_CMS_VALUE;
+              (r->cstart[c + 1] - r->cstart[c]) * db_cms_value(r->np);
         sa += (uint64_t)r->cpairs[c] * DB_STATS_REC;
     }
     size_t csize = ca - r->cms_base, ssize = sa - r->sts_base;

@@ -32,6 +32,7 @@ struct gpuprof_an_db {
     dbfile meta, pms, cms, stats, trace; /* trace: n = 0 when none */
     const char *strings;
     uint32_t ssize, nmetrics, nprofiles, ncontexts;
+    unsigned cms_value; /* bytes of a cct.db value (db_cms_value) */
     const uint8_t *metrics, *profiles, *contexts;
     char **names; /* display names of contexts */
     char *dir;
@@ -375,7 +376,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
     }
     static const plane_fmt pms = {"profile.db", DB_PMS_PAIR, DB_PMS_VALUE, 4,
                                   2};
-    static const plane_fmt cms = {"cct.db", DB_CMS_PAIR, DB_CMS_VALUE, 2, 4};
+    plane_fmt cms = {"cct.db", DB_CMS_PAIR, 12, 2, 4}; /* sized below */
     static const plane_fmt sts = {"stats.db", DB_STATS_REC, 0, 2, 0};
     gpuprof_status st = read_file(dir, "meta.db", DB_META_MAGIC, &db->meta);
     if (st == GPUPROF_OK)
@@ -388,6 +389,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
     if (st == GPUPROF_OK)
         st = check_planes(db, &db->pms, &pms, db->nprofiles, db->ncontexts,
                           db->nmetrics);
+    db->cms_value = db_cms_value(db->nprofiles);
+    cms.value_size = db->cms_value;
+    cms.vkey_bytes = db->cms_value - 8;
     if (st == GPUPROF_OK)
         st = read_file(dir, "cct.db", DB_CMS_MAGIC, &db->cms);
     if (st == GPUPROF_OK && (db->cms.a != db->ncontexts ||
@@ -740,12 +744,13 @@ GPUPROF_AN_API uint32_t gpuprof_an_db_context_values(
                        ? db_get32(pl + (size_t)(k + 1) * DB_CMS_PAIR + 4)
                        : vals;
     const uint8_t *v = pl + (size_t)pairs * DB_CMS_PAIR;
+    unsigned w = db->cms_value;
     for (uint32_t i = start; i < end && i - start < max; i++) {
-        const uint8_t *q = v + (size_t)i * DB_CMS_VALUE;
+        const uint8_t *q = v + (size_t)i * w;
         if (profiles)
-            profiles[i - start] = db_get32(q);
+            profiles[i - start] = key_at(q, w - 8);
         if (values)
-            values[i - start] = get_f64(q + 4);
+            values[i - start] = get_f64(q + w - 8);
     }
     return end - start;
 }
@@ -859,11 +864,11 @@ void gpuprof__an_rows_start(gpuprof__an_rows *r, uint32_t c)
 bool gpuprof__an_rows_next(gpuprof__an_rows *r, uint32_t *profile,
                            double *values)
 {
+    unsigned w = r->db->cms_value;
     uint32_t p = UINT32_MAX;
     for (uint32_t k = 0; k < r->n; k++)
         if (r->run[k].i < r->run[k].end) {
-            uint32_t q =
-                db_get32(r->run[k].v + (size_t)r->run[k].i * DB_CMS_VALUE);
+            uint32_t q = key_at(r->run[k].v + (size_t)r->run[k].i * w, w - 8);
             p = q < p ? q : p;
         }
     if (p == UINT32_MAX)
@@ -871,9 +876,9 @@ bool gpuprof__an_rows_next(gpuprof__an_rows *r, uint32_t *profile,
     memset(values, 0, r->db->nmetrics * sizeof(*values));
     for (uint32_t k = 0; k < r->n; k++) {
         rrun *u = &r->run[k];
-        const uint8_t *e = u->v + (size_t)u->i * DB_CMS_VALUE;
-        if (u->i < u->end && db_get32(e) == p) {
-            values[u->metric] = get_f64(e + 4);
+        const uint8_t *e = u->v + (size_t)u->i * w;
+        if (u->i < u->end && key_at(e, w - 8) == p) {
+            values[u->metric] = get_f64(e + w - 8);
             u->i++;
         }
     }

@@ -62,9 +62,14 @@
 #define DB_PMS_PAIR 8u
 #define DB_PMS_VALUE 10u
 /* cct.db: the same table per context; a plane: pairs of (u16 metric, u16
- * reserved, u32 start), then values of (u32 profile, f64 value). */
+ * reserved, u32 start), then values of (profile, f64 value), packed: the
+ * profile is a u16 in a database of at most 65,536 profiles (10 bytes a
+ * value), a u32 in a larger one (12 bytes). */
 #define DB_CMS_PAIR 8u
-#define DB_CMS_VALUE 12u
+static inline unsigned db_cms_value(uint32_t nprofiles)
+{
+    return nprofiles <= 65536u ? 10u : 12u;
+}
 /* stats.db: the same table per context (values = 0); a plane: records of
  * u16 metric, u16 reserved, u32 count, then f64 sum, min, mean, max, std,
  * cov. */

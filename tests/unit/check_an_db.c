@@ -1010,6 +1010,51 @@ START_TEST(demangle_off)
 }
 END_TEST
 
+/* cct.db values carry the profile as a u16 up to 65,536 profiles and as
+ * a u32 past that: one process of 65,537 threads (profiles), thread i
+ * with region "r" visited i + 1 times, read back through both layouts'
+ * reader (context-major and the profile-major check). */
+START_TEST(cms_wide_profile_ids)
+{
+    mkdir_tmp();
+    char in[600], dbdir[600], path[700];
+    sub(in, sizeof(in), "run");
+    sub(dbdir, sizeof(dbdir), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    enum { NT = 65537 };
+    tp_builder *b = tp_new("wide", 5, 0);
+    for (uint32_t t = 0; t < NT; t++) {
+        tp_thread(b, t ? "w" : "main", t ? 0 : GPUPROF_IO_THREAD_MAIN);
+        tp_region(b, 0, "r", t + 1, 0, 0);
+    }
+    snprintf(path, sizeof(path), "%s/wide-r0-p5.gpuprof", in);
+    ck_assert_int_eq(tp_write(b, path, 0), 0);
+    tp_free(b);
+    const char *ins[] = {in};
+    ck_assert_msg(analyze(ins, 1, dbdir, 2) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_db_profile_count(db), NT);
+    uint32_t r = child_named(db, 0, "r");
+    uint32_t m = metric_id(db, "region.visits", GPUPROF_AN_EXCLUSIVE);
+    uint32_t *prof = malloc(NT * sizeof(uint32_t));
+    double *val = malloc(NT * sizeof(double));
+    ck_assert_uint_eq(gpuprof_an_db_context_values(db, r, m, prof, val, NT), NT);
+    for (uint32_t i = 0; i < NT; i++) {
+        ck_assert_uint_eq(prof[i], i);
+        /* The profile's own value, as profile.db has it. */
+        ck_assert(val[i] == gpuprof_an_db_value(db, prof[i], r, m));
+    }
+    ck_assert(gpuprof_an_db_value(db, NT - 1, r, m) == NT);
+    ck_assert(gpuprof_an_db_stat(db, r, m, GPUPROF_AN_STAT_SUM) ==
+              (double)NT * (NT + 1) / 2);
+    free(prof);
+    free(val);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 START_TEST(pc_metrics)
 {
     mkdir_tmp();
@@ -1278,6 +1323,7 @@ int main(void)
         {"memory_budget", memory_budget_changes_no_byte, 240},
         {"derived_views", derived_metrics_and_views, 120},
         {"pc_metrics", pc_metrics, 60},
+        {"cms_wide_profile_ids", cms_wide_profile_ids, 240},
         {"demangled_names", demangled_names, 60},
         {"demangle_off", demangle_off, 60},
         {"importance", importance_of_nested_regions, 60},

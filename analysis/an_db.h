@@ -24,7 +24,7 @@
 
 #include <stdint.h>
 
-#define DB_MAJOR 1
+#define DB_MAJOR 2 /* 2: cct.db values with u16 profile ids */
 #define DB_MINOR 0
 #define DB_HEADER 32u
 

@@ -25,7 +25,9 @@
  *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR...
  *                         aggregate measurement directories (several runs
  *                         merge) into an analysis database (default:
- *                         DIR-database); a progress line on a terminal
+ *                         DIR-database); a progress line on a terminal.
+ *                         Started by mpirun on several ranks, it runs
+ *                         gpuprof-mpi beside it, which divides the work.
  *
  * Built only on the public libgpuprof-analysis API (gpuprof_analysis.h), as
  * a site's own scripts would be. Errors are one line on stderr naming the
@@ -483,8 +485,57 @@ static bool parse_size(const char *s, uint64_t *out)
     return true;
 }
 
+/* The number of processes of the MPI job this one was started in (by
+ * mpirun, mpiexec or srun), 1 outside one. */
+static long mpi_job_size(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                       "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"};
+    for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); k++) {
+        const char *v = getenv(vars[k]);
+        char *end;
+        long n = v && *v ? strtol(v, &end, 10) : 0;
+        if (n > 1 && !*end)
+            return n;
+    }
+    return 1;
+}
+
+/* `mpirun -np N gpuprof analyze ...`: the same command on N ranks is
+ * gpuprof-mpi's job (it divides the work and writes the database once);
+ * N copies of a single-process analyze would each write it. Replaces this
+ * process with gpuprof-mpi beside it, or says why it cannot. */
+static int analyze_on_ranks(long n, char **argv)
+{
+    char self[4096], mpi[4096 + 16];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len > 0) {
+        self[len] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(mpi, sizeof(mpi), "%s/gpuprof-mpi", self);
+            if (access(mpi, X_OK) == 0) {
+                argv[0] = mpi;
+                execv(mpi, argv);
+                fprintf(stderr, "gpuprof: analyze in an MPI job: cannot run "
+                        "%s: %s\n", mpi, strerror(errno));
+                return 1;
+            }
+        }
+    }
+    fprintf(stderr, "gpuprof: analyze runs in an MPI job of %ld processes, "
+            "but there is no gpuprof-mpi beside this gpuprof (built without "
+            "an MPI compiler): every process would write the database. Run "
+            "gpuprof analyze as one process, or build with mpicc.\n", n);
+    return 2;
+}
+
 static int analyze(int argc, char **argv)
 {
+    long ranks = mpi_job_size();
+    if (ranks > 1)
+        return analyze_on_ranks(ranks, argv);
     unsigned threads = 1;
     int structure = 1;
     uint64_t memory = 0;

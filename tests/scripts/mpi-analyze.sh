@@ -86,6 +86,21 @@ grep -q "^gpuprof-mpi: database written to $tmp/db4 (4 ranks)\$" "$tmp/out" &&
   pass "one line from rank 0 says where the database is" ||
   { fail "one line from rank 0 says where the database is"; cat "$tmp/out"; }
 
+# The same command: `mpirun gpuprof analyze` runs gpuprof-mpi beside it.
+timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$G" analyze \
+  -o "$tmp/dbg" "$tmp/gen" "$tmp/sim" >"$tmp/out" 2>"$tmp/err" &&
+  same "$tmp/ref" "$tmp/dbg" "mpirun -np 2 gpuprof analyze" ||
+  fail "mpirun -np 2 gpuprof analyze: $(cat "$tmp/out" "$tmp/err")"
+# A gpuprof without gpuprof-mpi beside it, in a job of 2: refuses, writes
+# nothing.
+mkdir -p "$tmp/bin" && cp "$G" "$tmp/bin/gpuprof"
+OMPI_COMM_WORLD_SIZE=2 LD_LIBRARY_PATH=$B/lib "$tmp/bin/gpuprof" analyze \
+  -o "$tmp/dbx" "$tmp/gen" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && grep -q 'MPI job of 2 processes.*no gpuprof-mpi' "$tmp/err" && [ ! -e "$tmp/dbx" ] &&
+  pass "gpuprof analyze in an MPI job without gpuprof-mpi: exit 2, says why, writes nothing" ||
+  { fail "gpuprof analyze in an MPI job without gpuprof-mpi (exit $rc)"; cat "$tmp/err"; }
+
 # -j 2 on each rank; a budget of 16 MiB on each (rounds, read-back).
 mpi 2 analyze -j 2 -o "$tmp/dbj" "$tmp/gen" "$tmp/sim" >/dev/null 2>"$tmp/err" &&
   same "$tmp/ref" "$tmp/dbj" "2 ranks of 2 threads" || fail "2 ranks -j 2: $(cat "$tmp/err")"

@@ -367,9 +367,13 @@ static void api_exit(const CUpti_CallbackData *cb)
     uint64_t corr = tls.corr;
     tls.corr = 0;
     /* A call that failed launched nothing: no record will close its
-     * operation, so close it here (the monitor's entry would stay). */
-    if (!(tls.cls & GP_CU_HOSTDONE) && cb->functionReturnValue &&
-        *(const int *)cb->functionReturnValue != 0) {
+     * operation, so close it here (the monitor's entry would stay); an
+     * allocation that failed allocated nothing. */
+    bool failed = cb->functionReturnValue &&
+                  *(const int *)cb->functionReturnValue != 0;
+    if (failed)
+        tls.bytes = 0;
+    if (!(tls.cls & GP_CU_HOSTDONE) && failed) {
         gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
         a.correlation = corr;
         a.kind = tls.cls & GP_CU_KIND_MASK;

@@ -72,6 +72,11 @@ $(B)/tests/cupti_fixture.cubin: tests/unit/fixtures/cupti_kernels.cu
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $@")
 	$(Q)$(CUPTI_NVCC) -cubin -arch=sm_90 -lineinfo -o $@ $<
+CUPTI_FIXTURE += $(if $(wildcard $(CUPTI_NVCC)),$(B)/tests/cupti_static_prog)
+$(B)/tests/cupti_static_prog: tests/unit/fixtures/cupti_static_prog.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(CUPTI_NVCC) -arch=sm_90 -o $@ $<
 $(B)/tests/check_cupti: tests/unit/check_cupti.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(CUPTI_FIXTURE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")

@@ -795,6 +795,72 @@ START_TEST(cubin_kernels)
 }
 END_TEST
 
+/* ---- a static CUDA runtime ------------------------------------------------
+ */
+/* The address of `name` in `path`, as nm says (0: none). */
+static uint64_t nm_addr(const char *path, const char *name)
+{
+    char cmd[PATH_MAX + 64], line[1024];
+    snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", path);
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    uint64_t at = 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long a;
+        char type, sym[900];
+        if (sscanf(line, "%llx %c %899s", &a, &type, sym) == 3 &&
+            !strcmp(sym, name))
+            at = a;
+    }
+    pclose(f);
+    return at;
+}
+
+START_TEST(static_cudart_range)
+{
+    char exe[PATH_MAX], path[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", exe); /* dirname writes into it */
+    snprintf(path, sizeof(path), "%s/cupti_static_prog", dirname(dir));
+    size_t size;
+    uint8_t *elf = slurp(path, &size);
+    if (!elf) {
+        fprintf(stderr, "check_cupti: no %s (nvcc missing): case skipped\n",
+                path);
+        return;
+    }
+    uint64_t lo, hi;
+    ck_assert(gpuprof__cupti_cudart_range(elf, size, &lo, &hi));
+    /* The runtime's entry points inside, the program's own code outside. */
+    const char *in[] = {"cudaLaunchKernel", "cudaMalloc", "cudaFree",
+                        "cudaDeviceSynchronize"};
+    for (int i = 0; i < 4; i++) {
+        uint64_t a = nm_addr(path, in[i]);
+        ck_assert_msg(a && a >= lo && a < hi, "%s at %#llx, range %#llx-%#llx",
+                      in[i], (unsigned long long)a, (unsigned long long)lo,
+                      (unsigned long long)hi);
+    }
+    const char *out[] = {"main", "_Z12fixture_fillPff",
+                         "_Z33__device_stub__Z12fixture_fillPffPff"};
+    for (int i = 0; i < 3; i++) {
+        uint64_t a = nm_addr(path, out[i]);
+        ck_assert_msg(a && (a < lo || a >= hi), "%s at %#llx is inside", out[i],
+                      (unsigned long long)a);
+    }
+    /* This test program has no CUDA runtime; damaged input: no range. */
+    size_t tsize;
+    uint8_t *self = slurp(exe, &tsize);
+    ck_assert_ptr_nonnull(self);
+    ck_assert(!gpuprof__cupti_cudart_range(self, tsize, &lo, &hi));
+    ck_assert(!gpuprof__cupti_cudart_range(elf, 100, &lo, &hi));
+    free(self);
+    free(elf);
+}
+END_TEST
+
 /* ---- PC sampling -------------------------------------------------------- */
 START_TEST(stall_reason_names)
 {
@@ -959,6 +1025,7 @@ int main(void)
         {"classify_names", classify_names, 60},
         {"hooks_offline", hooks_offline, 60},
         {"cubin_kernels", cubin_kernels, 60},
+        {"static_cudart_range", static_cudart_range, 60},
         {"stall_reason_names", stall_reason_names, 30},
         {"pc_samples_exact", pc_samples_exact, 60},
         {"unavailable_without_gpu", unavailable_without_gpu, 60},

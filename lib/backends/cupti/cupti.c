@@ -18,11 +18,15 @@
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "backends/cupti/cupti.h"
 #include "core/clock.h"
@@ -247,8 +251,44 @@ static int hide_one(struct dl_phdr_info *info, size_t size, void *arg)
 
 static _Atomic int cuda_hidden;
 
+static int main_base(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    *(uintptr_t *)arg = info->dlpi_addr; /* the first object: the program */
+    return 1;
+}
+
+/* nvcc's default, cudart linked into the program: its code is hidden like
+ * a shared libcudart's (found once, from the program's symbol table). */
+static void find_static_cudart(void)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat sb;
+    void *m = MAP_FAILED;
+    if (fstat(fd, &sb) == 0 && sb.st_size > 0)
+        m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return;
+    uint64_t lo, hi;
+    if (gpuprof__cupti_cudart_range(m, (size_t)sb.st_size, &lo, &hi)) {
+        uintptr_t base = 0;
+        dl_iterate_phdr(main_base, &base);
+        gpuprof__unwind_hide(base + lo, base + hi);
+        gpuprof__log(GPUPROF_LOG_DEBUG,
+                     "cupti: a static CUDA runtime in the "
+                     "program (%llu KiB of code) is hidden from call paths",
+                     (unsigned long long)((hi - lo) >> 10));
+    }
+    munmap(m, (size_t)sb.st_size);
+}
+
 static void hide_runtime(void)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_static_cudart);
     dl_iterate_phdr(hide_one, NULL);
 }
 
@@ -369,8 +409,8 @@ static void api_exit(const CUpti_CallbackData *cb)
     /* A call that failed launched nothing: no record will close its
      * operation, so close it here (the monitor's entry would stay); an
      * allocation that failed allocated nothing. */
-    bool failed = cb->functionReturnValue &&
-                  *(const int *)cb->functionReturnValue != 0;
+    bool failed =
+        cb->functionReturnValue && *(const int *)cb->functionReturnValue != 0;
     if (failed)
         tls.bytes = 0;
     if (!(tls.cls & GP_CU_HOSTDONE) && failed) {

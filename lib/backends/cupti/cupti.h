@@ -113,6 +113,11 @@ bool gpuprof__cubin_functions(const void *data, size_t size,
                               void (*fn)(void *ctx, const char *name),
                               void *ctx);
 void gpuprof__cupti_cubins_reset(void);
+/* The code of a statically linked CUDA runtime in an ELF file (the
+ * program's symbol table): [*lo, *hi) as link-time addresses; false when
+ * it has none (or no symbol table). */
+bool gpuprof__cupti_cudart_range(const void *elf, size_t size, uint64_t *lo,
+                                 uint64_t *hi);
 /* The binary id of the cubin with CUPTI's CRC `crc` (PC samples name their
  * cubin so), GP_NO_BINARY when none. */
 uint32_t gpuprof__cupti_crc_binary(uint64_t crc);

@@ -267,3 +267,104 @@ void gpuprof__cupti_cubins_reset(void)
     gen++;
     pthread_mutex_unlock(&mu);
 }
+
+/* ---- a statically linked CUDA runtime ------------------------------------
+ * nvcc links cudart statically by default: its functions sit in the
+ * program itself, between the user's call and libcuda, and would end every
+ * call path. Its code is one long run of functions named cuda*, __cuda*
+ * and libcudart_static_* in the program's symbol table: the longest such
+ * run (in bytes, at least 16 functions) is the range to hide. */
+typedef struct fsym {
+    uint64_t lo, hi;
+    bool cudart;
+} fsym;
+
+static int fsym_cmp(const void *a, const void *b)
+{
+    const fsym *x = a, *y = b;
+    return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static bool cudart_name(const char *n)
+{
+    return !strncmp(n, "libcudart_static_", 17) || !strncmp(n, "__cuda", 6) ||
+           (!strncmp(n, "cuda", 4) && n[4] >= 'A' && n[4] <= 'Z');
+}
+
+bool gpuprof__cupti_cudart_range(const void *data, size_t size, uint64_t *lo,
+                                 uint64_t *hi)
+{
+    const uint8_t *p = data;
+    if (!p || size < sizeof(Elf64_Ehdr) || memcmp(p, ELFMAG, SELFMAG) != 0 ||
+        p[EI_CLASS] != ELFCLASS64)
+        return false;
+    Elf64_Ehdr eh;
+    memcpy(&eh, p, sizeof(eh));
+    if (eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        !in_bounds(eh.e_shoff, (size_t)eh.e_shnum * sizeof(Elf64_Shdr), size))
+        return false;
+    fsym *v = NULL;
+    size_t n = 0, cap = 0;
+    bool ok = true;
+    for (unsigned i = 0; ok && i < eh.e_shnum; i++) {
+        Elf64_Shdr sh, st;
+        memcpy(&sh, p + eh.e_shoff + (size_t)i * sizeof(sh), sizeof(sh));
+        if (sh.sh_type != SHT_SYMTAB)
+            continue;
+        if (sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_link >= eh.e_shnum ||
+            !in_bounds(sh.sh_offset, sh.sh_size, size))
+            break;
+        memcpy(&st, p + eh.e_shoff + (size_t)sh.sh_link * sizeof(st),
+               sizeof(st));
+        if (!in_bounds(st.sh_offset, st.sh_size, size))
+            break;
+        for (size_t k = 1; ok && k < sh.sh_size / sizeof(Elf64_Sym); k++) {
+            Elf64_Sym s;
+            memcpy(&s, p + sh.sh_offset + k * sizeof(s), sizeof(s));
+            if (ELF64_ST_TYPE(s.st_info) != STT_FUNC ||
+                s.st_shndx == SHN_UNDEF || !s.st_value ||
+                s.st_name >= st.sh_size)
+                continue;
+            const char *name = (const char *)p + st.sh_offset + s.st_name;
+            if (!memchr(name, '\0', st.sh_size - s.st_name))
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 1024;
+                fsym *nv = realloc(v, cap * sizeof(*v));
+                if (!nv) {
+                    ok = false;
+                    break;
+                }
+                v = nv;
+            }
+            v[n++] =
+                (fsym){s.st_value, s.st_value + (s.st_size ? s.st_size : 1),
+                       cudart_name(name)};
+        }
+    }
+    uint64_t best_lo = 0, best_hi = 0;
+    if (ok && n) {
+        qsort(v, n, sizeof(*v), fsym_cmp);
+        for (size_t i = 0, j; i<n; i = j> i ? j : i + 1) {
+            if (!v[i].cudart) {
+                j = i + 1;
+                continue;
+            }
+            uint64_t end = v[i].hi;
+            for (j = i; j < n && (v[j].cudart || v[j].lo == v[j - (j > i)].lo);
+                 j++)
+                if (v[j].cudart && v[j].hi > end)
+                    end = v[j].hi;
+            if (j - i >= 16 && end - v[i].lo > best_hi - best_lo) {
+                best_lo = v[i].lo;
+                best_hi = end;
+            }
+        }
+    }
+    free(v);
+    if (best_hi <= best_lo)
+        return false;
+    *lo = best_lo;
+    *hi = best_hi;
+    return true;
+}

@@ -641,12 +641,16 @@ static gpuprof_status cu_init(void *user)
         gpuprof__cupti_set_clock_offset(0);
     else
         gpuprof__cupti_set_clock_offset(clock_offset());
-    pool_size = (size_t)env_u64("GPUPROF_CUPTI_BUFFER_KB", 1024, 16, 1 << 20)
-                << 10;
-    pool_max = (uint32_t)env_u64("GPUPROF_CUPTI_BUFFERS", 32, 2, 4096);
-    pool_free = calloc(pool_max, sizeof(*pool_free));
-    if (!pool_free)
-        return GPUPROF_E_NOMEM;
+    /* The pool outlives a finalize (CUPTI may still hold buffers): a
+     * later init keeps it and its sizes. */
+    if (!pool_free) {
+        pool_size =
+            (size_t)env_u64("GPUPROF_CUPTI_BUFFER_KB", 1024, 16, 1 << 20) << 10;
+        pool_max = (uint32_t)env_u64("GPUPROF_CUPTI_BUFFERS", 32, 2, 4096);
+        pool_free = calloc(pool_max, sizeof(*pool_free));
+        if (!pool_free)
+            return GPUPROF_E_NOMEM;
+    }
     char e[96];
     CUptiResult r =
         gpuprof__cu.ActivityRegisterCallbacks(buf_requested, buf_completed);

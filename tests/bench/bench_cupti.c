@@ -58,7 +58,7 @@ int main(void)
     char why[256];
     if (!gpuprof__cupti_load(why, sizeof(why))) {
         printf("# cupti: %s\n", why);
-        printf("BENCH cupti_records_per_s skipped (no libcupti)\n");
+        printf("# bench_cupti: no libcupti, skipped\n");
         return 0;
     }
     char dir[] = "/tmp/gpuprof-bench-cupti.XXXXXX";

@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "an_cli.h"
 #include "gpuprof_analysis.h"
 
 static int usage(FILE *out, int rc)
@@ -463,28 +464,6 @@ static void show_progress(const char *phase, uint64_t done, uint64_t total,
     fflush(stderr);
 }
 
-/* "512M", "4G", "65536" (bytes), "100K"; binary multiples. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno || *s == '-')
-        return false;
-    static const char units[] = "KMGT";
-    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
-    unsigned shift = u ? 10 * (unsigned)(u - units + 1) : 0;
-    end += u != NULL;
-    if (*end == 'i' && shift)
-        end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end || (shift && v > (UINT64_MAX >> shift)))
-        return false;
-    *out = (uint64_t)v << shift;
-    return true;
-}
-
 /* The number of processes of the MPI job this one was started in (by
  * mpirun, mpiexec or srun), 1 outside one. */
 static long mpi_job_size(void)
@@ -536,56 +515,12 @@ static int analyze(int argc, char **argv)
     long ranks = mpi_job_size();
     if (ranks > 1)
         return analyze_on_ranks(ranks, argv);
-    unsigned threads = 1;
-    int structure = 1;
-    uint64_t memory = 0;
-    const char *out = NULL;
-    int i = 2;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "-j") && i + 1 < argc) {
-            char *end;
-            long j = strtol(argv[++i], &end, 10);
-            if (*end || j < 1 || j > 1024) {
-                fprintf(stderr, "gpuprof: -j wants 1..1024\n");
-                return 2;
-            }
-            threads = (unsigned)j;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--no-structure")) {
-            structure = 0;
-        } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
-            if (!parse_size(argv[++i], &memory)) {
-                fprintf(stderr, "gpuprof: --memory wants a size such as "
-                                "512M or 4G\n");
-                return 2;
-            }
-        } else {
-            return usage(stderr, 2);
-        }
-    }
-    if (i == argc)
-        return usage(stderr, 2);
-    char def[4200];
-    if (!out) {
-        size_t n = strlen(argv[i]);
-        while (n > 1 && argv[i][n - 1] == '/')
-            n--;
-        snprintf(def, sizeof(def), "%.*s-database", (int)n, argv[i]);
-        out = def;
-    }
+    cli_analyze o;
+    int rc = cli_analyze_parse(argc, argv, "gpuprof", true, &o);
+    if (rc)
+        return rc < 0 ? usage(stderr, 2) : rc;
     gpuprof_an_analysis *a;
-    if (gpuprof_an_analysis_new(&a) != GPUPROF_OK)
-        return fail();
-    gpuprof_status st = gpuprof_an_analysis_set_output(a, out);
-    if (st == GPUPROF_OK)
-        st = gpuprof_an_analysis_set_threads(a, threads);
-    if (st == GPUPROF_OK)
-        st = gpuprof_an_analysis_set_memory(a, memory);
-    if (st == GPUPROF_OK)
-        st = gpuprof_an_analysis_set_structure(a, structure);
-    for (; st == GPUPROF_OK && i < argc; i++)
-        st = gpuprof_an_analysis_add_input(a, argv[i]);
+    gpuprof_status st = cli_analysis_new(&o, argc, argv, &a);
     if (st == GPUPROF_OK && isatty(2))
         st = gpuprof_an_analysis_set_progress(a, show_progress, NULL);
     if (st == GPUPROF_OK)
@@ -596,7 +531,7 @@ static int analyze(int argc, char **argv)
             fputc('\n', stderr);
         return fail();
     }
-    printf("gpuprof: database written to %s\n", out);
+    printf("gpuprof: database written to %s\n", o.out);
     return 0;
 }
 

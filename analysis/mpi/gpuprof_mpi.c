@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "an_cli.h"
 #include "an_coll.h"
 #include "gpuprof_analysis.h"
 
@@ -188,28 +189,6 @@ static int usage(int rc)
     return rc;
 }
 
-/* "512M", "4G", "65536" (bytes), "100K"; binary multiples (as gpuprof). */
-static bool parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno || *s == '-')
-        return false;
-    static const char units[] = "KMGT";
-    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
-    unsigned shift = u ? 10 * (unsigned)(u - units + 1) : 0;
-    end += u != NULL;
-    if (*end == 'i' && shift)
-        end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end || (shift && v > (UINT64_MAX >> shift)))
-        return false;
-    *out = (uint64_t)v << shift;
-    return true;
-}
-
 static void show_progress(const char *phase, uint64_t done, uint64_t total,
                           void *user)
 {
@@ -221,74 +200,15 @@ static void show_progress(const char *phase, uint64_t done, uint64_t total,
     fflush(stderr);
 }
 
-typedef struct opts {
-    unsigned threads;
-    int structure;
-    uint64_t memory;
-    const char *out;
-    int first; /* the first input in argv */
-} opts;
-
-/* 0, or the exit status of bad usage (every rank parses the same argv). */
-static int parse(int argc, char **argv, opts *o)
-{
-    int i = 2;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "-j") && i + 1 < argc) {
-            char *end;
-            long j = strtol(argv[++i], &end, 10);
-            if (*end || j < 1 || j > 1024) {
-                if (rank0)
-                    fprintf(stderr, "gpuprof-mpi: -j wants 1..1024\n");
-                return 2;
-            }
-            o->threads = (unsigned)j;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            o->out = argv[++i];
-        } else if (!strcmp(argv[i], "--no-structure")) {
-            o->structure = 0;
-        } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
-            if (!parse_size(argv[++i], &o->memory)) {
-                if (rank0)
-                    fprintf(stderr, "gpuprof-mpi: --memory wants a size such "
-                                    "as 512M or 4G\n");
-                return 2;
-            }
-        } else {
-            return usage(2);
-        }
-    }
-    o->first = i;
-    return i == argc ? usage(2) : 0;
-}
-
 static int analyze(int argc, char **argv, int rank, int size)
 {
-    opts o = {.threads = 1, .structure = 1};
-    int rc = parse(argc, argv, &o);
+    /* Every rank parses the same argv; rank 0 speaks. */
+    cli_analyze o;
+    int rc = cli_analyze_parse(argc, argv, "gpuprof-mpi", rank0, &o);
     if (rc)
-        return rc;
-    char def[4200];
-    if (!o.out) { /* as gpuprof: DIR-database */
-        const char *d = argv[o.first];
-        size_t n = strlen(d);
-        while (n > 1 && d[n - 1] == '/')
-            n--;
-        snprintf(def, sizeof(def), "%.*s-database", (int)n, d);
-        o.out = def;
-    }
+        return rc < 0 ? usage(2) : rc;
     gpuprof_an_analysis *a;
-    gpuprof_status st = gpuprof_an_analysis_new(&a);
-    if (st == GPUPROF_OK)
-        st = gpuprof_an_analysis_set_output(a, o.out);
-    if (st == GPUPROF_OK)
-        st = gpuprof_an_analysis_set_threads(a, o.threads);
-    if (st == GPUPROF_OK)
-        st = gpuprof_an_analysis_set_memory(a, o.memory);
-    if (st == GPUPROF_OK)
-        st = gpuprof_an_analysis_set_structure(a, o.structure);
-    for (int i = o.first; st == GPUPROF_OK && i < argc; i++)
-        st = gpuprof_an_analysis_add_input(a, argv[i]);
+    gpuprof_status st = cli_analysis_new(&o, argc, argv, &a);
     bool tty = rank0 && isatty(2);
     if (st == GPUPROF_OK && tty)
         st = gpuprof_an_analysis_set_progress(a, show_progress, NULL);

@@ -1,0 +1,124 @@
+/*
+ * an_cli.h - what `gpuprof analyze` and `gpuprof-mpi analyze` share: their
+ * options and the analysis they make of them. Header only, on the public
+ * API alone (gpuprof links the shared library, gpuprof-mpi its objects).
+ */
+#ifndef GPUPROF_ANALYSIS_AN_CLI_H
+#define GPUPROF_ANALYSIS_AN_CLI_H
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuprof_analysis.h"
+
+/* "512M", "4G", "65536" (bytes), "100K", "2GiB": binary multiples. */
+static inline bool cli_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno || *s == '-')
+        return false;
+    static const char units[] = "KMGT";
+    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    unsigned shift = u ? 10 * (unsigned)(u - units + 1) : 0;
+    end += u != NULL;
+    if (*end == 'i' && shift)
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || (shift && v > (UINT64_MAX >> shift)))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+/* analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR... */
+typedef struct cli_analyze {
+    unsigned threads;
+    int structure;
+    uint64_t memory;
+    const char *out; /* -o, else DIR-database of the first DIR */
+    int first;       /* the first DIR in argv */
+    char def[4200];
+} cli_analyze;
+
+/* Parses argv[2..] (argv[1] is "analyze"). 0 when good; 2 after a line
+ * on stderr naming the bad value (when `say`); -1 for usage the caller
+ * prints. */
+static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
+                                    bool say, cli_analyze *o)
+{
+    *o = (cli_analyze){.threads = 1, .structure = 1};
+    int i = 2;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+            char *end;
+            long j = strtol(argv[++i], &end, 10);
+            if (*end || j < 1 || j > 1024) {
+                if (say)
+                    fprintf(stderr, "%s: -j wants 1..1024\n", prog);
+                return 2;
+            }
+            o->threads = (unsigned)j;
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            o->out = argv[++i];
+        } else if (!strcmp(argv[i], "--no-structure")) {
+            o->structure = 0;
+        } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
+            if (!cli_parse_size(argv[++i], &o->memory)) {
+                if (say)
+                    fprintf(stderr, "%s: --memory wants a size such as 512M "
+                                    "or 4G\n", prog);
+                return 2;
+            }
+        } else {
+            return -1;
+        }
+    }
+    if (i == argc)
+        return -1;
+    o->first = i;
+    if (!o->out) {
+        size_t n = strlen(argv[i]);
+        while (n > 1 && argv[i][n - 1] == '/')
+            n--;
+        snprintf(o->def, sizeof(o->def), "%.*s-database", (int)n, argv[i]);
+        o->out = o->def;
+    }
+    return 0;
+}
+
+/* A new analysis with those options and inputs; on failure *a is NULL
+ * (gpuprof_an_last_error says why). */
+static inline gpuprof_status cli_analysis_new(const cli_analyze *o, int argc,
+                                              char **argv,
+                                              gpuprof_an_analysis **a)
+{
+    gpuprof_status st = gpuprof_an_analysis_new(a);
+    if (st != GPUPROF_OK) {
+        *a = NULL;
+        return st;
+    }
+    st = gpuprof_an_analysis_set_output(*a, o->out);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_threads(*a, o->threads);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_memory(*a, o->memory);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_structure(*a, o->structure);
+    for (int i = o->first; st == GPUPROF_OK && i < argc; i++)
+        st = gpuprof_an_analysis_add_input(*a, argv[i]);
+    if (st != GPUPROF_OK) {
+        gpuprof_an_analysis_free(*a);
+        *a = NULL;
+    }
+    return st;
+}
+
+#endif /* GPUPROF_ANALYSIS_AN_CLI_H */

@@ -354,6 +354,19 @@ static bool read_rows(gpuprof__an_cubin *c, bool relocated)
     return c->nrow > 0;
 }
 
+
+/* What an open cubin holds (not its path and link). */
+static void release(gpuprof__an_cubin *c)
+{
+    if (c->dw)
+        dwarf_end(c->dw);
+    if (c->elf)
+        elf_end(c->elf);
+    free(c->image);
+    free(c->fn);
+    free(c->row);
+}
+
 /* Opens c->path; leaves c->elf NULL when the cubin has no usable lines. */
 static void open_cubin(gpuprof__an_cubin *c)
 {
@@ -380,13 +393,7 @@ static void open_cubin(gpuprof__an_cubin *c)
     free(l.rel);
     if (ok)
         return;
-    if (c->dw)
-        dwarf_end(c->dw);
-    if (c->elf)
-        elf_end(c->elf);
-    free(c->image);
-    free(c->fn);
-    free(c->row);
+    release(c);
     *c = (gpuprof__an_cubin){.path = c->path, .next = c->next};
 }
 
@@ -517,13 +524,7 @@ void gpuprof__an_cubin_free(gpuprof__an_cubin *c)
 {
     while (c) {
         gpuprof__an_cubin *next = c->next;
-        if (c->dw)
-            dwarf_end(c->dw);
-        if (c->elf)
-            elf_end(c->elf);
-        free(c->image);
-        free(c->fn);
-        free(c->row);
+        release(c);
         free(c->path);
         free(c);
         c = next;

@@ -95,7 +95,7 @@ void gpuprof__cupti_graphs_close(void);
 /* Counters of what decoding saw (tests, stats). */
 typedef struct gp_cupti_counts {
     uint64_t records, kernels, copies, memsets, syncs, overhead_ns,
-        unattributed, unknown_kinds, graph_closed, submit_retries;
+        unattributed, unknown_kinds, graph_closed;
 } gp_cupti_counts;
 void gpuprof__cupti_counts(gp_cupti_counts *out);
 void gpuprof__cupti_counts_reset(void);
@@ -130,7 +130,6 @@ uint32_t gpuprof__cupti_stall_metric(const char *name);
 /* GPUPROF_CUPTI_PC_SAMPLING asks for it and this libcupti has the API
  * (resolves it); from init. */
 bool gpuprof__cupti_pcs_wanted(void);
-bool gpuprof__cupti_pcs_on(void);
 /* A context was created / is going away (resource callbacks). */
 void gpuprof__cupti_pcs_context(CUcontext ctx);
 void gpuprof__cupti_pcs_context_gone(CUcontext ctx);

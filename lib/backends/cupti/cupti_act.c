@@ -275,11 +275,11 @@ static void kernel(const CUpti_ActivityKernel10 *k)
     gpuprof__activity_submit_x(&a, bin, 4, xm, xv);
 }
 
-static void memcpy_rec(uint32_t id, uint32_t kind, uint64_t bytes,
-                       uint64_t start, uint64_t end, uint32_t dev,
-                       uint32_t stream)
+/* A copy or memset: its bytes on a device stream. */
+static void transfer(uint32_t id, uint32_t kind, uint64_t bytes,
+                     uint64_t start, uint64_t end, uint32_t dev,
+                     uint32_t stream)
 {
-    counts.copies++;
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     if (!attribute(id, &a))
         return;
@@ -288,20 +288,6 @@ static void memcpy_rec(uint32_t id, uint32_t kind, uint64_t bytes,
     a.stream = stream;
     a.bytes = bytes;
     times(&a, start, end);
-    gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
-}
-
-static void memset_rec(const CUpti_ActivityMemset4 *m)
-{
-    counts.memsets++;
-    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
-    if (!attribute(m->correlationId, &a))
-        return;
-    a.kind = GPUPROF_OP_MEMSET;
-    a.device = m->deviceId;
-    a.stream = m->streamId;
-    a.bytes = m->bytes;
-    times(&a, m->start, m->end);
     gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
 }
 
@@ -339,20 +325,26 @@ static void one(const CUpti_Activity *r)
         break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)r;
-        memcpy_rec(m->correlationId, copy_kind(m->copyKind), m->bytes, m->start,
-                   m->end, m->deviceId, m->streamId);
+        counts.copies++;
+        transfer(m->correlationId, copy_kind(m->copyKind), m->bytes, m->start,
+                 m->end, m->deviceId, m->streamId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
         const CUpti_ActivityMemcpyPtoP4 *m =
             (const CUpti_ActivityMemcpyPtoP4 *)r;
-        memcpy_rec(m->correlationId, GPUPROF_OP_COPY_D2D, m->bytes, m->start,
-                   m->end, m->deviceId, m->streamId);
+        counts.copies++;
+        transfer(m->correlationId, GPUPROF_OP_COPY_D2D, m->bytes, m->start,
+                 m->end, m->deviceId, m->streamId);
         break;
     }
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-        memset_rec((const CUpti_ActivityMemset4 *)r);
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)r;
+        counts.memsets++;
+        transfer(m->correlationId, GPUPROF_OP_MEMSET, m->bytes, m->start,
+                 m->end, m->deviceId, m->streamId);
         break;
+    }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
         sync_rec((const CUpti_ActivitySynchronization2 *)r);
         break;

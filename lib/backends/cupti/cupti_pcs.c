@@ -165,7 +165,8 @@ typedef struct pcs_ctx {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pcs_ctx ctxs[PCS_MAX_CTX];
 static unsigned nctx;
-static uint32_t period; /* 0: off */
+static bool on;
+static uint32_t period; /* 2^period cycles; 0: CUPTI's default */
 static uint64_t dropped_samples, unattributed_samples;
 
 typedef struct pcs_api {
@@ -207,8 +208,8 @@ bool gpuprof__cupti_pcs_wanted(void)
                                        "sampling API; PC sampling off");
         return false;
     }
-    period = p == 1 ? 0 : (uint32_t)p; /* 0 below: CUPTI's default */
-    period |= 0x80000000u;             /* on */
+    period = p == 1 ? 0 : (uint32_t)p;
+    on = true;
     return true;
 }
 
@@ -222,7 +223,7 @@ static void ctx_free(pcs_ctx *c)
 
 void gpuprof__cupti_pcs_context(CUcontext ctx)
 {
-    if (!period)
+    if (!on)
         return;
     pthread_mutex_lock(&mu);
     if (nctx == PCS_MAX_CTX) {
@@ -305,11 +306,11 @@ void gpuprof__cupti_pcs_context(CUcontext ctx)
         CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
     cfg[ncfg++].attributeData.samplingDataBufferData.samplingDataBuffer =
         &c->data;
-    if (period & 0x7fffffffu) {
+    if (period) {
         cfg[ncfg].attributeType =
             CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
         cfg[ncfg++].attributeData.samplingPeriodData.samplingPeriod =
-            period & 0x7fffffffu;
+            period;
     }
     CUpti_PCSamplingConfigurationInfoParams cp = {
         CUpti_PCSamplingConfigurationInfoParamsSize, NULL, ctx, ncfg, cfg};
@@ -353,7 +354,7 @@ static void collect_locked(pcs_ctx *c)
 
 void gpuprof__cupti_pcs_collect(CUcontext ctx)
 {
-    if (!period)
+    if (!on)
         return;
     pthread_mutex_lock(&mu);
     for (unsigned i = 0; i < nctx; i++)
@@ -364,7 +365,7 @@ void gpuprof__cupti_pcs_collect(CUcontext ctx)
 
 void gpuprof__cupti_pcs_context_gone(CUcontext ctx)
 {
-    if (!period)
+    if (!on)
         return;
     pthread_mutex_lock(&mu);
     for (unsigned i = 0; i < nctx; i++) {
@@ -384,7 +385,7 @@ void gpuprof__cupti_pcs_context_gone(CUcontext ctx)
 
 void gpuprof__cupti_pcs_fini(void)
 {
-    if (!period)
+    if (!on)
         return;
     pthread_mutex_lock(&mu);
     for (unsigned i = 0; i < nctx; i++) {
@@ -400,9 +401,4 @@ void gpuprof__cupti_pcs_fini(void)
                      (unsigned long long)dropped_samples,
                      (unsigned long long)unattributed_samples);
     pthread_mutex_unlock(&mu);
-}
-
-bool gpuprof__cupti_pcs_on(void)
-{
-    return period != 0;
 }

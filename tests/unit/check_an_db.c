@@ -24,6 +24,7 @@
 #include "io/io.h"
 #include "support/gen.h"
 #include "support/mkprofile.h"
+#include "support/files.h"
 #include "support/suite.h"
 
 static char tmp[512];
@@ -429,19 +430,6 @@ END_TEST
 
 /* Crafted damage with a valid checksum: the reader's structural checks
  * (indices, orderings, counts) refuse each, naming the file. */
-static uint8_t *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(*n);
-    ck_assert_uint_eq(fread(b, 1, *n, f), *n);
-    fclose(f);
-    return b;
-}
-
 static void put32le(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -491,7 +479,8 @@ START_TEST(crafted_content_is_refused)
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         size_t n;
         snprintf(path, sizeof(path), "%s/%s", db, cases[i].file);
-        uint8_t *orig = slurp(path, &n), *b = malloc(n);
+        uint8_t *orig = tf_read(path, &n), *b = malloc(n);
+        ck_assert_ptr_nonnull(orig);
         memcpy(b, orig, n);
         if (cases[i].at == 0) { /* plane 0: the first with pairs */
             uint32_t k = 0;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../analysis/an_internal.h"
+#include "support/files.h"
 #include "support/suite.h"
 
 /* What the fixture recorded, and where it lies. */
@@ -212,24 +213,6 @@ START_TEST(separate_debug_file)
 }
 END_TEST
 
-static size_t slurp(const char *path, unsigned char **img)
-{
-    int fd = open(path, O_RDONLY);
-    struct stat sb;
-    ck_assert(fd >= 0 && fstat(fd, &sb) == 0);
-    *img = malloc((size_t)sb.st_size);
-    ck_assert(read(fd, *img, (size_t)sb.st_size) == sb.st_size);
-    close(fd);
-    return (size_t)sb.st_size;
-}
-
-static void spill(const char *path, const unsigned char *img, size_t n)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ck_assert(fd >= 0 && write(fd, img, n) == (ssize_t)n);
-    close(fd);
-}
-
 static uint32_t lookup_fresh(const char *path, uint64_t off)
 {
     gpuprof__an_dwarf *c = NULL;
@@ -257,10 +240,10 @@ START_TEST(bad_files_give_nothing)
     ck_assert_uint_eq(lookup_fresh(dir, f.off_inlined), 0); /* a directory */
     ck_assert_uint_eq(lookup_fresh("/proc/self/status", 10), 0);
     unsigned char *img;
-    size_t size = slurp(f.path, &img);
+    size_t size = tf_slurp(f.path, &img);
     snprintf(p, sizeof(p), "%s/damaged.so", dir);
     for (size_t k = 0; k <= 64; k++) { /* every truncation: no crash */
-        spill(p, img, size * k / 64);
+        tf_spill(p, img, size * k / 64);
         uint32_t n = lookup_fresh(p, f.off_inlined);
         ck_assert_uint_le(n, 2);
         if (k == 64)
@@ -269,10 +252,10 @@ START_TEST(bad_files_give_nothing)
     for (size_t i = 0; i < size; i++) /* garbage after a valid ELF header */
         if (i >= 64)
             img[i] = (unsigned char)(i * 131 + 7);
-    spill(p, img, size);
+    tf_spill(p, img, size);
     ck_assert_uint_le(lookup_fresh(p, f.off_inlined), 2);
     memset(img, 0x5A, size); /* garbage throughout */
-    spill(p, img, size);
+    tf_spill(p, img, size);
     ck_assert_uint_eq(lookup_fresh(p, f.off_inlined), 0);
     free(img);
 
@@ -298,8 +281,8 @@ START_TEST(failures_not_retried)
     gpuprof__an_srclevel lv[4];
     ck_assert_uint_eq(gpuprof__an_dwarf_lookup(&c, p, f.off_inlined, lv, 4), 0);
     unsigned char *img;
-    size_t size = slurp(f.path, &img);
-    spill(p, img, size); /* the module appears after it failed */
+    size_t size = tf_slurp(f.path, &img);
+    tf_spill(p, img, size); /* the module appears after it failed */
     free(img);
     ck_assert_uint_eq(gpuprof__an_dwarf_lookup(&c, p, f.off_inlined, lv, 4), 0);
     gpuprof__an_dwarf_free(c);

@@ -31,6 +31,7 @@
 #include "../analysis/an_internal.h"
 #include "gpuprof_analysis.h"
 #include "support/mkprofile.h"
+#include "support/files.h"
 #include "support/suite.h"
 
 /* ---- the fixtures ---------------------------------------------------- */
@@ -349,24 +350,6 @@ static void tmpdir(char *dir, size_t n)
     ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
-static size_t slurp(const char *path, unsigned char **img)
-{
-    int fd = open(path, O_RDONLY);
-    struct stat sb;
-    ck_assert(fd >= 0 && fstat(fd, &sb) == 0);
-    *img = malloc((size_t)sb.st_size);
-    ck_assert(read(fd, *img, (size_t)sb.st_size) == sb.st_size);
-    close(fd);
-    return (size_t)sb.st_size;
-}
-
-static void spill(const char *path, const unsigned char *img, size_t n)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ck_assert(fd >= 0 && write(fd, img, n) == (ssize_t)n);
-    close(fd);
-}
-
 /* Little-endian fields of an ELF64 image, read by hand. */
 static uint64_t get(const unsigned char *p, size_t at, int n)
 {
@@ -461,10 +444,10 @@ START_TEST(bad_files_give_nothing)
     ck_assert_uint_eq(lookup_fresh("/proc/self/exe", "main", 0), 0); /* x86 */
     if (have) {
         unsigned char *img;
-        size_t size = slurp(t.cubin, &img);
+        size_t size = tf_slurp(t.cubin, &img);
         snprintf(p, sizeof(p), "%s/damaged.cubin", dir);
         for (size_t k = 0; k <= 64; k++) { /* every truncation: no crash */
-            spill(p, img, size * k / 64);
+            tf_spill(p, img, size * k / 64);
             uint32_t n = lookup_fresh(p, "gl_conv", 0x6d0);
             ck_assert_uint_le(n, 3);
             if (k == 64)
@@ -472,28 +455,28 @@ START_TEST(bad_files_give_nothing)
         }
         for (size_t i = 64; i < size; i += 7) /* garbage here and there */
             img[i] = (unsigned char)(i * 131 + 7);
-        spill(p, img, size);
+        tf_spill(p, img, size);
         ck_assert_uint_le(lookup_fresh(p, "gl_conv", 0x6d0), 3);
         memset(img, 0x5A, size); /* garbage throughout */
-        spill(p, img, size);
+        tf_spill(p, img, size);
         ck_assert_uint_eq(lookup_fresh(p, "gl_conv", 0x6d0), 0);
         /* Without its line table; without the relocations of its line
          * table (every kernel's lines at address 0: nothing, rather than
          * lines of another kernel). */
         free(img);
-        size = slurp(t.cubin, &img);
+        size = tf_slurp(t.cubin, &img);
         snprintf(p, sizeof(p), "%s/nolines.cubin", dir);
         char *nm;
         section(img, size, ".debug_line", &nm);
         nm[strlen(nm) - 1] = 'x';
-        spill(p, img, size); /* ".debug_line" is now ".debug_linx" */
+        tf_spill(p, img, size); /* ".debug_line" is now ".debug_linx" */
         ck_assert_uint_eq(lookup_fresh(p, "gl_conv", 0x6d0), 0);
         free(img);
-        size = slurp(t.cubin, &img);
+        size = tf_slurp(t.cubin, &img);
         snprintf(p, sizeof(p), "%s/norel.cubin", dir);
         memset(section(img, size, ".rela.debug_line", &nm) + 4, 0, 4);
         /* sh_type is SHT_NULL now */
-        spill(p, img, size);
+        tf_spill(p, img, size);
         for (size_t i = 0; i < t.n; i++)
             ck_assert_uint_eq(lookup_fresh(p, t.r[i].fn, t.r[i].lo), 0);
         /* Not retried: the file appears after it failed. */
@@ -503,8 +486,8 @@ START_TEST(bad_files_give_nothing)
         ck_assert_uint_eq(
             gpuprof__an_cubin_lookup(&c, p, "gl_conv", 0x6d0, lv, 4), 0);
         free(img);
-        size = slurp(t.cubin, &img);
-        spill(p, img, size);
+        size = tf_slurp(t.cubin, &img);
+        tf_spill(p, img, size);
         free(img);
         ck_assert_uint_eq(
             gpuprof__an_cubin_lookup(&c, p, "gl_conv", 0x6d0, lv, 4), 0);
@@ -534,9 +517,9 @@ START_TEST(linked_cubin)
     tmpdir(dir, sizeof(dir));
     snprintf(p, sizeof(p), "%s/linked.cubin", dir);
     unsigned char *img;
-    size_t size = slurp(t.cubin, &img);
+    size_t size = tf_slurp(t.cubin, &img);
     link_in_place(img, size);
-    spill(p, img, size);
+    tf_spill(p, img, size);
     free(img);
     gpuprof__an_cubin *c = NULL;
     gpuprof__an_srclevel a[8], b[8];
@@ -611,8 +594,8 @@ static void write_measurement(const char *dir, const truth *t, const picks *k)
     ck_assert_int_eq(mkdir(path, 0755), 0);
     snprintf(path, sizeof(path), "%s/binaries/" HASH ".cubin", dir);
     unsigned char *img;
-    size_t size = slurp(t->cubin, &img);
-    spill(path, img, size);
+    size_t size = tf_slurp(t->cubin, &img);
+    tf_spill(path, img, size);
     free(img);
     tp_builder *b = tp_new("gpuhost", 42, 0);
     uint32_t bin = tp_gpu_module(b, "binaries/" HASH ".cubin"),
@@ -824,7 +807,6 @@ START_TEST(command_shows_lines)
              HASH);
     bool seen[3] = {false};
     while (fgets(buf, sizeof(buf), f)) {
-        fputs(buf, stderr);
         for (int i = 0; i < 3; i++)
             seen[i] = seen[i] || strstr(buf, want[i]);
     }

@@ -26,6 +26,7 @@
 #include "io/io.h"
 #include "support/gen.h"
 #include "support/mkprofile.h"
+#include "support/files.h"
 #include "support/suite.h"
 
 /* ---- ranks as threads ------------------------------------------------ */
@@ -207,21 +208,6 @@ static gpuprof_status analyze(const char *const *in, unsigned nin,
     return st;
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *d = malloc(size > 0 ? (size_t)size : 1);
-    ck_assert_ptr_nonnull(d);
-    *n = fread(d, 1, (size_t)size, f);
-    fclose(f);
-    return d;
-}
-
 static const char *const dbfiles[] = {"meta.db", "profile.db", "cct.db",
                                       "stats.db", "trace.db"};
 
@@ -234,7 +220,7 @@ static void same_db(const char *a, const char *b, const char *what)
         size_t na = 0, nb = 0;
         snprintf(pa, sizeof(pa), "%s/%s", a, dbfiles[i]);
         snprintf(pb, sizeof(pb), "%s/%s", b, dbfiles[i]);
-        char *da = slurp(pa, &na), *db = slurp(pb, &nb);
+        char *da = tf_read(pa, &na), *db = tf_read(pb, &nb);
         ck_assert_msg(!da == !db, "%s: %s only in one", what, dbfiles[i]);
         if (da)
             ck_assert_msg(na == nb && !memcmp(da, db, na),

@@ -27,6 +27,7 @@
 #include "core/gpu.h"
 #include "core/internal.h"
 #include "io/io.h"
+#include "support/files.h"
 #include "support/readback.h"
 #include "support/suite.h"
 
@@ -648,22 +649,6 @@ END_TEST
 
 /* ---- cubins
  * ------------------------------------------------------------------ */
-static void *slurp(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *b = malloc((size_t)n);
-    ck_assert_ptr_nonnull(b);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *size = (size_t)n;
-    return b;
-}
-
 static void count_fn(void *ctx, const char *name)
 {
     (void)name;
@@ -678,7 +663,7 @@ START_TEST(cubin_kernels)
     exe[n] = '\0';
     snprintf(path, sizeof(path), "%s/cupti_fixture.cubin", dirname(exe));
     size_t size;
-    uint8_t *cubin = slurp(path, &size);
+    uint8_t *cubin = tf_read(path, &size);
     if (!cubin) {
         fprintf(stderr, "check_cupti: no %s (nvcc missing): case skipped\n",
                 path);
@@ -826,7 +811,7 @@ START_TEST(static_cudart_range)
     snprintf(dir, sizeof(dir), "%s", exe); /* dirname writes into it */
     snprintf(path, sizeof(path), "%s/cupti_static_prog", dirname(dir));
     size_t size;
-    uint8_t *elf = slurp(path, &size);
+    uint8_t *elf = tf_read(path, &size);
     if (!elf) {
         fprintf(stderr, "check_cupti: no %s (nvcc missing): case skipped\n",
                 path);
@@ -852,7 +837,7 @@ START_TEST(static_cudart_range)
     }
     /* This test program has no CUDA runtime; damaged input: no range. */
     size_t tsize;
-    uint8_t *self = slurp(exe, &tsize);
+    uint8_t *self = tf_read(exe, &tsize);
     ck_assert_ptr_nonnull(self);
     ck_assert(!gpuprof__cupti_cudart_range(self, tsize, &lo, &hi));
     ck_assert(!gpuprof__cupti_cudart_range(elf, 100, &lo, &hi));

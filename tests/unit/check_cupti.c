@@ -28,6 +28,7 @@
 #include "core/internal.h"
 #include "io/io.h"
 #include "support/files.h"
+#include "support/nodes.h"
 #include "support/readback.h"
 #include "support/suite.h"
 
@@ -83,55 +84,14 @@ static void start(void)
     gpuprof__cupti_set_clock_offset(0);
 }
 
-/* ---- profile navigation ----------------------------------------------- */
-static uint32_t child(const gpuprof__io_profile *p, const gpuprof__io_thread *t,
-                      uint32_t parent, uint8_t kind, uint32_t key,
-                      const char *name)
-{
-    for (uint32_t i = parent + 1; i < t->first_node + t->node_count; i++) {
-        const gpuprof__io_node *n = &p->nodes[i];
-        if (t->first_node + n->parent != parent || n->kind != kind)
-            continue;
-        if (name ? !strcmp(gpuprof__io_str(p, n->key_a), name)
-                 : n->key_a == key)
-            return i;
-    }
-    return UINT32_MAX;
-}
-
 /* The placeholders of `kind` anywhere beneath region `name`. */
 static uint32_t placeholders(const gpuprof__io_profile *p,
                              const gpuprof__io_thread *t, const char *name,
                              uint32_t kind, uint32_t *out, uint32_t max)
 {
-    uint32_t top = child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, name);
+    uint32_t top = rb_child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, name);
     ck_assert_msg(top != UINT32_MAX, "no region %s", name);
-    uint32_t n = 0;
-    for (uint32_t i = top + 1; i < t->first_node + t->node_count; i++) {
-        if (p->nodes[i].kind != GPUPROF_IO_NODE_GPU_OP ||
-            p->nodes[i].key_a != kind)
-            continue;
-        for (uint32_t a = i; a != t->first_node;
-             a = t->first_node + p->nodes[a].parent)
-            if (a == top) {
-                if (n < max)
-                    out[n] = i;
-                n++;
-                break;
-            }
-    }
-    return n;
-}
-
-static const char *frame_fn(const gpuprof__io_profile *p, uint32_t node)
-{
-    const gpuprof__io_node *n = &p->nodes[node];
-    ck_assert_int_eq(n->kind, GPUPROF_IO_NODE_FRAME);
-    uintptr_t pc = (uintptr_t)(p->modules[n->key_a].base + n->key_b);
-    Dl_info di;
-    if (!dladdr((void *)(pc - 1), &di) || !di.dli_sname)
-        return "?";
-    return di.dli_sname;
+    return rb_find_below(p, t, top, GPUPROF_IO_NODE_GPU_OP, kind, out, max);
 }
 
 static uint32_t one_placeholder(const gpuprof__io_profile *p,
@@ -283,7 +243,7 @@ START_TEST(decode_exact)
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp = one_placeholder(p, t, "work", GPUPROF_OP_KERNEL);
-    uint32_t k = child(p, t, kp, GPUPROF_IO_NODE_KERNEL, 0, "kA");
+    uint32_t k = rb_child(p, t, kp, GPUPROF_IO_NODE_KERNEL, 0, "kA");
     ck_assert_uint_ne(k, UINT32_MAX);
     ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
     ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 700);
@@ -335,7 +295,7 @@ START_TEST(clock_offset)
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
-    uint32_t k = child(p, t, one_placeholder(p, t, "r", GPUPROF_OP_KERNEL),
+    uint32_t k = rb_child(p, t, one_placeholder(p, t, "r", GPUPROF_OP_KERNEL),
                        GPUPROF_IO_NODE_KERNEL, 0, "k");
     ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 1100);
     gpuprof__io_profile_free(p);
@@ -385,8 +345,8 @@ START_TEST(graph_launch)
     ck_assert_uint_eq(placeholders(p, t, "graph", GPUPROF_OP_KERNEL, kp, 2), 2);
     uint64_t g1 = 0, g2 = 0, placeholder_count = 0, bytes = 0;
     for (int i = 0; i < 2; i++) {
-        uint32_t a = child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "g1");
-        uint32_t b = child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "g2");
+        uint32_t a = rb_child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "g1");
+        uint32_t b = rb_child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "g2");
         g1 += a == UINT32_MAX ? 0 : rb_val(p, a, "gpu.count");
         g2 += b == UINT32_MAX ? 0 : rb_val(p, b, "gpu.count");
         placeholder_count += rb_val(p, kp[i], "gpu.count");
@@ -614,7 +574,7 @@ START_TEST(hooks_offline)
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp = one_placeholder(p, t, "hooks", GPUPROF_OP_KERNEL);
-    uint32_t k = child(p, t, kp, GPUPROF_IO_NODE_KERNEL, 0, "kh");
+    uint32_t k = rb_child(p, t, kp, GPUPROF_IO_NODE_KERNEL, 0, "kh");
     ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 2);
     ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 110);
     /* One unwind per user call, the hook's own frames dropped:
@@ -627,7 +587,7 @@ START_TEST(hooks_offline)
                   "innermost frame %#lx, want "
                   "gpuprof__cupti_test_callback at %#lx",
                   (unsigned long)pc, (unsigned long)cb);
-    ck_assert_str_eq(frame_fn(p, t->first_node + fn->parent),
+    ck_assert_str_eq(rb_frame_fn(p, t->first_node + fn->parent),
                      "cupti_test_launch");
     uint32_t ap = one_placeholder(p, t, "hooks", GPUPROF_OP_ALLOC);
     ck_assert_uint_eq(rb_val(p, ap, "gpu.count"), 1);
@@ -748,12 +708,12 @@ START_TEST(cubin_kernels)
         ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
         gpuprof__io_profile *p = rb_load();
         const gpuprof__io_thread *t = &p->threads[0];
-        uint32_t k = child(p, t, one_placeholder(p, t, "c", GPUPROF_OP_KERNEL),
+        uint32_t k = rb_child(p, t, one_placeholder(p, t, "c", GPUPROF_OP_KERNEL),
                            GPUPROF_IO_NODE_KERNEL, 0, "fixture_scale");
         ck_assert_uint_eq(p->nodes[k].key_b, a);
         ck_assert(p->modules[a].flags & GPUPROF_IO_MODULE_GPU);
         if (gpuprof__cu.GetCubinCrc) {
-            uint32_t i40 = child(p, t, k, GPUPROF_IO_NODE_GPU_INSTR, a, NULL);
+            uint32_t i40 = rb_child(p, t, k, GPUPROF_IO_NODE_GPU_INSTR, a, NULL);
             ck_assert_uint_ne(i40, UINT32_MAX);
             uint32_t ninstr = 0;
             for (uint32_t i = k + 1; i < t->first_node + t->node_count; i++) {
@@ -915,7 +875,7 @@ START_TEST(pc_samples_exact)
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
-    uint32_t k = child(p, t, one_placeholder(p, t, "pcs", GPUPROF_OP_KERNEL),
+    uint32_t k = rb_child(p, t, one_placeholder(p, t, "pcs", GPUPROF_OP_KERNEL),
                        GPUPROF_IO_NODE_KERNEL, 0, "kA");
     ck_assert_uint_ne(k, UINT32_MAX);
     ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
@@ -967,7 +927,7 @@ START_TEST(unavailable_without_gpu)
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
-    uint32_t r = child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, "still");
+    uint32_t r = rb_child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, "still");
     ck_assert_uint_ne(r, UINT32_MAX);
     ck_assert_uint_eq(rb_val(p, r, "region.visits"), 1);
     gpuprof__io_profile_free(p);

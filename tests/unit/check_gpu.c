@@ -21,6 +21,7 @@
 #include "backends/sim/sim.h"
 #include "core/internal.h"
 #include "io/io.h"
+#include "support/nodes.h"
 #include "support/readback.h"
 #include "support/suite.h"
 
@@ -60,61 +61,10 @@ static const gpuprof__io_thread *thread_named(const gpuprof__io_profile *p,
     return NULL;
 }
 
-/* Absolute node index of the child of `parent` (absolute) with this kind
- * and key (key_a compared as a string for regions and kernels); or
- * UINT32_MAX. */
-static uint32_t child(const gpuprof__io_profile *p,
-                      const gpuprof__io_thread *t, uint32_t parent,
-                      uint8_t kind, uint32_t key, const char *name)
-{
-    for (uint32_t i = parent + 1; i < t->first_node + t->node_count; i++) {
-        const gpuprof__io_node *n = &p->nodes[i];
-        if (t->first_node + n->parent != parent || n->kind != kind)
-            continue;
-        if (name ? !strcmp(gpuprof__io_str(p, n->key_a), name) : n->key_a == key)
-            return i;
-    }
-    return UINT32_MAX;
-}
-
-/* Every node of `kind` beneath `top` (absolute), in the thread. */
-static uint32_t find_below(const gpuprof__io_profile *p,
-                           const gpuprof__io_thread *t, uint32_t top,
-                           uint8_t kind, uint32_t key, uint32_t *out,
-                           uint32_t max)
-{
-    uint32_t n = 0;
-    for (uint32_t i = top + 1; i < t->first_node + t->node_count; i++) {
-        if (p->nodes[i].kind != kind || p->nodes[i].key_a != key)
-            continue;
-        for (uint32_t a = i; a != top && a != t->first_node;
-             a = t->first_node + p->nodes[a].parent)
-            if (t->first_node + p->nodes[a].parent == top) {
-                if (n < max)
-                    out[n] = i;
-                n++;
-                break;
-            }
-    }
-    return n;
-}
-
-/* The function a FRAME node's return address lies in (dladdr). */
-static const char *frame_fn(const gpuprof__io_profile *p, uint32_t node)
-{
-    const gpuprof__io_node *n = &p->nodes[node];
-    ck_assert_int_eq(n->kind, GPUPROF_IO_NODE_FRAME);
-    uintptr_t pc = (uintptr_t)(p->modules[n->key_a].base + n->key_b);
-    Dl_info di;
-    if (!dladdr((void *)(pc - 1), &di) || !di.dli_sname)
-        return "?";
-    return di.dli_sname;
-}
-
 static uint32_t region(const gpuprof__io_profile *p,
                        const gpuprof__io_thread *t, const char *name)
 {
-    uint32_t r = child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, name);
+    uint32_t r = rb_child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, name);
     ck_assert_msg(r != UINT32_MAX, "no region %s", name);
     return r;
 }
@@ -125,7 +75,7 @@ static uint32_t placeholder(const gpuprof__io_profile *p,
                             uint32_t kind)
 {
     uint32_t out[2];
-    ck_assert_uint_eq(find_below(p, t, region(p, t, name),
+    ck_assert_uint_eq(rb_find_below(p, t, region(p, t, name),
                                  GPUPROF_IO_NODE_GPU_OP, kind, out, 2), 1);
     return out[0];
 }
@@ -175,16 +125,16 @@ static void check_worker(const gpuprof__io_profile *p, int k)
     const gpuprof__io_thread *t = thread_named(p, name);
     uint32_t ph = region(p, t, "phase");
     uint32_t kp[4], cp[4];
-    ck_assert_uint_eq(find_below(p, t, ph, GPUPROF_IO_NODE_GPU_OP,
+    ck_assert_uint_eq(rb_find_below(p, t, ph, GPUPROF_IO_NODE_GPU_OP,
                                  GPUPROF_OP_KERNEL, kp, 4), 1);
-    ck_assert_uint_eq(find_below(p, t, ph, GPUPROF_IO_NODE_GPU_OP,
+    ck_assert_uint_eq(rb_find_below(p, t, ph, GPUPROF_IO_NODE_GPU_OP,
                                  GPUPROF_OP_COPY_H2D, cp, 4), 1);
     /* The innermost frame is the launching function, for both (two call
      * sites: two frames with one parent). */
     uint32_t kf = t->first_node + p->nodes[kp[0]].parent;
     uint32_t cf = t->first_node + p->nodes[cp[0]].parent;
-    ck_assert_str_eq(frame_fn(p, kf), "gp_test_launch_all");
-    ck_assert_str_eq(frame_fn(p, cf), "gp_test_launch_all");
+    ck_assert_str_eq(rb_frame_fn(p, kf), "gp_test_launch_all");
+    ck_assert_str_eq(rb_frame_fn(p, cf), "gp_test_launch_all");
     ck_assert_uint_ne(kf, cf);
     ck_assert_uint_eq(p->nodes[kf].parent, p->nodes[cf].parent);
     /* ... beneath the worker's own frame, beneath the region. */
@@ -192,7 +142,7 @@ static void check_worker(const gpuprof__io_profile *p, int k)
     for (uint32_t a = kf; a != ph; a = t->first_node + p->nodes[a].parent) {
         ck_assert_int_eq(p->nodes[a].kind, GPUPROF_IO_NODE_FRAME);
         ck_assert_msg(a != t->first_node, "path does not reach the region");
-        saw_worker |= !strcmp(frame_fn(p, a), "gp_test_worker");
+        saw_worker |= !strcmp(rb_frame_fn(p, a), "gp_test_worker");
     }
     ck_assert_msg(saw_worker, "the thread's function is on the path");
     uint64_t ta = 0, tb = 0, cb = 0, ct = 0;
@@ -201,8 +151,8 @@ static void check_worker(const gpuprof__io_profile *p, int k)
         cb += cbytes(k, i);
         ct += cdur(k, i);
     }
-    uint32_t ka = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "kern_a");
-    uint32_t kb = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "kern_b");
+    uint32_t ka = rb_child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "kern_a");
+    uint32_t kb = rb_child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "kern_b");
     ck_assert_uint_ne(ka, UINT32_MAX);
     ck_assert_uint_ne(kb, UINT32_MAX);
     ck_assert_uint_eq(rb_val(p, ka, "gpu.count"), N / 2);
@@ -241,7 +191,7 @@ START_TEST(exact_attribution)
             m = &p->threads[i];
     ck_assert_ptr_nonnull(m);
     uint32_t sp[2];
-    ck_assert_uint_eq(find_below(p, m, m->first_node, GPUPROF_IO_NODE_GPU_OP,
+    ck_assert_uint_eq(rb_find_below(p, m, m->first_node, GPUPROF_IO_NODE_GPU_OP,
                                  GPUPROF_OP_SYNC, sp, 2), 1);
     gpuprof__io_profile_free(p);
 }
@@ -262,9 +212,9 @@ START_TEST(graph_launch)
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp[1] = {placeholder(p, t, "graph", GPUPROF_OP_KERNEL)};
-    uint32_t a = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "g_a");
-    uint32_t b = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "g_b");
-    uint32_t c = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "g_c");
+    uint32_t a = rb_child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "g_a");
+    uint32_t b = rb_child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "g_b");
+    uint32_t c = rb_child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "g_c");
     ck_assert_uint_eq(rb_val(p, a, "gpu.count"), 9);
     ck_assert_uint_eq(rb_val(p, a, "gpu.time"), 3 * (10 + 30 + 50));
     ck_assert_uint_eq(rb_val(p, b, "gpu.time"), 3 * 20);
@@ -347,9 +297,9 @@ START_TEST(public_api)
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp[1] = {placeholder(p, t, "rt", GPUPROF_OP_KERNEL)};
-    ck_assert_str_eq(frame_fn(p, t->first_node + p->nodes[kp[0]].parent),
+    ck_assert_str_eq(rb_frame_fn(p, t->first_node + p->nodes[kp[0]].parent),
                      "gp_test_runtime_launch");
-    uint32_t k = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "rt_kernel");
+    uint32_t k = rb_child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "rt_kernel");
     ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 4);
     ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 7 * (1 + 2 + 3 + 4));
     ck_assert_uint_eq(rb_val(p, kp[0], "gpu.count"), 1); /* the unnamed one */
@@ -383,7 +333,7 @@ START_TEST(drops_counted_at_bound)
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp[1] = {placeholder(p, t, "burst", GPUPROF_OP_KERNEL)};
-    uint32_t k = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "k");
+    uint32_t k = rb_child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "k");
     ck_assert_uint_eq(rb_val(p, k, "gpu.count"), B);
     ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 3 * B);
     ck_assert_uint_eq(rb_counter(p, "records.dropped"), L - B);
@@ -486,7 +436,7 @@ START_TEST(fork_in_flight)
     ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t kp[1] = {placeholder(p, t, "before", GPUPROF_OP_KERNEL)};
-    uint32_t k = child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "pre");
+    uint32_t k = rb_child(p, t, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "pre");
     ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 200);
     gpuprof__io_profile_free(p);
 }
@@ -619,7 +569,7 @@ START_TEST(thread_per_task_merged)
     const gpuprof__io_thread *m = thread_named(p, "exited threads (merged)");
     ck_assert(m->flags & GPUPROF_IO_THREAD_MERGED);
     uint32_t kp[1] = {placeholder(p, m, "task", GPUPROF_OP_KERNEL)};
-    uint32_t k = child(p, m, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "task_kernel");
+    uint32_t k = rb_child(p, m, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "task_kernel");
     ck_assert_uint_eq(rb_val(p, k, "gpu.count"), TASKS - KEEP);
     ck_assert_uint_eq(rb_val(p, region(p, m, "task"), "region.visits"),
                       TASKS - KEEP);
@@ -681,7 +631,7 @@ START_TEST(merge_waits_for_activities)
     ck_assert_uint_eq(time, TASKS * (TASKS - 1) / 2);
     const gpuprof__io_thread *m = thread_named(p, "exited threads (merged)");
     uint32_t kp[1] = {placeholder(p, m, "late", GPUPROF_OP_KERNEL)};
-    uint32_t k = child(p, m, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "late_kernel");
+    uint32_t k = rb_child(p, m, kp[0], GPUPROF_IO_NODE_KERNEL, 0, "late_kernel");
     ck_assert_uint_eq(rb_val(p, k, "gpu.count"), TASKS - KEEP);
     gpuprof__io_profile_free(p);
 }

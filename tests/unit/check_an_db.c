@@ -787,6 +787,28 @@ START_TEST(derived_metrics_and_views)
 }
 END_TEST
 
+/* The database of the profiles b[0..n) (written into a new measurement
+ * directory, in this order, and freed), analyzed on `threads` threads. */
+static gpuprof_an_db *db_of(tp_builder **b, int n, unsigned threads)
+{
+    mkdir_tmp();
+    char in[600], dbdir[600], path[700];
+    sub(in, sizeof(in), "run");
+    sub(dbdir, sizeof(dbdir), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/p%03d.gpuprof", in, i);
+        ck_assert_int_eq(tp_write(b[i], path, 0), 0);
+        tp_free(b[i]);
+    }
+    const char *ins[] = {in};
+    ck_assert_msg(analyze(ins, 1, dbdir, threads) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    return db;
+}
+
 /* ---- importance metrics on nested regions, computed by hand ----------
  *
  * One process, two threads (profiles 0 and 1); times in ns:
@@ -821,11 +843,6 @@ END_TEST
  *   exclusive: <kernel launch> 0 (the time is on the kernel). */
 static gpuprof_an_db *importance_db(void)
 {
-    mkdir_tmp();
-    char in[600], dbdir[600], path[700];
-    sub(in, sizeof(in), "run");
-    sub(dbdir, sizeof(dbdir), "db");
-    ck_assert_int_eq(mkdir(in, 0755), 0);
     tp_builder *b = tp_new("imp", 7, 0);
     uint32_t gpu =
         tp_metric(b, "gpu.time", GPUPROF_IO_UNIT_NS, GPUPROF_IO_KIND_GPU);
@@ -844,15 +861,7 @@ static gpuprof_an_db *importance_db(void)
     sync = tp_gpu_op(b, outer, GPUPROF_OP_SYNC);
     tp_node_value(b, sync, api, 60);
     tp_node_value(b, sync, api, 40); /* adds up: 100 */
-    snprintf(path, sizeof(path), "%s/imp-r0-p7.gpuprof", in);
-    ck_assert_int_eq(tp_write(b, path, 0), 0);
-    tp_free(b);
-    const char *ins[] = {in};
-    ck_assert_msg(analyze(ins, 1, dbdir, 1) == GPUPROF_OK, "%s",
-                  gpuprof_an_last_error());
-    gpuprof_an_db *db;
-    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
-    return db;
+    return db_of(&b, 1, 1);
 }
 
 /* The context named `name` beneath `parent`. */
@@ -945,36 +954,17 @@ START_TEST(importance_of_nested_regions)
 }
 END_TEST
 
-/* PC samples (seed 001): one kernel, two sampled instructions in one
- * profile, one in the other.
- *   +0x40: 6 samples, 2 latency (profile 0); 4 samples, 4 latency (1)
- *   +0x70: 1 sample, none latency (profile 0)
- * issue rate = (S - S_L) / S: +0x40 (10 - 6) / 10 = 0.4, +0x70 1, the
- * kernel (11 - 6) / 11; shares 10/11 and 1/11. */
 /* C++ and CUDA names are shown demangled; a name that only looks mangled
  * stays as it is; GPUPROF_DEMANGLE=0 keeps every name as measured. */
 static gpuprof_an_db *mangled_db(void)
 {
-    mkdir_tmp();
-    char in[600], dbdir[600], path[700];
-    sub(in, sizeof(in), "run");
-    sub(dbdir, sizeof(dbdir), "db");
-    ck_assert_int_eq(mkdir(in, 0755), 0);
     tp_builder *b = tp_new("cxx", 3, 0);
     tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
     uint32_t launch = tp_gpu_op(b, 0, GPUPROF_OP_KERNEL);
     tp_kernel(b, launch, "_Z10scale_biasPfiffi", UINT32_MAX);
     tp_kernel(b, launch, "_Znot_really", UINT32_MAX);
     tp_kernel(b, launch, "plain_c", UINT32_MAX);
-    snprintf(path, sizeof(path), "%s/cxx-r0-p3.gpuprof", in);
-    ck_assert_int_eq(tp_write(b, path, 0), 0);
-    tp_free(b);
-    const char *ins[] = {in};
-    ck_assert_msg(analyze(ins, 1, dbdir, 1) == GPUPROF_OK, "%s",
-                  gpuprof_an_last_error());
-    gpuprof_an_db *db;
-    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
-    return db;
+    return db_of(&b, 1, 1);
 }
 
 START_TEST(demangled_names)
@@ -1005,25 +995,13 @@ END_TEST
  * reader (context-major and the profile-major check). */
 START_TEST(cms_wide_profile_ids)
 {
-    mkdir_tmp();
-    char in[600], dbdir[600], path[700];
-    sub(in, sizeof(in), "run");
-    sub(dbdir, sizeof(dbdir), "db");
-    ck_assert_int_eq(mkdir(in, 0755), 0);
     enum { NT = 65537 };
     tp_builder *b = tp_new("wide", 5, 0);
     for (uint32_t t = 0; t < NT; t++) {
         tp_thread(b, t ? "w" : "main", t ? 0 : GPUPROF_IO_THREAD_MAIN);
         tp_region(b, 0, "r", t + 1, 0, 0);
     }
-    snprintf(path, sizeof(path), "%s/wide-r0-p5.gpuprof", in);
-    ck_assert_int_eq(tp_write(b, path, 0), 0);
-    tp_free(b);
-    const char *ins[] = {in};
-    ck_assert_msg(analyze(ins, 1, dbdir, 2) == GPUPROF_OK, "%s",
-                  gpuprof_an_last_error());
-    gpuprof_an_db *db;
-    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    gpuprof_an_db *db = db_of(&b, 1, 2);
     ck_assert_uint_eq(gpuprof_an_db_profile_count(db), NT);
     uint32_t r = child_named(db, 0, "r");
     uint32_t m = metric_id(db, "region.visits", GPUPROF_AN_EXCLUSIVE);
@@ -1044,15 +1022,17 @@ START_TEST(cms_wide_profile_ids)
 }
 END_TEST
 
+/* PC samples (seed 001): one kernel, two sampled instructions in one
+ * profile, one in the other.
+ *   +0x40: 6 samples, 2 latency (profile 0); 4 samples, 4 latency (1)
+ *   +0x70: 1 sample, none latency (profile 0)
+ * issue rate = (S - S_L) / S: +0x40 (10 - 6) / 10 = 0.4, +0x70 1, the
+ * kernel (11 - 6) / 11; shares 10/11 and 1/11. */
 START_TEST(pc_metrics)
 {
-    mkdir_tmp();
-    char in[600], dbdir[600], path[700];
-    sub(in, sizeof(in), "run");
-    sub(dbdir, sizeof(dbdir), "db");
-    ck_assert_int_eq(mkdir(in, 0755), 0);
+    tp_builder *bs[2];
     for (int r = 0; r < 2; r++) {
-        tp_builder *b = tp_new("pcs", 10 + (uint32_t)r, r);
+        tp_builder *b = bs[r] = tp_new("pcs", 10 + (uint32_t)r, r);
         uint32_t s = tp_metric(b, "gpu.pc.samples", GPUPROF_IO_UNIT_COUNT,
                                GPUPROF_IO_KIND_INSTR);
         uint32_t l = tp_metric(b, "gpu.pc.latency_samples",
@@ -1068,15 +1048,8 @@ START_TEST(pc_metrics)
             uint32_t i70 = tp_gpu_instr(b, k, bin, 0x70);
             tp_node_value(b, i70, s, 1);
         }
-        snprintf(path, sizeof(path), "%s/pcs-r%d-p%d.gpuprof", in, r, 10 + r);
-        ck_assert_int_eq(tp_write(b, path, 0), 0);
-        tp_free(b);
     }
-    const char *ins[] = {in};
-    ck_assert_msg(analyze(ins, 1, dbdir, 1) == GPUPROF_OK, "%s",
-                  gpuprof_an_last_error());
-    gpuprof_an_db *db;
-    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    gpuprof_an_db *db = db_of(bs, 2, 1);
     uint32_t launch = child_named(db, 0, "<kernel launch>");
     uint32_t k = child_named(db, launch, "kernel k [binaries/aa.cubin]");
     uint32_t i40 = child_named(db, k, "aa.cubin+0x40");

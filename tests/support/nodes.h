@@ -24,7 +24,8 @@ static inline uint32_t rb_child(const gpuprof__io_profile *p,
         const gpuprof__io_node *n = &p->nodes[i];
         if (t->first_node + n->parent != parent || n->kind != kind)
             continue;
-        if (name ? !strcmp(gpuprof__io_str(p, n->key_a), name) : n->key_a == key)
+        if (name ? !strcmp(gpuprof__io_str(p, n->key_a), name)
+                 : n->key_a == key)
             return i;
     }
     return UINT32_MAX;
@@ -33,9 +34,9 @@ static inline uint32_t rb_child(const gpuprof__io_profile *p,
 /* Every node of `kind` with key_a `key` beneath `top` (absolute), in
  * thread `t`: how many, the first `max` of them in out[]. */
 static inline uint32_t rb_find_below(const gpuprof__io_profile *p,
-                                     const gpuprof__io_thread *t,
-                                     uint32_t top, uint8_t kind, uint32_t key,
-                                     uint32_t *out, uint32_t max)
+                                     const gpuprof__io_thread *t, uint32_t top,
+                                     uint8_t kind, uint32_t key, uint32_t *out,
+                                     uint32_t max)
 {
     uint32_t n = 0;
     for (uint32_t i = top + 1; i < t->first_node + t->node_count; i++) {

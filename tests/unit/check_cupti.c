@@ -68,7 +68,7 @@ static bool have_cupti(void)
 }
 
 /* Measurement with no backend: records are fed by hand. */
-static void start(void)
+static void init_with(const char *backends)
 {
     const char *tmp = getenv("TMPDIR");
     snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
@@ -76,9 +76,14 @@ static void start(void)
     gpuprof_options o = GPUPROF_OPTIONS_INIT;
     o.flags = GPUPROF_OPT_IGNORE_ENV;
     o.output_dir = outdir;
-    o.backends = "none";
+    o.backends = backends;
     o.signals = 0;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+}
+
+static void start(void)
+{
+    init_with("none");
     gpuprof__cupti_ring_reset();
     gpuprof__cupti_counts_reset();
     gpuprof__cupti_set_clock_offset(0);
@@ -89,7 +94,8 @@ static uint32_t placeholders(const gpuprof__io_profile *p,
                              const gpuprof__io_thread *t, const char *name,
                              uint32_t kind, uint32_t *out, uint32_t max)
 {
-    uint32_t top = rb_child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, name);
+    uint32_t top =
+        rb_child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, name);
     ck_assert_msg(top != UINT32_MAX, "no region %s", name);
     return rb_find_below(p, t, top, GPUPROF_IO_NODE_GPU_OP, kind, out, max);
 }
@@ -296,7 +302,7 @@ START_TEST(clock_offset)
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t k = rb_child(p, t, one_placeholder(p, t, "r", GPUPROF_OP_KERNEL),
-                       GPUPROF_IO_NODE_KERNEL, 0, "k");
+                          GPUPROF_IO_NODE_KERNEL, 0, "k");
     ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 1100);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
@@ -466,28 +472,43 @@ static CUpti_CallbackData cbd(CUpti_ApiCallbackSite site, uint32_t id,
     return d;
 }
 
-/* cudaLaunchKernel and the cuLaunchKernel it makes; not inlined: the
- * innermost frame of the path. */
+/* One API call as CUPTI reports it: its enter, a nested driver call's
+ * enter and exit (when `drv` is not 0), its exit returning `ret`. Not
+ * inlined, exported: a frame of the paths. */
+__attribute__((noinline)) void
+cupti_test_api_call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                    uint32_t id, CUpti_CallbackId drv, uint32_t drv_id,
+                    const void *params, int ret);
+__attribute__((noinline)) void
+cupti_test_api_call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                    uint32_t id, CUpti_CallbackId drv, uint32_t drv_id,
+                    const void *params, int ret)
+{
+    uint64_t s1 = 0, s2 = 0;
+    CUpti_CallbackData d = cbd(CUPTI_API_ENTER, id, params, &s1);
+    gpuprof__cupti_test_callback(dom, cbid, &d);
+    if (drv) {
+        CUpti_CallbackData e = cbd(CUPTI_API_ENTER, drv_id, params, &s2);
+        gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API, drv, &e);
+        e.callbackSite = CUPTI_API_EXIT;
+        gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API, drv, &e);
+    }
+    d.callbackSite = CUPTI_API_EXIT;
+    d.functionReturnValue = &ret;
+    gpuprof__cupti_test_callback(dom, cbid, &d);
+    __asm__ volatile("" ::: "memory"); /* keep this frame */
+}
+
+/* cudaLaunchKernel and the cuLaunchKernel it makes: the user's call. */
 __attribute__((noinline)) void cupti_test_launch(uint32_t rt_id,
                                                  uint32_t drv_id);
 __attribute__((noinline)) void cupti_test_launch(uint32_t rt_id,
                                                  uint32_t drv_id)
 {
-    uint64_t s1 = 0, s2 = 0;
-    CUpti_CallbackData d = cbd(CUPTI_API_ENTER, rt_id, NULL, &s1);
-    gpuprof__cupti_test_callback(
-        CUPTI_CB_DOMAIN_RUNTIME_API,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
-    CUpti_CallbackData e = cbd(CUPTI_API_ENTER, drv_id, NULL, &s2);
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API,
-                                 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &e);
-    e.callbackSite = CUPTI_API_EXIT;
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API,
-                                 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &e);
-    d.callbackSite = CUPTI_API_EXIT;
-    gpuprof__cupti_test_callback(
-        CUPTI_CB_DOMAIN_RUNTIME_API,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, rt_id,
+                        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, drv_id, NULL,
+                        0);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -509,19 +530,9 @@ START_TEST(hooks_offline)
         void **p;
         size_t size;
     } mp = {NULL, 1u << 20};
-    uint64_t s = 0;
-    CUpti_CallbackData d = cbd(CUPTI_API_ENTER, 305, &mp, &s);
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                 CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &d);
-    CUpti_CallbackData e = cbd(CUPTI_API_ENTER, 306, &mp, &s);
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API,
-                                 CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &e);
-    e.callbackSite = CUPTI_API_EXIT;
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_DRIVER_API,
-                                 CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &e);
-    d.callbackSite = CUPTI_API_EXIT;
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                 CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &d);
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 305,
+                        CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, 306, &mp, 0);
     /* cudaMemcpy(..., cudaMemcpyDeviceToHost): the direction from its
      * argument. */
     struct {
@@ -530,34 +541,19 @@ START_TEST(hooks_offline)
         size_t n;
         enum cudaMemcpyKind k;
     } cp = {NULL, NULL, 512, cudaMemcpyDeviceToHost};
-    d = cbd(CUPTI_API_ENTER, 307, &cp, &s);
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &d);
-    d.callbackSite = CUPTI_API_EXIT;
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &d);
-    /* A launch that fails (cudaErrorInvalidConfiguration): its operation
-     * is closed at exit, no record will come. */
-    int bad = 9;
-    d = cbd(CUPTI_API_ENTER, 320, NULL, &s);
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                 CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
-                                 &d);
-    d.callbackSite = CUPTI_API_EXIT;
-    d.functionReturnValue = &bad;
-    gpuprof__cupti_test_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                 CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
-                                 &d);
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 307, 0, 0,
+                        &cp, 0);
+    /* A memset that fails (cudaErrorInvalidValue, 1): its operation is
+     * closed at exit, no record will come. */
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, 320, 0,
+                        0, NULL, 1);
     ck_assert_uint_eq(gpuprof__cupti_api_failed(), 1);
     /* Not ours: no operation. */
-    d = cbd(CUPTI_API_ENTER, 308, NULL, &s);
-    gpuprof__cupti_test_callback(
-        CUPTI_CB_DOMAIN_RUNTIME_API,
-        CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, &d);
-    d.callbackSite = CUPTI_API_EXIT;
-    gpuprof__cupti_test_callback(
-        CUPTI_CB_DOMAIN_RUNTIME_API,
-        CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, &d);
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, 308, 0,
+                        0, NULL, 0);
     /* Paused: hooks record nothing. */
     gpuprof__cupti_test_on(0);
     cupti_test_launch(309, 310);
@@ -578,7 +574,7 @@ START_TEST(hooks_offline)
     ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 2);
     ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 110);
     /* One unwind per user call, the hook's own frames dropped:
-     * placeholder <- (the test's stand-in for CUPTI) <- launch. */
+     * placeholder <- (the stand-in for CUPTI) <- the call <- launch. */
     uint32_t f = t->first_node + p->nodes[kp].parent;
     const gpuprof__io_node *fn = &p->nodes[f];
     uintptr_t pc = (uintptr_t)(p->modules[fn->key_a].base + fn->key_b);
@@ -587,7 +583,9 @@ START_TEST(hooks_offline)
                   "innermost frame %#lx, want "
                   "gpuprof__cupti_test_callback at %#lx",
                   (unsigned long)pc, (unsigned long)cb);
-    ck_assert_str_eq(rb_frame_fn(p, t->first_node + fn->parent),
+    uint32_t up = t->first_node + fn->parent;
+    ck_assert_str_eq(rb_frame_fn(p, up), "cupti_test_api_call");
+    ck_assert_str_eq(rb_frame_fn(p, t->first_node + p->nodes[up].parent),
                      "cupti_test_launch");
     uint32_t ap = one_placeholder(p, t, "hooks", GPUPROF_OP_ALLOC);
     ck_assert_uint_eq(rb_val(p, ap, "gpu.count"), 1);
@@ -613,6 +611,18 @@ static void count_fn(void *ctx, const char *name)
 {
     (void)name;
     (*(int *)ctx)++;
+}
+
+/* CUPTI's CRC of a cubin (the name PC samples give it). */
+static uint64_t cubin_crc(const void *cubin, size_t size)
+{
+    CUpti_GetCubinCrcParams cp;
+    memset(&cp, 0, sizeof(cp));
+    cp.size = CUpti_GetCubinCrcParamsSize;
+    cp.cubinSize = size;
+    cp.cubin = cubin;
+    ck_assert_int_eq(gpuprof__cu.GetCubinCrc(&cp), CUPTI_SUCCESS);
+    return cp.cubinCrc;
 }
 
 START_TEST(cubin_kernels)
@@ -647,15 +657,9 @@ START_TEST(cubin_kernels)
     ck_assert_uint_eq(gpuprof__cupti_kernel_binary("not_there"), GP_NO_BINARY);
     /* PC samples name their cubin by CUPTI's CRC of it. */
     if (gpuprof__cu.GetCubinCrc) {
-        CUpti_GetCubinCrcParams cp;
-        memset(&cp, 0, sizeof(cp));
-        cp.size = CUpti_GetCubinCrcParamsSize;
-        cp.cubinSize = size;
-        cp.cubin = cubin;
-        ck_assert_int_eq(gpuprof__cu.GetCubinCrc(&cp), CUPTI_SUCCESS);
-        ck_assert_uint_eq(gpuprof__cupti_crc_binary(cp.cubinCrc), a);
-        ck_assert_uint_eq(gpuprof__cupti_crc_binary(cp.cubinCrc + 1),
-                          GP_NO_BINARY);
+        uint64_t crc = cubin_crc(cubin, size);
+        ck_assert_uint_eq(gpuprof__cupti_crc_binary(crc), a);
+        ck_assert_uint_eq(gpuprof__cupti_crc_binary(crc + 1), GP_NO_BINARY);
     }
     /* The same pointer twice: the cache answers the same. */
     const char *nm = "fixture_scale";
@@ -679,15 +683,8 @@ START_TEST(cubin_kernels)
         gpuprof_region_end("c");
         /* Its PC samples: instruction nodes in that cubin. */
         uint64_t crc = 0;
-        if (gpuprof__cu.GetCubinCrc) {
-            CUpti_GetCubinCrcParams cp;
-            memset(&cp, 0, sizeof(cp));
-            cp.size = CUpti_GetCubinCrcParamsSize;
-            cp.cubinSize = size;
-            cp.cubin = cubin;
-            ck_assert_int_eq(gpuprof__cu.GetCubinCrc(&cp), CUPTI_SUCCESS);
-            crc = cp.cubinCrc;
-        }
+        if (gpuprof__cu.GetCubinCrc)
+            crc = cubin_crc(cubin, size);
         uint32_t map[2] = {GP_M_PC_STALL_WAIT,
                            GP_M_PC_STALL_WAIT | GP_CU_LATENCY};
         CUpti_PCSamplingStallReason s0[2] = {{0, 6}, {1, 2}}, s1[1] = {{0, 1}};
@@ -708,12 +705,14 @@ START_TEST(cubin_kernels)
         ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
         gpuprof__io_profile *p = rb_load();
         const gpuprof__io_thread *t = &p->threads[0];
-        uint32_t k = rb_child(p, t, one_placeholder(p, t, "c", GPUPROF_OP_KERNEL),
-                           GPUPROF_IO_NODE_KERNEL, 0, "fixture_scale");
+        uint32_t k =
+            rb_child(p, t, one_placeholder(p, t, "c", GPUPROF_OP_KERNEL),
+                     GPUPROF_IO_NODE_KERNEL, 0, "fixture_scale");
         ck_assert_uint_eq(p->nodes[k].key_b, a);
         ck_assert(p->modules[a].flags & GPUPROF_IO_MODULE_GPU);
         if (gpuprof__cu.GetCubinCrc) {
-            uint32_t i40 = rb_child(p, t, k, GPUPROF_IO_NODE_GPU_INSTR, a, NULL);
+            uint32_t i40 =
+                rb_child(p, t, k, GPUPROF_IO_NODE_GPU_INSTR, a, NULL);
             ck_assert_uint_ne(i40, UINT32_MAX);
             uint32_t ninstr = 0;
             for (uint32_t i = k + 1; i < t->first_node + t->node_count; i++) {
@@ -876,7 +875,7 @@ START_TEST(pc_samples_exact)
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
     uint32_t k = rb_child(p, t, one_placeholder(p, t, "pcs", GPUPROF_OP_KERNEL),
-                       GPUPROF_IO_NODE_KERNEL, 0, "kA");
+                          GPUPROF_IO_NODE_KERNEL, 0, "kA");
     ck_assert_uint_ne(k, UINT32_MAX);
     ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
     ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 800);
@@ -901,15 +900,7 @@ START_TEST(unavailable_without_gpu)
 {
     if (!have_cupti())
         return;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(outdir));
-    gpuprof_options o = GPUPROF_OPTIONS_INIT;
-    o.flags = GPUPROF_OPT_IGNORE_ENV;
-    o.output_dir = outdir;
-    o.backends = "cupti";
-    o.signals = 0;
-    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    init_with("cupti");
     char why[512] = "";
     gpuprof_status st = gpuprof_backend_status("cupti", why, sizeof(why));
     if (st == GPUPROF_OK) {
@@ -927,7 +918,8 @@ START_TEST(unavailable_without_gpu)
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
     gpuprof__io_profile *p = rb_load();
     const gpuprof__io_thread *t = &p->threads[0];
-    uint32_t r = rb_child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, "still");
+    uint32_t r =
+        rb_child(p, t, t->first_node, GPUPROF_IO_NODE_REGION, 0, "still");
     ck_assert_uint_ne(r, UINT32_MAX);
     ck_assert_uint_eq(rb_val(p, r, "region.visits"), 1);
     gpuprof__io_profile_free(p);
@@ -943,15 +935,7 @@ START_TEST(unavailable_without_library)
     ck_assert_msg(strstr(why, "GPUPROF_CUPTI_LIBRARY=/nonexistent/libcupti.so"),
                   "reason: %s", why);
     /* Through init: unavailable with that reason, measurement unchanged. */
-    const char *tmp = getenv("TMPDIR");
-    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(outdir));
-    gpuprof_options o = GPUPROF_OPTIONS_INIT;
-    o.flags = GPUPROF_OPT_IGNORE_ENV;
-    o.output_dir = outdir;
-    o.backends = "cupti";
-    o.signals = 0;
-    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    init_with("cupti");
     ck_assert_int_eq(gpuprof_backend_status("cupti", why, sizeof(why)),
                      GPUPROF_E_UNAVAILABLE);
     ck_assert_msg(strstr(why, "GPUPROF_CUPTI_LIBRARY"), "reason: %s", why);

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <libgen.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -896,21 +897,47 @@ END_TEST
 
 /* ---- no driver: unavailable, the program unchanged ------------------------
  */
+static bool driver_here(void)
+{
+    void *d = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (d)
+        dlclose(d);
+    return d != NULL;
+}
+
+static int find_cupti(struct dl_phdr_info *info, size_t size, void *found)
+{
+    (void)size;
+    if (info->dlpi_name && strstr(info->dlpi_name, "libcupti"))
+        *(int *)found = 1;
+    return 0;
+}
+
+static bool cupti_in_process(void)
+{
+    int found = 0;
+    dl_iterate_phdr(find_cupti, &found);
+    return found != 0;
+}
+
 START_TEST(unavailable_without_gpu)
 {
-    if (!have_cupti())
-        return;
+    ck_assert(!cupti_in_process());
     init_with("cupti");
     char why[512] = "";
     gpuprof_status st = gpuprof_backend_status("cupti", why, sizeof(why));
     if (st == GPUPROF_OK) {
         fprintf(stderr, "check_cupti: a GPU is here: the no-GPU case does not "
                         "apply\n");
+    } else if (!driver_here()) {
+        /* No driver: libcupti is never loaded. */
+        ck_assert_int_eq(st, GPUPROF_E_UNAVAILABLE);
+        ck_assert_str_eq(why, "no CUDA driver (libcuda.so.1 not found); "
+                              "libcupti not loaded");
+        ck_assert(!cupti_in_process());
     } else {
         ck_assert_int_eq(st, GPUPROF_E_UNAVAILABLE);
         ck_assert_msg(strstr(why, "cuptiSubscribe") != NULL, "reason: %s", why);
-        ck_assert_msg(strstr(why, "driver") || strstr(why, "GPU"), "reason: %s",
-                      why);
     }
     /* Measurement goes on. */
     gpuprof_region_begin("still");
@@ -927,6 +954,30 @@ START_TEST(unavailable_without_gpu)
 }
 END_TEST
 
+/* The probe's second half where libcupti is there but the driver is not
+ * (or cannot reach a GPU): CUPTI's 999, named with its cause. */
+START_TEST(subscribe_without_gpu)
+{
+    if (!have_cupti())
+        return;
+    char why[512] = "";
+    gpuprof_status st = gpuprof__cupti_subscribe(why, sizeof(why));
+    if (st == GPUPROF_OK) {
+        fprintf(stderr, "check_cupti: a GPU is here: the no-GPU case does not "
+                        "apply\n");
+        return;
+    }
+    ck_assert_int_eq(st, GPUPROF_E_UNAVAILABLE);
+    if (driver_here())
+        ck_assert_msg(strstr(why, "cuptiSubscribe: ") == why &&
+                          strstr(why, "driver is there but no usable GPU"),
+                      "reason: %s", why);
+    else
+        ck_assert_str_eq(why, "cuptiSubscribe: CUPTI_ERROR_UNKNOWN (999): "
+                              "no CUDA driver (libcuda.so.1 not found)");
+}
+END_TEST
+
 START_TEST(unavailable_without_library)
 {
     setenv("GPUPROF_CUPTI_LIBRARY", "/nonexistent/libcupti.so", 1);
@@ -934,11 +985,14 @@ START_TEST(unavailable_without_library)
     ck_assert(!gpuprof__cupti_load(why, sizeof(why)));
     ck_assert_msg(strstr(why, "GPUPROF_CUPTI_LIBRARY=/nonexistent/libcupti.so"),
                   "reason: %s", why);
-    /* Through init: unavailable with that reason, measurement unchanged. */
+    /* Through init: unavailable with that reason (or, first, for want of a
+     * driver), measurement unchanged. */
     init_with("cupti");
     ck_assert_int_eq(gpuprof_backend_status("cupti", why, sizeof(why)),
                      GPUPROF_E_UNAVAILABLE);
-    ck_assert_msg(strstr(why, "GPUPROF_CUPTI_LIBRARY"), "reason: %s", why);
+    ck_assert_msg(strstr(why, driver_here() ? "GPUPROF_CUPTI_LIBRARY"
+                                            : "no CUDA driver"),
+                  "reason: %s", why);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
     unsetenv("GPUPROF_CUPTI_LIBRARY");
 }
@@ -958,6 +1012,7 @@ int main(void)
         {"stall_reason_names", stall_reason_names, 30},
         {"pc_samples_exact", pc_samples_exact, 60},
         {"unavailable_without_gpu", unavailable_without_gpu, 60},
+        {"subscribe_without_gpu", subscribe_without_gpu, 60},
         {"unavailable_without_library", unavailable_without_library, 60},
     };
     return RUN_SUITE("cupti", cases);

@@ -595,34 +595,51 @@ static const CUpti_ActivityKind kinds[] = {
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 static bool kind_on[NKINDS];
 
-static gpuprof_status cu_probe(void *user, char *reason, size_t rsize)
+/* CUPTI works through the driver, which it loads as libcuda.so.1. Where
+ * there is none (the GPU-less nodes of a cluster whose programs all link
+ * libgpuprof) libcupti is not loaded at all: its tens of megabytes, its
+ * thread-local storage and its start-up cost stay out of the process. The
+ * handle is kept: CUPTI loads the same library anyway. */
+static bool driver_present(void)
 {
-    (void)user;
-    if (!gpuprof__cupti_load(reason, rsize))
-        return GPUPROF_E_UNAVAILABLE;
+    static void *drv;
+    if (!drv)
+        drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    return drv != NULL;
+}
+
+gpuprof_status gpuprof__cupti_subscribe(char *reason, size_t rsize)
+{
     if (subscribed)
         return GPUPROF_OK;
     CUptiResult r = gpuprof__cu.Subscribe(&subscriber, on_callback, NULL);
     if (r != CUPTI_SUCCESS) {
         char e[96];
         gpuprof__cupti_err(r, e, sizeof(e));
-        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-            snprintf(reason, rsize,
-                     "cuptiSubscribe: %s: another CUPTI tool "
-                     "(nsys, ncu, a profiler) is attached",
-                     e);
-        } else {
-            void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-            if (drv)
-                dlclose(drv);
-            snprintf(reason, rsize, "cuptiSubscribe: %s: %s", e,
-                     drv ? "the CUDA driver is there but no usable GPU"
-                         : "no CUDA driver (libcuda.so.1 not found)");
-        }
+        snprintf(reason, rsize, "cuptiSubscribe: %s: %s", e,
+                 r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                     ? "another CUPTI tool (nsys, ncu, a profiler) is attached"
+                 : driver_present()
+                     ? "the CUDA driver is there but no usable GPU"
+                     : "no CUDA driver (libcuda.so.1 not found)");
         return GPUPROF_E_UNAVAILABLE;
     }
     subscribed = true;
     return GPUPROF_OK;
+}
+
+static gpuprof_status cu_probe(void *user, char *reason, size_t rsize)
+{
+    (void)user;
+    if (!subscribed && !driver_present()) {
+        snprintf(reason, rsize,
+                 "no CUDA driver (libcuda.so.1 not found); libcupti not "
+                 "loaded");
+        return GPUPROF_E_UNAVAILABLE;
+    }
+    if (!gpuprof__cupti_load(reason, rsize))
+        return GPUPROF_E_UNAVAILABLE;
+    return gpuprof__cupti_subscribe(reason, rsize);
 }
 
 static gpuprof_status cu_init(void *user)

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "core/atomics.h"
+#include "gpuprof.h"
 
 /* The CUPTI entry points we use (cupti.c, gpuprof__cupti_load). */
 typedef struct gp_cupti_api {
@@ -59,6 +60,11 @@ extern gp_cupti_api gpuprof__cu;
  * one-line reason when it cannot. Idempotent; any thread (under the
  * backend lock). */
 bool gpuprof__cupti_load(char *reason, size_t rsize);
+
+/* cuptiSubscribe once (the probe's second half, after the driver was found
+ * and libcupti loaded); GPUPROF_E_UNAVAILABLE with a one-line reason naming
+ * CUPTI's error and its likely cause. Under the backend lock. */
+gpuprof_status gpuprof__cupti_subscribe(char *reason, size_t rsize);
 
 /* "CUPTI_ERROR_UNKNOWN (999)" for an error code. */
 const char *gpuprof__cupti_err(CUptiResult r, char *buf, size_t size);

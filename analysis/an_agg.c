@@ -157,6 +157,7 @@ typedef struct dbfile {
     int part;
     uint64_t origin;
     bool peer;
+    char *aside; /* the earlier database's file, moved aside (dbfile_rename) */
 } dbfile;
 
 typedef struct run {
@@ -224,32 +225,80 @@ typedef struct run {
     const uint8_t *put_buf;
     uint64_t put_n, put_off;
     uint32_t *put_crc; /* per piece */
+    /* a big buffer being populated (big_alloc) */
+    uint8_t *pop_buf;
+    size_t pop_size;
+    bool pop_drop; /* big_free: the slices' pages dropped instead */
+    /* an earlier database's files, moved aside (dbfile_rename) */
+    dbfile *aside[4];
+    uint32_t naside;
 } run;
 
 enum { F_PMS, F_CMS, F_STATS };
+
+typedef void (*task_fn)(run *r, uint32_t i);
 
 #define MAX_BASE_METRICS 32767u /* database metric ids are u16 */
 
 /* ---- big buffers -------------------------------------------------------
  * The output files and the transposed values are megabytes written once:
- * mapped with their pages populated in one call, not faulted in one by one
- * by the threads filling them (on a VM a fault costs microseconds, and the
- * faults of threads in one process contend). Zero-filled. */
-static void *big_alloc(size_t size)
+ * their pages are populated before the threads fill them (on a VM a fault
+ * costs microseconds, and the faults of threads filling one buffer
+ * contend), a slice of POPULATE_SLICE bytes per task on the pool, so that
+ * zeroing them -- the kernel's work, tens of milliseconds for 100 MB --
+ * scales with the threads (MAP_POPULATE did it on one). Zero-filled. */
+#define POPULATE_SLICE (4u << 20)
+
+static void pages_slice(run *r, uint32_t i)
 {
-    void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    uint8_t *p = r->pop_buf + (size_t)i * POPULATE_SLICE;
+    size_t n = r->pop_size - (size_t)i * POPULATE_SLICE;
+    if (n > POPULATE_SLICE)
+        n = POPULATE_SLICE;
+    if (r->pop_drop) { /* freeing: the pages go, the mapping after */
+        madvise(p, n, MADV_DONTNEED);
+        return;
+    }
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(p, n, MADV_POPULATE_WRITE) == 0)
+        return;
+#endif
+    for (size_t k = 0; k < n; k += 4096) /* kernels before 5.14 */
+        ((volatile uint8_t *)p)[k] = 0;
 }
 
-static void big_free(void *p, size_t size)
+static void parallel_for(run *r, uint32_t n, task_fn fn);
+
+static void *big_alloc(run *r, size_t size)
 {
-    if (p)
-        munmap(p, size ? size : 1);
+    void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    r->pop_buf = p;
+    r->pop_size = size;
+    r->pop_drop = false;
+    parallel_for(r, (uint32_t)((size + POPULATE_SLICE - 1) / POPULATE_SLICE),
+                 pages_slice);
+    return p;
+}
+
+/* Freeing the pages is the kernel's work too: on the pool, slice by
+ * slice (MADV_DONTNEED holds the address space's lock shared; munmap
+ * alone would free them all on one thread). */
+static void big_free(run *r, void *p, size_t size)
+{
+    if (!p)
+        return;
+    r->pop_buf = p;
+    r->pop_size = size;
+    r->pop_drop = true;
+    parallel_for(r, (uint32_t)((size + POPULATE_SLICE - 1) / POPULATE_SLICE),
+                 pages_slice);
+    munmap(p, size ? size : 1);
 }
 
 /* ---- a small thread pool ------------------------------------------------ */
-typedef void (*task_fn)(run *r, uint32_t i);
 typedef struct pool {
     run *r;
     task_fn fn;
@@ -749,6 +798,113 @@ static void trim(void)
 #endif
 }
 
+/* ---- files loaded on the pool, unified in order as they arrive ----------
+ * Pass 1's unify is serial (ids follow input order); it overlaps the
+ * loading: the pool's threads load files [f0, f0 + n) in order, the calling
+ * thread unifies file k as soon as it is there and loads one itself while it
+ * is not (with one thread it loads and unifies in turn). */
+typedef struct feed {
+    run *r;
+    uint32_t n;
+    _Atomic uint32_t next; /* the next file to claim */
+    _Atomic int stop;      /* the caller failed: claim no more */
+    uint8_t *done;         /* per file: loaded (under mu) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} feed;
+
+static void feed_load(feed *f, uint32_t k)
+{
+    load_one(f->r, k);
+    pthread_mutex_lock(&f->mu);
+    f->done[k] = 1;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void *feed_worker(void *arg)
+{
+    feed *f = arg;
+    for (uint32_t k; !atomic_load(&f->stop) &&
+                     (k = atomic_fetch_add(&f->next, 1)) < f->n;)
+        feed_load(f, k);
+    return NULL;
+}
+
+static void feed_wait(feed *f, uint32_t k)
+{
+    for (;;) {
+        pthread_mutex_lock(&f->mu);
+        bool there = f->done[k];
+        pthread_mutex_unlock(&f->mu);
+        if (there)
+            return;
+        uint32_t m = atomic_fetch_add(&f->next, 1);
+        if (m < f->n) {
+            feed_load(f, m); /* perhaps k, perhaps one after it */
+            continue;
+        }
+        pthread_mutex_lock(&f->mu); /* a worker has it */
+        while (!f->done[k])
+            pthread_cond_wait(&f->cv, &f->mu);
+        pthread_mutex_unlock(&f->mu);
+        return;
+    }
+}
+
+/* Pass 1 for files [i, j): each unified in order once loaded; the first
+ * damaged or conflicting file in input order stops it. */
+static gpuprof_status unify_round(run *r, uint32_t i, uint32_t j,
+                                  double *ratio)
+{
+    feed f = {.r = r, .n = j - i};
+    f.done = calloc(f.n ? f.n : 1, 1);
+    if (!f.done)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    pthread_mutex_init(&f.mu, NULL);
+    pthread_cond_init(&f.cv, NULL);
+    r->f0 = i;
+    unsigned t = r->a->threads > 1 ? r->a->threads - 1 : 0;
+    if (t > f.n - 1)
+        t = f.n - 1; /* the caller loads the last one at least */
+    pthread_t *th = t ? calloc(t, sizeof(*th)) : NULL;
+    unsigned started = 0;
+    while (th && started < t &&
+           pthread_create(&th[started], NULL, feed_worker, &f) == 0)
+        started++;
+    gpuprof_status st = GPUPROF_OK;
+    for (uint32_t k = i; k < j && st == GPUPROF_OK; k++) {
+        feed_wait(&f, k - i);
+        src *s = &r->s[k];
+        if (s->st != GPUPROF_OK) {
+            st = gpuprof__an_fail(s->st, "%s", s->err ? s->err : s->path);
+            break;
+        }
+        st = unify_one(r, k, false);
+        /* Reading it took the file, its sections and the profile. */
+        uint64_t cost = s->fsize + 2 * io_bytes(s->io) +
+                        (uint64_t)s->nodes * sizeof(uint32_t);
+        if (s->fsize && (double)cost / s->fsize > *ratio)
+            *ratio = (double)cost / s->fsize;
+        if (r->budget || st != GPUPROF_OK)
+            ctx_map_free(s); /* pass 2 reads it again */
+    }
+    atomic_store(&f.stop, 1);
+    for (unsigned k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+    free(th);
+    pthread_cond_destroy(&f.cv);
+    pthread_mutex_destroy(&f.mu);
+    free(f.done);
+    if (st != GPUPROF_OK || r->budget)
+        for (uint32_t k = i; k < j; k++) /* loaded past the failure */
+            if (!r->s[k].ctx && r->s[k].io) {
+                gpuprof__io_profile_free(r->s[k].io);
+                r->s[k].io = NULL;
+            }
+    return st;
+}
+
 /* Pass 1. */
 static gpuprof_status unify(run *r)
 {
@@ -759,19 +915,7 @@ static gpuprof_status unify(run *r)
     for (uint32_t i = r->s_lo, j; i < r->s_hi; i = j) {
         j = round_end(r, i, ratio);
         progress(r, "load", i, r->ns);
-        load_range(r, i, j);
-        gpuprof_status st = first_error(r, i, j);
-        for (uint32_t k = i; k < j && st == GPUPROF_OK; k++) {
-            st = unify_one(r, k, false);
-            /* Reading it took the file, its sections and the profile. */
-            uint64_t b = io_bytes(r->s[k].io);
-            uint64_t cost = r->s[k].fsize + 2 * b +
-                            (uint64_t)r->s[k].nodes * sizeof(uint32_t);
-            if (r->s[k].fsize && (double)cost / r->s[k].fsize > ratio)
-                ratio = (double)cost / r->s[k].fsize;
-            if (r->budget || st != GPUPROF_OK)
-                ctx_map_free(&r->s[k]); /* pass 2 reads it again */
-        }
+        gpuprof_status st = unify_round(r, i, j, &ratio);
         if (st != GPUPROF_OK)
             return st;
         if (r->budget)
@@ -1054,7 +1198,7 @@ static gpuprof_status dbfile_put(run *r, dbfile *f, const uint8_t *buf,
     int fd = f->part >= 0 ? f->part : f->fd;
     uint64_t off = f->part >= 0 ? f->at - f->origin : f->at;
     uint32_t pieces = (uint32_t)((n + PUT_PIECE - 1) / PUT_PIECE);
-    if (pieces > 1 && r->a->threads > 1) {
+    if (pieces > 1) {
         uint32_t *crc = malloc(pieces * sizeof(*crc));
         if (!crc)
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -1103,16 +1247,47 @@ static gpuprof_status dbfile_finish(dbfile *f, const char *magic, uint32_t a,
     return GPUPROF_OK;
 }
 
-static gpuprof_status dbfile_rename(dbfile *f)
+/* Into place. An earlier database's file is moved aside first and removed
+ * once meta.db is written (drop_aside), or put back if that fails: renaming
+ * over it would make ext4 allocate every delayed block of the new file
+ * inside rename (auto_da_alloc; 20 ms for 50 MB on our VMs) and free the
+ * old file's pages there too, both on one thread. Aside, the allocation is
+ * left to writeback and the old files are removed on the pool. */
+static gpuprof_status dbfile_rename(run *r, dbfile *f)
 {
-    if (rename(f->tmp, f->path) != 0)
+    size_t n = strlen(f->tmp) + 8;
+    char *aside = malloc(n);
+    if (!aside)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    snprintf(aside, n, "%s.old", f->tmp);
+    bool moved = rename(f->path, aside) == 0;
+    if (rename(f->tmp, f->path) != 0) {
+        int e = errno;
+        if (moved)
+            (void)rename(aside, f->path); /* the earlier one back */
+        free(aside);
         return gpuprof__an_fail(GPUPROF_E_IO,
                                 "%s: cannot rename into "
                                 "place: %s",
-                                f->path, strerror(errno));
+                                f->path, strerror(e));
+    }
+    if (moved) {
+        f->aside = aside;
+        r->aside[r->naside++] = f;
+    } else {
+        free(aside);
+    }
     free(f->tmp);
     f->tmp = NULL;
     return GPUPROF_OK;
+}
+
+static void drop_aside(run *r, uint32_t i)
+{
+    dbfile *f = r->aside[i];
+    unlink(f->aside);
+    free(f->aside);
+    f->aside = NULL;
 }
 
 static void dbfile_free(dbfile *f)
@@ -1123,6 +1298,9 @@ static void dbfile_free(dbfile *f)
         close(f->part);
     if (f->tmp && !f->peer) /* not renamed: the run failed */
         unlink(f->tmp);
+    if (f->aside) /* the run failed after renaming: the earlier one back */
+        (void)rename(f->aside, f->path);
+    free(f->aside);
     free(f->tmp);
     free(f->path);
     free(f->tab);
@@ -1214,11 +1392,11 @@ static gpuprof_status values_round(run *r, uint32_t i, uint32_t j,
               (uint64_t)r->rows[p].n * DB_PMS_VALUE;
     }
     size_t size = at - r->pms_base;
-    if (!(r->pms = big_alloc(size)))
+    if (!(r->pms = big_alloc(r, size)))
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     parallel_for(r, r->p1 - r->p0, pms_plane);
     st = dbfile_put(r, &r->f[F_PMS], r->pms, size);
-    big_free(r->pms, size);
+    big_free(r, r->pms, size);
     r->pms = NULL;
     /* What these files cost per file byte, for the next round's size. */
     for (uint32_t k = i; k < j; k++) {
@@ -1560,7 +1738,7 @@ static gpuprof_status transpose_round(run *r)
     r->chunk[0] = lo;
     r->chunk[r->nchunks] = hi;
     r->cv_size = total * sizeof(*r->cv);
-    if (!(r->cv = big_alloc(r->cv_size)))
+    if (!(r->cv = big_alloc(r, r->cv_size)))
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     parallel_for(r, r->nchunks, fill_chunk);
     if (!r->keep_rows)
@@ -1581,8 +1759,8 @@ static gpuprof_status transpose_round(run *r)
         sa += (uint64_t)r->cpairs[c] * DB_STATS_REC;
     }
     size_t csize = ca - r->cms_base, ssize = sa - r->sts_base;
-    r->cms = big_alloc(csize);
-    r->sts = big_alloc(ssize);
+    r->cms = big_alloc(r, csize);
+    r->sts = big_alloc(r, ssize);
     gpuprof_status st = GPUPROF_OK;
     if (!r->cms || !r->sts)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -1592,9 +1770,9 @@ static gpuprof_status transpose_round(run *r)
     }
     if (st == GPUPROF_OK)
         st = dbfile_put(r, &r->f[F_STATS], r->sts, ssize);
-    big_free(r->cms, csize);
-    big_free(r->sts, ssize);
-    big_free(r->cv, r->cv_size);
+    big_free(r, r->cms, csize);
+    big_free(r, r->sts, ssize);
+    big_free(r, r->cv, r->cv_size);
     r->cms = r->sts = NULL;
     r->cv = NULL;
     return st;
@@ -1984,6 +2162,12 @@ static gpuprof_status collect_inputs(run *r)
     return GPUPROF_OK;
 }
 
+static void free_row(run *r, uint32_t p)
+{
+    free(r->rows[p].e);
+    r->rows[p].e = NULL;
+}
+
 static void run_free(run *r)
 {
     for (uint32_t i = 0; i < r->ns; i++) {
@@ -1993,8 +2177,9 @@ static void run_free(run *r)
         ctx_map_free(&r->s[i]);
     }
     free(r->s);
-    for (uint32_t p = 0; r->rows && p < r->np; p++)
-        free(r->rows[p].e);
+    if (r->rows) /* on the pool: a heap trimmed as its blocks go is the
+                    kernel's work (8 ms on one thread for the bench's) */
+        parallel_for(r, r->np, free_row);
     free(r->rows);
     free(r->m);
     free(r->c);
@@ -2002,7 +2187,7 @@ static void run_free(run *r)
     free(r->p);
     free(r->cstart);
     free(r->slice_count);
-    big_free(r->cv, r->cv_size);
+    big_free(r, r->cv, r->cv_size);
     free(r->cpairs);
     free(r->chunk);
     free(r->poff);
@@ -2943,12 +3128,12 @@ static gpuprof_status finish(run *r, bool traced)
         st = dbfile_finish(&r->f[F_CMS], DB_CMS_MAGIC, r->nc, r->np);
     if (st == GPUPROF_OK)
         st = dbfile_finish(&r->f[F_PMS], DB_PMS_MAGIC, r->np, r->nc);
-    for (int i = 0; i < 3 && st == GPUPROF_OK; i++) /* stats, cct, profile */
-        st = dbfile_rename(&r->f[2 - i]);
     if (st == GPUPROF_OK && traced)
         st = trace_finish(r);
+    for (int i = 0; i < 3 && st == GPUPROF_OK; i++) /* stats, cct, profile */
+        st = dbfile_rename(r, &r->f[2 - i]);
     if (st == GPUPROF_OK && traced)
-        st = dbfile_rename(&r->tr);
+        st = dbfile_rename(r, &r->tr);
     if (st == GPUPROF_OK && !traced) { /* none from an earlier run */
         char tp[4200];
         snprintf(tp, sizeof(tp), "%s/trace.db", r->a->output);
@@ -2958,8 +3143,10 @@ static gpuprof_status finish(run *r, bool traced)
     }
     if (st == GPUPROF_OK) /* last: a reader checks the others agree */
         st = write_meta(r);
-    if (st == GPUPROF_OK)
+    if (st == GPUPROF_OK) {
+        parallel_for(r, r->naside, drop_aside);
         progress(r, "write", 4, 4);
+    }
     return st;
 }
 

@@ -8,13 +8,30 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpuprof_analysis.h"
+
+/* The CPUs this process may run on (its affinity: under mpirun's binding,
+ * a rank's cores; in a batch job, the job's), 1..1024. */
+static inline unsigned cli_cpus(void)
+{
+    long n = 0;
+#ifdef CPU_COUNT
+    cpu_set_t s;
+    if (sched_getaffinity(0, sizeof(s), &s) == 0)
+        n = CPU_COUNT(&s);
+#endif
+    if (n < 1)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 1024 ? 1024 : (unsigned)n;
+}
 
 /* "512M", "4G", "65536" (bytes), "100K", "2GiB": binary multiples. */
 static inline bool cli_parse_size(const char *s, uint64_t *out)
@@ -38,7 +55,8 @@ static inline bool cli_parse_size(const char *s, uint64_t *out)
     return true;
 }
 
-/* analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR... */
+/* analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR...
+ * -j: threads (-jN too); by default one per CPU the process may use. */
 typedef struct cli_analyze {
     unsigned threads;
     int structure;
@@ -54,13 +72,14 @@ typedef struct cli_analyze {
 static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
                                     bool say, cli_analyze *o)
 {
-    *o = (cli_analyze){.threads = 1, .structure = 1};
+    *o = (cli_analyze){.threads = cli_cpus(), .structure = 1};
     int i = 2;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "-j") && i + 1 < argc) {
-            char *end;
-            long j = strtol(argv[++i], &end, 10);
-            if (*end || j < 1 || j > 1024) {
+        if (!strncmp(argv[i], "-j", 2) && (argv[i][2] || i + 1 < argc)) {
+            char *end; /* -j N or -jN */
+            const char *v = argv[i][2] ? argv[i] + 2 : argv[++i];
+            long j = strtol(v, &end, 10);
+            if (end == v || *end || j < 1 || j > 1024) {
                 if (say)
                     fprintf(stderr, "%s: -j wants 1..1024\n", prog);
                 return 2;

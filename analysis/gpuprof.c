@@ -35,6 +35,7 @@
  * option that means nothing where it is given is named). An export with
  * -o FILE replaces FILE only once it is complete.
  */
+#define _GNU_SOURCE /* sched_getaffinity (an_cli.h) */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>

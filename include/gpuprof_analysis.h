@@ -326,7 +326,8 @@ gpuprof_an_analysis_new(gpuprof_an_analysis **out);
  * Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_add_input(gpuprof_an_analysis *a, const char *dir);
-/* Threads used to read profiles and compute values (1..1024). Since 0.1. */
+/* Threads used to read profiles and compute values (1..1024; default 1).
+ * Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_threads(gpuprof_an_analysis *a, unsigned threads);
 /* Program structure (on by default): each CPU frame whose module's DWARF

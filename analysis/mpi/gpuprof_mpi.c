@@ -16,6 +16,7 @@
  * Messages are sent on a duplicate of MPI_COMM_WORLD; byte counts above
  * INT_MAX go in pieces.
  */
+#define _GNU_SOURCE /* sched_getaffinity (an_cli.h) */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>

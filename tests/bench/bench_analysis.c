@@ -96,7 +96,8 @@ static double run_mpi(int version)
                    "-np", "2", mpi_cli, "--version", (char *)NULL);
         else
             execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe",
-                   "-np", "2", mpi_cli, "analyze", "-o", out, in, (char *)NULL);
+                   "-np", "2", mpi_cli, "analyze", "-j", "1", "-o", out, in,
+                   (char *)NULL);
         _exit(127);
     }
     int status = 0;

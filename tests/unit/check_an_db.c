@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
@@ -273,6 +274,90 @@ START_TEST(aggregates_equal_the_truth_and_threads_change_no_byte)
     }
     check_against(d1, &t);
     gen_truth_free(&t);
+}
+END_TEST
+
+/* Entries of a directory, "." and ".." aside. */
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void same_db(const char *x, const char *y, const char *what)
+{
+    static const char *const files[] = {"meta.db", "profile.db", "cct.db",
+                                        "stats.db"};
+    for (int i = 0; i < 4; i++) {
+        char a[700], b[700];
+        snprintf(a, sizeof(a), "%s/%s", x, files[i]);
+        snprintf(b, sizeof(b), "%s/%s", y, files[i]);
+        ck_assert_msg(same_file(a, b), "%s differs %s", files[i], what);
+    }
+}
+
+/* A database written over an earlier one (its files are moved aside, then
+ * removed) is the same bytes as one written afresh and leaves nothing
+ * beside it; a run that fails keeps the earlier one whole -- also when it
+ * fails after its own files were put in place (meta.db cannot be). */
+START_TEST(rewrite_in_place)
+{
+    mkdir_tmp();
+    char in[600], in2[600], d1[600], d2[600], path[700];
+    sub(in, sizeof(in), "run");
+    sub(in2, sizeof(in2), "run2");
+    sub(d1, sizeof(d1), "db1");
+    sub(d2, sizeof(d2), "db2");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    ck_assert_int_eq(mkdir(in2, 0755), 0);
+    gen_truth t = {0};
+    ck_assert_int_eq(gen_write(in, &base, &t), 0);
+    gen_opts o = base;
+    o.seed = 8, o.procs = 2;
+    ck_assert_int_eq(gen_write(in2, &o, &t), 0);
+    gen_truth_free(&t);
+    const char *ins[] = {in}, *ins2[] = {in2};
+    ck_assert_int_eq(analyze(ins, 1, d1, 2), GPUPROF_OK);
+    /* Over a database of other inputs, with -j1 and -j2. */
+    ck_assert_int_eq(analyze(ins2, 1, d2, 1), GPUPROF_OK);
+    ck_assert_int_eq(analyze(ins, 1, d2, 1), GPUPROF_OK);
+    same_db(d1, d2, "written over another database (-j1)");
+    ck_assert_int_eq(analyze(ins2, 1, d2, 2), GPUPROF_OK);
+    ck_assert_int_eq(analyze(ins, 1, d2, 2), GPUPROF_OK);
+    same_db(d1, d2, "written over another database (-j2)");
+    ck_assert_int_eq(dir_entries(d2), 4);
+    /* A damaged input: the earlier database stays. */
+    snprintf(path, sizeof(path), "%s/zz-broken.gpuprof", in2);
+    FILE *f = fopen(path, "wb");
+    fputs("GPUPROF\0 not really", f);
+    fclose(f);
+    ck_assert_int_ne(analyze(ins2, 1, d2, 2), GPUPROF_OK);
+    same_db(d1, d2, "after a failed run");
+    ck_assert_int_eq(dir_entries(d2), 4);
+    ck_assert_int_eq(unlink(path), 0);
+    /* meta.db cannot be replaced (a directory in its place): the run fails
+     * after putting profile.db, cct.db and stats.db in place, and puts the
+     * earlier ones back. */
+    snprintf(path, sizeof(path), "%s/meta.db", d2);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/meta.db/keep", d2);
+    fclose(fopen(path, "w"));
+    ck_assert_int_ne(analyze(ins2, 1, d2, 2), GPUPROF_OK);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "meta.db"));
+    static const char *const data[] = {"profile.db", "cct.db", "stats.db"};
+    for (int i = 0; i < 3; i++) {
+        char a[700], b[700];
+        snprintf(a, sizeof(a), "%s/%s", d1, data[i]);
+        snprintf(b, sizeof(b), "%s/%s", d2, data[i]);
+        ck_assert_msg(same_file(a, b), "%s not put back", data[i]);
+    }
+    ck_assert_int_eq(dir_entries(d2), 4); /* three files and meta.db/ */
 }
 END_TEST
 
@@ -1278,6 +1363,7 @@ int main(void)
     const test_case cases[] = {
         {"truth_and_threads",
          aggregates_equal_the_truth_and_threads_change_no_byte, 120},
+        {"rewrite_in_place", rewrite_in_place, 120},
         {"runs_merge", runs_merge, 120},
         {"damage", damage_is_refused_with_the_file_name, 120},
         {"views", views_resum, 120},

@@ -119,6 +119,16 @@ expect "analyze: damaged input names the first damaged file" 1 "bad/flip\.gpupro
 [ ! -e "$tmp/db2/meta.db" ] && pass "analyze: nothing written on error" || fail "analyze: nothing written on error"
 expect "analyze: missing directory" 1 "absent: No such file" "$G" analyze "$tmp/absent"
 expect "analyze: bad -j" 2 "" "$G" analyze -j 0 "$tmp/run"
+expect "analyze: bad -jN" 2 "" "$G" analyze -j2x "$tmp/run"
+# -jN, and no -j at all (a thread per CPU): the same bytes as -j 2.
+expect "analyze -j1 (attached)" 0 "" "$G" analyze -j1 -o "$tmp/db5" "$tmp/run"
+expect "analyze without -j" 0 "" "$G" analyze -o "$tmp/db6" "$tmp/run"
+same=1
+for f in meta profile cct stats; do
+  cmp -s "$tmp/db/$f.db" "$tmp/db5/$f.db" && cmp -s "$tmp/db/$f.db" "$tmp/db6/$f.db" || same=0
+done
+[ $same = 1 ] && pass "analyze: -j1 and the default -j give the same database" ||
+  fail "analyze: -j1 and the default -j give the same database"
 expect "analyze: no input" 2 "" "$G" analyze -o "$tmp/db3"
 expect "analyze --memory 16M" 0 "" "$G" analyze -j 2 --memory 16M -o "$tmp/db4" "$tmp/run"
 same=1

@@ -246,37 +246,6 @@ static bool same_file(const char *a, const char *b)
     return same;
 }
 
-static const gen_opts base = {.procs = 3, .threads = 4, .seed = 7,
-                              .fanout = 4, .depth = 6, .pid0 = 100};
-
-START_TEST(aggregates_equal_the_truth_and_threads_change_no_byte)
-{
-    mkdir_tmp();
-    char in[600], d1[600], d2[600];
-    sub(in, sizeof(in), "run");
-    sub(d1, sizeof(d1), "db1");
-    sub(d2, sizeof(d2), "db2");
-    ck_assert_int_eq(mkdir(in, 0755), 0);
-    gen_truth t = {0};
-    ck_assert_int_eq(gen_write(in, &base, &t), 0);
-    const char *ins[] = {in};
-    ck_assert_int_eq(analyze(ins, 1, d1, 1), GPUPROF_OK);
-    ck_assert_msg(analyze(ins, 1, d2, 2) == GPUPROF_OK, "%s",
-                  gpuprof_an_last_error());
-    static const char *const files[] = {"meta.db", "profile.db", "cct.db",
-                                        "stats.db"};
-    for (int i = 0; i < 4; i++) {
-        char a[700], b[700];
-        snprintf(a, sizeof(a), "%s/%s", d1, files[i]);
-        snprintf(b, sizeof(b), "%s/%s", d2, files[i]);
-        ck_assert_msg(same_file(a, b), "%s differs between -j1 and -j2",
-                      files[i]);
-    }
-    check_against(d1, &t);
-    gen_truth_free(&t);
-}
-END_TEST
-
 /* Entries of a directory, "." and ".." aside. */
 static int dir_entries(const char *dir)
 {
@@ -300,6 +269,29 @@ static void same_db(const char *x, const char *y, const char *what)
         ck_assert_msg(same_file(a, b), "%s differs %s", files[i], what);
     }
 }
+
+static const gen_opts base = {.procs = 3, .threads = 4, .seed = 7,
+                              .fanout = 4, .depth = 6, .pid0 = 100};
+
+START_TEST(aggregates_equal_the_truth_and_threads_change_no_byte)
+{
+    mkdir_tmp();
+    char in[600], d1[600], d2[600];
+    sub(in, sizeof(in), "run");
+    sub(d1, sizeof(d1), "db1");
+    sub(d2, sizeof(d2), "db2");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    gen_truth t = {0};
+    ck_assert_int_eq(gen_write(in, &base, &t), 0);
+    const char *ins[] = {in};
+    ck_assert_int_eq(analyze(ins, 1, d1, 1), GPUPROF_OK);
+    ck_assert_msg(analyze(ins, 1, d2, 2) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    same_db(d1, d2, "between -j1 and -j2");
+    check_against(d1, &t);
+    gen_truth_free(&t);
+}
+END_TEST
 
 /* A database written over an earlier one (its files are moved aside, then
  * removed) is the same bytes as one written afresh and leaves nothing
@@ -1316,15 +1308,7 @@ START_TEST(memory_budget_changes_no_byte)
     /* Start, end and one call per further round. */
     ck_assert_uint_gt(n.values, 3);
     ck_assert_uint_gt(n.transpose, 3);
-    static const char *const files[] = {"meta.db", "profile.db", "cct.db",
-                                        "stats.db"};
-    for (int i = 0; i < 4; i++) {
-        char x[700], y[700];
-        snprintf(x, sizeof(x), "%s/%s", d1, files[i]);
-        snprintf(y, sizeof(y), "%s/%s", d2, files[i]);
-        ck_assert_msg(same_file(x, y), "%s differs with a memory budget",
-                      files[i]);
-    }
+    same_db(d1, d2, "with a memory budget");
     /* No temporary file is left beside them. */
     char tmpf[800];
     snprintf(tmpf, sizeof(tmpf), "%s/.profile.db.tmp-%ld", d2, (long)getpid());

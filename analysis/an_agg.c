@@ -791,10 +791,19 @@ static void load_range(run *r, uint32_t i, uint32_t j)
     parallel_for(r, j - i, load_one);
 }
 
+/* Freed rounds back to the system: the budget is RSS. One call at a time
+ * in the process (analyses may run on several threads, as ranks do in
+ * check_an_ranks): where glibc's allocator has not been used yet -- under
+ * ASan -- the first malloc_trim initializes it, and two threads doing that
+ * at once both take the main arena, whose count of attached threads then
+ * drops below zero at their exit (glibc aborts: "a->attached_threads > 0"). */
 static void trim(void)
 {
 #ifdef __GLIBC__
-    malloc_trim(0); /* freed rounds back to the system: the budget is RSS */
+    static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&one);
+    malloc_trim(0);
+    pthread_mutex_unlock(&one);
 #endif
 }
 

@@ -3144,11 +3144,23 @@ static gpuprof_status finish(run *r, bool traced)
     if (st == GPUPROF_OK && traced)
         st = dbfile_rename(r, &r->tr);
     if (st == GPUPROF_OK && !traced) { /* none from an earlier run */
-        char tp[4200];
-        snprintf(tp, sizeof(tp), "%s/trace.db", r->a->output);
-        if (unlink(tp) != 0 && errno != ENOENT)
-            st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot remove: %s", tp,
-                                  strerror(errno));
+        dbfile *f = &r->tr; /* unused: the earlier one goes aside */
+        size_t n = strlen(r->a->output) + 64;
+        if (!(f->path = malloc(n)) || !(f->aside = malloc(n)))
+            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        snprintf(f->path, n, "%s/trace.db", r->a->output);
+        snprintf(f->aside, n, "%s/.trace.db.tmp-%ld.old", r->a->output,
+                 r->pid0);
+        if (rename(f->path, f->aside) == 0) {
+            r->aside[r->naside++] = f;
+        } else {
+            int e = errno;
+            free(f->aside);
+            f->aside = NULL;
+            if (e != ENOENT)
+                st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot remove: %s",
+                                      f->path, strerror(e));
+        }
     }
     if (st == GPUPROF_OK) /* last: a reader checks the others agree */
         st = write_meta(r);

@@ -320,9 +320,13 @@ START_TEST(rewrite_in_place)
     ck_assert_int_eq(analyze(ins, 1, d2, 1), GPUPROF_OK);
     same_db(d1, d2, "written over another database (-j1)");
     ck_assert_int_eq(analyze(ins2, 1, d2, 2), GPUPROF_OK);
+    /* An earlier trace.db goes when the new inputs have no traces. */
+    snprintf(path, sizeof(path), "%s/trace.db", d2);
+    tf_spill(path, "old trace", 9);
     ck_assert_int_eq(analyze(ins, 1, d2, 2), GPUPROF_OK);
     same_db(d1, d2, "written over another database (-j2)");
     ck_assert_int_eq(dir_entries(d2), 4);
+    ck_assert_int_ne(access(path, F_OK), 0);
     /* A damaged input: the earlier database stays. */
     snprintf(path, sizeof(path), "%s/zz-broken.gpuprof", in2);
     FILE *f = fopen(path, "wb");
@@ -335,6 +339,8 @@ START_TEST(rewrite_in_place)
     /* meta.db cannot be replaced (a directory in its place): the run fails
      * after putting profile.db, cct.db and stats.db in place, and puts the
      * earlier ones back. */
+    snprintf(path, sizeof(path), "%s/trace.db", d2);
+    tf_spill(path, "old trace", 9);
     snprintf(path, sizeof(path), "%s/meta.db", d2);
     ck_assert_int_eq(unlink(path), 0);
     ck_assert_int_eq(mkdir(path, 0755), 0);
@@ -349,7 +355,13 @@ START_TEST(rewrite_in_place)
         snprintf(b, sizeof(b), "%s/%s", d2, data[i]);
         ck_assert_msg(same_file(a, b), "%s not put back", data[i]);
     }
-    ck_assert_int_eq(dir_entries(d2), 4); /* three files and meta.db/ */
+    snprintf(path, sizeof(path), "%s/trace.db", d2);
+    size_t n = 0;
+    char *back = tf_read(path, &n);
+    ck_assert_msg(back && n == 9 && !memcmp(back, "old trace", 9),
+                  "trace.db not put back");
+    free(back);
+    ck_assert_int_eq(dir_entries(d2), 5); /* four files and meta.db/ */
 }
 END_TEST
 

@@ -3196,11 +3196,54 @@ static gpuprof_status open_files(run *r, bool traced)
     return agree(r, st);
 }
 
+/* Before any work: an output that can never be written is said at once,
+ * not after minutes of reading (rank 0 looks, the ranks agree). */
+static gpuprof_status output_usable(run *r)
+{
+    const char *out = r->a->output;
+    struct stat st;
+    if (r->rank != 0)
+        return GPUPROF_OK;
+    if (stat(out, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return gpuprof__an_fail(GPUPROF_E_IO,
+                                    "%s: exists and is not a directory", out);
+        if (access(out, W_OK | X_OK) != 0)
+            return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s", out,
+                                    strerror(errno));
+        return GPUPROF_OK;
+    }
+    if (errno != ENOENT)
+        return gpuprof__an_fail(GPUPROF_E_IO, "%s: %s", out, strerror(errno));
+    size_t n = strlen(out); /* to be made: its parent must take it */
+    char *parent = malloc(n + 2);
+    if (!parent)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    memcpy(parent, out, n + 1);
+    while (n > 1 && parent[n - 1] == '/')
+        parent[--n] = '\0';
+    char *slash = strrchr(parent, '/');
+    if (!slash)
+        strcpy(parent, ".");
+    else if (slash == parent)
+        parent[1] = '\0';
+    else
+        *slash = '\0';
+    gpuprof_status r0 = GPUPROF_OK;
+    if (access(parent, W_OK | X_OK) != 0)
+        r0 = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create: %s: %s", out,
+                              parent, strerror(errno));
+    free(parent);
+    return r0;
+}
+
 /* The passes, the ranks agreeing after each step that may fail. */
 static gpuprof_status run_steps(run *r)
 {
     bool many = r->nranks > 1;
-    gpuprof_status st = inputs(r);
+    gpuprof_status st = agree(r, output_usable(r));
+    if (st == GPUPROF_OK)
+        st = inputs(r);
     if (st != GPUPROF_OK)
         return st;
     if (!(r->st = gpuprof__io_strtab_new()) ||

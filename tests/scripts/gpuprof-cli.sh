@@ -130,6 +130,9 @@ done
 [ $same = 1 ] && pass "analyze: -j1 and the default -j give the same database" ||
   fail "analyze: -j1 and the default -j give the same database"
 expect "analyze: no input" 2 "" "$G" analyze -o "$tmp/db3"
+: >"$tmp/afile"
+expect "analyze: output is a file" 1 "afile: exists and is not a directory" "$G" analyze -o "$tmp/afile" "$tmp/run"
+expect "analyze: output's parent missing" 1 "nowhere/db: cannot create: .*nowhere: No such file" "$G" analyze -o "$tmp/nowhere/db" "$tmp/run"
 expect "analyze --memory 16M" 0 "" "$G" analyze -j 2 --memory 16M -o "$tmp/db4" "$tmp/run"
 same=1
 for f in meta profile cct stats; do cmp -s "$tmp/db/$f.db" "$tmp/db4/$f.db" || same=0; done

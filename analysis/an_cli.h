@@ -33,6 +33,18 @@ static inline unsigned cli_cpus(void)
     return n < 1 ? 1 : n > 1024 ? 1024 : (unsigned)n;
 }
 
+/* The progress line on stderr (a terminal); user: the command's label,
+ * such as "gpuprof analyze". */
+static inline void cli_show_progress(const char *phase, uint64_t done,
+                                     uint64_t total, void *user)
+{
+    fprintf(stderr, "\r%s: %-9s %llu/%llu   ", (const char *)user, phase,
+            (unsigned long long)done, (unsigned long long)total);
+    if (!strcmp(phase, "write") && done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
 /* "512M", "4G", "65536" (bytes), "100K", "2GiB": binary multiples. */
 static inline bool cli_parse_size(const char *s, uint64_t *out)
 {

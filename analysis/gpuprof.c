@@ -454,17 +454,6 @@ static int chrome(int argc, char **argv)
     return out_close(&out, st == GPUPROF_OK ? 0 : fail());
 }
 
-static void show_progress(const char *phase, uint64_t done, uint64_t total,
-                          void *user)
-{
-    (void)user;
-    fprintf(stderr, "\rgpuprof analyze: %-9s %llu/%llu   ", phase,
-            (unsigned long long)done, (unsigned long long)total);
-    if (!strcmp(phase, "write") && done == total)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
 /* The number of processes of the MPI job this one was started in (by
  * mpirun, mpiexec or srun), 1 outside one. */
 static long mpi_job_size(void)
@@ -523,7 +512,8 @@ static int analyze(int argc, char **argv)
     gpuprof_an_analysis *a;
     gpuprof_status st = cli_analysis_new(&o, argc, argv, &a);
     if (st == GPUPROF_OK && isatty(2))
-        st = gpuprof_an_analysis_set_progress(a, show_progress, NULL);
+        st = gpuprof_an_analysis_set_progress(a, cli_show_progress,
+                                              (void *)"gpuprof analyze");
     if (st == GPUPROF_OK)
         st = gpuprof_an_analysis_run(a);
     gpuprof_an_analysis_free(a);

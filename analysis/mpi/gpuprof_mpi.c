@@ -190,17 +190,6 @@ static int usage(int rc)
     return rc;
 }
 
-static void show_progress(const char *phase, uint64_t done, uint64_t total,
-                          void *user)
-{
-    (void)user;
-    fprintf(stderr, "\rgpuprof-mpi analyze (rank 0): %-9s %llu/%llu   ", phase,
-            (unsigned long long)done, (unsigned long long)total);
-    if (!strcmp(phase, "write") && done == total)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
 static int analyze(int argc, char **argv, int rank, int size)
 {
     /* Every rank parses the same argv; rank 0 speaks. */
@@ -212,7 +201,8 @@ static int analyze(int argc, char **argv, int rank, int size)
     gpuprof_status st = cli_analysis_new(&o, argc, argv, &a);
     bool tty = rank0 && isatty(2);
     if (st == GPUPROF_OK && tty)
-        st = gpuprof_an_analysis_set_progress(a, show_progress, NULL);
+        st = gpuprof_an_analysis_set_progress(
+            a, cli_show_progress, (void *)"gpuprof-mpi analyze (rank 0)");
     /* The settings are the same on every rank (the same argv), so a bad
      * one fails every rank here, before any collective. */
     if (st == GPUPROF_OK) {

@@ -6,8 +6,11 @@
 #define GPUPROF_TEST_FILES_H
 
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* The bytes of `path` (malloc'd; *size set), NULL when it cannot be
  * opened or read whole. A directory is not a file. */
@@ -49,6 +52,32 @@ static inline void tf_spill(const char *path, const void *img, size_t n)
     ck_assert_msg(f != NULL, "cannot write %s", path);
     ck_assert_uint_eq(fwrite(img, 1, n, f), n);
     ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Whatever runs between tf_mute and tf_unmute must not print: stderr goes
+ * to `path` meanwhile, and the test fails if anything reached it. */
+typedef struct tf_muted {
+    int saved, fd;
+} tf_muted;
+
+static inline tf_muted tf_mute(const char *path)
+{
+    fflush(stderr);
+    tf_muted m = {dup(2), open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)};
+    ck_assert(m.saved >= 0 && m.fd >= 0 && dup2(m.fd, 2) == 2);
+    return m;
+}
+
+static inline void tf_unmute(tf_muted m)
+{
+    fflush(stderr);
+    ck_assert(dup2(m.saved, 2) == 2);
+    struct stat sb;
+    ck_assert(fstat(m.fd, &sb) == 0);
+    ck_assert_msg(sb.st_size == 0, "%lld bytes on stderr",
+                  (long long)sb.st_size);
+    close(m.fd);
+    close(m.saved);
 }
 
 #endif

@@ -6,10 +6,11 @@
  * on the consumer side, a chunk buffer: a GPU stream's records go out as
  * CORR_RECORDS chunks; a CPU thread's regions (corr 0) as RECORDS chunks
  * and its operations (corr != 0) as CORR_RECORDS chunks, from a second
- * buffer allocated when its first operation arrives. Streams are on one list (`reg_mu`, taken
- * when a stream is created and by the tracing threads once per cycle, never
- * on a producer's fast path); tracing thread k owns the streams whose index
- * is k modulo the thread count. A tracing thread drains its streams, appends
+ * buffer allocated when its first operation arrives. Streams are on one list:
+ * producers link a stream at its head under `reg_mu` once every field is set
+ * and publish it with a release store; the tracing threads load the head
+ * with acquire, never taking the lock. Tracing thread k owns the streams
+ * whose index is k modulo the thread count. A tracing thread drains its streams, appends
  * a chunk when a buffer is full, and on a flush request writes every partial
  * buffer before it acknowledges. One write(2) per chunk under `wmu`, on an
  * O_APPEND descriptor. Idle threads sleep 20 ms (a condition variable: a
@@ -67,7 +68,7 @@ static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cv_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv, ack_cv;
-static tstream *all;
+static tstream *_Atomic all; /* written under reg_mu, published with release */
 static uint32_t nstreams;
 static tstream *gpu_hash[GPU_HASH]; /* monitor-only */
 static uint64_t flush_req, acked[MAX_TRACE_THREADS]; /* under cv_mu */
@@ -191,9 +192,8 @@ static void take(void *ctx, const void *item)
 static size_t pass(int k, bool all_out, uint8_t *scratch)
 {
     size_t work = 0;
-    pthread_mutex_lock(&reg_mu);
-    tstream *head = all;
-    pthread_mutex_unlock(&reg_mu);
+    /* A stream is published whole (stream_new): acquire sees its fields. */
+    tstream *head = gp_load_acquire(&all);
     /* CPU records are ticks. With tracing on, ticks are CLOCK_MONOTONIC ns
      * unless GPUPROF_CLOCK=tsc (gpuprof_init): then identity. TSC ticks are
      * converted with the rate fitted now, anchored at readings taken now
@@ -373,7 +373,7 @@ void gpuprof__trace_atfork_child(void)
     if (fd >= 0)
         close(fd);
     fd = -1;
-    all = NULL; /* leaked with the parent's other state */
+    gp_store_relaxed(&all, NULL); /* leaked with the parent's other state */
     nstreams = 0;
     memset(gpu_hash, 0, sizeof(gpu_hash));
     pthread_mutex_unlock(&wmu);
@@ -383,7 +383,10 @@ void gpuprof__trace_atfork_child(void)
 }
 
 /* ---- producers ------------------------------------------------------- */
-static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id)
+/* A new stream, linked at the list's head only once every field the
+ * tracing threads read is set (release; pass() loads the head acquire). */
+static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id,
+                           uint64_t tid, const char *name)
 {
     tstream *s = calloc(1, sizeof(*s));
     if (!s || !gpuprof__chan_init(&s->ch, sizeof(gpuprof__io_trace_rec), 256,
@@ -394,10 +397,12 @@ static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id)
     s->gpu = gpu;
     s->device = device;
     s->id = id;
+    s->tid = tid;
+    snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
     pthread_mutex_lock(&reg_mu);
     s->index = nstreams++;
-    s->next = all;
-    all = s;
+    s->next = gp_load_relaxed(&all);
+    gp_store_release(&all, s);
     pthread_mutex_unlock(&reg_mu);
     return s;
 }
@@ -412,7 +417,7 @@ void gpuprof__trace_gpu(uint32_t device, uint32_t stream, uint64_t start_ns,
     while (s && (s->device != device || s->id != stream))
         s = s->hnext;
     if (!s) {
-        if (!(s = stream_new(1, device, stream))) {
+        if (!(s = stream_new(1, device, stream, 0, NULL))) {
             drop(1);
             return;
         }
@@ -429,12 +434,7 @@ gp_trace_thread *gpuprof__trace_thread_open(uint32_t seq, uint64_t tid,
 {
     if (!gp_load_acquire(&on))
         return NULL;
-    tstream *s = stream_new(0, 0, seq);
-    if (s) {
-        s->tid = tid;
-        snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
-    }
-    return s;
+    return stream_new(0, 0, seq, tid, name);
 }
 
 void gpuprof__trace_region(gp_trace_thread *s, uint64_t start_ticks,

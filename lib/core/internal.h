@@ -40,6 +40,7 @@ enum gp_mode {
 typedef struct gp_config {
     char output_dir[4096];
     char backends[256];
+    bool backends_from_env; /* the list came from GPUPROF_BACKENDS */
     bool start_paused;
     bool trace;
     int trace_threads;
@@ -54,6 +55,10 @@ typedef struct gp_config {
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);
+/* An unusable setting: one line at the default (error) level naming the
+ * variable, its value, what a value should be and what is used instead. */
+void gpuprof__setting_ignored(const char *var, const char *value,
+                              const char *want, const char *instead);
 
 /* ---- Errors and logging (log.c) --------------------------------------- */
 /* Records the calling thread's last error, logs it at `level` and returns

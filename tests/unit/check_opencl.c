@@ -734,6 +734,113 @@ START_TEST(no_layer_is_unavailable_and_changes_nothing)
 }
 END_TEST
 
+/* ---- unusable settings: one line each at the default level ------------ */
+static char said[8][512];
+static int nsaid;
+
+static void catch_line(gpuprof_log_level level, const char *msg, void *user)
+{
+    (void)user;
+    ck_assert_int_le(level, GPUPROF_LOG_ERROR); /* the default level */
+    if (nsaid < 8)
+        snprintf(said[nsaid], sizeof(said[0]), "%s", msg);
+    nsaid++;
+}
+
+/* With this layer and backend list (the default log level), exactly one
+ * line, naming `part`; the backend is unavailable. */
+static void layer_said_once(const char *path, const char *backends,
+                            const char *part)
+{
+    nsaid = 0;
+    ck_assert_int_eq(gpuprof_set_log(catch_line, NULL, -1), GPUPROF_OK);
+    setenv("GPUPROF_OPENCL_LAYER", path, 1);
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = backends;
+    o.signals = 0;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_backend_status("opencl", NULL, 0),
+                     GPUPROF_E_UNAVAILABLE);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_msg(nsaid == 1, "%d lines, first: %s", nsaid,
+                  nsaid ? said[0] : "");
+    ck_assert_msg(strstr(said[0], part), "no '%s' in: %s", part, said[0]);
+    ck_assert_msg(strstr(said[0], "not measured"), "%s", said[0]);
+}
+
+static void fresh_outdir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cl.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+}
+
+/* Missing: asked for by name, and tried by "auto". */
+START_TEST(missing_layer_named_is_said)
+{
+    SKIP_WITHOUT_OPENCL();
+    fresh_outdir();
+    layer_said_once("/nonexistent/layer.so", "opencl",
+                    "GPUPROF_OPENCL_LAYER=/nonexistent/layer.so");
+}
+END_TEST
+
+START_TEST(missing_layer_auto_is_said)
+{
+    SKIP_WITHOUT_OPENCL();
+    fresh_outdir();
+    layer_said_once("/nonexistent/layer.so", "auto",
+                    "GPUPROF_OPENCL_LAYER=/nonexistent/layer.so");
+}
+END_TEST
+
+/* There, but not a library. */
+START_TEST(unloadable_layer_is_said)
+{
+    SKIP_WITHOUT_OPENCL();
+    fresh_outdir();
+    char junk[600];
+    snprintf(junk, sizeof(junk), "%s/junk.so", outdir);
+    FILE *f = fopen(junk, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("not a library\n", f);
+    fclose(f);
+    char part[700];
+    snprintf(part, sizeof(part), "GPUPROF_OPENCL_LAYER=%s", junk);
+    layer_said_once(junk, "auto", part);
+}
+END_TEST
+
+/* GPUPROF_IDLE_PERIOD_US: not a number is one line, the default used; a
+ * good value no line. */
+static void idle_period(const char *value, int lines)
+{
+    ck_assert_int_eq(gpuprof_set_log(catch_line, NULL, -1), GPUPROF_OK);
+    setenv("GPUPROF_IDLE_PERIOD_US", value, 1);
+    start_measuring();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_msg(nsaid == lines, "%d lines, first: %s", nsaid,
+                  nsaid ? said[0] : "");
+}
+
+START_TEST(bad_idle_period_is_said)
+{
+    SKIP_WITHOUT_OPENCL();
+    idle_period("abc", 1);
+    ck_assert_ptr_nonnull(strstr(said[0], "GPUPROF_IDLE_PERIOD_US=abc"));
+    ck_assert_ptr_nonnull(strstr(said[0], "using 2000"));
+}
+END_TEST
+
+START_TEST(good_idle_period_is_quiet)
+{
+    SKIP_WITHOUT_OPENCL();
+    idle_period("500", 0);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -765,6 +872,11 @@ int main(int argc, char **argv)
         {"binaries_traces", binaries_saved_once_and_traced_per_queue, 120},
         {"binaries_off", binaries_off, 120},
         {"no_layer", no_layer_is_unavailable_and_changes_nothing, 120},
+        {"missing_layer_named_is_said", missing_layer_named_is_said, 60},
+        {"missing_layer_auto_is_said", missing_layer_auto_is_said, 60},
+        {"unloadable_layer_is_said", unloadable_layer_is_said, 60},
+        {"bad_idle_period_is_said", bad_idle_period_is_said, 60},
+        {"good_idle_period_is_quiet", good_idle_period_is_quiet, 60},
     };
     return RUN_SUITE("opencl", cases);
 }

@@ -1068,7 +1068,8 @@ const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
 
 /* ---- backend life cycle ----------------------------------------------- */
 /* The layer sits beside libgpuprof.so (build/lib, or LIBDIR once
- * installed); GPUPROF_OPENCL_LAYER names another. */
+ * installed); GPUPROF_OPENCL_LAYER names another. It must load and have
+ * clInitLayer (it links nothing of ours: loading it here is harmless). */
 static bool find_layer(char *reason, size_t rsize)
 {
     const char *env = getenv("GPUPROF_OPENCL_LAYER");
@@ -1085,12 +1086,26 @@ static bool find_layer(char *reason, size_t rsize)
         snprintf(layer_path, sizeof(layer_path), "%.*s/libgpuprof-cl-layer.so",
                  dl, slash ? di.dli_fname : ".");
     }
-    if (access(layer_path, R_OK) != 0) {
-        snprintf(reason, rsize, "no OpenCL layer at %s (set "
-                 "GPUPROF_OPENCL_LAYER)", layer_path);
-        return false;
-    }
-    return true;
+    const char *why = NULL;
+    void *h = NULL;
+    if (access(layer_path, R_OK) != 0)
+        why = strerror(errno);
+    else if (!(h = dlopen(layer_path, RTLD_LAZY | RTLD_LOCAL)))
+        why = dlerror();
+    else if (!dlsym(h, "clInitLayer"))
+        why = "no clInitLayer: not an OpenCL layer";
+    if (h)
+        dlclose(h);
+    if (!why)
+        return true;
+    if (env && *env)
+        snprintf(reason, rsize, "ignoring GPUPROF_OPENCL_LAYER=%s (%.160s); "
+                 "using no layer: OpenCL is not measured", env, why);
+    else
+        snprintf(reason, rsize, "no OpenCL layer at %s (%.160s); set "
+                 "GPUPROF_OPENCL_LAYER; OpenCL is not measured", layer_path,
+                 why);
+    return false;
 }
 
 static bool any_icd(void)
@@ -1131,8 +1146,13 @@ static gpuprof_status cl_probe(void *user, char *reason, size_t rsize)
                  "/etc/OpenCL/vendors, OCL_ICD_VENDORS unset)");
         return GPUPROF_E_UNAVAILABLE;
     }
-    if (!find_layer(reason, rsize))
-        return GPUPROF_E_UNAVAILABLE;
+    if (!find_layer(reason, rsize)) {
+        /* GPUPROF_OPENCL_LAYER unusable: a setting, said at the default
+         * log level; no layer beside a statically linked program: only
+         * when the backend was asked for by name (backend.c). */
+        const char *env = getenv("GPUPROF_OPENCL_LAYER");
+        return env && *env ? GPUPROF_E_INVALID : GPUPROF_E_UNAVAILABLE;
+    }
     return GPUPROF_OK;
 }
 
@@ -1154,6 +1174,7 @@ static gpuprof_status cl_init(void *user)
         free(v);
     }
     initialized = true;
+    gpuprof__cl_idle_config();
     void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
         dlclose(h);

@@ -166,6 +166,7 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     G.start_ticks = gp_ticks();
     G.start_realtime_ns = realtime_ns();
     pthread_mutex_unlock(&G.lock);
+    gpuprof__outdir_check(cfg.output_dir, G.host); /* said now, not at exit */
     gpuprof__thread_startup();
     pthread_once(&once, register_once);
     if (cfg.trace) {

@@ -308,6 +308,11 @@ gpuprof_status gpuprof__write_profile(bool final);
 /* mkdir -p `dir`; GPUPROF_E_IO with the reason recorded on failure. */
 gpuprof_status gpuprof__make_dir(const char *dir);
 
+/* ---- The output directory at init (outdir.c) -------------------------- */
+/* Removes temporaries that dead processes of this host left in `dir` and
+ * says at once (one error line) when no file can be created there. */
+void gpuprof__outdir_check(const char *dir, const char *host);
+
 /* ---- Global state (gpuprof.c) ----------------------------------------- */
 typedef struct gp_global {
     _Atomic int mode GP_ALIGNED_CACHELINE; /* enum gp_mode, read by hooks */

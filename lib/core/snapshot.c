@@ -427,6 +427,7 @@ static gpuprof_status encode_and_write(snap *s)
         return gpuprof__fail(rc == GPUPROF_IO_ERR_NOMEM ? GPUPROF_E_NOMEM
                                                         : GPUPROF_E_INTERNAL,
                              GPUPROF_LOG_ERROR, "cannot encode profile: %s", err);
+    gpuprof__trace_reserve(size); /* room kept for the next one */
     gpuprof_status st = gpuprof__make_dir(dir); /* it may have been removed */
     if (st == GPUPROF_OK &&
         gpuprof__io_write_atomic(path, buf, size, err, sizeof(err)))

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,7 +75,11 @@ static tstream *gpu_hash[GPU_HASH]; /* monitor-only */
 static uint64_t flush_req, acked[MAX_TRACE_THREADS]; /* under cv_mu */
 static bool stopping;
 static _Atomic uint64_t dropped;
+/* Under wmu: the end of the last whole chunk, and whether writing stopped
+ * (a write failed, or the disk is short: the profile goes first). */
+static uint64_t good_end;
 static bool write_failed;
+static _Atomic uint64_t reserve = GP_TRACE_MIN_RESERVE;
 
 bool gpuprof__trace_on(void) { return gp_load_relaxed(&on) != 0; }
 uint64_t gpuprof__trace_dropped(void) { return gp_load_relaxed(&dropped); }
@@ -85,25 +90,63 @@ static void drop(uint64_t n)
     gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, n);
 }
 
-/* Appends bytes to the file; on failure the records are counted dropped. */
+void gpuprof__trace_reserve(uint64_t profile_bytes)
+{
+    uint64_t r = 2 * profile_bytes;
+    gp_store_relaxed(&reserve, r > GP_TRACE_MIN_RESERVE ? r
+                                                        : GP_TRACE_MIN_RESERVE);
+}
+
+/* Stops writing the trace for good; under wmu. `why` NULL: the disk is
+ * short. A torn chunk is cut off, so the file ends with a whole one. */
+static void stop_writing(const char *why, uint64_t avail)
+{
+    if (why)
+        gpuprof__log(GPUPROF_LOG_ERROR, "cannot write the trace: %s; trace "
+                     "writing stops, later records are dropped (counted)",
+                     why);
+    else
+        gpuprof__log(GPUPROF_LOG_ERROR, "the disk of the trace is nearly "
+                     "full (%llu bytes left): trace writing stops so that the "
+                     "profile can be written; later records are dropped "
+                     "(counted)", (unsigned long long)avail);
+    if (ftruncate(fd, (off_t)good_end) != 0)
+        gpuprof__log(GPUPROF_LOG_DEBUG, "cannot cut the trace back: %s",
+                     strerror(errno));
+    write_failed = true;
+}
+
+/* Is there room for `size` more bytes and the profile's reserve? */
+static bool room_for(size_t size, uint64_t *avail)
+{
+    struct statvfs v;
+    if (fstatvfs(fd, &v) != 0 || !v.f_blocks)
+        return true; /* cannot tell: write, a failure is handled */
+    *avail = (uint64_t)v.f_bavail * v.f_frsize;
+    return *avail >= size + gp_load_relaxed(&reserve);
+}
+
+/* Appends one chunk to the file; when it cannot, its records are counted
+ * dropped and the trace stops where its last whole chunk ends. */
 static void put(const uint8_t *b, size_t size, uint64_t records)
 {
     pthread_mutex_lock(&wmu);
     size_t done = 0;
-    while (fd >= 0 && done < size) {
+    uint64_t avail = 0;
+    if (fd >= 0 && !write_failed && !room_for(size, &avail))
+        stop_writing(NULL, avail);
+    while (fd >= 0 && !write_failed && done < size) {
         ssize_t w = write(fd, b + done, size - done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            if (!write_failed)
-                gpuprof__log(GPUPROF_LOG_ERROR, "cannot write the trace: %s; "
-                             "records are dropped (counted)",
-                             w < 0 ? strerror(errno) : "short write");
-            write_failed = true;
+            stop_writing(w < 0 ? strerror(errno) : "short write", 0);
             break;
         }
         done += (size_t)w;
     }
+    if (done == size)
+        good_end += size;
     pthread_mutex_unlock(&wmu);
     if (done < size)
         drop(records);
@@ -286,6 +329,7 @@ bool gpuprof__trace_start(const char *path, int n, uint64_t items)
                                  (uint64_t)rt.tv_nsec);
     fd = f;
     write_failed = false;
+    good_end = 0;
     put(h, sizeof(h), 0);
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, cv_init);

@@ -582,6 +582,65 @@ START_TEST(flush_while_measuring)
 }
 END_TEST
 
+/* Stale temporaries: those a dead process of this host left (the library's
+ * own pattern, the profile's pid twice) go; a live process's, another
+ * host's, a mismatched or foreign name and a profile stay; no probe is
+ * left behind. */
+static void touch(const char *dir, const char *name)
+{
+    char p[2048];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char p[2048];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+START_TEST(stale_temporaries_removed)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/core.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    ck_assert_int_gt(dead, 0);
+    waitpid(dead, NULL, 0);
+    long d = (long)dead, live = (long)getppid();
+    enum { N = 9 };
+    char names[N][128];
+    const int gone[N] = {1, 1, 1, 0, 0, 0, 0, 0, 0};
+    snprintf(names[0], 128, ".h1-r0-p%ld.gpuprof.tmp.%ld.0", d, d);
+    snprintf(names[1], 128, ".h1-rx-p%ld.gpuprof.tmp.%ld.17", d, d);
+    snprintf(names[2], 128, ".h1-probe-p%ld.gpuprof.tmp.%ld.0", d, d);
+    snprintf(names[3], 128, ".h1-r0-p%ld.gpuprof.tmp.%ld.0", live, live);
+    snprintf(names[4], 128, ".h2-r0-p%ld.gpuprof.tmp.%ld.0", d, d);
+    snprintf(names[5], 128, ".h1-r0-p%ld.gpuprof.tmp.%ld.0", d + 1, d);
+    snprintf(names[6], 128, ".h1-r0-p%ld.gpuprof.tmp.%ld.0x", d, d);
+    snprintf(names[7], 128, "h1-r0-p%ld.gpuprof", d);
+    snprintf(names[8], 128, ".h1-r0-p%ld.gptrace.tmp.%ld.0", d, d);
+    for (int i = 0; i < N; i++)
+        touch(outdir, names[i]);
+    gpuprof__outdir_check(outdir, "h1");
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(exists(outdir, names[i]) == !gone[i], "%s %s", names[i],
+                      gone[i] ? "stays" : "is gone");
+    DIR *dir = opendir(outdir);
+    ck_assert_ptr_nonnull(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dir));)
+        n += e->d_name[0] != '.' || strstr(e->d_name, ".tmp.") != NULL;
+    closedir(dir);
+    ck_assert_int_eq(n, N - 3); /* no probe */
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -600,6 +659,7 @@ int main(void)
         {"relative_dir", relative_dir_survives_chdir, 10},
         {"sigterm", sigterm_writes_final_profile, 60},
         {"flush_while_measuring", flush_while_measuring, 240},
+        {"stale_temporaries", stale_temporaries_removed, 10},
     };
     return RUN_SUITE("core", cases);
 }

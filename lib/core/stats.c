@@ -34,6 +34,7 @@ static const char *const names[GP_STAT_COUNT] = {
     [GP_STAT_GPU_BINARIES] = "gpu.binaries",
     [GP_STAT_GPU_BINARIES_FAILED] = "gpu.binaries_failed",
     [GP_STAT_GPU_TOOL_OVERHEAD_NS] = "gpu.tool_overhead_ns",
+    [GP_STAT_RECORDS_PAUSED] = "records.paused",
 };
 
 void gpuprof__stat_add(enum gp_stat s, uint64_t v)

@@ -132,6 +132,7 @@ enum gp_stat {
     GP_STAT_GPU_TOOL_OVERHEAD_NS, /* a runtime's measurement overhead as it
                                      reports it (CUPTI overhead records) */
     GP_STAT_RECORDS_PAUSED, /* records of work launched while paused */
+    GP_STAT_CALLPATHS_TRUNCATED, /* call paths cut at the depth limit */
     GP_STAT_COUNT
 };
 void gpuprof__stat_add(enum gp_stat s, uint64_t v);

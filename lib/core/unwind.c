@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/atomics.h"
+#include "core/internal.h"
 #include "io/io.h"
 
 /* Under ThreadSanitizer, libunwind's per-thread trace cache is freed by a
@@ -312,9 +313,34 @@ int gpuprof__backtrace_in_signal(void **buf, int max)
 #endif
 }
 
-uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
-                               int n, uint32_t *unknown)
+/* The module of the <truncated> node (no address maps to it). */
+static uint32_t cut_module = UINT32_MAX;
+static pthread_once_t cut_once = PTHREAD_ONCE_INIT;
+
+static void cut_module_add(void)
 {
+    cut_module = gpuprof__module_add(GP_TRUNCATED_MODULE, 0, 0, 0);
+}
+
+/* Where a path cut at the depth limit goes: beneath the <truncated> node
+ * of `parent` (counted), never beside the whole paths, whose outermost
+ * frame it lacks. `parent` itself when that node cannot be made. */
+static uint32_t cut_parent(gp_cct *t, uint32_t parent)
+{
+    gpuprof__stat_add(GP_STAT_CALLPATHS_TRUNCATED, 1);
+    pthread_once(&cut_once, cut_module_add);
+    if (cut_module == UINT32_MAX)
+        return parent;
+    uint32_t node = gpuprof__cct_child(t, parent, GPUPROF_IO_NODE_FRAME,
+                                       cut_module, 0, UINT32_MAX);
+    return node == GP_CCT_NONE ? parent : node;
+}
+
+uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
+                               int n, bool cut, uint32_t *unknown)
+{
+    if (n > 0 && cut)
+        parent = cut_parent(t, parent);
     return n > 0 ? insert_frames(t, parent, ips, n, 0, n, unknown, NULL)
                  : parent;
 }
@@ -327,6 +353,8 @@ uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
     int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
     unwinding = 0;
     skip = skip_hidden(buf, n, skip);
+    if (n == GP_MAX_FRAMES && n > skip)
+        parent = cut_parent(t, parent);
     return insert_frames(t, parent, buf, n, 0, n > skip ? n - skip : 0,
                          unknown, NULL);
 }
@@ -341,6 +369,8 @@ gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
     unwinding = 0;
     skip = skip_hidden(buf, n, skip);
     int kept = n > skip ? n - skip : 0;
+    if (n == GP_MAX_FRAMES && kept)
+        parent = cut_parent(t, parent);
     const void *mods_now = gp_load_acquire(&current);
     int common = 0;
     if (c->tree == t && c->parent == parent && c->modules == mods_now)

@@ -27,6 +27,11 @@
 #include "core/cct.h"
 
 #define GP_MAX_FRAMES 128 /* deeper paths are cut at the outermost frames */
+/* A path cut at its depth limit has no outermost frames: it goes beneath a
+ * frame node of this pseudo-module (offset 0) under its parent, counted in
+ * callpaths.truncated, so it never stands beside the whole paths as a root
+ * of its own. */
+#define GP_TRUNCATED_MODULE "<truncated>"
 
 typedef struct gp_module_info {
     const char *path; /* the executable's real path for the main program */
@@ -82,9 +87,10 @@ void gpuprof__unwind_hide(uintptr_t lo, uintptr_t hi);
  * is unwinding itself, or this build's unwinder is not signal-safe). */
 int gpuprof__backtrace_in_signal(void **buf, int max);
 /* Inserts captured addresses ips[0..n) (innermost first) beneath `parent`
- * of the owner's tree `t`; as gpuprof__callpath otherwise. */
+ * of the owner's tree `t`; `cut`: the capture filled its buffer (beneath
+ * <truncated>); as gpuprof__callpath otherwise. */
 uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
-                               int n, uint32_t *unknown);
+                               int n, bool cut, uint32_t *unknown);
 
 /* As gpuprof__callpath, through `c` (zeroed before first use). */
 uint32_t gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,

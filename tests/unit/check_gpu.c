@@ -704,6 +704,82 @@ START_TEST(paused_launches_counted_paused)
 }
 END_TEST
 
+/* ---- call paths cut at the depth limit -------------------------------- */
+/* Launches from 300 frames deep (GP_MAX_FRAMES is 128): their paths lack
+ * the outermost frames, so they go beneath one <truncated> node under the
+ * region, each counted; a shallow launch's path stays whole beside it. */
+enum { DEEP = 300, DEEP_LAUNCHES = 3 };
+static volatile int deep_sink;
+
+__attribute__((noinline)) static void deep(int n)
+{
+    if (n > 0)
+        deep(n - 1);
+    else
+        for (int i = 0; i < DEEP_LAUNCHES; i++)
+            gpuprof__sim_kernel(0, "deepk", 10);
+    deep_sink++; /* no tail call: every level keeps its frame */
+}
+
+/* Is absolute node `n` beneath absolute node `top`? */
+static bool beneath(const gpuprof__io_profile *p, const gpuprof__io_thread *t,
+                    uint32_t n, uint32_t top)
+{
+    while (n != top && p->nodes[n].parent != GPUPROF_IO_NONE)
+        n = t->first_node + p->nodes[n].parent;
+    return n == top;
+}
+
+START_TEST(deep_paths_beneath_truncated)
+{
+    start();
+    gpuprof_region_begin("deep");
+    deep(DEEP);
+    gpuprof__sim_kernel(0, "shallowk", 10);
+    gpuprof_region_end("deep");
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "callpaths.truncated"), DEEP_LAUNCHES);
+    const gpuprof__io_thread *t = NULL;
+    for (uint32_t i = 0; i < p->thread_count; i++)
+        if (p->threads[i].flags & GPUPROF_IO_THREAD_MAIN)
+            t = &p->threads[i];
+    ck_assert_ptr_nonnull(t);
+    uint32_t r = region(p, t, "deep"), cut = UINT32_MAX, frames = 0;
+    for (uint32_t i = r + 1; i < t->first_node + t->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        if (t->first_node + n->parent != r || n->kind != GPUPROF_IO_NODE_FRAME)
+            continue;
+        frames++;
+        if (!strcmp(gpuprof__io_str(p, p->modules[n->key_a].path),
+                    "<truncated>")) {
+            ck_assert_uint_eq(n->key_b, 0);
+            cut = i;
+        }
+    }
+    ck_assert_uint_ne(cut, UINT32_MAX);
+    ck_assert_uint_eq(frames, 2); /* <truncated> and the whole paths' root */
+    uint32_t kd = UINT32_MAX, ks = UINT32_MAX;
+    for (uint32_t i = r + 1; i < t->first_node + t->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        if (n->kind != GPUPROF_IO_NODE_KERNEL)
+            continue;
+        const char *name = gpuprof__io_str(p, n->key_a);
+        if (!strcmp(name, "deepk"))
+            kd = i;
+        if (!strcmp(name, "shallowk"))
+            ks = i;
+    }
+    ck_assert_uint_ne(kd, UINT32_MAX);
+    ck_assert_uint_ne(ks, UINT32_MAX);
+    ck_assert(beneath(p, t, kd, cut));
+    ck_assert(!beneath(p, t, ks, cut));
+    ck_assert_uint_eq(rb_val(p, kd, "gpu.count"), DEEP_LAUNCHES);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -717,6 +793,7 @@ int main(void)
         {"flush_under_traffic", flush_under_traffic, 600},
         {"paused_records_nothing", paused_records_nothing, 30},
         {"paused_launches_counted_paused", paused_launches_counted_paused, 30},
+        {"deep_paths_beneath_truncated", deep_paths_beneath_truncated, 60},
         {"thread_per_task", thread_per_task, 120},
         {"thread_per_task_merged", thread_per_task_merged, 120},
         {"merge_waits_for_activities", merge_waits_for_activities, 60},

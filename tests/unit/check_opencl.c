@@ -355,6 +355,87 @@ START_TEST(cpu_phase_with_idle_device_gets_gpu_idle_cause)
 }
 END_TEST
 
+
+/* GPU_IDLE_CAUSE samples 60 frames deep (a sample keeps 40): each goes
+ * beneath the region's <truncated> node, counted, and none stands as a
+ * root of its own (the recursion's frame directly beneath the region). */
+static volatile int deep_sink;
+
+void deep_cpu(int n); /* global: dladdr names it */
+__attribute__((noinline)) void deep_cpu(int n)
+{
+    if (n > 0)
+        deep_cpu(n - 1);
+    else
+        deep_sink += (int)busy_cpu(100000000); /* 100 ms of CPU */
+    deep_sink++; /* no tail call */
+}
+
+static const char *frame_symbol(const gpuprof__io_profile *p,
+                                const gpuprof__io_node *n)
+{
+    const gpuprof__io_module *mod = &p->modules[n->key_a];
+    Dl_info di;
+    if (dladdr((void *)(uintptr_t)(mod->base + n->key_b), &di) && di.dli_sname)
+        return di.dli_sname;
+    return "";
+}
+
+START_TEST(deep_samples_beneath_truncated)
+{
+    SKIP_WITHOUT_OPENCL();
+#if defined(__SANITIZE_THREAD__)
+    fprintf(stderr, "TSan build: no unwinding in signal handlers, skipped\n");
+    return;
+#endif
+    start_measuring();
+    open_device(0);
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS);
+    gpuprof_region_begin("deep cpu");
+    deep_cpu(60);
+    gpuprof_region_end("deep cpu");
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS); /* drains the samples */
+    gpuprof__io_profile *p = flush_and_load();
+    const gpuprof__io_thread *th = &p->threads[0];
+    uint32_t r = UINT32_MAX, cut = UINT32_MAX;
+    for (uint32_t i = 1; i < th->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[th->first_node + i];
+        if (n->kind == GPUPROF_IO_NODE_REGION &&
+            !strcmp(gpuprof__io_str(p, n->key_a), "deep cpu"))
+            r = i;
+    }
+    ck_assert_uint_ne(r, UINT32_MAX);
+    for (uint32_t i = r + 1; i < th->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[th->first_node + i];
+        if (n->parent != r || n->kind != GPUPROF_IO_NODE_FRAME)
+            continue;
+        ck_assert_msg(strcmp(frame_symbol(p, n), "deep_cpu") != 0,
+                      "a cut path stands beside the whole ones");
+        if (!strcmp(gpuprof__io_str(p, p->modules[n->key_a].path),
+                    "<truncated>"))
+            cut = i;
+    }
+    ck_assert_uint_ne(cut, UINT32_MAX);
+    const char *m = "blame.gpu_idle_cause";
+    uint64_t in_region = 0, in_cut = 0;
+    for (uint32_t i = r + 1; i < th->node_count; i++) {
+        uint64_t v = rb_val(p, th->first_node + i, m);
+        uint32_t a = i;
+        while (a && a != r && a != cut)
+            a = p->nodes[th->first_node + a].parent;
+        in_region += a ? v : 0;
+        in_cut += a == cut ? v : 0;
+    }
+    ck_assert_uint_ge(in_region, 50000000);
+    ck_assert_uint_ge(in_cut, in_region * 9 / 10);
+    uint64_t cuts = rb_counter(p, "callpaths.truncated");
+    ck_assert_uint_ge(cuts, 1);
+    ck_assert_uint_le(cuts, in_cut / 2000000); /* a sample is >= 1 period */
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 /* ---- detectors: each on its crafted case, silent on its negative ------ */
 START_TEST(detectors_fire_and_stay_silent)
 {
@@ -867,6 +948,7 @@ int main(int argc, char **argv)
         {"exact_counts_and_bytes", exact_counts_and_bytes, 120},
         {"cpu_idle_cause", long_kernel_behind_finish_gets_cpu_idle_cause, 120},
         {"gpu_idle_cause", cpu_phase_with_idle_device_gets_gpu_idle_cause, 120},
+        {"deep_samples_beneath_truncated", deep_samples_beneath_truncated, 120},
         {"detectors", detectors_fire_and_stay_silent, 180},
         {"dlopen", dlopened_opencl_is_measured, 120},
         {"binaries_traces", binaries_saved_once_and_traced_per_queue, 120},

@@ -175,7 +175,7 @@ void gpuprof__cl_idle_drain(void)
             continue;
         uint32_t leaf = gpuprof__callpath_ips(&th->cct, s->region,
                                               s->ip + skip, s->n - skip,
-                                              &unknown);
+                                              s->n == SAMPLE_FRAMES, &unknown);
         gp_mblock *b = leaf == GP_CCT_NONE
                            ? NULL
                            : gpuprof__cct_block(&th->cct, leaf,

@@ -113,6 +113,12 @@ static void fork_child(void)
     pthread_mutex_unlock(&G.flush_lock);
     gpuprof__backends_atfork_child();
     gpuprof__service_atfork_child();
+    if (gpuprof__fork_is_helper()) {
+        /* A runtime's helper (self.c), not the program: no measuring, and
+         * no profile at exit. */
+        G.final_written = true;
+        gp_store_release(&G.mode, GP_MODE_FINALIZED);
+    }
     pthread_mutex_unlock(&init_lock);
 }
 

@@ -133,6 +133,7 @@ enum gp_stat {
                                      reports it (CUPTI overhead records) */
     GP_STAT_RECORDS_PAUSED, /* records of work launched while paused */
     GP_STAT_CALLPATHS_TRUNCATED, /* call paths cut at the depth limit */
+    GP_STAT_SELF_NS, /* wall time of the library's own work (self.c) */
     GP_STAT_COUNT
 };
 void gpuprof__stat_add(enum gp_stat s, uint64_t v);
@@ -309,6 +310,19 @@ bool gpuprof__finalize_for_signal(void);
 gpuprof_status gpuprof__write_profile(bool final);
 /* mkdir -p `dir`; GPUPROF_E_IO with the reason recorded on failure. */
 gpuprof_status gpuprof__make_dir(const char *dir);
+
+/* ---- The library's own work (self.c) ---------------------------------- */
+/* Brackets the library's own work on the calling thread (nestable): its
+ * time is gpuprof.self_ns, samplers skip it (gpuprof__in_self). */
+void gpuprof__self_begin(void);
+void gpuprof__self_end(void);
+bool gpuprof__in_self(void); /* async-signal-safe */
+/* Brackets a runtime call that may start helper processes (a compiler's
+ * linker): a fork meanwhile is the runtime's helper, not the program. */
+void gpuprof__helpers_begin(void);
+void gpuprof__helpers_end(void);
+/* In a fork child: was the fork made inside either bracket? */
+bool gpuprof__fork_is_helper(void);
 
 /* ---- The output directory at init (outdir.c) -------------------------- */
 /* Removes temporaries that dead processes of this host left in `dir` and

@@ -641,6 +641,54 @@ START_TEST(stale_temporaries_removed)
 }
 END_TEST
 
+/* Forks made inside the library's own work or a runtime call that starts
+ * helpers (a compiler's linker) are helpers: their copy of the library
+ * goes quiet, and exit() writes no profile; a fork outside both brackets
+ * still writes its own (fork_child_writes_own_file). */
+static int profiles_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        n += l > 8 && !strcmp(e->d_name + l - 8, ".gpuprof");
+    }
+    closedir(d);
+    return n;
+}
+
+static void helper_fork(void)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        gpuprof_region_begin("helper"); /* not measured */
+        gpuprof_region_end("helper");
+        exit(gpuprof_flush() == GPUPROF_E_STATE ? 0 : 1); /* runs atexit */
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+START_TEST(helper_forks_write_nothing)
+{
+    start(0, 0);
+    gpuprof__self_begin();
+    helper_fork();
+    gpuprof__self_end();
+    gpuprof__helpers_begin();
+    helper_fork();
+    gpuprof__helpers_end();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_int_eq(profiles_in(outdir), 1); /* this process's only */
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "regions.entered"), 0);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -660,6 +708,7 @@ int main(void)
         {"sigterm", sigterm_writes_final_profile, 60},
         {"flush_while_measuring", flush_while_measuring, 240},
         {"stale_temporaries", stale_temporaries_removed, 10},
+        {"helper_forks", helper_forks_write_nothing, 20},
     };
     return RUN_SUITE("core", cases);
 }

@@ -71,7 +71,9 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
                                 ? (uint32_t)si->si_overrun
                                 : 0u);
     ring *r = tls_ring;
-    if (r && gp_load_relaxed(&sampling) &&
+    /* No sample of the library's own work (core self.c): its time is
+     * gpuprof.self_ns, never the program's. */
+    if (r && gp_load_relaxed(&sampling) && !gpuprof__in_self() &&
         gpuprof__opencl_kernels_running() == 0) {
         uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
         uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);

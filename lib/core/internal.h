@@ -323,6 +323,11 @@ void gpuprof__helpers_begin(void);
 void gpuprof__helpers_end(void);
 /* In a fork child: was the fork made inside either bracket? */
 bool gpuprof__fork_is_helper(void);
+/* After init: share the brackets' count with children (GPUPROF_HELPERS);
+ * at init: was this process started by a measured parent inside one? */
+void gpuprof__helpers_export(void);
+bool gpuprof__started_as_helper(void);
+void gpuprof__helpers_atfork_child(void);
 
 /* ---- The output directory at init (outdir.c) -------------------------- */
 /* Removes temporaries that dead processes of this host left in `dir` and

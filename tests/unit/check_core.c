@@ -689,6 +689,50 @@ START_TEST(helper_forks_write_nothing)
 }
 END_TEST
 
+/* A helper the runtime starts by spawn + exec that initializes libgpuprof
+ * again (a preload shim): started inside a bracket, its gpuprof_init
+ * declines (tests/sim/outdir_prog exits 2) and it writes nothing; started
+ * outside, it is measured (exit 0, its own profile). */
+static int run_prog(const char *dir)
+{
+    char exe[1024], prog[1100];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    *strrchr(exe, '/') = '\0';
+    snprintf(prog, sizeof(prog), "%s/outdir_prog", exe);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setenv("GPUPROF_OUTPUT", dir, 1);
+        setenv("GPUPROF_BACKENDS", "sim", 1);
+        execl(prog, prog, "3", (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+START_TEST(exec_helpers_not_measured)
+{
+    start(0, 0);
+    char sub[700];
+    snprintf(sub, sizeof(sub), "%s/children", outdir);
+    gpuprof__helpers_begin();
+    ck_assert_int_eq(run_prog(sub), 2);
+    gpuprof__helpers_end();
+    gpuprof__self_begin();
+    ck_assert_int_eq(run_prog(sub), 2);
+    gpuprof__self_end();
+    ck_assert_int_eq(access(sub, F_OK), -1); /* not even its directory */
+    ck_assert_int_eq(run_prog(sub), 0);
+    ck_assert_int_eq(profiles_in(sub), 1);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -709,6 +753,7 @@ int main(void)
         {"flush_while_measuring", flush_while_measuring, 240},
         {"stale_temporaries", stale_temporaries_removed, 10},
         {"helper_forks", helper_forks_write_nothing, 20},
+        {"exec_helpers", exec_helpers_not_measured, 30},
     };
     return RUN_SUITE("core", cases);
 }

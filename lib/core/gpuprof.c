@@ -21,6 +21,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/unwind.h"
 #include "core/trace.h"
 #include "io/io.h"
 
@@ -198,6 +199,8 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gp_store_release(&G.mode, cfg.start_paused ? GP_MODE_PAUSED
                                                : GP_MODE_MEASURING);
     gpuprof__helpers_export(); /* before any backend can build */
+    /* libgpuprof.so's own frames (hooks) never stand in call paths. */
+    gpuprof__unwind_hide_module_of((const void *)gpuprof_init);
     gpuprof__backends_init();
     gpuprof__service_start();
     gpuprof__log(GPUPROF_LOG_INFO, "measuring%s; profile: %s",

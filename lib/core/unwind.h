@@ -81,6 +81,13 @@ typedef struct gp_path_cache {
  * a hidden range are dropped too, however many the loader adds (a tail
  * call adds none). At most 8 ranges; any thread. */
 void gpuprof__unwind_hide(uintptr_t lo, uintptr_t hi);
+/* Hides the text [lo, hi) from call paths wherever its frames stand (the
+ * library's own: libgpuprof.so, the OpenCL layer): the path goes on
+ * without them. At most 8 ranges; any thread. */
+void gpuprof__unwind_hide_always(uintptr_t lo, uintptr_t hi);
+/* Hides always the executable segments of the shared object holding
+ * `addr`; nothing when that is the main program (a static link). */
+void gpuprof__unwind_hide_module_of(const void *addr);
 
 /* For a profiling signal handler: the interrupted thread's return
  * addresses (innermost first), or -1 when that is not safe now (the thread

@@ -1030,13 +1030,22 @@ uint64_t gpuprof__opencl_kernels_running(void)
 
 /* ---- the layer's attach ----------------------------------------------- */
 /* Frames of the ICD loader (libOpenCL) are hidden from call paths: the
- * innermost frame of a launch is the program's own call. */
+ * innermost frame of a launch is the program's own call. Our layer's are
+ * the library's own: hidden wherever they stand. */
 static int find_loader(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     (void)arg;
     const char *n = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     n = n ? n + 1 : info->dlpi_name;
+    if (n && !strncmp(n, "libgpuprof-cl-layer.so", 22))
+        for (int i = 0; i < info->dlpi_phnum; i++) {
+            const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+            if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+                gpuprof__unwind_hide_always(info->dlpi_addr + ph->p_vaddr,
+                                            info->dlpi_addr + ph->p_vaddr +
+                                                ph->p_memsz);
+        }
     if (!n || strncmp(n, "libOpenCL.so", 12) != 0)
         return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {

@@ -80,6 +80,13 @@ static _Atomic uint64_t dropped;
 static uint64_t good_end;
 static bool write_failed;
 static _Atomic uint64_t reserve = GP_TRACE_MIN_RESERVE;
+/* Under wmu: where each whole chunk ends and how many records it holds, so
+ * the file can be cut back chunk by chunk for the profile. */
+typedef struct chunk_end {
+    uint64_t end, records;
+} chunk_end;
+static chunk_end *ends;
+static size_t nends, capends;
 
 bool gpuprof__trace_on(void) { return gp_load_relaxed(&on) != 0; }
 uint64_t gpuprof__trace_dropped(void) { return gp_load_relaxed(&dropped); }
@@ -116,6 +123,21 @@ static void stop_writing(const char *why, uint64_t avail)
     write_failed = true;
 }
 
+/* A whole chunk of `records` records now ends at good_end; under wmu. Out
+ * of memory: not noted (the file can only be cut back less far). */
+static void note_end(uint64_t records)
+{
+    if (nends == capends) {
+        size_t cap = capends ? capends * 2 : 256;
+        chunk_end *n = realloc(ends, cap * sizeof(*n));
+        if (!n)
+            return;
+        ends = n;
+        capends = cap;
+    }
+    ends[nends++] = (chunk_end){good_end, records};
+}
+
 /* Is there room for `size` more bytes and the profile's reserve? */
 static bool room_for(size_t size, uint64_t *avail)
 {
@@ -145,11 +167,38 @@ static void put(const uint8_t *b, size_t size, uint64_t records)
         }
         done += (size_t)w;
     }
-    if (done == size)
+    if (done == size) {
         good_end += size;
+        note_end(records);
+    }
     pthread_mutex_unlock(&wmu);
     if (done < size)
         drop(records);
+}
+
+uint64_t gpuprof__trace_make_room(uint64_t bytes, uint64_t *records)
+{
+    *records = 0;
+    pthread_mutex_lock(&wmu);
+    /* The latest chunk end that frees enough (at most back to the header,
+     * ends[0]). */
+    size_t k = nends;
+    while (k > 1 && good_end - ends[k - 1].end < bytes)
+        k--;
+    uint64_t freed = 0;
+    if (fd >= 0 && k >= 1 && k < nends &&
+        ftruncate(fd, (off_t)ends[k - 1].end) == 0) {
+        for (size_t i = k; i < nends; i++)
+            *records += ends[i].records;
+        freed = good_end - ends[k - 1].end;
+        good_end = ends[k - 1].end;
+        nends = k;
+        write_failed = true; /* the profile has the room now */
+    }
+    pthread_mutex_unlock(&wmu);
+    if (*records)
+        drop(*records);
+    return freed;
 }
 
 /* Writes the stream's buffered records (a CPU thread's: its THREAD chunk
@@ -330,6 +379,7 @@ bool gpuprof__trace_start(const char *path, int n, uint64_t items)
     fd = f;
     write_failed = false;
     good_end = 0;
+    nends = 0;
     put(h, sizeof(h), 0);
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, cv_init);

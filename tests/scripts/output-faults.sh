@@ -5,7 +5,9 @@
 #     the directory is writable again, the exit writes the profile;
 #   - too small for the trace: trace writing stops in time (records
 #     dropped, counted, one line), the profile is written and read, and the
-#     trace ends with a whole chunk (no ignored bytes).
+#     trace ends with a whole chunk (no ignored bytes);
+#   - filled by someone else before the exit: the trace is cut back by whole
+#     chunks (counted) so that the final profile is written.
 # Mounting needs root and `unshare -m`: without them the script says SKIP.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -27,10 +29,11 @@ if [ -z "${GP_FAULTS_NS:-}" ]; then
   GP_FAULTS_NS=1 exec unshare -m --propagation private bash "$0" "$@"
 fi
 tmp=$(mktemp -d)
-trap 'umount "$tmp/ro" "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
-mkdir "$tmp/ro" "$tmp/full"
+trap 'umount "$tmp/ro" "$tmp/full" "$tmp/tight" 2>/dev/null; rm -rf "$tmp"' EXIT
+mkdir "$tmp/ro" "$tmp/full" "$tmp/tight"
 if ! mount -t tmpfs -o size=1m,ro gpuprof-ro "$tmp/ro" 2>"$tmp/mount.err" ||
-   ! mount -t tmpfs -o size=3m gpuprof-full "$tmp/full" 2>>"$tmp/mount.err"; then
+   ! mount -t tmpfs -o size=3m gpuprof-full "$tmp/full" 2>>"$tmp/mount.err" ||
+   ! mount -t tmpfs -o size=4m gpuprof-tight "$tmp/tight" 2>>"$tmp/mount.err"; then
   echo "SKIP output-faults.sh: cannot mount tmpfs: $(head -n 1 "$tmp/mount.err")"
   exit 0
 fi
@@ -93,5 +96,41 @@ if [ -n "$trace" ] && "$gp" dump "$trace" >"$tmp/b.tdump" 2>&1 &&
   pass "the trace ends with a whole chunk ($(stat -c %s "$trace") bytes)"
 else
   fail "the trace ends with a whole chunk"; head -n 20 "$tmp/b.tdump"
+fi
+
+# 20000 traced kernels (about 1.3 MB of trace), then another writer fills
+# the file system while the program waits, then it exits.
+GPUPROF_TRACE=1 GPUPROF_OUTPUT=$tmp/tight "$prog" 20000 "$tmp/go2" >"$tmp/c.out" 2>"$tmp/c.err" &
+pid=$!
+for _ in $(seq 300); do
+  grep -q waiting "$tmp/c.out" && break
+  sleep 0.1
+done
+dd if=/dev/zero of="$tmp/tight/filler" bs=64k >/dev/null 2>&1
+touch "$tmp/go2"
+if wait "$pid"; then
+  pass "the final profile is written on a file system another writer filled"
+else
+  fail "the final profile is written on a file system another writer filled"
+  cat "$tmp/c.out" "$tmp/c.err"
+fi
+prof=$(ls "$tmp"/tight/*.gpuprof 2>/dev/null)
+trace=$(ls "$tmp"/tight/*.gptrace 2>/dev/null)
+dropped=
+if [ -n "$prof" ] && "$gp" dump "$prof" >"$tmp/c.dump" 2>&1; then
+  dropped=$(grep -o 'records.dropped=[0-9]*' "$tmp/c.dump" | cut -d= -f2)
+fi
+if [ -n "$prof" ] && grep -Eq "gpu\.activities=20000( |$)" "$tmp/c.dump" &&
+   [ "${dropped:-0}" -gt 0 ] &&
+   [ "$(grep -c 'no room for the profile.*the trace was cut back' "$tmp/c.err")" -eq 1 ]; then
+  pass "the trace was cut back for it, said once, the records counted ($dropped)"
+else
+  fail "the trace was cut back for the profile"; cat "$tmp/c.err" "$tmp/c.dump" 2>/dev/null | head -n 20
+fi
+if [ -n "$trace" ] && "$gp" dump "$trace" >"$tmp/c.tdump" 2>&1 &&
+   ! grep -qi "ignored" "$tmp/c.tdump"; then
+  pass "the cut trace ends with a whole chunk ($(stat -c %s "$trace") bytes)"
+else
+  fail "the cut trace ends with a whole chunk"; head -n 20 "$tmp/c.tdump"
 fi
 [ "$fails" -eq 0 ]

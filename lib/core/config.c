@@ -193,6 +193,9 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
         memcpy(&o, in, in->size < sizeof(o) ? in->size : sizeof(o));
     }
     memset(c, 0, sizeof(*c));
+    /* A level the program chose applies to what is said below already. */
+    if (o.log_level >= GPUPROF_LOG_OFF && o.log_level <= GPUPROF_LOG_DEBUG)
+        gpuprof__log_set_level_default(o.log_level);
     int64_t v;
     gpuprof_status st;
     if ((st = strings(c, &o)))

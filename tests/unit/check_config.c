@@ -243,6 +243,20 @@ START_TEST(good_values_are_quiet)
 }
 END_TEST
 
+/* A log level the program chose applies to the settings' lines too. */
+START_TEST(program_log_level_applies)
+{
+    setenv("GPUPROF_TRACE", "abc", 1);
+    setenv("GPUPROF_BACKENDS", "sim", 1);
+    ck_assert_int_eq(gpuprof_set_log(catch_line, NULL, -1), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof__sim_register(NULL), GPUPROF_OK);
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.log_level = GPUPROF_LOG_OFF;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    ck_assert_int_eq(nlines, 0);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -265,6 +279,7 @@ int main(void)
         {"auto_backend_unavailable_is_quiet", auto_backend_unavailable_is_quiet,
          30},
         {"good_values_are_quiet", good_values_are_quiet, 30},
+        {"program_log_level_applies", program_log_level_applies, 30},
     };
     return RUN_SUITE("config", cases);
 }

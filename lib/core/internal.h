@@ -328,6 +328,9 @@ bool gpuprof__fork_is_helper(void);
 void gpuprof__helpers_export(void);
 bool gpuprof__started_as_helper(void);
 void gpuprof__helpers_atfork_child(void);
+/* Device work in flight, +1 / -1 (a runtime may start its compiler's
+ * helpers for it): children started meanwhile are helpers too. */
+void gpuprof__helpers_busy(int64_t delta);
 
 /* ---- The output directory at init (outdir.c) -------------------------- */
 /* Removes temporaries that dead processes of this host left in `dir` and

@@ -84,8 +84,11 @@ bool gpuprof__fork_is_helper(void)
  * (a memfd its children inherit, named with its pid in GPUPROF_HELPERS)
  * holding how many of its threads are inside either bracket; a process
  * whose parent is that pid and whose init finds the count above zero was
- * started meanwhile: its gpuprof_init declines. Process-wide, so a child
- * another thread of the program starts during a build is not measured
+ * started meanwhile: its gpuprof_init declines. So is one started while
+ * device work of the parent is in flight (`busy`, kept by a backend whose
+ * runtime compiles lazily when a command runs: PoCL links each kernel's
+ * work-group function with `ld` on its device thread). Process-wide, so a
+ * child another thread of the program starts meanwhile is not measured
  * either (documented). */
 #define HELPERS_MAGIC 0x67706870u /* "gphp" */
 
@@ -93,6 +96,7 @@ typedef struct helpers_page {
     uint32_t magic;
     int32_t pid;
     _Atomic uint32_t open; /* threads inside a bracket now */
+    _Atomic int64_t busy;  /* device work in flight (gpuprof__helpers_busy) */
 } helpers_page;
 
 static helpers_page *_Atomic page;
@@ -131,10 +135,18 @@ void gpuprof__helpers_export(void)
     p->magic = HELPERS_MAGIC;
     p->pid = (int32_t)getpid();
     atomic_init(&p->open, 0);
+    atomic_init(&p->busy, 0);
     char v[48];
     snprintf(v, sizeof(v), "%d:%ld", fd, (long)getpid());
     setenv("GPUPROF_HELPERS", v, 1);
     gp_store_release(&page, p);
+}
+
+void gpuprof__helpers_busy(int64_t delta)
+{
+    helpers_page *p = gp_load_relaxed(&page);
+    if (p)
+        atomic_fetch_add_explicit(&p->busy, delta, memory_order_relaxed);
 }
 
 void gpuprof__helpers_atfork_child(void)
@@ -159,7 +171,8 @@ bool gpuprof__started_as_helper(void)
     if (p == MAP_FAILED)
         return false;
     bool helper = p->magic == HELPERS_MAGIC && p->pid == (int32_t)pid &&
-                  atomic_load_explicit(&p->open, memory_order_seq_cst) > 0;
+                  (atomic_load_explicit(&p->open, memory_order_seq_cst) > 0 ||
+                   atomic_load_explicit(&p->busy, memory_order_relaxed) > 0);
     munmap(p, sizeof(*p));
     return helper;
 }

@@ -690,7 +690,8 @@ START_TEST(helper_forks_write_nothing)
 END_TEST
 
 /* A helper the runtime starts by spawn + exec that initializes libgpuprof
- * again (a preload shim): started inside a bracket, its gpuprof_init
+ * again (a preload shim): started inside a bracket or while device work is
+ * in flight, its gpuprof_init
  * declines (tests/sim/outdir_prog exits 2) and it writes nothing; started
  * outside, it is measured (exit 0, its own profile). */
 static int run_prog(const char *dir)
@@ -726,6 +727,9 @@ START_TEST(exec_helpers_not_measured)
     gpuprof__self_begin();
     ck_assert_int_eq(run_prog(sub), 2);
     gpuprof__self_end();
+    gpuprof__helpers_busy(2); /* device work in flight */
+    ck_assert_int_eq(run_prog(sub), 2);
+    gpuprof__helpers_busy(-2);
     ck_assert_int_eq(access(sub, F_OK), -1); /* not even its directory */
     ck_assert_int_eq(run_prog(sub), 0);
     ck_assert_int_eq(profiles_in(sub), 1);

@@ -799,8 +799,10 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
     } else {
         c->status = status < 0 ? status : -1;
     }
-    if (c->kind == GPUPROF_OP_KERNEL)
+    if (c->kind == GPUPROF_OP_KERNEL) {
         atomic_fetch_sub_explicit(&kernels_running, 1, memory_order_relaxed);
+        gpuprof__helpers_busy(-1);
+    }
     cl_cmd *h = atomic_load_explicit(&done_stack, memory_order_relaxed);
     do
         atomic_store_explicit(&c->done, h, memory_order_relaxed);
@@ -838,8 +840,12 @@ cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *tmpl, cl_event ev, bool ours)
     pthread_mutex_unlock(&cl_mu);
     if (!ours)
         T.clRetainEvent(ev);
-    if (c->kind == GPUPROF_OP_KERNEL)
+    if (c->kind == GPUPROF_OP_KERNEL) {
+        /* PoCL compiles (and links, with `ld`) a kernel lazily when it
+         * runs: children started meanwhile are its helpers (core self.c). */
+        gpuprof__helpers_busy(1);
         atomic_fetch_add_explicit(&kernels_running, 1, memory_order_relaxed);
+    }
     atomic_fetch_add_explicit(&cmds_filed, 1, memory_order_relaxed);
     if (T.clSetEventCallback(ev, CL_COMPLETE, on_complete, c) != CL_SUCCESS)
         on_complete(ev, -1, c); /* never measured; counted as dropped */

@@ -859,3 +859,19 @@ uint64_t gpuprof__cupti_api_failed(void)
 {
     return gp_load_relaxed(&api_failed);
 }
+
+/* For the offline tests: init as if the probe had subscribed (with
+ * whatever entry points gpuprof__cu holds), and whether a subscription is
+ * left. */
+gpuprof_status gpuprof__cupti_test_init(void);
+gpuprof_status gpuprof__cupti_test_init(void)
+{
+    subscribed = true;
+    return cu_init(NULL);
+}
+
+int gpuprof__cupti_test_subscribed(void);
+int gpuprof__cupti_test_subscribed(void)
+{
+    return subscribed;
+}

@@ -1243,9 +1243,16 @@ START_TEST(pcs_sequence_continuous)
     ck_assert_uint_eq(decode(&r), 1);
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    char kC[] = "kC", kX[] = "kX";
+    /* A graph launch: its kernel is known by its record. */
+    gpuprof_region_begin("graph");
+    op(GPUPROF_OP_KERNEL, 71, 0, true);
+    gpuprof_region_end("graph");
+    kernel_rec(&r, 71, "kG", 2000, 2100, 1, 32, 16, 0, 0, 1);
+    ck_assert_uint_eq(decode(&r), 1);
+    char kC[] = "kC", kX[] = "kX", kG[] = "kG";
     fk_pc(0, kC, 0x100, 2, 3, 1, 0);
     fk_pc(0, kX, 0x100, 9, 0, 0, 0); /* a function never launched */
+    fk_pc(0, kG, 0x80, 0, 0, 0, 4);
     fk_end_range();
     gpuprof__cupti_pcs_collect(ctx, true);
     ck_assert(!fk.aliased);
@@ -1255,6 +1262,7 @@ START_TEST(pcs_sequence_continuous)
     ck_assert(gpuprof__cupti_pcs_held(c2));
     ck_assert_uint_eq(gpuprof__cupti_pcs_release(true), 1); /* at flush */
     ck_assert(!gpuprof__cupti_pcs_held(c2));
+    gpuprof__cupti_graphs_close(); /* cupti_act.c ends the graph launch */
     gpuprof__cupti_pcs_fini();
     gpuprof__cupti_pcs_done();
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
@@ -1270,9 +1278,14 @@ START_TEST(pcs_sequence_continuous)
     ck_assert_uint_eq(rb_val(p, k, "gpu.pc.samples"), 5);
     ck_assert_uint_eq(rb_val(p, k, "gpu.pc.latency_samples"), 1);
     ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.selected"), 2);
+    k = kernel_under(p, t, "graph", "kG");
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.samples"), 4);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.barrier"), 4);
     ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
-    /* 2 kernels + 1 PC + 2 final activities of held launches */
-    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 5);
+    /* 3 kernels + 2 PCs + 2 final activities of held launches + the
+     * graph's */
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 8);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
 }

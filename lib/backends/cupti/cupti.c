@@ -769,13 +769,18 @@ static gpuprof_status cu_stop(void *user)
 static gpuprof_status cu_flush(void *user)
 {
     (void)user;
+    /* Serialized PC samples name their launch: they go first. Continuous
+     * ones are given by function name: the records go first (a graph's
+     * kernels are known by theirs), and the launches held for samples
+     * end after them. */
+    bool cont = pcs_on && gpuprof__cupti_pcs_mode() == GP_PCS_CONTINUOUS;
+    if (activities_on && cont)
+        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (pcs_on)
         gpuprof__cupti_pcs_collect(NULL, true);
     if (activities_on)
         gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    /* Continuous PC sampling: the launches it held whose records are in
-     * end here. */
-    if (pcs_on)
+    if (cont)
         gpuprof__cupti_pcs_release(true);
     return GPUPROF_OK;
 }
@@ -784,6 +789,9 @@ static void cu_fini(void *user)
 {
     (void)user;
     gp_store_release(&cu_on, 0);
+    if (activities_on && pcs_on &&
+        gpuprof__cupti_pcs_mode() == GP_PCS_CONTINUOUS)
+        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (pcs_on)
         gpuprof__cupti_pcs_fini();
     activities_off();

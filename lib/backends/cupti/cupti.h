@@ -193,6 +193,9 @@ size_t gpuprof__cupti_pcs_submit(const CUpti_PCSamplingData *d,
 #define GP_CU_HELD_MAX 1024
 void gpuprof__cupti_pcs_hold_on(bool on);
 void gpuprof__cupti_pcs_note_launch(const char *name, uint64_t corr);
+/* A graph launch's kernel `name` came (its record): samples of the
+ * function go to the graph launch, which cupti_act.c closes. */
+void gpuprof__cupti_pcs_note_graph_kernel(const char *name, uint64_t corr);
 bool gpuprof__cupti_pcs_held(uint64_t corr);
 void gpuprof__cupti_pcs_record_in(uint64_t corr);
 unsigned gpuprof__cupti_pcs_release(bool all);

@@ -274,8 +274,10 @@ static void kernel(const CUpti_ActivityKernel10 *k)
                            : (uint32_t)GP_NO_BINARY;
     /* Continuous PC sampling may still bring samples: the launch stays
      * open until cupti_pcs_submit.c closes it. */
-    bool held = !(a.flags & GPUPROF_ACTIVITY_MORE) &&
-                gpuprof__cupti_pcs_held(a.correlation);
+    bool graph = (a.flags & GPUPROF_ACTIVITY_MORE) != 0;
+    bool held = !graph && gpuprof__cupti_pcs_held(a.correlation);
+    if (graph)
+        gpuprof__cupti_pcs_note_graph_kernel(k->name, a.correlation);
     if (held)
         a.flags |= GPUPROF_ACTIVITY_MORE;
     gpuprof__activity_submit_x(&a, bin, 4, xm, xv);

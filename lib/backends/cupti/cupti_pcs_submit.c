@@ -15,9 +15,10 @@
  * Such launches are held open: their kernel record carries
  * GPUPROF_ACTIVITY_MORE, and they are closed (an empty final activity)
  * once their record is in and a later launch of the same function took
- * their place, or at flush. A function launched from several call paths
- * thus has its late samples on its latest path: documented in
- * doc/BACKENDS.md.
+ * their place, or at flush. A kernel of a graph launch is noted when its
+ * record comes (the graph launch stays open until cupti_act.c closes it).
+ * A function launched from several call paths thus has its late samples
+ * on its latest path: documented in doc/BACKENDS.md.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -78,6 +79,8 @@ typedef struct held {
     char *name;     /* the function's (mangled) name, ours */
     bool latest;    /* the latest launch of its function */
     bool record_in; /* its kernel record was submitted (with MORE) */
+    bool owned;     /* we close it (not: a graph launch, closed by
+                       cupti_act.c when its kernels are all in) */
 } held;
 
 static pthread_mutex_t hmu = PTHREAD_MUTEX_INITIALIZER;
@@ -106,7 +109,7 @@ static void close_corr(uint64_t corr)
 /* Removes entry i (closing its launch when `close`); under hmu. */
 static void drop_locked(unsigned i, bool close)
 {
-    if (close)
+    if (close && tab[i].owned)
         close_corr(tab[i].corr);
     free(tab[i].name);
     tab[i] = tab[--ntab];
@@ -118,7 +121,21 @@ void gpuprof__cupti_pcs_hold_on(bool on)
     gp_store_release(&holding, on ? 1 : 0);
 }
 
+static void note(const char *name, uint64_t corr, bool graph);
+
 void gpuprof__cupti_pcs_note_launch(const char *name, uint64_t corr)
+{
+    note(name, corr, false);
+}
+
+void gpuprof__cupti_pcs_note_graph_kernel(const char *name, uint64_t corr)
+{
+    note(name, corr, true);
+}
+
+/* A launch of function `name` as the function's latest; a graph's kernel
+ * (its record is in, the graph launch is open) is noted, not held. */
+static void note(const char *name, uint64_t corr, bool graph)
 {
     if (!name || !corr || !gp_load_acquire(&holding))
         return;
@@ -150,7 +167,7 @@ void gpuprof__cupti_pcs_note_launch(const char *name, uint64_t corr)
     for (i = 0; i < ntab; i++)
         if (tab[i].latest && tab[i].hash == h && !strcmp(tab[i].name, name))
             tab[i].latest = false;
-    tab[ntab++] = (held){corr, h, copy, true, false};
+    tab[ntab++] = (held){corr, h, copy, true, graph, !graph};
     pthread_mutex_unlock(&hmu);
 }
 
@@ -161,7 +178,7 @@ bool gpuprof__cupti_pcs_held(uint64_t corr)
     bool found = false;
     pthread_mutex_lock(&hmu);
     for (unsigned i = 0; i < ntab && !found; i++)
-        found = tab[i].corr == corr;
+        found = tab[i].corr == corr && tab[i].owned;
     pthread_mutex_unlock(&hmu);
     return found;
 }
@@ -181,8 +198,8 @@ unsigned gpuprof__cupti_pcs_release(bool all)
     pthread_mutex_lock(&hmu);
     for (unsigned i = 0; i < ntab;) {
         if (tab[i].record_in && (all || !tab[i].latest)) {
+            closed += tab[i].owned;
             drop_locked(i, true);
-            closed++;
         } else {
             i++;
         }

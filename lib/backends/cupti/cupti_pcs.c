@@ -504,15 +504,16 @@ void gpuprof__cupti_pcs_done(void)
         return;
     gpuprof__cupti_pcs_hold_on(false);
     gpuprof__cupti_pcs_release(true);
-    uint64_t unheld = gpuprof__cupti_pcs_forget();
+    uint64_t held, unheld;
+    gpuprof__cupti_pcs_forget(&held, &unheld);
     gp_cupti_counts k;
     gpuprof__cupti_counts(&k);
     int lvl = !tot.samples && k.kernels ? GPUPROF_LOG_WARN : GPUPROF_LOG_INFO;
     gpuprof__log(lvl,
                  "cupti: PC sampling (%s): %llu samples in %llu PC records "
                  "over %llu kernels; %llu dropped by the hardware, %llu in "
-                 "NVIDIA's kernels, %llu of launches not known, %llu "
-                 "launches not held, %llu GetData errors",
+                 "NVIDIA's kernels, %llu of launches not known; %llu "
+                 "launches held, %llu not; %llu GetData errors",
                  ran == GP_PCS_CONTINUOUS ? "continuous" : "kernel-serialized",
                  (unsigned long long)tot.samples,
                  (unsigned long long)tot.records,
@@ -520,6 +521,7 @@ void gpuprof__cupti_pcs_done(void)
                  (unsigned long long)tot.dropped,
                  (unsigned long long)tot.nonuser,
                  (unsigned long long)tot.unattributed,
-                 (unsigned long long)unheld, (unsigned long long)tot.errors);
+                 (unsigned long long)held, (unsigned long long)unheld,
+                 (unsigned long long)tot.errors);
     ran = GP_PCS_OFF;
 }

@@ -88,6 +88,7 @@ static held tab[GP_CU_HELD_MAX];
 static unsigned ntab;
 static _Atomic int holding; /* continuous collection is on */
 static uint64_t held_refused; /* launches not held: the table was full */
+static uint64_t held_closed;  /* launches closed */
 
 static uint64_t name_hash(const char *s)
 {
@@ -109,8 +110,10 @@ static void close_corr(uint64_t corr)
 /* Removes entry i (closing its launch when `close`); under hmu. */
 static void drop_locked(unsigned i, bool close)
 {
-    if (close && tab[i].owned)
+    if (close && tab[i].owned) {
         close_corr(tab[i].corr);
+        held_closed++;
+    }
     free(tab[i].name);
     tab[i] = tab[--ntab];
     memset(&tab[ntab], 0, sizeof(tab[ntab]));
@@ -208,15 +211,15 @@ unsigned gpuprof__cupti_pcs_release(bool all)
     return closed;
 }
 
-uint64_t gpuprof__cupti_pcs_forget(void)
+void gpuprof__cupti_pcs_forget(uint64_t *closed, uint64_t *refused)
 {
     pthread_mutex_lock(&hmu);
     while (ntab)
         drop_locked(ntab - 1, false);
-    uint64_t r = held_refused;
-    held_refused = 0;
+    *closed = held_closed;
+    *refused = held_refused;
+    held_closed = held_refused = 0;
     pthread_mutex_unlock(&hmu);
-    return r;
 }
 
 /* The latest launch of function `name`; 0 when none is held. */

@@ -1265,6 +1265,12 @@ START_TEST(pcs_sequence_continuous)
     ck_assert_uint_eq(gpuprof__cupti_pcs_release(true), 1); /* at flush */
     ck_assert(!gpuprof__cupti_pcs_held(c2));
     gpuprof__cupti_graphs_close(); /* cupti_act.c ends the graph launch */
+    /* A launch whose record never comes: held until the end, closed then. */
+    gpuprof_region_begin("never");
+    uint64_t c3 = op(GPUPROF_OP_KERNEL, 63, 0, false);
+    gpuprof__cupti_pcs_launch(ctx, "kC", c3);
+    gpuprof_region_end("never");
+    ck_assert(gpuprof__cupti_pcs_held(c3));
     gpuprof__cupti_pcs_fini();
     gpuprof__cupti_pcs_done();
     ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
@@ -1285,9 +1291,9 @@ START_TEST(pcs_sequence_continuous)
     ck_assert_uint_eq(rb_val(p, k, "gpu.pc.samples"), 4);
     ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.barrier"), 4);
     ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
-    /* 3 kernels + 2 PCs + 2 final activities of held launches + the
+    /* 3 kernels + 2 PCs + 3 final activities of held launches + the
      * graph's */
-    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 8);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 9);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
 }
@@ -1340,7 +1346,7 @@ START_TEST(pcs_holds_threads)
             gpuprof__cupti_pcs_record_in((t << 32) | i);
     closed += gpuprof__cupti_pcs_release(true);
     uint64_t all, refused;
-    gpuprof__cupti_pcs_forget(&all, &refused);
+    gpuprof__cupti_pcs_forget(true, &all, &refused);
     ck_assert_uint_ge(all, closed); /* and those closed to make room */
     ck_assert_uint_eq(all + refused, HT_THREADS * HT_LAUNCHES);
     for (uintptr_t t = 1; t <= HT_THREADS; t++)

@@ -797,7 +797,6 @@ static void cu_fini(void *user)
     activities_off();
     if (pcs_on)
         gpuprof__cupti_pcs_done();
-    pcs_on = false;
     /* Every record is in: graph launches end here. */
     gpuprof__cupti_graphs_close();
     unsubscribe();

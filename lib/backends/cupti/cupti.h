@@ -188,9 +188,10 @@ size_t gpuprof__cupti_pcs_submit(const CUpti_PCSamplingData *d,
  * kernel record of corr must carry GPUPROF_ACTIVITY_MORE; record_in: it
  * was submitted. release: closes the held launches whose record is in
  * and that a later launch of their function replaced (all: every one
- * whose record is in); the number closed. forget: drops every entry
- * without closing (fini); the launches closed since the last forget, and
- * those that could not be held. */
+ * whose record is in); the number closed. forget: drops every entry,
+ * closing those still held when `close` (after the last records: fini);
+ * the launches closed since the last forget, and those that could not be
+ * held. */
 #define GP_CU_HELD_MAX 1024
 void gpuprof__cupti_pcs_hold_on(bool on);
 void gpuprof__cupti_pcs_note_launch(const char *name, uint64_t corr);
@@ -200,6 +201,7 @@ void gpuprof__cupti_pcs_note_graph_kernel(const char *name, uint64_t corr);
 bool gpuprof__cupti_pcs_held(uint64_t corr);
 void gpuprof__cupti_pcs_record_in(uint64_t corr);
 unsigned gpuprof__cupti_pcs_release(bool all);
-void gpuprof__cupti_pcs_forget(uint64_t *closed, uint64_t *refused);
+void gpuprof__cupti_pcs_forget(bool close, uint64_t *closed,
+                               uint64_t *refused);
 
 #endif /* GPUPROF_BACKENDS_CUPTI_CUPTI_H */

@@ -503,9 +503,8 @@ void gpuprof__cupti_pcs_done(void)
     if (!ran)
         return;
     gpuprof__cupti_pcs_hold_on(false);
-    gpuprof__cupti_pcs_release(true);
     uint64_t held, unheld;
-    gpuprof__cupti_pcs_forget(&held, &unheld);
+    gpuprof__cupti_pcs_forget(true, &held, &unheld);
     gp_cupti_counts k;
     gpuprof__cupti_counts(&k);
     int lvl = !tot.samples && k.kernels ? GPUPROF_LOG_WARN : GPUPROF_LOG_INFO;

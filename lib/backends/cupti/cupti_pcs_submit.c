@@ -211,11 +211,12 @@ unsigned gpuprof__cupti_pcs_release(bool all)
     return closed;
 }
 
-void gpuprof__cupti_pcs_forget(uint64_t *closed, uint64_t *refused)
+void gpuprof__cupti_pcs_forget(bool close, uint64_t *closed,
+                               uint64_t *refused)
 {
     pthread_mutex_lock(&hmu);
     while (ntab)
-        drop_locked(ntab - 1, false);
+        drop_locked(ntab - 1, close);
     *closed = held_closed;
     *refused = held_refused;
     held_closed = held_refused = 0;

@@ -49,8 +49,8 @@ $(B)/bench/cupti_launch: tests/bench/cupti_launch.cu tests/bench/bench.h $(LIB_S
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $@")
 	$(Q)$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra -Iinclude \
-	  -Itests -o $@ $< -L$(B)/lib -lgpuprof -Xlinker -rpath,'$$ORIGIN/../lib' \
-	  $(NVCC_LDFLAGS)
+	  -Itests -isystem $(CUPTI_INC) -o $@ $< -L$(B)/lib -lgpuprof -ldl \
+	  -Xlinker -rpath,'$$ORIGIN/../lib' $(NVCC_LDFLAGS)
 
 bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS) $(CUPTI_LAUNCH_BENCH)

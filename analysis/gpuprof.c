@@ -28,6 +28,10 @@
  *                         DIR-database); a progress line on a terminal.
  *                         Started by mpirun on several ranks, it runs
  *                         gpuprof-mpi beside it, which divides the work.
+ *   gpuprof run [-o DIR] [--trace] [--backends LIST] [--pc-sampling[=N]]
+ *               [--follow-children] [--] PROGRAM [ARGS...]
+ *                         measure a program that never calls libgpuprof
+ *                         (an_run.h): it is exec'd with the preload library
  *
  * Built only on the public libgpuprof-analysis API (gpuprof_analysis.h), as
  * a site's own scripts would be. Errors are one line on stderr naming the
@@ -48,6 +52,7 @@
 #include <unistd.h>
 
 #include "an_cli.h"
+#include "an_run.h"
 #include "gpuprof_analysis.h"
 
 static int usage(FILE *out, int rc)
@@ -83,6 +88,12 @@ static int usage(FILE *out, int rc)
                  "[--no-structure] [-o DB] DIR...\n"
                  "                             aggregate measurements into "
                  "an analysis database\n"
+                 "       gpuprof run [-o DIR] [--trace] [--backends LIST] "
+                 "[--pc-sampling[=N]]\n"
+                 "                   [--follow-children] [--log LEVEL] "
+                 "[--flush-period MS] [--] PROGRAM [ARGS...]\n"
+                 "                             measure a program that never "
+                 "calls libgpuprof\n"
                  "       gpuprof --version\n");
     return rc;
 }
@@ -536,6 +547,8 @@ int main(int argc, char **argv)
     if (argc == 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
                       !strcmp(argv[1], "-h")))
         return usage(stdout, 0);
+    if (argc >= 2 && !strcmp(argv[1], "run"))
+        return run_program(argc, argv);
     if (argc == 3 && !strcmp(argv[1], "dump"))
         return dump(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "report") && !is_database(argv[2]))

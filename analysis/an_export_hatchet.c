@@ -78,6 +78,7 @@ typedef struct xport {
     char *text;     /* the table: st as CSV fields, STAT_TEXT per pair */
     double *sum;    /* derived metrics' sums and counts, while computing */
     uint32_t *cnt;
+    uint8_t *used; /* per pair: some row has a non-zero value of it */
 } xport;
 
 static void x_free(xport *x)
@@ -99,6 +100,7 @@ static void x_free(xport *x)
     free(x->sum);
     free(x->cnt);
     free(x->text);
+    free(x->used);
 }
 
 /* Every metric with both variants, named once (by its inclusive id). */
@@ -151,7 +153,8 @@ static gpuprof_status x_init(xport *x, const gpuprof_an_db *db)
     x->sum = malloc(nm * sizeof(*x->sum));
     x->cnt = malloc(nm * sizeof(*x->cnt));
     x->text = malloc(nm * STAT_TEXT);
-    if (!x->incl || !x->excl || !x->field || !x->jkey || !x->rows || !x->v ||
+    x->used = calloc(nm, 1);
+    if (!x->used || !x->incl || !x->excl || !x->field || !x->jkey || !x->rows || !x->v ||
         !x->has || !x->ops || !x->nops || !x->st || !x->sum || !x->cnt ||
         !x->text)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -189,6 +192,26 @@ static void x_row(xport *x)
         for (uint32_t i = 0; i < x->nops[d] && !any; i++)
             any = x->has[x->ops[(size_t)d * MAX_OPS + i]];
         x->has[m] = any && x->v[m] != 0;
+    }
+}
+
+/* Marks the pairs that some row fills (a non-zero value of either
+ * variant): one pass over cct.db, so that the exports leave out the
+ * metrics nothing measured. */
+static void x_used(xport *x)
+{
+    uint32_t p, left = x->npairs;
+    for (uint32_t c = 0; left && c < gpuprof_an_db_context_count(x->db); c++) {
+        gpuprof__an_rows_start(x->rows, c);
+        while (left && gpuprof__an_rows_next(x->rows, &p, x->v)) {
+            x_row(x);
+            for (uint32_t k = 0; k < x->npairs; k++)
+                if (!x->used[k] &&
+                    (x->v[x->excl[k]] != 0 || x->v[x->incl[k]] != 0)) {
+                    x->used[k] = 1;
+                    left--;
+                }
+        }
     }
 }
 
@@ -331,6 +354,8 @@ static void table_header(const xport *x, FILE *out)
 {
     fputs("context,parent,kind,name,profile,host,rank,pid,tid,thread", out);
     for (uint32_t i = 0; i < x->npairs * NFIELDS; i++) {
+        if (!x->used[i / NFIELDS])
+            continue;
         fputs(",", out);
         gpuprof__an_csv_str(out, x->field[i]);
     }
@@ -376,6 +401,8 @@ static void table_row(const xport *x, FILE *out, uint32_t c, uint32_t p)
             gpuprof_an_db_profile_tid(db, p));
     gpuprof__an_csv_str(out, gpuprof_an_db_profile_thread_name(db, p));
     for (uint32_t k = 0; k < x->npairs; k++) {
+        if (!x->used[k])
+            continue;
         fputs(",", out);
         gpuprof__an_num(out, x->v[x->excl[k]], "");
         fputs(",", out);
@@ -385,14 +412,47 @@ static void table_row(const xport *x, FILE *out, uint32_t c, uint32_t p)
     fputs("\n", out);
 }
 
+/* Profile p's long rows at context c: "context,profile,metric,value" per
+ * non-zero value, exclusive ("M") before inclusive ("M (inc)"). */
+static void table_long_rows(const xport *x, FILE *out, uint32_t c, uint32_t p)
+{
+    for (uint32_t k = 0; k < x->npairs; k++)
+        for (int i = 0; i < 2; i++) {
+            double v = x->v[i ? x->incl[k] : x->excl[k]];
+            if (v == 0)
+                continue;
+            fprintf(out, "%" PRIu32 ",%" PRIu32 ",", c, p);
+            gpuprof__an_csv_str(out, x->field[k * NFIELDS + i]);
+            fputs(",", out);
+            gpuprof__an_num(out, v, "");
+            fputs("\n", out);
+        }
+}
+
+static void table_long(xport *x, FILE *out)
+{
+    fputs("context,profile,metric,value\n", out);
+    for (uint32_t c = 0; c < gpuprof_an_db_context_count(x->db); c++) {
+        uint32_t p;
+        gpuprof__an_rows_start(x->rows, c);
+        while (gpuprof__an_rows_next(x->rows, &p, x->v)) {
+            x_row(x);
+            table_long_rows(x, out, c, p);
+        }
+    }
+}
+
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_db_export_table(const gpuprof_an_db *db, FILE *out, uint32_t flags)
 {
-    if (!db || !out || flags)
+    if (!db || !out || (flags & ~GPUPROF_AN_TABLE_LONG))
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     xport x;
     gpuprof_status st = x_init(&x, db);
-    if (st == GPUPROF_OK) {
+    if (st == GPUPROF_OK && (flags & GPUPROF_AN_TABLE_LONG)) {
+        table_long(&x, out);
+    } else if (st == GPUPROF_OK) {
+        x_used(&x);
         table_header(&x, out);
         for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++) {
             x_stats(&x, c);

@@ -16,7 +16,7 @@
  *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]...
  *                  [--importance] [-o FILE] DB
  *                         folded stacks for flame graphs
- *   gpuprof export --hatchet|--table [--derive NAME=FORMULA]...
+ *   gpuprof export --hatchet|--table [--long] [--derive NAME=FORMULA]...
  *                  [--importance] [-o FILE] DB
  *                         JSON for hatchet.GraphFrame.from_literal, or a
  *                         CSV table for pandas.read_csv (every metric)
@@ -76,7 +76,7 @@ static int usage(FILE *out, int rc)
                  "                      [--importance] [-o FILE] DB\n"
                  "                             folded stacks (flame graphs) "
                  "of a database\n"
-                 "       gpuprof export --hatchet|--table "
+                 "       gpuprof export --hatchet|--table [--long] "
                  "[--derive NAME=FORMULA]...\n"
                  "                      [--importance] [-o FILE] DB\n"
                  "                             JSON for Hatchet, or CSV "
@@ -230,7 +230,7 @@ typedef struct vopts {
     const char *derive[16];
     uint32_t nmetric, nderive, depth, flags;
     long context;
-    int trace, importance, pc;
+    int trace, importance, pc, long_form;
     gpuprof_an_view view;
     double threshold;
     const char *out;       /* -o */
@@ -261,6 +261,10 @@ static int view_option(vopts *o, char **argv, int *i)
     }
     if (!strcmp(opt, "--pc")) {
         o->pc = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--long")) {
+        o->long_form = 1;
         return 0; /* no argument */
     }
     if (!strcmp(opt, "--trace")) {
@@ -328,6 +332,8 @@ static int view_check(const vopts *o, int mode)
         return usage_error("%s: %s is an option of report views; it has no "
                            "meaning here",
                            m, o->view_only);
+    if (mode != M_TABLE && o->long_form)
+        return usage_error("%s: --long is an option of export --table", m);
     if (mode == M_REPORT && o->out)
         return usage_error("report: -o is an option of export; a report "
                            "goes to stdout");
@@ -430,7 +436,8 @@ static int db_view(int argc, char **argv, int first, int mode)
     else if (st == GPUPROF_OK && mode == M_HATCHET)
         st = gpuprof_an_db_export_hatchet(db, out.f, 0);
     else if (st == GPUPROF_OK && mode == M_TABLE)
-        st = gpuprof_an_db_export_table(db, out.f, 0);
+        st = gpuprof_an_db_export_table(db, out.f,
+                                        o.long_form ? GPUPROF_AN_TABLE_LONG : 0);
     else if (st == GPUPROF_OK && o.trace)
         st = gpuprof_an_db_print_trace(db, out.f, 0);
     else if (st == GPUPROF_OK && o.context >= 0)

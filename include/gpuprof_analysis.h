@@ -579,6 +579,12 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet(
  * gpuprof_an_db_export_hatchet. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_table(
     const gpuprof_an_db *db, FILE *out, uint32_t flags);
+/* Flag of gpuprof_an_db_export_table: the long form instead, the header
+ * "context,profile,metric,value" and one row per non-zero value, by
+ * context, then profile, then metric; per metric M the exclusive value is
+ * named "M", the inclusive one "M (inc)". Without it, metrics that no row
+ * has a non-zero value of are left out of the table. Since 0.1. */
+#define GPUPROF_AN_TABLE_LONG 0x01u
 
 /* Adds a derived metric (seed 000 §7.1) to an open database: `formula`
  * over metric names with + - * /, unary minus, numbers and parentheses,

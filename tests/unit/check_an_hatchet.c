@@ -240,6 +240,55 @@ START_TEST(small_database_exact_bytes)
 }
 END_TEST
 
+/* The long form: (context, profile, metric, value) per non-zero value,
+ * derived metrics included. */
+static const char small_long[] =
+    "context,profile,metric,value\n"
+    "0,0,time (inc),137\n0,0,calls (inc),3\n"
+    "0,0,per_call (inc),45.666666666666664\n"
+    "0,1,time (inc),60\n0,1,calls (inc),1\n0,1,per_call (inc),60\n"
+    "1,0,time,100\n1,0,time (inc),130\n1,0,calls,2\n1,0,calls (inc),3\n"
+    "1,0,per_call,50\n1,0,per_call (inc),43.333333333333336\n"
+    "1,1,time,50\n1,1,time (inc),60\n1,1,calls,1\n1,1,calls (inc),1\n"
+    "1,1,per_call,50\n1,1,per_call (inc),60\n"
+    "2,0,time,30\n2,0,time (inc),30\n2,0,calls,1\n2,0,calls (inc),1\n"
+    "2,0,per_call,30\n2,0,per_call (inc),30\n"
+    "2,1,time,10\n2,1,time (inc),10\n"
+    "3,0,time,7\n3,0,time (inc),7\n";
+
+static gpuprof_status table_long(const gpuprof_an_db *db, FILE *f,
+                                 uint32_t flags)
+{
+    (void)flags;
+    return gpuprof_an_db_export_table(db, f, GPUPROF_AN_TABLE_LONG);
+}
+
+START_TEST(long_table_and_unused_metrics)
+{
+    gpuprof_an_db *db = small_db();
+    char *csv = export_text(db, table_long);
+    assert_same(csv, small_long);
+    free(csv);
+    gpuprof_an_db_close(db);
+    /* A metric that nothing filled has no columns in the wide table. */
+    tp_builder *b = tp_new("h", 7, 0);
+    tp_clear_metrics(b);
+    uint32_t t = tp_metric(b, "time", GPUPROF_IO_UNIT_NS, GPUPROF_IO_KIND_REGION);
+    tp_metric(b, "unused", GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_REGION);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    tp_node_value(b, tp_region(b, 0, "r", 0, 0, 0), t, 5);
+    db = analyze_open(b);
+    csv = export_text(db, gpuprof_an_db_export_table);
+    assert_same(csv, "context,parent,kind,name,profile,host,rank,pid,tid,thread,"
+                     "time,time (inc),time (min),time (mean),time (max),"
+                     "time (min) (inc),time (mean) (inc),time (max) (inc)\n"
+                     "0,,root,<program root>,0,h,0,7,100,main,0,5,0,0,0,5,5,5\n"
+                     "1,0,region,r,0,h,0,7,100,main,5,5,5,5,5,5,5,5\n");
+    free(csv);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 /* The statistics the exports write are gpuprof_an_db_stat's, derived
  * metrics included (computed there from its own per-profile values). */
 START_TEST(statistics_are_the_databases)
@@ -277,8 +326,8 @@ START_TEST(bad_arguments)
                      GPUPROF_E_INVALID);
     ck_assert_int_eq(gpuprof_an_db_export_table(NULL, null, 0),
                      GPUPROF_E_INVALID);
-    ck_assert_int_eq(gpuprof_an_db_export_table(db, null, 1),
-                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_an_db_export_table(db, null, 2),
+                     GPUPROF_E_INVALID); /* 1 is GPUPROF_AN_TABLE_LONG */
     fclose(null);
     /* A stream that cannot be written. */
     FILE *ro = fopen("/dev/null", "r");
@@ -495,6 +544,7 @@ int main(void)
         {"bad_arguments", bad_arguments, 60},
         {"writers", writers, 60},
         {"deep_tree", deep_tree_without_recursion, 120},
+        {"long_table", long_table_and_unused_metrics, 60},
     };
     return RUN_SUITE("an_hatchet", cases);
 }

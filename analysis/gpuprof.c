@@ -138,17 +138,25 @@ static int is_database(const char *dir)
     return access(p, F_OK) == 0;
 }
 
-/* The metric a database view shows when none is named. */
+/* The metric a database view shows when none is named: GPU time, else
+ * region time, else the first metric, taking the first of them that has
+ * data (a non-zero inclusive sum at the root); a database without any
+ * data gets the first of them it has. */
 static const char *default_metric(const gpuprof_an_db *db)
 {
     static const char *const pref[] = {"gpu.time", "region.time.excl"};
-    uint32_t m;
-    for (int i = 0; i < 2; i++)
-        if (gpuprof_an_db_metric_find(db, pref[i], GPUPROF_AN_INCLUSIVE, &m) ==
+    const char *first = NULL;
+    uint32_t m, n = gpuprof_an_db_metric_count(db);
+    for (uint32_t i = 0; i < 2 + n; i++) {
+        const char *name = i < 2 ? pref[i] : gpuprof_an_db_metric_name(db, i - 2);
+        if (gpuprof_an_db_metric_find(db, name, GPUPROF_AN_INCLUSIVE, &m) !=
             GPUPROF_OK)
-            return pref[i];
-    return gpuprof_an_db_metric_count(db) ? gpuprof_an_db_metric_name(db, 0)
-                                          : NULL;
+            continue;
+        first = first ? first : name;
+        if (gpuprof_an_db_stat(db, 0, m, GPUPROF_AN_STAT_SUM) != 0)
+            return name;
+    }
+    return first;
 }
 
 /* ---- output files ----------------------------------------------------------
@@ -379,6 +387,10 @@ static int db_view(int argc, char **argv, int first, int mode)
 {
     vopts o = {
         .context = -1, .view = GPUPROF_AN_VIEW_TOPDOWN, .threshold = 1.0};
+    static const char *const with_arg[] = {
+        "--metric", "--derive", "-o",   "--threshold", "--depth",
+        "--context", "--sort",  "--view", NULL};
+    cli_permute(argc, argv, first, with_arg);
     int i = first, rc;
     for (; i + 1 < argc && argv[i][0] == '-'; i++)
         if ((rc = view_option(&o, argv, &i)) != 0)
@@ -456,6 +468,8 @@ static int db_view(int argc, char **argv, int first, int mode)
 static int chrome(int argc, char **argv)
 {
     const char *path = NULL;
+    static const char *const with_arg[] = {"-o", NULL};
+    cli_permute(argc, argv, 3, with_arg);
     int i = 3;
     if (i + 1 < argc && !strcmp(argv[i], "-o")) {
         path = argv[i + 1];

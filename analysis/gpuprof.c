@@ -16,7 +16,8 @@
  *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]...
  *                  [--importance] [-o FILE] DB
  *                         folded stacks for flame graphs
- *   gpuprof export --hatchet|--table [--long] [--derive NAME=FORMULA]...
+ *   gpuprof export --hatchet [--metric NAME]... [--stats] | --table [--long]
+ *                  [--derive NAME=FORMULA]...
  *                  [--importance] [-o FILE] DB
  *                         JSON for hatchet.GraphFrame.from_literal, or a
  *                         CSV table for pandas.read_csv (every metric)
@@ -76,8 +77,9 @@ static int usage(FILE *out, int rc)
                  "                      [--importance] [-o FILE] DB\n"
                  "                             folded stacks (flame graphs) "
                  "of a database\n"
-                 "       gpuprof export --hatchet|--table [--long] "
-                 "[--derive NAME=FORMULA]...\n"
+                 "       gpuprof export --hatchet [--metric NAME]... [--stats] "
+                 "| --table [--long]\n"
+                 "                      [--derive NAME=FORMULA]...\n"
                  "                      [--importance] [-o FILE] DB\n"
                  "                             JSON for Hatchet, or CSV "
                  "for pandas (every metric)\n"
@@ -238,7 +240,7 @@ typedef struct vopts {
     const char *derive[16];
     uint32_t nmetric, nderive, depth, flags;
     long context;
-    int trace, importance, pc, long_form;
+    int trace, importance, pc, long_form, stats;
     gpuprof_an_view view;
     double threshold;
     const char *out;       /* -o */
@@ -273,6 +275,10 @@ static int view_option(vopts *o, char **argv, int *i)
     }
     if (!strcmp(opt, "--long")) {
         o->long_form = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--stats")) {
+        o->stats = 1;
         return 0; /* no argument */
     }
     if (!strcmp(opt, "--trace")) {
@@ -345,7 +351,9 @@ static int view_check(const vopts *o, int mode)
     if (mode == M_REPORT && o->out)
         return usage_error("report: -o is an option of export; a report "
                            "goes to stdout");
-    if ((mode == M_HATCHET || mode == M_TABLE) && o->nmetric)
+    if (mode != M_HATCHET && o->stats)
+        return usage_error("%s: --stats is an option of export --hatchet", m);
+    if (mode == M_TABLE && o->nmetric)
         return usage_error("%s writes every metric: --metric has no meaning "
                            "here (--derive adds one)",
                            m);
@@ -446,7 +454,9 @@ static int db_view(int argc, char **argv, int first, int mode)
     if (st == GPUPROF_OK && mode == M_FOLDED)
         st = gpuprof_an_db_print_folded(db, out.f, o.metric[0], 0);
     else if (st == GPUPROF_OK && mode == M_HATCHET)
-        st = gpuprof_an_db_export_hatchet(db, out.f, 0);
+        st = gpuprof_an_db_export_hatchet_metrics(
+            db, out.f, o.metric, o.nmetric,
+            o.stats ? GPUPROF_AN_HATCHET_STATS : 0);
     else if (st == GPUPROF_OK && mode == M_TABLE)
         st = gpuprof_an_db_export_table(db, out.f,
                                         o.long_form ? GPUPROF_AN_TABLE_LONG : 0);

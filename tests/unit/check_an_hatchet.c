@@ -127,8 +127,8 @@ static void assert_same(const char *got, const char *want)
 
 static const char small_json[] =
     "[\n"
-    "{\"frame\": {\"name\": \"<program root>\", \"type\": \"root\", "
-    "\"context\": 0}, \"metrics\": {"
+    "{\"frame\": {\"name\": \"<program root>\", \"type\": \"root\"}, "
+    "\"metrics\": {"
     "\"time\": 0, \"time (inc)\": 197, \"time (min)\": 0, \"time (mean)\": 0, "
     "\"time (max)\": 0, \"time (min) (inc)\": 60, \"time (mean) (inc)\": 98.5, "
     "\"time (max) (inc)\": 137, "
@@ -139,7 +139,7 @@ static const char small_json[] =
     "\"per_call (mean)\": 0, \"per_call (max)\": 0, \"per_call (min) (inc)\": "
     "45.666666666666664, \"per_call (mean) (inc)\": 52.83333333333333, "
     "\"per_call (max) (inc)\": 60}, \"children\": [\n"
-    " {\"frame\": {\"name\": \"solve\", \"type\": \"region\", \"context\": 1}, "
+    " {\"frame\": {\"name\": \"solve\", \"type\": \"region\"}, "
     "\"metrics\": {"
     "\"time\": 150, \"time (inc)\": 190, \"time (min)\": 50, \"time (mean)\": "
     "75, \"time (max)\": 100, \"time (min) (inc)\": 60, \"time (mean) (inc)\": "
@@ -151,8 +151,8 @@ static const char small_json[] =
     "\"per_call (mean)\": 50, \"per_call (max)\": 50, \"per_call (min) "
     "(inc)\": 43.333333333333336, \"per_call (mean) (inc)\": "
     "51.66666666666667, \"per_call (max) (inc)\": 60}, \"children\": [\n"
-    "  {\"frame\": {\"name\": \"<context 2>\", \"type\": \"region\", "
-    "\"context\": 2}, \"metrics\": {"
+    "  {\"frame\": {\"name\": \"<context 2>\", \"type\": \"region\"}, "
+    "\"metrics\": {"
     "\"time\": 40, \"time (inc)\": 40, \"time (min)\": 10, \"time (mean)\": "
     "20, \"time (max)\": 30, \"time (min) (inc)\": 10, \"time (mean) (inc)\": "
     "20, \"time (max) (inc)\": 30, "
@@ -163,8 +163,8 @@ static const char small_json[] =
     "\"per_call (mean)\": 30, \"per_call (max)\": 30, \"per_call (min) "
     "(inc)\": 30, \"per_call (mean) (inc)\": 30, \"per_call (max) (inc)\": "
     "30}, \"children\": []}]},\n"
-    " {\"frame\": {\"name\": \"a,b\\nc\", \"type\": \"region\", \"context\": "
-    "3}, \"metrics\": {"
+    " {\"frame\": {\"name\": \"a,b\\nc\", \"type\": \"region\"}, "
+    "\"metrics\": {"
     "\"time\": 7, \"time (inc)\": 7, \"time (min)\": 7, \"time (mean)\": 7, "
     "\"time (max)\": 7, \"time (min) (inc)\": 7, \"time (mean) (inc)\": 7, "
     "\"time (max) (inc)\": 7, "
@@ -217,19 +217,58 @@ static const char small_csv[] =
     "0,0,0,0,0,0,0,0,"
     "0,0,0,0,0,0,0,0\n";
 
+static const char small_json_plain_root[] =
+    "[\n{\"frame\": {\"name\": \"<program root>\", \"type\": \"root\"}, "
+    "\"metrics\": {\"time\": 0, \"time (inc)\": 197, \"calls\": 0, "
+    "\"calls (inc)\": 4, \"per_call\": 0, \"per_call (inc)\": 49.25}, "
+    "\"children\": [\n {\"frame\": {\"name\": \"solve\", \"type\": "
+    "\"region\"}, \"metrics\": {\"time\": 150, \"time (inc)\": 190, ";
+static const char small_json_calls_root[] =
+    "[\n{\"frame\": {\"name\": \"<program root>\", \"type\": \"root\"}, "
+    "\"metrics\": {\"calls\": 0, \"calls (inc)\": 4}, \"children\": [\n";
+
+static gpuprof_status hatchet_stats(const gpuprof_an_db *db, FILE *f,
+                                    uint32_t flags)
+{
+    (void)flags;
+    return gpuprof_an_db_export_hatchet(db, f, GPUPROF_AN_HATCHET_STATS);
+}
+
 START_TEST(small_database_exact_bytes)
 {
     gpuprof_an_db *db = small_db();
     ck_assert_uint_eq(gpuprof_an_db_context_count(db), 4);
     ck_assert_str_eq(gpuprof_an_db_context_name(db, 2), "");
-    char *json = export_text(db, gpuprof_an_db_export_hatchet);
+    char *json = export_text(db, hatchet_stats);
     assert_same(json, small_json);
     free(json);
+    /* By default: no statistics, no context ids (frames of two runs match). */
+    json = export_text(db, gpuprof_an_db_export_hatchet);
+    ck_assert_int_eq(strncmp(json, small_json_plain_root,
+                             strlen(small_json_plain_root)), 0);
+    ck_assert_ptr_null(strstr(json, "(min)"));
+    free(json);
+    /* --metric: the named ones only; an unknown one is refused. */
+    const char *pick[1] = {"calls"};
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *mf = open_memstream(&text, &tlen);
+    ck_assert_int_eq(gpuprof_an_db_export_hatchet_metrics(db, mf, pick, 1, 0),
+                     GPUPROF_OK);
+    fclose(mf);
+    ck_assert_int_eq(strncmp(text, small_json_calls_root,
+                             strlen(small_json_calls_root)), 0);
+    free(text);
+    pick[0] = "nope";
+    mf = fopen("/dev/null", "w");
+    ck_assert_int_eq(gpuprof_an_db_export_hatchet_metrics(db, mf, pick, 1, 0),
+                     GPUPROF_E_NOTFOUND);
+    fclose(mf);
     char *csv = export_text(db, gpuprof_an_db_export_table);
     assert_same(csv, small_csv);
     free(csv);
     /* Folded stacks name context 2 too. */
-    char *text = NULL;
+    text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     ck_assert_int_eq(gpuprof_an_db_print_folded(db, f, "time", 0), GPUPROF_OK);
@@ -322,8 +361,8 @@ START_TEST(bad_arguments)
                      GPUPROF_E_INVALID);
     ck_assert_int_eq(gpuprof_an_db_export_hatchet(db, NULL, 0),
                      GPUPROF_E_INVALID);
-    ck_assert_int_eq(gpuprof_an_db_export_hatchet(db, null, 1),
-                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_an_db_export_hatchet(db, null, 2),
+                     GPUPROF_E_INVALID); /* 1 is GPUPROF_AN_HATCHET_STATS */
     ck_assert_int_eq(gpuprof_an_db_export_table(NULL, null, 0),
                      GPUPROF_E_INVALID);
     ck_assert_int_eq(gpuprof_an_db_export_table(db, null, 2),
@@ -454,13 +493,11 @@ static char *deep_json(void)
     for (int d = 0; d <= DEEP; d++) {
         int x = d == DEEP;
         fprintf(f,
-                "\n%*s{\"frame\": {\"name\": \"%s\", \"type\": \"%s\", "
-                "\"context\": %d}, \"metrics\": {\"time\": %d, \"time "
-                "(inc)\": 1, \"time (min)\": %d, \"time (mean)\": %d, \"time "
-                "(max)\": %d, \"time (min) (inc)\": 1, \"time (mean) (inc)\": "
-                "1, \"time (max) (inc)\": 1}, \"children\": [",
+                "\n%*s{\"frame\": {\"name\": \"%s\", \"type\": \"%s\"}, "
+                "\"metrics\": {\"time\": %d, \"time (inc)\": 1}, "
+                "\"children\": [",
                 d < 64 ? d : 64, "", d ? "r" : "<program root>",
-                d ? "region" : "root", d, x, x, x, x);
+                d ? "region" : "root", x);
     }
     for (int d = 0; d <= DEEP; d++)
         fputs("]}", f);

@@ -2,7 +2,8 @@
  * cl_plain.c - an OpenCL program that never calls libgpuprof, for `gpuprof
  * run` (tests/scripts/gpuprof-run.sh): on the default device it launches
  * the kernel `scale` 5 times and `shift` 3 times, reads the result back,
- * checks it and exits 0 (3 when OpenCL fails, 4 on a wrong result).
+ * maps the buffer once and unmaps it, checks the result and exits 0 (3
+ * when OpenCL fails, 4 on a wrong result).
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -39,6 +40,12 @@ static int run(cl_context ctx, cl_device_id dev, cl_command_queue q)
         err |= clEnqueueNDRangeKernel(q, shift, 1, NULL, &global, NULL, 0,
                                       NULL, NULL);
     err |= clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof(a), a, 0, NULL, NULL);
+    cl_int merr;
+    float *mp = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, sizeof(a), 0,
+                                  NULL, NULL, &merr);
+    if (merr || !mp || mp[1] != a[1])
+        return 3;
+    err |= clEnqueueUnmapMemObject(q, m, mp, 0, NULL, NULL);
     clFinish(q);
     clReleaseMemObject(m);
     clReleaseKernel(scale);

@@ -125,6 +125,12 @@ else
   if [ $rc -eq 0 ] && [ "$(profiles "$tmp/cl0")" -eq 1 ] &&
      [ "$(kernels "$tmp/cl0" scale)" = 5 ] && [ "$(kernels "$tmp/cl0" shift)" = 3 ]; then
     pass "OpenCL program without gpuprof calls: kernel scale 5, shift 3, one profile on a cold PoCL cache"
+    ops() { "$G" report "$1" | awk -v k="$2" 'NF > 1 && $NF == k { s += $1 } END { print s + 0 }'; }
+    if [ "$(ops "$tmp/cl0" '<map>')" = 1 ] && [ "$(ops "$tmp/cl0" '<unmap>')" = 1 ]; then
+      pass "one <map> and one <unmap>, told apart"
+    else
+      fail "<map> $(ops "$tmp/cl0" '<map>'), <unmap> $(ops "$tmp/cl0" '<unmap>')"
+    fi
   else
     fail "OpenCL program (rc=$rc, $(profiles "$tmp/cl0") profiles, scale $(kernels "$tmp/cl0" scale), shift $(kernels "$tmp/cl0" shift))"
     cat "$tmp/cl0.out"

@@ -395,6 +395,18 @@ static gpuprof_status print_view_rows(view *v, rows *r, const char *what)
     }
     fprintf(v->out, "; columns per metric: inclusive, share, exclusive; "
             "under %.2f%% left out\n", 100 * v->min_share);
+    /* Column headers: each metric's name over its three columns, then
+     * what they are (a ratio has no share). */
+    for (uint32_t k = 0; k < v->ncol; k++)
+        fprintf(v->out, "%37.37s%s", gpuprof_an_db_metric_name(v->db, v->mi[k]),
+                k + 1 < v->ncol ? " " : "\n");
+    for (uint32_t k = 0; k < v->ncol; k++)
+        fprintf(v->out, "%14s %7s %14s ", "inclusive",
+                gpuprof__an_db_additive(v->db, v->mi[k]) && v->total[k] > 0
+                    ? "share"
+                    : "",
+                "exclusive");
+    fprintf(v->out, " %s\n", strcmp(what, "top-down") ? "procedure" : "context");
     /* The top level linked as siblings, largest first. */
     for (uint32_t i = 0; i + 1 < ntop; i++)
         r->next[top[i]] = top[i + 1];

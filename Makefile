@@ -175,7 +175,7 @@ $(AN_SO): $(AN_OBJS) $(IO_OBJS) analysis/libgpuprof-analysis.map
 	$(Q)ln -sf $(AN_SONAME) $(B)/lib/libgpuprof-analysis.so
 
 # The command uses only the public analysis header.
-$(GPUPROF_BIN): analysis/gpuprof.c $(AN_SO)
+$(GPUPROF_BIN): analysis/gpuprof.c analysis/an_cli.h analysis/an_run.h $(AN_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/gpuprof.c \

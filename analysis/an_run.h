@@ -165,6 +165,69 @@ static int run_check(const char *prog, const char *path)
     return 0;
 }
 
+/* A script's "#!INTERP [ARG]" line, as the kernel reads it (one optional
+ * argument, the rest of the line); false when `path` is not a script. */
+static bool run_shebang(const char *path, char *interp, size_t isz, char *arg,
+                        size_t asz)
+{
+    char line[512];
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool ok = fgets(line, sizeof(line), f) && line[0] == '#' && line[1] == '!';
+    fclose(f);
+    if (!ok)
+        return false;
+    char *p = line + 2, *e;
+    p += strspn(p, " \t");
+    e = p + strcspn(p, " \t\n");
+    char *a = e + strspn(e, " \t");
+    a[strcspn(a, "\n")] = '\0';
+    for (size_t n = strlen(a); n && (a[n - 1] == ' ' || a[n - 1] == '\t');)
+        a[--n] = '\0';
+    *e = '\0';
+    if (!*p || (size_t)snprintf(interp, isz, "%s", p) >= isz ||
+        (size_t)snprintf(arg, asz, "%s", a) >= asz)
+        return false;
+    return true;
+}
+
+/* A script runs its interpreter, which is then what is measured: execs
+ * of "#!/usr/bin/env NAME" go straight to NAME from PATH (env would be
+ * measured, and drop the preload library before NAME runs). *argv (argc
+ * entries from argv[0]) becomes the interpreter's arguments, path its
+ * file; up to 4 levels of scripts. Returns false when out of memory. */
+static bool run_interpreter(char ***argv, int *argc, char *path, size_t psz)
+{
+    for (int level = 0; level < 4; level++) {
+        char interp[PATH_MAX], arg[256], found[PATH_MAX];
+        if (!run_shebang(path, interp, sizeof(interp), arg, sizeof(arg)))
+            return true;
+        const char *base = strrchr(interp, '/');
+        base = base ? base + 1 : interp;
+        bool env = !strcmp(base, "env") && arg[0] && arg[0] != '-' &&
+                   !strchr(arg, ' ') && run_find(arg, found, sizeof(found));
+        char **v = calloc((size_t)*argc + 3, sizeof(*v));
+        char *script = strdup(path), *a0 = strdup(env ? arg : interp);
+        char *a1 = !env && arg[0] ? strdup(arg) : NULL;
+        if (!v || !script || !a0 || (!env && arg[0] && !a1)) {
+            free(v), free(script), free(a0), free(a1);
+            return false;
+        }
+        int n = 0;
+        v[n++] = a0;
+        if (a1)
+            v[n++] = a1;
+        v[n++] = script;
+        for (int k = 1; k < *argc; k++)
+            v[n++] = (*argv)[k];
+        *argv = v; /* kept until the exec */
+        *argc = n;
+        snprintf(path, psz, "%s", env ? found : interp);
+    }
+    return true;
+}
+
 /* libgpuprof-preload.so beside the analysis library in use (build/lib, or
  * LIBDIR once installed); GPUPROF_PRELOAD_LIBRARY names another. */
 static bool run_preload_path(char *out, size_t size)
@@ -222,8 +285,24 @@ static int run_program(int argc, char **argv)
         fprintf(stderr, "gpuprof run: %s: command not found\n", argv[i]);
         return 127;
     }
-    if ((rc = run_check(argv[i], path)) != 0)
+    char **pargv = argv + i;
+    int pargc = argc - i;
+    bool script = run_shebang(path, lib, sizeof(lib), lib, sizeof(lib));
+    if (!run_interpreter(&pargv, &pargc, path, sizeof(path))) {
+        fprintf(stderr, "gpuprof run: out of memory\n");
+        return 1;
+    }
+    if ((rc = run_check(pargv[0], path)) != 0)
         return rc;
+    const char *shell = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    const char *follow = getenv("GPUPROF_FOLLOW_CHILDREN");
+    if (script && !follow &&
+        (!strcmp(shell, "sh") || !strcmp(shell, "bash") ||
+         !strcmp(shell, "dash") || !strcmp(shell, "zsh") ||
+         !strcmp(shell, "ksh")))
+        fprintf(stderr, "gpuprof run: note: %s is a shell script: the shell "
+                "is measured, not the programs it starts (--follow-children "
+                "measures those)\n", argv[i]);
     if (!run_preload_path(lib, sizeof(lib))) {
         fprintf(stderr, "gpuprof run: no preload library at %s (set "
                 "GPUPROF_PRELOAD_LIBRARY)\n", lib);
@@ -240,7 +319,7 @@ static int run_program(int argc, char **argv)
     }
     if (!run_set_preload(lib))
         return 1;
-    execv(path, argv + i);
+    execv(path, pargv);
     fprintf(stderr, "gpuprof run: %s: %s\n", path, strerror(errno));
     return errno == ENOENT ? 127 : 126;
 }

@@ -73,6 +73,28 @@ else
   fail "the child's LD_PRELOAD: $(cat "$tmp/c2.out")"
 fi
 
+# --- scripts: their interpreter is measured -------------------------------
+mkdir -p "$tmp/bin" && cp "$P" "$tmp/bin/plainprog"
+printf '#!/usr/bin/env plainprog\n' >"$tmp/s1" && chmod +x "$tmp/s1"
+PATH=$tmp/bin:$PATH "$G" run -o "$tmp/s1d" "$tmp/s1" x </dev/null >/dev/null 2>&1
+if [ "$(profiles "$tmp/s1d")" -eq 1 ] &&
+   "$G" dump "$tmp/s1d"/*.gpuprof | grep -q "^program    plainprog $tmp/s1 x\$"; then
+  pass "#!/usr/bin/env NAME: NAME itself is measured (not env)"
+else
+  fail "#!/usr/bin/env NAME"; ls "$tmp/s1d"; "$G" dump "$tmp/s1d"/*.gpuprof | head -3
+fi
+printf '#!/bin/sh\nexec %s 4\n' "$P" >"$tmp/s2" && chmod +x "$tmp/s2"
+"$G" run -o "$tmp/s2d" "$tmp/s2" </dev/null >/dev/null 2>"$tmp/s2.err"
+rc=$?
+"$G" run --follow-children -o "$tmp/s3d" "$tmp/s2" </dev/null >/dev/null 2>"$tmp/s3.err"
+rc3=$?
+if [ $rc -eq 4 ] && [ $rc3 -eq 4 ] && grep -q "^gpuprof run: note: $tmp/s2 is a shell script: the shell is measured" "$tmp/s2.err" &&
+   ! grep -q note "$tmp/s3.err" && [ "$(profiles "$tmp/s3d")" -eq 1 ]; then
+  pass "a shell script: a note, exit 4 kept; --follow-children measures the program it execs"
+else
+  fail "a shell script (rc $rc/$rc3, $(profiles "$tmp/s3d") profiles)"; cat "$tmp/s2.err" "$tmp/s3.err"
+fi
+
 # --- usage and programs that cannot be measured -----------------------------
 usage_case() { # WANT-RC WANT-STDERR-PATTERN WHAT ARGS...
   local want=$1 pat=$2 what=$3

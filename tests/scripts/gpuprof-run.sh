@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `gpuprof run`: programs that never call libgpuprof (tests/run/plain.c,
-# tests/run/cl_plain.c) measured through the preload library. The exit
+# tests/run/cl_plain.c, tests/run/cl_ctypes.py under python3) measured
+# through the preload library. The exit
 # status, a death by signal, the pid and stdin/stdout are the program's
 # own; children are measured only with --follow-children (fork + exec of
 # another program, and the linker PoCL starts on a cold kernel cache);
@@ -163,6 +164,16 @@ else
     pass "--follow-children: the linker PoCL starts is measured too ($n profiles)"
   else
     fail "--follow-children under PoCL: $n profiles"
+  fi
+  # A Python interpreter running an OpenCL program through ctypes.
+  if [ -x /usr/bin/python3 ]; then
+    POCL_CACHE_DIR=$tmp/pocl0 "$G" run -o "$tmp/py" /usr/bin/python3 tests/run/cl_ctypes.py >/dev/null 2>&1
+    rc=$?
+    if [ $rc -eq 5 ] && [ "$(profiles "$tmp/py")" -eq 1 ] && [ "$(kernels "$tmp/py" twice)" = 7 ]; then
+      pass "python3 running OpenCL through ctypes: kernel twice 7, exit status 5 kept"
+    else
+      fail "python3 + ctypes OpenCL (rc=$rc, twice $(kernels "$tmp/py" twice))"
+    fi
   fi
   POCL_CACHE_DIR=$tmp/pocl0 "$G" run --backends none -o "$tmp/cl2" "$CL" >/dev/null 2>&1
   if [ "$(kernels "$tmp/cl2" scale)" = 0 ] && [ "$(profiles "$tmp/cl2")" -eq 1 ]; then

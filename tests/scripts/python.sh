@@ -3,7 +3,8 @@
 # (python/tests/test_gpuprof.py: exact values on the database of
 # tests/sim/sim_demo, regions measured from Python), `pip install` from the
 # checkout (offline, --no-build-isolation) and the installed copy reading
-# the database, and examples/python/kernels.py's exact table. Runs Debian's
+# the database, regions under `gpuprof run` (the preloaded library), and
+# examples/python/kernels.py's exact table. Runs Debian's
 # /usr/bin/python3 (where python3-pandas installs), else the python3 on
 # PATH; SKIP when none has pandas.
 set -u
@@ -54,6 +55,20 @@ if "$PY" -m pip --version >/dev/null 2>&1; then
   fi
 else
   echo "SKIP pip install (no pip for $PY; Debian: python3-pip)"
+fi
+
+# Under `gpuprof run` the package's regions go to the preloaded library
+# (init() says it was already measuring).
+PYTHONPATH=$PWD/python "$G" run -o "$tmp/pr" "$PY" -c '
+import gpuprof
+print(gpuprof.init())
+with gpuprof.region("py-region"):
+    pass' >"$tmp/pr.out" 2>&1
+if [ "$(cat "$tmp/pr.out")" = False ] &&
+   "$G" report "$tmp/pr" | grep -qE '^ +1 +[0-9.]+ [mun]?s +[0-9.]+ [mun]?s +100.0% +1 +1 +1.00  py-region$'; then
+  pass "under gpuprof run: regions go to the preloaded library (init() is False)"
+else
+  fail "under gpuprof run: $(cat "$tmp/pr.out")"; "$G" report "$tmp/pr"
 fi
 
 # The example post-processing script: its exact table.

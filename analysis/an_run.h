@@ -309,6 +309,8 @@ static int run_program(int argc, char **argv)
         return 1;
     }
     const char *out = getenv("GPUPROF_OUTPUT");
+    if (out && *out && *out != '/' && !run_set_output(out))
+        return 1; /* absolute, for children that change directory */
     if (!out || !*out) { /* the library's default, for children too */
         const char *base = strrchr(path, '/');
         char dir[PATH_MAX];

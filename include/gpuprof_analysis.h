@@ -564,6 +564,21 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
  * gpuprof_an_db_derive). Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet(
     const gpuprof_an_db *db, FILE *out, uint32_t flags);
+/* Flag of the Hatchet exports: the statistics fields too ("M (min)", ...,
+ * marked by their suffix; Hatchet's squash() would re-sum them, so they
+ * are left out by default). Since 0.1. */
+#define GPUPROF_AN_HATCHET_STATS 0x01u
+/* As gpuprof_an_db_export_hatchet, for a choice of metrics: only those
+ * named in metrics[0..nmetrics) (measured or derived; all when nmetrics is
+ * 0), and in any case only metrics with a non-zero value somewhere. Frames
+ * are {"name", "type"} alone, so that the nodes of two runs match
+ * (GraphFrame subtraction); a kernel's name leaves out its binary, which
+ * is the node's "binary" field instead. Without GPUPROF_AN_HATCHET_STATS
+ * each metric M has the two fields "M" and "M (inc)". GPUPROF_E_NOTFOUND
+ * for an unknown metric. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet_metrics(
+    const gpuprof_an_db *db, FILE *out, const char *const *metrics,
+    uint32_t nmetrics, uint32_t flags);
 /* A CSV table (RFC 4180) for pandas.read_csv: a header, then one row per
  * (context, profile) where the profile has a value of a measured metric,
  * by context, then profile: context, parent (empty for the root), kind,
@@ -579,6 +594,12 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet(
  * gpuprof_an_db_export_hatchet. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_table(
     const gpuprof_an_db *db, FILE *out, uint32_t flags);
+/* Flag of gpuprof_an_db_export_table: the long form instead, the header
+ * "context,profile,metric,value" and one row per non-zero value, by
+ * context, then profile, then metric; per metric M the exclusive value is
+ * named "M", the inclusive one "M (inc)". Without it, metrics that no row
+ * has a non-zero value of are left out of the table. Since 0.1. */
+#define GPUPROF_AN_TABLE_LONG 0x01u
 
 /* Adds a derived metric (seed 000 §7.1) to an open database: `formula`
  * over metric names with + - * /, unary minus, numbers and parentheses,

@@ -153,8 +153,20 @@ $(GEN_MEASURE): tests/tools/gen_measure.c $(B)/obj/tests/support/gen.o \
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd -lpthread
 
+# Programs that never call libgpuprof, for `gpuprof run`
+# (tests/scripts/gpuprof-run.sh): no -lgpuprof.
+RUN_PROGS := $(B)/tests/run_plain $(if $(filter 1,$(HAVE_OPENCL)),$(B)/tests/run_cl_plain)
+$(B)/tests/run_plain: tests/run/plain.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
+$(B)/tests/run_cl_plain: tests/run/cl_plain.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lOpenCL
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
-       $(GEN_MEASURE)
+       $(GEN_MEASURE) $(RUN_PROGS)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

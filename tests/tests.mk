@@ -189,3 +189,9 @@ stress:
 check-gpu:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) GPUPROF_GPU_REQUIRED=1 bash tests/scripts/cupti-gpu.sh
+
+# The GPU advisor's suites read the H100 fixtures (tests/fixtures/gpu-sm90)
+# from wherever the tests run.
+GPU_SM90_FIXTURES := -DFIXTURES='"$(abspath tests/fixtures/gpu-sm90)"'
+$(B)/tests/check_an_sass $(B)/tests/check_an_advise: \
+    BASE_CFLAGS += $(GPU_SM90_FIXTURES)

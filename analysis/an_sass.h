@@ -211,4 +211,34 @@ gpuprof_status gpuprof__sass_cct(const gpuprof__sass_bin *b,
                                  uint32_t kernel, const double *fsamples,
                                  sass_cct **out, uint32_t *n);
 
+/* ---- an_blame.c ----------------------------------------------------------
+ * Stall reasons, as the CUPTI backend names its gpu.pc.stall.* metrics. */
+typedef enum sass_reason {
+    SR_SELECTED = 0, SR_NOT_SELECTED, SR_BARRIER, SR_BRANCH_RESOLVING,
+    SR_DISPATCH, SR_DRAIN, SR_IMC_MISS, SR_LG_THROTTLE, SR_LONG_SB,
+    SR_MATH, SR_MEMBAR, SR_MIO, SR_MISC, SR_NO_INST, SR_SHORT_SB,
+    SR_SLEEPING, SR_TEX, SR_WAIT, SR_OTHER,
+    SR_COUNT
+} sass_reason;
+extern const char *const gpuprof__sass_reason_name[SR_COUNT];
+
+/* The samples of one kernel's section (its function and the device
+ * functions in its section: instructions first .. first + n - 1 of the
+ * bin) and where blame puts them. */
+typedef struct gpuprof__blame {
+    uint32_t first, n;
+    double *stall;  /* n x SR_COUNT: samples per reason at each instruction */
+    double *lat;    /* n: latency samples (no warp issued) */
+    double *cause;  /* n x SR_COUNT: stalls blamed on each instruction */
+    double total, latency; /* T and the latency samples of the kernel */
+} gpuprof__blame;
+
+/* The section of kernel `kernel` with zeroed arrays. */
+gpuprof_status gpuprof__blame_new(const gpuprof__sass_bin *b,
+                                  const char *kernel, gpuprof__blame **out);
+void gpuprof__blame_free(gpuprof__blame *bl);
+/* Blames every stall (seed 003 §3.2.1, sampling mode): fills `cause`. */
+gpuprof_status gpuprof__blame_run(const gpuprof__sass_bin *b,
+                                  gpuprof__blame *bl);
+
 #endif /* GPUPROF_AN_SASS_H */

@@ -153,8 +153,17 @@ $(GEN_MEASURE): tests/tools/gen_measure.c $(B)/obj/tests/support/gen.o \
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd -lpthread
 
+# The H100 fixture's PC samples as a measurement (tests/support/pcfixture.c).
+GEN_PC_MEASURE := $(B)/tests/gen_pc_measure
+$(GEN_PC_MEASURE): tests/tools/gen_pc_measure.c \
+    $(B)/obj/tests/support/pcfixture.o $(B)/obj/tests/support/mkprofile.o \
+    $(IO_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd -lpthread
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
-       $(GEN_MEASURE)
+       $(GEN_MEASURE) $(GEN_PC_MEASURE)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

@@ -612,7 +612,7 @@ gpuprof_status gpuprof__adv_kernel(adv_kernel *k, const gpuprof__sass_bin *bin,
         st = kernel_level(k);
     }
     gpuprof__blame_free(bl);
-    if (st == GPUPROF_OK)
+    if (st == GPUPROF_OK && k->nsugg > 1)
         qsort(k->sugg, k->nsugg, sizeof(*k->sugg), by_speedup);
     return st;
 }

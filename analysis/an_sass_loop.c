@@ -84,7 +84,8 @@ static gpuprof_status find(sass_func *f, uint32_t *stack)
 /* Parents, depths and each block's innermost loop. */
 static void nest(sass_func *f)
 {
-    qsort(f->loops, f->nloops, sizeof(*f->loops), by_size);
+    if (f->nloops > 1)
+        qsort(f->loops, f->nloops, sizeof(*f->loops), by_size);
     for (uint32_t x = 0; x < f->nblocks; x++)
         f->blocks[x].loop = SASS_NONE;
     for (uint32_t i = 0; i < f->nloops; i++) {

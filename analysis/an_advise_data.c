@@ -167,8 +167,15 @@ gpuprof_status gpuprof__adv_gather(const gpuprof_an_db *db,
         if (seen)
             continue;
         gpuprof_status st = gpuprof__adv_gather_file(f, a);
-        if (st != GPUPROF_OK)
-            return st;
+        if (st != GPUPROF_OK) {
+            char why[1024];
+            snprintf(why, sizeof(why), "%s", gpuprof_an_last_error());
+            return gpuprof__an_fail(st,
+                                    "%s (the advice reads PC samples from "
+                                    "the profiles the database was made "
+                                    "from, at the paths analyze was given)",
+                                    why);
+        }
     }
     return GPUPROF_OK;
 }

@@ -110,9 +110,8 @@ typedef struct gpuprof__sass_bin {
     uint32_t njump;
     sass_func *func;
     uint32_t nfunc;
+    uint32_t *by_name; /* function indices sorted by name */
     char *strings; /* the listing's text, owned */
-    char **pool;   /* other strings */
-    uint32_t npool;
 } gpuprof__sass_bin;
 
 /* ---- an_sass_parse.c ----------------------------------------------------

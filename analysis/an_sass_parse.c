@@ -651,23 +651,66 @@ static bool one_line(parser *ps, char *s)
     return true;
 }
 
-/* Targets by name: labels of the same section, functions anywhere. */
-static void resolve(parser *ps)
+static int func_cmp(const void *x, const void *y, void *bin)
+{
+    const gpuprof__sass_bin *b = bin;
+    return strcmp(b->func[*(const uint32_t *)x].name,
+                  b->func[*(const uint32_t *)y].name);
+}
+
+/* The functions sorted by name, for gpuprof__sass_func_find. */
+static bool index_funcs(gpuprof__sass_bin *b)
+{
+    b->by_name = malloc((b->nfunc + 1) * sizeof(*b->by_name));
+    if (!b->by_name)
+        return false;
+    for (uint32_t f = 0; f < b->nfunc; f++)
+        b->by_name[f] = f;
+    if (b->nfunc > 1)
+        qsort_r(b->by_name, b->nfunc, sizeof(*b->by_name), func_cmp, b);
+    return true;
+}
+
+static int label_cmp(const void *x, const void *y)
+{
+    return strcmp(((const label *)x)->name, ((const label *)y)->name);
+}
+
+/* The instruction label `name` of the section of instruction i names;
+ * SASS_NONE. Labels are sorted by name (resolve); a name may recur in
+ * other sections. */
+static uint32_t label_at(const parser *ps, const char *name, uint32_t i)
+{
+    const gpuprof__sass_bin *b = ps->b;
+    uint32_t lo = 0, hi = ps->nlabel;
+    while (lo < hi) { /* the first label not before name */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (strcmp(ps->labels[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < ps->nlabel && !strcmp(ps->labels[lo].name, name); lo++)
+        if (ps->labels[lo].insn < b->ninsn &&
+            !strcmp(b->func[b->insn[ps->labels[lo].insn].func].section,
+                    b->func[b->insn[i].func].section))
+            return ps->labels[lo].insn;
+    return SASS_NONE;
+}
+
+/* Targets by name: labels of the same section, functions anywhere; then
+ * the targets indirect branches list. */
+static bool resolve(parser *ps)
 {
     gpuprof__sass_bin *b = ps->b;
+    if (ps->nlabel > 1)
+        qsort(ps->labels, ps->nlabel, sizeof(*ps->labels), label_cmp);
     for (uint32_t i = 0; i < b->ninsn; i++) {
         const char *t = ps->tgt[i];
-        if (!t)
-            continue;
         uint32_t at = SASS_NONE;
-        if (!strncmp(t, ".L", 2)) {
-            for (uint32_t k = 0; k < ps->nlabel && at == SASS_NONE; k++)
-                if (!strcmp(ps->labels[k].name, t) &&
-                    ps->labels[k].insn < b->ninsn &&
-                    !strcmp(b->func[b->insn[ps->labels[k].insn].func].section,
-                            b->func[b->insn[i].func].section))
-                    at = ps->labels[k].insn;
-        } else {
+        if (t && !strncmp(t, ".L", 2)) {
+            at = label_at(ps, t, i);
+        } else if (t) {
             uint32_t f = gpuprof__sass_func_find(b, t);
             if (f != SASS_NONE && b->func[f].count)
                 at = b->func[f].first;
@@ -675,27 +718,13 @@ static void resolve(parser *ps)
         if (at != SASS_NONE)
             b->insn[i].target = b->insn[at].offset;
     }
-}
-
-/* Indirect branches' targets into the bin. */
-static bool resolve_jumps(parser *ps)
-{
-    gpuprof__sass_bin *b = ps->b;
-    if (!ps->njt)
-        return true;
-    b->jump = malloc(ps->njt * sizeof(*b->jump));
-    if (!b->jump)
+    if (ps->njt && !(b->jump = malloc(ps->njt * sizeof(*b->jump))))
         return false;
-    for (uint32_t j = 0; j < ps->njt; j++)
-        for (uint32_t k = 0; k < ps->nlabel; k++)
-            if (ps->labels[k].insn < b->ninsn &&
-                !strcmp(ps->labels[k].name, ps->jt[j].name) &&
-                !strcmp(b->func[b->insn[ps->labels[k].insn].func].section,
-                        b->func[b->insn[ps->jt[j].insn].func].section)) {
-                b->jump[b->njump++] = (sass_jump){
-                    ps->jt[j].insn, b->insn[ps->labels[k].insn].offset};
-                break;
-            }
+    for (uint32_t j = 0; j < ps->njt; j++) {
+        uint32_t at = label_at(ps, ps->jt[j].name, ps->jt[j].insn);
+        if (at != SASS_NONE)
+            b->jump[b->njump++] = (sass_jump){ps->jt[j].insn, b->insn[at].offset};
+    }
     return true;
 }
 
@@ -728,10 +757,8 @@ gpuprof_status gpuprof__sass_parse(char *text, gpuprof__sass_bin **out)
         ok = one_line(&ps, s);
     }
     end_func(&ps);
-    if (ok) {
-        resolve(&ps);
-        ok = resolve_jumps(&ps);
-    }
+    if (ok)
+        ok = index_funcs(b) && resolve(&ps);
     parser_free(&ps);
     gpuprof_status st = !ok ? GPUPROF_E_NOMEM
                         : !b->ninsn ? GPUPROF_E_CORRUPT
@@ -765,15 +792,24 @@ void gpuprof__sass_free(gpuprof__sass_bin *b)
     free(b->func);
     free(b->insn);
     free(b->jump);
+    free(b->by_name);
     free(b->strings);
     free(b);
 }
 
 uint32_t gpuprof__sass_func_find(const gpuprof__sass_bin *b, const char *name)
 {
-    for (uint32_t f = 0; f < b->nfunc; f++)
-        if (!strcmp(b->func[f].name, name))
-            return f;
+    uint32_t lo = 0, hi = b->by_name ? b->nfunc : 0;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(b->func[b->by_name[mid]].name, name);
+        if (!c)
+            return b->by_name[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return SASS_NONE;
 }
 

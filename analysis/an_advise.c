@@ -14,14 +14,7 @@
  * backend records which samples had no warp issuing per instruction, not
  * per reason, so M_L is M times the kernel's latency share.
  *
- * This is GPA's sampling mode (no instrumentation: no instruction or
- * memory efficiencies), so its hybrid-only optimizers are absent, and two
- * are phrased for what samples show: divergence reduction (branch
- * resolving and reconvergence stalls, in place of branch elimination) and
- * function inlining as removing call overhead (the CALL/RET and the
- * callee's frame: registers saved to and restored from local memory, the
- * stack pointer, the convergence barrier) rather than as latency hiding.
- * Without the block and thread counts of launches there are no
+ * The rules themselves are in an_advise_rules.c. Without the block and thread counts of launches there are no
  * parallelism optimizers. Without nvdisasm, the stall reasons of the
  * kernel's samples alone give coarse kernel-level suggestions.
  */
@@ -30,246 +23,6 @@
 
 #include "an_advise.h"
 #include "an_internal.h"
-
-typedef struct actx {
-    const gpuprof__sass_bin *b;
-    const gpuprof__blame *bl;
-    uint8_t *flag; /* per instruction of the section: F_* */
-    double latfrac;
-} actx;
-
-enum { F_CHAINED = 1, F_FRAME = 2, F_MATHFN = 4, F_REJOIN = 8 };
-
-#define CAUSE(c, x, r) ((c)->bl->cause[(size_t)(x)*SR_COUNT + (r)])
-#define STALL(c, x, r) ((c)->bl->stall[(size_t)(x)*SR_COUNT + (r)])
-#define INSN(c, x) (&(c)->b->insn[(c)->bl->first + (x)])
-#define STALL_OF(bl, x, r) ((bl)->stall[(size_t)(x)*SR_COUNT + (r)])
-
-static double all_causes(const actx *c, uint32_t x)
-{
-    double s = 0;
-    for (unsigned r = 0; r < SR_COUNT; r++)
-        s += CAUSE(c, x, r);
-    return s;
-}
-
-static bool in_kernel(const actx *c, uint32_t x)
-{
-    return c->b->func[INSN(c, x)->func].kernel;
-}
-
-/* ---- matchers: the samples an optimizer could remove at instruction x ---- */
-static double m_indirect(const actx *c, uint32_t x)
-{
-    return c->flag[x] & F_CHAINED ? CAUSE(c, x, SR_LONG_SB) : 0;
-}
-
-static double m_register(const actx *c, uint32_t x)
-{
-    return INSN(c, x)->cls == SC_LOCAL && in_kernel(c, x)
-               ? CAUSE(c, x, SR_LONG_SB) + CAUSE(c, x, SR_LG_THROTTLE)
-               : 0;
-}
-
-static double m_strength(const actx *c, uint32_t x)
-{
-    uint8_t k = INSN(c, x)->cls;
-    return k == SC_FP64 || k == SC_SFU
-               ? CAUSE(c, x, SR_WAIT) + CAUSE(c, x, SR_SHORT_SB) +
-                     CAUSE(c, x, SR_MATH)
-               : 0;
-}
-
-static double m_fastmath(const actx *c, uint32_t x)
-{
-    return c->flag[x] & F_MATHFN ? all_causes(c, x) : 0;
-}
-
-static double m_split(const actx *c, uint32_t x)
-{
-    return c->flag[x] & F_REJOIN ? 0 : CAUSE(c, x, SR_NO_INST);
-}
-
-static double m_warp(const actx *c, uint32_t x)
-{
-    return CAUSE(c, x, SR_BARRIER);
-}
-
-static double m_gmem(const actx *c, uint32_t x)
-{
-    uint8_t k = INSN(c, x)->cls;
-    return k == SC_GLOBAL || k == SC_GENERIC || k == SC_TEX
-               ? CAUSE(c, x, SR_LG_THROTTLE) + CAUSE(c, x, SR_TEX)
-               : 0;
-}
-
-static double m_smem(const actx *c, uint32_t x)
-{
-    return INSN(c, x)->cls == SC_SHARED
-               ? CAUSE(c, x, SR_MIO) + CAUSE(c, x, SR_SHORT_SB)
-               : 0;
-}
-
-static double m_diverge(const actx *c, uint32_t x)
-{
-    const sass_insn *in = INSN(c, x);
-    bool rejoin = !strncmp(in->op, "BSSY", 4) || !strncmp(in->op, "BSYNC", 5) ||
-                  !strncmp(in->op, "WARPSYNC", 8);
-    return rejoin ? all_causes(c, x)
-                  : CAUSE(c, x, SR_BRANCH_RESOLVING) +
-                        (c->flag[x] & F_REJOIN ? CAUSE(c, x, SR_NO_INST) : 0);
-}
-
-static double m_inline(const actx *c, uint32_t x)
-{
-    return c->flag[x] & F_FRAME ? all_causes(c, x) : 0;
-}
-
-static double m_latency(const actx *c, uint32_t x)
-{
-    uint8_t k = INSN(c, x)->cls;
-    return (k == SC_GLOBAL || k == SC_GENERIC || k == SC_TEX
-                ? CAUSE(c, x, SR_LONG_SB)
-                : 0) +
-           (k == SC_ALU || k == SC_FP64 ? CAUSE(c, x, SR_WAIT) : 0);
-}
-
-typedef enum { ELIM, HIDE, HIDE_LOOP } estimator;
-
-typedef struct optimizer {
-    const char *name;
-    estimator est;
-    double (*match)(const actx *c, uint32_t x);
-    const char *hint;
-} optimizer;
-
-static const optimizer OPT[] = {
-    {"Indirect Memory Access Reduction", ELIM, m_indirect,
-     "each load's address comes from an earlier load (a pointer chase): the "
-     "loads cannot overlap; break the chain (precompute or prefetch the "
-     "indices, follow several independent chains per thread, change the "
-     "data layout)"},
-    {"Register Increase", ELIM, m_register,
-     "local memory in the kernel (register spills or per-thread arrays): "
-     "allow more registers (__launch_bounds__, -maxrregcount) or shrink the "
-     "arrays"},
-    {"Strength Reduction", ELIM, m_strength,
-     "long-latency arithmetic (FP64, MUFU) stalls its users and throttles "
-     "its pipe: use FP32 or cheaper operations where precision allows"},
-    {"Fast Math", ELIM, m_fastmath,
-     "slow paths of CUDA math functions: use intrinsics or -use_fast_math "
-     "where accuracy allows"},
-    {"Function Split", ELIM, m_split,
-     "instruction fetch stalls: the code is large or jumps far; split the "
-     "kernel, unroll or inline less"},
-    {"Warp Balance", ELIM, m_warp,
-     "warps wait at a barrier for the others of their block: balance the "
-     "work done before __syncthreads() across the block's warps"},
-    {"Global Memory Transaction Reduction", ELIM, m_gmem,
-     "global memory requests throttled: coalesce the accesses, use wider "
-     "loads, issue fewer memory instructions"},
-    {"Shared Memory Transaction Reduction", ELIM, m_smem,
-     "shared memory stalls (bank conflicts, many requests): pad the array or "
-     "change the stride so that a warp's lanes hit different banks"},
-    {"Divergence Reduction", ELIM, m_diverge,
-     "warps diverge at branches and wait to reconverge: make conditions "
-     "uniform across a warp (group the work by branch) or compute without "
-     "branching"},
-    {"Function Inlining", ELIM, m_inline,
-     "calls cost a frame (registers saved to local memory and restored, the "
-     "return): inline the callee (__forceinline__)"},
-    {"Code Reordering", HIDE, m_latency,
-     "memory and arithmetic latency not hidden: move independent work "
-     "between each producer and its users, load earlier"},
-    {"Loop Unrolling", HIDE_LOOP, m_latency,
-     "latency inside a loop: unroll it (#pragma unroll) so that later "
-     "iterations' loads overlap earlier ones"},
-};
-#define NOPT (sizeof(OPT) / sizeof(OPT[0]))
-
-/* ---- what the matchers need to know of each instruction ------------------ */
-static bool is_load(const sass_insn *in)
-{
-    return in->ndef && (in->cls == SC_GLOBAL || in->cls == SC_GENERIC ||
-                        in->cls == SC_LOCAL || in->cls == SC_TEX);
-}
-
-/* Whether a register instruction i reads comes from a load, directly or
- * through at most `depth` arithmetic instructions (address arithmetic). */
-static bool from_load(const gpuprof__sass_bin *b, const gpuprof__sass_du *du,
-                      uint32_t i, unsigned depth)
-{
-    const sass_insn *in = &b->insn[i];
-    uint32_t defs[16];
-    for (uint8_t u = 0; u < in->nuse; u++) {
-        if (in->use[u] >= SASS_P0)
-            continue;
-        uint32_t n = gpuprof__sass_du_defs(du, i, in->use[u], defs, 16);
-        for (uint32_t k = 0; k < n && k < 16; k++)
-            if (is_load(&b->insn[defs[k]]) ||
-                (depth && b->insn[defs[k]].cls == SC_ALU &&
-                 from_load(b, du, defs[k], depth - 1)))
-                return true;
-    }
-    return false;
-}
-
-static bool math_function(const char *name)
-{
-    return strstr(name, "__internal_") || strstr(name, "__cuda_sm");
-}
-
-static uint8_t frame_flags(const gpuprof__sass_bin *b, const sass_insn *in)
-{
-    uint8_t f = 0;
-    const sass_func *fn = &b->func[in->func];
-    if (in->cls == SC_CALL || in->cls == SC_RET)
-        f |= F_FRAME;
-    if (!fn->kernel && (in->cls == SC_LOCAL || !strncmp(in->op, "BMOV", 4) ||
-                        gpuprof__sass_writes(in, SASS_R0 + 1)))
-        f |= F_FRAME;
-    if (math_function(fn->name))
-        f |= F_MATHFN;
-    if (in->cls == SC_CALL && in->target != SASS_NONE)
-        for (uint32_t g = 0; g < b->nfunc; g++)
-            if (b->func[g].start == in->target && b->func[g].count &&
-                !strcmp(b->func[g].section, fn->section) &&
-                math_function(b->func[g].name))
-                f |= F_MATHFN;
-    return f;
-}
-
-static gpuprof_status flags(actx *c)
-{
-    const gpuprof__sass_bin *b = c->b;
-    const gpuprof__blame *bl = c->bl;
-    gpuprof__sass_du *du = NULL;
-    uint32_t du_func = SASS_NONE;
-    for (uint32_t x = 0; x < bl->n; x++) {
-        const sass_insn *in = &b->insn[bl->first + x];
-        c->flag[x] = frame_flags(b, in);
-        if (in->block == SASS_NONE)
-            continue;
-        const sass_block *blk = &b->func[in->func].blocks[in->block];
-        if (blk->first == bl->first + x && x > 0 &&
-            (in->label || in[-1].cls == SC_BRANCH))
-            c->flag[x] |= F_REJOIN;
-        if (!is_load(in) || in->cls == SC_LOCAL)
-            continue;
-        if (in->func != du_func) {
-            gpuprof__sass_du_free(du);
-            du = NULL;
-            du_func = in->func;
-            gpuprof_status st = gpuprof__sass_du_new(b, du_func, &du);
-            if (st != GPUPROF_OK)
-                return st;
-        }
-        if (from_load(b, du, bl->first + x, 3))
-            c->flag[x] |= F_CHAINED;
-    }
-    gpuprof__sass_du_free(du);
-    return GPUPROF_OK;
-}
 
 /* ---- hotspots ------------------------------------------------------------ */
 static const char *base_name(const char *p)
@@ -329,7 +82,7 @@ static char *loop_of(const gpuprof__sass_bin *b, const sass_insn *in)
 
 /* The (up to) three instructions with most matched samples; `in_loop`
  * limits them to a loop (function f, loop l). */
-static void hotspots(const actx *c, const adv_kernel *k, const optimizer *o,
+static void hotspots(const adv_ctx_t *c, const adv_kernel *k, const adv_optimizer *o,
                      adv_sugg *s, gpuprof__an_cubin **lines,
                      const sass_loop *in_loop, uint32_t lf)
 {
@@ -374,7 +127,7 @@ static double hide(double t, double active, double ml)
 }
 
 /* Equation (6): the best loop of the section; *lf, *ll say which. */
-static double best_loop(const actx *c, const optimizer *o, double *matched,
+static double best_loop(const adv_ctx_t *c, const adv_optimizer *o, double *matched,
                         uint32_t *lf, uint32_t *ll)
 {
     double best = 1.0, t = c->bl->total;
@@ -419,7 +172,7 @@ static bool add_sugg(adv_kernel *k, adv_sugg *s)
     return true;
 }
 
-static char *loop_hint(const actx *c, const optimizer *o, uint32_t lf,
+static char *loop_hint(const adv_ctx_t *c, const adv_optimizer *o, uint32_t lf,
                        uint32_t ll)
 {
     const sass_func *f = &c->b->func[lf];
@@ -430,7 +183,7 @@ static char *loop_hint(const actx *c, const optimizer *o, uint32_t lf,
 }
 
 /* The hint, completed for recursion: an SCC cannot be inlined. */
-static char *inline_hint(const actx *c, const optimizer *o,
+static char *inline_hint(const adv_ctx_t *c, const adv_optimizer *o,
                          const gpuprof__sass_cg *cg)
 {
     char buf[1024];
@@ -453,13 +206,13 @@ static char *inline_hint(const actx *c, const optimizer *o,
     return strdup(buf);
 }
 
-static gpuprof_status suggest(const actx *c, adv_kernel *k,
+static gpuprof_status suggest(const adv_ctx_t *c, adv_kernel *k,
                               const gpuprof__sass_cg *cg,
                               gpuprof__an_cubin **lines)
 {
     double t = c->bl->total, active = t - c->bl->latency;
-    for (size_t i = 0; i < NOPT; i++) {
-        const optimizer *o = &OPT[i];
+    for (size_t i = 0; i < gpuprof__adv_nopt; i++) {
+        const adv_optimizer *o = &gpuprof__adv_opt[i];
         adv_sugg s = {.name = o->name};
         uint32_t lf = SASS_NONE, ll = SASS_NONE;
         for (uint32_t x = 0; x < c->bl->n && o->est != HIDE_LOOP; x++)
@@ -472,7 +225,7 @@ static gpuprof_status suggest(const actx *c, adv_kernel *k,
         if (s.matched <= 0 || s.speedup <= 1.0)
             continue;
         s.hint = lf != SASS_NONE ? loop_hint(c, o, lf, ll)
-                 : o->match == m_inline ? inline_hint(c, o, cg)
+                 : o->calls ? inline_hint(c, o, cg)
                                         : strdup(o->hint);
         hotspots(c, k, o, &s, lines,
                  lf != SASS_NONE ? &c->b->func[lf].loops[ll] : NULL, lf);
@@ -485,7 +238,7 @@ static gpuprof_status suggest(const actx *c, adv_kernel *k,
 /* ---- without the code: stall reasons of the kernel ------------------------ */
 typedef struct coarse {
     const char *name;
-    estimator est;
+    adv_estimator est;
     unsigned r[2];
 } coarse;
 
@@ -514,9 +267,9 @@ static gpuprof_status kernel_level(adv_kernel *k)
                         : hide(t, active, t > 0 ? s.matched * k->latency / t : 0);
         if (s.matched <= 0 || s.speedup <= 1.0)
             continue;
-        for (size_t o = 0; o < NOPT; o++)
-            if (!strcmp(OPT[o].name, s.name))
-                s.hint = strdup(OPT[o].hint);
+        for (size_t o = 0; o < gpuprof__adv_nopt; o++)
+            if (!strcmp(gpuprof__adv_opt[o].name, s.name))
+                s.hint = strdup(gpuprof__adv_opt[o].hint);
         if (!s.hint || !add_sugg(k, &s))
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     }
@@ -597,10 +350,10 @@ gpuprof_status gpuprof__adv_kernel(adv_kernel *k, const gpuprof__sass_bin *bin,
         st = gpuprof__blame_run(bin, bl);
     }
     if (st == GPUPROF_OK && bl->total > 0 && k->unmapped < k->total * 0.5) {
-        actx c = {.b = bin, .bl = bl, .flag = calloc(bl->n + 1, 1),
+        adv_ctx_t c = {.b = bin, .bl = bl, .flag = calloc(bl->n + 1, 1),
                   .latfrac = bl->total > 0 ? bl->latency / bl->total : 0};
         gpuprof__sass_cg *cg = NULL;
-        st = c.flag ? flags(&c) : GPUPROF_E_NOMEM;
+        st = c.flag ? gpuprof__adv_flags(&c) : GPUPROF_E_NOMEM;
         if (st == GPUPROF_OK)
             st = contexts(bin, k, bl, &cg);
         if (st == GPUPROF_OK)

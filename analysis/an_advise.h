@@ -2,8 +2,9 @@
  * an_advise.h - the GPU advisor's pieces (seed 003): an_advise_data.c
  * gathers each kernel's PC samples per instruction from the profiles a
  * database was made from; an_advise.c blames stalls (an_blame.c), runs
- * the optimizers and estimates their speedups; an_advise_api.c is the
- * public gpuprof_an_advice_* interface and the text report.
+ * the optimizers (their rules: an_advise_rules.c) and estimates their
+ * speedups; an_advise_api.c is the public gpuprof_an_advice_* interface
+ * and the text report.
  */
 #ifndef GPUPROF_AN_ADVISE_H
 #define GPUPROF_AN_ADVISE_H
@@ -57,6 +58,36 @@ struct gpuprof_an_advice {
     uint32_t nk, cap;
     char note[1024]; /* what is missing, "" */
 };
+
+/* ---- an_advise_rules.c: the optimizers ---------------------------------- */
+typedef struct adv_ctx_t { /* one kernel's analysis, for the rules */
+    const gpuprof__sass_bin *b;
+    const gpuprof__blame *bl;
+    uint8_t *flag;  /* per instruction of the section: F_* */
+    double latfrac; /* the kernel's share of latency samples */
+} adv_ctx_t;
+
+enum { F_CHAINED = 1, F_FRAME = 2, F_MATHFN = 4, F_REJOIN = 8 };
+
+#define CAUSE(c, x, r) ((c)->bl->cause[(size_t)(x)*SR_COUNT + (r)])
+#define STALL(c, x, r) ((c)->bl->stall[(size_t)(x)*SR_COUNT + (r)])
+#define INSN(c, x) (&(c)->b->insn[(c)->bl->first + (x)])
+#define STALL_OF(bl, x, r) ((bl)->stall[(size_t)(x)*SR_COUNT + (r)])
+
+typedef enum { ELIM, HIDE, HIDE_LOOP } adv_estimator; /* eq. 3, 5, 6 */
+
+typedef struct adv_optimizer {
+    const char *name;
+    adv_estimator est;
+    double (*match)(const adv_ctx_t *c, uint32_t x); /* matched at x */
+    bool calls; /* its hint names recursive functions */
+    const char *hint;
+} adv_optimizer;
+
+extern const adv_optimizer gpuprof__adv_opt[];
+extern const size_t gpuprof__adv_nopt;
+/* Fills c->flag (what the rules need to know of each instruction). */
+gpuprof_status gpuprof__adv_flags(adv_ctx_t *c);
 
 /* an_advise_data.c: every kernel with PC samples in the profiles of db
  * (instructions by offset, samples summed over profiles). */

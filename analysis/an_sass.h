@@ -1,12 +1,13 @@
 /*
  * an_sass.h - static analysis of NVIDIA GPU code (SASS) for the advisor:
  * what an_sass_parse.c (nvdisasm's listing: functions, instructions,
- * operands, registers read and written, source lines), an_sass_cfg.c
- * (basic blocks, control flow graph, dominators, natural loops),
+ * source lines), an_sass_insn.c (one instruction: opcode, operands,
+ * registers read and written), an_sass_cfg.c (basic blocks, control flow
+ * graph, dominators), an_sass_loop.c (natural loops, distances),
  * an_sass_du.c (register and predicate def-use over the CFG),
  * an_sass_cg.c (device call graph, Tarjan's SCCs, gprof-style GPU calling
  * contexts), an_blame.c (instruction stall blame, seed 003 §3.2) and
- * an_advise.c (optimizers and estimated speedups, seed 003 §3.3-3.4)
+ * an_advise*.c (optimizers and estimated speedups, seed 003 §3.3-3.4)
  * share. One cubin is one gpuprof__sass_bin; everything in it is plain
  * arrays indexed by number, freed with the bin.
  *
@@ -133,6 +134,11 @@ uint32_t gpuprof__sass_func_find(const gpuprof__sass_bin *b, const char *name);
 /* The instruction at `offset` of the section of kernel `kernel`; SASS_NONE. */
 uint32_t gpuprof__sass_insn_at(const gpuprof__sass_bin *b, const char *kernel,
                                uint32_t offset);
+/* an_sass_insn.c: reads one listed instruction ("[@[!]P] OPCODE
+ * operands", modified in place) into `in`; its target's name (a label or
+ * function) into tname, "" when none. */
+void gpuprof__sass_parse_insn(sass_insn *in, char *text, char *tname,
+                              size_t tsize);
 /* Whether instruction i reads (writes) register r. */
 bool gpuprof__sass_reads(const sass_insn *i, uint32_t r);
 bool gpuprof__sass_writes(const sass_insn *i, uint32_t r);

@@ -96,6 +96,11 @@ static int usage(FILE *out, int rc)
                  "[--flush-period MS] [--] PROGRAM [ARGS...]\n"
                  "                             measure a program that never "
                  "calls libgpuprof\n"
+                 "       gpuprof advise [--top N] DB\n"
+                 "                             GPU kernels: optimizations "
+                 "ranked by estimated\n"
+                 "                             speedup, from PC samples "
+                 "(needs nvdisasm)\n"
                  "       gpuprof --version\n");
     return rc;
 }
@@ -568,6 +573,34 @@ static int analyze(int argc, char **argv)
     return 0;
 }
 
+/* gpuprof advise [--top N] DB: per GPU kernel, suggestions ranked by
+ * estimated speedup (seed 003), `top` per kernel (default 5, 0: all). */
+static int advise(int argc, char **argv)
+{
+    unsigned long top = 5;
+    int i = 2;
+    if (i + 1 < argc && !strcmp(argv[i], "--top")) {
+        char *end;
+        top = strtoul(argv[i + 1], &end, 10);
+        if (!*argv[i + 1] || *end || top > UINT32_MAX)
+            return usage_error("--top wants 0 (all) or more");
+        i += 2;
+    }
+    if (i + 1 != argc)
+        return usage(stderr, 2);
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
+        return fail();
+    gpuprof_an_advice *a;
+    gpuprof_status st = gpuprof_an_db_advise(db, 0, &a);
+    if (st == GPUPROF_OK) {
+        st = gpuprof_an_advice_print(a, stdout, (uint32_t)top, 0);
+        gpuprof_an_advice_free(a);
+    }
+    gpuprof_an_db_close(db);
+    return st == GPUPROF_OK ? 0 : fail();
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 &&
@@ -600,5 +633,7 @@ int main(int argc, char **argv)
         return chrome(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "analyze"))
         return analyze(argc, argv);
+    if (argc >= 3 && !strcmp(argv[1], "advise"))
+        return advise(argc, argv);
     return usage(stderr, 2);
 }

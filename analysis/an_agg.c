@@ -1880,8 +1880,8 @@ static void warn(run *r, const char *fmt, ...)
 /* The profile thread of a trace's thread `seq`: the first with its OS tid;
  * a thread the profile no longer holds on its own was summed into the
  * "exited threads (merged)" state (GPUPROF_KEEP_THREADS): its records are
- * that thread's, their nodes were in a tree the profile does not hold
- * (*merged set: contexts unknown). UINT32_MAX: none. */
+ * that thread's (*merged set), their nodes mapped by the trace's MERGED
+ * chunks (format 1.2; unknown contexts without). UINT32_MAX: none. */
 static uint32_t trace_thread(const gpuprof__io_profile *p,
                              const gpuprof__io_trace *t, uint32_t seq,
                              bool *merged)
@@ -1920,8 +1920,10 @@ static void trace_batch(const src *s, const gpuprof__io_profile *p,
             cur_seq = seq;
             cur = trace_thread(p, t, seq, &merged);
         }
+        if (merged) /* its node in the merged state, if the trace says */
+            node = gpuprof__io_trace_merged_node(t, seq, node);
         uint32_t ctx = UINT32_MAX;
-        if (cur != UINT32_MAX && !merged && node < p->threads[cur].node_count)
+        if (cur != UINT32_MAX && node < p->threads[cur].node_count)
             ctx = s->ctx[p->threads[cur].first_node + node];
         uint8_t *q = b + (size_t)k * DB_TRACE_REC;
         db_put64(q, x->start_ns);

@@ -514,10 +514,10 @@ typedef struct gpuprof_an_trace_record {
 
 /* What the analysis could not use of the traces (meta.db): traces that
  * were damaged or empty, trace streams left out (their thread is not in
- * the profile) and the bytes ignored; any pointer may be NULL. The
- * contexts of records of threads summed into the "exited threads
- * (merged)" profile are UINT32_MAX: their calling context trees were
- * merged away. Since 0.1. */
+ * the profile) and the bytes ignored; any pointer may be NULL. (Records
+ * of threads summed into the "exited threads (merged)" profile are that
+ * profile's; from a trace older than format 1.2 their context is
+ * UINT32_MAX: their trees were merged away.) Since 0.1. */
 GPUPROF_AN_API void gpuprof_an_db_trace_ignored(const gpuprof_an_db *db,
                                                 uint32_t *damaged_traces,
                                                 uint32_t *streams_left_out,

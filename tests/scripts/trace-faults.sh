@@ -40,6 +40,15 @@ n=$(grep -cE '^stream [0-9]+: process 0, thread [0-9]+ "exited threads \(merged\
 n=$(grep -cE '^stream [0-9]+: process 0, thread [0-9]+ "worker-[0-2]", regions: 1160 records' "$tmp/tr")
 [ "$n" = 1 ] && pass "merged threads: the kept worker's stream is its own" ||
   fail "merged threads: the kept worker's stream (found $n)"
+# Their records keep their contexts (the trace's MERGED chunks): every
+# stream of a worker shows the worker's 1000 exchanges and 100 smooths.
+n=$(grep -cE '^ +1000  exchange$' "$tmp/tr")
+m=$(grep -cE '^ +100  smooth$' "$tmp/tr")
+[ "$n" = 3 ] && [ "$m" = 3 ] && ! grep -q 'unknown context' "$tmp/tr" &&
+  pass "merged threads: their records keep their contexts" ||
+  { fail "merged threads: their records keep their contexts ($n, $m)"; cat "$tmp/tr"; }
+"$G" dump "$(ls "$tmp"/reg/*.gptrace)" | grep -q '^merged     2 threads summed into the merged state' &&
+  pass "merged threads: dump shows the two node maps" || fail "merged threads: dump shows the node maps"
 for e in --hatchet --table; do
   $T "$G" export $e -o "$tmp/x" "$tmp/regdb" 2>"$tmp/err" &&
     pass "merged threads: export $e" || fail "merged threads: export $e ($(cat "$tmp/err"))"

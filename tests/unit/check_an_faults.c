@@ -309,10 +309,16 @@ START_TEST(merged_threads_streams_are_the_merged_profiles)
     tp_free(b);
     /* The trace: main (seq 0) and two threads merged away (seq 1 and 2,
      * tids the profile does not hold), each with its regions and one GPU
-     * API call; a GPU stream with one record of each thread. */
+     * API call; a GPU stream with one record of each thread. Thread 1's
+     * nodes went to the merged state's (its node 1 to node 1: a MERGED
+     * chunk, written before its THREAD chunk, as a thread that exits
+     * before its tracing thread announces it has it); thread 2's map is
+     * not there (a trace of format 1.1): its contexts are unknown. */
     uint8_t buf[4096];
     size_t off = GPUPROF_IO_TRACE_HEADER;
     gpuprof__io_trace_header(buf, 7, GEN_REALTIME + 1);
+    static const uint32_t map[] = {0, 1};
+    off += gpuprof__io_trace_merged_chunk(buf + off, 1, 0, map, 2);
     static const uint64_t tids[] = {100, 555, 556};
     for (uint32_t seq = 0; seq < 3; seq++) {
         off += gpuprof__io_trace_thread_chunk(buf + off, seq, tids[seq], "t");
@@ -352,7 +358,7 @@ START_TEST(merged_threads_streams_are_the_merged_profiles)
             ck_assert_int_eq(st.kind, GPUPROF_AN_TRACE_GPU);
             ck_assert_uint_eq(n, 3);
             ck_assert_uint_eq(r[0].context, work); /* main's */
-            ck_assert_uint_eq(r[1].context, UINT32_MAX);
+            ck_assert_uint_eq(r[1].context, work); /* mapped */
             ck_assert_uint_eq(r[2].context, UINT32_MAX);
             continue;
         }
@@ -361,7 +367,7 @@ START_TEST(merged_threads_streams_are_the_merged_profiles)
         ck_assert_uint_eq(n, 1);
         ck_assert_uint_eq(st.profile, seq ? 1 : 0); /* merged: profile 1 */
         ck_assert_uint_eq(r[0].start_ns, 100 + seq);
-        ck_assert_uint_eq(r[0].context, seq ? UINT32_MAX : work);
+        ck_assert_uint_eq(r[0].context, seq == 2 ? UINT32_MAX : work);
     }
     gpuprof_an_db_close(d);
     /* A profile without a merged state (an earlier generation, written

@@ -46,12 +46,12 @@
  */
 #define _GNU_SOURCE /* copy_file_range */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -2007,8 +2007,9 @@ static gpuprof_status trace_owner(const src *s, const gpuprof__io_trace *t,
     if (t->start_realtime_ns + TRACE_START_SLACK_NS < lo ||
         t->start_realtime_ns > hi + TRACE_START_SLACK_NS)
         return gpuprof__an_fail(GPUPROF_E_CORRUPT,
-                                "%s: tracing started outside the run of %s "
-                                "(another process %" PRIu32 " wrote it)",
+                                "%s: tracing started outside the run of %s: "
+                                "another process with pid %" PRIu32
+                                " wrote it",
                                 path, s->path, t->pid);
     return GPUPROF_OK;
 }

@@ -569,6 +569,32 @@ START_TEST(special_files_are_refused)
     gpuprof_an_report *r;
     ck_assert_int_ne(gpuprof_an_report_open(in, &r), GPUPROF_OK);
     ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "zz.gpuprof"));
+    ck_assert_int_eq(unlink(fifo), 0);
+    /* A load module that is a FIFO (a profile may name any path): its
+     * frames are named by offset, neither analyze nor the reader waits. */
+    char in2[600], db2[600];
+    sub(in2, sizeof(in2), "run2");
+    sub(db2, sizeof(db2), "db2");
+    ck_assert_int_eq(mkdir(in2, 0755), 0);
+    snprintf(fifo, sizeof(fifo), "%s/libfifo.so", tmp);
+    ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+    tp_builder *b = tp_new("h", 9, -1);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t reg = tp_region(b, 0, "work", 1, 10, 10);
+    tp_frame(b, reg, tp_module(b, fifo), 0x10);
+    snprintf(path, sizeof(path), "%s/h-rx-p9.gpuprof", in2);
+    ck_assert_int_eq(tp_write(b, path, 1), 0);
+    tp_free(b);
+    ck_assert_msg(analyze(in2, db2, 1, 0, NULL) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    ck_assert_msg(gpuprof_an_db_open(db2, &d) == GPUPROF_OK, "%s",
+                  gpuprof_an_last_error());
+    bool named = false;
+    for (uint32_t c = 0; c < gpuprof_an_db_context_count(d); c++)
+        named = named || !strcmp(gpuprof_an_db_context_name(d, c),
+                                 "libfifo.so+0x10");
+    ck_assert(named);
+    gpuprof_an_db_close(d);
 }
 END_TEST
 

@@ -5,8 +5,8 @@
  * another process is refused naming it; the trace streams of threads
  * summed into the "exited threads (merged)" profile belong to it; files of
  * two analyses are never read together; a run that fails (disk full at
- * meta.db, by an open() that says ENOSPC) leaves the earlier database as
- * it was; FIFOs and directories where files belong are refused, never
+ * meta.db or another file: this program's open() or write() says ENOSPC)
+ * leaves the earlier database as it was; FIFOs and directories where files belong are refused, never
  * waited on (each case's timeout turns a hang into a failure).
  */
 #define _GNU_SOURCE
@@ -34,10 +34,13 @@
 static char tmp[512];
 
 /* ---- disk full on demand ----------------------------------------------------
- * This program's own open(): the analysis objects are linked into it, so
- * their open() calls come here. A path containing `full_at` fails with
- * ENOSPC, as on a full disk; every other goes to the kernel. */
+ * This program's own open(), write() and pwrite(): the analysis objects are
+ * linked into it, so their calls come here. A path containing `full_at`
+ * fails with ENOSPC, as on a full disk: at open, or (full_on_write) at its
+ * first write once 100 bytes are in; every other call goes to the kernel. */
 static const char *full_at;
+static bool full_on_write;
+static int full_fd = -1;
 
 int open(const char *path, int flags, ...)
 {
@@ -48,11 +51,40 @@ int open(const char *path, int flags, ...)
         mode = (mode_t)va_arg(ap, int);
         va_end(ap);
     }
-    if (full_at && strstr(path, full_at)) {
+    bool full = full_at && strstr(path, full_at);
+    if (full && !full_on_write) {
         errno = ENOSPC;
         return -1;
     }
-    return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+    if (full)
+        full_fd = fd;
+    return fd;
+}
+
+static ssize_t full_write(int fd, const void *b, size_t n, off_t off,
+                          bool at)
+{
+    if (fd == full_fd && full_at) {
+        if (n > 100)
+            n = 100; /* a short write, then the disk is full */
+        else {
+            errno = ENOSPC;
+            return -1;
+        }
+    }
+    return at ? syscall(SYS_pwrite64, fd, b, n, off)
+              : syscall(SYS_write, fd, b, n);
+}
+
+ssize_t write(int fd, const void *b, size_t n)
+{
+    return full_write(fd, b, n, 0, false);
+}
+
+ssize_t pwrite(int fd, const void *b, size_t n, off_t off)
+{
+    return full_write(fd, b, n, off, true);
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -482,18 +514,20 @@ START_TEST(failed_run_keeps_the_earlier_database)
     write_trace(in2, 300, 300, GEN_REALTIME + 5, NULL);
     static const char *const at[] = {".meta.db.tmp", ".trace.db.tmp",
                                      ".stats.db.tmp"};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 6; i++) {
         char name[16];
-        snprintf(name, sizeof(name), "%.8s", at[i] + 1); /* x.db */
+        snprintf(name, sizeof(name), "%.8s", at[i % 3] + 1); /* x.db */
         *strchr(name + 1, '.') = '\0';
-        full_at = at[i];
+        full_at = at[i % 3];
+        full_on_write = i >= 3; /* at open, then while writing */
         gpuprof_status st = analyze(in2, db, 2, 0, NULL);
         full_at = NULL;
+        full_fd = -1;
         ck_assert_int_eq(st, GPUPROF_E_IO);
         ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), name));
         ck_assert_ptr_nonnull(
             strstr(gpuprof_an_last_error(), strerror(ENOSPC)));
-        same_as(&s, db, at[i]);
+        same_as(&s, db, at[i % 3]);
         ck_assert_int_eq(dir_entries(db), 4);
     }
     snap_free(&s);

@@ -75,7 +75,7 @@ struct gpuprof_an_analysis {
     char *output;
     gpuprof_an_progress_fn progress;
     void *user;
-    int strict; /* a damaged or empty trace stops the run */
+    int strict; /* a trace not used whole stops the run */
     gpuprof_an_warning_fn warn;
     void *warn_user;
 };
@@ -1936,7 +1936,8 @@ static void trace_batch(const src *s, const gpuprof__io_profile *p,
 
 /* One stream: its records, then its table entry. A thread's stream whose
  * thread the profile does not hold (its profile predates the thread) has
- * no profile to belong to: it is left out, with a warning. */
+ * no profile to belong to: it is left out, with a warning (strict: the
+ * run stops). */
 static gpuprof_status trace_stream(run *r, const src *s,
                                    const gpuprof__io_profile *p,
                                    const gpuprof__io_trace *t,
@@ -1949,6 +1950,10 @@ static gpuprof_status trace_stream(run *r, const src *s,
     if (kind != DB_TRACE_GPU) {
         bool merged;
         own = trace_thread(p, t, st->id, &merged);
+        if (own == UINT32_MAX && r->a->strict)
+            return gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                    "%s: thread %" PRIu32 " is not in the "
+                                    "profile (--strict)", path, st->id);
         if (own == UINT32_MAX) {
             r->tr_dropped++;
             warn(r, "%s: thread %" PRIu32 " is not in the profile: its %"

@@ -76,7 +76,7 @@ static inline bool cli_parse_size(const char *s, uint64_t *out)
 
 /* analyze [-j N] [--memory SIZE] [--no-structure] [--strict] [-o DB] DIR...
  * -j: threads (-jN too); by default one per CPU the process may use.
- * --strict: a damaged or empty trace stops the run (else: a warning). */
+ * --strict: a trace not used whole stops the run (else: a warning). */
 typedef struct cli_analyze {
     unsigned threads;
     int structure, strict;

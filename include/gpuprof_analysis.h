@@ -371,9 +371,10 @@ typedef void (*gpuprof_an_warning_fn)(const char *message, void *user);
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_warnings(gpuprof_an_analysis *a,
                                  gpuprof_an_warning_fn fn, void *user);
-/* Strict (0: off, the default): a damaged or empty trace stops the run
- * with GPUPROF_E_CORRUPT, naming it, instead of being used up to the
- * damage with a warning (and counted in the database,
+/* Strict (0: off, the default): a trace that cannot be used whole -- a
+ * damaged or empty one, or one with a thread its profile does not hold --
+ * stops the run with GPUPROF_E_CORRUPT, naming it, instead of being used
+ * in part with a warning (and counted in the database,
  * gpuprof_an_db_trace_ignored). Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_strict(gpuprof_an_analysis *a, int on);

@@ -415,6 +415,13 @@ START_TEST(merged_threads_streams_are_the_merged_profiles)
     ck_assert_int_eq(s.n, 4);
     ck_assert_ptr_nonnull(strstr(s.text, "thread 1 is not in the profile"));
     ignored(db, 0, 4, 0, 3);
+    char db2[600];
+    sub(db2, sizeof(db2), "db2");
+    ck_assert_int_eq(analyze(in, db2, 1, 1, &s), GPUPROF_E_CORRUPT);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "h-rx-p7.gptrace: "
+                                                          "thread 1 is not in "
+                                                          "the profile"));
+    ck_assert_int_ne(access(db2, F_OK), 0);
 }
 END_TEST
 

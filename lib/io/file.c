@@ -151,7 +151,7 @@ static const char *file_kind(const struct stat *sb)
         return "a device";
     if (S_ISSOCK(sb->st_mode))
         return "a socket";
-    return S_ISREG(sb->st_mode) ? "too large" : "not a file";
+    return "of another kind";
 }
 
 int gpuprof__io_read_whole(const char *path, uint8_t **buf, size_t *size,
@@ -173,7 +173,11 @@ int gpuprof__io_read_whole(const char *path, uint8_t **buf, size_t *size,
         return GPUPROF_IO_ERR_IO;
     }
     if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > SIZE_MAX / 2) {
-        snprintf(err, es, "not a regular file (%s)", file_kind(&sb));
+        if (S_ISREG(sb.st_mode))
+            snprintf(err, es, "too large (%llu bytes)",
+                     (unsigned long long)sb.st_size);
+        else
+            snprintf(err, es, "not a regular file (%s)", file_kind(&sb));
         close(fd);
         return GPUPROF_IO_ERR_IO;
     }

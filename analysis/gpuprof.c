@@ -23,10 +23,13 @@
  *                         CSV table for pandas.read_csv (every metric)
  *   gpuprof export --chrome [-o FILE] DIR...
  *                         traces as Chrome Trace Event JSON (Perfetto)
- *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR...
+ *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [--strict]
+ *                   [-o DB] DIR...
  *                         aggregate measurement directories (several runs
  *                         merge) into an analysis database (default:
- *                         DIR-database); a progress line on a terminal.
+ *                         DIR-database); a progress line on a terminal;
+ *                         a damaged trace is used up to the damage, with
+ *                         a warning (--strict: refused).
  *                         Started by mpirun on several ranks, it runs
  *                         gpuprof-mpi beside it, which divides the work.
  *   gpuprof run [-o DIR] [--trace] [--backends LIST] [--pc-sampling[=N]]
@@ -43,6 +46,7 @@
 #define _GNU_SOURCE /* sched_getaffinity (an_cli.h) */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -87,7 +91,7 @@ static int usage(FILE *out, int rc)
                  "                             traces (GPUPROF_TRACE=1) as "
                  "JSON for ui.perfetto.dev\n"
                  "       gpuprof analyze [-j N] [--memory SIZE] "
-                 "[--no-structure] [-o DB] DIR...\n"
+                 "[--no-structure] [--strict] [-o DB] DIR...\n"
                  "                             aggregate measurements into "
                  "an analysis database\n"
                  "       gpuprof run [-o DIR] [--trace] [--backends LIST] "
@@ -415,6 +419,14 @@ static int db_view(int argc, char **argv, int first, int mode)
     gpuprof_an_db *db;
     if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
         return fail();
+    uint32_t damaged, left_out;
+    uint64_t ignored;
+    gpuprof_an_db_trace_ignored(db, &damaged, &left_out, &ignored);
+    if (damaged || left_out)
+        fprintf(stderr, "gpuprof: %s: its traces were used in part: %" PRIu32
+                " damaged or empty (%" PRIu64 " bytes ignored), %" PRIu32
+                " streams left out (gpuprof analyze said which)\n",
+                argv[i], damaged, ignored, left_out);
     gpuprof_status st = GPUPROF_OK;
     if ((rc = view_derive(db, &o, &st)) != 0) {
         gpuprof_an_db_close(db);

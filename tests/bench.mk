@@ -35,6 +35,17 @@ $(B)/bench/bench_analysis: tests/bench/bench_analysis.c $(AN_OBJS) $(IO_OBJS) \
 	  $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o \
 	  $(LDFLAGS) -lzstd -ldl -lpthread -lm $(DW_LIBS)
 
+# The advisor's benchmark reads the H100 fixture (tests/support/pcfixture.c).
+$(B)/bench/bench_advise: tests/bench/bench_advise.c $(AN_OBJS) $(IO_OBJS) \
+    $(B)/obj/tests/support/pcfixture.o $(B)/obj/tests/support/mkprofile.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests \
+	  -DFIXTURES='"$(abspath tests/fixtures/gpu-sm90)"' $(CFLAGS) -o $@ $< \
+	  $(AN_OBJS) $(IO_OBJS) $(B)/obj/tests/support/pcfixture.o \
+	  $(B)/obj/tests/support/mkprofile.o $(LDFLAGS) -lzstd -ldl -lpthread -lm \
+	  $(DW_LIBS)
+
 $(B)/bench/bench_opencl: tests/bench/bench_opencl.c $(LIB_OBJS) $(AN_OBJS) $(CL_LAYER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
@@ -49,8 +60,8 @@ $(B)/bench/cupti_launch: tests/bench/cupti_launch.cu tests/bench/bench.h $(LIB_S
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $@")
 	$(Q)$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra -Iinclude \
-	  -Itests -o $@ $< -L$(B)/lib -lgpuprof -Xlinker -rpath,'$$ORIGIN/../lib' \
-	  $(NVCC_LDFLAGS)
+	  -Itests -isystem $(CUPTI_INC) -o $@ $< -L$(B)/lib -lgpuprof -ldl \
+	  -Xlinker -rpath,'$$ORIGIN/../lib' $(NVCC_LDFLAGS)
 
 bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS) $(CUPTI_LAUNCH_BENCH)

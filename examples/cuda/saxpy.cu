@@ -23,7 +23,10 @@
  *   BACKEND cupti active | unavailable <why> | absent | off
  *   KERNEL <name> launches <n>     launches made
  *   EVENT_MS <name> <ms>           their device time, summed, measured by
- *                                  CUDA events around each launch
+ *                                  CUDA events around each launch, all
+ *                                  queued before the device starts them
+ *                                  (event_gate.h: no launch latency, no
+ *                                  lazy module loading in the events)
  *   WHERE <name> region <r> function <f>   where they were launched
  *   OPS <copy_h2d|copy_d2h|sync> <count> [bytes <n>]   other operations
  */
@@ -46,6 +49,8 @@ static void cuda_check(cudaError_t rc, const char *what, int line)
         exit(1);
     }
 }
+
+#include "event_gate.h"
 
 static void check(gpuprof_status st, const char *what)
 {
@@ -78,8 +83,8 @@ __global__ void saxpy(int n, float a, const float *x, float *y)
         y[i] = a * x[i] + y[i];
 }
 
-/* LAUNCHES launches of saxpy, each between two CUDA events; returns the
- * sum of their elapsed times in ms. */
+/* LAUNCHES launches of saxpy, each between two CUDA events, queued behind a
+ * gate; returns the sum of their elapsed times in ms. */
 static float run_saxpy(const float *x, float *y)
 {
     cudaEvent_t start[LAUNCHES], stop[LAUNCHES];
@@ -87,12 +92,16 @@ static float run_saxpy(const float *x, float *y)
         CUDA_CHECK(cudaEventCreate(&start[i]));
         CUDA_CHECK(cudaEventCreate(&stop[i]));
     }
+    load_kernel((const void *)saxpy);
+    event_gate gate;
+    gate_close(&gate, 0);
     for (int i = 0; i < LAUNCHES; i++) {
         CUDA_CHECK(cudaEventRecord(start[i]));
         saxpy<<<1024, 256>>>(N, 0.5f, x, y);
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaEventRecord(stop[i]));
     }
+    gate_open(&gate);
     CUDA_CHECK(cudaDeviceSynchronize());
     float total = 0;
     for (int i = 0; i < LAUNCHES; i++) {

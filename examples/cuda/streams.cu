@@ -35,7 +35,11 @@
  *   BACKEND cupti active | unavailable <why> | absent | off
  *   KERNEL <name> launches <n>
  *   EVENT_MS <name> <ms>      device time per kernel name from CUDA events
- *                             recorded around each launch on its stream
+ *                             recorded around each launch on its stream;
+ *                             each round's streams are held until all its
+ *                             work is queued (event_gate.h), so an event
+ *                             pair brackets its kernel, not the host's
+ *                             launch calls in between
  *   WHERE <name> region <r> function <f>
  *   OPS <copy_h2d|copy_d2h|memset|sync> <count> [bytes <n>]
  *   STREAM_OPS <streams> <device operations on each stream>
@@ -66,6 +70,8 @@ static void cuda_check(cudaError_t rc, const char *what, int line)
         exit(1);
     }
 }
+
+#include "event_gate.h"
 
 static void check(gpuprof_status st, const char *what)
 {
@@ -232,13 +238,19 @@ int main(void)
     }
     check(gpuprof_region_end("setup"), "end setup");
 
+    load_kernel((const void *)scale_bias);
+    load_kernel((const void *)block_sums);
     check(gpuprof_region_begin("pipeline"), "begin pipeline");
     for (int r = 0; r < ROUNDS; r++) {
+        event_gate gate;
+        for (int s = 0; s < STREAMS; s++)
+            gate_close(&gate, lanes[s].stream);
         check(gpuprof_region_begin("enqueue"), "begin enqueue");
         for (int c = 0; c < CHUNKS; c++)
             enqueue_chunk(&lanes[c % STREAMS], in + (size_t)c * CHUNK,
                           partial + c * BLOCKS);
         check(gpuprof_region_end("enqueue"), "end enqueue");
+        gate_open(&gate);
         check(gpuprof_region_begin("wait"), "begin wait");
         for (int s = 0; s < STREAMS; s++)
             CUDA_CHECK(cudaStreamSynchronize(lanes[s].stream));

@@ -558,3 +558,20 @@ void gpuprof__trace_thread_close(gp_trace_thread *s)
     if (s)
         gp_store_release(&s->closed, 1);
 }
+
+void gpuprof__trace_merged(uint32_t seq, const uint32_t *map, uint32_t n)
+{
+    if (!gp_load_relaxed(&on) || !n)
+        return;
+    uint32_t per = n < GPUPROF_IO_TRACE_MAX_MERGED ? n
+                                                   : GPUPROF_IO_TRACE_MAX_MERGED;
+    uint8_t *b = malloc(GPUPROF_IO_TRACE_CHUNK_HEADER + 8 + 4 * (size_t)per);
+    if (!b) /* its records' contexts are then unknown to the analysis */
+        return;
+    for (uint32_t first = 0; first < n; first += per) {
+        uint32_t k = n - first < per ? n - first : per;
+        put(b, gpuprof__io_trace_merged_chunk(b, seq, first, map + first, k),
+            0);
+    }
+    free(b);
+}

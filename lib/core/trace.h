@@ -87,6 +87,12 @@ void gpuprof__trace_region(gp_trace_thread *h, uint64_t start_ticks,
 void gpuprof__trace_op(gp_trace_thread *h, uint64_t start_ticks,
                        uint64_t end_ticks, uint32_t node, uint64_t corr);
 void gpuprof__trace_thread_close(gp_trace_thread *h);
+/* A thread summed into the merged state (thread.c, under G.flush_lock):
+ * where each of its n nodes went in the merged state's tree (map[i];
+ * UINT32_MAX: nowhere), written as MERGED chunks so that its records keep
+ * their contexts. Nothing when tracing is off. */
+void gpuprof__trace_merged(uint32_t thread_seq, const uint32_t *map,
+                           uint32_t n);
 
 /* Records dropped so far (channels at their bound, write errors). */
 uint64_t gpuprof__trace_dropped(void);

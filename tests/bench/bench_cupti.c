@@ -8,9 +8,15 @@
  *
  *   BENCH cupti_records_per_s      records attributed per second (median)
  *   BENCH cupti_record_cost_ratio  its time per record / the bare walk's
+ *   BENCH cupti_pc_records_per_s   PC sampling records (4 stall reasons
+ *                                  each) submitted per second, on the
+ *                                  launching thread as after a
+ *                                  kernel-serialized launch (median)
  *
- * The launch overhead (cupti_launch_overhead_ns) needs a GPU: see
- * tests/bench/cupti_launch.cu where nvcc and a GPU are present.
+ * The launch overhead (cupti_launch_overhead_ns, cupti_launch_floor_ns) and
+ * PC sampling's cost per mode (pc_sampling_overhead_ratio_serialized,
+ * _continuous) need a GPU: see tests/bench/cupti_launch.cu where nvcc and
+ * a GPU are present (it prints "skipped" lines otherwise).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -51,6 +57,51 @@ static void *decoder(void *arg)
         atomic_store(&finished, r + 1);
     }
     return NULL;
+}
+
+/* PC records of one launch: PCS instructions, 4 stall reasons each, as
+ * gpuprof__cupti_pcs_submit gets them; records per second (median). */
+enum { PCS = 4096, PC_REPS = 9 };
+static double pc_records(void)
+{
+    static CUpti_PCSamplingPCData pcs[PCS];
+    static CUpti_PCSamplingStallReason st[PCS][4];
+    static char name[] = "kernel_a";
+    uint32_t map[8] = {GP_M_PC_STALL_SELECTED, GP_M_PC_STALL_LONG_SCOREBOARD,
+                       GP_M_PC_STALL_LONG_SCOREBOARD | GP_CU_LATENCY,
+                       GP_M_PC_STALL_BARRIER};
+    double t[PC_REPS];
+    gpuprof_region_begin("pcs");
+    for (int r = 0; r < PC_REPS; r++) {
+        uint32_t id = 0x40000000u + (uint32_t)r;
+        uint64_t c = gpuprof_op_begin(GPUPROF_OP_KERNEL, 0);
+        gpuprof__cupti_ring_note(id, c, false);
+        for (uint32_t i = 0; i < PCS; i++) {
+            for (uint32_t k = 0; k < 4; k++)
+                st[i][k] = (CUpti_PCSamplingStallReason){k, 1 + (i + k) % 7};
+            pcs[i] = (CUpti_PCSamplingPCData){
+                sizeof(pcs[i]), 0xabc, (uint64_t)i * 16, 0, 0, name, 4, st[i],
+                id};
+        }
+        CUpti_PCSamplingData d;
+        memset(&d, 0, sizeof(d));
+        d.size = sizeof(d);
+        d.totalNumPcs = PCS;
+        d.pPcData = pcs;
+        uint64_t lost = 0;
+        double t0 = bench_now_s();
+        gpuprof__cupti_pcs_submit(&d, map, 8, &lost);
+        t[r] = (bench_now_s() - t0) / PCS;
+        /* Closed as a kernel record would close it. */
+        gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+        a.correlation = c;
+        a.kind = GPUPROF_OP_KERNEL;
+        a.name = name;
+        gpuprof_activity_submit(&a);
+        gpuprof_op_end(c);
+    }
+    gpuprof_region_end("pcs");
+    return 1.0 / bench_median(t, PC_REPS);
 }
 
 int main(void)
@@ -111,9 +162,11 @@ int main(void)
     }
     pthread_join(t, NULL);
     gpuprof_region_end("bench");
+    double pc = pc_records();
     double m = bench_median(ours, REPS), b = bench_median(bare, REPS);
     printf("BENCH cupti_records_per_s %.0f records/s\n", 1.0 / m);
     printf("BENCH cupti_record_cost_ratio %.1f x\n", m / b);
+    printf("BENCH cupti_pc_records_per_s %.0f records/s\n", pc);
     gpuprof_flush();
     uint64_t dropped = 0, unattributed = 0;
     gpuprof_stat_get("records.dropped", &dropped);

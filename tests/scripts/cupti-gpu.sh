@@ -28,6 +28,13 @@
 # prints: plain, demangled or Itanium-mangled). Adapt those two when names
 # change.
 #
+# Then each example again under PC sampling, kernel-serialized and
+# continuous (GPUPROF_CUPTI_PC_SAMPLING=1, _MODE): launch counts exact, and
+# a kernel that ran for a millisecond or more without a PC sample fails.
+# The event references (EVENT_MS) time the kernels only: the examples
+# queue each timed batch behind a gate (examples/cuda/event_gate.h), so
+# neither launch latency nor lazy module loading is in them.
+#
 # GPUPROF_GPU_REQUIRED=1 (make check-gpu): with a GPU present, a
 # libgpuprof without the CUPTI backend or examples that were not built
 # fail instead of skipping.
@@ -310,7 +317,91 @@ run_example() { # name
   fi
 }
 
+# ---- PC sampling --------------------------------------------------------------
+# pc_rows TABLE.csv: "<kernel>\t<gpu.pc.samples>" per kernel name, the
+# samples of its instruction nodes (exclusive values) added to it.
+pc_rows() {
+  awk '
+    function csv(line, f,    n, i, c, s, q) {
+      n = 0; s = ""; q = 0
+      for (i = 1; i <= length(line); i++) {
+        c = substr(line, i, 1)
+        if (q) {
+          if (c != "\"") s = s c
+          else if (substr(line, i + 1, 1) == "\"") { s = s c; i++ }
+          else q = 0
+        } else if (c == "\"") q = 1
+        else if (c == ",") { f[++n] = s; s = "" }
+        else s = s c
+      }
+      f[++n] = s
+      return n
+    }
+    NR == 1 { n = csv($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+    { csv($0, f); c = f[col["context"]]
+      par[c] = f[col["parent"]]; kind[c] = f[col["kind"]]; name[c] = f[col["name"]]
+      if ("gpu.pc.samples" in col) smp[c] += f[col["gpu.pc.samples"]] }
+    END {
+      for (c in kind) {
+        if (kind[c] == "kernel") { nm = name[c]; sub(/^kernel /, "", nm)
+          sub(/ \[[^]]*\]$/, "", nm); tot[nm] += 0 }
+        if (!smp[c]) continue
+        for (k = c; k != "" && kind[k] != "kernel"; k = par[k]) ;
+        if (k == "") continue
+        nm = name[k]; sub(/^kernel /, "", nm); sub(/ \[[^]]*\]$/, "", nm)
+        tot[nm] += smp[c]
+      }
+      for (nm in tot) printf "%s\t%.0f\n", nm, tot[nm]
+    }' "$1"
+}
+
+# Each example under PC sampling in `mode`: launch counts exact, and every
+# kernel that ran for a millisecond or more has samples (a kernel that ran
+# for milliseconds without a sample is what a broken collection looks
+# like: the H100 runs before the fix had none at all).
+run_pcs() { # example mode
+  local ex=$1 mode=$2 d=$tmp/$1.pcs.$2 name n got ns nodes smp line
+  mkdir -p "$d"
+  if ! GPUPROF_BACKENDS=cupti GPUPROF_OUTPUT=$d/m GPUPROF_LOG=info \
+       GPUPROF_CUPTI_PC_SAMPLING=1 GPUPROF_CUPTI_PC_SAMPLING_MODE=$mode \
+       "$B/examples/cuda/$ex" >"$d/out" 2>"$d/err"; then
+    fail "$ex ($mode PC sampling) runs"; cat "$d/out" "$d/err"
+    return
+  fi
+  line=$(grep -m 1 'cupti: PC sampling (' "$d/err")
+  echo "# $ex ($mode): ${line#*cupti: }"
+  if grep -q 'could not start' "$d/err"; then
+    fail "$ex ($mode): PC sampling starts"; grep 'PC sampling' "$d/err"
+    return
+  fi
+  if ! "$G" analyze -o "$d/db" "$d/m" >"$d/analyze" 2>&1 ||
+     ! "$G" export --table "$d/db" >"$d/table.csv" 2>"$d/export.err"; then
+    fail "$ex ($mode): analyze and export"; cat "$d/analyze" "$d/export.err"
+    return
+  fi
+  profile_rows "$d/table.csv" >"$d/rows"
+  pc_rows "$d/table.csv" >"$d/pc"
+  while read -r _ name _ n; do
+    read -r got ns nodes < <(kernel_sum "$d/rows" "$name")
+    smp=$(awk -F '\t' -v k="$name" "$kernel_match"'
+      kernel_match($1, k) { s += $2 } END { printf "%.0f\n", s }' "$d/pc")
+    if [ "$got" != "$n" ]; then
+      fail "$ex ($mode): kernel $name: gpu.count $got, the example launched $n"
+    elif [ "$ns" -ge 1000000 ] && [ "$smp" -eq 0 ]; then
+      fail "$ex ($mode): kernel $name ran $((ns / 1000)) us with no PC samples"
+    else
+      pass "$ex ($mode): kernel $name: $n launches, $smp PC samples in $((ns / 1000)) us"
+    fi
+  done < <(grep '^KERNEL ' "$d/out")
+}
+
 for ex in "${examples[@]}"; do
   run_example "$ex"
+done
+# PC sampling in both modes (GPUPROF_GPU_PCS_MODES to choose).
+for mode in ${GPUPROF_GPU_PCS_MODES:-serialized continuous}; do
+  for ex in "${examples[@]}"; do
+    run_pcs "$ex" "$mode"
+  done
 done
 exit $((fails > 0))

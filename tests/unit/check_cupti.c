@@ -19,6 +19,8 @@
 #include <libgen.h>
 #include <link.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -895,6 +897,608 @@ START_TEST(pc_samples_exact)
 }
 END_TEST
 
+/* ---- PC sampling's call sequence, against a recording fake -----------------
+ * The fake behaves as cupti_pcsampling.h describes CUPTI: the records of a
+ * finished range are staged in the buffer named in the configuration;
+ * GetData copies them into the caller's buffer and empties the staging
+ * count; Disable leaves the last range's records in the configured buffer.
+ * It records every call, the context it named and the attributes set. */
+#define FK_CALLS 64
+#define FK_PCS 8
+static struct {
+    const char *call[FK_CALLS];
+    CUcontext ctx[FK_CALLS];
+    unsigned ncalls;
+    CUpti_PCSamplingConfigurationInfo attr[8];
+    unsigned nattr;
+    uint32_t sel[8]; /* the stall reason indices selected */
+    CUpti_PCSamplingData *cfg; /* the configured buffer */
+    bool aliased;              /* GetData was handed the configured buffer */
+    uint64_t range;
+    /* the next range's records, staged by fk_end_range / at Disable */
+    CUpti_PCSamplingPCData pcs[FK_PCS];
+    CUpti_PCSamplingStallReason st[FK_PCS][4];
+    unsigned npcs;
+    bool at_disable;
+    CUptiResult get_result;
+} fk;
+
+static const uint32_t fk_idx[4] = {0, 3, 5, 9}; /* not dense */
+static const char *fk_names[4] = {
+    "smsp__pcsamp_warps_issue_stalled_selected",
+    "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+    "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued",
+    "smsp__pcsamp_warps_issue_stalled_barrier"};
+
+static void fk_log(const char *call, CUcontext ctx)
+{
+    ck_assert_uint_lt(fk.ncalls, FK_CALLS);
+    fk.ctx[fk.ncalls] = ctx;
+    fk.call[fk.ncalls++] = call;
+}
+
+static CUptiResult CUPTIAPI fk_enable(CUpti_PCSamplingEnableParams *p)
+{
+    ck_assert_uint_eq(p->size, CUpti_PCSamplingEnableParamsSize);
+    fk_log("Enable", p->ctx);
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fk_num(CUpti_PCSamplingGetNumStallReasonsParams *p)
+{
+    fk_log("GetNumStallReasons", p->ctx);
+    *p->numStallReasons = 4;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fk_reasons(CUpti_PCSamplingGetStallReasonsParams *p)
+{
+    fk_log("GetStallReasons", p->ctx);
+    ck_assert_uint_eq(p->numStallReasons, 4);
+    for (int i = 0; i < 4; i++) {
+        p->stallReasonIndex[i] = fk_idx[i];
+        snprintf(p->stallReasons[i], CUPTI_STALL_REASON_STRING_SIZE, "%s",
+                 fk_names[i]);
+    }
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI
+fk_config(CUpti_PCSamplingConfigurationInfoParams *p)
+{
+    fk_log("SetConfig", p->ctx);
+    ck_assert_uint_le(p->numAttributes, 8);
+    fk.nattr = (unsigned)p->numAttributes;
+    for (unsigned i = 0; i < fk.nattr; i++) {
+        CUpti_PCSamplingConfigurationInfo *a = &p->pPCSamplingConfigurationInfo[i];
+        fk.attr[i] = *a;
+        a->attributeStatus = CUPTI_SUCCESS;
+        if (a->attributeType ==
+            CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER)
+            fk.cfg = a->attributeData.samplingDataBufferData.samplingDataBuffer;
+        if (a->attributeType ==
+            CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON)
+            for (size_t k = 0;
+                 k < a->attributeData.stallReasonData.stallReasonCount && k < 8;
+                 k++)
+                fk.sel[k] = a->attributeData.stallReasonData.pStallReasonIndex[k];
+    }
+    return CUPTI_SUCCESS;
+}
+
+/* Copies the staged records of `from` into `to` (as CUPTI fills a buffer). */
+static void fk_copy(CUpti_PCSamplingData *to, const CUpti_PCSamplingPCData *from,
+                    unsigned n)
+{
+    ck_assert_uint_ge(to->collectNumPcs, n);
+    uint64_t samples = 0;
+    for (unsigned i = 0; i < n; i++) {
+        CUpti_PCSamplingPCData *d = &to->pPcData[i];
+        CUpti_PCSamplingStallReason *keep = d->stallReason;
+        *d = from[i];
+        d->stallReason = keep;
+        memcpy(keep, from[i].stallReason,
+               from[i].stallReasonCount * sizeof(*keep));
+        for (size_t k = 0; k < from[i].stallReasonCount; k++)
+            samples += from[i].stallReason[k].samples;
+    }
+    to->totalNumPcs = n;
+    to->remainingNumPcs = 0;
+    to->totalSamples = samples;
+    to->rangeId = fk.range;
+}
+
+/* A range ends (serialized: a kernel): its records are staged. */
+static void fk_end_range(void)
+{
+    ck_assert_ptr_nonnull(fk.cfg);
+    fk.range++;
+    fk_copy(fk.cfg, fk.pcs, fk.npcs);
+    fk.npcs = 0;
+}
+
+static CUptiResult CUPTIAPI fk_get(CUpti_PCSamplingGetDataParams *p)
+{
+    fk_log("GetData", p->ctx);
+    ck_assert_uint_eq(p->size, CUpti_PCSamplingGetDataParamsSize);
+    CUpti_PCSamplingData *out = p->pcSamplingData;
+    if (out == fk.cfg) {
+        fk.aliased = true;
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    }
+    if (fk.get_result != CUPTI_SUCCESS) {
+        out->hardwareBufferFull = fk.get_result == CUPTI_ERROR_OUT_OF_MEMORY;
+        return fk.get_result;
+    }
+    unsigned n = (unsigned)fk.cfg->totalNumPcs;
+    fk_copy(out, fk.cfg->pPcData, n);
+    out->rangeId = fk.cfg->rangeId;
+    fk.cfg->totalNumPcs = 0; /* handed out */
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fk_disable(CUpti_PCSamplingDisableParams *p)
+{
+    fk_log("Disable", p->ctx);
+    if (fk.at_disable)
+        fk_end_range();
+    return CUPTI_SUCCESS;
+}
+
+static const gp_pcs_api fk_api = {fk_enable,  fk_disable, fk_num,
+                                  fk_reasons, fk_config,  fk_get};
+
+/* One PC record of the next range: samples per reason (index order of
+ * fk_idx), for CUPTI correlation id `id` (0: continuous) and function fn. */
+static void fk_pc(uint32_t id, char *fn, uint64_t off, uint32_t sel,
+                  uint32_t ls, uint32_t ls_lat, uint32_t bar)
+{
+    ck_assert_uint_lt(fk.npcs, FK_PCS);
+    unsigned i = fk.npcs++;
+    uint32_t v[4] = {sel, ls, ls_lat, bar};
+    size_t n = 0;
+    for (int k = 0; k < 4; k++)
+        if (v[k])
+            fk.st[i][n++] = (CUpti_PCSamplingStallReason){fk_idx[k], v[k]};
+    fk.pcs[i] = (CUpti_PCSamplingPCData){sizeof(fk.pcs[i]), 0xabc, off, 0, 0,
+                                         fn, n, fk.st[i], id};
+}
+
+static void fk_expect(const char *const *calls, unsigned n)
+{
+    for (unsigned i = 0; i < n && i < fk.ncalls; i++)
+        ck_assert_msg(!strcmp(fk.call[i], calls[i]), "call %u: %s, not %s", i,
+                      fk.call[i], calls[i]);
+    ck_assert_uint_eq(fk.ncalls, n);
+}
+
+static const CUpti_PCSamplingConfigurationInfo *
+fk_attr(CUpti_PCSamplingConfigurationAttributeType t)
+{
+    for (unsigned i = 0; i < fk.nattr; i++)
+        if (fk.attr[i].attributeType == t)
+            return &fk.attr[i];
+    return NULL;
+}
+
+/* The attributes every mode sets: all four reasons selected by index,
+ * start/stop control off, parsed output, our buffer last. */
+static void fk_common_attrs(unsigned nattr)
+{
+    ck_assert_uint_eq(fk.nattr, nattr);
+    const CUpti_PCSamplingConfigurationInfo *a =
+        fk_attr(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(a->attributeData.stallReasonData.stallReasonCount, 4);
+    for (int k = 0; k < 4; k++)
+        ck_assert_uint_eq(fk.sel[k], fk_idx[k]);
+    a = fk_attr(
+        CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(
+        a->attributeData.enableStartStopControlData.enableStartStopControl, 0);
+    a = fk_attr(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(a->attributeData.outputDataFormatData.outputDataFormat,
+                     CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED);
+    ck_assert_int_eq(fk.attr[nattr - 1].attributeType,
+                     CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER);
+    ck_assert_ptr_nonnull(fk.cfg);
+    ck_assert_uint_eq(fk.cfg->size, sizeof(CUpti_PCSamplingData));
+    ck_assert_uint_ge(fk.cfg->collectNumPcs, FK_PCS);
+}
+
+static int fk_mode(void)
+{
+    const CUpti_PCSamplingConfigurationInfo *a =
+        fk_attr(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE);
+    ck_assert_ptr_nonnull(a);
+    return a->attributeData.collectionModeData.collectionMode;
+}
+
+/* The kernel node `name` beneath region's one kernel placeholder. */
+static uint32_t kernel_under(const gpuprof__io_profile *p,
+                             const gpuprof__io_thread *t, const char *region,
+                             const char *name)
+{
+    uint32_t k = rb_child(p, t, one_placeholder(p, t, region, GPUPROF_OP_KERNEL),
+                          GPUPROF_IO_NODE_KERNEL, 0, name);
+    ck_assert_msg(k != UINT32_MAX, "no kernel %s under %s", name, region);
+    return k;
+}
+
+START_TEST(pcs_sequence_serialized)
+{
+    if (!have_cupti())
+        return;
+    memset(&fk, 0, sizeof(fk));
+    setenv("GPUPROF_CUPTI_PC_SAMPLING", "7", 1);
+    unsetenv("GPUPROF_CUPTI_PC_SAMPLING_MODE");
+    gpuprof__cupti_pcs_test_api(&fk_api);
+    ck_assert(gpuprof__cupti_pcs_wanted());
+    ck_assert_int_eq(gpuprof__cupti_pcs_mode(), GP_PCS_SERIALIZED);
+    start();
+    CUcontext ctx = (CUcontext)0x1000;
+    gpuprof__cupti_pcs_context(ctx); /* CONTEXT_CREATED */
+    const char *setup[] = {"Enable", "GetNumStallReasons", "GetStallReasons",
+                           "SetConfig"};
+    fk_expect(setup, 4);
+    for (unsigned i = 0; i < fk.ncalls; i++)
+        ck_assert_ptr_eq(fk.ctx[i], ctx);
+    fk_common_attrs(6);
+    ck_assert_int_eq(fk_mode(), CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED);
+    const CUpti_PCSamplingConfigurationInfo *a =
+        fk_attr(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(a->attributeData.samplingPeriodData.samplingPeriod, 7);
+    /* A launch in a context already on: nothing more. */
+    gpuprof__cupti_pcs_launch(ctx, "kA", 1);
+    ck_assert_uint_eq(fk.ncalls, 4);
+
+    gpuprof_region_begin("one");
+    op(GPUPROF_OP_KERNEL, 51, 0, false);
+    gpuprof_region_end("one");
+    gpuprof_region_begin("two");
+    op(GPUPROF_OP_KERNEL, 52, 0, false);
+    gpuprof_region_end("two");
+    char kA[] = "kA";
+    /* Launch 51 ends: its range is staged, taken after the launch. */
+    fk_pc(51, kA, 0x100, 5, 7, 4, 2);
+    fk_pc(51, kA, 0x180, 0, 3, 0, 0);
+    fk_pc(4242, kA, 0x200, 1, 0, 0, 0); /* a launch not measured */
+    fk_end_range();
+    gpuprof__cupti_pcs_collect(ctx, false);
+    ck_assert(!fk.aliased);
+    ck_assert_uint_eq(fk.cfg->totalNumPcs, 0);
+    /* Launch 52's samples come with Disable, at the end. */
+    fk_pc(52, kA, 0x100, 0, 0, 0, 6);
+    fk.at_disable = true;
+    gpuprof__cupti_pcs_fini();
+    const char *all[] = {"Enable",    "GetNumStallReasons", "GetStallReasons",
+                         "SetConfig", "GetData",            "GetData",
+                         "Disable"};
+    fk_expect(all, 7);
+    ck_assert_int_eq(gpuprof__cupti_pcs_mode(), GP_PCS_OFF);
+    rbuf r = {0};
+    kernel_rec(&r, 51, "kA", 100, 900, 1, 32, 16, 0, 0, 1);
+    kernel_rec(&r, 52, "kA", 1000, 1500, 1, 32, 16, 0, 0, 1);
+    ck_assert_uint_eq(decode(&r), 2);
+    gpuprof__cupti_pcs_done();
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t k = kernel_under(p, t, "one", "kA");
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.samples"), 17);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.latency_samples"), 4);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.selected"), 5);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.long_scoreboard"), 10);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.barrier"), 2);
+    k = kernel_under(p, t, "two", "kA");
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.samples"), 6);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.barrier"), 6);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+}
+END_TEST
+
+/* Continuous: records name no launch; each goes to the latest launch of
+ * its function, held open until its record is in and a later launch of
+ * the function replaced it (or flush). A context created before us is
+ * enabled at its first launch. */
+START_TEST(pcs_sequence_continuous)
+{
+    if (!have_cupti())
+        return;
+    memset(&fk, 0, sizeof(fk));
+    setenv("GPUPROF_CUPTI_PC_SAMPLING", "1", 1);
+    setenv("GPUPROF_CUPTI_PC_SAMPLING_MODE", "continuous", 1);
+    gpuprof__cupti_pcs_test_api(&fk_api);
+    ck_assert(gpuprof__cupti_pcs_wanted());
+    ck_assert_int_eq(gpuprof__cupti_pcs_mode(), GP_PCS_CONTINUOUS);
+    start();
+    CUcontext ctx = (CUcontext)0x2000;
+    gpuprof_region_begin("early");
+    uint64_t c1 = op(GPUPROF_OP_KERNEL, 61, 0, false);
+    gpuprof__cupti_pcs_launch(ctx, "kC", c1);
+    gpuprof_region_end("early");
+    const char *setup[] = {"Enable", "GetNumStallReasons", "GetStallReasons",
+                           "SetConfig"};
+    fk_expect(setup, 4);
+    fk_common_attrs(5); /* no period: CUPTI's default */
+    ck_assert_ptr_null(
+        fk_attr(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD));
+    ck_assert_int_eq(fk_mode(), CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS);
+    /* Launch 1's record comes: it stays open (held). */
+    rbuf r = {0};
+    kernel_rec(&r, 61, "kC", 100, 900, 1, 32, 16, 0, 0, 1);
+    ck_assert_uint_eq(decode(&r), 1);
+    gpuprof_region_begin("late");
+    uint64_t c2 = op(GPUPROF_OP_KERNEL, 62, 0, false);
+    gpuprof__cupti_pcs_launch(ctx, "kC", c2);
+    gpuprof_region_end("late");
+    /* Launch 2's record comes before its samples, and the monitor goes
+     * through rounds meanwhile: only the hold keeps the launch open. */
+    kernel_rec(&r, 62, "kC", 1000, 1400, 1, 32, 16, 0, 0, 1);
+    ck_assert_uint_eq(decode(&r), 1);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    /* A graph launch: its kernel is known by its record. */
+    gpuprof_region_begin("graph");
+    op(GPUPROF_OP_KERNEL, 71, 0, true);
+    gpuprof_region_end("graph");
+    kernel_rec(&r, 71, "kG", 2000, 2100, 1, 32, 16, 0, 0, 1);
+    ck_assert_uint_eq(decode(&r), 1);
+    char kC[] = "kC", kX[] = "kX", kG[] = "kG";
+    fk_pc(0, kC, 0x100, 2, 3, 1, 0);
+    fk_pc(0, kX, 0x100, 9, 0, 0, 0); /* a function never launched */
+    fk_pc(0, kG, 0x80, 0, 0, 0, 4);
+    fk_end_range();
+    gpuprof__cupti_pcs_collect(ctx, true);
+    ck_assert(!fk.aliased);
+    /* Launch 1 was replaced and its record is in: closed; launch 2 is the
+     * latest: held until flush. */
+    ck_assert(!gpuprof__cupti_pcs_held(c1));
+    ck_assert(gpuprof__cupti_pcs_held(c2));
+    ck_assert_uint_eq(gpuprof__cupti_pcs_release(true), 1); /* at flush */
+    ck_assert(!gpuprof__cupti_pcs_held(c2));
+    gpuprof__cupti_graphs_close(); /* cupti_act.c ends the graph launch */
+    /* A launch whose record never comes: held until the end, closed then. */
+    gpuprof_region_begin("never");
+    uint64_t c3 = op(GPUPROF_OP_KERNEL, 63, 0, false);
+    gpuprof__cupti_pcs_launch(ctx, "kC", c3);
+    gpuprof_region_end("never");
+    ck_assert(gpuprof__cupti_pcs_held(c3));
+    gpuprof__cupti_pcs_fini();
+    gpuprof__cupti_pcs_done();
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t k = kernel_under(p, t, "early", "kC");
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 800);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.samples"), 0);
+    k = kernel_under(p, t, "late", "kC");
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.time"), 400);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.samples"), 5);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.latency_samples"), 1);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.selected"), 2);
+    k = kernel_under(p, t, "graph", "kG");
+    ck_assert_uint_eq(rb_val(p, k, "gpu.count"), 1);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.samples"), 4);
+    ck_assert_uint_eq(rb_val(p, k, "gpu.pc.stall.barrier"), 4);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    /* 3 kernels + 2 PCs + 3 final activities of held launches + the
+     * graph's */
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 9);
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+}
+END_TEST
+
+/* Launch threads note launches while a record thread marks them in and
+ * a collecting thread releases: every hold ends, none twice (TSan build:
+ * no race). Corrs are made up: the activities go to no operation. */
+#define HT_THREADS 3
+#define HT_LAUNCHES 3000
+static _Atomic int ht_done;
+static void *ht_launcher(void *arg)
+{
+    uintptr_t t = (uintptr_t)arg;
+    char name[8];
+    for (uint64_t i = 1; i <= HT_LAUNCHES; i++) {
+        snprintf(name, sizeof(name), "k%u", (unsigned)(i % 5));
+        gpuprof__cupti_pcs_note_launch(name, (t << 32) | i);
+    }
+    atomic_fetch_add(&ht_done, 1);
+    return NULL;
+}
+static void *ht_records(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&ht_done) < HT_THREADS)
+        for (uintptr_t t = 1; t <= HT_THREADS; t++)
+            for (uint64_t i = 1; i <= HT_LAUNCHES; i += 97)
+                if (gpuprof__cupti_pcs_held((t << 32) | i))
+                    gpuprof__cupti_pcs_record_in((t << 32) | i);
+    return NULL;
+}
+
+START_TEST(pcs_holds_threads)
+{
+    start();
+    gpuprof__cupti_pcs_hold_on(true);
+    pthread_t th[HT_THREADS + 1];
+    for (uintptr_t t = 0; t < HT_THREADS; t++)
+        pthread_create(&th[t], NULL, ht_launcher, (void *)(t + 1));
+    pthread_create(&th[HT_THREADS], NULL, ht_records, NULL);
+    unsigned closed = 0;
+    while (atomic_load(&ht_done) < HT_THREADS)
+        closed += gpuprof__cupti_pcs_release(false);
+    for (int t = 0; t <= HT_THREADS; t++)
+        pthread_join(th[t], NULL);
+    /* Every launch not yet in comes in; all end. */
+    for (uintptr_t t = 1; t <= HT_THREADS; t++)
+        for (uint64_t i = 1; i <= HT_LAUNCHES; i++)
+            gpuprof__cupti_pcs_record_in((t << 32) | i);
+    closed += gpuprof__cupti_pcs_release(true);
+    uint64_t all, refused;
+    gpuprof__cupti_pcs_forget(true, &all, &refused);
+    ck_assert_uint_ge(all, closed); /* and those closed to make room */
+    ck_assert_uint_eq(all + refused, HT_THREADS * HT_LAUNCHES);
+    for (uintptr_t t = 1; t <= HT_THREADS; t++)
+        ck_assert(!gpuprof__cupti_pcs_held((t << 32) | 1));
+    gpuprof__cupti_pcs_hold_on(false);
+    gpuprof_finalize();
+}
+END_TEST
+
+static char logged[8][256];
+static unsigned nlogged;
+static void keep_log(gpuprof_log_level level, const char *msg, void *user)
+{
+    (void)user;
+    if (level <= GPUPROF_LOG_WARN && nlogged < 8)
+        snprintf(logged[nlogged++], sizeof(logged[0]), "%s", msg);
+}
+
+/* A misspelt mode: one warning naming it, PC sampling off. A hardware
+ * buffer that filled up: one warning, whatever else was collected kept. */
+START_TEST(pcs_settings_and_errors)
+{
+    memset(&fk, 0, sizeof(fk));
+    nlogged = 0;
+    gpuprof_set_log(keep_log, NULL, GPUPROF_LOG_WARN);
+    gpuprof__cupti_pcs_test_api(&fk_api);
+    setenv("GPUPROF_CUPTI_PC_SAMPLING", "1", 1);
+    setenv("GPUPROF_CUPTI_PC_SAMPLING_MODE", "contnuous", 1);
+    ck_assert(!gpuprof__cupti_pcs_wanted());
+    ck_assert_int_eq(gpuprof__cupti_pcs_mode(), GP_PCS_OFF);
+    ck_assert_uint_eq(nlogged, 1);
+    ck_assert_str_eq(logged[0],
+                     "cupti: GPUPROF_CUPTI_PC_SAMPLING_MODE=contnuous: want "
+                     "serialized or continuous; PC sampling off");
+    setenv("GPUPROF_CUPTI_PC_SAMPLING", "4", 1);
+    setenv("GPUPROF_CUPTI_PC_SAMPLING_MODE", "serialized", 1);
+    ck_assert(!gpuprof__cupti_pcs_wanted());
+    ck_assert_uint_eq(nlogged, 2);
+    ck_assert_msg(strstr(logged[1], "GPUPROF_CUPTI_PC_SAMPLING=4") != NULL,
+                  "%s", logged[1]);
+    /* Nothing was called while off. */
+    gpuprof__cupti_pcs_context((CUcontext)0x3000);
+    gpuprof__cupti_pcs_launch((CUcontext)0x3000, "k", 1);
+    ck_assert_uint_eq(fk.ncalls, 0);
+    setenv("GPUPROF_CUPTI_PC_SAMPLING", "1", 1);
+    ck_assert(gpuprof__cupti_pcs_wanted());
+    gpuprof__cupti_pcs_context((CUcontext)0x3000);
+    fk.get_result = CUPTI_ERROR_OUT_OF_MEMORY;
+    gpuprof__cupti_pcs_collect(NULL, true);
+    gpuprof__cupti_pcs_collect(NULL, true);
+    ck_assert_uint_eq(nlogged, 3);
+    ck_assert_msg(strstr(logged[2], "hardware buffer was full") != NULL, "%s",
+                  logged[2]);
+    fk.get_result = CUPTI_SUCCESS;
+    gpuprof__cupti_pcs_fini();
+    ck_assert_str_eq(fk.call[fk.ncalls - 1], "Disable");
+    gpuprof_set_log(NULL, NULL, -1);
+    unsetenv("GPUPROF_CUPTI_PC_SAMPLING");
+    unsetenv("GPUPROF_CUPTI_PC_SAMPLING_MODE");
+}
+END_TEST
+
+/* ---- a failed init leaves no subscription --------------------------------
+ * gpuprof__cu holds fakes: callbacks can be enabled, activity kinds too,
+ * until the step under test fails. */
+static unsigned fi_unsub, fi_disabled, fi_enabled;
+static int fi_fail; /* 1: register callbacks fails; 2: no kernel kind */
+
+static CUptiResult CUPTIAPI fi_name(CUpti_CallbackDomain d, CUpti_CallbackId id,
+                                    const char **name)
+{
+    (void)d;
+    *name = id == 5 ? "cuLaunchKernel" : "cuCtxGetDevice";
+    return CUPTI_SUCCESS;
+}
+static CUptiResult CUPTIAPI fi_cb(uint32_t on, CUpti_SubscriberHandle s,
+                                  CUpti_CallbackDomain d, CUpti_CallbackId id)
+{
+    (void)on, (void)s, (void)d, (void)id;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult CUPTIAPI fi_dom(uint32_t on, CUpti_SubscriberHandle s,
+                                   CUpti_CallbackDomain d)
+{
+    (void)on, (void)s, (void)d;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult CUPTIAPI fi_ts(CUpti_TimestampCallbackFunc f)
+{
+    (void)f;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult CUPTIAPI fi_reg(CUpti_BuffersCallbackRequestFunc a,
+                                   CUpti_BuffersCallbackCompleteFunc b)
+{
+    (void)a, (void)b;
+    return fi_fail == 1 ? CUPTI_ERROR_NOT_INITIALIZED : CUPTI_SUCCESS;
+}
+static CUptiResult CUPTIAPI fi_act_on(CUpti_ActivityKind k)
+{
+    if (fi_fail == 2 && (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+                         k == CUPTI_ACTIVITY_KIND_KERNEL))
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    fi_enabled++;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult CUPTIAPI fi_act_off(CUpti_ActivityKind k)
+{
+    (void)k;
+    fi_disabled++;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult CUPTIAPI fi_flush(uint32_t f)
+{
+    (void)f;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult CUPTIAPI fi_unsubscribe(CUpti_SubscriberHandle s)
+{
+    (void)s;
+    fi_unsub++;
+    return CUPTI_SUCCESS;
+}
+
+gpuprof_status gpuprof__cupti_test_init(void);
+int gpuprof__cupti_test_subscribed(void);
+
+START_TEST(init_failure_unsubscribes)
+{
+    for (fi_fail = 1; fi_fail <= 2; fi_fail++) {
+        memset(&gpuprof__cu, 0, sizeof(gpuprof__cu));
+        gpuprof__cu.GetCallbackName = fi_name;
+        gpuprof__cu.EnableCallback = fi_cb;
+        gpuprof__cu.EnableDomain = fi_dom;
+        gpuprof__cu.RegisterTimestampCallback = fi_ts;
+        gpuprof__cu.ActivityRegisterCallbacks = fi_reg;
+        gpuprof__cu.ActivityEnable = fi_act_on;
+        gpuprof__cu.ActivityDisable = fi_act_off;
+        gpuprof__cu.ActivityFlushAll = fi_flush;
+        gpuprof__cu.Unsubscribe = fi_unsubscribe;
+        fi_unsub = fi_disabled = fi_enabled = 0;
+        ck_assert_int_eq(gpuprof__cupti_test_init(), GPUPROF_E_UNAVAILABLE);
+        ck_assert_uint_eq(fi_unsub, 1);
+        ck_assert(!gpuprof__cupti_test_subscribed());
+        /* Every kind it turned on is off again (2: the five others). */
+        ck_assert_uint_eq(fi_enabled, fi_fail == 1 ? 0 : 5);
+        ck_assert_uint_eq(fi_disabled, fi_enabled);
+    }
+    memset(&gpuprof__cu, 0, sizeof(gpuprof__cu));
+}
+END_TEST
+
 /* ---- no driver: unavailable, the program unchanged ------------------------
  */
 static bool driver_here(void)
@@ -1011,6 +1615,11 @@ int main(void)
         {"static_cudart_range", static_cudart_range, 60},
         {"stall_reason_names", stall_reason_names, 30},
         {"pc_samples_exact", pc_samples_exact, 60},
+        {"pcs_sequence_serialized", pcs_sequence_serialized, 60},
+        {"pcs_sequence_continuous", pcs_sequence_continuous, 60},
+        {"pcs_settings_and_errors", pcs_settings_and_errors, 30},
+        {"pcs_holds_threads", pcs_holds_threads, 60},
+        {"init_failure_unsubscribes", init_failure_unsubscribes, 30},
         {"unavailable_without_gpu", unavailable_without_gpu, 60},
         {"subscribe_without_gpu", subscribe_without_gpu, 60},
         {"unavailable_without_library", unavailable_without_library, 60},

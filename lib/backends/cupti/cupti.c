@@ -285,11 +285,15 @@ static void find_static_cudart(void)
     munmap(m, (size_t)sb.st_size);
 }
 
+/* Hides the runtime's code, then says so: a hook that sees cuda_hidden set
+ * finds every range published (each thread that sees it clear does the
+ * work itself; the static runtime's range is computed once). */
 static void hide_runtime(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, find_static_cudart);
     dl_iterate_phdr(hide_one, NULL);
+    gp_store_release(&cuda_hidden, 1);
 }
 
 /* ---- API callbacks --------------------------------------------------------
@@ -370,6 +374,10 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
         if (tls.corr) {
             gpuprof__cupti_ring_note(cb->correlationId, tls.corr,
                                      (tls.cls & GP_CU_GRAPH) != 0);
+            if (pcs_on && cls == GPUPROF_OP_KERNEL &&
+                tls.cls == GPUPROF_OP_KERNEL)
+                gpuprof__cupti_pcs_launch(cb->context, cb->symbolName,
+                                          tls.corr);
             if ((tls.cls & GP_CU_HOSTDONE) && !tls.bytes)
                 tls.bytes = alloc_bytes(dom, id, cb->functionParams);
         }
@@ -378,10 +386,8 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
     tls.corr = 0;
     if (!gp_load_relaxed(&cu_on))
         return;
-    if (__builtin_expect(!gp_load_relaxed(&cuda_hidden), 0)) {
-        gp_store_relaxed(&cuda_hidden, 1);
+    if (__builtin_expect(!gp_load_acquire(&cuda_hidden), 0))
         hide_runtime(); /* libcuda is loaded by now */
-    }
     uint32_t kind = cls & GP_CU_KIND_MASK;
     if (kind == GPUPROF_OP_COPY_OTHER)
         kind = copy_kind_arg(dom, id, cb->functionParams, kind);
@@ -398,6 +404,9 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
         tls.bytes = alloc_bytes(dom, id, cb->functionParams);
     }
     gpuprof__cupti_ring_note(cb->correlationId, corr, (cls & GP_CU_GRAPH) != 0);
+    /* PC sampling is on in the context before the kernel runs. */
+    if (pcs_on && cls == GPUPROF_OP_KERNEL)
+        gpuprof__cupti_pcs_launch(cb->context, cb->symbolName, corr);
 }
 
 static void api_exit(const CUpti_CallbackData *cb)
@@ -423,10 +432,11 @@ static void api_exit(const CUpti_CallbackData *cb)
         gpuprof__op_end(corr);
         return;
     }
-    /* Kernel-serialized PC sampling: the launch has run; its samples go
-     * before the operation ends, from the thread that began it. */
+    /* PC sampling: kernel-serialized, the launch has run: its samples go
+     * before the operation ends, from the thread that began it;
+     * continuous, what CUPTI decoded so far (now and then). */
     if ((tls.cls & GP_CU_KIND_MASK) == GPUPROF_OP_KERNEL && pcs_on)
-        gpuprof__cupti_pcs_collect(cb->context);
+        gpuprof__cupti_pcs_collect(cb->context, false);
     if (tls.cls & GP_CU_HOSTDONE) {
         gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
         a.correlation = corr;
@@ -459,11 +469,9 @@ static void resource(CUpti_CallbackId id, const CUpti_ResourceData *rd)
     case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
         if (pcs_on)
             gpuprof__cupti_pcs_context(rd->context);
-        gp_store_relaxed(&cuda_hidden, 1);
         hide_runtime();
         break;
     case CUPTI_CBID_RESOURCE_CU_INIT_FINISHED:
-        gp_store_relaxed(&cuda_hidden, 1);
         hide_runtime();
         break;
     default:
@@ -642,9 +650,57 @@ static gpuprof_status cu_probe(void *user, char *reason, size_t rsize)
     return gpuprof__cupti_subscribe(reason, rsize);
 }
 
-static gpuprof_status cu_init(void *user)
+/* Activity records off (every kind we turned on), all of them in. */
+static void activities_off(void)
 {
-    (void)user;
+    if (activities_on)
+        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (size_t i = 0; i < NKINDS; i++)
+        if (kind_on[i])
+            gpuprof__cu.ActivityDisable(kinds[i]);
+    if (activities_on)
+        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    memset(kind_on, 0, sizeof(kind_on));
+    activities_on = false;
+}
+
+/* The subscription goes: another tool (or a later init) can attach. */
+static void unsubscribe(void)
+{
+    if (subscribed) {
+        gpuprof__cu.Unsubscribe(subscriber);
+        subscribed = false;
+    }
+}
+
+static gpuprof_status enable_activities(void)
+{
+    char e[96];
+    CUptiResult r =
+        gpuprof__cu.ActivityRegisterCallbacks(buf_requested, buf_completed);
+    if (r != CUPTI_SUCCESS) {
+        gpuprof__log(GPUPROF_LOG_WARN,
+                     "cupti: cuptiActivityRegisterCallbacks:"
+                     " %s",
+                     gpuprof__cupti_err(r, e, sizeof(e)));
+        return GPUPROF_E_UNAVAILABLE;
+    }
+    for (size_t i = 0; i < NKINDS; i++) {
+        r = gpuprof__cu.ActivityEnable(kinds[i]);
+        if (r != CUPTI_SUCCESS &&
+            kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+            r = gpuprof__cu.ActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
+        kind_on[i] = r == CUPTI_SUCCESS;
+        if (!kind_on[i])
+            gpuprof__log(i == 0 ? GPUPROF_LOG_WARN : GPUPROF_LOG_DEBUG,
+                         "cupti: activity kind %d not enabled: %s",
+                         (int)kinds[i], gpuprof__cupti_err(r, e, sizeof(e)));
+    }
+    return kind_on[0] ? GPUPROF_OK : GPUPROF_E_UNAVAILABLE;
+}
+
+static gpuprof_status init_steps(void)
+{
     unsigned n = classify_all(true);
     if (!n) {
         gpuprof__log(GPUPROF_LOG_WARN, "cupti: no API callback could be "
@@ -668,29 +724,9 @@ static gpuprof_status cu_init(void *user)
         if (!pool_free)
             return GPUPROF_E_NOMEM;
     }
-    char e[96];
-    CUptiResult r =
-        gpuprof__cu.ActivityRegisterCallbacks(buf_requested, buf_completed);
-    if (r != CUPTI_SUCCESS) {
-        gpuprof__log(GPUPROF_LOG_WARN,
-                     "cupti: cuptiActivityRegisterCallbacks:"
-                     " %s",
-                     gpuprof__cupti_err(r, e, sizeof(e)));
-        return GPUPROF_E_UNAVAILABLE;
-    }
-    for (size_t i = 0; i < NKINDS; i++) {
-        r = gpuprof__cu.ActivityEnable(kinds[i]);
-        if (r != CUPTI_SUCCESS &&
-            kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-            r = gpuprof__cu.ActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
-        kind_on[i] = r == CUPTI_SUCCESS;
-        if (!kind_on[i])
-            gpuprof__log(i == 0 ? GPUPROF_LOG_WARN : GPUPROF_LOG_DEBUG,
-                         "cupti: activity kind %d not enabled: %s",
-                         (int)kinds[i], gpuprof__cupti_err(r, e, sizeof(e)));
-    }
-    if (!kind_on[0])
-        return GPUPROF_E_UNAVAILABLE;
+    gpuprof_status st = enable_activities();
+    if (st != GPUPROF_OK)
+        return st;
     if (gpuprof__cu.EnableAllSyncRecords)
         gpuprof__cu.EnableAllSyncRecords(
             0); /* no records of unfinished queries */
@@ -701,6 +737,19 @@ static gpuprof_status cu_init(void *user)
                  "KiB x %u",
                  n, pool_size >> 10, pool_max);
     return GPUPROF_OK;
+}
+
+/* A failed init leaves nothing behind: no activity kind on, no
+ * subscription (it would lock other CUPTI tools out). */
+static gpuprof_status cu_init(void *user)
+{
+    (void)user;
+    gpuprof_status st = init_steps();
+    if (st != GPUPROF_OK) {
+        activities_off();
+        unsubscribe();
+    }
+    return st;
 }
 
 static gpuprof_status cu_start(void *user)
@@ -720,10 +769,19 @@ static gpuprof_status cu_stop(void *user)
 static gpuprof_status cu_flush(void *user)
 {
     (void)user;
+    /* Serialized PC samples name their launch: they go first. Continuous
+     * ones are given by function name: the records go first (a graph's
+     * kernels are known by theirs), and the launches held for samples
+     * end after them. */
+    bool cont = pcs_on && gpuprof__cupti_pcs_mode() == GP_PCS_CONTINUOUS;
+    if (activities_on && cont)
+        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (pcs_on)
-        gpuprof__cupti_pcs_collect(NULL);
+        gpuprof__cupti_pcs_collect(NULL, true);
     if (activities_on)
         gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (cont)
+        gpuprof__cupti_pcs_release(true);
     return GPUPROF_OK;
 }
 
@@ -731,22 +789,17 @@ static void cu_fini(void *user)
 {
     (void)user;
     gp_store_release(&cu_on, 0);
+    if (activities_on && pcs_on &&
+        gpuprof__cupti_pcs_mode() == GP_PCS_CONTINUOUS)
+        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (pcs_on)
         gpuprof__cupti_pcs_fini();
-    if (activities_on) {
-        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        for (size_t i = 0; i < NKINDS; i++)
-            if (kind_on[i])
-                gpuprof__cu.ActivityDisable(kinds[i]);
-        gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        activities_on = false;
-    }
+    activities_off();
+    if (pcs_on)
+        gpuprof__cupti_pcs_done();
     /* Every record is in: graph launches end here. */
     gpuprof__cupti_graphs_close();
-    if (subscribed) {
-        gpuprof__cu.Unsubscribe(subscriber);
-        subscribed = false;
-    }
+    unsubscribe();
     pthread_mutex_lock(&pool_mu);
     if (pool_refused)
         gpuprof__log(GPUPROF_LOG_WARN,
@@ -812,4 +865,20 @@ uint64_t gpuprof__cupti_api_failed(void);
 uint64_t gpuprof__cupti_api_failed(void)
 {
     return gp_load_relaxed(&api_failed);
+}
+
+/* For the offline tests: init as if the probe had subscribed (with
+ * whatever entry points gpuprof__cu holds), and whether a subscription is
+ * left. */
+gpuprof_status gpuprof__cupti_test_init(void);
+gpuprof_status gpuprof__cupti_test_init(void)
+{
+    subscribed = true;
+    return cu_init(NULL);
+}
+
+int gpuprof__cupti_test_subscribed(void);
+int gpuprof__cupti_test_subscribed(void)
+{
+    return subscribed;
 }

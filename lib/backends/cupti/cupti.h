@@ -128,26 +128,80 @@ bool gpuprof__cupti_cudart_range(const void *elf, size_t size, uint64_t *lo,
  * cubin so), GP_NO_BINARY when none. */
 uint32_t gpuprof__cupti_crc_binary(uint64_t crc);
 
-/* ---- PC sampling (cupti_pcs.c) ------------------------------------------ */
+/* ---- PC sampling (cupti_pcs.c, cupti_pcs_submit.c) ----------------------
+ * GPUPROF_CUPTI_PC_SAMPLING=1|N (period 2^N cycles) turns it on;
+ * GPUPROF_CUPTI_PC_SAMPLING_MODE=serialized (default) | continuous. */
 #define GP_CU_LATENCY 0x10000u /* a stall reason's "_not_issued" twin */
 /* Our metric for a CUPTI stall reason name, | GP_CU_LATENCY for the
  * "<reason>_not_issued" names. */
 uint32_t gpuprof__cupti_stall_metric(const char *name);
+
+/* The PC sampling entry points (resolved from libcupti; a test installs
+ * its own with gpuprof__cupti_pcs_test_api before gpuprof__cupti_pcs_wanted). */
+typedef struct gp_pcs_api {
+    __typeof__(cuptiPCSamplingEnable) *Enable;
+    __typeof__(cuptiPCSamplingDisable) *Disable;
+    __typeof__(cuptiPCSamplingGetNumStallReasons) *GetNumStallReasons;
+    __typeof__(cuptiPCSamplingGetStallReasons) *GetStallReasons;
+    __typeof__(cuptiPCSamplingSetConfigurationAttribute) *SetConfig;
+    __typeof__(cuptiPCSamplingGetData) *GetData;
+} gp_pcs_api;
+void gpuprof__cupti_pcs_test_api(const gp_pcs_api *api); /* NULL: dlsym */
+
+enum gp_pcs_mode { GP_PCS_OFF = 0, GP_PCS_SERIALIZED, GP_PCS_CONTINUOUS };
 /* GPUPROF_CUPTI_PC_SAMPLING asks for it and this libcupti has the API
- * (resolves it); from init. */
+ * (resolves it); from init. false, with one log line, for a malformed
+ * setting. */
 bool gpuprof__cupti_pcs_wanted(void);
-/* A context was created / is going away (resource callbacks). */
+/* The mode collection runs in (GP_PCS_OFF until wanted). Any thread. */
+enum gp_pcs_mode gpuprof__cupti_pcs_mode(void);
+/* A context was created / is going away (resource callbacks). Enable and
+ * configure happen once per context, before its first kernel. */
 void gpuprof__cupti_pcs_context(CUcontext ctx);
 void gpuprof__cupti_pcs_context_gone(CUcontext ctx);
+/* A kernel launch is about to run in `ctx` (API enter, outermost call or
+ * its nested driver call): enables the context if its creation was
+ * missed (created before init), and in continuous mode notes the launch
+ * of function `name` as corr. */
+void gpuprof__cupti_pcs_launch(CUcontext ctx, const char *name, uint64_t corr);
 /* Takes what CUPTI collected in `ctx` (NULL: every context) and submits
- * it; after launches, at flush. */
-void gpuprof__cupti_pcs_collect(CUcontext ctx);
+ * it; after launches (continuous: at most every GP_CU_PCS_EVERY_NS per
+ * context unless `force`), at flush. */
+void gpuprof__cupti_pcs_collect(CUcontext ctx, bool force);
+/* fini: drains and disables every context, collection off; done (after
+ * the last activity records are in): the held launches end, and one line
+ * sums up what was collected (a warning when kernels ran and no sample
+ * came). */
 void gpuprof__cupti_pcs_fini(void);
+void gpuprof__cupti_pcs_done(void);
+#define GP_CU_PCS_EVERY_NS 20000000ull
+
 /* Submits one collection: every PC record whose launch is known (the
  * others' samples are added to *unattributed); `map` turns stall reason
  * indices (< nmap) into metrics. The number of PCs submitted. */
 size_t gpuprof__cupti_pcs_submit(const CUpti_PCSamplingData *d,
                                  const uint32_t *map, size_t nmap,
                                  uint64_t *unattributed);
+
+/* Continuous mode's launches held open (cupti_pcs_submit.c): at most
+ * GP_CU_HELD_MAX. hold_on: note launches from now on (or not). held: the
+ * kernel record of corr must carry GPUPROF_ACTIVITY_MORE; record_in: it
+ * was submitted. release: closes the held launches whose record is in
+ * and that a later launch of their function replaced (all: every one
+ * whose record is in); the number closed. forget: drops every entry,
+ * closing those still held when `close` (after the last records: fini);
+ * the launches closed since the last forget, and those that could not be
+ * held. */
+#define GP_CU_HELD_MAX 1024
+void gpuprof__cupti_pcs_hold_on(bool on);
+void gpuprof__cupti_pcs_note_launch(const char *name, uint64_t corr);
+/* A graph launch's kernel `name` came (its record): samples of the
+ * function go to the graph launch, which cupti_act.c closes. */
+void gpuprof__cupti_pcs_note_graph_kernel(const char *name, uint64_t corr);
+bool gpuprof__cupti_pcs_held(uint64_t corr);
+void gpuprof__cupti_pcs_record_in(uint64_t corr);
+unsigned gpuprof__cupti_pcs_release(bool all);
+void gpuprof__cupti_pcs_forget(bool close, uint64_t *closed,
+                               uint64_t *refused);
 
 #endif /* GPUPROF_BACKENDS_CUPTI_CUPTI_H */

@@ -272,7 +272,17 @@ static void kernel(const CUpti_ActivityKernel10 *k)
                               (uint32_t)k->dynamicSharedMemory};
     uint32_t bin = k->name ? gpuprof__cupti_kernel_binary(k->name)
                            : (uint32_t)GP_NO_BINARY;
+    /* Continuous PC sampling may still bring samples: the launch stays
+     * open until cupti_pcs_submit.c closes it. */
+    bool graph = (a.flags & GPUPROF_ACTIVITY_MORE) != 0;
+    bool held = !graph && gpuprof__cupti_pcs_held(a.correlation);
+    if (graph)
+        gpuprof__cupti_pcs_note_graph_kernel(k->name, a.correlation);
+    if (held)
+        a.flags |= GPUPROF_ACTIVITY_MORE;
     gpuprof__activity_submit_x(&a, bin, 4, xm, xv);
+    if (held)
+        gpuprof__cupti_pcs_record_in(a.correlation);
 }
 
 /* A copy or memset: its bytes on a device stream. */

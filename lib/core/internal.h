@@ -67,6 +67,7 @@ gpuprof_status gpuprof__fail(gpuprof_status st, int level, const char *fmt,
                              ...) __attribute__((format(printf, 3, 4)));
 void gpuprof__log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+void gpuprof__log_v(int level, const char *fmt, va_list ap);
 void gpuprof__log_set_level_default(int level);
 int gpuprof__log_parse_level(const char *s);
 
@@ -273,14 +274,6 @@ void gpuprof__metric_kind_range(uint32_t kind, uint32_t *first,
 /* ---- Backends (backend.c) --------------------------------------------- */
 /* Built-in backends register themselves once, before the first init. */
 void gpuprof__builtin_backends_register(void);
-#ifdef GPUPROF_HAVE_OPENCL
-void gpuprof__opencl_register(void);
-const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
-                                     unsigned *out_entries);
-#endif
-#ifdef GPUPROF_HAVE_CUPTI
-void gpuprof__cupti_register(void);
-#endif
 void gpuprof__backends_init(void);   /* probe+init the selected ones */
 void gpuprof__backends_call(int what); /* GP_BE_START/STOP/FLUSH/FINI */
 enum { GP_BE_START = 1, GP_BE_STOP = 2, GP_BE_FLUSH = 3, GP_BE_FINI = 4 };

@@ -10,12 +10,13 @@
 #include "backends/sim/sim.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "core/gpu.h"
-#include "core/internal.h"
+#include "gpuprof_backend.h"
 
 typedef struct job {
     uint64_t corr;
@@ -36,6 +37,34 @@ static bool active, stopping, hold;
 static pthread_t thr;
 static uint64_t rng;
 
+/* The simulator's thread takes no signal (the program's handlers never
+ * run on it); its timed waits use CLOCK_MONOTONIC. */
+static int spawn_quiet(pthread_t *t, void *(*fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(t, NULL, fn, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return e;
+}
+
+static void cond_init_monotonic(pthread_cond_t *c)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+}
+
+static void deadline_in(struct timespec *ts, uint64_t ns)
+{
+    uint64_t t = gpuprof_be_now_ns() + ns;
+    ts->tv_sec = (time_t)(t / 1000000000u);
+    ts->tv_nsec = (long)(t % 1000000000u);
+}
+
 static uint64_t next_rand(void)
 {
     rng ^= rng << 13;
@@ -49,7 +78,7 @@ static void run_jobs(job *jobs, size_t n)
 {
     gpuprof_activity *acts = malloc((n ? n : 1) * sizeof(*acts));
     if (!acts) {
-        gpuprof__log(GPUPROF_LOG_ERROR, "sim: out of memory, %zu activities "
+        gpuprof_be_log(GPUPROF_LOG_ERROR, "sim: out of memory, %zu activities "
                      "lost", n);
         return;
     }
@@ -99,7 +128,7 @@ static void *sim_main(void *arg)
             break;
         if (!go) {
             struct timespec ts;
-            gpuprof__deadline(&ts, (uint64_t)cfg.delay_us * 1000);
+            deadline_in(&ts, (uint64_t)cfg.delay_us * 1000);
             if (pthread_cond_timedwait(&work_cv, &mu, &ts) != ETIMEDOUT ||
                 hold || !nq)
                 continue;
@@ -165,11 +194,11 @@ static gpuprof_status sim_init(void *user)
     (void)user;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_atfork);
-    gpuprof__cond_init_monotonic(&work_cv);
+    cond_init_monotonic(&work_cv);
     pthread_mutex_lock(&mu);
     clock_of = calloc(cfg.streams, sizeof(*clock_of));
     stopping = false;
-    int e = clock_of ? gpuprof__spawn(&thr, sim_main, NULL) : ENOMEM;
+    int e = clock_of ? spawn_quiet(&thr, sim_main) : ENOMEM;
     active = e == 0;
     pthread_mutex_unlock(&mu);
     if (e) {
@@ -234,7 +263,7 @@ gpuprof_status gpuprof__sim_register(const gp_sim_config *c)
 static gpuprof_status enqueue(const job *js, size_t n)
 {
     pthread_mutex_lock(&mu);
-    if (!active || G.forked) {
+    if (!active || gpuprof_be_forked()) {
         pthread_mutex_unlock(&mu);
         return GPUPROF_E_STATE;
     }
@@ -259,7 +288,7 @@ static gpuprof_status enqueue(const job *js, size_t n)
     return GPUPROF_OK;
 }
 
-/* Frames: gpuprof__op_begin drops itself and callpath; skip 1 more drops
+/* Frames: gpuprof_be_op_begin drops itself and callpath; skip 1 more drops
  * the public sim function, so the innermost frame is its caller's. The
  * launch functions must keep their own frame (no tail calls into op_begin,
  * not inlined into callers): they are external and use the result. */
@@ -268,10 +297,10 @@ gpuprof__sim_kernel(unsigned stream, const char *name, uint64_t dur_ns)
 {
     if (stream >= cfg.streams || !name || !*name)
         return GPUPROF_E_INVALID;
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, gp_mono_ns(), name};
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, gpuprof_be_now_ns(), name};
     gpuprof_status st = enqueue(&j, 1);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 
@@ -283,10 +312,10 @@ gpuprof__sim_copy(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
         !(kind == GPUPROF_OP_MEMSET ||
           (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
         return GPUPROF_E_INVALID;
-    uint64_t corr = gpuprof__op_begin(kind, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, gp_mono_ns(), NULL};
+    uint64_t corr = gpuprof_be_op_begin(kind, 1);
+    job j = {corr, kind, stream, 0, dur_ns, bytes, gpuprof_be_now_ns(), NULL};
     gpuprof_status st = enqueue(&j, 1);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 
@@ -299,27 +328,27 @@ gpuprof__sim_graph(unsigned stream, unsigned n, const char *const *names,
     job *js = malloc(n * sizeof(*js));
     if (!js)
         return GPUPROF_E_NOMEM;
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
-    uint64_t t = gp_mono_ns();
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
+    uint64_t t = gpuprof_be_now_ns();
     for (unsigned i = 0; i < n; i++)
         js[i] = (job){corr, GPUPROF_OP_KERNEL, stream,
                       i + 1 < n ? GPUPROF_ACTIVITY_MORE : 0, dur_ns[i], 0, t,
                       names[i]};
     gpuprof_status st = enqueue(js, n);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     free(js);
     return st;
 }
 
 __attribute__((noinline)) gpuprof_status gpuprof__sim_sync(void)
 {
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_SYNC, 1);
     pthread_mutex_lock(&mu);
     bool ok = active;
     pthread_mutex_unlock(&mu);
     if (ok)
         deliver_all();
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return ok ? GPUPROF_OK : GPUPROF_E_STATE;
 }
 

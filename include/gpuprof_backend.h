@@ -181,6 +181,69 @@ typedef enum gpuprof_metric_id {
     GPUPROF_METRIC_PC_STALL_OTHER = 40
 } gpuprof_metric_id;
 
+/* Metrics a backend registers at run time (a counter library's events, a
+ * vendor's activity fields). Units, combinations and attachments are
+ * pinned values. */
+typedef enum gpuprof_metric_unit {
+    GPUPROF_METRIC_UNIT_COUNT = 0,
+    GPUPROF_METRIC_UNIT_NS = 1,
+    GPUPROF_METRIC_UNIT_BYTES = 2
+} gpuprof_metric_unit;
+/* How values combine, over the values one context gets, over threads and
+ * processes, and into a subtree's inclusive value. SUM: they add up.
+ * ODD_SUM: they add up, but what means something is the mean over the
+ * metric `count_metric` names (registers per thread summed over launches,
+ * divided by launches). MAX: the largest value. */
+typedef enum gpuprof_metric_combine {
+    GPUPROF_METRIC_SUM = 0,
+    GPUPROF_METRIC_ODD_SUM = 1,
+    GPUPROF_METRIC_MAX = 2
+} gpuprof_metric_combine;
+/* Where values go. GPU_OPS: on GPU operations, through
+ * gpuprof_be_activity_submit's extra values (kernels and other operations,
+ * like gpu.time). CPU_PATHS: on call paths and regions of the calling
+ * thread, through gpuprof_be_sample_add (counters of CPU code). */
+typedef enum gpuprof_metric_attach {
+    GPUPROF_METRIC_ON_GPU_OPS = 1,
+    GPUPROF_METRIC_ON_CPU_PATHS = 2
+} gpuprof_metric_attach;
+/* gpuprof_metric_desc.flags: a subtree's combined (inclusive) value means
+ * nothing for this metric (a peak of a rate): views show exclusive
+ * values. */
+#define GPUPROF_METRIC_NO_INCLUSIVE 0x1u
+
+/* A metric to register. Fill with GPUPROF_METRIC_DESC_INIT; strings are
+ * copied. */
+typedef struct gpuprof_metric_desc {
+    size_t size;             /* sizeof(gpuprof_metric_desc) */
+    const char *name;        /* 1-63 bytes of [a-z0-9_.], e.g. "papi.l1_dcm" */
+    const char *description; /* one line; NULL: none (at most 255 bytes kept) */
+    uint32_t unit;           /* gpuprof_metric_unit */
+    uint32_t combine;        /* gpuprof_metric_combine */
+    uint32_t attach;         /* gpuprof_metric_attach */
+    uint32_t flags;          /* GPUPROF_METRIC_NO_INCLUSIVE */
+    const char *count_metric; /* ODD_SUM only (then required): the metric
+                                 counting the summands, e.g. "gpu.count" */
+} gpuprof_metric_desc;
+
+#define GPUPROF_METRIC_DESC_INIT                                                \
+    {                                                                           \
+        sizeof(gpuprof_metric_desc), NULL, NULL, GPUPROF_METRIC_UNIT_COUNT,    \
+            GPUPROF_METRIC_SUM, GPUPROF_METRIC_ON_GPU_OPS, 0u, NULL            \
+    }
+
+/* Registers a metric and stores its id in *id (for
+ * gpuprof_activity_extra.metric or gpuprof_be_sample_add). Any time, before
+ * or after gpuprof_init; ids are process-wide and stay valid. Registering
+ * the same name again with the same descriptor gives the same id (a backend
+ * initialized again). GPUPROF_E_INVALID for a bad descriptor (the reason in
+ * gpuprof_last_error), GPUPROF_E_EXISTS when the name is a built-in metric
+ * or was registered with another descriptor, GPUPROF_E_LIMIT past 32
+ * registered metrics. Profiles carry each metric's descriptor; the analysis
+ * shows it like a built-in one. Since 0.1. */
+GPUPROF_API gpuprof_status gpuprof_be_metric_register(
+    const gpuprof_metric_desc *desc, uint32_t *id);
+
 /* ------------------------------------------------------------------------ */
 /* CPU-time samples                                                          */
 /* ------------------------------------------------------------------------ */
@@ -196,7 +259,8 @@ GPUPROF_API int gpuprof_be_backtrace_in_signal(void **ip, int max);
 /* Is the calling thread inside the library's own work (its time is not the
  * program's: skip the sample)? Async-signal-safe. Since 0.1. */
 GPUPROF_API int gpuprof_be_in_self(void);
-/* Adds `value` of CPU-kind metric `metric` to the calling thread's call
+/* Adds `value` of metric `metric` (GPUPROF_METRIC_GPU_IDLE_CAUSE, or one
+ * registered with GPUPROF_METRIC_ON_CPU_PATHS) to the calling thread's call
  * path `ip[0..n)` (innermost first) beneath `region` (from
  * gpuprof_be_sample_region on this thread), or to the region itself when
  * n is 0. `truncated`: the path was cut (its outermost frames are unknown).

@@ -53,10 +53,19 @@ GPUPROF_API gpuprof_status gpuprof_be_activity_submit(
                              "gpuprof_be_activity_submit: bad extra values");
     uint8_t xm[GPUPROF_EXTRA_MAX];
     for (uint32_t i = 0; i < x->count; i++) {
-        if (x->metric[i] >= nm || x->metric[i] > UINT8_MAX)
+        const gp_metric_def *m = x->metric[i] < nm ? gpuprof__metric(x->metric[i])
+                                                   : NULL;
+        if (!m || x->metric[i] > UINT8_MAX ||
+            (m->kind != GPUPROF_IO_KIND_GPU &&
+             m->kind != GPUPROF_IO_KIND_INSTR) ||
+            (m->kind == GPUPROF_IO_KIND_INSTR) !=
+                !!(a && (a->flags & GPUPROF_ACTIVITY_INSTR)))
             return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
-                                 "gpuprof_be_activity_submit: unknown metric "
-                                 "%u", x->metric[i]);
+                                 "gpuprof_be_activity_submit: metric %u is "
+                                 "not one of GPU %s", x->metric[i],
+                                 a && (a->flags & GPUPROF_ACTIVITY_INSTR)
+                                     ? "instructions"
+                                     : "operations");
         xm[i] = (uint8_t)x->metric[i];
     }
     return gpuprof__activity_submit_x(a, x->binary, x->count, xm, x->value);
@@ -96,6 +105,13 @@ GPUPROF_API gpuprof_status gpuprof_be_hide(uintptr_t lo, uintptr_t hi,
     return GPUPROF_OK;
 }
 
+/* ---- metrics ---------------------------------------------------------- */
+GPUPROF_API gpuprof_status gpuprof_be_metric_register(
+    const gpuprof_metric_desc *desc, uint32_t *id)
+{
+    return gpuprof__metric_register(desc, id);
+}
+
 /* ---- CPU-time samples ------------------------------------------------- */
 GPUPROF_API uint32_t gpuprof_be_sample_region(void)
 {
@@ -120,6 +136,7 @@ GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
 {
     gp_thread *th = gpuprof__tls_self;
     const gp_metric_def *m = gpuprof__metric(metric);
+    uint32_t blk = gpuprof__metric_block(metric);
     if (!th || !m || m->kind != GPUPROF_IO_KIND_CPU || n < 0 ||
         (n && !ip) || region >= gp_load_relaxed(&th->cct.count))
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
@@ -128,14 +145,13 @@ GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
     if (n)
         at = gpuprof__callpath_ips(&th->cct, region, ip, n, truncated != 0,
                                    &unknown);
-    gp_mblock *b = at == GP_CCT_NONE
-                       ? NULL
-                       : gpuprof__cct_block(&th->cct, at, GPUPROF_IO_KIND_CPU);
+    gp_mblock *b = at == GP_CCT_NONE ? NULL
+                                     : gpuprof__cct_block(&th->cct, at, blk);
     if (!b) {
         gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
         return GPUPROF_E_NOMEM;
     }
-    gp_owner_add(&b->v[metric - b->first_metric], value);
+    gpuprof__metric_merge(&b->v[metric - b->first_metric], metric, value);
     return GPUPROF_OK;
 }
 

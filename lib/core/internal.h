@@ -211,6 +211,8 @@ typedef struct gp_metric_def {
     const char *description;
     uint8_t type, combine, unit, kind; /* GPUPROF_IO_* values */
     bool ticks;                        /* stored as ticks, written as ns */
+    uint8_t ext_flags;        /* GPUPROF_IO_METRIC_* (METRIC_EXT section) */
+    const char *count_metric; /* odd sums: the metric counting summands */
 } gp_metric_def;
 
 /* Metric ids of the built-in region kind (block layout of GP_KIND_REGION). */
@@ -264,6 +266,21 @@ enum {
     GP_M_PC_STALL_OTHER = 40,
     GP_M_PC_LAST = 40
 };
+
+/* Metrics backends register at run time (gpuprof_be_metric_register): ids
+ * GP_M_REG_FIRST.. (at most GP_REG_MAX), values in blocks of the internal
+ * kind GP_BLOCK_REG (never written to files: each metric's file kind says
+ * where it attaches). */
+enum { GP_M_REG_FIRST = GP_M_PC_LAST + 1, GP_REG_MAX = 32,
+       GP_REG_NAME_MAX = 63, GP_BLOCK_REG = 8 };
+struct gpuprof_metric_desc;
+gpuprof_status gpuprof__metric_register(const struct gpuprof_metric_desc *d,
+                                        uint32_t *id);
+/* The block kind metric `id` sits in. */
+uint32_t gpuprof__metric_block(uint32_t id);
+/* Combines `v` into a value of metric `id` by its rule (sum or max); the
+ * caller owns *to. */
+void gpuprof__metric_merge(_Atomic uint64_t *to, uint32_t id, uint64_t v);
 
 uint32_t gpuprof__metric_count(void);
 const gp_metric_def *gpuprof__metric(uint32_t id);

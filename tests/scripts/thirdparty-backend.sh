@@ -60,6 +60,13 @@ if grep -qE '^ +solve region\.visits=1 .* tpdev\.host_events=12$' "$tmp/dump"; t
 else
   fail "profile: region values: $(grep ' solve ' "$tmp/dump")"
 fi
+"$G" report "$tmp/out" >"$tmp/rdir" 2>&1 || fail "report DIR: $(cat "$tmp/rdir")"
+for want in 'tpdev.occupancy (odd sum): 65, mean 16.2 per gpu.count' \
+            'tpdev.peak_bytes (max, exclusive only): 300 bytes' \
+            'tpdev.host_events (sum): 12'; do
+  if grep -qxF "  $want" "$tmp/rdir"; then pass "report DIR: $want"; else
+    fail "report DIR: $want: $(sed -n '/registered by backends/,$p' "$tmp/rdir")"; fi
+done
 "$G" analyze -o "$tmp/db" "$tmp/out" >/dev/null 2>"$tmp/err" &&
   pass "analyze" || { fail "analyze: $(cat "$tmp/err")"; exit 1; }
 "$G" export --table -o "$tmp/t.csv" "$tmp/db" 2>"$tmp/err" ||

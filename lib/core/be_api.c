@@ -18,6 +18,54 @@
 #include "core/unwind.h"
 #include "io/io.h"
 
+/* The public metric ids are the core's (a renumbering of the built-in
+ * table fails here, not in a backend's profile), and so are the flags. */
+#define SAME_ID(x)                                                              \
+    _Static_assert((int)GPUPROF_METRIC_##x == (int)GP_M_##x, "metric id " #x)
+SAME_ID(GPU_WORK_ITEMS);
+SAME_ID(GPU_GROUP_SIZE);
+SAME_ID(CPU_IDLE);
+SAME_ID(CPU_IDLE_CAUSE);
+SAME_ID(DET_JIT_SINGLE);
+SAME_ID(DET_OUTPUT_AS_INPUT);
+SAME_ID(DET_ARGS_NOT_ALIASED);
+SAME_ID(DET_MULTI_CONTEXT);
+SAME_ID(DET_INORDER_QUEUE);
+SAME_ID(DET_DEVICES_UNUSED);
+SAME_ID(GPU_REGISTERS);
+SAME_ID(GPU_SHARED_MEM);
+SAME_ID(GPU_IDLE_CAUSE);
+SAME_ID(PC_SAMPLES);
+SAME_ID(PC_LATENCY);
+SAME_ID(PC_STALL_SELECTED);
+SAME_ID(PC_STALL_NOT_SELECTED);
+SAME_ID(PC_STALL_BARRIER);
+SAME_ID(PC_STALL_BRANCH_RESOLVING);
+SAME_ID(PC_STALL_DISPATCH_STALL);
+SAME_ID(PC_STALL_DRAIN);
+SAME_ID(PC_STALL_IMC_MISS);
+SAME_ID(PC_STALL_LG_THROTTLE);
+SAME_ID(PC_STALL_LONG_SCOREBOARD);
+SAME_ID(PC_STALL_MATH_PIPE_THROTTLE);
+SAME_ID(PC_STALL_MEMBAR);
+SAME_ID(PC_STALL_MIO_THROTTLE);
+SAME_ID(PC_STALL_MISC);
+SAME_ID(PC_STALL_NO_INSTRUCTIONS);
+SAME_ID(PC_STALL_SHORT_SCOREBOARD);
+SAME_ID(PC_STALL_SLEEPING);
+SAME_ID(PC_STALL_TEX_THROTTLE);
+SAME_ID(PC_STALL_WAIT);
+SAME_ID(PC_STALL_OTHER);
+_Static_assert(GP_M_REG_FIRST == GPUPROF_METRIC_PC_STALL_OTHER + 1,
+               "registered metrics follow the built-in ones");
+_Static_assert(GPUPROF_ACTIVITY_NOTE == GP_ACT_NOTE &&
+                   GPUPROF_ACTIVITY_HOST == GP_ACT_HOST &&
+                   GPUPROF_ACTIVITY_INSTR == GP_ACT_INSTR &&
+                   GPUPROF_NO_BINARY == GP_NO_BINARY &&
+                   GPUPROF_EXTRA_MAX == GP_XN &&
+                   GPUPROF_CORR_PAUSED == GP_CORR_PAUSED,
+               "public flags are the core's");
+
 /* ---- operations ------------------------------------------------------- */
 GPUPROF_API uint64_t gpuprof_be_op_begin(gpuprof_op_kind kind,
                                          unsigned skip_frames)

@@ -244,8 +244,9 @@ static int add_registered(gtree *g, const gpuprof__io_profile *p, uint32_t i,
         if (!g->n[x].xv && !(g->n[x].xv = calloc(XMAX, sizeof(uint64_t))))
             return -1;
         uint64_t *to = &g->n[x].xv[s];
-        *to = g->x[s].combine == GPUPROF_IO_MAX ? (v->bits > *to ? v->bits : *to)
-                                                : *to + v->bits;
+        *to = g->x[s].combine == GPUPROF_IO_MAX
+                  ? (v->bits > *to ? v->bits : *to)
+                  : *to + v->bits;
     }
     return 0;
 }
@@ -256,8 +257,8 @@ static int add_profile(gtree *g, const gpuprof__io_profile *p)
     bool any = false;
     for (int k = 0; k < NM; k++)
         any |= (m[k] = gpuprof__an_metric(p, metric_names[k])) != UINT32_MAX;
-    uint32_t *slot = malloc((p->metric_count ? p->metric_count : 1) *
-                            sizeof(*slot));
+    uint32_t *slot =
+        malloc((p->metric_count ? p->metric_count : 1) * sizeof(*slot));
     if (!slot || map_registered(g, p, slot)) {
         free(slot);
         return -1;
@@ -614,10 +615,12 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
                     at += (size_t)snprintf(head + at, sizeof(head) - at,
                                            " %11s", opt_head[c]);
             gpuprof__an_fmt_ns(t, sizeof(t), total);
-            if (fprintf(out, "\nGPU operations by calling context: %" PRIu64
+            if (fprintf(out,
+                        "\nGPU operations by calling context: %" PRIu64
                         " operations, %s of device time\n\n%10s %12s %12s "
-                        "%7s%s  %s\n", ops, t, "Count", "GPU time", "Bytes",
-                        "Time%", head, "Context") < 0 ||
+                        "%7s%s  %s\n",
+                        ops, t, "Count", "GPU time", "Bytes", "Time%", head,
+                        "Context") < 0 ||
                 print_tree(&g, incl, UINT32_MAX, total, cols, out) ||
                 print_findings(&g, out) || print_registered(&g, out) ||
                 fflush(out) != 0)

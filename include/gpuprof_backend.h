@@ -90,10 +90,13 @@ typedef struct gpuprof_activity_extra {
     uint64_t value[GPUPROF_EXTRA_MAX];
 } gpuprof_activity_extra;
 
-#define GPUPROF_ACTIVITY_EXTRA_INIT                                             \
-    {                                                                           \
-        sizeof(gpuprof_activity_extra), GPUPROF_NO_BINARY, 0u, {0u, 0u, 0u, 0u},\
-            {0u, 0u, 0u, 0u}                                                    \
+#define GPUPROF_ACTIVITY_EXTRA_INIT                                            \
+    {                                                                          \
+        sizeof(gpuprof_activity_extra), GPUPROF_NO_BINARY, 0u,                 \
+            {0u, 0u, 0u, 0u},                                                  \
+        {                                                                      \
+            0u, 0u, 0u, 0u                                                     \
+        }                                                                      \
     }
 
 /* gpuprof_activity_submit with the flags above and `extra` (may be NULL).
@@ -226,8 +229,8 @@ typedef struct gpuprof_metric_desc {
                                  counting the summands, e.g. "gpu.count" */
 } gpuprof_metric_desc;
 
-#define GPUPROF_METRIC_DESC_INIT                                                \
-    {                                                                           \
+#define GPUPROF_METRIC_DESC_INIT                                               \
+    {                                                                          \
         sizeof(gpuprof_metric_desc), NULL, NULL, GPUPROF_METRIC_UNIT_COUNT,    \
             GPUPROF_METRIC_SUM, GPUPROF_METRIC_ON_GPU_OPS, 0u, NULL            \
     }
@@ -241,8 +244,8 @@ typedef struct gpuprof_metric_desc {
  * or was registered with another descriptor, GPUPROF_E_LIMIT past 32
  * registered metrics. Profiles carry each metric's descriptor; the analysis
  * shows it like a built-in one. Since 0.1. */
-GPUPROF_API gpuprof_status gpuprof_be_metric_register(
-    const gpuprof_metric_desc *desc, uint32_t *id);
+GPUPROF_API gpuprof_status
+gpuprof_be_metric_register(const gpuprof_metric_desc *desc, uint32_t *id);
 
 /* ------------------------------------------------------------------------ */
 /* CPU-time samples                                                          */
@@ -270,8 +273,7 @@ GPUPROF_API int gpuprof_be_in_self(void);
  * Since 0.1. */
 GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
                                                  void *const *ip, int n,
-                                                 int truncated,
-                                                 uint32_t metric,
+                                                 int truncated, uint32_t metric,
                                                  uint64_t value);
 
 /* ------------------------------------------------------------------------ */
@@ -292,16 +294,14 @@ static inline uint64_t gpuprof_be_clock_to_host(uint64_t device_ns,
 
 /* One log line through the program's log callback (gpuprof_set_log), at
  * `level`; printf-style. Since 0.1. */
-GPUPROF_API void gpuprof_be_log(gpuprof_log_level level, const char *fmt,
-                                ...)
+GPUPROF_API void gpuprof_be_log(gpuprof_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* The one line for an unusable setting of the backend: names the variable,
  * its value, what a value should be and what is used instead. Since 0.1. */
-GPUPROF_API void gpuprof_be_setting_ignored(const char *var,
-                                            const char *value,
+GPUPROF_API void gpuprof_be_setting_ignored(const char *var, const char *value,
                                             const char *want,
                                             const char *instead);
 

@@ -12,15 +12,15 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "gpuprof_backend.h"
 #include "core/gpu.h"
 #include "core/internal.h"
 #include "core/unwind.h"
+#include "gpuprof_backend.h"
 #include "io/io.h"
 
 /* The public metric ids are the core's (a renumbering of the built-in
  * table fails here, not in a backend's profile), and so are the flags. */
-#define SAME_ID(x)                                                              \
+#define SAME_ID(x)                                                             \
     _Static_assert((int)GPUPROF_METRIC_##x == (int)GP_M_##x, "metric id " #x)
 SAME_ID(GPU_WORK_ITEMS);
 SAME_ID(GPU_GROUP_SIZE);
@@ -85,7 +85,10 @@ GPUPROF_API int gpuprof_be_measuring(void)
     return gp_mode() == GP_MODE_MEASURING;
 }
 
-GPUPROF_API int gpuprof_be_forked(void) { return G.forked; }
+GPUPROF_API int gpuprof_be_forked(void)
+{
+    return G.forked;
+}
 
 /* ---- activities ------------------------------------------------------- */
 GPUPROF_API gpuprof_status gpuprof_be_activity_submit(
@@ -101,8 +104,8 @@ GPUPROF_API gpuprof_status gpuprof_be_activity_submit(
                              "gpuprof_be_activity_submit: bad extra values");
     uint8_t xm[GPUPROF_EXTRA_MAX];
     for (uint32_t i = 0; i < x->count; i++) {
-        const gp_metric_def *m = x->metric[i] < nm ? gpuprof__metric(x->metric[i])
-                                                   : NULL;
+        const gp_metric_def *m =
+            x->metric[i] < nm ? gpuprof__metric(x->metric[i]) : NULL;
         if (!m || x->metric[i] > UINT8_MAX ||
             (m->kind != GPUPROF_IO_KIND_GPU &&
              m->kind != GPUPROF_IO_KIND_INSTR) ||
@@ -110,7 +113,8 @@ GPUPROF_API gpuprof_status gpuprof_be_activity_submit(
                 !!(a && (a->flags & GPUPROF_ACTIVITY_INSTR)))
             return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
                                  "gpuprof_be_activity_submit: metric %u is "
-                                 "not one of GPU %s", x->metric[i],
+                                 "not one of GPU %s",
+                                 x->metric[i],
                                  a && (a->flags & GPUPROF_ACTIVITY_INSTR)
                                      ? "instructions"
                                      : "operations");
@@ -141,8 +145,8 @@ GPUPROF_API int gpuprof_be_gpu_binaries_wanted(void)
 GPUPROF_API gpuprof_status gpuprof_be_hide(uintptr_t lo, uintptr_t hi,
                                            uint32_t flags)
 {
-    if (lo >= hi || (flags != GPUPROF_HIDE_LOADER &&
-                     flags != GPUPROF_HIDE_ALWAYS))
+    if (lo >= hi ||
+        (flags != GPUPROF_HIDE_LOADER && flags != GPUPROF_HIDE_ALWAYS))
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
                              "gpuprof_be_hide: empty range or bad flags %#x",
                              flags);
@@ -154,8 +158,8 @@ GPUPROF_API gpuprof_status gpuprof_be_hide(uintptr_t lo, uintptr_t hi,
 }
 
 /* ---- metrics ---------------------------------------------------------- */
-GPUPROF_API gpuprof_status gpuprof_be_metric_register(
-    const gpuprof_metric_desc *desc, uint32_t *id)
+GPUPROF_API gpuprof_status
+gpuprof_be_metric_register(const gpuprof_metric_desc *desc, uint32_t *id)
 {
     return gpuprof__metric_register(desc, id);
 }
@@ -165,8 +169,7 @@ GPUPROF_API uint32_t gpuprof_be_sample_region(void)
 {
     gp_thread *th = gpuprof__tls_self;
     uint32_t d = th ? gp_load_relaxed(&th->depth) : 0;
-    return d && d <= GP_MAX_DEPTH ? gp_load_relaxed(&th->stack[d - 1].node)
-                                  : 0;
+    return d && d <= GP_MAX_DEPTH ? gp_load_relaxed(&th->stack[d - 1].node) : 0;
 }
 
 GPUPROF_API int gpuprof_be_backtrace_in_signal(void **ip, int max)
@@ -174,27 +177,29 @@ GPUPROF_API int gpuprof_be_backtrace_in_signal(void **ip, int max)
     return gpuprof__backtrace_in_signal(ip, max);
 }
 
-GPUPROF_API int gpuprof_be_in_self(void) { return gpuprof__in_self(); }
+GPUPROF_API int gpuprof_be_in_self(void)
+{
+    return gpuprof__in_self();
+}
 
 GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
                                                  void *const *ip, int n,
-                                                 int truncated,
-                                                 uint32_t metric,
+                                                 int truncated, uint32_t metric,
                                                  uint64_t value)
 {
     gp_thread *th = gpuprof__tls_self;
     const gp_metric_def *m = gpuprof__metric(metric);
     uint32_t blk = gpuprof__metric_block(metric);
-    if (!th || !m || m->kind != GPUPROF_IO_KIND_CPU || n < 0 ||
-        (n && !ip) || region >= gp_load_relaxed(&th->cct.count))
+    if (!th || !m || m->kind != GPUPROF_IO_KIND_CPU || n < 0 || (n && !ip) ||
+        region >= gp_load_relaxed(&th->cct.count))
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
                              "gpuprof_be_sample_add: bad region or metric");
     uint32_t unknown = 0, at = region;
     if (n)
         at = gpuprof__callpath_ips(&th->cct, region, ip, n, truncated != 0,
                                    &unknown);
-    gp_mblock *b = at == GP_CCT_NONE ? NULL
-                                     : gpuprof__cct_block(&th->cct, at, blk);
+    gp_mblock *b =
+        at == GP_CCT_NONE ? NULL : gpuprof__cct_block(&th->cct, at, blk);
     if (!b) {
         gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
         return GPUPROF_E_NOMEM;
@@ -204,7 +209,10 @@ GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
 }
 
 /* ---- time, log, counters ---------------------------------------------- */
-GPUPROF_API uint64_t gpuprof_be_now_ns(void) { return gp_mono_ns(); }
+GPUPROF_API uint64_t gpuprof_be_now_ns(void)
+{
+    return gp_mono_ns();
+}
 
 GPUPROF_API void gpuprof_be_log(gpuprof_log_level level, const char *fmt, ...)
 {
@@ -216,8 +224,7 @@ GPUPROF_API void gpuprof_be_log(gpuprof_log_level level, const char *fmt, ...)
     va_end(ap);
 }
 
-GPUPROF_API void gpuprof_be_setting_ignored(const char *var,
-                                            const char *value,
+GPUPROF_API void gpuprof_be_setting_ignored(const char *var, const char *value,
                                             const char *want,
                                             const char *instead)
 {
@@ -243,10 +250,22 @@ GPUPROF_API gpuprof_status gpuprof_be_count(gpuprof_counter counter,
                          "gpuprof_be_count: unknown counter %d", (int)counter);
 }
 
-GPUPROF_API void gpuprof_be_self_begin(void) { gpuprof__self_begin(); }
-GPUPROF_API void gpuprof_be_self_end(void) { gpuprof__self_end(); }
-GPUPROF_API void gpuprof_be_helpers_begin(void) { gpuprof__helpers_begin(); }
-GPUPROF_API void gpuprof_be_helpers_end(void) { gpuprof__helpers_end(); }
+GPUPROF_API void gpuprof_be_self_begin(void)
+{
+    gpuprof__self_begin();
+}
+GPUPROF_API void gpuprof_be_self_end(void)
+{
+    gpuprof__self_end();
+}
+GPUPROF_API void gpuprof_be_helpers_begin(void)
+{
+    gpuprof__helpers_begin();
+}
+GPUPROF_API void gpuprof_be_helpers_end(void)
+{
+    gpuprof__helpers_end();
+}
 GPUPROF_API void gpuprof_be_helpers_busy(int64_t delta)
 {
     gpuprof__helpers_busy(delta);

@@ -187,8 +187,7 @@ typedef struct apply_ctx {
 /* An activity's extra values on node `at`: GPU-kind built-ins into its
  * GPU block `b`, metrics backends registered for GPU operations into its
  * registered block, each by its rule (sum or max). false: out of memory. */
-static bool add_extras(gp_cct *tree, uint32_t at, gp_mblock *b,
-                       const gp_act *a)
+static bool add_extras(gp_cct *tree, uint32_t at, gp_mblock *b, const gp_act *a)
 {
     gp_mblock *rb = NULL;
     for (unsigned i = 0; i < a->nx && i < GP_XN; i++) {
@@ -197,8 +196,8 @@ static bool add_extras(gp_cct *tree, uint32_t at, gp_mblock *b,
             gp_owner_add(&b->v[id - b->first_metric], a->xv[i]);
             continue;
         }
-        const gp_metric_def *m = id >= GP_M_REG_FIRST ? gpuprof__metric(id)
-                                                      : NULL;
+        const gp_metric_def *m =
+            id >= GP_M_REG_FIRST ? gpuprof__metric(id) : NULL;
         if (!m || m->kind != GPUPROF_IO_KIND_GPU)
             continue; /* submit accepts no other: nothing to do */
         if (!rb && !(rb = gpuprof__cct_block(tree, at, GP_BLOCK_REG)))

@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpuprof_backend.h"
 #include "core/internal.h"
+#include "gpuprof_backend.h"
 #include "io/io.h"
 
 #define PC_STALL(ID, NAME, WHAT)                                               \
@@ -212,8 +212,10 @@ static bool name_ok(const char *n)
 static bool desc_ok(const gpuprof_metric_desc *d, const char **why)
 {
     *why = NULL;
-    if (!d || d->size < offsetof(gpuprof_metric_desc, count_metric) +
-                            sizeof(d->count_metric) || d->size > (1u << 16))
+    if (!d ||
+        d->size < offsetof(gpuprof_metric_desc, count_metric) +
+                      sizeof(d->count_metric) ||
+        d->size > (1u << 16))
         *why = "descriptor NULL or of an unknown size";
     else if (!name_ok(d->name))
         *why = "name must be 1-63 bytes of [a-z0-9_.]";
@@ -226,7 +228,8 @@ static bool desc_ok(const gpuprof_metric_desc *d, const char **why)
         *why = "unknown attachment";
     else if (d->flags & ~GPUPROF_METRIC_NO_INCLUSIVE)
         *why = "unknown flags";
-    else if ((d->combine == GPUPROF_METRIC_ODD_SUM) != (d->count_metric != NULL))
+    else if ((d->combine == GPUPROF_METRIC_ODD_SUM) !=
+             (d->count_metric != NULL))
         *why = "an odd sum, and only an odd sum, names its count metric";
     else if (d->count_metric && !name_ok(d->count_metric))
         *why = "count metric name must be 1-63 bytes of [a-z0-9_.]";
@@ -236,15 +239,17 @@ static bool desc_ok(const gpuprof_metric_desc *d, const char **why)
 /* The definition a descriptor gives (strings still the caller's). */
 static gp_metric_def def_of(const gpuprof_metric_desc *d)
 {
-    gp_metric_def m = {d->name, d->description ? d->description : "",
-                       GPUPROF_IO_U64,
-                       d->combine == GPUPROF_METRIC_MAX ? GPUPROF_IO_MAX
-                                                        : GPUPROF_IO_SUM,
-                       (uint8_t)d->unit,
-                       d->attach == GPUPROF_METRIC_ON_GPU_OPS
-                           ? GPUPROF_IO_KIND_GPU
-                           : GPUPROF_IO_KIND_CPU,
-                       false, 0, d->count_metric};
+    gp_metric_def m = {
+        d->name,
+        d->description ? d->description : "",
+        GPUPROF_IO_U64,
+        d->combine == GPUPROF_METRIC_MAX ? GPUPROF_IO_MAX : GPUPROF_IO_SUM,
+        (uint8_t)d->unit,
+        d->attach == GPUPROF_METRIC_ON_GPU_OPS ? GPUPROF_IO_KIND_GPU
+                                               : GPUPROF_IO_KIND_CPU,
+        false,
+        0,
+        d->count_metric};
     if (d->combine == GPUPROF_METRIC_ODD_SUM)
         m.ext_flags |= GPUPROF_IO_METRIC_ODD;
     if (d->flags & GPUPROF_METRIC_NO_INCLUSIVE)
@@ -283,12 +288,14 @@ gpuprof_status gpuprof__metric_register(const gpuprof_metric_desc *d,
         if (i < NMETRICS || !same_def(&reg[i - NMETRICS].d, &want))
             st = gpuprof__fail(GPUPROF_E_EXISTS, GPUPROF_LOG_WARN,
                                "gpuprof_be_metric_register: metric '%s' "
-                               "exists with another definition", d->name);
+                               "exists with another definition",
+                               d->name);
         *id = i;
     } else if (n == GP_REG_MAX) {
         st = gpuprof__fail(GPUPROF_E_LIMIT, GPUPROF_LOG_WARN,
                            "gpuprof_be_metric_register(%s): more than %d "
-                           "registered metrics", d->name, GP_REG_MAX);
+                           "registered metrics",
+                           d->name, GP_REG_MAX);
     } else {
         reg_metric *r = &reg[n];
         snprintf(r->name, sizeof(r->name), "%s", d->name);
@@ -302,8 +309,8 @@ gpuprof_status gpuprof__metric_register(const gpuprof_metric_desc *d,
         r->d.count_metric = d->count_metric ? r->count_metric : NULL;
         gp_store_release(&nreg, n + 1);
         *id = (uint32_t)NMETRICS + n;
-        gpuprof__log(GPUPROF_LOG_DEBUG, "metric %s registered (id %u)",
-                     d->name, *id);
+        gpuprof__log(GPUPROF_LOG_DEBUG, "metric %s registered (id %u)", d->name,
+                     *id);
     }
     pthread_mutex_unlock(&reg_mu);
     return st;

@@ -296,9 +296,10 @@ static void emit_tables(snap *s)
     for (uint32_t i = 0; i < nm; i++) {
         const gp_metric_def *m = gpuprof__metric(i);
         s->p.metrics[i] = (gpuprof__io_metric){
-            str(s, m->name), str(s, m->description), m->type, m->combine,
-            m->unit, m->kind, m->ext_flags,
-            m->count_metric ? str(s, m->count_metric) : 0};
+            str(s, m->name), str(s, m->description),
+            m->type,         m->combine,
+            m->unit,         m->kind,
+            m->ext_flags,    m->count_metric ? str(s, m->count_metric) : 0};
     }
     s->p.metric_count = nm;
     /* Read after the threads: every module a frame node names is here. */

@@ -33,19 +33,20 @@ static int bad(char *err, size_t errsize, const char *fmt, ...)
 /* A metric this reader cannot interpret: in a file of a later minor
  * version that is a version the reader lacks (refused naming both
  * versions and the metric); otherwise the file is damaged. */
-static int newer(const gpuprof__io_profile *p, char *err, size_t es,
-                 uint32_t i)
+static int newer(const gpuprof__io_profile *p, char *err, size_t es, uint32_t i)
 {
     const gpuprof__io_metric *m = &p->metrics[i];
     if (p->format_minor <= GPUPROF_IO_VERSION_MINOR)
         return bad(err, es, "metric %u: field out of range", i);
     if (err && es)
-        snprintf(err, es, "format %u.%u is newer than this reader's %u.%u: "
+        snprintf(err, es,
+                 "format %u.%u is newer than this reader's %u.%u: "
                  "metric '%s' (type %u, combine %u, unit %u, kind %u, flags "
-                 "%#x) needs a newer gpuprof", GPUPROF_IO_VERSION_MAJOR,
-                 p->format_minor, GPUPROF_IO_VERSION_MAJOR,
-                 GPUPROF_IO_VERSION_MINOR, p->strings + m->name, m->type,
-                 m->combine, m->unit, m->kind, m->flags);
+                 "%#x) needs a newer gpuprof",
+                 GPUPROF_IO_VERSION_MAJOR, p->format_minor,
+                 GPUPROF_IO_VERSION_MAJOR, GPUPROF_IO_VERSION_MINOR,
+                 p->strings + m->name, m->type, m->combine, m->unit, m->kind,
+                 m->flags);
     return GPUPROF_IO_ERR_VERSION;
 }
 
@@ -67,8 +68,10 @@ static int check_tables(const gpuprof__io_profile *p, char *err, size_t es)
             (m->flags & ~GPUPROF_IO_METRIC_FLAGS))
             return newer(p, err, es, i);
         if (!(m->flags & GPUPROF_IO_METRIC_ODD) != !m->count_name)
-            return bad(err, es, "metric %u: an odd sum needs its count "
-                       "metric, and only an odd sum has one", i);
+            return bad(err, es,
+                       "metric %u: an odd sum needs its count "
+                       "metric, and only an odd sum has one",
+                       i);
     }
     for (uint32_t i = 0; i < p->module_count; i++)
         if (!STR_OK(p->modules[i].path))

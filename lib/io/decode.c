@@ -40,10 +40,9 @@ static int fail(char *err, size_t es, int rc, const char *fmt, ...)
 
 static const char *sec_name(uint32_t t)
 {
-    static const char *const n[] = {"?",       "META",    "STRINGS",
-                                    "METRICS", "MODULES", "THREADS",
-                                    "NODES",   "VALUES",  "COUNTERS",
-                                    "METRIC_EXT"};
+    static const char *const n[] = {
+        "?",       "META",  "STRINGS", "METRICS",  "MODULES",
+        "THREADS", "NODES", "VALUES",  "COUNTERS", "METRIC_EXT"};
     return t <= SEC_KNOWN ? n[t] : "?";
 }
 
@@ -172,15 +171,16 @@ static int parse_metric_ext(gpuprof__io_profile *p, const sec *x, char *err,
         return 0;
     if (x->raw_size % METRIC_EXT_SIZE)
         return BAD("section METRIC_EXT: %llu bytes is not a whole number of "
-                   "%u-byte records", (unsigned long long)x->raw_size,
-                   METRIC_EXT_SIZE);
+                   "%u-byte records",
+                   (unsigned long long)x->raw_size, METRIC_EXT_SIZE);
     const uint8_t *r = raw_of(x);
     uint64_t n = x->raw_size / METRIC_EXT_SIZE;
     for (uint64_t i = 0; i < n; i++, r += METRIC_EXT_SIZE) {
         uint32_t m = get32(r);
         if (m >= p->metric_count || (i && m <= get32(r - METRIC_EXT_SIZE)))
             return BAD("section METRIC_EXT: record %llu: metric %u out of "
-                       "range or out of order", (unsigned long long)i, m);
+                       "range or out of order",
+                       (unsigned long long)i, m);
         p->metrics[m].flags = get32(r + 4);
         p->metrics[m].count_name = get32(r + 8);
     }
@@ -196,8 +196,8 @@ static int parse_tables(gpuprof__io_profile *p, const sec *s, char *err,
                          &p->metric_count, &rc, err, es);
     for (uint32_t i = 0; !rc && i < p->metric_count; i++) {
         r = REC(SEC_METRICS, i, METRIC_SIZE);
-        p->metrics[i] = (gpuprof__io_metric){
-            get32(r), get32(r + 4), r[8], r[9], r[10], r[11], 0, 0};
+        p->metrics[i] = (gpuprof__io_metric){get32(r), get32(r + 4), r[8], r[9],
+                                             r[10],    r[11],        0,    0};
     }
     if (!rc && (rc = parse_metric_ext(p, &s[SEC_METRIC_EXT - 1], err, es)))
         return rc;

@@ -47,7 +47,8 @@ static void init_with_backend(int paused)
     b.probe = ok_probe;
     b.init = ok_init;
     ck_assert_int_eq(gpuprof_backend_register(&b, 0), GPUPROF_OK);
-    snprintf(outdir, sizeof(outdir), "%s/bba.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(outdir, sizeof(outdir), "%s/bba.XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(outdir));
     o.flags = GPUPROF_OPT_IGNORE_ENV;
     o.output_dir = outdir;
@@ -245,9 +246,9 @@ START_TEST(services)
     ck_assert_int_eq(gpuprof_be_in_self(), 1);
     gpuprof_be_self_end();
     ck_assert_uint_eq(gpuprof_be_sample_region(), 0); /* no region open */
-    ck_assert_int_eq(gpuprof_be_sample_add(0, NULL, 0, 0,
-                                           GPUPROF_METRIC_GPU_WORK_ITEMS, 1),
-                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(
+        gpuprof_be_sample_add(0, NULL, 0, 0, GPUPROF_METRIC_GPU_WORK_ITEMS, 1),
+        GPUPROF_E_INVALID);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
 }
 END_TEST

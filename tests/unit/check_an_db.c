@@ -663,14 +663,15 @@ START_TEST(derived_operand_limit)
     uint32_t nm = gpuprof_an_db_metric_count(db);
     ck_assert_int_eq(gpuprof_an_db_derive(db, "sum65", formula),
                      GPUPROF_E_LIMIT);
-    ck_assert_msg(strstr(gpuprof_an_last_error(), "names 65 distinct metrics") &&
-                      strstr(gpuprof_an_last_error(), "at most 64"),
-                  "%s", gpuprof_an_last_error());
+    ck_assert_msg(
+        strstr(gpuprof_an_last_error(), "names 65 distinct metrics") &&
+            strstr(gpuprof_an_last_error(), "at most 64"),
+        "%s", gpuprof_an_last_error());
     ck_assert_uint_eq(gpuprof_an_db_metric_count(db), nm);
     uint32_t s_i, s_e, v_i, v_e;
-    ck_assert_int_eq(gpuprof_an_db_metric_find(db, "sum64",
-                                               GPUPROF_AN_INCLUSIVE, &s_i),
-                     GPUPROF_OK);
+    ck_assert_int_eq(
+        gpuprof_an_db_metric_find(db, "sum64", GPUPROF_AN_INCLUSIVE, &s_i),
+        GPUPROF_OK);
     gpuprof_an_db_metric_find(db, "sum64", GPUPROF_AN_EXCLUSIVE, &s_e);
     gpuprof_an_db_metric_find(db, "region.visits", GPUPROF_AN_INCLUSIVE, &v_i);
     gpuprof_an_db_metric_find(db, "region.visits", GPUPROF_AN_EXCLUSIVE, &v_e);

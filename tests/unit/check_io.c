@@ -513,10 +513,10 @@ START_TEST(metric_descriptors)
     gpuprof__io_profile_free(p);
     free(buf);
 
-    uint32_t regs = tp_metric(b, "x.regs", GPUPROF_IO_UNIT_COUNT,
-                              GPUPROF_IO_KIND_GPU);
-    uint32_t peak = tp_metric(b, "x.peak", GPUPROF_IO_UNIT_BYTES,
-                              GPUPROF_IO_KIND_GPU);
+    uint32_t regs =
+        tp_metric(b, "x.regs", GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU);
+    uint32_t peak =
+        tp_metric(b, "x.peak", GPUPROF_IO_UNIT_BYTES, GPUPROF_IO_KIND_GPU);
     tp_metric_ext(b, regs, GPUPROF_IO_SUM, GPUPROF_IO_METRIC_ODD, "gpu.count");
     tp_metric_ext(b, peak, GPUPROF_IO_MAX, GPUPROF_IO_METRIC_NO_INCLUSIVE,
                   NULL);
@@ -548,9 +548,10 @@ START_TEST(metric_descriptors)
     ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)),
                      GPUPROF_IO_ERR_VERSION);
     char want[128];
-    snprintf(want, sizeof(want), "format 1.%d is newer than this reader's "
-             "1.%d: metric 'x.peak'", GPUPROF_IO_VERSION_MINOR + 1,
-             GPUPROF_IO_VERSION_MINOR);
+    snprintf(want, sizeof(want),
+             "format 1.%d is newer than this reader's "
+             "1.%d: metric 'x.peak'",
+             GPUPROF_IO_VERSION_MINOR + 1, GPUPROF_IO_VERSION_MINOR);
     ck_assert_msg(strstr(err, want) != NULL, "%s", err);
     /* An odd sum without its count metric is damage. */
     put16(buf + 10, GPUPROF_IO_VERSION_MINOR);

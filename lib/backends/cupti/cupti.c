@@ -274,9 +274,9 @@ static void find_static_cudart(void)
         dl_iterate_phdr(main_base, &base);
         gpuprof_be_hide(base + lo, base + hi, GPUPROF_HIDE_LOADER);
         gpuprof_be_log(GPUPROF_LOG_DEBUG,
-                     "cupti: a static CUDA runtime in the "
-                     "program (%llu KiB of code) is hidden from call paths",
-                     (unsigned long long)((hi - lo) >> 10));
+                       "cupti: a static CUDA runtime in the "
+                       "program (%llu KiB of code) is hidden from call paths",
+                       (unsigned long long)((hi - lo) >> 10));
     }
     munmap(m, (size_t)sb.st_size);
 }
@@ -555,10 +555,10 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo,
     unsigned long long x = strtoull(v, &end, 10);
     if (*end || x < lo || x > hi) {
         gpuprof_be_log(GPUPROF_LOG_WARN,
-                     "cupti: %s=%s is not a number in "
-                     "[%llu, %llu]; using %llu",
-                     name, v, (unsigned long long)lo, (unsigned long long)hi,
-                     (unsigned long long)def);
+                       "cupti: %s=%s is not a number in "
+                       "[%llu, %llu]; using %llu",
+                       name, v, (unsigned long long)lo, (unsigned long long)hi,
+                       (unsigned long long)def);
         return def;
     }
     return x;
@@ -676,9 +676,9 @@ static gpuprof_status enable_activities(void)
         gpuprof__cu.ActivityRegisterCallbacks(buf_requested, buf_completed);
     if (r != CUPTI_SUCCESS) {
         gpuprof_be_log(GPUPROF_LOG_WARN,
-                     "cupti: cuptiActivityRegisterCallbacks:"
-                     " %s",
-                     gpuprof__cupti_err(r, e, sizeof(e)));
+                       "cupti: cuptiActivityRegisterCallbacks:"
+                       " %s",
+                       gpuprof__cupti_err(r, e, sizeof(e)));
         return GPUPROF_E_UNAVAILABLE;
     }
     for (size_t i = 0; i < NKINDS; i++) {
@@ -689,8 +689,8 @@ static gpuprof_status enable_activities(void)
         kind_on[i] = r == CUPTI_SUCCESS;
         if (!kind_on[i])
             gpuprof_be_log(i == 0 ? GPUPROF_LOG_WARN : GPUPROF_LOG_DEBUG,
-                         "cupti: activity kind %d not enabled: %s",
-                         (int)kinds[i], gpuprof__cupti_err(r, e, sizeof(e)));
+                           "cupti: activity kind %d not enabled: %s",
+                           (int)kinds[i], gpuprof__cupti_err(r, e, sizeof(e)));
     }
     return kind_on[0] ? GPUPROF_OK : GPUPROF_E_UNAVAILABLE;
 }
@@ -700,7 +700,7 @@ static gpuprof_status init_steps(void)
     unsigned n = classify_all(true);
     if (!n) {
         gpuprof_be_log(GPUPROF_LOG_WARN, "cupti: no API callback could be "
-                                       "enabled");
+                                         "enabled");
         return GPUPROF_E_UNAVAILABLE;
     }
     gpuprof__cu.EnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
@@ -729,9 +729,9 @@ static gpuprof_status init_steps(void)
     activities_on = true;
     pcs_on = gpuprof__cupti_pcs_wanted();
     gpuprof_be_log(GPUPROF_LOG_DEBUG,
-                 "cupti: %u API callbacks, buffers %zu "
-                 "KiB x %u",
-                 n, pool_size >> 10, pool_max);
+                   "cupti: %u API callbacks, buffers %zu "
+                   "KiB x %u",
+                   n, pool_size >> 10, pool_max);
     return GPUPROF_OK;
 }
 
@@ -799,11 +799,11 @@ static void cu_fini(void *user)
     pthread_mutex_lock(&pool_mu);
     if (pool_refused)
         gpuprof_be_log(GPUPROF_LOG_WARN,
-                     "cupti: the record buffer pool (%u x "
-                     "%zu KiB) was spent %llu times: records were dropped "
-                     "(GPUPROF_CUPTI_BUFFERS, GPUPROF_CUPTI_BUFFER_KB)",
-                     pool_max, pool_size >> 10,
-                     (unsigned long long)pool_refused);
+                       "cupti: the record buffer pool (%u x "
+                       "%zu KiB) was spent %llu times: records were dropped "
+                       "(GPUPROF_CUPTI_BUFFERS, GPUPROF_CUPTI_BUFFER_KB)",
+                       pool_max, pool_size >> 10,
+                       (unsigned long long)pool_refused);
     pthread_mutex_unlock(&pool_mu);
     /* The pool stays: CUPTI may still hold buffers it has not returned. */
 }

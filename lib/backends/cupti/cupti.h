@@ -32,11 +32,11 @@
 /* Memory orders, named as the core names them (its atomics.h). */
 #define gp_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
 #define gp_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
-#define gp_store_relaxed(p, v)                                                  \
+#define gp_store_relaxed(p, v)                                                 \
     atomic_store_explicit((p), (v), memory_order_relaxed)
-#define gp_store_release(p, v)                                                  \
+#define gp_store_release(p, v)                                                 \
     atomic_store_explicit((p), (v), memory_order_release)
-#define gp_fetch_add_relaxed(p, v)                                              \
+#define gp_fetch_add_relaxed(p, v)                                             \
     atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
 
 /* An activity with `nx` extra values of metrics `xm` and a GPU binary. */

@@ -153,7 +153,8 @@ static void close_one(uint64_t corr)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_KERNEL;
-    a.flags = GPUPROF_ACTIVITY_NOTE; /* no values: it only closes the operation */
+    a.flags =
+        GPUPROF_ACTIVITY_NOTE; /* no values: it only closes the operation */
     be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
     counts.graph_closed++;
 }
@@ -263,13 +264,15 @@ static void kernel(const CUpti_ActivityKernel10 *k)
                      (uint32_t)k->blockZ;
     uint64_t grid =
         (uint64_t)(uint32_t)k->gridX * (uint32_t)k->gridY * (uint32_t)k->gridZ;
-    uint32_t xm[GPUPROF_EXTRA_MAX] = {GPUPROF_METRIC_GPU_WORK_ITEMS, GPUPROF_METRIC_GPU_GROUP_SIZE,
-                         GPUPROF_METRIC_GPU_REGISTERS, GPUPROF_METRIC_GPU_SHARED_MEM};
-    uint64_t xv[GPUPROF_EXTRA_MAX] = {grid * block, block, k->registersPerThread,
-                          (uint64_t)(uint32_t)k->staticSharedMemory +
-                              (uint32_t)k->dynamicSharedMemory};
-    uint32_t bin = k->name ? gpuprof__cupti_kernel_binary(k->name)
-                           : GPUPROF_NO_BINARY;
+    uint32_t xm[GPUPROF_EXTRA_MAX] = {
+        GPUPROF_METRIC_GPU_WORK_ITEMS, GPUPROF_METRIC_GPU_GROUP_SIZE,
+        GPUPROF_METRIC_GPU_REGISTERS, GPUPROF_METRIC_GPU_SHARED_MEM};
+    uint64_t xv[GPUPROF_EXTRA_MAX] = {
+        grid * block, block, k->registersPerThread,
+        (uint64_t)(uint32_t)k->staticSharedMemory +
+            (uint32_t)k->dynamicSharedMemory};
+    uint32_t bin =
+        k->name ? gpuprof__cupti_kernel_binary(k->name) : GPUPROF_NO_BINARY;
     /* Continuous PC sampling may still bring samples: the launch stays
      * open until cupti_pcs_submit.c closes it. */
     bool graph = (a.flags & GPUPROF_ACTIVITY_MORE) != 0;

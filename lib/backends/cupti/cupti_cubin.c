@@ -226,12 +226,12 @@ void gpuprof__cupti_module_loaded(const void *cubin, size_t size)
     pthread_mutex_unlock(&mu);
     if (!elf)
         gpuprof_be_log(GPUPROF_LOG_DEBUG,
-                     "cupti: a loaded module (%zu bytes) "
-                     "is not an ELF cubin: its kernels name no binary",
-                     size);
+                       "cupti: a loaded module (%zu bytes) "
+                       "is not an ELF cubin: its kernels name no binary",
+                       size);
     if (c.nomem)
         gpuprof_be_log(GPUPROF_LOG_WARN, "cupti: out of memory mapping kernels "
-                                       "to their cubin");
+                                         "to their cubin");
 }
 
 uint32_t gpuprof__cupti_kernel_binary(const char *name)

@@ -88,9 +88,9 @@ static bool parse_period(const char *v, uint32_t *out)
     long p = strtol(v, &end, 10);
     if (*end || (p != 1 && (p < 5 || p > 31))) {
         gpuprof_be_log(GPUPROF_LOG_WARN,
-                     "cupti: GPUPROF_CUPTI_PC_SAMPLING=%s: "
-                     "want 0, 1 or a period exponent 5..31; PC sampling off",
-                     v);
+                       "cupti: GPUPROF_CUPTI_PC_SAMPLING=%s: "
+                       "want 0, 1 or a period exponent 5..31; PC sampling off",
+                       v);
         return false;
     }
     *out = p == 1 ? 0 : (uint32_t)p;
@@ -105,9 +105,9 @@ static enum gp_pcs_mode parse_mode(void)
     if (!strcmp(v, "continuous"))
         return GP_PCS_CONTINUOUS;
     gpuprof_be_log(GPUPROF_LOG_WARN,
-                 "cupti: GPUPROF_CUPTI_PC_SAMPLING_MODE=%s: want serialized "
-                 "or continuous; PC sampling off",
-                 v);
+                   "cupti: GPUPROF_CUPTI_PC_SAMPLING_MODE=%s: want serialized "
+                   "or continuous; PC sampling off",
+                   v);
     return GP_PCS_OFF;
 }
 
@@ -141,7 +141,7 @@ bool gpuprof__cupti_pcs_wanted(void)
         return false;
     if (!resolve()) {
         gpuprof_be_log(GPUPROF_LOG_WARN, "cupti: this libcupti has no PC "
-                                       "sampling API; PC sampling off");
+                                         "sampling API; PC sampling off");
         return false;
     }
     period = p;
@@ -304,9 +304,10 @@ static void start_locked(CUcontext ctx)
         if (ctxs[i].ctx == ctx)
             return; /* on already, or refused */
     if (nctx == PCS_MAX_CTX) {
-        gpuprof_be_log(GPUPROF_LOG_WARN, "cupti: PC sampling in %d contexts at "
-                                       "most",
-                     PCS_MAX_CTX);
+        gpuprof_be_log(GPUPROF_LOG_WARN,
+                       "cupti: PC sampling in %d contexts at "
+                       "most",
+                       PCS_MAX_CTX);
         return;
     }
     pcs_ctx *c = &ctxs[nctx++];
@@ -328,19 +329,19 @@ static void start_locked(CUcontext ctx)
     if (r == CUPTI_SUCCESS) {
         c->last_ns = gpuprof_be_now_ns();
         gpuprof_be_log(GPUPROF_LOG_DEBUG,
-                     "cupti: PC sampling on in a context (%s, period %s%u), "
-                     "%zu stall reasons",
-                     gpuprof__cupti_pcs_mode() == GP_PCS_CONTINUOUS
-                         ? "continuous"
-                         : "kernel-serialized",
-                     period ? "2^" : "CUPTI's default ", period ? period : 0,
-                     c->nreasons);
+                       "cupti: PC sampling on in a context (%s, period %s%u), "
+                       "%zu stall reasons",
+                       gpuprof__cupti_pcs_mode() == GP_PCS_CONTINUOUS
+                           ? "continuous"
+                           : "kernel-serialized",
+                       period ? "2^" : "CUPTI's default ", period ? period : 0,
+                       c->nreasons);
         return;
     }
     char e[96];
     gpuprof_be_log(GPUPROF_LOG_WARN,
-                 "cupti: PC sampling could not start in a context (%s): %s",
-                 step, gpuprof__cupti_err(r, e, sizeof(e)));
+                   "cupti: PC sampling could not start in a context (%s): %s",
+                   step, gpuprof__cupti_err(r, e, sizeof(e)));
     if (enabled)
         disable(ctx);
     ctx_free(c);
@@ -384,19 +385,19 @@ static void drain_locked(pcs_ctx *c)
         if ((r == CUPTI_ERROR_OUT_OF_MEMORY || g->hardwareBufferFull) &&
             !tot.hwfull++)
             gpuprof_be_log(GPUPROF_LOG_WARN,
-                         "cupti: PC sampling's hardware buffer was full: "
-                         "samples were lost (a longer period, "
-                         "GPUPROF_CUPTI_PC_SAMPLING=N, samples less)");
+                           "cupti: PC sampling's hardware buffer was full: "
+                           "samples were lost (a longer period, "
+                           "GPUPROF_CUPTI_PC_SAMPLING=N, samples less)");
         if (r != CUPTI_SUCCESS) {
             tot.errors += r != CUPTI_ERROR_OUT_OF_MEMORY;
             return;
         }
         gpuprof_be_log(GPUPROF_LOG_DEBUG,
-                     "cupti: PC GetData: range %llu, %llu samples, %zu PCs, "
-                     "%zu remaining, %zu staged",
-                     (unsigned long long)g->rangeId,
-                     (unsigned long long)g->totalSamples, g->totalNumPcs,
-                     g->remainingNumPcs, c->cfg.d.totalNumPcs);
+                       "cupti: PC GetData: range %llu, %llu samples, %zu PCs, "
+                       "%zu remaining, %zu staged",
+                       (unsigned long long)g->rangeId,
+                       (unsigned long long)g->totalSamples, g->totalNumPcs,
+                       g->remainingNumPcs, c->cfg.d.totalNumPcs);
         take(c, g);
         if (g->remainingNumPcs)
             continue;
@@ -505,19 +506,17 @@ void gpuprof__cupti_pcs_done(void)
     gp_cupti_counts k;
     gpuprof__cupti_counts(&k);
     int lvl = !tot.samples && k.kernels ? GPUPROF_LOG_WARN : GPUPROF_LOG_INFO;
-    gpuprof_be_log(lvl,
-                 "cupti: PC sampling (%s): %llu samples in %llu PC records "
-                 "over %llu kernels; %llu dropped by the hardware, %llu in "
-                 "NVIDIA's kernels, %llu of launches not known; %llu "
-                 "launches held, %llu not; %llu GetData errors",
-                 ran == GP_PCS_CONTINUOUS ? "continuous" : "kernel-serialized",
-                 (unsigned long long)tot.samples,
-                 (unsigned long long)tot.records,
-                 (unsigned long long)k.kernels,
-                 (unsigned long long)tot.dropped,
-                 (unsigned long long)tot.nonuser,
-                 (unsigned long long)tot.unattributed,
-                 (unsigned long long)held, (unsigned long long)unheld,
-                 (unsigned long long)tot.errors);
+    gpuprof_be_log(
+        lvl,
+        "cupti: PC sampling (%s): %llu samples in %llu PC records "
+        "over %llu kernels; %llu dropped by the hardware, %llu in "
+        "NVIDIA's kernels, %llu of launches not known; %llu "
+        "launches held, %llu not; %llu GetData errors",
+        ran == GP_PCS_CONTINUOUS ? "continuous" : "kernel-serialized",
+        (unsigned long long)tot.samples, (unsigned long long)tot.records,
+        (unsigned long long)k.kernels, (unsigned long long)tot.dropped,
+        (unsigned long long)tot.nonuser, (unsigned long long)tot.unattributed,
+        (unsigned long long)held, (unsigned long long)unheld,
+        (unsigned long long)tot.errors);
     ran = GP_PCS_OFF;
 }

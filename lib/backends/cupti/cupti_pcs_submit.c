@@ -292,7 +292,8 @@ static void submit_pc(const CUpti_PCSamplingPCData *pc, uint64_t corr,
     b.a.kind = GPUPROF_OP_KERNEL;
     /* Values only: the kernel's own record counts it (and closes it, or
      * the hold does). */
-    b.a.flags = GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_INSTR | GPUPROF_ACTIVITY_MORE;
+    b.a.flags =
+        GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_INSTR | GPUPROF_ACTIVITY_MORE;
     b.a.name = pc->functionName;
     b.a.bytes = pc->pcOffset;
     b.binary = gpuprof__cupti_crc_binary(pc->cubinCrc);

@@ -35,11 +35,11 @@
 /* Memory orders, named as the core names them (its atomics.h). */
 #define gp_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
 #define gp_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
-#define gp_store_relaxed(p, v)                                                  \
+#define gp_store_relaxed(p, v)                                                 \
     atomic_store_explicit((p), (v), memory_order_relaxed)
-#define gp_store_release(p, v)                                                  \
+#define gp_store_release(p, v)                                                 \
     atomic_store_explicit((p), (v), memory_order_release)
-#define gp_fetch_add_relaxed(p, v)                                              \
+#define gp_fetch_add_relaxed(p, v)                                             \
     atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
 
 /* An activity with `nx` extra values of metrics `xm` and a GPU binary. */
@@ -190,8 +190,8 @@ uint64_t gpuprof__opencl_kernels_running(void);
 
 /* A host-side operation's activity (build, queue creation, wait). */
 void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
-                         uint64_t t1, uint32_t flags, unsigned nx,
-                         const uint32_t *xm, const uint64_t *xv);
+                               uint64_t t1, uint32_t flags, unsigned nx,
+                               const uint32_t *xm, const uint64_t *xv);
 
 /* cl_idle.c: GPU_IDLE_CAUSE sampling. */
 void gpuprof__cl_idle_config(void); /* at the backend's init */

@@ -651,9 +651,9 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *l)
  * forks meanwhile are not the measured program (core self.c). */
 #define HELPERS(call)                                                          \
     __extension__({                                                            \
-        gpuprof_be_helpers_begin();                                              \
+        gpuprof_be_helpers_begin();                                            \
         __typeof__(call) r_ = (call);                                          \
-        gpuprof_be_helpers_end();                                                \
+        gpuprof_be_helpers_end();                                              \
         r_;                                                                    \
     })
 
@@ -769,8 +769,8 @@ static void queue_made(cl_command_queue q, cl_context ctx, cl_device_id d,
         return;
     bool in_order = !(p & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     gpuprof__cl_queue_new(q, ctx, d, in_order, corr);
-    gpuprof__cl_host_activity(corr, GPUPROF_OP_OTHER, t0, gpuprof_be_now_ns(), 0, 0, NULL,
-                        NULL);
+    gpuprof__cl_host_activity(corr, GPUPROF_OP_OTHER, t0, gpuprof_be_now_ns(),
+                              0, 0, NULL, NULL);
 }
 
 static cl_command_queue CL_API_CALL h_CreateCommandQueue(

@@ -121,7 +121,7 @@ void gpuprof__cl_idle_thread(void)
     sev._sigev_un._tid = gettid(); /* sigev_notify_thread_id */
     if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &r->timer) != 0) {
         gpuprof_be_log(GPUPROF_LOG_DEBUG, "opencl: no CPU-time timer: %s",
-                     strerror(errno));
+                       strerror(errno));
         free(r);
         return;
     }
@@ -165,10 +165,9 @@ void gpuprof__cl_idle_drain(void)
         int skip = 2;
         if (s->n <= skip)
             continue;
-        gpuprof_be_sample_add(s->region, s->ip + skip, s->n - skip,
-                              s->n == SAMPLE_FRAMES,
-                              GPUPROF_METRIC_GPU_IDLE_CAUSE,
-                              s->periods * period_ns);
+        gpuprof_be_sample_add(
+            s->region, s->ip + skip, s->n - skip, s->n == SAMPLE_FRAMES,
+            GPUPROF_METRIC_GPU_IDLE_CAUSE, s->periods * period_ns);
     }
     atomic_store_explicit(&r->tail, h, memory_order_release);
 }
@@ -189,13 +188,13 @@ void gpuprof__cl_idle_config(void)
     long us = strtol(env, &end, 10);
     if (errno || end == env || *end || us < 0 || us > 60000000) {
         gpuprof_be_setting_ignored("GPUPROF_IDLE_PERIOD_US", env,
-                                 "microseconds in 0..60000000, 0: off",
-                                 "2000");
+                                   "microseconds in 0..60000000, 0: off",
+                                   "2000");
         return;
     }
     if (us > 0 && us < 100) {
         gpuprof_be_setting_ignored("GPUPROF_IDLE_PERIOD_US", env,
-                                 "at least 100, or 0: off", "100");
+                                   "at least 100, or 0: off", "100");
         us = 100;
     }
     period_us = us;
@@ -207,21 +206,24 @@ void gpuprof__cl_idle_start(void)
         return;
     period_ns = (uint64_t)period_us * 1000u;
     if (gpuprof_be_backtrace_in_signal(NULL, 0) < 0) {
-        gpuprof_be_log(GPUPROF_LOG_DEBUG, "opencl: GPU_IDLE_CAUSE off: this "
-                     "build cannot unwind in a signal handler");
+        gpuprof_be_log(GPUPROF_LOG_DEBUG,
+                       "opencl: GPU_IDLE_CAUSE off: this "
+                       "build cannot unwind in a signal handler");
         return;
     }
     if (!handler_installed) {
         struct sigaction old, sa;
         if (sigaction(SIGPROF, NULL, &old) != 0 ||
             (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL)) {
-            gpuprof_be_log(GPUPROF_LOG_WARN, "opencl: the program handles "
-                         "SIGPROF: GPU_IDLE_CAUSE is not measured");
+            gpuprof_be_log(GPUPROF_LOG_WARN,
+                           "opencl: the program handles "
+                           "SIGPROF: GPU_IDLE_CAUSE is not measured");
             return;
         }
         if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != on_prof) {
-            gpuprof_be_log(GPUPROF_LOG_WARN, "opencl: the program handles "
-                         "SIGPROF: GPU_IDLE_CAUSE is not measured");
+            gpuprof_be_log(GPUPROF_LOG_WARN,
+                           "opencl: the program handles "
+                           "SIGPROF: GPU_IDLE_CAUSE is not measured");
             return;
         }
         memset(&sa, 0, sizeof(sa));

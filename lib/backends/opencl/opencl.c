@@ -230,11 +230,11 @@ static void calibrate(cl_dev *v, cl_command_queue q)
                                         "CLOCK_BOOTTIME"};
     if (clock >= 0)
         gpuprof_be_log(GPUPROF_LOG_DEBUG, "opencl: device %u counts %s",
-                     v->index, cname[clock]);
+                       v->index, cname[clock]);
     else
         gpuprof_be_log(GPUPROF_LOG_DEBUG, "opencl: device %u: offset %lld ns%s",
-                     v->index, (long long)offset,
-                     rc == CL_SUCCESS ? "" : " (no marker timestamp)");
+                       v->index, (long long)offset,
+                       rc == CL_SUCCESS ? "" : " (no marker timestamp)");
 }
 
 /* Device timestamps -> process clock (CLOCK_MONOTONIC), for a batch of
@@ -720,8 +720,8 @@ void gpuprof__cl_program_forget(cl_program p)
 }
 
 void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
-                         uint64_t t1, uint32_t flags, unsigned nx,
-                         const uint32_t *xm, const uint64_t *xv)
+                               uint64_t t1, uint32_t flags, unsigned nx,
+                               const uint32_t *xm, const uint64_t *xv)
 {
     if (!corr)
         return;
@@ -925,9 +925,8 @@ static void submit_cmd(cl_cmd *c)
         xm[nx] = GPUPROF_METRIC_CPU_IDLE_CAUSE, xv[nx++] = c->blame_ns;
     if (c->wait_ns)
         xm[nx] = GPUPROF_METRIC_CPU_IDLE, xv[nx++] = c->wait_ns;
-    be_submit(&a, c->kind == GPUPROF_OP_KERNEL ? c->binary
-                                                               : GPUPROF_NO_BINARY,
-                               nx, xm, xv);
+    be_submit(&a, c->kind == GPUPROF_OP_KERNEL ? c->binary : GPUPROF_NO_BINARY,
+              nx, xm, xv);
 }
 
 void gpuprof__cl_settle(bool force)
@@ -1084,7 +1083,7 @@ static const void *cl_dispatch(const void *target, unsigned entries,
     gpuprof__cl_idle_start();
     *out_entries = (unsigned)(sizeof(gpuprof__cl_H) / sizeof(void *));
     gpuprof_be_log(GPUPROF_LOG_INFO, "opencl: layer attached (%u entries)",
-                 entries);
+                   entries);
     return &gpuprof__cl_H;
 }
 
@@ -1200,9 +1199,10 @@ static gpuprof_status cl_init(void *user)
     void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
         dlclose(h);
-        gpuprof_be_log(GPUPROF_LOG_DEBUG, "opencl: libOpenCL was loaded before "
-                     "gpuprof_init; if the program already called OpenCL, "
-                     "its calls are not measured");
+        gpuprof_be_log(GPUPROF_LOG_DEBUG,
+                       "opencl: libOpenCL was loaded before "
+                       "gpuprof_init; if the program already called OpenCL, "
+                       "its calls are not measured");
     }
     return GPUPROF_OK;
 }

@@ -78,8 +78,10 @@ static void run_jobs(job *jobs, size_t n)
 {
     gpuprof_activity *acts = malloc((n ? n : 1) * sizeof(*acts));
     if (!acts) {
-        gpuprof_be_log(GPUPROF_LOG_ERROR, "sim: out of memory, %zu activities "
-                     "lost", n);
+        gpuprof_be_log(GPUPROF_LOG_ERROR,
+                       "sim: out of memory, %zu activities "
+                       "lost",
+                       n);
         return;
     }
     size_t m = 0;
@@ -298,7 +300,8 @@ gpuprof__sim_kernel(unsigned stream, const char *name, uint64_t dur_ns)
     if (stream >= cfg.streams || !name || !*name)
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, gpuprof_be_now_ns(), name};
+    job j = {corr, GPUPROF_OP_KERNEL,   stream, 0, dur_ns,
+             0,    gpuprof_be_now_ns(), name};
     gpuprof_status st = enqueue(&j, 1);
     gpuprof_be_op_end(corr);
     return st;

@@ -80,6 +80,7 @@ $(CUPTI_SRCS:%.c=$(B)/obj/%.o): LIB_CFLAGS += -isystem $(CUDA_HOME)/include \
 endif
 endif
 AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
+AN_LIB_SRCS += $(wildcard analysis/cpath/*.c)
 
 # gpuprof-mpi (the aggregation on the ranks of an MPI job) is built when
 # mpicc is found (Debian: libopenmpi-dev). Only its own file is compiled

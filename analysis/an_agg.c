@@ -1861,7 +1861,8 @@ static gpuprof_status trace_stream(run *r, const src *s,
             st->count - i < BATCH ? (uint32_t)(st->count - i) : BATCH;
         for (uint32_t k = 0; k < n; k++) {
             const gpuprof__io_trace_rec *x = &st->recs[i + k];
-            uint32_t seq = (uint32_t)(x->context >> 32);
+            uint32_t seq = kind == DB_TRACE_DEPS ? st->id
+                                                 : (uint32_t)(x->context >> 32);
             uint32_t node = (uint32_t)x->context;
             if (seq != cur_seq) {
                 cur_seq = seq;
@@ -1884,11 +1885,15 @@ static gpuprof_status trace_stream(run *r, const src *s,
             if (kind != DB_TRACE_GPU && own == UINT32_MAX)
                 own = cur_thread;
             uint8_t *q = b + (size_t)k * DB_TRACE_REC;
+            if (kind == DB_TRACE_DEPS) { /* the note in place of a context */
+                ctx = (uint32_t)x->context & 0xFFFFFFu;
+                node = (uint32_t)(x->context >> 32 & 0x7FFFFFFF);
+            }
             db_put64(q, x->start_ns);
             db_put64(q + 8, x->end_ns);
             db_put64(q + 16, x->corr);
             db_put32(q + 24, ctx);
-            db_put32(q + 28, 0);
+            db_put32(q + 28, kind == DB_TRACE_DEPS ? node : 0);
         }
         rc = trace_put(r, b, (size_t)n * DB_TRACE_REC);
     }
@@ -1929,6 +1934,8 @@ static gpuprof_status trace_one(run *r, uint32_t k)
                           t->streams[i].gpu ? DB_TRACE_GPU : DB_TRACE_REGIONS);
     for (uint32_t i = 0; i < t->op_stream_count && st == GPUPROF_OK; i++)
         st = trace_stream(r, s, s->io, t, &t->ops[i], DB_TRACE_OPS);
+    for (uint32_t i = 0; i < t->dep_stream_count && st == GPUPROF_OK; i++)
+        st = trace_stream(r, s, s->io, t, &t->deps[i], DB_TRACE_DEPS);
     gpuprof__io_trace_free(t);
     return st;
 }

@@ -516,7 +516,9 @@ gpuprof__sim_stream_query(unsigned stream, bool *done)
 {
     if (stream >= cfg.streams || !done)
         return GPUPROF_E_INVALID;
-    return query(stream, UINT32_MAX, done);
+    gpuprof_status st = query(stream, UINT32_MAX, done);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return st;
 }
 
 __attribute__((noinline)) gpuprof_status
@@ -524,7 +526,9 @@ gpuprof__sim_event_query(uint32_t ev, bool *done)
 {
     if (!event_ok(ev) || !done)
         return GPUPROF_E_INVALID;
-    return query(UINT32_MAX, ev, done);
+    gpuprof_status st = query(UINT32_MAX, ev, done);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return st;
 }
 
 __attribute__((noinline)) gpuprof_status

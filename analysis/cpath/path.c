@@ -167,9 +167,9 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
     }
     if (tail < nn) {
         st = gpuprof__an_fail(GPUPROF_E_CORRUPT,
-                              "%s/trace.db: process %u: the dependencies form "
-                              "a cycle (damaged trace); no critical path",
-                              "the database", g->process);
+                              "trace.db: process %u: the trace's dependencies "
+                              "form a cycle (damaged trace); no critical path",
+                              g->process);
         goto done;
     }
     tm->last = 0;

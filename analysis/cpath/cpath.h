@@ -85,11 +85,13 @@ typedef struct cp_note {
 } cp_note;
 
 /* An edge into node dst (nodes: 2 * act for its start, + 1 for its end). */
-typedef struct cp_edge {
-    uint32_t src, dst;
+typedef struct cp_edge { /* 16 bytes: graphs have millions */
+    uint32_t src : 29;
+    uint32_t kind : 3;
+    uint32_t dst;
     int64_t w; /* ns at least between them (set by path.c's weights) */
-    uint8_t kind;
 } cp_edge;
+#define CP_MAX_NODES (1u << 29)
 enum {
     CP_E_OWN = 0,    /* an activity's start to its end */
     CP_E_ORDER = 1,  /* the previous activity on the lane */
@@ -138,7 +140,7 @@ uint32_t cp_processes(const gpuprof_an_db *db, uint32_t *out, uint32_t max);
 /* path.c: times and the critical path. */
 typedef struct cp_times {
     int64_t *t;        /* per node */
-    uint64_t *bind;    /* per node: its binding edge, UINT64_MAX none */
+    uint32_t *bind;    /* per node: its binding edge, UINT32_MAX none */
     uint32_t *order;   /* nodes in topological order */
     uint64_t last;     /* the node that ends last */
 } cp_times;

@@ -137,7 +137,7 @@ static gpuprof_status edge(cp_graph *g, uint32_t src, uint32_t dst,
 {
     if (!grow((void **)&g->edge, &g->capedge, g->nedge + 1, sizeof(cp_edge)))
         return nomem();
-    g->edge[g->nedge++] = (cp_edge){src, dst, 0, kind};
+    g->edge[g->nedge++] = (cp_edge){.src = src, .kind = kind, .dst = dst};
     return GPUPROF_OK;
 }
 
@@ -631,32 +631,40 @@ static gpuprof_status edges(build *b)
     return st;
 }
 
-/* Edges sorted by their destination, with each node's first. */
+/* Edges sorted by their destination, in place (a counting sort's places,
+ * then the permutation's cycles: 4 bytes an edge more, not a copy), with
+ * each node's first. */
 static gpuprof_status index_edges(cp_graph *g)
 {
     uint64_t nn = 2 * (uint64_t)g->nact;
+    if (g->nedge >= UINT32_MAX)
+        return gpuprof__an_fail(GPUPROF_E_LIMIT, "process %u: more than "
+                                "4G dependencies", g->process);
     g->in = calloc(nn + 1, sizeof(*g->in));
-    cp_edge *sorted = malloc((g->nedge ? g->nedge : 1) * sizeof(*sorted));
-    if (!g->in || !sorted) {
-        free(sorted);
+    uint32_t *to = malloc((g->nedge ? g->nedge : 1) * sizeof(*to));
+    if (!g->in || !to) {
+        free(to);
         return nomem();
     }
     for (uint64_t i = 0; i < g->nedge; i++)
         g->in[g->edge[i].dst + 1]++;
     for (uint64_t v = 0; v < nn; v++)
         g->in[v + 1] += g->in[v];
-    uint64_t *at = malloc((nn ? nn : 1) * sizeof(*at));
-    if (!at) {
-        free(sorted);
-        return nomem();
-    }
-    memcpy(at, g->in, nn * sizeof(*at));
+    for (uint64_t i = 0; i < g->nedge; i++) /* places; in[] restored below */
+        to[i] = (uint32_t)g->in[g->edge[i].dst]++;
+    for (uint64_t v = nn; v > 0; v--)
+        g->in[v] = g->in[v - 1];
+    g->in[0] = 0;
     for (uint64_t i = 0; i < g->nedge; i++)
-        sorted[at[g->edge[i].dst]++] = g->edge[i];
-    free(at);
-    free(g->edge);
-    g->edge = sorted;
-    g->capedge = g->nedge;
+        while (to[i] != i) {
+            uint32_t j = to[i];
+            cp_edge e = g->edge[j];
+            g->edge[j] = g->edge[i];
+            g->edge[i] = e;
+            to[i] = to[j];
+            to[j] = j;
+        }
+    free(to);
     return GPUPROF_OK;
 }
 
@@ -686,6 +694,18 @@ static gpuprof_status launches(build *b)
     return GPUPROF_OK;
 }
 
+static void shrink(cp_graph *g)
+{
+    void *p = realloc(g->act, (g->nact ? g->nact : 1) * sizeof(*g->act));
+    if (p)
+        g->act = p;
+    p = realloc(g->edge, (g->nedge ? g->nedge : 1) * sizeof(*g->edge));
+    if (p) {
+        g->edge = p;
+        g->capedge = g->nedge;
+    }
+}
+
 gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
                               cp_graph *g)
 {
@@ -704,12 +724,18 @@ gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
         st = gpu_lanes(&b);
     if (st == GPUPROF_OK)
         st = notes(&b);
+    if (st == GPUPROF_OK && 2 * (uint64_t)g->nact >= CP_MAX_NODES)
+        st = gpuprof__an_fail(GPUPROF_E_LIMIT, "process %u: %u activities, "
+                              "more than the analysis takes (%u)", process,
+                              g->nact, CP_MAX_NODES / 2);
     if (st == GPUPROF_OK)
         st = launches(&b);
     if (st == GPUPROF_OK)
         st = edges(&b);
     if (st == GPUPROF_OK)
         st = index_edges(g);
+    if (st == GPUPROF_OK) /* give back what growing by doubling left */
+        shrink(g);
     map_free(&b.calls);
     free(b.th);
     free(b.work_of);

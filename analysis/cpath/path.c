@@ -121,7 +121,7 @@ static void settle(const cp_graph *g, const double *scale, cp_times *tm,
             bt = t, best = i;
     }
     tm->t[v] = best == UINT64_MAX ? t0(g, v) : bt;
-    tm->bind[v] = best;
+    tm->bind[v] = best == UINT64_MAX ? UINT32_MAX : (uint32_t)best;
 }
 
 gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
@@ -131,9 +131,9 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
     tm->t = malloc((nn ? nn : 1) * sizeof(*tm->t));
     tm->bind = malloc((nn ? nn : 1) * sizeof(*tm->bind));
     tm->order = malloc((nn ? nn : 1) * sizeof(*tm->order));
-    uint64_t *out = calloc(nn + 1, sizeof(*out));
+    uint32_t *out = calloc(nn + 1, sizeof(*out)); /* edges < 4G: graph.c */
     uint32_t *deg = malloc((nn ? nn : 1) * sizeof(*deg));
-    uint64_t *oe = malloc((g->nedge ? g->nedge : 1) * sizeof(*oe));
+    uint32_t *oe = malloc((g->nedge ? g->nedge : 1) * sizeof(*oe));
     gpuprof_status st = GPUPROF_OK;
     if (!tm->t || !tm->bind || !tm->order || !out || !deg || !oe) {
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -145,14 +145,14 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
         out[v + 1] += out[v];
         deg[v] = (uint32_t)(g->in[v + 1] - g->in[v]);
     }
-    uint64_t *at = malloc((nn ? nn : 1) * sizeof(*at)); /* fill positions */
+    uint32_t *at = malloc((nn ? nn : 1) * sizeof(*at)); /* fill positions */
     if (!at) {
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
         goto done;
     }
     memcpy(at, out, nn * sizeof(*at));
     for (uint64_t i = 0; i < g->nedge; i++)
-        oe[at[g->edge[i].src]++] = i;
+        oe[at[g->edge[i].src]++] = (uint32_t)i;
     free(at);
     uint64_t head = 0, tail = 0;
     for (uint64_t v = 0; v < nn; v++)
@@ -221,7 +221,7 @@ gpuprof_status cp_path(const cp_graph *g, const cp_times *tm, cp_step **out,
     if (!g->nact)
         return GPUPROF_OK;
     uint64_t v = tm->last;
-    while (tm->bind[v] != UINT64_MAX) {
+    while (tm->bind[v] != UINT32_MAX) {
         const cp_edge *e = &g->edge[tm->bind[v]];
         int64_t d = tm->t[v] - tm->t[e->src];
         /* An edge is its destination's time, but a launch's latency is

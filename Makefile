@@ -58,6 +58,7 @@ CORE_SRCS := $(wildcard lib/core/*.c) $(wildcard lib/backends/sim/*.c)
 # small library installed beside libgpuprof.
 HAVE_OPENCL := $(shell printf '\043include <CL/cl_layer.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 CL_LAYER := $(B)/lib/libgpuprof-cl-layer.so
+PRELOAD_SO := $(B)/lib/libgpuprof-preload.so
 ifeq ($(HAVE_OPENCL),1)
 CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c \
              lib/backends/opencl/cl_idle.c
@@ -128,7 +129,7 @@ endif
 
 all: lib analysis examples
 
-lib: $(LIB_SO) $(B)/lib/libgpuprof.a $(CL_LAYER_TARGET)
+lib: $(LIB_SO) $(B)/lib/libgpuprof.a $(CL_LAYER_TARGET) $(PRELOAD_SO)
 analysis: $(AN_SO) $(GPUPROF_BIN) $(MPI_TARGET)
 examples: $(EXAMPLES)
 
@@ -153,6 +154,14 @@ $(CL_LAYER): lib/backends/opencl/cl_layer.c
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(CFLAGS) -shared \
 	  -Wl,--no-undefined $(LDFLAGS) -o $@ $< -ldl
 
+# `gpuprof run`'s preload library: its constructor calls gpuprof_init.
+$(PRELOAD_SO): lib/preload/preload.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(CFLAGS) -shared \
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN'
+
 $(B)/lib/libgpuprof.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -167,7 +176,7 @@ $(AN_SO): $(AN_OBJS) $(IO_OBJS) analysis/libgpuprof-analysis.map
 	$(Q)ln -sf $(AN_SONAME) $(B)/lib/libgpuprof-analysis.so
 
 # The command uses only the public analysis header.
-$(GPUPROF_BIN): analysis/gpuprof.c $(AN_SO)
+$(GPUPROF_BIN): analysis/gpuprof.c analysis/an_cli.h analysis/an_run.h $(AN_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/gpuprof.c \
@@ -266,6 +275,7 @@ install: lib analysis
 	install -m 755 $(LIB_SO) $(AN_SO) $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(B)/lib/libgpuprof.a $(DESTDIR)$(LIBDIR)/
 	$(if $(CL_LAYER_TARGET),install -m 755 $(CL_LAYER) $(DESTDIR)$(LIBDIR)/)
+	install -m 755 $(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libgpuprof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libgpuprof.so
 	ln -sf libgpuprof-analysis.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(AN_SONAME)
@@ -282,7 +292,7 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/gpuprof.h $(DESTDIR)$(INCLUDEDIR)/gpuprof_analysis.h
 	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof.so* $(DESTDIR)$(LIBDIR)/libgpuprof.a
 	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-analysis.so*
-	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-cl-layer.so
+	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-cl-layer.so $(DESTDIR)$(LIBDIR)/libgpuprof-preload.so
 	rm -f $(DESTDIR)$(BINDIR)/gpuprof $(DESTDIR)$(BINDIR)/gpuprof-mpi
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/gpuprof.pc $(DESTDIR)$(PKGCONFIGDIR)/gpuprof-analysis.pc
 

@@ -67,6 +67,37 @@ static inline bool cli_parse_size(const char *s, uint64_t *out)
     return true;
 }
 
+/* Options may follow operands (GNU style): argv[first..] is reordered in
+ * place, stably, so that every option (an argument starting with '-',
+ * with its value when its name is in `with_arg`, a NULL-ended list) comes
+ * before the operands. "--" ends the options: it and what follows stay
+ * where they are. */
+static inline void cli_permute(int argc, char **argv, int first,
+                               const char *const *with_arg)
+{
+    int end = first;
+    while (end < argc && strcmp(argv[end], "--"))
+        end++;
+    char **ops = malloc((size_t)(end - first + 1) * sizeof(*ops));
+    if (!ops)
+        return;
+    int w = first, n = 0;
+    for (int i = first; i < end; i++) {
+        if (argv[i][0] != '-' || !argv[i][1]) {
+            ops[n++] = argv[i];
+            continue;
+        }
+        argv[w++] = argv[i];
+        for (const char *const *a = with_arg; *a; a++)
+            if (!strcmp(argv[i], *a) && i + 1 < end) {
+                argv[w++] = argv[++i];
+                break;
+            }
+    }
+    memcpy(argv + w, ops, (size_t)n * sizeof(*ops));
+    free(ops);
+}
+
 /* analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR...
  * -j: threads (-jN too); by default one per CPU the process may use. */
 typedef struct cli_analyze {
@@ -85,6 +116,8 @@ static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
                                     bool say, cli_analyze *o)
 {
     *o = (cli_analyze){.threads = cli_cpus(), .structure = 1};
+    static const char *const with_arg[] = {"-j", "-o", "--memory", NULL};
+    cli_permute(argc, argv, 2, with_arg);
     int i = 2;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strncmp(argv[i], "-j", 2) && (argv[i][2] || i + 1 < argc)) {

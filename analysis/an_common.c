@@ -88,7 +88,7 @@ const char *gpuprof__an_op_name(uint32_t kind)
     static const char *const names[] = {
         "operation", "kernel launch", "copy h2d", "copy d2h", "copy d2d",
         "copy",      "memset",        "alloc",    "free",     "sync",
-        "map",       "build",         "other"};
+        "map",       "build",         "other",    "unmap"};
     return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "operation";
 }
 

@@ -395,6 +395,18 @@ static gpuprof_status print_view_rows(view *v, rows *r, const char *what)
     }
     fprintf(v->out, "; columns per metric: inclusive, share, exclusive; "
             "under %.2f%% left out\n", 100 * v->min_share);
+    /* Column headers: each metric's name over its three columns, then
+     * what they are (a ratio has no share). */
+    for (uint32_t k = 0; k < v->ncol; k++)
+        fprintf(v->out, "%37.37s%s", gpuprof_an_db_metric_name(v->db, v->mi[k]),
+                k + 1 < v->ncol ? " " : "\n");
+    for (uint32_t k = 0; k < v->ncol; k++)
+        fprintf(v->out, "%14s %7s %14s ", "inclusive",
+                gpuprof__an_db_additive(v->db, v->mi[k]) && v->total[k] > 0
+                    ? "share"
+                    : "",
+                "exclusive");
+    fprintf(v->out, " %s\n", strcmp(what, "top-down") ? "procedure" : "context");
     /* The top level linked as siblings, largest first. */
     for (uint32_t i = 0; i + 1 < ntop; i++)
         r->next[top[i]] = top[i + 1];
@@ -664,6 +676,57 @@ static int by_count_desc(const void *x, const void *y)
     return (a->context > b->context) - (a->context < b->context);
 }
 
+/* kern[c]: the kernel beneath GPU operation context c (UINT32_MAX: none,
+ * UINT32_MAX - 1: several). */
+static uint32_t *kernels_of(const gpuprof_an_db *db, uint32_t nc)
+{
+    uint32_t *kern = malloc((nc ? nc : 1) * sizeof(*kern));
+    for (uint32_t c = 0; kern && c < nc; c++)
+        kern[c] = UINT32_MAX;
+    for (uint32_t c = 1; kern && c < nc; c++) {
+        uint32_t p = gpuprof_an_db_context_parent(db, c);
+        if (gpuprof_an_db_context_kind(db, c) == GPUPROF_AN_NODE_KERNEL &&
+            p < nc)
+            kern[p] = kern[p] == UINT32_MAX ? c : UINT32_MAX - 1;
+    }
+    return kern;
+}
+
+/* A trace record's context as a person reads it: a GPU operation by its
+ * kernel, and where it was called from (the nearest function or frame,
+ * and the source line when the database has lines). */
+static void trace_label(const gpuprof_an_db *db, const uint32_t *kern,
+                        uint32_t nc, uint32_t c, FILE *out)
+{
+    if (c >= nc) {
+        fputs("<unknown context>", out);
+        return;
+    }
+    const char *name = gpuprof_an_db_context_name(db, c);
+    if (gpuprof_an_db_context_kind(db, c) != GPUPROF_AN_NODE_GPU_OP) {
+        fputs(name, out);
+        return;
+    }
+    if (kern[c] < nc)
+        fputs(gpuprof_an_db_context_name(db, kern[c]), out);
+    else
+        fprintf(out, "%s%s", name,
+                kern[c] == UINT32_MAX - 1 ? " (several kernels)" : "");
+    const char *line = NULL, *fn = NULL;
+    for (uint32_t p = gpuprof_an_db_context_parent(db, c); p < nc && p && !fn;
+         p = gpuprof_an_db_context_parent(db, p)) {
+        gpuprof_an_node_kind k = gpuprof_an_db_context_kind(db, p);
+        if (k == GPUPROF_AN_NODE_LINE && !line)
+            line = gpuprof_an_db_context_name(db, p);
+        else if (k != GPUPROF_AN_NODE_LINE)
+            fn = gpuprof_an_db_context_name(db, p);
+    }
+    if (fn)
+        fprintf(out, "  from %s", fn);
+    if (line)
+        fprintf(out, " at %s", line);
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
     const gpuprof_an_db *db, FILE *out, uint32_t flags)
 {
@@ -676,9 +739,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
     fprintf(out, "trace database: %u streams\n", ns);
     uint64_t *per = calloc((size_t)nc + 1, sizeof(*per));
     gpuprof_an_trace_record *rec = malloc(4096 * sizeof(*rec));
-    if (!per || !rec) {
+    uint32_t *kern = kernels_of(db, nc);
+    if (!per || !rec || !kern) {
         free(per);
         free(rec);
+        free(kern);
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     }
     for (uint32_t i = 0; i < ns; i++) {
@@ -723,21 +788,23 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
         if (!all) {
             free(per);
             free(rec);
+            free(kern);
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
         }
         for (uint32_t c = 0; c <= nc; c++)
             if (per[c])
                 all[m++] = (ctx_count){c, per[c]};
         qsort(all, m, sizeof(*all), by_count_desc);
-        for (uint32_t k = 0; k < m; k++)
-            fprintf(out, "  %10" PRIu64 "  %s\n", all[k].n,
-                    all[k].context < nc
-                        ? gpuprof_an_db_context_name(db, all[k].context)
-                        : "<unknown context>");
+        for (uint32_t k = 0; k < m; k++) {
+            fprintf(out, "  %10" PRIu64 "  ", all[k].n);
+            trace_label(db, kern, nc, all[k].context, out);
+            fputc('\n', out);
+        }
         free(all);
     }
     free(per);
     free(rec);
+    free(kern);
     return ferror(out) ? gpuprof__an_fail(GPUPROF_E_IO, "write error")
                        : GPUPROF_OK;
 }

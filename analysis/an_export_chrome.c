@@ -8,7 +8,12 @@
  * thread is a track (its OS tid) holding its regions and its operations'
  * API calls as complete events; each GPU (device, stream) is a track of its
  * own (a pseudo tid). A flow arrow joins each launch to every device record
- * with its correlation id (format 1.1; 1.0 traces have none). Times are
+ * with its correlation id (format 1.1; 1.0 traces have none); both ends
+ * lie at the start of their slices and share the slices' category "gpu"
+ * (GPU operations on either side; regions are "region"), which is how
+ * Chrome DevTools' trace engine binds flows, and Perfetto binds them to
+ * the enclosing slice ("bp":"e"). A thread without a name whose tid is
+ * the pid is named "main". Times are
  * microseconds from the earliest record of all inputs; processes on other
  * hosts than the first are shifted by the difference of their hosts'
  * CLOCK_REALTIME - CLOCK_MONOTONIC (from the profiles), so one file can
@@ -104,11 +109,11 @@ static void flow(out_t *o, const char *ph, uint32_t pid, uint32_t tid,
                  uint64_t ts, uint64_t id)
 {
     ev_begin(o);
-    fprintf(o->f, "{\"ph\":\"%s\",%s\"id\":%" PRIu64 ",\"pid\":%" PRIu32
-            ",\"tid\":%" PRIu32 ",\"ts\":", ph,
-            ph[0] == 'f' ? "\"bp\":\"e\"," : "", id, pid, tid);
+    fprintf(o->f, "{\"ph\":\"%s\",\"bp\":\"e\",\"id\":%" PRIu64
+            ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", ph, id, pid,
+            tid);
     jus(o->f, ts);
-    fputs(",\"cat\":\"launch\",\"name\":\"launch\"}", o->f);
+    fputs(",\"cat\":\"gpu\",\"name\":\"launch\"}", o->f);
 }
 
 /* ---- inputs ------------------------------------------------------------- */
@@ -420,7 +425,9 @@ static gpuprof_status cpu_tracks(out_t *o, proc *x, launch **out,
     for (uint32_t k = 0; k < t->thread_count; k++) {
         char nm[128];
         snprintf(nm, sizeof(nm), "%s (tid %" PRIu64 ")",
-                 t->threads[k].name[0] ? t->threads[k].name : "thread",
+                 t->threads[k].name[0]        ? t->threads[k].name
+                 : t->threads[k].tid == t->pid ? "main"
+                                               : "thread",
                  t->threads[k].tid);
         meta(o, x->pid, x->jtid[k], "thread_name", nm, 0);
         meta(o, x->pid, x->jtid[k], "thread_sort_index", NULL,
@@ -449,7 +456,7 @@ static gpuprof_status cpu_tracks(out_t *o, proc *x, launch **out,
             const gpuprof__io_trace_rec *r = &s->recs[j];
             char args[48];
             snprintf(args, sizeof(args), "\"corr\":\"%#" PRIx64 "\"", r->corr);
-            complete(o, x->in, x->pid, tid, r, "api",
+            complete(o, x->in, x->pid, tid, r, "gpu",
                      name_of(x, r->context, false), args);
             l[n++] = (launch){r->corr, rel(o, x->in, r->start_ns),
                               rel(o, x->in, r->end_ns), tid};
@@ -491,14 +498,9 @@ static void gpu_tracks(out_t *o, proc *x, const launch *l, uint64_t nl)
                                       : NULL;
             if (!a)
                 continue;
-            /* Both ends strictly inside their slices, the start no later
-             * than the end: the viewers bind them to the enclosing slice. */
-            uint64_t ds = rel(o, x->in, r->start_ns);
-            uint64_t de = rel(o, x->in, r->end_ns);
-            uint64_t fts = ds + (de > ds ? (de - ds) / 2 : 0);
-            uint64_t lim = a->end < fts ? a->end : fts;
-            uint64_t sts = a->start + (lim > a->start ? (lim - a->start) / 2
-                                                      : (a->end - a->start) / 2);
+            /* Both ends at their slices' starts (same timestamp and
+             * category: DevTools binds them so; Perfetto by enclosing). */
+            uint64_t fts = rel(o, x->in, r->start_ns), sts = a->start;
             uint64_t id = ++o->flows;
             flow(o, "s", x->pid, a->tid, sts, id);
             flow(o, "f", x->pid, tid, fts, id);
@@ -568,7 +570,7 @@ gpuprof_an_export_chrome(const char *const *dirs, uint32_t ndirs, FILE *out,
     if (st == GPUPROF_OK)
         st = survey(v, n, &o);
     if (st == GPUPROF_OK) {
-        fprintf(out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{"
+        fprintf(out, "{\"otherData\":{"
                 "\"generator\":\"gpuprof %s\",\"origin_monotonic_ns\":\"%"
                 PRIu64 "\"},\"traceEvents\":[", GPUPROF_VERSION_STRING, o.t0);
         for (uint32_t i = 0; i < n && st == GPUPROF_OK; i++)

@@ -25,6 +25,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,8 @@ typedef struct xport {
     double *sum;    /* derived metrics' sums and counts, while computing */
     uint32_t *cnt;
     uint32_t at_p, at_c; /* the current row (table metrics read it) */
+    uint8_t *used; /* per pair: some row has a non-zero value of it */
+    bool stats;    /* Hatchet: the statistics fields too */
 } xport;
 
 static void x_free(xport *x)
@@ -100,6 +103,7 @@ static void x_free(xport *x)
     free(x->sum);
     free(x->cnt);
     free(x->text);
+    free(x->used);
 }
 
 /* Every metric with both variants, named once (by its inclusive id). */
@@ -148,11 +152,12 @@ static gpuprof_status x_init(xport *x, const gpuprof_an_db *db)
     x->has = malloc(nm);
     x->ops = malloc(nd * MAX_OPS * sizeof(*x->ops));
     x->nops = malloc(nd * sizeof(*x->nops));
-    x->st = malloc(nm * sizeof(*x->st));
+    x->st = calloc(nm, sizeof(*x->st));
     x->sum = malloc(nm * sizeof(*x->sum));
     x->cnt = malloc(nm * sizeof(*x->cnt));
     x->text = malloc(nm * STAT_TEXT);
-    if (!x->incl || !x->excl || !x->field || !x->jkey || !x->rows || !x->v ||
+    x->used = calloc(nm, 1);
+    if (!x->used || !x->incl || !x->excl || !x->field || !x->jkey || !x->rows || !x->v ||
         !x->has || !x->ops || !x->nops || !x->st || !x->sum || !x->cnt ||
         !x->text)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -197,6 +202,28 @@ static void x_row(xport *x)
         for (uint32_t i = 0; i < x->nops[d] && !any; i++)
             any = x->has[x->ops[(size_t)d * MAX_OPS + i]];
         x->has[m] = any && x->v[m] != 0;
+    }
+}
+
+/* Marks the pairs that some row fills (a non-zero value of either
+ * variant): one pass over cct.db, so that the exports leave out the
+ * metrics nothing measured. */
+static void x_used(xport *x)
+{
+    uint32_t p, left = x->npairs;
+    for (uint32_t c = 0; left && c < gpuprof_an_db_context_count(x->db); c++) {
+        gpuprof__an_rows_start(x->rows, c);
+        while (left && gpuprof__an_rows_next(x->rows, &p, x->v)) {
+            x->at_p = p;
+            x->at_c = c;
+            x_row(x);
+            for (uint32_t k = 0; k < x->npairs; k++)
+                if (!x->used[k] &&
+                    (x->v[x->excl[k]] != 0 || x->v[x->incl[k]] != 0)) {
+                    x->used[k] = 1;
+                    left--;
+                }
+        }
     }
 }
 
@@ -247,24 +274,59 @@ static void x_values(const xport *x, uint32_t k, double out[NFIELDS],
 }
 
 /* ---- Hatchet ----------------------------------------------------------- */
+/* A kernel's name without the binary it came from: "kernel k [binaries/
+ * 4a88....clbin]" is "kernel k" with the binary "binaries/4a88....clbin"
+ * (the hash differs between runs; frames must not). *bin NULL when none. */
+static void split_kernel(const char *name, char *buf, size_t size,
+                         const char **shown, const char **bin, size_t *blen)
+{
+    const char *open = strrchr(name, '[');
+    size_t n = strlen(name);
+    *shown = name;
+    *bin = NULL;
+    if (!open || open - name < 2 || open[-1] != ' ' || name[n - 1] != ']' ||
+        (size_t)(open - name) > size)
+        return;
+    snprintf(buf, size, "%.*s", (int)(open - name - 1), name);
+    *shown = buf;
+    *bin = open + 1;
+    *blen = (size_t)(name + n - 1 - *bin);
+}
+
 static void hatchet_node(xport *x, FILE *out, uint32_t c, uint32_t depth)
 {
-    char label[48];
+    char label[48], kname[1024];
+    const char *name = gpuprof__an_context_label(x->db, c, label,
+                                                 sizeof(label)), *bin = NULL;
+    size_t blen = 0;
+    gpuprof_an_node_kind kind = gpuprof_an_db_context_kind(x->db, c);
+    if (kind == GPUPROF_AN_NODE_KERNEL)
+        split_kernel(name, kname, sizeof(kname), &name, &bin, &blen);
     fprintf(out, "\n%*s{\"frame\": {\"name\": ", (int)(depth < 64 ? depth : 64),
             "");
-    gpuprof__an_json_str(
-        out, gpuprof__an_context_label(x->db, c, label, sizeof(label)));
-    fprintf(out,
-            ", \"type\": \"%s\", \"context\": %" PRIu32 "}, \"metrics\": {",
-            kind_name(gpuprof_an_db_context_kind(x->db, c)), c);
-    x_stats(x, c);
+    gpuprof__an_json_str(out, name);
+    fprintf(out, ", \"type\": \"%s\"}, ", kind_name(kind));
+    if (bin) {
+        char b[1024];
+        snprintf(b, sizeof(b), "%.*s", (int)blen, bin);
+        fputs("\"binary\": ", out);
+        gpuprof__an_json_str(out, b);
+        fputs(", ", out);
+    }
+    fputs("\"metrics\": {", out);
+    if (x->stats)
+        x_stats(x, c);
+    bool first = true;
     for (uint32_t k = 0; k < x->npairs; k++) {
+        if (!x->used[k])
+            continue;
         double f[NFIELDS];
         x_values(x, k, f,
                  gpuprof_an_db_stat(x->db, c, x->excl[k], GPUPROF_AN_STAT_SUM),
                  gpuprof_an_db_stat(x->db, c, x->incl[k], GPUPROF_AN_STAT_SUM));
-        for (int i = 0; i < NFIELDS; i++) {
-            fputs(k || i ? ", " : "", out);
+        for (int i = 0; i < (x->stats ? NFIELDS : 2); i++) {
+            fputs(first ? "" : ", ", out);
+            first = false;
             fputs(x->jkey[k * NFIELDS + i], out);
             gpuprof__an_num(out, f[i], "null");
         }
@@ -302,16 +364,51 @@ static void hatchet_tree(xport *x, FILE *out, const uint32_t *first,
     }
 }
 
+/* Keeps the pairs named in metrics[0..n) (all when n is 0). */
+static gpuprof_status x_choose(xport *x, const char *const *metrics,
+                               uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t m;
+        if (!metrics[i] || gpuprof_an_db_metric_find(x->db, metrics[i],
+                                                     GPUPROF_AN_INCLUSIVE,
+                                                     &m) != GPUPROF_OK)
+            return gpuprof__an_fail(GPUPROF_E_NOTFOUND, "no metric %s",
+                                    metrics[i] ? metrics[i] : "(null)");
+    }
+    for (uint32_t k = 0; n && k < x->npairs; k++) {
+        const char *name = gpuprof_an_db_metric_name(x->db, x->incl[k]);
+        bool named = false;
+        for (uint32_t i = 0; i < n && !named; i++)
+            named = !strcmp(name, metrics[i]);
+        x->used[k] = x->used[k] && named;
+    }
+    return GPUPROF_OK;
+}
+
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_db_export_hatchet(const gpuprof_an_db *db, FILE *out, uint32_t flags)
 {
-    if (!db || !out || flags)
+    return gpuprof_an_db_export_hatchet_metrics(db, out, NULL, 0, flags);
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet_metrics(
+    const gpuprof_an_db *db, FILE *out, const char *const *metrics,
+    uint32_t nmetrics, uint32_t flags)
+{
+    if (!db || !out || (flags & ~GPUPROF_AN_HATCHET_STATS) ||
+        (nmetrics && !metrics))
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     uint32_t n = gpuprof_an_db_context_count(db);
     uint32_t *first = malloc((n ? n : 1) * sizeof(*first));
     uint32_t *next = malloc((n ? n : 1) * sizeof(*next));
     xport x;
     gpuprof_status st = x_init(&x, db);
+    x.stats = flags & GPUPROF_AN_HATCHET_STATS;
+    if (st == GPUPROF_OK) {
+        x_used(&x);
+        st = x_choose(&x, metrics, nmetrics);
+    }
     if (st == GPUPROF_OK && (!first || !next))
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     if (st == GPUPROF_OK) {
@@ -341,6 +438,8 @@ static void table_header(const xport *x, FILE *out)
 {
     fputs("context,parent,kind,name,profile,host,rank,pid,tid,thread", out);
     for (uint32_t i = 0; i < x->npairs * NFIELDS; i++) {
+        if (!x->used[i / NFIELDS])
+            continue;
         fputs(",", out);
         gpuprof__an_csv_str(out, x->field[i]);
     }
@@ -386,6 +485,8 @@ static void table_row(const xport *x, FILE *out, uint32_t c, uint32_t p)
             gpuprof_an_db_profile_tid(db, p));
     gpuprof__an_csv_str(out, gpuprof_an_db_profile_thread_name(db, p));
     for (uint32_t k = 0; k < x->npairs; k++) {
+        if (!x->used[k])
+            continue;
         fputs(",", out);
         gpuprof__an_num(out, x->v[x->excl[k]], "");
         fputs(",", out);
@@ -395,14 +496,49 @@ static void table_row(const xport *x, FILE *out, uint32_t c, uint32_t p)
     fputs("\n", out);
 }
 
+/* Profile p's long rows at context c: "context,profile,metric,value" per
+ * non-zero value, exclusive ("M") before inclusive ("M (inc)"). */
+static void table_long_rows(const xport *x, FILE *out, uint32_t c, uint32_t p)
+{
+    for (uint32_t k = 0; k < x->npairs; k++)
+        for (int i = 0; i < 2; i++) {
+            double v = x->v[i ? x->incl[k] : x->excl[k]];
+            if (v == 0)
+                continue;
+            fprintf(out, "%" PRIu32 ",%" PRIu32 ",", c, p);
+            gpuprof__an_csv_str(out, x->field[k * NFIELDS + i]);
+            fputs(",", out);
+            gpuprof__an_num(out, v, "");
+            fputs("\n", out);
+        }
+}
+
+static void table_long(xport *x, FILE *out)
+{
+    fputs("context,profile,metric,value\n", out);
+    for (uint32_t c = 0; c < gpuprof_an_db_context_count(x->db); c++) {
+        uint32_t p;
+        gpuprof__an_rows_start(x->rows, c);
+        while (gpuprof__an_rows_next(x->rows, &p, x->v)) {
+            x->at_p = p;
+            x->at_c = c;
+            x_row(x);
+            table_long_rows(x, out, c, p);
+        }
+    }
+}
+
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_db_export_table(const gpuprof_an_db *db, FILE *out, uint32_t flags)
 {
-    if (!db || !out || flags)
+    if (!db || !out || (flags & ~GPUPROF_AN_TABLE_LONG))
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     xport x;
     gpuprof_status st = x_init(&x, db);
-    if (st == GPUPROF_OK) {
+    if (st == GPUPROF_OK && (flags & GPUPROF_AN_TABLE_LONG)) {
+        table_long(&x, out);
+    } else if (st == GPUPROF_OK) {
+        x_used(&x);
         table_header(&x, out);
         for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++) {
             x_stats(&x, c);

@@ -133,21 +133,28 @@ static void describe(gtree *g, const gpuprof__io_profile *p,
         const char *path = gpuprof__io_str(p, p->modules[n->key_a].path);
         uint64_t d = 0;
         const char *fn = gpuprof__an_symbolize(&g->syms, path, n->key_b, &d);
+        char *readable = gpuprof__an_demangle(fn); /* C++: as the database */
         snprintf(key, ks, "f:%s+%" PRIx64, path, n->key_b);
         if (fn)
-            snprintf(name, ns, "%s+0x%" PRIx64 " (%s)", fn, d, base_name(path));
+            snprintf(name, ns, "%s+0x%" PRIx64 " (%s)",
+                     readable ? readable : fn, d, base_name(path));
         else
             snprintf(name, ns, "%s+0x%" PRIx64, base_name(path), n->key_b);
+        free(readable);
         break;
     }
     case GPUPROF_IO_NODE_GPU_OP:
         snprintf(key, ks, "g:%u", n->key_a);
         snprintf(name, ns, "<%s>", gpuprof__an_op_name(n->key_a));
         break;
-    case GPUPROF_IO_NODE_KERNEL:
-        snprintf(key, ks, "k:%s", gpuprof__io_str(p, n->key_a));
-        snprintf(name, ns, "kernel %s", gpuprof__io_str(p, n->key_a));
+    case GPUPROF_IO_NODE_KERNEL: {
+        const char *kn = gpuprof__io_str(p, n->key_a);
+        char *readable = gpuprof__an_demangle(kn);
+        snprintf(key, ks, "k:%s", kn);
+        snprintf(name, ns, "kernel %s", readable ? readable : kn);
+        free(readable);
         break;
+    }
     default:
         snprintf(key, ks, "i:%u:%" PRIx64, n->key_a, n->key_b);
         snprintf(name, ns, "instruction +0x%" PRIx64, n->key_b);

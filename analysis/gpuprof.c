@@ -16,7 +16,8 @@
  *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]...
  *                  [--importance] [-o FILE] DB
  *                         folded stacks for flame graphs
- *   gpuprof export --hatchet|--table [--derive NAME=FORMULA]...
+ *   gpuprof export --hatchet [--metric NAME]... [--stats] | --table [--long]
+ *                  [--derive NAME=FORMULA]...
  *                  [--importance] [-o FILE] DB
  *                         JSON for hatchet.GraphFrame.from_literal, or a
  *                         CSV table for pandas.read_csv (every metric)
@@ -38,6 +39,10 @@
  *                         DIR-database); a progress line on a terminal.
  *                         Started by mpirun on several ranks, it runs
  *                         gpuprof-mpi beside it, which divides the work.
+ *   gpuprof run [-o DIR] [--trace] [--backends LIST] [--pc-sampling[=N]]
+ *               [--follow-children] [--] PROGRAM [ARGS...]
+ *                         measure a program that never calls libgpuprof
+ *                         (an_run.h): it is exec'd with the preload library
  *
  * Built only on the public libgpuprof-analysis API (gpuprof_analysis.h), as
  * a site's own scripts would be. Errors are one line on stderr naming the
@@ -58,6 +63,7 @@
 #include <unistd.h>
 
 #include "an_cli.h"
+#include "an_run.h"
 #include "gpuprof_analysis.h"
 
 static int usage(FILE *out, int rc)
@@ -81,8 +87,9 @@ static int usage(FILE *out, int rc)
                  "                      [--importance] [-o FILE] DB\n"
                  "                             folded stacks (flame graphs) "
                  "of a database\n"
-                 "       gpuprof export --hatchet|--table "
-                 "[--derive NAME=FORMULA]...\n"
+                 "       gpuprof export --hatchet [--metric NAME]... [--stats] "
+                 "| --table [--long]\n"
+                 "                      [--derive NAME=FORMULA]...\n"
                  "                      [--importance] [-o FILE] DB\n"
                  "                             JSON for Hatchet, or CSV "
                  "for pandas (every metric)\n"
@@ -100,6 +107,17 @@ static int usage(FILE *out, int rc)
                  "[--no-structure] [-o DB] DIR...\n"
                  "                             aggregate measurements into "
                  "an analysis database\n"
+                 "       gpuprof run [-o DIR] [--trace] [--backends LIST] "
+                 "[--pc-sampling[=N]]\n"
+                 "                   [--follow-children] [--log LEVEL] "
+                 "[--flush-period MS] [--] PROGRAM [ARGS...]\n"
+                 "                             measure a program that never "
+                 "calls libgpuprof\n"
+                 "       gpuprof advise [--top N] DB\n"
+                 "                             GPU kernels: optimizations "
+                 "ranked by estimated\n"
+                 "                             speedup, from PC samples "
+                 "(needs nvdisasm)\n"
                  "       gpuprof --version\n");
     return rc;
 }
@@ -144,17 +162,25 @@ static int is_database(const char *dir)
     return access(p, F_OK) == 0;
 }
 
-/* The metric a database view shows when none is named. */
+/* The metric a database view shows when none is named: GPU time, else
+ * region time, else the first metric, taking the first of them that has
+ * data (a non-zero inclusive sum at the root); a database without any
+ * data gets the first of them it has. */
 static const char *default_metric(const gpuprof_an_db *db)
 {
     static const char *const pref[] = {"gpu.time", "region.time.excl"};
-    uint32_t m;
-    for (int i = 0; i < 2; i++)
-        if (gpuprof_an_db_metric_find(db, pref[i], GPUPROF_AN_INCLUSIVE, &m) ==
+    const char *first = NULL;
+    uint32_t m, n = gpuprof_an_db_metric_count(db);
+    for (uint32_t i = 0; i < 2 + n; i++) {
+        const char *name = i < 2 ? pref[i] : gpuprof_an_db_metric_name(db, i - 2);
+        if (gpuprof_an_db_metric_find(db, name, GPUPROF_AN_INCLUSIVE, &m) !=
             GPUPROF_OK)
-            return pref[i];
-    return gpuprof_an_db_metric_count(db) ? gpuprof_an_db_metric_name(db, 0)
-                                          : NULL;
+            continue;
+        first = first ? first : name;
+        if (gpuprof_an_db_stat(db, 0, m, GPUPROF_AN_STAT_SUM) != 0)
+            return name;
+    }
+    return first;
 }
 
 /* ---- output files ----------------------------------------------------------
@@ -236,7 +262,7 @@ typedef struct vopts {
     const char *derive[16];
     uint32_t nmetric, nderive, depth, flags;
     long context;
-    int trace, importance, pc;
+    int trace, importance, pc, long_form, stats;
     int waits, cpath, cpath_metrics; /* trace analysis (analysis/cpath) */
     gpuprof_an_view view;
     double threshold;
@@ -268,6 +294,14 @@ static int view_option(vopts *o, char **argv, int *i)
     }
     if (!strcmp(opt, "--pc")) {
         o->pc = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--long")) {
+        o->long_form = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--stats")) {
+        o->stats = 1;
         return 0; /* no argument */
     }
     if (!strcmp(opt, "--trace")) {
@@ -344,10 +378,14 @@ static int view_check(const vopts *o, int mode)
         return usage_error("%s: %s is an option of report views; it has no "
                            "meaning here",
                            m, o->view_only);
+    if (mode != M_TABLE && o->long_form)
+        return usage_error("%s: --long is an option of export --table", m);
     if (mode == M_REPORT && o->out)
         return usage_error("report: -o is an option of export; a report "
                            "goes to stdout");
-    if ((mode == M_HATCHET || mode == M_TABLE) && o->nmetric)
+    if (mode != M_HATCHET && o->stats)
+        return usage_error("%s: --stats is an option of export --hatchet", m);
+    if (mode == M_TABLE && o->nmetric)
         return usage_error("%s writes every metric: --metric has no meaning "
                            "here (--derive adds one)",
                            m);
@@ -415,6 +453,10 @@ static int db_view(int argc, char **argv, int first, int mode)
 {
     vopts o = {
         .context = -1, .view = GPUPROF_AN_VIEW_TOPDOWN, .threshold = 1.0};
+    static const char *const with_arg[] = {
+        "--metric", "--derive", "-o",   "--threshold", "--depth",
+        "--context", "--sort",  "--view", NULL};
+    cli_permute(argc, argv, first, with_arg);
     int i = first, rc;
     for (; i + 1 < argc && argv[i][0] == '-'; i++)
         if ((rc = view_option(&o, argv, &i)) != 0)
@@ -485,9 +527,12 @@ static int db_view(int argc, char **argv, int first, int mode)
     } else if (st == GPUPROF_OK && mode == M_FOLDED)
         st = gpuprof_an_db_print_folded(db, out.f, o.metric[0], 0);
     else if (st == GPUPROF_OK && mode == M_HATCHET)
-        st = gpuprof_an_db_export_hatchet(db, out.f, 0);
+        st = gpuprof_an_db_export_hatchet_metrics(
+            db, out.f, o.metric, o.nmetric,
+            o.stats ? GPUPROF_AN_HATCHET_STATS : 0);
     else if (st == GPUPROF_OK && mode == M_TABLE)
-        st = gpuprof_an_db_export_table(db, out.f, 0);
+        st = gpuprof_an_db_export_table(db, out.f,
+                                        o.long_form ? GPUPROF_AN_TABLE_LONG : 0);
     else if (st == GPUPROF_OK && o.trace)
         st = gpuprof_an_db_print_trace(db, out.f, 0);
     else if (st == GPUPROF_OK && o.context >= 0)
@@ -538,6 +583,8 @@ static int project(int argc, char **argv)
 static int chrome(int argc, char **argv)
 {
     const char *path = NULL;
+    static const char *const with_arg[] = {"-o", NULL};
+    cli_permute(argc, argv, 3, with_arg);
     int i = 3;
     if (i + 1 < argc && !strcmp(argv[i], "-o")) {
         path = argv[i + 1];
@@ -626,6 +673,34 @@ static int analyze(int argc, char **argv)
     return 0;
 }
 
+/* gpuprof advise [--top N] DB: per GPU kernel, suggestions ranked by
+ * estimated speedup (seed 003), `top` per kernel (default 5, 0: all). */
+static int advise(int argc, char **argv)
+{
+    unsigned long top = 5;
+    int i = 2;
+    if (i + 1 < argc && !strcmp(argv[i], "--top")) {
+        char *end;
+        top = strtoul(argv[i + 1], &end, 10);
+        if (!*argv[i + 1] || *end || top > UINT32_MAX)
+            return usage_error("--top wants 0 (all) or more");
+        i += 2;
+    }
+    if (i + 1 != argc)
+        return usage(stderr, 2);
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
+        return fail();
+    gpuprof_an_advice *a;
+    gpuprof_status st = gpuprof_an_db_advise(db, 0, &a);
+    if (st == GPUPROF_OK) {
+        st = gpuprof_an_advice_print(a, stdout, (uint32_t)top, 0);
+        gpuprof_an_advice_free(a);
+    }
+    gpuprof_an_db_close(db);
+    return st == GPUPROF_OK ? 0 : fail();
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 &&
@@ -636,6 +711,8 @@ int main(int argc, char **argv)
     if (argc == 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
                       !strcmp(argv[1], "-h")))
         return usage(stdout, 0);
+    if (argc >= 2 && !strcmp(argv[1], "run"))
+        return run_program(argc, argv);
     if (argc == 3 && !strcmp(argv[1], "dump"))
         return dump(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "report") && !is_database(argv[2]))
@@ -658,5 +735,7 @@ int main(int argc, char **argv)
         return analyze(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "project"))
         return project(argc, argv);
+    if (argc >= 3 && !strcmp(argv[1], "advise"))
+        return advise(argc, argv);
     return usage(stderr, 2);
 }

@@ -342,10 +342,11 @@ typedef enum gpuprof_op_kind {
     GPUPROF_OP_ALLOC = 7,      /* device memory allocation */
     GPUPROF_OP_FREE = 8,       /* device memory release */
     GPUPROF_OP_SYNC = 9,       /* the host waits for the device */
-    GPUPROF_OP_MAP = 10,       /* map / unmap of device memory */
+    GPUPROF_OP_MAP = 10,       /* map of device memory (0.1: unmap too) */
     GPUPROF_OP_BUILD = 11,     /* program build, compile or link (JIT) */
     GPUPROF_OP_OTHER = 12,     /* marker, barrier, anything else */
-    GPUPROF_OP_KIND_COUNT = 13
+    GPUPROF_OP_UNMAP = 13,     /* unmap of device memory mapped before */
+    GPUPROF_OP_KIND_COUNT = 14
 } gpuprof_op_kind;
 
 /* Called by a backend's hook on the application thread that makes a GPU API

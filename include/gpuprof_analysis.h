@@ -572,6 +572,21 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
  * gpuprof_an_db_derive). Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet(
     const gpuprof_an_db *db, FILE *out, uint32_t flags);
+/* Flag of the Hatchet exports: the statistics fields too ("M (min)", ...,
+ * marked by their suffix; Hatchet's squash() would re-sum them, so they
+ * are left out by default). Since 0.1. */
+#define GPUPROF_AN_HATCHET_STATS 0x01u
+/* As gpuprof_an_db_export_hatchet, for a choice of metrics: only those
+ * named in metrics[0..nmetrics) (measured or derived; all when nmetrics is
+ * 0), and in any case only metrics with a non-zero value somewhere. Frames
+ * are {"name", "type"} alone, so that the nodes of two runs match
+ * (GraphFrame subtraction); a kernel's name leaves out its binary, which
+ * is the node's "binary" field instead. Without GPUPROF_AN_HATCHET_STATS
+ * each metric M has the two fields "M" and "M (inc)". GPUPROF_E_NOTFOUND
+ * for an unknown metric. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet_metrics(
+    const gpuprof_an_db *db, FILE *out, const char *const *metrics,
+    uint32_t nmetrics, uint32_t flags);
 /* A CSV table (RFC 4180) for pandas.read_csv: a header, then one row per
  * (context, profile) where the profile has a value of a measured metric,
  * by context, then profile: context, parent (empty for the root), kind,
@@ -587,6 +602,12 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet(
  * gpuprof_an_db_export_hatchet. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_table(
     const gpuprof_an_db *db, FILE *out, uint32_t flags);
+/* Flag of gpuprof_an_db_export_table: the long form instead, the header
+ * "context,profile,metric,value" and one row per non-zero value, by
+ * context, then profile, then metric; per metric M the exclusive value is
+ * named "M", the inclusive one "M (inc)". Without it, metrics that no row
+ * has a non-zero value of are left out of the table. Since 0.1. */
+#define GPUPROF_AN_TABLE_LONG 0x01u
 
 /* Adds a derived metric (seed 000 §7.1) to an open database: `formula`
  * over metric names with + - * /, unary minus, numbers and parentheses,
@@ -760,6 +781,103 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_path(
 GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_projection(
     const gpuprof_an_cpath *measured, const gpuprof_an_cpath *projected,
     FILE *out, uint32_t flags);
+
+/* ---- Advice for GPU kernels (seed 003: GPA) --------------------------------
+ * From the PC samples of each kernel (GPUPROF_CUPTI_PC_SAMPLING), read
+ * from the profile files the database was made from, and the kernel's
+ * code (nvdisasm on the cubin saved under the measurement's binaries/:
+ * $GPUPROF_NVDISASM, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH): stalls
+ * blamed on the instructions that caused them, then optimizations ranked
+ * by estimated speedup, each with a hint and its hotspots (source line,
+ * loop, function), and the kernel's reconstructed GPU calling contexts
+ * (device functions, recursion as one node, samples apportioned to call
+ * sites). doc/ANALYSIS.md says how. Without nvdisasm the advice is per
+ * kernel, from stall reasons alone, and gpuprof_an_advice_note says so. */
+typedef struct gpuprof_an_advice gpuprof_an_advice;
+
+/* Computes the advice for every kernel of `db` with PC samples. `flags`
+ * must be 0. GPUPROF_E_INVALID (NULL arguments, flags), GPUPROF_E_NOTFOUND
+ * when no kernel has PC samples, GPUPROF_E_IO/GPUPROF_E_CORRUPT when a
+ * profile file the database names cannot be read (the message names it),
+ * GPUPROF_E_NOMEM. Not concurrently with gpuprof_an_db_derive on the same
+ * database. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_advise(const gpuprof_an_db *db,
+                                                   uint32_t flags,
+                                                   gpuprof_an_advice **out);
+/* Releases advice; NULL is allowed. Since 0.1. */
+GPUPROF_AN_API void gpuprof_an_advice_free(gpuprof_an_advice *a);
+/* What the analysis lacked ("" when nothing: e.g. nvdisasm not found).
+ * Since 0.1. */
+GPUPROF_AN_API const char *
+gpuprof_an_advice_note(const gpuprof_an_advice *a);
+/* Kernels, by descending samples: symbol name (mangled), cubin path,
+ * PC samples, and whether the advice is per instruction (1) or per kernel
+ * only (0). Out-of-range indices give NULL / 0. Since 0.1. */
+GPUPROF_AN_API uint32_t
+gpuprof_an_advice_kernel_count(const gpuprof_an_advice *a);
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_name(const gpuprof_an_advice *a, uint32_t k);
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_binary(const gpuprof_an_advice *a, uint32_t k);
+GPUPROF_AN_API double
+gpuprof_an_advice_kernel_samples(const gpuprof_an_advice *a, uint32_t k);
+GPUPROF_AN_API int
+gpuprof_an_advice_kernel_detailed(const gpuprof_an_advice *a, uint32_t k);
+/* Suggestions of kernel k, by descending estimated speedup: optimizer
+ * name (seed 003 Table 2, "Warp Balance"), kind ("stall elimination",
+ * "latency hiding"), estimated speedup (>1), matched samples, hint.
+ * Since 0.1. */
+GPUPROF_AN_API uint32_t
+gpuprof_an_advice_count(const gpuprof_an_advice *a, uint32_t k);
+GPUPROF_AN_API const char *
+gpuprof_an_advice_name(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kind(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+GPUPROF_AN_API double
+gpuprof_an_advice_speedup(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+GPUPROF_AN_API double
+gpuprof_an_advice_matched(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+GPUPROF_AN_API const char *
+gpuprof_an_advice_hint(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+/* Hotspots of suggestion s (at most 3, most matched samples first):
+ * the instruction's offset in the kernel's section, its source
+ * ("kernels.cu:12", "f.cu:3 [inlined g(int)]"), loop ("loop at
+ * kernels.cu:11" or ""), function (demangled), instruction text, and the
+ * samples matched there. Since 0.1. */
+GPUPROF_AN_API uint32_t gpuprof_an_advice_hotspot_count(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+GPUPROF_AN_API uint64_t gpuprof_an_advice_hotspot_offset(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t s, uint32_t h);
+GPUPROF_AN_API const char *gpuprof_an_advice_hotspot_source(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t s, uint32_t h);
+GPUPROF_AN_API const char *gpuprof_an_advice_hotspot_loop(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t s, uint32_t h);
+GPUPROF_AN_API const char *gpuprof_an_advice_hotspot_function(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t s, uint32_t h);
+GPUPROF_AN_API const char *gpuprof_an_advice_hotspot_instruction(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t s, uint32_t h);
+GPUPROF_AN_API double gpuprof_an_advice_hotspot_samples(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t s, uint32_t h);
+/* The reconstructed GPU calling context tree of kernel k (seed 000
+ * §6.3): node 0 is the kernel, parents precede children; each node's
+ * function (demangled; a recursive cycle is one node, flagged), parent
+ * (UINT32_MAX for the kernel) and inclusive samples apportioned
+ * gprof-style. Empty when the kernel calls no device function. Since 0.1. */
+GPUPROF_AN_API uint32_t
+gpuprof_an_advice_context_count(const gpuprof_an_advice *a, uint32_t k);
+GPUPROF_AN_API uint32_t gpuprof_an_advice_context_parent(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t c);
+GPUPROF_AN_API const char *gpuprof_an_advice_context_name(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t c);
+GPUPROF_AN_API double gpuprof_an_advice_context_samples(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t c);
+GPUPROF_AN_API int gpuprof_an_advice_context_recursive(
+    const gpuprof_an_advice *a, uint32_t k, uint32_t c);
+/* The advice as text, per kernel its `top` best suggestions (0: all)
+ * with hints and hotspots, then its calling contexts. `flags` must be 0.
+ * GPUPROF_E_IO when writing fails. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_advice_print(
+    const gpuprof_an_advice *a, FILE *out, uint32_t top, uint32_t flags);
 
 #ifdef __cplusplus
 }

@@ -44,6 +44,17 @@ $(B)/bench/bench_cpath: tests/bench/bench_cpath.c $(AN_OBJS) $(IO_OBJS) \
 	  $(B)/obj/tests/support/mkprofile.o \
 	  $(LDFLAGS) -lzstd -ldl -lpthread -lm $(DW_LIBS)
 
+# The advisor's benchmark reads the H100 fixture (tests/support/pcfixture.c).
+$(B)/bench/bench_advise: tests/bench/bench_advise.c $(AN_OBJS) $(IO_OBJS) \
+    $(B)/obj/tests/support/pcfixture.o $(B)/obj/tests/support/mkprofile.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests \
+	  -DFIXTURES='"$(abspath tests/fixtures/gpu-sm90)"' $(CFLAGS) -o $@ $< \
+	  $(AN_OBJS) $(IO_OBJS) $(B)/obj/tests/support/pcfixture.o \
+	  $(B)/obj/tests/support/mkprofile.o $(LDFLAGS) -lzstd -ldl -lpthread -lm \
+	  $(DW_LIBS)
+
 $(B)/bench/bench_opencl: tests/bench/bench_opencl.c $(LIB_OBJS) $(AN_OBJS) $(CL_LAYER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")

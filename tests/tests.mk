@@ -162,9 +162,30 @@ $(GEN_MEASURE): tests/tools/gen_measure.c $(B)/obj/tests/support/gen.o \
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd -lpthread
 
+# Programs that never call libgpuprof, for `gpuprof run`
+# (tests/scripts/gpuprof-run.sh): no -lgpuprof.
+RUN_PROGS := $(B)/tests/run_plain $(if $(filter 1,$(HAVE_OPENCL)),$(B)/tests/run_cl_plain)
+$(B)/tests/run_plain: tests/run/plain.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
+$(B)/tests/run_cl_plain: tests/run/cl_plain.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lOpenCL
+
+# The H100 fixture's PC samples as a measurement (tests/support/pcfixture.c).
+GEN_PC_MEASURE := $(B)/tests/gen_pc_measure
+$(GEN_PC_MEASURE): tests/tools/gen_pc_measure.c \
+    $(B)/obj/tests/support/pcfixture.o $(B)/obj/tests/support/mkprofile.o \
+    $(IO_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd -lpthread
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(CPATH_PROG) \
-       $(GEN_MEASURE)
+       $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests
@@ -199,3 +220,9 @@ stress:
 check-gpu:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) GPUPROF_GPU_REQUIRED=1 bash tests/scripts/cupti-gpu.sh
+
+# The GPU advisor's suites read the H100 fixtures (tests/fixtures/gpu-sm90)
+# from wherever the tests run.
+GPU_SM90_FIXTURES := -DFIXTURES='"$(abspath tests/fixtures/gpu-sm90)"'
+$(B)/tests/check_an_sass $(B)/tests/check_an_advise: \
+    BASE_CFLAGS += $(GPU_SM90_FIXTURES)

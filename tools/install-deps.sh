@@ -17,9 +17,12 @@ base="gcc make pkg-config libzstd-dev libunwind-dev libdw-dev $opencl"
 # Open MPI: mpicc builds gpuprof-mpi, mpirun runs its test
 # (tests/scripts/mpi-analyze.sh skips without them).
 mpi="libopenmpi-dev openmpi-bin"
+# The Python package (python/gpuprof): pandas for its DataFrames, setuptools
+# and pip to install it from the checkout (tests/scripts/python.sh).
+py="python3-pandas python3-setuptools python3-pip"
 case "$group" in
   demo|bench) pkgs="$base" ;;
-  check) pkgs="$base g++ check zstd binutils python3 $mpi" ;;
+  check) pkgs="$base g++ check zstd binutils python3 $mpi $py" ;;
   *) echo "install-deps.sh: unknown group '$group' (demo, bench, check)" >&2; exit 2 ;;
 esac
 

@@ -41,11 +41,11 @@ additive = ["gpu.time", "gpu.count", "gpu.bytes", "region.visits"]
 def walk(n, parent):
     f = n["frame"]
     assert isinstance(f["name"], str) and isinstance(f["type"], str)
-    c = f["context"]
-    assert c > parent, "parents first"
-    ids.append(c)
+    assert set(f) == {"name", "type"}, "frames keyed by name and type alone"
+    assert not any("(min)" in m or "(mean)" in m or "(max)" in m for m in n["metrics"]), "no statistics by default"
+    ids.append(len(ids))
     for k in n["children"]:
-        walk(k, c)
+        walk(k, 0)
     for m in additive:
         inc = n["metrics"][m + " (inc)"]
         want = n["metrics"][m] + sum(k["metrics"][m + " (inc)"] for k in n["children"])
@@ -82,20 +82,30 @@ PY
 # Statistics over profiles: the table's own rows give each context's
 # non-zero values of a metric; min, mean and max of those are the columns
 # and the Hatchet fields (a derived metric too).
-"$G" export --hatchet --derive 'per_op=gpu.time/gpu.count' "$tmp/db" >"$tmp/hd.json" 2>"$tmp/err" &&
+"$G" export --hatchet --stats --derive 'per_op=gpu.time/gpu.count' "$tmp/db" >"$tmp/hd.json" 2>"$tmp/err" &&
   "$G" export --table --derive 'per_op=gpu.time/gpu.count' "$tmp/db" >"$tmp/td.csv" 2>>"$tmp/err" ||
   fail "exports with --derive: $(cat "$tmp/err")"
 python3 - "$tmp/hd.json" "$tmp/td.csv" <<'PY' && pass "min/mean/max over profiles: the table's rows, the table's columns and the Hatchet fields agree" || fail "min/mean/max over profiles"
 import csv, json, sys
 def close(a, b):
     return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1)
+# Hatchet nodes carry no context id: both sides are keyed by the path of
+# names from the root.
 nodes = {}
-def walk(n):
-    nodes[n["frame"]["context"]] = n["metrics"]
+def walk(n, path):
+    path = path + (n["frame"]["name"],)
+    assert path not in nodes, path
+    nodes[path] = n["metrics"]
     for k in n["children"]:
-        walk(k)
-walk(json.load(open(sys.argv[1]))[0])
+        walk(k, path)
+walk(json.load(open(sys.argv[1]))[0], ())
 rows = list(csv.DictReader(open(sys.argv[2], newline="")))
+names = {int(r["context"]): (r["parent"], r["name"]) for r in rows}
+def cpath(c):
+    p, n = names[c]
+    return (cpath(int(p)) if p else ()) + (n,)
+nodes = {c: nodes[cpath(c)] for c in names}
+nodes_all = nodes
 metrics = ["gpu.time", "gpu.count", "region.visits", "per_op"]
 for m in metrics:
     for f in ["", " (inc)", " (min)", " (mean)", " (max)", " (min) (inc)",
@@ -119,7 +129,7 @@ for c, rs in by.items():
             checked += bool(vals)
 assert checked > 50, checked
 # Rows for exactly the contexts with a measured value (derived ones add none).
-assert set(by) == {c for c, h in nodes.items() if any(
+assert set(by) == {c for c, h in nodes_all.items() if any(
     v for k, v in h.items() if k.endswith(" (inc)") and "(" not in k[:-6]
     and not k.startswith("per_op"))}
 PY
@@ -166,8 +176,15 @@ refuse() { # what, expected text, command...
     fail "$what (exit $rc): $(cat "$tmp/err")"
   fi
 }
-refuse "export --hatchet --metric" "export --hatchet writes every metric: --metric has no meaning here" \
-  export --hatchet --metric gpu.time "$tmp/db"
+if "$G" export --hatchet "$tmp/db" --metric gpu.time >"$tmp/hm.json" 2>"$tmp/err" &&
+   python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[0]; assert sorted(r["metrics"]) == ["gpu.time", "gpu.time (inc)"], r["metrics"]' "$tmp/hm.json"; then
+  pass "export --hatchet --metric gpu.time: that metric alone (option after the operand)"
+else
+  fail "export --hatchet --metric gpu.time: $(cat "$tmp/err")"
+fi
+"$G" export --hatchet --metric nope "$tmp/db" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] && [ "$(cat "$tmp/err")" = "gpuprof: no metric nope" ] &&
+  pass "export --hatchet --metric nope: exit 1 naming it" || fail "export --hatchet --metric nope: $(cat "$tmp/err")"
 refuse "export --table --metric" "export --table writes every metric: --metric has no meaning here" \
   export --table --metric gpu.time "$tmp/db"
 refuse "export --folded with two --metric" "export --folded writes one metric" \

@@ -35,8 +35,10 @@ check "6 streams" '^trace database: 6 streams$' 1
 check "two GPU streams of 63 records" '^stream [0-9]+: process 0, GPU device 0 stream [01], device work: 63 records' 2
 check "two threads' regions, 2 each" '^stream [0-9]+: process 0, thread [0-9]+ "host-[01]", regions: 2 records' 2
 check "two threads' API calls, 63 each" '^stream [0-9]+: process 0, thread [0-9]+ "host-[01]", GPU API calls: 63 records' 2
-check "copies device-to-host: 20 per stream, on the device and as calls" '^ +20  <copy d2h>$' 4
-check "one sync per thread" '^ +1  <sync>$' 2
+check "copies device-to-host: 20 per stream, on the device and as calls, with their call site" '^ +20  <copy d2h>  from exchange_halo \(sim_demo\) at sim_demo\.c:49$' 4
+check "kernels by name and call site" '^ +20  kernel stencil  from compute_step \(sim_demo\) at sim_demo\.c:39$' 4
+check "the graph launch: several kernels" '^ +[12]  <kernel launch> \(several kernels\)  from setup \(sim_demo\) at sim_demo\.c:33$' 4
+check "one sync per thread" '^ +1  <sync>  from rank_thread \(sim_demo\) at sim_demo\.c:71$' 2
 check "every record has a context" 'unknown context' 0
 # The same records as the trace file says (gpuprof dump of the .gptrace).
 "$G" dump "$tmp"/out/*.gptrace >"$tmp/dump" 2>&1

@@ -127,8 +127,8 @@ static void assert_same(const char *got, const char *want)
 
 static const char small_json[] =
     "[\n"
-    "{\"frame\": {\"name\": \"<program root>\", \"type\": \"root\", "
-    "\"context\": 0}, \"metrics\": {"
+    "{\"frame\": {\"name\": \"<program root>\", \"type\": \"root\"}, "
+    "\"metrics\": {"
     "\"time\": 0, \"time (inc)\": 197, \"time (min)\": 0, \"time (mean)\": 0, "
     "\"time (max)\": 0, \"time (min) (inc)\": 60, \"time (mean) (inc)\": 98.5, "
     "\"time (max) (inc)\": 137, "
@@ -139,7 +139,7 @@ static const char small_json[] =
     "\"per_call (mean)\": 0, \"per_call (max)\": 0, \"per_call (min) (inc)\": "
     "45.666666666666664, \"per_call (mean) (inc)\": 52.83333333333333, "
     "\"per_call (max) (inc)\": 60}, \"children\": [\n"
-    " {\"frame\": {\"name\": \"solve\", \"type\": \"region\", \"context\": 1}, "
+    " {\"frame\": {\"name\": \"solve\", \"type\": \"region\"}, "
     "\"metrics\": {"
     "\"time\": 150, \"time (inc)\": 190, \"time (min)\": 50, \"time (mean)\": "
     "75, \"time (max)\": 100, \"time (min) (inc)\": 60, \"time (mean) (inc)\": "
@@ -151,8 +151,8 @@ static const char small_json[] =
     "\"per_call (mean)\": 50, \"per_call (max)\": 50, \"per_call (min) "
     "(inc)\": 43.333333333333336, \"per_call (mean) (inc)\": "
     "51.66666666666667, \"per_call (max) (inc)\": 60}, \"children\": [\n"
-    "  {\"frame\": {\"name\": \"<context 2>\", \"type\": \"region\", "
-    "\"context\": 2}, \"metrics\": {"
+    "  {\"frame\": {\"name\": \"<context 2>\", \"type\": \"region\"}, "
+    "\"metrics\": {"
     "\"time\": 40, \"time (inc)\": 40, \"time (min)\": 10, \"time (mean)\": "
     "20, \"time (max)\": 30, \"time (min) (inc)\": 10, \"time (mean) (inc)\": "
     "20, \"time (max) (inc)\": 30, "
@@ -163,8 +163,8 @@ static const char small_json[] =
     "\"per_call (mean)\": 30, \"per_call (max)\": 30, \"per_call (min) "
     "(inc)\": 30, \"per_call (mean) (inc)\": 30, \"per_call (max) (inc)\": "
     "30}, \"children\": []}]},\n"
-    " {\"frame\": {\"name\": \"a,b\\nc\", \"type\": \"region\", \"context\": "
-    "3}, \"metrics\": {"
+    " {\"frame\": {\"name\": \"a,b\\nc\", \"type\": \"region\"}, "
+    "\"metrics\": {"
     "\"time\": 7, \"time (inc)\": 7, \"time (min)\": 7, \"time (mean)\": 7, "
     "\"time (max)\": 7, \"time (min) (inc)\": 7, \"time (mean) (inc)\": 7, "
     "\"time (max) (inc)\": 7, "
@@ -217,25 +217,113 @@ static const char small_csv[] =
     "0,0,0,0,0,0,0,0,"
     "0,0,0,0,0,0,0,0\n";
 
+static const char small_json_plain_root[] =
+    "[\n{\"frame\": {\"name\": \"<program root>\", \"type\": \"root\"}, "
+    "\"metrics\": {\"time\": 0, \"time (inc)\": 197, \"calls\": 0, "
+    "\"calls (inc)\": 4, \"per_call\": 0, \"per_call (inc)\": 49.25}, "
+    "\"children\": [\n {\"frame\": {\"name\": \"solve\", \"type\": "
+    "\"region\"}, \"metrics\": {\"time\": 150, \"time (inc)\": 190, ";
+static const char small_json_calls_root[] =
+    "[\n{\"frame\": {\"name\": \"<program root>\", \"type\": \"root\"}, "
+    "\"metrics\": {\"calls\": 0, \"calls (inc)\": 4}, \"children\": [\n";
+
+static gpuprof_status hatchet_stats(const gpuprof_an_db *db, FILE *f,
+                                    uint32_t flags)
+{
+    (void)flags;
+    return gpuprof_an_db_export_hatchet(db, f, GPUPROF_AN_HATCHET_STATS);
+}
+
 START_TEST(small_database_exact_bytes)
 {
     gpuprof_an_db *db = small_db();
     ck_assert_uint_eq(gpuprof_an_db_context_count(db), 4);
     ck_assert_str_eq(gpuprof_an_db_context_name(db, 2), "");
-    char *json = export_text(db, gpuprof_an_db_export_hatchet);
+    char *json = export_text(db, hatchet_stats);
     assert_same(json, small_json);
     free(json);
+    /* By default: no statistics, no context ids (frames of two runs match). */
+    json = export_text(db, gpuprof_an_db_export_hatchet);
+    ck_assert_int_eq(strncmp(json, small_json_plain_root,
+                             strlen(small_json_plain_root)), 0);
+    ck_assert_ptr_null(strstr(json, "(min)"));
+    free(json);
+    /* --metric: the named ones only; an unknown one is refused. */
+    const char *pick[1] = {"calls"};
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *mf = open_memstream(&text, &tlen);
+    ck_assert_int_eq(gpuprof_an_db_export_hatchet_metrics(db, mf, pick, 1, 0),
+                     GPUPROF_OK);
+    fclose(mf);
+    ck_assert_int_eq(strncmp(text, small_json_calls_root,
+                             strlen(small_json_calls_root)), 0);
+    free(text);
+    pick[0] = "nope";
+    mf = fopen("/dev/null", "w");
+    ck_assert_int_eq(gpuprof_an_db_export_hatchet_metrics(db, mf, pick, 1, 0),
+                     GPUPROF_E_NOTFOUND);
+    fclose(mf);
     char *csv = export_text(db, gpuprof_an_db_export_table);
     assert_same(csv, small_csv);
     free(csv);
     /* Folded stacks name context 2 too. */
-    char *text = NULL;
+    text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     ck_assert_int_eq(gpuprof_an_db_print_folded(db, f, "time", 0), GPUPROF_OK);
     fclose(f);
     ck_assert_str_eq(text, "solve 150\nsolve;<context 2> 40\na,b c 7\n");
     free(text);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* The long form: (context, profile, metric, value) per non-zero value,
+ * derived metrics included. */
+static const char small_long[] =
+    "context,profile,metric,value\n"
+    "0,0,time (inc),137\n0,0,calls (inc),3\n"
+    "0,0,per_call (inc),45.666666666666664\n"
+    "0,1,time (inc),60\n0,1,calls (inc),1\n0,1,per_call (inc),60\n"
+    "1,0,time,100\n1,0,time (inc),130\n1,0,calls,2\n1,0,calls (inc),3\n"
+    "1,0,per_call,50\n1,0,per_call (inc),43.333333333333336\n"
+    "1,1,time,50\n1,1,time (inc),60\n1,1,calls,1\n1,1,calls (inc),1\n"
+    "1,1,per_call,50\n1,1,per_call (inc),60\n"
+    "2,0,time,30\n2,0,time (inc),30\n2,0,calls,1\n2,0,calls (inc),1\n"
+    "2,0,per_call,30\n2,0,per_call (inc),30\n"
+    "2,1,time,10\n2,1,time (inc),10\n"
+    "3,0,time,7\n3,0,time (inc),7\n";
+
+static gpuprof_status table_long(const gpuprof_an_db *db, FILE *f,
+                                 uint32_t flags)
+{
+    (void)flags;
+    return gpuprof_an_db_export_table(db, f, GPUPROF_AN_TABLE_LONG);
+}
+
+START_TEST(long_table_and_unused_metrics)
+{
+    gpuprof_an_db *db = small_db();
+    char *csv = export_text(db, table_long);
+    assert_same(csv, small_long);
+    free(csv);
+    gpuprof_an_db_close(db);
+    /* A metric that nothing filled has no columns in the wide table. */
+    tp_builder *b = tp_new("h", 7, 0);
+    tp_clear_metrics(b);
+    uint32_t t = tp_metric(b, "time", GPUPROF_IO_UNIT_NS, GPUPROF_IO_KIND_REGION);
+    tp_metric(b, "unused", GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_REGION);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    tp_node_value(b, tp_region(b, 0, "r", 0, 0, 0), t, 5);
+    db = analyze_open(b);
+    csv = export_text(db, gpuprof_an_db_export_table);
+    assert_same(csv, "context,parent,kind,name,profile,host,rank,pid,tid,thread,"
+                     "time,time (inc),time (min),time (mean),time (max),"
+                     "time (min) (inc),time (mean) (inc),time (max) (inc)\n"
+                     "0,,root,<program root>,0,h,0,7,100,main,0,5,0,0,0,5,5,5\n"
+                     "1,0,region,r,0,h,0,7,100,main,5,5,5,5,5,5,5,5\n");
+    free(csv);
     gpuprof_an_db_close(db);
 }
 END_TEST
@@ -273,12 +361,12 @@ START_TEST(bad_arguments)
                      GPUPROF_E_INVALID);
     ck_assert_int_eq(gpuprof_an_db_export_hatchet(db, NULL, 0),
                      GPUPROF_E_INVALID);
-    ck_assert_int_eq(gpuprof_an_db_export_hatchet(db, null, 1),
-                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_an_db_export_hatchet(db, null, 2),
+                     GPUPROF_E_INVALID); /* 1 is GPUPROF_AN_HATCHET_STATS */
     ck_assert_int_eq(gpuprof_an_db_export_table(NULL, null, 0),
                      GPUPROF_E_INVALID);
-    ck_assert_int_eq(gpuprof_an_db_export_table(db, null, 1),
-                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_an_db_export_table(db, null, 2),
+                     GPUPROF_E_INVALID); /* 1 is GPUPROF_AN_TABLE_LONG */
     fclose(null);
     /* A stream that cannot be written. */
     FILE *ro = fopen("/dev/null", "r");
@@ -405,13 +493,11 @@ static char *deep_json(void)
     for (int d = 0; d <= DEEP; d++) {
         int x = d == DEEP;
         fprintf(f,
-                "\n%*s{\"frame\": {\"name\": \"%s\", \"type\": \"%s\", "
-                "\"context\": %d}, \"metrics\": {\"time\": %d, \"time "
-                "(inc)\": 1, \"time (min)\": %d, \"time (mean)\": %d, \"time "
-                "(max)\": %d, \"time (min) (inc)\": 1, \"time (mean) (inc)\": "
-                "1, \"time (max) (inc)\": 1}, \"children\": [",
+                "\n%*s{\"frame\": {\"name\": \"%s\", \"type\": \"%s\"}, "
+                "\"metrics\": {\"time\": %d, \"time (inc)\": 1}, "
+                "\"children\": [",
                 d < 64 ? d : 64, "", d ? "r" : "<program root>",
-                d ? "region" : "root", d, x, x, x, x);
+                d ? "region" : "root", x);
     }
     for (int d = 0; d <= DEEP; d++)
         fputs("]}", f);
@@ -495,6 +581,7 @@ int main(void)
         {"bad_arguments", bad_arguments, 60},
         {"writers", writers, 60},
         {"deep_tree", deep_tree_without_recursion, 120},
+        {"long_table", long_table_and_unused_metrics, 60},
     };
     return RUN_SUITE("an_hatchet", cases);
 }

@@ -444,6 +444,38 @@ START_TEST(report_folds_call_paths)
 }
 END_TEST
 
+/* The GPU part of a report on a measurement directory shows C++ kernel
+ * names demangled, as databases do. */
+START_TEST(report_gpu_demangles)
+{
+    mkdir_tmp();
+    tp_builder *b = tp_new("h", 1, -1);
+    uint32_t cnt = tp_metric(b, "gpu.count", GPUPROF_IO_UNIT_COUNT,
+                             GPUPROF_IO_KIND_GPU);
+    uint32_t tm = tp_metric(b, "gpu.time", GPUPROF_IO_UNIT_NS,
+                            GPUPROF_IO_KIND_GPU);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t app = tp_region(b, 0, "app", 1, 100, 100);
+    uint32_t op = tp_gpu_op(b, app, 1);
+    uint32_t k = tp_kernel(b, op, "_Z5saxpyifPfS_", UINT32_MAX);
+    tp_node_value(b, k, cnt, 4);
+    tp_node_value(b, k, tm, 2000);
+    char path[700];
+    snprintf(path, sizeof(path), "%s/h.gpuprof", dir);
+    ck_assert_int_eq(tp_write(b, path, 1), 0);
+    tp_free(b);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_int_eq(gpuprof_an_gpu_print(dir, f, 0), GPUPROF_OK);
+    fclose(f);
+    ck_assert_msg(strstr(text, "kernel saxpy(int, float, float*, float*)\n"),
+                  "%s", text);
+    ck_assert_ptr_null(strstr(text, "_Z5saxpy"));
+    free(text);
+}
+END_TEST
+
 /* More merged regions than the first hash table holds, with equal
  * inclusive times so the order falls back on the names. */
 START_TEST(report_many_regions)
@@ -531,6 +563,7 @@ int main(int argc, char **argv)
         {"two_by_three", report_two_processes_three_threads, 60},
         {"flipped_byte", report_flipped_byte_names_the_file, 60},
         {"call_paths", report_folds_call_paths, 60},
+        {"gpu_demangles", report_gpu_demangles, 60},
         {"many_regions", report_many_regions, 60},
         {"concurrent", report_concurrent_opens, 60},
     };

@@ -305,8 +305,8 @@ static cl_int CL_API_CALL h_EnqueueUnmapMemObject(cl_command_queue q, cl_mem m,
 {
     if (!MEASURING())
         return T.clEnqueueUnmapMemObject(q, m, ptr, n, wl, ev);
-    enq e = {.corr = BEGIN(GPUPROF_OP_MAP)};
-    cl_event *pev = enq_prepare(&e, GPUPROF_OP_MAP, q, ev, false);
+    enq e = {.corr = BEGIN(GPUPROF_OP_UNMAP)};
+    cl_event *pev = enq_prepare(&e, GPUPROF_OP_UNMAP, q, ev, false);
     cl_int rc = T.clEnqueueUnmapMemObject(q, m, ptr, n, wl, pev);
     enq_finish(&e, rc);
     return rc;
@@ -514,8 +514,8 @@ static cl_int CL_API_CALL h_EnqueueSVMUnmap(cl_command_queue q, void *ptr,
 {
     if (!MEASURING())
         return T.clEnqueueSVMUnmap(q, ptr, n, wl, ev);
-    enq e = {.corr = BEGIN(GPUPROF_OP_MAP)};
-    cl_event *pev = enq_prepare(&e, GPUPROF_OP_MAP, q, ev, false);
+    enq e = {.corr = BEGIN(GPUPROF_OP_UNMAP)};
+    cl_event *pev = enq_prepare(&e, GPUPROF_OP_UNMAP, q, ev, false);
     cl_int rc = T.clEnqueueSVMUnmap(q, ptr, n, wl, pev);
     enq_finish(&e, rc);
     return rc;

@@ -1,0 +1,294 @@
+"""Analysis: an analysis database (made by `gpuprof analyze`) as pandas
+DataFrames, through libgpuprof-analysis's C API (include/gpuprof_analysis.h).
+
+    db = gpuprof.open("run-database")
+    db.contexts()  context, parent, kind, name, file, line
+    db.values()    context, profile, metric, value (long form, non-zero)
+    db.profiles()  profile, host, rank, pid, tid, thread, flags, file
+    db.metrics()   metric id, name, variant, unit
+    db.stats()     per (context, metric): count, sum, min, mean, max, std, cov
+    db.view(M)     the top-down tree of metric M: sums per context
+    db.trace_streams(), db.trace_records(i)
+
+Metric names in values() and stats() follow the exports: "M" is the
+exclusive value, "M (inc)" the inclusive one. pandas is imported when a
+DataFrame is first made, so measurement works without it.
+"""
+import builtins
+import ctypes
+import os
+import tempfile
+
+from ._lib import (GpuprofError, TraceRecord, TraceStream, analysis_lib,
+                   libc)
+
+KINDS = ("root", "region", "frame", "gpu op", "kernel", "gpu instruction",
+         "function", "inlined", "line")
+UNITS = ("count", "ns", "bytes")
+STATS = ("count", "sum", "min", "mean", "max", "std", "cov")
+VIEWS = {"top-down": 0, "bottom-up": 1, "flat": 2}
+NONE32 = 0xFFFFFFFF
+
+
+def _pd():
+    import pandas
+    return pandas
+
+
+def _text(b):
+    return b.decode("utf-8", "replace") if b is not None else None
+
+
+def _fail(what):
+    msg = analysis_lib().gpuprof_an_last_error()
+    raise GpuprofError("%s: %s" % (what, _text(msg)))
+
+
+def open(path):  # noqa: A001 (the module's verb, as in the C API)
+    """Opens the analysis database in directory `path`."""
+    return Database(path)
+
+
+class Database:
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._lib = analysis_lib()
+        self._db = ctypes.c_void_p()
+        if self._lib.gpuprof_an_db_open(self.path.encode(),
+                                        ctypes.byref(self._db)) != 0:
+            _fail("gpuprof.open(%r)" % self.path)
+
+    # -- life ---------------------------------------------------------------
+    def close(self):
+        if self._db:
+            self._lib.gpuprof_an_db_close(self._db)
+            self._db = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _handle(self):
+        if not self._db:
+            raise GpuprofError("the database is closed")
+        return self._db
+
+    # -- tables -------------------------------------------------------------
+    def contexts(self):
+        """One row per context: context, parent (<NA> for the root), kind,
+        name, and for source-line contexts ("file.c:42") file and line."""
+        lib, db = self._lib, self._handle()
+        rows = []
+        for c in range(lib.gpuprof_an_db_context_count(db)):
+            parent = lib.gpuprof_an_db_context_parent(db, c)
+            kind = lib.gpuprof_an_db_context_kind(db, c)
+            name = _text(lib.gpuprof_an_db_context_name(db, c)) or ""
+            file = line = None
+            if kind == 8 and ":" in name:
+                f, _, l = name.rpartition(":")
+                if l.isdigit():
+                    file, line = f, int(l)
+            rows.append((c, None if parent == NONE32 else parent,
+                         KINDS[kind] if kind < len(KINDS) else "other", name,
+                         file, line))
+        pd = _pd()
+        df = pd.DataFrame(rows, columns=["context", "parent", "kind", "name",
+                                         "file", "line"])
+        df["parent"] = df["parent"].astype("Int64")
+        df["line"] = df["line"].astype("Int64")
+        return df
+
+    def metrics(self):
+        """Database metrics: id, name, variant (inclusive, exclusive), unit
+        (count, ns, bytes); measured metrics first, then derived ones."""
+        lib, db = self._lib, self._handle()
+        rows = [(m, _text(lib.gpuprof_an_db_metric_name(db, m)),
+                 ("inclusive", "exclusive")[lib.gpuprof_an_db_metric_variant(db, m)],
+                 UNITS[lib.gpuprof_an_db_metric_unit(db, m)])
+                for m in range(lib.gpuprof_an_db_metric_count(db))]
+        return _pd().DataFrame(rows, columns=["id", "name", "variant", "unit"])
+
+    def profiles(self):
+        """One row per profile (a thread of a process): profile, host,
+        rank (-1: unknown), pid, tid, thread, flags, file."""
+        lib, db = self._lib, self._handle()
+        rows = [(p, _text(lib.gpuprof_an_db_profile_host(db, p)),
+                 lib.gpuprof_an_db_profile_rank(db, p),
+                 lib.gpuprof_an_db_profile_pid(db, p),
+                 lib.gpuprof_an_db_profile_tid(db, p),
+                 _text(lib.gpuprof_an_db_profile_thread_name(db, p)),
+                 lib.gpuprof_an_db_profile_flags(db, p),
+                 _text(lib.gpuprof_an_db_profile_file(db, p)))
+                for p in range(lib.gpuprof_an_db_profile_count(db))]
+        return _pd().DataFrame(rows, columns=["profile", "host", "rank", "pid",
+                                              "tid", "thread", "flags",
+                                              "file"])
+
+    def _to_file(self, write):
+        """Runs write(FILE *) into a temporary file; returns its path."""
+        fd, path = tempfile.mkstemp(prefix="gpuprof-", suffix=".txt")
+        os.close(fd)
+        f = libc().fopen(path.encode(), b"w")
+        if not f:
+            os.unlink(path)
+            raise GpuprofError("cannot write %s" % path)
+        status = write(f)
+        libc().fclose(f)
+        if status != 0:
+            os.unlink(path)
+            _fail(self.path)
+        return path
+
+    def values(self):
+        """Every non-zero value in long form: context, profile, metric
+        ("M" exclusive, "M (inc)" inclusive), value; derived metrics too.
+        Read from `export --table --long` (gpuprof_an_db_export_table with
+        GPUPROF_AN_TABLE_LONG)."""
+        db = self._handle()
+        path = self._to_file(
+            lambda f: self._lib.gpuprof_an_db_export_table(db, f, 1))
+        try:
+            return _pd().read_csv(path, keep_default_na=False,
+                                  dtype={"metric": str})
+        finally:
+            os.unlink(path)
+
+    def _metric_id(self, name, inclusive):
+        m = ctypes.c_uint32()
+        if self._lib.gpuprof_an_db_metric_find(
+                self._handle(), name.encode(), 0 if inclusive else 1,
+                ctypes.byref(m)) != 0:
+            _fail("metric %r" % name)
+        return m.value
+
+    def _pairs(self, metrics):
+        names = []
+        for n in self.metrics()["name"]:
+            if n not in names:
+                names.append(n)
+        if metrics is None:
+            return names
+        if isinstance(metrics, str):
+            metrics = [metrics]
+        for n in metrics:
+            if n not in names:
+                raise GpuprofError("no metric %r in %s" % (n, self.path))
+        return list(metrics)
+
+    def stats(self, metrics=None):
+        """Statistics over profiles, per context and metric variant where
+        some profile has a value: context, metric ("M", "M (inc)"), count,
+        sum, min, mean, max, std, cov (gpuprof_an_db_stat)."""
+        lib, db = self._lib, self._handle()
+        ids = []
+        for n in self._pairs(metrics):
+            ids.append((n, self._metric_id(n, False)))
+            ids.append((n + " (inc)", self._metric_id(n, True)))
+        rows = []
+        for c in range(lib.gpuprof_an_db_context_count(db)):
+            for label, m in ids:
+                count = lib.gpuprof_an_db_stat(db, c, m, 0)
+                if count:
+                    rows.append((c, label, int(count)) + tuple(
+                        lib.gpuprof_an_db_stat(db, c, m, s)
+                        for s in range(1, len(STATS))))
+        return _pd().DataFrame(rows, columns=("context", "metric") + STATS)
+
+    def derive(self, name, formula):
+        """Adds a derived metric (gpuprof_an_db_derive), e.g.
+        db.derive("busy", "gpu.time / whole(gpu.time)")."""
+        if self._lib.gpuprof_an_db_derive(self._handle(), name.encode(),
+                                          formula.encode()) != 0:
+            _fail("derive %s=%s" % (name, formula))
+
+    def view(self, metric):
+        """The top-down tree of `metric`: every context with its inclusive
+        and exclusive sums over profiles ("M (inc)", "M") and its share of
+        the whole, with depth, in context order (parents first)."""
+        lib, db = self._lib, self._handle()
+        inc, exc = self._metric_id(metric, True), self._metric_id(metric, False)
+        ctx = self.contexts()
+        n = len(ctx)
+        isum = [lib.gpuprof_an_db_stat(db, c, inc, 1) for c in range(n)]
+        esum = [lib.gpuprof_an_db_stat(db, c, exc, 1) for c in range(n)]
+        depth = [0] * n
+        for c, p in enumerate(ctx["parent"]):
+            depth[c] = 0 if p is _pd().NA else depth[int(p)] + 1
+        whole = isum[0] if n else 0
+        ctx.insert(2, "depth", depth)
+        ctx[metric + " (inc)"] = isum
+        ctx[metric] = esum
+        ctx["share"] = [v / whole if whole else 0.0 for v in isum]
+        return ctx
+
+    def view_text(self, metrics, view="top-down", threshold=0.01, depth=0,
+                  sort_exclusive=False):
+        """The text `gpuprof report` prints for these metrics and view."""
+        if isinstance(metrics, str):
+            metrics = [metrics]
+        arr = (ctypes.c_char_p * len(metrics))(*[m.encode() for m in metrics])
+        db = self._handle()
+        path = self._to_file(lambda f: self._lib.gpuprof_an_db_print_view(
+            db, f, VIEWS[view], arr, len(metrics), threshold, depth,
+            1 if sort_exclusive else 0))
+        try:
+            with builtins.open(path) as f:
+                return f.read()
+        finally:
+            os.unlink(path)
+
+    # -- traces (trace.db) ----------------------------------------------------
+    def trace_streams(self):
+        """The streams of trace.db: stream, kind (regions, ops, gpu),
+        profile (<NA> for GPU streams), process, device, gpu_stream,
+        realtime_offset_ns, records. Empty without traces."""
+        lib, db = self._lib, self._handle()
+        rows = []
+        for i in range(lib.gpuprof_an_db_trace_stream_count(db)):
+            s = TraceStream()
+            if lib.gpuprof_an_db_trace_stream(db, i, ctypes.byref(s)) != 0:
+                _fail("trace stream %d" % i)
+            rows.append((i, ("regions", "ops", "gpu")[s.kind],
+                         None if s.profile == NONE32 else s.profile,
+                         s.process, s.device, s.stream,
+                         s.realtime_offset_ns, s.records))
+        df = _pd().DataFrame(rows, columns=[
+            "stream", "kind", "profile", "process", "device", "gpu_stream",
+            "realtime_offset_ns", "records"])
+        df["profile"] = df["profile"].astype("Int64")
+        return df
+
+    def trace_records(self, stream):
+        """Stream `stream`'s records in time order: start_ns, end_ns,
+        correlation, context (<NA> when unknown); CLOCK_MONOTONIC ns of
+        the process."""
+        lib, db = self._lib, self._handle()
+        s = TraceStream()
+        if lib.gpuprof_an_db_trace_stream(db, stream, ctypes.byref(s)) != 0:
+            _fail("trace stream %d" % stream)
+        cols = {"start_ns": [], "end_ns": [], "correlation": [], "context": []}
+        buf = (TraceRecord * 4096)()
+        first = 0
+        while first < s.records:
+            got = lib.gpuprof_an_db_trace_records(db, stream, first, buf, 4096)
+            if got == 0:
+                break
+            for r in buf[:got]:
+                cols["start_ns"].append(r.start_ns)
+                cols["end_ns"].append(r.end_ns)
+                cols["correlation"].append(r.correlation)
+                cols["context"].append(None if r.context == NONE32
+                                       else r.context)
+            first += got
+        df = _pd().DataFrame(cols)
+        df["context"] = df["context"].astype("Int64")
+        return df

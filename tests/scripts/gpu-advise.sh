@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `gpuprof advise` end to end on real H100 data: tests/tools/gen_pc_measure
+# writes a measurement holding the fixture's cubin and Nsight Compute's
+# per-instruction stall samples of kernels.cu's six kernels
+# (tests/fixtures/gpu-sm90); `gpuprof analyze` makes a database; `gpuprof
+# advise` must name, for each kernel, the optimization of the cause it was
+# built with, at the right source lines, with nvdisasm (the fixture's
+# stand-in) and, saying so once, without it.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+fails=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+G=$B/bin/gpuprof
+F=$PWD/tests/fixtures/gpu-sm90
+if [ ! -x "$B/tests/gen_pc_measure" ] || [ ! -x "$G" ]; then
+  fail "$B/tests/gen_pc_measure and $G are built (run make tests first)"
+  exit 1
+fi
+"$B/tests/gen_pc_measure" "$F" "$tmp/m" 2>"$tmp/err" &&
+  "$G" analyze -o "$tmp/db" "$tmp/m" >/dev/null 2>>"$tmp/err" &&
+  pass "measurement analyzed" || { fail "analyze: $(cat "$tmp/err")"; exit 1; }
+
+GPUPROF_NVDISASM=$F/nvdisasm "$G" advise --top 1 "$tmp/db" >"$tmp/out" 2>"$tmp/err" &&
+  pass "advise exits 0" || fail "advise: $(cat "$tmp/err")"
+# top: the first suggestion after each kernel's header
+top() { awk -v k="kernel $1 [" 'index($0, k) == 1 { f = 1; next }
+  f && /^  1\. / { sub(/^  1\. /, ""); sub(/:.*/, ""); print; exit }' "$2"; }
+while IFS='|' read -r kernel want; do
+  got=$(top "$kernel" "$tmp/out")
+  [ "$got" = "$want" ] && pass "$kernel: $want" ||
+    fail "$kernel: top advice '$got', not '$want'"
+done <<'LIST'
+chase(int const*, int*, int)|Indirect Memory Access Reduction
+bank_conflict(float*, int)|Shared Memory Transaction Reduction
+divergent(float*, int, int)|Divergence Reduction
+calls(float*, int*, int)|Function Inlining
+barrier_wait(float*, int)|Warp Balance
+fp64(double*, int)|Strength Reduction
+LIST
+grep -q "^     at kernels.cu:67 in barrier_wait(float\*, int): +0x4c0 BAR.SYNC" "$tmp/out" &&
+  pass "barrier_wait's hotspot is the barrier at line 67" ||
+  fail "barrier_wait's hotspot: $(grep -A3 'kernel barrier' "$tmp/out")"
+grep -q "loop at kernels.cu:12: +0x[0-9a-f]* LDG.E" "$tmp/out" &&
+  pass "chase's hotspots are the loads of the loop at line 12" ||
+  fail "chase's hotspots: $(grep -A4 'kernel chase' "$tmp/out")"
+grep -q "^      fib(int) \[recursive\]  969940 (96.3%)$" "$tmp/out" &&
+  pass "calls: fib is one recursive context beneath the kernel" ||
+  fail "calls' contexts: $(grep -A8 'calling contexts' "$tmp/out")"
+[ "$(grep -c '^  2\. ' "$tmp/out")" = 0 ] && pass "--top 1" || fail "--top 1 shows more"
+grep -q "^note:" "$tmp/out" && fail "a note with nvdisasm: $(grep '^note' "$tmp/out")" ||
+  pass "no note with nvdisasm"
+
+GPUPROF_NVDISASM=/nonexistent "$G" advise "$tmp/db" >"$tmp/out2" 2>"$tmp/err" &&
+  pass "advise without nvdisasm exits 0" || fail "advise without nvdisasm: $(cat "$tmp/err")"
+[ "$(grep -c '^note: .*GPUPROF_NVDISASM.*advice per kernel only' "$tmp/out2")" = 1 ] &&
+  pass "without nvdisasm: said once" || fail "without nvdisasm: $(head -2 "$tmp/out2")"
+[ "$(top 'barrier_wait(float*, int)' "$tmp/out2")" = "Warp Balance" ] &&
+  pass "without nvdisasm: per-kernel advice" || fail "without nvdisasm: $(cat "$tmp/out2")"
+
+"$G" advise "$tmp/nodb" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] && grep -q "nodb" "$tmp/err" && pass "a missing database: exit 1, named" ||
+  fail "a missing database: $(cat "$tmp/err")"
+"$G" advise --top x "$tmp/db" >/dev/null 2>&1
+[ $? = 2 ] && pass "bad --top: exit 2" || fail "bad --top"
+exit $((fails > 0))

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The Python package (python/gpuprof): its unittest module
+# (python/tests/test_gpuprof.py: exact values on the database of
+# tests/sim/sim_demo, regions measured from Python), `pip install` from the
+# checkout (offline, --no-build-isolation) and the installed copy reading
+# the database, regions under `gpuprof run` (the preloaded library), and
+# examples/python/kernels.py's exact table. Runs Debian's
+# /usr/bin/python3 (where python3-pandas installs), else the python3 on
+# PATH; SKIP when none has pandas.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+G=$PWD/$B/bin/gpuprof
+fails=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+PY=
+for p in /usr/bin/python3 python3; do
+  if "$p" -c 'import pandas' >/dev/null 2>&1; then PY=$p; break; fi
+done
+if [ -z "$PY" ]; then
+  echo "SKIP no python3 with pandas (Debian: python3-pandas)"
+  exit 0
+fi
+for x in "$G" "$B/tests/sim_demo"; do
+  [ -x "$x" ] || { fail "$x is built (make tests)"; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+GPUPROF_OUTPUT=$tmp/sim GPUPROF_BACKENDS=sim GPUPROF_TRACE=1 "$B/tests/sim_demo" >/dev/null 2>&1 &&
+  "$G" analyze -j 1 -o "$tmp/simdb" "$tmp/sim" >/dev/null 2>&1 ||
+  { fail "sim_demo measured and analysed"; exit 1; }
+
+if GPUPROF_TEST_SIMDB=$tmp/simdb GPUPROF_TEST_BIN=$G PYTHONPATH=$PWD/python \
+   "$PY" python/tests/test_gpuprof.py -v >"$tmp/ut.log" 2>&1; then
+  pass "python/tests/test_gpuprof.py ($(grep -c ' \.\.\. ok$' "$tmp/ut.log") tests, $PY)"
+else
+  fail "python/tests/test_gpuprof.py"; cat "$tmp/ut.log"
+fi
+
+# pip from the checkout, offline; the installed copy finds the library
+# through GPUPROF_ANALYSIS_LIBRARY (it is not beside a build tree).
+anlib=$PWD/$B/lib/libgpuprof-analysis.so.0
+cp -r python "$tmp/src" && rm -rf "$tmp/src/build" "$tmp/src"/*.egg-info
+if "$PY" -m pip --version >/dev/null 2>&1; then
+  if "$PY" -m pip install --no-build-isolation --no-deps --no-index --target "$tmp/site" \
+       "$tmp/src" >"$tmp/pip.log" 2>&1 &&
+     out=$(cd "$tmp" && PYTHONPATH=$tmp/site GPUPROF_ANALYSIS_LIBRARY=$anlib \
+       "$PY" -c 'import gpuprof, sys; print(gpuprof.__file__.startswith(sys.argv[2]), len(gpuprof.open(sys.argv[1]).profiles()))' \
+       "$tmp/simdb" "$tmp/site") && [ "$out" = "True 2" ]; then
+    pass "pip install --no-build-isolation ./python; the installed package reads the database"
+  else
+    fail "pip install ./python ($out)"; tail -n 5 "$tmp/pip.log"
+  fi
+else
+  echo "SKIP pip install (no pip for $PY; Debian: python3-pip)"
+fi
+
+# Under `gpuprof run` the package's regions go to the preloaded library
+# (init() says it was already measuring).
+PYTHONPATH=$PWD/python "$G" run -o "$tmp/pr" "$PY" -c '
+import gpuprof
+print(gpuprof.init())
+with gpuprof.region("py-region"):
+    pass' >"$tmp/pr.out" 2>&1
+if [ "$(cat "$tmp/pr.out")" = False ] &&
+   "$G" report "$tmp/pr" | grep -qE '^ +1 +[0-9.]+ [mun]?s +[0-9.]+ [mun]?s +100.0% +1 +1 +1.00  py-region$'; then
+  pass "under gpuprof run: regions go to the preloaded library (init() is False)"
+else
+  fail "under gpuprof run: $(cat "$tmp/pr.out")"; "$G" report "$tmp/pr"
+fi
+
+# The example post-processing script: its exact table.
+cat >"$tmp/want" <<'T'
+kernel                   launches      device ns   share      mean ns  launched at
+stencil                        40         120000   73.9%       3000.0  sim_demo.c:39
+reduce                         40          40000   24.6%       1000.0  sim_demo.c:40
+init_b                          2           1400    0.9%        700.0  sim_demo.c:33
+init_a                          2           1000    0.6%        500.0  sim_demo.c:33
+T
+if PYTHONPATH=$PWD/python "$PY" examples/python/kernels.py "$tmp/simdb" --csv "$tmp/k.csv" >"$tmp/ex.out" 2>&1 &&
+   diff -u "$tmp/want" "$tmp/ex.out" && [ "$(sed -n 2p "$tmp/k.csv")" = "stencil,40,120000,sim_demo.c:39,0.7389162561576355,3000.0" ]; then
+  pass "examples/python/kernels.py: the exact kernel table and its CSV"
+else
+  fail "examples/python/kernels.py"; cat "$tmp/ex.out"
+fi
+[ $fails -eq 0 ]

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Reports and exports a person (and the tools people use) can read: options
+# after operands (`gpuprof analyze DIR -o DB`), a database view's default
+# metric is one with data, column headers, `export --table --long`, Hatchet
+# frames of two runs of an unmodified OpenCL program that match (name and
+# type; kernel names without the binary, which is a field of its own).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+G=$PWD/$B/bin/gpuprof
+fails=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+for x in "$G" "$B/examples/regions" "$B/tests/sim_demo"; do
+  [ -x "$x" ] || { fail "$x is built (make all tests)"; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A run without GPU work: the regions example (4 threads).
+GPUPROF_OUTPUT=$tmp/reg "$B/examples/regions" >/dev/null 2>&1
+if (cd "$tmp" && "$G" analyze reg -o regdb -j 1 >/dev/null 2>"$tmp/err") &&
+   [ -f "$tmp/regdb/meta.db" ] && [ ! -e "$tmp/reg-database" ] && [ ! -e "$tmp/-o" ]; then
+  pass "analyze DIR -o DB -j 1: options after the operand"
+else
+  fail "analyze DIR -o DB: $(cat "$tmp/err")"; ls "$tmp"
+fi
+"$G" report "$tmp/regdb" >"$tmp/r1" 2>"$tmp/err"
+if head -n 1 "$tmp/r1" | grep -q '^top-down view over 4 profiles, by inclusive region.time.excl; the whole: region.time.excl [0-9.]* ms;' &&
+   [ "$(sed -n 2p "$tmp/r1")" = "                     region.time.excl" ] &&
+   [ "$(sed -n 3p "$tmp/r1")" = "     inclusive   share      exclusive  context" ]; then
+  pass "default metric of a run without GPU work: region.time.excl, with column headers"
+else
+  fail "default metric / headers"; head -n 4 "$tmp/r1"
+fi
+"$G" report "$tmp/regdb" --metric region.visits --view flat --threshold 0 >"$tmp/r2" 2>"$tmp/err"
+if head -n 1 "$tmp/r2" | grep -q '^flat view over 4 profiles, by inclusive region.visits;' &&
+   [ "$(sed -n 3p "$tmp/r2")" = "     inclusive   share      exclusive  procedure" ]; then
+  pass "report DB --metric M --view flat: options after the operand"
+else
+  fail "report DB --metric ... after the operand: $(cat "$tmp/err")"; head -n 3 "$tmp/r2"
+fi
+"$G" report --importance --view flat "$tmp/regdb" >"$tmp/r3" 2>&1
+if [ "$(sed -n 2p "$tmp/r3")" = "                     region.time.excl                        cpu_importance                    gpu_api_importance" ] &&
+   [ "$(sed -n 3p "$tmp/r3")" = "     inclusive   share      exclusive      inclusive              exclusive      inclusive              exclusive  procedure" ]; then
+  pass "--importance --view flat: every column named"
+else
+  fail "--importance --view flat headers"; head -n 3 "$tmp/r3"
+fi
+
+# export --table --long on sim_demo's database.
+GPUPROF_OUTPUT=$tmp/sim GPUPROF_BACKENDS=sim "$B/tests/sim_demo" >/dev/null 2>&1 &&
+  "$G" analyze -j 1 -o "$tmp/simdb" "$tmp/sim" >/dev/null 2>&1
+"$G" export --table "$tmp/simdb" --long -o "$tmp/long.csv" 2>"$tmp/err"
+if [ "$(head -n 1 "$tmp/long.csv")" = "context,profile,metric,value" ] &&
+   [ "$(awk -F, '$1 == 0 && $3 == "gpu.time (inc)" { s += $4 } END { print s }' "$tmp/long.csv")" = 274400 ] &&
+   [ "$(awk -F, '$3 == "gpu.time" { s += $4 } END { print s }' "$tmp/long.csv")" = 274400 ] &&
+   [ "$(awk -F, 'NR > 1 && $4 == 0' "$tmp/long.csv" | wc -l)" = 0 ]; then
+  pass "export --table --long: context,profile,metric,value; gpu.time re-sums to 274400 ns, no zeros"
+else
+  fail "export --table --long: $(cat "$tmp/err")"; head -n 3 "$tmp/long.csv"
+fi
+if "$G" export --table "$tmp/simdb" | head -n 1 | grep -q 'gpu.pc'; then
+  fail "export --table: columns of metrics nothing filled (gpu.pc.*)"
+else
+  pass "export --table: no columns for metrics nothing filled"
+fi
+"$G" report --long "$tmp/simdb" >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q "report: --long is an option of export --table" "$tmp/err" &&
+  pass "report --long refused" || fail "report --long: $(cat "$tmp/err")"
+
+# Hatchet: two runs of the same OpenCL program have the same frames.
+CL=$PWD/$B/tests/run_cl_plain
+if [ -x "$CL" ] && ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
+  for r in 1 2 3; do
+    POCL_CACHE_DIR=$tmp/pocl "$G" run -o "$tmp/cl$r" "$CL" >/dev/null 2>&1
+  done
+  frames() { # DB: every frame with GPU operations beneath, in order, as "type|name|binary"
+    "$G" export --hatchet --metric gpu.count "$1" |
+      python3 -c 'import json, sys
+def walk(n):
+    if n["metrics"]["gpu.count (inc)"] == 0:
+        return  # sampled CPU stacks (GPU_IDLE_CAUSE) differ between runs
+    print(n["frame"]["type"] + "|" + n["frame"]["name"] + "|" + n.get("binary", ""))
+    for k in n["children"]:
+        walk(k)
+walk(json.load(sys.stdin)[0])'
+  }
+  for r in 2 3; do "$G" analyze -j 1 "$tmp/cl$r" -o "$tmp/cldb$r" >/dev/null 2>&1; done
+  frames "$tmp/cldb2" >"$tmp/f2"
+  frames "$tmp/cldb3" >"$tmp/f3"
+  if grep -qx 'kernel|kernel scale|binaries/[0-9a-f]*\.clbin' "$tmp/f2" &&
+     grep -qx 'kernel|kernel shift|binaries/[0-9a-f]*\.clbin' "$tmp/f2" &&
+     diff -q "$tmp/f2" "$tmp/f3" >/dev/null; then
+    pass "Hatchet: kernel frames without the binary (a field of its own); two runs' frames match ($(wc -l <"$tmp/f2") nodes)"
+  else
+    fail "Hatchet frames of two runs"; grep kernel "$tmp/f2"; diff "$tmp/f2" "$tmp/f3" | head
+  fi
+else
+  echo "SKIP Hatchet frames of an OpenCL program (no OpenCL)"
+fi
+[ $fails -eq 0 ]

@@ -192,9 +192,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_waits(
     memset(out, 0, sizeof(*out));
     const shared *s = cp->p[i].s;
     for (uint64_t k = 0; k < s->nw; k++) {
-        out->count[s->w[k].kind]++;
+        out->count[s->w[k].kind] += !s->w[k].part;
         out->ns[s->w[k].kind] += s->w[k].ns;
-        out->opencl[s->w[k].kind] += s->w[k].opencl;
+        out->opencl[s->w[k].kind] += s->w[k].opencl && !s->w[k].part;
     }
     return GPUPROF_OK;
 }

@@ -175,6 +175,8 @@ typedef struct cp_wait {
     uint32_t waiter, cause; /* activities: who waited, who is blamed */
     uint8_t kind;           /* CP_W_* */
     uint8_t opencl;         /* the OpenCL counterpart */
+    uint8_t part;           /* more blame of the wait before it (not counted
+                               again) */
     uint64_t ns;
 } cp_wait;
 gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n);

@@ -6,7 +6,9 @@
  *                 blocking copy; OpenCL clFinish, clWaitForEvents) started
  *                 before the device work it waited for ended: it waited
  *                 from its start until that end; the work that ended last
- *                 is blamed.
+ *                 and the work before it on its stream are blamed for the
+ *                 parts of the wait they ran in (an idle gap of the stream
+ *                 goes to the last).
  *   BlameSync     the same wait started after all of it had ended (late
  *                 synchronization): the devices' streams waited for the
  *                 call the whole time it ran; the call itself is blamed.
@@ -77,7 +79,8 @@ static bool polls(waits_ctx *c, uint64_t i, uint64_t j, uint32_t q)
                            ? CP_W_EVENT_QUERY
                            : CP_W_STREAM_QUERY;
         if (e > s && !add(c, (cp_wait){p->waiter, p->cause, kind,
-                                      (p->flags & CP_F_OPENCL) != 0, e - s}))
+                                      (p->flags & CP_F_OPENCL) != 0, 0,
+                                      e - s}))
             return false;
     }
     return true;
@@ -96,6 +99,28 @@ static uint64_t held(const cp_graph *g, uint32_t f, uint32_t k)
     return until > could ? until - could : 0;
 }
 
+/* A blocking wait [ws, until) for work k: blame k and the work before it
+ * on its stream for the parts they ran in; what no work covered, to k. */
+static bool blame_kernel(waits_ctx *c, uint32_t a, uint32_t k, uint64_t until,
+                         bool cl)
+{
+    const cp_graph *g = c->g;
+    const cp_lane *l = &g->lane[g->act[k].lane];
+    uint64_t ws = g->act[a].start, left = until - ws;
+    uint64_t first = c->n;
+    for (uint32_t i = k + 1; i-- > l->first && g->act[i].end > ws;) {
+        uint64_t s = g->act[i].start > ws ? g->act[i].start : ws;
+        uint64_t e = g->act[i].end < until ? g->act[i].end : until;
+        if (e <= s)
+            continue;
+        if (!add(c, (cp_wait){a, i, CP_W_BLAME_KERNEL, cl, c->n > first,
+                              e - s}))
+            return false;
+        left -= e - s;
+    }
+    return add(c, (cp_wait){a, k, CP_W_BLAME_KERNEL, cl, c->n > first, left});
+}
+
 static bool settle_one(waits_ctx *c, uint32_t a)
 {
     const cp_graph *g = c->g;
@@ -105,14 +130,14 @@ static bool settle_one(waits_ctx *c, uint32_t a)
     if (c->type[a] == CP_E_SYNC) {
         uint64_t ke = g->act[k].end;
         if (ke > x->start)
-            return add(c, (cp_wait){a, k, CP_W_BLAME_KERNEL, cl,
-                                    (ke < x->end ? ke : x->end) - x->start});
-        return add(c, (cp_wait){a, a, CP_W_BLAME_SYNC, cl, x->end - x->start});
+            return blame_kernel(c, a, k, ke < x->end ? ke : x->end, cl);
+        return add(c,
+                   (cp_wait){a, a, CP_W_BLAME_SYNC, cl, 0, x->end - x->start});
     }
     return add(c, (cp_wait){a, k,
                             c->type[a] == CP_E_NULL ? CP_W_NULL_STREAM
                                                     : CP_W_STREAM_WAIT,
-                            cl, held(g, a, k)});
+                            cl, 0, held(g, a, k)});
 }
 
 gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n)

@@ -127,6 +127,27 @@ run threads threads && {
     { fail "threads: the path is t2's cpu_side"; cat "$tmp/threads.p"; }
 }
 
+# OpenCL on PoCL (examples/opencl/jacobi: blocking reads and clFinish):
+# the counterparts appear, flagged OpenCL, and the kernels take blame.
+J=$B/examples/opencl/jacobi
+if [ -x "$J" ] && [ -r /etc/OpenCL/vendors ]; then
+  if GPUPROF_OUTPUT=$tmp/cl GPUPROF_TRACE=1 "$J" >/dev/null 2>&1 &&
+     "$G" analyze -o "$tmp/cl-db" "$tmp/cl" >/dev/null 2>&1; then
+    "$G" report --waits "$tmp/cl-db" >"$tmp/cl.w" 2>&1
+    awk '$1 == "BlameKernel" && $2 > 0 && $2 == $NF { ok = 1 } END { exit !ok }' "$tmp/cl.w" &&
+      pass "OpenCL: blocking reads and clFinish are BlameKernel waits, all flagged OpenCL" ||
+      { fail "OpenCL: BlameKernel waits flagged OpenCL"; cat "$tmp/cl.w"; }
+    grep -qE '  kernel jacobi' "$tmp/cl.w" && pass "OpenCL: kernel jacobi is blamed" ||
+      { fail "OpenCL: kernel jacobi is blamed"; cat "$tmp/cl.w"; }
+    "$G" report --critical-path "$tmp/cl-db" >/dev/null 2>&1 &&
+      pass "OpenCL: a critical path" || fail "OpenCL: a critical path"
+  else
+    fail "OpenCL: jacobi runs and is analysed"
+  fi
+else
+  echo "SKIP OpenCL: no $J or no OpenCL platform"
+fi
+
 # No trace.db: a clear error.
 "$G" analyze -o "$tmp/nt-db" "$tmp/basic" >/dev/null 2>&1
 rm -f "$tmp/nt-db/trace.db"

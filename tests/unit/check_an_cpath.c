@@ -376,6 +376,43 @@ START_TEST(null_stream_exact)
 }
 END_TEST
 
+/* A blocking copy (1) [1100, 7300] behind kernel k0 (0) [1200, 5200] on
+ * stream 0; its work [5200, 7200]: BlameKernel once, 6100 ns, blamed 4000
+ * on k0 (it ran then) and 2100 on the copy (its own 2000, and the 100
+ * before k0 started). */
+START_TEST(blocking_copy_split)
+{
+    tb t = {0};
+    corr_n = 0;
+    region(&t, 0, 8000, 1);
+    uint64_t l = call(&t, 1000, 1100, PH(0));
+    uint64_t cp = call(&t, 1100, 7300, PH(1));
+    work(&t, 0, 1200, 5200, PH(0), l);
+    work(&t, 0, 5200, 7200, PH(1), cp);
+    note(&t, cp, 1100, LAUNCH, 0x2u, 0, 0);
+    static const char *const k[] = {"k0", "copy"};
+    write_run(&t, 2, k);
+    gpuprof_an_db *db = open_db();
+    gpuprof_an_cpath *c;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &c), GPUPROF_OK);
+    gpuprof_an_wait_totals wt;
+    gpuprof_an_cpath_waits(c, 0, &wt);
+    ck_assert_uint_eq(wt.count[GPUPROF_AN_WAIT_BLAME_KERNEL], 1);
+    ck_assert_uint_eq(wt.ns[GPUPROF_AN_WAIT_BLAME_KERNEL], 6100);
+    ck_assert_int_eq(gpuprof_an_db_add_cpath_metrics(db, c), GPUPROF_OK);
+    uint32_t p0 = gpuprof_an_db_context_parent(db, ctx_named(db, "kernel k0"));
+    uint32_t p1 = gpuprof_an_db_context_parent(db, ctx_named(db, "kernel copy"));
+    ck_assert_double_eq(metric_at(db, "wait.blame", p0, GPUPROF_AN_EXCLUSIVE),
+                        4000);
+    ck_assert_double_eq(metric_at(db, "wait.blame", p1, GPUPROF_AN_EXCLUSIVE),
+                        2100);
+    ck_assert_double_eq(metric_at(db, "wait.time", p1, GPUPROF_AN_EXCLUSIVE),
+                        6100);
+    gpuprof_an_cpath_free(c);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 /* Format 1.1 (no notes): launches and program order only, no waits. */
 START_TEST(no_notes)
 {
@@ -491,6 +528,7 @@ int main(void)
         {"basic_exact", basic_exact, 20},
         {"events_exact", events_exact, 20},
         {"null_stream_exact", null_stream_exact, 20},
+        {"blocking_copy_split", blocking_copy_split, 20},
         {"no_notes", no_notes, 20},
         {"damaged_unknown_call", damaged_unknown_call, 20},
         {"damaged_cycle", damaged_cycle, 20},

@@ -5,8 +5,10 @@
 # --critical-path, --cpath-metrics in views and exports, and gpuprof
 # project, whose projected run is checked against running the faster
 # variant. Counts and which patterns appear are exact; times are real
-# (the host really waits), so they are checked within 2 ms of the
-# hand-computed figure (the unit suite check_an_cpath checks exact times).
+# (the host really waits), so with the programs' unit at U ms they are
+# checked within 8 % or 3 ms of the hand-computed figure, and a program
+# whose times miss is run once more (a loaded machine delays threads by
+# milliseconds; the unit suite check_an_cpath checks exact times).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
@@ -21,20 +23,36 @@ if [ ! -x "$P" ] || [ ! -x "$G" ]; then
   fail "$P and $G are built (run make tests first)"
   exit 1
 fi
+U=${CPATH_MS:-3}
+# Runs a scenario; when some check fails, once more (its output and
+# failures are the last run's).
+attempt() {
+  local out n
+  out=$(fails=0; "$1"; echo "RC $fails")
+  n=${out##*RC }
+  if [ "$n" != 0 ]; then
+    out=$(fails=0; "$1"; echo "RC $fails")
+    n=${out##*RC }
+  fi
+  echo "${out%RC *}"
+  fails=$((fails + n))
+}
 run() { # name [args]: measure, analyze into $tmp/NAME-db
   local name=$1
   shift
-  GPUPROF_OUTPUT=$tmp/$name GPUPROF_TRACE=1 GPUPROF_BACKENDS=sim "$P" "$@" >/dev/null 2>&1 &&
+  rm -rf "${tmp:?}/$name" "$tmp/$name-db"
+  CPATH_MS=$U GPUPROF_OUTPUT=$tmp/$name GPUPROF_TRACE=1 GPUPROF_BACKENDS=sim "$P" "$@" >/dev/null 2>&1 &&
     "$G" analyze -o "$tmp/$name-db" "$tmp/$name" >/dev/null 2>"$tmp/err" ||
     { fail "$name runs and is analysed: $(cat "$tmp/err")"; return 1; }
 }
 # "12.345 ms" / "600.1 us" / "12 ns" -> ns
 ns() { awk -v v="$1" -v u="$2" 'BEGIN { m = u == "ms" ? 1e6 : u == "us" ? 1e3 : u == "s" ? 1e9 : 1; printf "%d", v * m }'; }
-near() { # what got_ns want_ms
-  local d
-  d=$(awk -v g="$2" -v w="$3" 'BEGIN { d = g - w * 1e6; if (d < 0) d = -d; print (d <= 2e6) ? 1 : 0 }')
-  [ "$d" = 1 ] && pass "$1: $(awk -v g="$2" 'BEGIN{printf "%.3f", g/1e6}') ms, want ~$3" ||
-    fail "$1: $(awk -v g="$2" 'BEGIN{printf "%.3f", g/1e6}') ms, want ~$3"
+near() { # what got_ns want_units (want_ms with a fourth argument "ms")
+  local d w
+  w=$(awk -v w="$3" -v u="$U" -v ms="${4:-}" 'BEGIN { print ms == "ms" ? w : w * u }')
+  d=$(awk -v g="$2" -v w="$w" 'BEGIN { d = g - w * 1e6; if (d < 0) d = -d; t = w * 1e6 * 0.08; if (t < 3e6) t = 3e6; print (d <= t) ? 1 : 0 }')
+  [ "$d" = 1 ] && pass "$1: $(awk -v g="$2" 'BEGIN{printf "%.3f", g/1e6}') ms, want ~$w" ||
+    fail "$1: $(awk -v g="$2" 'BEGIN{printf "%.3f", g/1e6}') ms, want ~$w"
 }
 pattern() { # file pattern -> "count ns"
   awk -v p="$2" '$1 == p { print $2; print $3 " " $4 }' "$1" |
@@ -51,7 +69,8 @@ want_pattern() { # file pattern count ms
 }
 
 # basic: BlameKernel x2 (kB 5, kA ~5), BlameSync x1; the path is kA (20).
-run basic basic && {
+scenario_basic() {
+  run basic basic || return
   "$G" report --waits "$tmp/basic-db" >"$tmp/basic.w" 2>&1
   want_pattern "$tmp/basic.w" BlameKernel 2 10
   want_pattern "$tmp/basic.w" BlameSync 1 0
@@ -72,7 +91,7 @@ run basic basic && {
     "$G" report --critical-path "$tmp/basic2-db" >"$tmp/basic2.p" 2>&1
     real=$(sed -n 's/^critical path, process 0: [0-9.]* m*s of a \([0-9.]*\) \(m*s\) run.*/\1 \2/p' "$tmp/basic2.p")
     near "projection of kA=2 against the run with kA twice as fast ($real)" "$(ns $proj)" \
-      "$(awk -v r="$(ns $real)" 'BEGIN { print r / 1e6 }')"
+      "$(awk -v r="$(ns $real)" 'BEGIN { print r / 1e6 }')" ms
     near "projected run" "$(ns $proj)" 15.5
   }
   grep -qE '  cpu$' "$tmp/basic.j" && grep -qE 'kernel kB$' "$tmp/basic.j" &&
@@ -93,10 +112,12 @@ run basic basic && {
     grep -q '"gpu.idle_blame' "$tmp/basic.json" && pass "export --hatchet has gpu.idle_blame" ||
     { fail "export --hatchet has gpu.idle_blame"; head -c 600 "$tmp/basic.json"; }
 }
+attempt scenario_basic
 
 # events: StreamWait ~10 (kE1), EventQuery ~15 (kE2), StreamQuery ~4 (kE3),
 # BlameSync x1.
-run events events && {
+scenario_events() {
+  run events events || return
   "$G" report --waits "$tmp/events-db" >"$tmp/events.w" 2>&1
   want_pattern "$tmp/events.w" StreamWait 1 10
   want_pattern "$tmp/events.w" BlameSync 1 0
@@ -106,9 +127,11 @@ run events events && {
   stq=$(pattern "$tmp/events.w" StreamQuery)
   near "events: StreamQuery time" "${stq#* }" 4
 }
+attempt scenario_events
 
 # null: NullStream x2 (kX ~10, kN ~12), the blocking copy waits ~19.
-run null null && {
+scenario_null() {
+  run null null || return
   "$G" report --waits "$tmp/null-db" >"$tmp/null.w" 2>&1
   want_pattern "$tmp/null.w" NullStream 2 22
   want_pattern "$tmp/null.w" BlameKernel 1 19
@@ -116,9 +139,11 @@ run null null && {
   [ "$(grep -cE 'GPU 0/[0-2] +kernel k[XNY]$' "$tmp/null.p")" = 3 ] &&
     pass "null: kX, kN, kY on the path" || { fail "null: kX, kN, kY on the path"; cat "$tmp/null.p"; }
 }
+attempt scenario_null
 
 # threads: GPU idleness ~20 ms blamed on t2's cpu_side; its path is t2's.
-run threads threads && {
+scenario_threads() {
+  run threads threads || return
   "$G" report --cpath-metrics --metric gpu.idle_blame --view flat --threshold 0 "$tmp/threads-db" >"$tmp/threads.v" 2>&1
   v=$(awk '$NF == "cpu_side" { print $1 " " $2; exit }' "$tmp/threads.v")
   near "threads: GPU idleness blamed on cpu_side" "$(ns $v)" 20
@@ -126,6 +151,7 @@ run threads threads && {
   grep -qE ' t2 +cpu_side$' "$tmp/threads.p" && pass "threads: the path is t2's cpu_side" ||
     { fail "threads: the path is t2's cpu_side"; cat "$tmp/threads.p"; }
 }
+attempt scenario_threads
 
 # OpenCL on PoCL (examples/opencl/jacobi: blocking reads and clFinish):
 # the counterparts appear, flagged OpenCL, and the kernels take blame.

@@ -3,7 +3,8 @@
  * really waits for the virtual device) whose wait states, GPU idleness and
  * critical path are computed by hand, for tests/scripts/cpath.sh. White-box:
  * the sim backend's test API (lib/backends/sim/sim.h). MS = 1 ms of device
- * time; the host's own work is a busy loop of the given length.
+ * time (CPATH_MS=N: N ms, so a loaded machine's scheduling delays weigh
+ * less); the host's own work is a busy loop of the given length.
  *
  *   cpath_prog basic [F]   one thread, streams 0 and 1: kA (20 MS / F) on
  *                          0, kB (5 MS) on 1; sync 1 (waits ~5: BlameKernel,
@@ -36,7 +37,7 @@
 
 #include "backends/sim/sim.h"
 
-#define MS 1000000ull
+static uint64_t MS = 1000000ull; /* CPATH_MS */
 
 static uint64_t now_ns(void)
 {
@@ -137,6 +138,8 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
+    if (getenv("CPATH_MS") && atoi(getenv("CPATH_MS")) > 0)
+        MS = 1000000ull * (uint64_t)atoi(getenv("CPATH_MS"));
     gp_sim_config cfg = {0};
     cfg.realtime = true;
     cfg.batch = 1;

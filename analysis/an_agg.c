@@ -1886,7 +1886,7 @@ static gpuprof_status trace_stream(run *r, const src *s,
                 own = cur_thread;
             uint8_t *q = b + (size_t)k * DB_TRACE_REC;
             if (kind == DB_TRACE_DEPS) { /* the note in place of a context */
-                ctx = (uint32_t)x->context & 0xFFFFFFu;
+                ctx = (uint32_t)x->context; /* what, flags, device */
                 node = (uint32_t)(x->context >> 32 & 0x7FFFFFFF);
             }
             db_put64(q, x->start_ns);

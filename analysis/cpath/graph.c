@@ -395,7 +395,8 @@ static gpuprof_status notes(build *b)
                           db_get64(q + 8)};
         }
     }
-    qsort(g->note, g->nnote, sizeof(*g->note), by_call);
+    if (g->nnote)
+        qsort(g->note, g->nnote, sizeof(*g->note), by_call);
     for (uint32_t k = 0; k < g->nnote; k++) {
         cp_act *a = &g->act[g->note[k].call];
         if (a->note == CP_NONE)

@@ -140,7 +140,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_path(
             rv.r[k].rating =
                 (len ? (double)rv.r[k].path_ns / (double)len : 0) +
                 (blame ? (double)rv.r[k].blame_ns / (double)blame : 0);
-        qsort(rv.r, rv.n, sizeof(*rv.r), by_rating);
+        if (rv.n)
+            qsort(rv.r, rv.n, sizeof(*rv.r), by_rating);
         fprintf(out, "ratings (share of the critical path + share of the "
                 "blame), process %u:\n", gpuprof_an_cpath_process(cp, i));
         fprintf(out, "  %6s %6s %6s  %s\n", "path", "blame", "rating",
@@ -185,7 +186,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_waits(
         gpuprof__an_cpath_blames(cp, i, add_blame, &rv);
         for (uint32_t k = 0; k < rv.n; k++)
             rv.r[k].rating = (double)rv.r[k].blame_ns;
-        qsort(rv.r, rv.n, sizeof(*rv.r), by_rating);
+        if (rv.n)
+            qsort(rv.r, rv.n, sizeof(*rv.r), by_rating);
         fprintf(out, "blamed, process %u:\n", gpuprof_an_cpath_process(cp, i));
         for (uint32_t k = 0; k < rv.n; k++) {
             gpuprof__an_fmt_ns(a, sizeof(a), rv.r[k].blame_ns);

@@ -47,9 +47,11 @@
 #define _GNU_SOURCE /* copy_file_range */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -73,6 +75,9 @@ struct gpuprof_an_analysis {
     char *output;
     gpuprof_an_progress_fn progress;
     void *user;
+    int strict; /* a trace not used whole stops the run */
+    gpuprof_an_warning_fn warn;
+    void *warn_user;
 };
 
 /* ---- the pieces of a run ---------------------------------------------- */
@@ -82,7 +87,8 @@ typedef struct src { /* one profile file */
     gpuprof_status st;
     char *err;
     uint64_t fsize;           /* bytes on disk, when listed */
-    uint64_t tsize;           /* its trace's bytes (0: none) */
+    uint64_t tsize;           /* its trace's bytes (0: none or empty) */
+    uint32_t has_trace;       /* a .gptrace beside it (whatever it is) */
     uint64_t cost;            /* bytes of memory it took in the current pass */
     uint32_t *metric;         /* local metric -> global base metric */
     uint32_t *ctx;            /* absolute node -> context, while io is held */
@@ -158,6 +164,8 @@ typedef struct dbfile {
     uint64_t origin;
     bool peer;
     char *aside; /* the earlier database's file, moved aside (dbfile_rename) */
+    bool placed; /* put in place where there was none: removed if the run
+                    fails before meta.db is written (dbfile_free) */
 } dbfile;
 
 typedef struct run {
@@ -232,6 +240,13 @@ typedef struct run {
     /* an earlier database's files, moved aside (dbfile_rename) */
     dbfile *aside[4];
     uint32_t naside;
+    /* what the traces could not give (meta.db): damaged or empty traces,
+     * the bytes ignored in them, streams of threads the profile lacks */
+    uint32_t tr_damaged, tr_dropped;
+    uint64_t tr_ignored;
+    uint64_t ident; /* the database's identity (inputs, options) */
+    bool made_dir;  /* the output directory is this run's: removed, empty,
+                       when the run fails */
 } run;
 
 enum { F_PMS, F_CMS, F_STATS };
@@ -1147,16 +1162,21 @@ static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
     return true;
 }
 
+/* The header; crc is the body's: the header's checksum covers the
+ * identity (bytes 32..39) and then the body. */
 static void header_at(uint8_t *h, const char *magic, uint32_t crc,
-                      uint64_t body, uint32_t a, uint32_t c)
+                      uint64_t body, uint32_t a, uint32_t c, uint64_t ident)
 {
     memcpy(h, magic, 8);
     db_put16(h + 8, DB_MAJOR);
     db_put16(h + 10, DB_MINOR);
-    db_put32(h + 12, crc);
     db_put64(h + 16, body);
     db_put32(h + 24, a);
     db_put32(h + 28, c);
+    db_put64(h + 32, ident);
+    crc = gpuprof__io_crc32c_combine(gpuprof__io_crc32c(0, h + 32, 8), crc,
+                                     body);
+    db_put32(h + 12, crc);
 }
 
 /* A temporary file for `name` with a table of `planes` plane references.
@@ -1237,14 +1257,14 @@ static gpuprof_status dbfile_put(run *r, dbfile *f, const uint8_t *buf,
 /* The table, then the header with the checksum of the body: the table's,
  * combined with the planes' (accumulated as they were written). */
 static gpuprof_status dbfile_finish(dbfile *f, const char *magic, uint32_t a,
-                                    uint32_t c)
+                                    uint32_t c, uint64_t ident)
 {
     bool ok = pwrite_all(f->fd, f->tab, f->tabsize, DB_HEADER);
     uint32_t crc = gpuprof__io_crc32c_combine(
         gpuprof__io_crc32c(0, f->tab, f->tabsize), f->crc,
         f->at - DB_HEADER - f->tabsize);
     uint8_t h[DB_HEADER];
-    header_at(h, magic, crc, f->at - DB_HEADER, a, c);
+    header_at(h, magic, crc, f->at - DB_HEADER, a, c, ident);
     ok = ok && pwrite_all(f->fd, h, DB_HEADER, 0);
     int e = errno;
     if (close(f->fd) != 0 && ok)
@@ -1261,7 +1281,10 @@ static gpuprof_status dbfile_finish(dbfile *f, const char *magic, uint32_t a,
  * over it would make ext4 allocate every delayed block of the new file
  * inside rename (auto_da_alloc; 20 ms for 50 MB on our VMs) and free the
  * old file's pages there too, both on one thread. Aside, the allocation is
- * left to writeback and the old files are removed on the pool. */
+ * left to writeback and the old files are removed on the pool. A file
+ * put where there was none is removed if the run fails (dbfile_free): a
+ * failed run leaves the earlier database as it was, never a new file
+ * beside it (trace.db beside an untraced database). */
 static gpuprof_status dbfile_rename(run *r, dbfile *f)
 {
     size_t n = strlen(f->tmp) + 8;
@@ -1285,6 +1308,7 @@ static gpuprof_status dbfile_rename(run *r, dbfile *f)
         r->aside[r->naside++] = f;
     } else {
         free(aside);
+        f->placed = true;
     }
     free(f->tmp);
     f->tmp = NULL;
@@ -1309,6 +1333,8 @@ static void dbfile_free(dbfile *f)
         unlink(f->tmp);
     if (f->aside) /* the run failed after renaming: the earlier one back */
         (void)rename(f->aside, f->path);
+    else if (f->placed) /* ... or none where there was none */
+        (void)unlink(f->path);
     free(f->aside);
     free(f->tmp);
     free(f->path);
@@ -1836,20 +1862,119 @@ static gpuprof_status trace_put(run *r, const void *b, size_t n)
     return dbfile_put(r, &r->tr, b, n);
 }
 
-/* One stream: its records, then its table entry. */
+/* A warning (the caller's callback, if any): one line naming the file. */
+static void warn(run *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warn(run *r, const char *fmt, ...)
+{
+    if (!r->a->warn)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    r->a->warn(msg, r->a->warn_user);
+}
+
+/* The profile thread of a trace's thread `seq`: the first with its OS tid;
+ * a thread the profile no longer holds on its own was summed into the
+ * "exited threads (merged)" state (GPUPROF_KEEP_THREADS): its records are
+ * that thread's (*merged set), their nodes mapped by the trace's MERGED
+ * chunks (format 1.2; unknown contexts without). UINT32_MAX: none. */
+static uint32_t trace_thread(const gpuprof__io_profile *p,
+                             const gpuprof__io_trace *t, uint32_t seq,
+                             bool *merged)
+{
+    *merged = false;
+    uint32_t q = 0;
+    while (q < t->thread_count && t->threads[q].seq != seq)
+        q++;
+    if (q == t->thread_count)
+        return UINT32_MAX;
+    uint64_t tid = t->threads[q].tid;
+    for (uint32_t k = 0; k < p->thread_count; k++)
+        if (p->threads[k].tid == tid &&
+            !(p->threads[k].flags & GPUPROF_IO_THREAD_MERGED))
+            return k;
+    for (uint32_t k = 0; k < p->thread_count; k++)
+        if (p->threads[k].flags & GPUPROF_IO_THREAD_MERGED) {
+            *merged = true;
+            return k;
+        }
+    return UINT32_MAX;
+}
+
+/* One batch of a stream's records into b, contexts mapped. */
+static void trace_batch(const src *s, const gpuprof__io_profile *p,
+                        const gpuprof__io_trace *t,
+                        const gpuprof__io_trace_rec *x, uint32_t n,
+                        uint8_t *b)
+{
+    uint32_t cur_seq = UINT32_MAX, cur = UINT32_MAX;
+    bool merged = false;
+    for (uint32_t k = 0; k < n; k++, x++) {
+        uint32_t seq = (uint32_t)(x->context >> 32);
+        uint32_t node = (uint32_t)x->context;
+        if (seq != cur_seq) {
+            cur_seq = seq;
+            cur = trace_thread(p, t, seq, &merged);
+        }
+        if (merged) /* its node in the merged state, if the trace says */
+            node = gpuprof__io_trace_merged_node(t, seq, node);
+        uint32_t ctx = UINT32_MAX;
+        if (cur != UINT32_MAX && node < p->threads[cur].node_count)
+            ctx = s->ctx[p->threads[cur].first_node + node];
+        uint8_t *q = b + (size_t)k * DB_TRACE_REC;
+        db_put64(q, x->start_ns);
+        db_put64(q + 8, x->end_ns);
+        db_put64(q + 16, x->corr);
+        db_put32(q + 24, ctx);
+        db_put32(q + 28, 0);
+    }
+}
+
+/* A thread's dependency notes (trace 1.3) as trace.db keeps them: the
+ * note's what, flags and device, and its stream, in place of a context. */
+static void deps_batch(const gpuprof__io_trace_rec *x, uint32_t n, uint8_t *b)
+{
+    for (uint32_t k = 0; k < n; k++, x++) {
+        uint8_t *q = b + (size_t)k * DB_TRACE_REC;
+        db_put64(q, x->start_ns);
+        db_put64(q + 8, x->end_ns);
+        db_put64(q + 16, x->corr);
+        db_put32(q + 24, (uint32_t)x->context);
+        db_put32(q + 28, (uint32_t)(x->context >> 32 & 0x7FFFFFFF));
+    }
+}
+
+/* One stream: its records, then its table entry. A thread's stream whose
+ * thread the profile does not hold (its profile predates the thread) has
+ * no profile to belong to: it is left out, with a warning (strict: the
+ * run stops). */
 static gpuprof_status trace_stream(run *r, const src *s,
                                    const gpuprof__io_profile *p,
                                    const gpuprof__io_trace *t,
                                    const gpuprof__io_trace_stream *st,
-                                   uint8_t kind)
+                                   uint8_t kind, const char *path)
 {
     if (!st->count)
         return GPUPROF_OK;
-    /* The profile thread of each record's context: the trace's thread
-     * sequence numbers map to OS tids, and those to the profile's threads
-     * (the first with that tid). */
-    uint32_t cur_seq = UINT32_MAX, cur_thread = UINT32_MAX;
     uint32_t own = UINT32_MAX;
+    if (kind != DB_TRACE_GPU) {
+        bool merged;
+        own = trace_thread(p, t, st->id, &merged);
+        if (own == UINT32_MAX && r->a->strict)
+            return gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                    "%s: thread %" PRIu32 " is not in the "
+                                    "profile (--strict)", path, st->id);
+        if (own == UINT32_MAX) {
+            r->tr_dropped++;
+            warn(r, "%s: thread %" PRIu32 " is not in the profile: its %"
+                 PRIu64 " records are left out", path, st->id, st->count);
+            return GPUPROF_OK;
+        }
+    }
     enum { BATCH = 4096 };
     uint8_t *b = malloc((size_t)BATCH * DB_TRACE_REC);
     if (!b)
@@ -1859,42 +1984,10 @@ static gpuprof_status trace_stream(run *r, const src *s,
     for (uint64_t i = 0; i < st->count && rc == GPUPROF_OK; i += BATCH) {
         uint32_t n =
             st->count - i < BATCH ? (uint32_t)(st->count - i) : BATCH;
-        for (uint32_t k = 0; k < n; k++) {
-            const gpuprof__io_trace_rec *x = &st->recs[i + k];
-            uint32_t seq = kind == DB_TRACE_DEPS ? st->id
-                                                 : (uint32_t)(x->context >> 32);
-            uint32_t node = (uint32_t)x->context;
-            if (seq != cur_seq) {
-                cur_seq = seq;
-                cur_thread = UINT32_MAX;
-                uint64_t tid = 0;
-                bool known = false;
-                for (uint32_t q = 0; q < t->thread_count && !known; q++)
-                    if (t->threads[q].seq == seq)
-                        tid = t->threads[q].tid, known = true;
-                for (uint32_t q = 0; known && q < p->thread_count; q++)
-                    if (p->threads[q].tid == tid) {
-                        cur_thread = q;
-                        break;
-                    }
-            }
-            uint32_t ctx = UINT32_MAX;
-            if (cur_thread != UINT32_MAX &&
-                node < p->threads[cur_thread].node_count)
-                ctx = s->ctx[p->threads[cur_thread].first_node + node];
-            if (kind != DB_TRACE_GPU && own == UINT32_MAX)
-                own = cur_thread;
-            uint8_t *q = b + (size_t)k * DB_TRACE_REC;
-            if (kind == DB_TRACE_DEPS) { /* the note in place of a context */
-                ctx = (uint32_t)x->context; /* what, flags, device */
-                node = (uint32_t)(x->context >> 32 & 0x7FFFFFFF);
-            }
-            db_put64(q, x->start_ns);
-            db_put64(q + 8, x->end_ns);
-            db_put64(q + 16, x->corr);
-            db_put32(q + 24, ctx);
-            db_put32(q + 28, kind == DB_TRACE_DEPS ? node : 0);
-        }
+        if (kind == DB_TRACE_DEPS)
+            deps_batch(&st->recs[i], n, b);
+        else
+            trace_batch(s, p, t, &st->recs[i], n, b);
         rc = trace_put(r, b, (size_t)n * DB_TRACE_REC);
     }
     free(b);
@@ -1916,26 +2009,92 @@ static gpuprof_status trace_stream(run *r, const src *s,
     return GPUPROF_OK;
 }
 
+/* Slack between the profile's start and the trace's (both CLOCK_REALTIME,
+ * read microseconds apart at init; the clock may be stepped). */
+#define TRACE_START_SLACK_NS 1000000000ull
+
+/* The trace must be its profile's process's: the same pid, tracing
+ * started while that process ran. */
+static gpuprof_status trace_owner(const src *s, const gpuprof__io_trace *t,
+                                  const char *path)
+{
+    const gpuprof__io_profile *p = s->io;
+    uint64_t lo = p->start_realtime_ns, hi = lo + (p->end_ns - p->start_ns);
+    if (t->pid != p->pid)
+        return gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                "%s: written by process %" PRIu32
+                                ", not by the process of %s (%" PRIu32
+                                "): a trace of another process",
+                                path, t->pid, s->path, p->pid);
+    if (t->start_realtime_ns + TRACE_START_SLACK_NS < lo ||
+        t->start_realtime_ns > hi + TRACE_START_SLACK_NS)
+        return gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                "%s: tracing started outside the run of %s: "
+                                "another process with pid %" PRIu32
+                                " wrote it",
+                                path, s->path, t->pid);
+    return GPUPROF_OK;
+}
+
+/* A trace that is empty or torn before its header ends: nothing to use;
+ * said (and counted), or refused when strict. */
+static gpuprof_status trace_torn(run *r, const char *path, uint64_t size)
+{
+    if (r->a->strict)
+        return gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                "%s: %s (no trace header; --strict)", path,
+                                size ? "torn" : "empty");
+    r->tr_damaged++;
+    r->tr_ignored += size;
+    warn(r, "%s: ignored %" PRIu64 " bytes: %s, no trace header", path, size,
+         size ? "torn" : "empty");
+    return GPUPROF_OK;
+}
+
 /* File k's trace, if it has one (its profile and node map are held). */
 static gpuprof_status trace_one(run *r, uint32_t k)
 {
     const src *s = &r->s[k];
     char path[4200], err[256];
-    if (!s->tsize || !trace_path(s->path, path, sizeof(path)))
+    if (!s->has_trace || !trace_path(s->path, path, sizeof(path)))
         return GPUPROF_OK;
-    gpuprof__io_trace *t = NULL;
-    int rc = gpuprof__io_trace_read_file(path, &t, err, sizeof(err));
+    uint8_t *buf;
+    size_t got;
+    int rc = gpuprof__io_read_whole(path, &buf, &got, err, sizeof(err));
     if (rc)
         return gpuprof__an_io_status(rc, path, err);
-    gpuprof__io_trace_sort(t);
-    gpuprof_status st = GPUPROF_OK;
+    gpuprof__io_trace *t = NULL;
+    if (got < GPUPROF_IO_TRACE_HEADER) {
+        free(buf);
+        return trace_torn(r, path, got);
+    }
+    rc = gpuprof__io_trace_decode(buf, got, &t, err, sizeof(err));
+    free(buf);
+    if (rc)
+        return gpuprof__an_io_status(rc, path, err);
+    gpuprof_status st = trace_owner(s, t, path);
+    if (st == GPUPROF_OK && t->ignored_bytes) {
+        if (r->a->strict)
+            st = gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                  "%s: damaged: %" PRIu64 " bytes at the end "
+                                  "cannot be read (%s; --strict)",
+                                  path, t->ignored_bytes, t->ignored_why);
+        r->tr_damaged++;
+        r->tr_ignored += t->ignored_bytes;
+        if (st == GPUPROF_OK)
+            warn(r, "%s: ignored %" PRIu64 " bytes at the end (%s)", path,
+                 t->ignored_bytes, t->ignored_why);
+    }
+    if (st == GPUPROF_OK)
+        gpuprof__io_trace_sort(t);
     for (uint32_t i = 0; i < t->stream_count && st == GPUPROF_OK; i++)
         st = trace_stream(r, s, s->io, t, &t->streams[i],
-                          t->streams[i].gpu ? DB_TRACE_GPU : DB_TRACE_REGIONS);
+                          t->streams[i].gpu ? DB_TRACE_GPU : DB_TRACE_REGIONS,
+                          path);
     for (uint32_t i = 0; i < t->op_stream_count && st == GPUPROF_OK; i++)
-        st = trace_stream(r, s, s->io, t, &t->ops[i], DB_TRACE_OPS);
+        st = trace_stream(r, s, s->io, t, &t->ops[i], DB_TRACE_OPS, path);
     for (uint32_t i = 0; i < t->dep_stream_count && st == GPUPROF_OK; i++)
-        st = trace_stream(r, s, s->io, t, &t->deps[i], DB_TRACE_DEPS);
+        st = trace_stream(r, s, s->io, t, &t->deps[i], DB_TRACE_DEPS, path);
     gpuprof__io_trace_free(t);
     return st;
 }
@@ -1947,7 +2106,7 @@ static gpuprof_status trace_finish(run *r)
         trace_put(r, r->ttab, (size_t)r->nstreams * DB_TRACE_STREAM);
     uint8_t h[DB_HEADER];
     header_at(h, DB_TRACE_MAGIC, r->tr.crc, r->tr.at - DB_HEADER,
-              r->nstreams, r->np);
+              r->nstreams, r->np, r->ident);
     if (st == GPUPROF_OK && !pwrite_all(r->tr.fd, h, DB_HEADER, 0))
         st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s",
                               r->tr.path, strerror(errno));
@@ -1994,12 +2153,15 @@ static gpuprof_status write_meta(run *r)
     const char *sdata = gpuprof__io_strtab_data(r->st, &ssize);
     uint32_t nmetrics = 2 * r->nm;
     reserve(&b, DB_HEADER);
-    uint8_t *q = reserve(&b, 16);
+    uint8_t *q = reserve(&b, DB_META_COUNTS);
     if (q) {
         db_put32(q, (uint32_t)ssize);
         db_put32(q + 4, nmetrics);
         db_put32(q + 8, r->np);
         db_put32(q + 12, r->nc);
+        db_put32(q + 16, r->tr_damaged);
+        db_put32(q + 20, r->tr_dropped);
+        db_put64(q + 24, r->tr_ignored);
     }
     if ((q = reserve(&b, ssize)))
         memcpy(q, sdata, ssize);
@@ -2042,7 +2204,7 @@ static gpuprof_status write_meta(run *r)
     }
     header_at(b.d, DB_META_MAGIC,
               gpuprof__io_crc32c(0, b.d + DB_HEADER, b.n - DB_HEADER),
-              b.n - DB_HEADER, r->nc, r->np);
+              b.n - DB_HEADER, r->nc, r->np, r->ident);
     char path[4200], err[256];
     snprintf(path, sizeof(path), "%s/meta.db", r->a->output);
     gpuprof_status st = GPUPROF_OK;
@@ -2133,6 +2295,25 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_set_progress(
     return GPUPROF_OK;
 }
 
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_set_strict(gpuprof_an_analysis *a, int on)
+{
+    if (!a)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "NULL argument");
+    a->strict = on != 0;
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_set_warnings(
+    gpuprof_an_analysis *a, gpuprof_an_warning_fn fn, void *user)
+{
+    if (!a)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "NULL argument");
+    a->warn = fn;
+    a->warn_user = user;
+    return GPUPROF_OK;
+}
+
 GPUPROF_AN_API void gpuprof_an_analysis_free(gpuprof_an_analysis *a)
 {
     if (!a)
@@ -2142,6 +2323,72 @@ GPUPROF_AN_API void gpuprof_an_analysis_free(gpuprof_an_analysis *a)
     free(a->inputs);
     free(a->output);
     free(a);
+}
+
+/* ---- the database's identity ----------------------------------------------
+ * A 64-bit hash of what decides the database's bytes: the format, the
+ * options that change them (program structure), and per input file its
+ * path, its size and its first bytes -- a profile's 64-byte header holds
+ * the checksum of its section table, which holds every section's, so it
+ * stands for the whole content; a trace's header holds its process's pid
+ * and start, its size how much was appended. Thread counts, budgets and
+ * ranks change no byte and are not in it. Rank 0 computes it when it
+ * lists the inputs. */
+static uint64_t ident_mix(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) /* FNV-1a */
+        h = (h ^ b[i]) * 0x100000001B3ull;
+    return h;
+}
+
+static uint64_t ident_u64(uint64_t h, uint64_t v)
+{
+    uint8_t b[8];
+    db_put64(b, v);
+    return ident_mix(h, b, 8);
+}
+
+/* The first n bytes of a regular file into b (zeros when unreadable: the
+ * run then fails on it, naming it). */
+static void ident_head(const char *path, uint8_t *b, size_t n)
+{
+    memset(b, 0, n);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat sb;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && !pread_all(fd, b, n, 0))
+        memset(b, 0, n); /* shorter: the header is all of it */
+    close(fd);
+}
+
+static void ident_compute(run *r)
+{
+    uint64_t h = ident_mix(0xCBF29CE484222325ull, "gpuprof analysis", 16);
+    h = ident_u64(h, (uint64_t)DB_MAJOR << 16 | DB_MINOR);
+    h = ident_u64(h, (uint64_t)(r->a->structure != 0));
+    h = ident_u64(h, r->ns);
+    for (uint32_t i = 0; i < r->ns; i++) {
+        const src *s = &r->s[i];
+        uint8_t head[64];
+        char tp[4200];
+        h = ident_u64(h, strlen(s->path));
+        h = ident_mix(h, s->path, strlen(s->path));
+        h = ident_u64(h, s->fsize);
+        ident_head(s->path, head, sizeof(head));
+        h = ident_mix(h, head, sizeof(head));
+        h = ident_u64(h, (uint64_t)s->has_trace << 63 | s->tsize);
+        if (s->has_trace && trace_path(s->path, tp, sizeof(tp))) {
+            ident_head(tp, head, GPUPROF_IO_TRACE_HEADER);
+            h = ident_mix(h, head, GPUPROF_IO_TRACE_HEADER);
+        }
+    }
+    h ^= h >> 33; /* a finalizer: every input bit reaches every output bit */
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    r->ident = h ^ h >> 33;
 }
 
 static gpuprof_status collect_inputs(run *r)
@@ -2166,8 +2413,11 @@ static gpuprof_status collect_inputs(run *r)
             r->s[r->ns] = (src){
                 .path = files[i],
                 .fsize = stat(files[i], &sb) == 0 ? (uint64_t)sb.st_size : 0};
-            if (trace_path(files[i], tp, sizeof(tp)) && stat(tp, &sb) == 0)
-                r->s[r->ns].tsize = (uint64_t)sb.st_size;
+            if (trace_path(files[i], tp, sizeof(tp)) && stat(tp, &sb) == 0) {
+                r->s[r->ns].has_trace = 1; /* empty or odd: said later */
+                r->s[r->ns].tsize =
+                    S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
+            }
             r->ns++;
         }
         free(files);
@@ -2175,6 +2425,7 @@ static gpuprof_status collect_inputs(run *r)
     if (!r->ns)
         return gpuprof__an_fail(GPUPROF_E_NOTFOUND,
                                 "no profiles (*.gpuprof) in the inputs");
+    ident_compute(r);
     return GPUPROF_OK;
 }
 
@@ -2357,20 +2608,21 @@ static gpuprof_status inputs_parse(run *r, const void *blob, uint64_t size)
     rdr d = {blob, size, 0, false};
     r->pid0 = (long)get_u64(&d);
     uint32_t n = get_u32(&d);
-    if (d.bad || n > size / 20)
+    if (d.bad || n > size / 24)
         return gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged list of inputs");
     if (!(r->s = calloc((size_t)n + 1, sizeof(*r->s))))
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint32_t i = 0; i < n; i++) {
         uint64_t fsize = get_u64(&d), tsize = get_u64(&d);
-        uint32_t len = get_u32(&d);
+        uint32_t has_trace = get_u32(&d), len = get_u32(&d);
         const uint8_t *path = get_bytes(&d, len);
         if (!path)
             return gpuprof__an_fail(GPUPROF_E_INTERNAL,
                                     "damaged list of inputs");
         r->s[i] = (src){.path = strndup((const char *)path, len),
                         .fsize = fsize,
-                        .tsize = tsize};
+                        .tsize = tsize,
+                        .has_trace = has_trace};
         r->ns = i + 1;
         if (!r->s[i].path)
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -2400,6 +2652,7 @@ static gpuprof_status inputs(run *r)
         }
         put_u64(&b, r->s[i].fsize);
         put_u64(&b, r->s[i].tsize);
+        put_u32(&b, r->s[i].has_trace);
         put_u32(&b, (uint32_t)strlen(r->s[i].path));
         put_bytes(&b, r->s[i].path, strlen(r->s[i].path));
     }
@@ -2955,6 +3208,8 @@ typedef struct collect { /* rank 0 putting the ranks' pieces together */
     uint32_t crc[2];
     buf more; /* trace streams */
     gpuprof_status st;
+    uint32_t tr_damaged, tr_dropped; /* summed over the ranks */
+    uint64_t tr_ignored;
 } collect;
 
 static void collect_values(void *arg, int rank, const void *blob, uint64_t n)
@@ -2965,6 +3220,9 @@ static void collect_values(void *arg, int rank, const void *blob, uint64_t n)
         uint32_t crc = get_u32(&d);
         k->crc[i] = gpuprof__io_crc32c_combine(k->crc[i], crc, get_u64(&d));
     }
+    k->tr_damaged += get_u32(&d);
+    k->tr_dropped += get_u32(&d);
+    k->tr_ignored += get_u64(&d);
     uint32_t streams = get_u32(&d);
     const uint8_t *t = get_bytes(&d, (uint64_t)streams * DB_TRACE_STREAM);
     if (t)
@@ -3005,10 +3263,13 @@ static gpuprof_status settle_values(run *r, bool traced)
         put_u32(&b, i == 0 || traced ? crc[i] : 0);
         put_u64(&b, i == 0 || traced ? size[i] : 0);
     }
+    put_u32(&b, r->tr_damaged);
+    put_u32(&b, r->tr_dropped);
+    put_u64(&b, r->tr_ignored);
     put_u32(&b, traced ? r->nstreams : 0);
     put_bytes(&b, r->ttab,
               traced ? (uint64_t)r->nstreams * DB_TRACE_STREAM : 0);
-    collect k = {r, {0, 0}, {0}, GPUPROF_OK};
+    collect k = {.r = r, .st = GPUPROF_OK};
     int rc = c->gather(c->ctx, b.nomem ? NULL : b.d, b.nomem ? 0 : b.n,
                        collect_values, &k);
     free(b.d);
@@ -3025,6 +3286,9 @@ static gpuprof_status settle_values(run *r, bool traced)
             st = k.st;
         pms->crc = k.crc[0];
         r->tr.crc = k.crc[1];
+        r->tr_damaged = k.tr_damaged;
+        r->tr_dropped = k.tr_dropped;
+        r->tr_ignored = k.tr_ignored;
         free(r->ttab);
         r->ttab = k.more.d;
         r->nstreams = (uint32_t)(k.more.n / DB_TRACE_STREAM);
@@ -3088,7 +3352,7 @@ static gpuprof_status settle_contexts(run *r)
     for (int i = 0; i < 2; i++)
         put_bytes(&b, fs[i]->tab + (size_t)r->c_lo * DB_PLANE_REF,
                   (uint64_t)(r->c_hi - r->c_lo) * DB_PLANE_REF);
-    collect k = {r, {0, 0}, {0}, GPUPROF_OK};
+    collect k = {.r = r, .st = GPUPROF_OK};
     int rc = c->gather(c->ctx, b.nomem ? NULL : b.d, b.nomem ? 0 : b.n,
                        collect_contexts, &k);
     free(b.d);
@@ -3138,12 +3402,12 @@ static void rank_contexts(run *r)
 static gpuprof_status finish(run *r, bool traced)
 {
     progress(r, "write", 0, 4);
-    gpuprof_status st =
-        dbfile_finish(&r->f[F_STATS], DB_STATS_MAGIC, r->nc, 2 * r->nm);
+    gpuprof_status st = dbfile_finish(&r->f[F_STATS], DB_STATS_MAGIC, r->nc,
+                                      2 * r->nm, r->ident);
     if (st == GPUPROF_OK)
-        st = dbfile_finish(&r->f[F_CMS], DB_CMS_MAGIC, r->nc, r->np);
+        st = dbfile_finish(&r->f[F_CMS], DB_CMS_MAGIC, r->nc, r->np, r->ident);
     if (st == GPUPROF_OK)
-        st = dbfile_finish(&r->f[F_PMS], DB_PMS_MAGIC, r->np, r->nc);
+        st = dbfile_finish(&r->f[F_PMS], DB_PMS_MAGIC, r->np, r->nc, r->ident);
     if (st == GPUPROF_OK && traced)
         st = trace_finish(r);
     for (int i = 0; i < 3 && st == GPUPROF_OK; i++) /* stats, cct, profile */
@@ -3173,6 +3437,9 @@ static gpuprof_status finish(run *r, bool traced)
         st = write_meta(r);
     if (st == GPUPROF_OK) {
         parallel_for(r, r->naside, drop_aside);
+        for (int i = 0; i < 3; i++)
+            r->f[i].placed = false; /* the database's now */
+        r->tr.placed = false;
         progress(r, "write", 4, 4);
     }
     return st;
@@ -3182,7 +3449,9 @@ static gpuprof_status finish(run *r, bool traced)
 static gpuprof_status open_files(run *r, bool traced)
 {
     gpuprof_status st = GPUPROF_OK;
-    if (r->rank == 0 && mkdir(r->a->output, 0755) != 0 && errno != EEXIST)
+    if (r->rank == 0 && mkdir(r->a->output, 0755) == 0)
+        r->made_dir = true;
+    else if (r->rank == 0 && errno != EEXIST)
         st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create: %s",
                               r->a->output, strerror(errno));
     if (st == GPUPROF_OK)
@@ -3271,7 +3540,7 @@ static gpuprof_status run_steps(run *r)
         return st;
     bool traced = false;
     for (uint32_t i = 0; i < r->ns; i++)
-        traced = traced || r->s[i].tsize;
+        traced = traced || r->s[i].has_trace;
     if ((st = open_files(r, traced)) != GPUPROF_OK)
         return st;
     if ((st = agree(r, values_pass(r))) != GPUPROF_OK)
@@ -3310,6 +3579,8 @@ static gpuprof_status run_ranks(gpuprof_an_analysis *a,
     r.keep_rows = !a->memory && r.nranks == 1;
     gpuprof_status st = run_steps(&r);
     run_free(&r);
+    if (st != GPUPROF_OK && r.made_dir)
+        (void)rmdir(a->output); /* nothing written: no directory either */
     return st;
 }
 

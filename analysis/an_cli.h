@@ -45,6 +45,13 @@ static inline void cli_show_progress(const char *phase, uint64_t done,
     fflush(stderr);
 }
 
+/* A warning of the analysis (a damaged trace, ...): one line on stderr;
+ * user: the program's name. */
+static inline void cli_show_warning(const char *msg, void *user)
+{
+    fprintf(stderr, "%s: %s\n", (const char *)user, msg);
+}
+
 /* "512M", "4G", "65536" (bytes), "100K", "2GiB": binary multiples. */
 static inline bool cli_parse_size(const char *s, uint64_t *out)
 {
@@ -98,11 +105,13 @@ static inline void cli_permute(int argc, char **argv, int first,
     free(ops);
 }
 
-/* analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR...
- * -j: threads (-jN too); by default one per CPU the process may use. */
+/* analyze [-j N] [--memory SIZE] [--no-structure] [--strict] [-o DB] DIR...
+ * -j: threads (-jN too); by default one per CPU the process may use.
+ * --strict: a trace not used whole stops the run (else: a warning). */
 typedef struct cli_analyze {
     unsigned threads;
-    int structure;
+    int structure, strict;
+    const char *prog;
     uint64_t memory;
     const char *out; /* -o, else DIR-database of the first DIR */
     int first;       /* the first DIR in argv */
@@ -115,7 +124,7 @@ typedef struct cli_analyze {
 static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
                                     bool say, cli_analyze *o)
 {
-    *o = (cli_analyze){.threads = cli_cpus(), .structure = 1};
+    *o = (cli_analyze){.threads = cli_cpus(), .structure = 1, .prog = prog};
     static const char *const with_arg[] = {"-j", "-o", "--memory", NULL};
     cli_permute(argc, argv, 2, with_arg);
     int i = 2;
@@ -134,6 +143,8 @@ static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
             o->out = argv[++i];
         } else if (!strcmp(argv[i], "--no-structure")) {
             o->structure = 0;
+        } else if (!strcmp(argv[i], "--strict")) {
+            o->strict = 1;
         } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
             if (!cli_parse_size(argv[++i], &o->memory)) {
                 if (say)
@@ -176,6 +187,11 @@ static inline gpuprof_status cli_analysis_new(const cli_analyze *o, int argc,
         st = gpuprof_an_analysis_set_memory(*a, o->memory);
     if (st == GPUPROF_OK)
         st = gpuprof_an_analysis_set_structure(*a, o->structure);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_strict(*a, o->strict);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_set_warnings(*a, cli_show_warning,
+                                              (void *)o->prog);
     for (int i = o->first; st == GPUPROF_OK && i < argc; i++)
         st = gpuprof_an_analysis_add_input(*a, argv[i]);
     if (st != GPUPROF_OK) {

@@ -26,13 +26,16 @@
 typedef struct dbfile {
     uint8_t *d;
     size_t n;
-    uint32_t a, b; /* the header's counts */
+    uint32_t a, b;  /* the header's counts */
+    uint64_t ident; /* the analysis that wrote it */
 } dbfile;
 
 struct gpuprof_an_db {
     dbfile meta, pms, cms, stats, trace; /* trace: n = 0 when none */
     const char *strings;
     uint32_t ssize, nmetrics, nprofiles, ncontexts;
+    uint32_t tr_damaged, tr_dropped; /* what the traces could not give */
+    uint64_t tr_ignored;
     unsigned cms_value; /* bytes of a cct.db value (db_cms_value) */
     const uint8_t *metrics, *profiles, *contexts;
     char **names; /* display names of contexts */
@@ -64,12 +67,31 @@ static gpuprof_status read_file(const char *dir, const char *name,
         return gpuprof__an_fail(GPUPROF_E_CORRUPT,
                                 "%s: truncated (%zu bytes of %" PRIu64 ")",
                                 path, f->n - DB_HEADER, db_get64(h + 16));
-    if (db_get32(h + 12) !=
-        gpuprof__io_crc32c(0, f->d + DB_HEADER, f->n - DB_HEADER))
+    if (db_get32(h + 12) != gpuprof__io_crc32c(0, f->d + 32, f->n - 32))
         return gpuprof__an_fail(GPUPROF_E_CORRUPT, "%s: checksum mismatch "
                                 "(damaged)", path);
     f->a = db_get32(h + 24);
     f->b = db_get32(h + 28);
+    f->ident = db_get64(h + 32);
+    return GPUPROF_OK;
+}
+
+/* A file of the database read after meta.db: written by the same analysis
+ * (the identity in its header), with the counts meta.db implies. */
+static gpuprof_status same_run(const gpuprof_an_db *db, const char *name,
+                               const dbfile *f, uint32_t a, uint32_t b)
+{
+    if (f->ident != db->meta.ident)
+        return gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                "%s/%s: written by another analysis than "
+                                "meta.db (identity %016" PRIx64 ", meta.db's "
+                                "%016" PRIx64 "): files of two databases "
+                                "are mixed",
+                                db->dir, name, f->ident, db->meta.ident);
+    if (f->a != a || f->b != b)
+        return gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                "%s/%s: its counts disagree with meta.db",
+                                db->dir, name);
     return GPUPROF_OK;
 }
 
@@ -87,23 +109,26 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
     const dbfile *f = &db->meta;
     const uint8_t *b = f->d + DB_HEADER;
     size_t n = f->n - DB_HEADER;
-    if (n < 16)
+    if (n < DB_META_COUNTS)
         return bad(db, "meta.db", "too short");
     db->ssize = db_get32(b);
     db->nmetrics = db_get32(b + 4);
     db->nprofiles = db_get32(b + 8);
     db->ncontexts = db_get32(b + 12);
-    uint64_t need = 16 + (uint64_t)db->ssize +
+    db->tr_damaged = db_get32(b + 16);
+    db->tr_dropped = db_get32(b + 20);
+    db->tr_ignored = db_get64(b + 24);
+    uint64_t need = DB_META_COUNTS + (uint64_t)db->ssize +
                     (uint64_t)db->nmetrics * DB_METRIC_REC +
                     (uint64_t)db->nprofiles * DB_PROFILE_REC +
                     (uint64_t)db->ncontexts * DB_CONTEXT_REC;
     if (need != n || db->ssize == 0 || db->ncontexts == 0 ||
         db->nmetrics % 2 || f->a != db->ncontexts || f->b != db->nprofiles)
         return bad(db, "meta.db", "sizes do not add up");
-    db->strings = (const char *)b + 16;
+    db->strings = (const char *)b + DB_META_COUNTS;
     if (db->strings[0] || db->strings[db->ssize - 1])
         return bad(db, "meta.db", "string table not terminated");
-    db->metrics = b + 16 + db->ssize;
+    db->metrics = b + DB_META_COUNTS + db->ssize;
     db->profiles = db->metrics + (size_t)db->nmetrics * DB_METRIC_REC;
     db->contexts = db->profiles + (size_t)db->nprofiles * DB_PROFILE_REC;
     for (uint32_t m = 0; m < db->nmetrics; m++) {
@@ -287,8 +312,8 @@ static gpuprof_status read_trace(gpuprof_an_db *db)
         return st;
     const dbfile *f = &db->trace;
     uint64_t body = f->n - DB_HEADER, ns = f->a;
-    if (f->b != db->nprofiles)
-        return bad(db, "trace.db", "written by another run than meta.db");
+    if ((st = same_run(db, "trace.db", f, f->a, db->nprofiles)) != GPUPROF_OK)
+        return st;
     if (ns * DB_TRACE_STREAM > body ||
         (body - ns * DB_TRACE_STREAM) % DB_TRACE_REC)
         return bad(db, "trace.db", "bad stream table");
@@ -327,6 +352,19 @@ static gpuprof_status read_trace(gpuprof_an_db *db)
         }
     }
     return GPUPROF_OK;
+}
+
+GPUPROF_AN_API void gpuprof_an_db_trace_ignored(const gpuprof_an_db *db,
+                                                uint32_t *damaged_traces,
+                                                uint32_t *streams_left_out,
+                                                uint64_t *bytes)
+{
+    if (damaged_traces)
+        *damaged_traces = db ? db->tr_damaged : 0;
+    if (streams_left_out)
+        *streams_left_out = db ? db->tr_dropped : 0;
+    if (bytes)
+        *bytes = db ? db->tr_ignored : 0;
 }
 
 GPUPROF_AN_API uint32_t
@@ -410,9 +448,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
         st = check_meta(db);
     if (st == GPUPROF_OK)
         st = read_file(dir, "profile.db", DB_PMS_MAGIC, &db->pms);
-    if (st == GPUPROF_OK && (db->pms.a != db->nprofiles ||
-                             db->pms.b != db->ncontexts))
-        st = bad(db, "profile.db", "written by another run than meta.db");
+    if (st == GPUPROF_OK)
+        st = same_run(db, "profile.db", &db->pms, db->nprofiles,
+                      db->ncontexts);
     if (st == GPUPROF_OK)
         st = check_planes(db, &db->pms, &pms, db->nprofiles, db->ncontexts,
                           db->nmetrics);
@@ -421,17 +459,16 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
     cms.vkey_bytes = db->cms_value - 8;
     if (st == GPUPROF_OK)
         st = read_file(dir, "cct.db", DB_CMS_MAGIC, &db->cms);
-    if (st == GPUPROF_OK && (db->cms.a != db->ncontexts ||
-                             db->cms.b != db->nprofiles))
-        st = bad(db, "cct.db", "written by another run than meta.db");
+    if (st == GPUPROF_OK)
+        st = same_run(db, "cct.db", &db->cms, db->ncontexts, db->nprofiles);
     if (st == GPUPROF_OK)
         st = check_planes(db, &db->cms, &cms, db->ncontexts, db->nmetrics,
                           db->nprofiles);
     if (st == GPUPROF_OK)
         st = read_file(dir, "stats.db", DB_STATS_MAGIC, &db->stats);
-    if (st == GPUPROF_OK && (db->stats.a != db->ncontexts ||
-                             db->stats.b != db->nmetrics))
-        st = bad(db, "stats.db", "written by another run than meta.db");
+    if (st == GPUPROF_OK)
+        st = same_run(db, "stats.db", &db->stats, db->ncontexts,
+                      db->nmetrics);
     if (st == GPUPROF_OK)
         st = check_planes(db, &db->stats, &sts, db->ncontexts, db->nmetrics,
                           0);

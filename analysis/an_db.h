@@ -16,17 +16,20 @@
  *               standard deviation, coefficient of variation
  *   trace.db    every trace stream's records sorted by time (below)
  *
- * Header: magic (8 bytes), u16 major, u16 minor, u32 CRC-32C of the body,
- * u64 body size, u32 count A, u32 count B (per file: see the writers).
+ * Header: magic (8 bytes), u16 major, u16 minor, u32 CRC-32C of the
+ * identity and the body, u64 body size, u32 count A, u32 count B (per
+ * file: see the writers), u64 identity: the same in every file of one
+ * analysis (a hash of its inputs and options), so files of two analyses
+ * are never read together.
  */
 #ifndef GPUPROF_AN_DB_H
 #define GPUPROF_AN_DB_H
 
 #include <stdint.h>
 
-#define DB_MAJOR 2 /* 2: cct.db values with u16 profile ids */
+#define DB_MAJOR 3 /* 2: cct.db values with u16 profile ids; 3: identity */
 #define DB_MINOR 0
-#define DB_HEADER 32u
+#define DB_HEADER 40u /* ... u64 identity at 32 */
 
 #define DB_META_MAGIC "GPDBMETA"
 #define DB_PMS_MAGIC "GPDBPMS\0"
@@ -34,8 +37,10 @@
 #define DB_STATS_MAGIC "GPDBSTAT"
 
 /* meta.db body: u32 string bytes, u32 metric count, u32 profile count,
- * u32 context count, then the strings (offset 0 is ""), then the
+ * u32 context count, u32 damaged traces, u32 trace streams left out, u64
+ * trace bytes ignored, then the strings (offset 0 is ""), then the
  * records. */
+#define DB_META_COUNTS 32u
 #define DB_METRIC_REC 12u  /* str name, str description, u8 unit,
                               u8 combine, u8 kind, u8 variant */
 #define DB_PROFILE_REC 40u /* str host, str thread name, str source file,

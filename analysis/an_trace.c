@@ -82,6 +82,12 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_trace_print(const char *path,
     if (t->ignored_bytes)
         w = fprintf(out, "ignored    %" PRIu64 " bytes at the end (%s)\n",
                     t->ignored_bytes, t->ignored_why);
+    uint32_t merged = 0; /* threads with node maps (sorted by thread) */
+    for (uint32_t i = 0; i < t->merge_count; i++)
+        merged += !i || t->merges[i].seq != t->merges[i - 1].seq;
+    if (merged && w >= 0)
+        w = fprintf(out, "merged     %" PRIu32 " thread%s summed into the "
+                    "merged state (node maps)\n", merged, merged == 1 ? "" : "s");
     uint32_t n = t->stream_count + t->op_stream_count;
     for (uint32_t i = 0; i < n && w >= 0; i++)
         w = print_stream(out, t, i < t->stream_count

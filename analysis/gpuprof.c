@@ -33,10 +33,13 @@
  *                         the run replayed with kernels, regions or
  *                         contexts F times faster: projected run time and
  *                         the new critical path
- *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [-o DB] DIR...
+ *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [--strict]
+ *                   [-o DB] DIR...
  *                         aggregate measurement directories (several runs
  *                         merge) into an analysis database (default:
- *                         DIR-database); a progress line on a terminal.
+ *                         DIR-database); a progress line on a terminal;
+ *                         a damaged trace is used up to the damage, with
+ *                         a warning (--strict: refused).
  *                         Started by mpirun on several ranks, it runs
  *                         gpuprof-mpi beside it, which divides the work.
  *   gpuprof run [-o DIR] [--trace] [--backends LIST] [--pc-sampling[=N]]
@@ -53,6 +56,7 @@
 #define _GNU_SOURCE /* sched_getaffinity (an_cli.h) */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -104,7 +108,7 @@ static int usage(FILE *out, int rc)
                  "                             traces (GPUPROF_TRACE=1) as "
                  "JSON for ui.perfetto.dev\n"
                  "       gpuprof analyze [-j N] [--memory SIZE] "
-                 "[--no-structure] [-o DB] DIR...\n"
+                 "[--no-structure] [--strict] [-o DB] DIR...\n"
                  "                             aggregate measurements into "
                  "an analysis database\n"
                  "       gpuprof run [-o DIR] [--trace] [--backends LIST] "
@@ -468,6 +472,14 @@ static int db_view(int argc, char **argv, int first, int mode)
     gpuprof_an_db *db;
     if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
         return fail();
+    uint32_t damaged, left_out;
+    uint64_t ignored;
+    gpuprof_an_db_trace_ignored(db, &damaged, &left_out, &ignored);
+    if (damaged || left_out)
+        fprintf(stderr, "gpuprof: %s: its traces were used in part: %" PRIu32
+                " damaged or empty (%" PRIu64 " bytes ignored), %" PRIu32
+                " streams left out (gpuprof analyze said which)\n",
+                argv[i], damaged, ignored, left_out);
     gpuprof_status st = GPUPROF_OK;
     gpuprof_an_cpath *cp = NULL;
     if (o.waits || o.cpath || o.cpath_metrics)

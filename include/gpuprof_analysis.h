@@ -362,9 +362,27 @@ gpuprof_an_analysis_set_output(gpuprof_an_analysis *a, const char *db_dir);
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_progress(gpuprof_an_analysis *a,
                                  gpuprof_an_progress_fn fn, void *user);
+/* Called with a one-line message, naming the file, for what the analysis
+ * uses only in part: a damaged or empty trace (the bytes it ignores, as
+ * `gpuprof dump` says them), a trace stream of a thread its profile does
+ * not hold. On the thread that runs the analysis (each rank's, with
+ * several). NULL: none. Since 0.1. */
+typedef void (*gpuprof_an_warning_fn)(const char *message, void *user);
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_set_warnings(gpuprof_an_analysis *a,
+                                 gpuprof_an_warning_fn fn, void *user);
+/* Strict (0: off, the default): a trace that cannot be used whole -- a
+ * damaged or empty one, or one with a thread its profile does not hold --
+ * stops the run with GPUPROF_E_CORRUPT, naming it, instead of being used
+ * in part with a warning (and counted in the database,
+ * gpuprof_an_db_trace_ignored). Since 0.1. */
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_analysis_set_strict(gpuprof_an_analysis *a, int on);
 /* Runs it. On error nothing of the database is half-written: each file is
  * replaced atomically and meta.db, written last, names the run the others
- * belong to. Since 0.1. */
+ * belong to; a failed run leaves an earlier database in the directory as
+ * it was. Every file carries the identity of the analysis that wrote it:
+ * a reader refuses files of two analyses, naming the file. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_run(gpuprof_an_analysis *a);
 GPUPROF_AN_API void gpuprof_an_analysis_free(gpuprof_an_analysis *a);
 
@@ -478,7 +496,7 @@ typedef enum gpuprof_an_trace_kind {
     GPUPROF_AN_TRACE_OPS = 1,     /* a CPU thread's GPU API calls */
     GPUPROF_AN_TRACE_GPU = 2,     /* a GPU stream's device work */
     GPUPROF_AN_TRACE_DEPS = 3     /* a CPU thread's dependency notes (trace
-                                     format 1.2): what its GPU API calls
+                                     format 1.3): what its GPU API calls
                                      wait for or mark; records hold start_ns
                                      (the call's start), end_ns (the target
                                      correlation id), correlation (the
@@ -503,6 +521,16 @@ typedef struct gpuprof_an_trace_record {
     uint32_t context;     /* UINT32_MAX when unknown */
 } gpuprof_an_trace_record;
 
+/* What the analysis could not use of the traces (meta.db): traces that
+ * were damaged or empty, trace streams left out (their thread is not in
+ * the profile) and the bytes ignored; any pointer may be NULL. (Records
+ * of threads summed into the "exited threads (merged)" profile are that
+ * profile's; from a trace older than format 1.2 their context is
+ * UINT32_MAX: their trees were merged away.) Since 0.1. */
+GPUPROF_AN_API void gpuprof_an_db_trace_ignored(const gpuprof_an_db *db,
+                                                uint32_t *damaged_traces,
+                                                uint32_t *streams_left_out,
+                                                uint64_t *bytes);
 /* Streams in trace.db (0 without one). Since 0.1. */
 GPUPROF_AN_API uint32_t
 gpuprof_an_db_trace_stream_count(const gpuprof_an_db *db);
@@ -666,7 +694,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_pc_metrics(gpuprof_an_db *db,
 
 /* ---- why the program waits (seed 004; doc/ANALYSIS.md "Wait states and
  * the critical path") ----------------------------------------------------
- * From trace.db (GPUPROF_TRACE=1; dependency notes since trace format 1.2)
+ * From trace.db (GPUPROF_TRACE=1; dependency notes since trace format 1.3)
  * each process's event dependency graph: its CPU threads (CPU work between
  * GPU API calls, split where the innermost region changes, and the calls)
  * and its GPU streams (device work), with program order, launches,

@@ -11,7 +11,7 @@
  * stream's work after a stream-wait-event to the event's work, and the
  * legacy default stream's serialization with every other stream.
  *
- * What a wait targets comes from the dependency notes (trace format 1.2):
+ * What a wait targets comes from the dependency notes (trace format 1.3):
  * "the work launched on stream S before this call" is the last device work
  * of that lane whose launch call started before the call; an event is the
  * work before its record on its stream (CUDA), or the command that made it

@@ -3,7 +3,8 @@
  * ranks of an MPI job, writing the same database bytes.
  *
  *   mpirun -np N gpuprof-mpi analyze [-j N] [--memory SIZE]
- *                                    [--no-structure] [-o DB] DIR...
+ *                                    [--no-structure] [--strict] [-o DB]
+ *                                    DIR...
  *
  * The only file built with mpicc and linked with MPI: it fills the
  * library's table of collective operations (analysis/an_coll.h) with MPI
@@ -181,7 +182,7 @@ static int usage(int rc)
         fprintf(rc ? stderr : stdout,
                 "usage: mpirun [-np N] gpuprof-mpi analyze [-j N] "
                 "[--memory SIZE] [--no-structure]\n"
-                "                                  [-o DB] DIR...\n"
+                "                                  [--strict] [-o DB] DIR...\n"
                 "       gpuprof-mpi --version\n"
                 "Aggregates measurement directories into an analysis database "
                 "on every rank\nof the MPI job: the same database as "

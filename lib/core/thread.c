@@ -76,7 +76,13 @@ static void retire(gp_thread *t)
         return;
     }
     gp_thread *m = exited_kept >= G.cfg.keep_threads ? merged_state() : NULL;
-    bool ok = m && gpuprof__cct_merge(&m->cct, &t->cct);
+    /* Traced: where its nodes go, for its records (trace.h). */
+    uint32_t n = gp_load_relaxed(&t->cct.count);
+    uint32_t *map = m && gpuprof__trace_on() ? malloc(n * sizeof(*map)) : NULL;
+    bool ok = m && gpuprof__cct_merge_ex(&m->cct, &t->cct, map, NULL, 0);
+    if (ok && map)
+        gpuprof__trace_merged(t->seq, map, n);
+    free(map);
     if (!ok) { /* kept apart */
         if (m) /* out of memory part way: some of it is in both */
             gpuprof__log(GPUPROF_LOG_ERROR, "out of memory merging an exited "
@@ -126,6 +132,8 @@ static bool merge_gpu_thread(gp_thread *t)
         ok = gpuprof__cct_merge_ex(&mg->tree, &g->tree, NULL, map, n);
         pthread_mutex_unlock(&mg->mu);
     }
+    if (ok)
+        gpuprof__trace_merged(t->seq, map, n);
     free(map);
     if (!ok) {
         gpuprof__log(GPUPROF_LOG_ERROR, "out of memory merging an exited "

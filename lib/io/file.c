@@ -140,20 +140,44 @@ static int slurp(int fd, size_t size, uint8_t **out, size_t *got)
     return 0;
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(const struct stat *sb)
+{
+    if (S_ISFIFO(sb->st_mode))
+        return "a FIFO";
+    if (S_ISDIR(sb->st_mode))
+        return "a directory";
+    if (S_ISCHR(sb->st_mode) || S_ISBLK(sb->st_mode))
+        return "a device";
+    if (S_ISSOCK(sb->st_mode))
+        return "a socket";
+    return "of another kind";
+}
+
 int gpuprof__io_read_whole(const char *path, uint8_t **buf, size_t *size,
                            char *err, size_t es)
 {
     *buf = NULL;
     *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO (or a device) must not wait for a
+     * writer; what is not a regular file is refused before any read. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         snprintf(err, es, "cannot open: %s", strerror(errno));
         return GPUPROF_IO_ERR_IO;
     }
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-        (uint64_t)sb.st_size > SIZE_MAX / 2) {
-        snprintf(err, es, "not a regular file");
+    if (fstat(fd, &sb) != 0) {
+        snprintf(err, es, "cannot stat: %s", strerror(errno));
+        close(fd);
+        return GPUPROF_IO_ERR_IO;
+    }
+    if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > SIZE_MAX / 2) {
+        if (S_ISREG(sb.st_mode))
+            snprintf(err, es, "too large (%llu bytes)",
+                     (unsigned long long)sb.st_size);
+        else
+            snprintf(err, es, "not a regular file (%s)", file_kind(&sb));
         close(fd);
         return GPUPROF_IO_ERR_IO;
     }

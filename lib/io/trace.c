@@ -2,8 +2,8 @@
  * trace.c - the trace file format: chunk encoding for the writer and a
  * validating reader (trace.h, doc/FORMATS.md "Trace files"). The reader
  * takes every 1.x file: 1.0 files have no CORR_RECORDS chunks (their
- * records' corr is 0), files before 1.2 no DEP_RECORDS, and chunk types it
- * does not know are skipped.
+ * records' corr is 0), files before 1.2 no MERGED chunks, before 1.3 no
+ * DEP_RECORDS, and chunk types it does not know are skipped.
  */
 #include "io/trace.h"
 
@@ -116,6 +116,21 @@ size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
     return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
 }
 
+size_t gpuprof__io_trace_merged_chunk(uint8_t *out, uint32_t seq,
+                                      uint32_t first, const uint32_t *map,
+                                      uint32_t n)
+{
+    uint32_t payload = 8 + 4 * n;
+    chunk_header(out, GPUPROF_IO_TRACE_MERGED, 0, 0, seq, n, payload);
+    uint8_t *p = out + GPUPROF_IO_TRACE_CHUNK_HEADER;
+    put32(p, seq);
+    put32(p + 4, first);
+    for (uint32_t i = 0; i < n; i++)
+        put32(p + 8 + 4 * i, map[i]);
+    chunk_seal(out, payload);
+    return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
+}
+
 /* ---- reader ------------------------------------------------------------ */
 /* The stream (gpu, device, id) of the array *v of *count streams, added
  * when new; NULL when out of memory. */
@@ -209,6 +224,12 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
                  payload);
         return 0;
     }
+    if (type == GPUPROF_IO_TRACE_MERGED &&
+        (count > GPUPROF_IO_TRACE_MAX_MERGED || payload != 8 + 4 * count ||
+         get32(h + GPUPROF_IO_TRACE_CHUNK_HEADER) != get32(h + 12))) {
+        snprintf(why, ws, "bad merged-thread chunk");
+        return 0;
+    }
     if (type == GPUPROF_IO_TRACE_THREAD &&
         (payload < 17 || payload > 16 + 64 || h[GPUPROF_IO_TRACE_CHUNK_HEADER +
                                                  payload - 1] != '\0')) {
@@ -216,6 +237,56 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
         return 0;
     }
     return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
+}
+
+/* A MERGED chunk's map (checked by chunk_ok). */
+static int add_merge(gpuprof__io_trace *t, const uint8_t *p, uint32_t n)
+{
+    if ((t->merge_count & (t->merge_count - 1)) == 0) {
+        size_t cap = t->merge_count ? (size_t)t->merge_count * 2 : 4;
+        void *nm = realloc(t->merges, cap * sizeof(*t->merges));
+        if (!nm)
+            return GPUPROF_IO_ERR_NOMEM;
+        t->merges = nm;
+    }
+    uint32_t *map = malloc((n ? n : 1) * sizeof(*map));
+    if (!map)
+        return GPUPROF_IO_ERR_NOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        map[i] = get32(p + 8 + 4 * i);
+    t->merges[t->merge_count++] =
+        (gpuprof__io_trace_merge){get32(p), get32(p + 4), n, map};
+    return 0;
+}
+
+static int merge_cmp(const void *a, const void *b)
+{
+    const gpuprof__io_trace_merge *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+/* Binary search over the merges, sorted by (seq, first) at the end of
+ * decoding: the last one at or before (seq, node). */
+uint32_t gpuprof__io_trace_merged_node(const gpuprof__io_trace *t,
+                                       uint32_t seq, uint32_t node)
+{
+    uint32_t lo = 0, hi = t->merge_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const gpuprof__io_trace_merge *m = &t->merges[mid];
+        if (m->seq < seq || (m->seq == seq && m->first <= node))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo)
+        return UINT32_MAX;
+    const gpuprof__io_trace_merge *m = &t->merges[lo - 1];
+    return m->seq == seq && node - m->first < m->count
+               ? m->map[node - m->first]
+               : UINT32_MAX;
 }
 
 int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
@@ -291,6 +362,8 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
                 th->tid = get64(p + 8);
                 snprintf(th->name, sizeof(th->name), "%s", (const char *)p + 16);
             }
+        } else if (type == GPUPROF_IO_TRACE_MERGED) {
+            rc = add_merge(t, p, get32(h + 16));
         } /* unknown types (a later minor) are skipped */
         if (rc) {
             gpuprof__io_trace_free(t);
@@ -300,6 +373,8 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
         t->chunks++;
         off += n;
     }
+    if (t->merge_count > 1)
+        qsort(t->merges, t->merge_count, sizeof(*t->merges), merge_cmp);
     *out = t;
     return 0;
 }
@@ -359,5 +434,8 @@ void gpuprof__io_trace_free(gpuprof__io_trace *t)
         free(t->deps[i].recs);
     free(t->deps);
     free(t->threads);
+    for (uint32_t i = 0; i < t->merge_count; i++)
+        free(t->merges[i].map);
+    free(t->merges);
     free(t);
 }

@@ -14,27 +14,34 @@
 
 #define GPUPROF_IO_TRACE_MAGIC "GPTRACE\0" /* 8 bytes at offset 0 */
 #define GPUPROF_IO_TRACE_MAJOR 1
-#define GPUPROF_IO_TRACE_MINOR 2 /* 1.1: CORR_RECORDS chunks; 1.2: DEP_RECORDS */
+#define GPUPROF_IO_TRACE_MINOR 3 /* 1.1: CORR_RECORDS; 1.2: MERGED chunks;
+                                    1.3: DEP_RECORDS */
 #define GPUPROF_IO_TRACE_HEADER 32       /* file header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_HEADER 32 /* chunk header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_MAGIC 0x4B484354u /* "TCHK" little-endian */
 #define GPUPROF_IO_TRACE_RECORD 24       /* u64 start, u64 end, u64 context */
 #define GPUPROF_IO_TRACE_CORR_RECORD 32  /* ... and u64 correlation id */
 #define GPUPROF_IO_TRACE_MAX_RECORDS 65536 /* per chunk */
+#define GPUPROF_IO_TRACE_MAX_MERGED 16384  /* map entries per MERGED chunk */
 
 /* Chunk types (pinned). CORR_RECORDS (since 1.1) carry each record's
  * correlation id: a GPU stream's device records (flag GPU), or a CPU
  * thread's operation records (the API call from gpuprof_op_begin to
  * gpuprof_op_end; no flag GPU). */
+/* MERGED (since 1.2): a thread was summed into the profile's "exited
+ * threads (merged)" state (GPUPROF_KEEP_THREADS); its nodes' indices in
+ * that state's tree, from node `first` on, so its records keep their
+ * contexts. */
 enum {
     GPUPROF_IO_TRACE_RECORDS = 1,
     GPUPROF_IO_TRACE_THREAD = 2,
     GPUPROF_IO_TRACE_CORR_RECORDS = 3,
-    GPUPROF_IO_TRACE_DEP_RECORDS = 4 /* since 1.2: a CPU thread's
+    GPUPROF_IO_TRACE_MERGED = 4,
+    GPUPROF_IO_TRACE_DEP_RECORDS = 5 /* since 1.3: a CPU thread's
                                         dependency notes (below) */
 };
 
-/* DEP_RECORDS (since 1.2): what an operation of a CPU thread waits for or
+/* DEP_RECORDS (since 1.3): what an operation of a CPU thread waits for or
  * marks, from gpuprof__op_dep, 32 bytes a record, held in a
  * gpuprof__io_trace_rec as: start_ns = the operation's API call start,
  * end_ns = the target (the correlation id of the operation whose device
@@ -77,6 +84,13 @@ typedef struct gpuprof__io_trace_thread {
     char name[64];
 } gpuprof__io_trace_thread;
 
+/* One MERGED chunk: node first + i of thread `seq` is node map[i] of the
+ * merged state (UINT32_MAX: none). */
+typedef struct gpuprof__io_trace_merge {
+    uint32_t seq, first, count;
+    uint32_t *map;
+} gpuprof__io_trace_merge;
+
 typedef struct gpuprof__io_trace {
     uint32_t pid;
     uint32_t minor;
@@ -91,6 +105,8 @@ typedef struct gpuprof__io_trace {
     uint32_t dep_stream_count;
     gpuprof__io_trace_thread *threads;
     uint32_t thread_count;
+    gpuprof__io_trace_merge *merges; /* MERGED chunks, in file order */
+    uint32_t merge_count;
     uint64_t chunks;        /* valid chunks read */
     uint64_t ignored_bytes; /* from the first invalid chunk to the end */
     char ignored_why[128];  /* why reading stopped there ("" when none) */
@@ -119,6 +135,17 @@ size_t gpuprof__io_trace_dep_records(uint8_t *out, uint32_t flags,
 /* A THREAD chunk (at most CHUNK_HEADER + 16 + 64 bytes); returns bytes. */
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name);
+
+/* A MERGED chunk of n entries (n <= GPUPROF_IO_TRACE_MAX_MERGED): thread
+ * seq's nodes first .. first + n - 1 are the merged state's map[0..n);
+ * out holds CHUNK_HEADER + 8 + 4 * n bytes. Returns the bytes. */
+size_t gpuprof__io_trace_merged_chunk(uint8_t *out, uint32_t seq,
+                                      uint32_t first, const uint32_t *map,
+                                      uint32_t n);
+/* Where thread seq's node went when the thread was merged: the merged
+ * state's node; UINT32_MAX when the trace says nothing of it. */
+uint32_t gpuprof__io_trace_merged_node(const gpuprof__io_trace *t,
+                                       uint32_t seq, uint32_t node);
 
 /* Reads and validates a whole trace. A bad file header is an error
  * (GPUPROF_IO_ERR_FORMAT / _VERSION with a message); a chunk that is torn

@@ -249,7 +249,7 @@ class Database:
     # -- traces (trace.db) ----------------------------------------------------
     def trace_streams(self):
         """The streams of trace.db: stream, kind (regions, ops, gpu, deps:
-        a thread's dependency notes, trace format 1.2),
+        a thread's dependency notes, trace format 1.3),
         profile (<NA> for GPU streams), process, device, gpu_stream,
         realtime_offset_ns, records. Empty without traces."""
         lib, db = self._lib, self._handle()

@@ -531,7 +531,12 @@ static uint32_t get32le(const uint8_t *p)
            (uint32_t)p[3] << 24;
 }
 
-/* Writes b with the header's CRC (offset 12, over bytes 32..) made valid. */
+/* The header's bytes (doc/FORMATS.md: 40 since format 3, its identity at
+ * 32). */
+#define DBH 40
+
+/* Writes b with the header's CRC (offset 12, over bytes 32..: the identity
+ * and the body) made valid. */
 static void spit_valid(const char *path, uint8_t *b, size_t n)
 {
     put32le(b + 12, gpuprof__io_crc32c(0, b + 32, n - 32));
@@ -573,23 +578,23 @@ START_TEST(crafted_content_is_refused)
         memcpy(b, orig, n);
         if (cases[i].at == 0) { /* plane 0: the first with pairs */
             uint32_t k = 0;
-            while (get32le(b + 32 + 16 * k + 8) == 0)
+            while (get32le(b + DBH + 16 * k + 8) == 0)
                 k++;
-            uint32_t off = get32le(b + 32 + 16 * k);
+            uint32_t off = get32le(b + DBH + 16 * k);
             if (strcmp(cases[i].file, "profile.db"))
                 b[off] = (uint8_t)cases[i].value,
                 b[off + 1] = (uint8_t)(cases[i].value >> 8);
             else
                 put32le(b + off, cases[i].value);
         } else if (cases[i].at == 1) {
-            put32le(b + 32, cases[i].value);
-            put32le(b + 36, 0);
+            put32le(b + DBH, cases[i].value);
+            put32le(b + DBH + 4, 0);
         } else if (cases[i].at == 2) {
-            put32le(b + 32 + 8, cases[i].value);
-        } else { /* meta.db: after 16 count bytes, strings, metrics, profiles */
-            uint32_t ss = get32le(b + 32), nm = get32le(b + 36),
-                     np = get32le(b + 40);
-            size_t ctx1 = 32 + 16 + ss + (size_t)nm * 12 + (size_t)np * 40 + 24;
+            put32le(b + DBH + 8, cases[i].value);
+        } else { /* meta.db: after 32 count bytes, strings, metrics, profiles */
+            uint32_t ss = get32le(b + DBH), nm = get32le(b + DBH + 4),
+                     np = get32le(b + DBH + 8);
+            size_t ctx1 = DBH + 32 + ss + (size_t)nm * 12 + (size_t)np * 40 + 24;
             put32le(b + ctx1, 1);
         }
         spit_valid(path, b, n);

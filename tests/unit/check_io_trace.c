@@ -6,7 +6,9 @@
  * Format 1.1: CORR_RECORDS chunks carry correlation ids, a GPU stream's
  * into its stream and a CPU thread's operations into `ops`, every byte as
  * doc/FORMATS.md says; a 1.0 file (frozen bytes) is still read, and chunk
- * types the reader does not know are skipped.
+ * types the reader does not know are skipped. Format 1.2: MERGED chunks
+ * map a merged thread's nodes (every byte as doc/FORMATS.md says; lookups
+ * across chunks, in any order; a chunk whose sizes disagree is damage).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -158,7 +160,7 @@ START_TEST(corr_records)
     ck_assert_uint_eq(n, 32 + (32 + 2 * 32) * 2 + 32 + 24);
     /* The bytes of the GPU chunk, as doc/FORMATS.md has them. */
     const uint8_t *h = buf + GPUPROF_IO_TRACE_HEADER;
-    ck_assert_uint_eq(buf[10] | buf[11] << 8, 2); /* minor */
+    ck_assert_uint_eq(buf[10] | buf[11] << 8, 3); /* minor (1.3) */
     ck_assert_uint_eq(h[4] | h[5] << 8, GPUPROF_IO_TRACE_CORR_RECORDS);
     ck_assert_uint_eq(h[4], 3);
     ck_assert_uint_eq(h[6], GPUPROF_IO_TRACE_GPU);
@@ -172,7 +174,7 @@ START_TEST(corr_records)
     ck_assert_uint_eq(r1[24], 3);
     ck_assert_uint_eq(r1[28], 0x10);
     gpuprof__io_trace *t = decode_ok(buf, n);
-    ck_assert_uint_eq(t->minor, 2);
+    ck_assert_uint_eq(t->minor, 3);
     ck_assert_uint_eq(t->chunks, 3);
     ck_assert_uint_eq(t->stream_count, 2);
     ck_assert_uint_eq(t->op_stream_count, 1);
@@ -294,9 +296,9 @@ START_TEST(unknown_chunk_skipped)
 }
 END_TEST
 
-/* 1.2: a thread's dependency notes (DEP_RECORDS, type 4), 32-byte records
+/* 1.3: a thread's dependency notes (DEP_RECORDS, type 5), 32-byte records
  * read back into t->deps with the note's fields where doc/FORMATS.md puts
- * them; a reader skipping type 4 (as 1.1 readers do) sees the rest. */
+ * them; a reader skipping type 5 (as 1.2 readers do) sees the rest. */
 START_TEST(dep_records)
 {
     uint8_t buf[1024];
@@ -314,7 +316,7 @@ START_TEST(dep_records)
     ck_assert_uint_eq(off - at, 32 + 2 * 32);
     const uint8_t *h = buf + at;
     ck_assert_uint_eq(h[4] | h[5] << 8, GPUPROF_IO_TRACE_DEP_RECORDS);
-    ck_assert_uint_eq(h[4], 4);
+    ck_assert_uint_eq(h[4], 5);
     ck_assert_uint_eq(h[12], 2); /* thread_seq */
     const uint8_t *r = h + 32;
     ck_assert_uint_eq(r[8], 1);     /* target, low byte */
@@ -353,6 +355,55 @@ START_TEST(dep_records)
 }
 END_TEST
 
+/* MERGED chunks: thread 5's nodes 0-2 in one chunk, 3-4 in a later one
+ * (written first: order does not matter), thread 2's node 0. */
+START_TEST(merged_maps)
+{
+    uint8_t buf[1024];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 1, 2);
+    static const uint32_t a[] = {0, 7, UINT32_MAX}, b[] = {9, 8}, c[] = {4};
+    size_t first = off;
+    off += gpuprof__io_trace_merged_chunk(buf + off, 5, 3, b, 2);
+    off += gpuprof__io_trace_merged_chunk(buf + off, 2, 0, c, 1);
+    off += gpuprof__io_trace_merged_chunk(buf + off, 5, 0, a, 3);
+    /* The first chunk's bytes: header (type 4, id = seq 5, count 2,
+     * payload 16), then seq, first, the two entries. */
+    static const uint8_t want[] = {0x54, 0x43, 0x48, 0x4b, 4, 0, 0, 0, 0, 0,
+                                   0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 16, 0, 0, 0,
+                                   0, 0, 0, 0};
+    ck_assert_mem_eq(buf + first, want, sizeof(want));
+    static const uint8_t pay[] = {5, 0, 0, 0, 3, 0, 0, 0,
+                                  9, 0, 0, 0, 8, 0, 0, 0};
+    ck_assert_mem_eq(buf + first + 32, pay, sizeof(pay));
+    gpuprof__io_trace *t = decode_ok(buf, off);
+    ck_assert_uint_eq(t->chunks, 3);
+    ck_assert_uint_eq(t->merge_count, 3);
+    static const struct {
+        uint32_t seq, node, to;
+    } q[] = {{5, 0, 0},          {5, 1, 7}, {5, 2, UINT32_MAX},
+             {5, 3, 9},          {5, 4, 8}, {5, 5, UINT32_MAX},
+             {2, 0, 4},          {2, 1, UINT32_MAX},
+             {1, 0, UINT32_MAX}, {6, 0, UINT32_MAX}};
+    for (unsigned i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+        ck_assert_msg(gpuprof__io_trace_merged_node(t, q[i].seq, q[i].node) ==
+                          q[i].to,
+                      "thread %u node %u", q[i].seq, q[i].node);
+    gpuprof__io_trace_free(t);
+    /* A count that disagrees with the payload ends the readable part. */
+    uint8_t *h = buf + first;
+    h[16] = 3;
+    uint32_t crc = gpuprof__io_crc32c(0, h, 28);
+    crc = gpuprof__io_crc32c(crc, h + 32, 16);
+    memcpy(h + 28, &crc, 4);
+    t = decode_ok(buf, off);
+    ck_assert_uint_eq(t->merge_count, 0);
+    ck_assert_uint_eq(t->ignored_bytes, off - first);
+    ck_assert_str_eq(t->ignored_why, "bad merged-thread chunk");
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -363,6 +414,7 @@ int main(void)
         {"corr_records", corr_records, 10},
         {"old_minor_read", old_minor_read, 10},
         {"unknown_chunk_skipped", unknown_chunk_skipped, 10},
+        {"merged_maps", merged_maps, 10},
     };
     return RUN_SUITE("io_trace", cases);
 }

@@ -114,7 +114,7 @@ typedef struct cl_memobj {
  * using it). */
 cl_queue *gpuprof__cl_queue(cl_command_queue q);
 
-/* cl_deps.c: dependency notes for traces (trace format 1.2). */
+/* cl_deps.c: dependency notes for traces (trace format 1.3). */
 void gpuprof__cl_deps_event(cl_event ev, uint64_t corr);
 void gpuprof__cl_deps_wait_list(uint64_t corr, cl_command_queue q, cl_uint n,
                                 const cl_event *wl);
@@ -179,6 +179,7 @@ void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
                          const uint8_t *xm, const uint64_t *xv);
 
 /* cl_idle.c: GPU_IDLE_CAUSE sampling. */
+void gpuprof__cl_idle_config(void); /* at the backend's init */
 void gpuprof__cl_idle_start(void); /* at attach, on the first OpenCL thread */
 void gpuprof__cl_idle_stop(void);  /* at finalize */
 void gpuprof__cl_idle_thread(void);

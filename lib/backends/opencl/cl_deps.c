@@ -1,6 +1,6 @@
 /*
  * cl_deps.c - the OpenCL backend's dependency notes for traces (trace
- * format 1.2; lib/core/gpu.h gpuprof__op_dep): clFinish waits for its
+ * format 1.3; lib/core/gpu.h gpuprof__op_dep): clFinish waits for its
  * queue, clWaitForEvents for the commands that made its events, a command
  * with an event wait list waits (on the device) for those commands, and a
  * blocking enqueue returns when its own command has run. In-order queues

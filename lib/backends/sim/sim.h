@@ -54,7 +54,7 @@ gpuprof_status gpuprof__sim_graph(unsigned stream, unsigned n,
 /* Waits until every operation launched before the call (by any thread) has
  * been delivered; recorded as a GPUPROF_OP_SYNC operation. */
 gpuprof_status gpuprof__sim_sync(void);
-/* Synchronization, noted in traces (dependency records, trace format 1.2).
+/* Synchronization, noted in traces (dependency records, trace format 1.3).
  * With cfg.realtime the host really waits: until the virtual end of what
  * it waits for (a stream's work launched so far, every stream's, an
  * event's), and queries answer "done" once that time has passed; without

@@ -81,6 +81,13 @@ $(CUPTI_SRCS:%.c=$(B)/obj/%.o): LIB_CFLAGS += -isystem $(CUDA_HOME)/include \
 endif
 endif
 AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
+# The OTF2 export is built when OTF2 3.0's headers are there (Debian:
+# libotf2-trace-dev); libotf2 is dlopened when an export runs, never
+# linked (analysis/an_otf2.h). Without them the export says so.
+HAVE_OTF2 := $(shell printf '\043include <otf2/otf2.h>\n\043if OTF2_VERSION_MAJOR < 3\n\043error\n\043endif\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_OTF2),1)
+LIB_CFLAGS += -DGPUPROF_HAVE_OTF2
+endif
 
 # gpuprof-mpi (the aggregation on the ranks of an MPI job) is built when
 # mpicc is found (Debian: libopenmpi-dev). Only its own file is compiled

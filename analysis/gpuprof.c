@@ -23,6 +23,8 @@
  *                         CSV table for pandas.read_csv (every metric)
  *   gpuprof export --chrome [-o FILE] DIR...
  *                         traces as Chrome Trace Event JSON (Perfetto)
+ *   gpuprof export --otf2 -o DIR DB
+ *                         trace.db as an OTF2 archive (Vampir): DIR/traces.otf2
  *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [--strict]
  *                   [-o DB] DIR...
  *                         aggregate measurement directories (several runs
@@ -90,6 +92,9 @@ static int usage(FILE *out, int rc)
                  "       gpuprof export --chrome [-o FILE] DIR...\n"
                  "                             traces (GPUPROF_TRACE=1) as "
                  "JSON for ui.perfetto.dev\n"
+                 "       gpuprof export --otf2 -o DIR DB\n"
+                 "                             trace.db as an OTF2 archive "
+                 "(Vampir): DIR/traces.otf2\n"
                  "       gpuprof analyze [-j N] [--memory SIZE] "
                  "[--no-structure] [--strict] [-o DB] DIR...\n"
                  "                             aggregate measurements into "
@@ -513,6 +518,25 @@ static int chrome(int argc, char **argv)
     return out_close(&out, st == GPUPROF_OK ? 0 : fail());
 }
 
+/* export --otf2 -o DIR DB: the archive appears in DIR whole or not at all
+ * (gpuprof_an_db_export_otf2). */
+static int otf2(int argc, char **argv)
+{
+    static const char *const with_arg[] = {"-o", NULL};
+    cli_permute(argc, argv, 3, with_arg);
+    if (argc != 6 || strcmp(argv[3], "-o"))
+        return usage_error("export --otf2 wants -o DIR and one database");
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[5], &db) != GPUPROF_OK)
+        return fail();
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, argv[4], stderr, 0);
+    gpuprof_an_db_close(db);
+    if (st != GPUPROF_OK)
+        return fail();
+    printf("gpuprof: OTF2 archive written to %s/traces.otf2\n", argv[4]);
+    return 0;
+}
+
 /* The number of processes of the MPI job this one was started in (by
  * mpirun, mpiexec or srun), 1 outside one. */
 static long mpi_job_size(void)
@@ -643,6 +667,8 @@ int main(int argc, char **argv)
     if (argc >= 4 && !strcmp(argv[1], "export") &&
         !strcmp(argv[2], "--chrome"))
         return chrome(argc, argv);
+    if (argc >= 3 && !strcmp(argv[1], "export") && !strcmp(argv[2], "--otf2"))
+        return otf2(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "analyze"))
         return analyze(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "advise"))

@@ -48,6 +48,14 @@
 #include "an_internal.h"
 #include "an_otf2.h"
 
+static gpuprof_status no_traces(void)
+{
+    return gpuprof__an_fail(GPUPROF_E_NOTFOUND,
+                            "OTF2 export: the database has no traces "
+                            "(trace.db: analyze measurements made with "
+                            "GPUPROF_TRACE=1)");
+}
+
 bool gpuprof__an_otf2_cpath(const gpuprof_an_db *db,
                             gpuprof__an_cpath_marks *out)
 {
@@ -64,6 +72,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_otf2(
     if (!db || !dir || !*dir || flags)
         return gpuprof__an_fail(GPUPROF_E_INVALID,
                                 "gpuprof_an_db_export_otf2: bad argument");
+    if (!gpuprof_an_db_trace_stream_count(db))
+        return no_traces();
     gpuprof__an_cpath_marks m;
     memset(&m, 0, sizeof(m));
     bool have = gpuprof__an_otf2_cpath(db, &m);
@@ -363,10 +373,7 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db,
         return gpuprof__an_fail(GPUPROF_E_INVALID,
                                 "gpuprof_an_db_export_otf2: bad argument");
     if (!gpuprof_an_db_trace_stream_count(db))
-        return gpuprof__an_fail(GPUPROF_E_NOTFOUND,
-                                "OTF2 export: the database has no traces "
-                                "(trace.db: analyze measurements made with "
-                                "GPUPROF_TRACE=1)");
+        return no_traces();
     const gpuprof__an_otf2_lib *L = gpuprof__an_otf2_lib_get();
     if (!L)
         return GPUPROF_E_UNAVAILABLE;

@@ -11,6 +11,8 @@
 #include "an_internal.h"
 #include "an_otf2.h"
 
+#ifdef GPUPROF_HAVE_OTF2
+
 /* Strings numbered in order of first appearance; "" is always 0. */
 typedef struct gpuprof__an_ox_interner {
     gpuprof__io_strtab *t;
@@ -99,4 +101,5 @@ gpuprof_status gpuprof__an_otf2_dir_begin(gpuprof__an_otf2_dir *d,
 gpuprof_status gpuprof__an_otf2_dir_end(gpuprof__an_otf2_dir *d,
                                         gpuprof_status st);
 
+#endif /* GPUPROF_HAVE_OTF2 */
 #endif /* GPUPROF_AN_OTF2_WRITE_H */

@@ -162,6 +162,26 @@ grep -qE '^REGION .*Name: "stencil" .*Descr\.: "kernel stencil" .*Role: FUNCTION
   pass "region roles: kernels FUNCTION, user regions CODE/USER, API calls WRAPPER, copies DATA_TRANSFER" ||
   fail "region roles"
 
+# Two processes (sim_demo run twice into one directory): a PROCESS group
+# each, each with its own accelerator group, one host.
+GPUPROF_OUTPUT=$tmp/two GPUPROF_TRACE=1 "$B/tests/sim_demo" >/dev/null 2>&1 &&
+  GPUPROF_OUTPUT=$tmp/two GPUPROF_TRACE=1 "$B/tests/sim_demo" >/dev/null 2>&1 &&
+  "$G" analyze -o "$tmp/db2" "$tmp/two" >/dev/null 2>&1 &&
+  "$G" export --otf2 -o "$tmp/x2" "$tmp/db2" >/dev/null 2>"$tmp/err" &&
+  otf2-print -A "$tmp/x2/traces.otf2" >"$tmp/print2" 2>"$tmp/print.err" && [ ! -s "$tmp/print.err" ] ||
+  fail "two processes: export and otf2-print: $(cat "$tmp/err" "$tmp/print.err")"
+python3 "$tmp/summary.py" "$tmp/print2" >"$tmp/sum" 2>&1
+check "two processes: four GPU stream locations" 4 "$gpu"
+check "two processes: four CPU thread locations" 4 "$cpu"
+check "two processes: a PROCESS group each" 2 "group PROCESS pid N parent node creator UNDEFINED"
+check "two processes: an accelerator group each, created by it" 2 "group ACCELERATOR GPU N of pid N parent node creator \"pid N\" <N>"
+check "two processes on one host: one host node" 1 'node HOST class node parent "machine::machine" <0>'
+[ "$(grep -c '^PROBLEM' "$tmp/sum")" = 0 ] && pass "two processes: every location's events balanced and in order" ||
+  { fail "two processes: events"; grep '^PROBLEM' "$tmp/sum" | head; }
+n=$(grep -E '^LOCATION_GROUP +[0-9]+ +Name: "GPU 0 of pid [0-9]+" .*Creator: "pid [0-9]+"' "$tmp/print2" |
+    sed -E 's/.*"GPU 0 of pid ([0-9]+)".*Creator: "pid ([0-9]+)".*/\1 \2/' | awk '$1 == $2' | wc -l)
+[ "$n" = 2 ] && pass "two processes: each GPU group is its own process's" || fail "each GPU group is its own process's ($n)"
+
 # Replacing: an earlier export is replaced; anything else is refused as is.
 "$G" export --otf2 -o "$tmp/x" "$tmp/db" >/dev/null 2>"$tmp/err" &&
   otf2-print "$tmp/x/traces.otf2" >/dev/null 2>&1 &&

@@ -142,6 +142,22 @@ static char *events_of(const char *archive, uint64_t base)
     return text;
 }
 
+/* otf2-print -G's definitions of the archive. */
+static char *defs_of(const char *archive)
+{
+    char cmd[800], *text = NULL;
+    size_t size = 0;
+    snprintf(cmd, sizeof(cmd), "otf2-print -G %s/traces.otf2 2>&1", archive);
+    FILE *p = popen(cmd, "r"), *out = open_memstream(&text, &size);
+    ck_assert_ptr_nonnull(p);
+    int c;
+    while ((c = fgetc(p)) != EOF)
+        fputc(c, out);
+    ck_assert_int_eq(pclose(p), 0);
+    fclose(out);
+    return text;
+}
+
 START_TEST(exact_events)
 {
     write_run(1);
@@ -192,6 +208,23 @@ START_TEST(exact_events)
                            "ENTER 0 8500 kernel launch: k cp=0\n"
                            "LEAVE 0 9000 kernel launch: k cp=0\n"
                            "LEAVE 0 9000 R cp=0\n");
+    free(text);
+    /* The rank names its process's group; names as trace.db has them. */
+    text = defs_of(archive);
+    static const char *const want[] = {
+        "Name: \"rank 2 (pid 10)\" <2>, Type: PROCESS, Parent: "
+        "\"node::h1\" <1>, Creator: UNDEFINED",
+        "Name: \"GPU 0 of rank 2 (pid 10)\" <4>, Type: ACCELERATOR, Parent: "
+        "\"node::h1\" <1>, Creator: \"rank 2 (pid 10)\" <0>",
+        "Name: \"main (tid 100)\" <3>, Type: CPU_THREAD, # Events: 8, Group: "
+        "\"rank 2 (pid 10)\" <0>",
+        "Name: \"GPU 0 stream 3\" <5>, Type: ACCELERATOR_STREAM, # Events: 6, "
+        "Group: \"GPU 0 of rank 2 (pid 10)\" <1>",
+        "Name: \"k\" <10> (Aka. \"k\" <10>), Descr.: \"kernel k\" <9>, Role: "
+        "FUNCTION"};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i],
+                      text);
     free(text);
     /* Without marks (the critical path not computed): no attributes, and
      * an earlier export is replaced. */

@@ -5,7 +5,8 @@
  * device of it an ACCELERATOR group, and the locations: one per CPU
  * thread (its profile's regions and API call streams together) and one
  * per GPU stream, each with the exact number of events it will get (two
- * per record).
+ * per record). Streams of other kinds (what later trace formats add
+ * beside the activities, such as dependency notes) are not exported.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -128,6 +129,9 @@ static void thread_name(const gpuprof__an_ox *x, uint32_t prof, char *buf,
 static gpuprof_status add_stream(gpuprof__an_ox *x, uint32_t i,
                                  const gpuprof_an_trace_stream *s)
 {
+    if (s->kind != GPUPROF_AN_TRACE_REGIONS && s->kind != GPUPROF_AN_TRACE_OPS &&
+        s->kind != GPUPROF_AN_TRACE_GPU)
+        return GPUPROF_OK; /* not activities (later kinds: notes) */
     bool gpu = s->kind == GPUPROF_AN_TRACE_GPU;
     unsigned side = s->kind == GPUPROF_AN_TRACE_OPS;
     uint32_t l = gpu ? UINT32_MAX : x->prof_loc[s->profile];

@@ -20,6 +20,8 @@
  * an API call by its operation and kernel ("kernel launch: stencil");
  * device work by its kernel (demangled, as the database names it, without
  * the binary, which goes into the description) or operation ("copy d2h").
+ * GPU regions are of paradigm CUDA or OpenCL when every kernel binary is a
+ * cubin or every one an OpenCL binary, else UNKNOWN.
  * Timestamps are CLOCK_REALTIME nanoseconds (each host's processes shifted
  * by the offset of the first seen there, as the Chrome export does, so a
  * whole MPI run shares one clock); the clock properties say so.
@@ -231,7 +233,7 @@ static void op_region(const gpuprof__an_ox *x, uint32_t c, bool gpu,
     } else if (kern == MULTI) {
         kernel_list(x, c, k, sizeof(k));
     }
-    r->paradigm = OTF2_PARADIGM_UNKNOWN;
+    r->paradigm = x->gpu_paradigm;
     if (!gpu) {
         r->role = OTF2_REGION_ROLE_WRAPPER;
         snprintf(r->name, sizeof(r->name), *k ? "%s: %s" : "%s", op, k);
@@ -348,6 +350,29 @@ static gpuprof_status kernels(gpuprof__an_ox *x)
     return GPUPROF_OK;
 }
 
+/* The programming model of the GPU work, from the binaries its kernels
+ * came from (the database names them "kernel NAME [binaries/HASH.EXT]"):
+ * CUDA for cubins, OpenCL for OpenCL program binaries, UNKNOWN when there
+ * are none, both, or others (OTF2 3.0 has no Level Zero paradigm). */
+static OTF2_Paradigm gpu_paradigm(const gpuprof__an_ox *x)
+{
+    bool cuda = false, cl = false, other = false;
+    for (uint32_t c = 1; c < x->nc; c++) {
+        if (gpuprof_an_db_context_kind(x->db, c) != GPUPROF_AN_NODE_KERNEL)
+            continue;
+        const char *n = gpuprof_an_db_context_name(x->db, c);
+        size_t len = strlen(n);
+        bool cu = len > 7 && !strcmp(n + len - 7, ".cubin]");
+        bool ocl = len > 7 && !strcmp(n + len - 7, ".clbin]");
+        cuda |= cu;
+        cl |= ocl;
+        other |= !cu && !ocl;
+    }
+    return cuda && !cl && !other   ? OTF2_PARADIGM_CUDA
+           : cl && !cuda && !other ? OTF2_PARADIGM_OPENCL
+                                   : OTF2_PARADIGM_UNKNOWN;
+}
+
 static void ox_free(gpuprof__an_ox *x)
 {
     gpuprof__an_ox_interner_free(&x->strings);
@@ -387,6 +412,7 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db,
     gpuprof_status st = gpuprof__an_otf2_dir_begin(&d, dir);
     if (st == GPUPROF_OK) {
         st = kernels(&x);
+        x.gpu_paradigm = gpu_paradigm(&x);
         if (st == GPUPROF_OK)
             st = gpuprof__an_ox_plan(&x);
         if (st == GPUPROF_OK)

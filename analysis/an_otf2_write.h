@@ -70,6 +70,7 @@ typedef struct gpuprof__an_ox {
     uint64_t tmin, tmax;                    /* of the events written */
     uint64_t clipped;                       /* records cut to nest */
     bool realtime;                          /* some host had an offset */
+    OTF2_Paradigm gpu_paradigm;             /* of API calls and GPU work */
 } gpuprof__an_ox;
 
 gpuprof_status gpuprof__an_ox_intern(gpuprof__an_ox_interner *in,

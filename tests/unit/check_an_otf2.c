@@ -9,7 +9,8 @@
  * reads the archive back; the events, their order, times (monotonic ns
  * plus the realtime offset trace.db gives) and the critical_path attribute
  * from marks given through the internal entry are compared exactly; the
- * note says two records were cut. Also: bad arguments, no traces, and a
+ * note says two records were cut; the kernel's region is named without its
+ * binary (an OpenCL one: paradigm OPENCL). Also: bad arguments, no traces, and a
  * build without OTF2 support (then only that it says so).
  */
 #include <check.h>
@@ -53,7 +54,7 @@ static void write_run(int traced)
     uint32_t r = tp_region(b, 0, "R", 1, 8000, 5000);
     tp_region(b, r, "S", 1, 3000, 3000);
     uint32_t op = tp_gpu_op(b, r, 1);
-    tp_kernel(b, op, "k", UINT32_MAX);
+    tp_kernel(b, op, "k", tp_gpu_module(b, "binaries/4a88.clbin"));
     tp_times(b, 500, 10000, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
     snprintf(path, sizeof(path), "%s/in/h1-r2-p10.gpuprof", dir);
     ck_assert_int_eq(tp_write(b, path, 0), 0);
@@ -220,8 +221,13 @@ START_TEST(exact_events)
         "\"rank 2 (pid 10)\" <0>",
         "Name: \"GPU 0 stream 3\" <5>, Type: ACCELERATOR_STREAM, # Events: 6, "
         "Group: \"GPU 0 of rank 2 (pid 10)\" <1>",
-        "Name: \"k\" <10> (Aka. \"k\" <10>), Descr.: \"kernel k\" <9>, Role: "
-        "FUNCTION"};
+        "Name: \"k\" <10> (Aka. \"k\" <10>), Descr.: \"kernel k "
+        "[binaries/4a88.clbin]\" <9>, Role: FUNCTION, Paradigm: OPENCL",
+        "Name: \"kernel launch: k\" <8> (Aka. \"kernel launch: k\" <8>), "
+        "Descr.: \"kernel k [binaries/4a88.clbin]\" <9>, Role: WRAPPER, "
+        "Paradigm: OPENCL",
+        "Name: \"R\" <6> (Aka. \"R\" <6>), Descr.: \"\" <0>, Role: CODE, "
+        "Paradigm: USER"};
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i],
                       text);

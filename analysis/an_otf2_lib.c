@@ -51,7 +51,9 @@ static void *open_lib(void)
 static __thread char message[512];
 
 /* libotf2 prints its errors on stderr unless told otherwise; a library
- * never prints (STYLE.md): the message is kept for the error we return. */
+ * never prints (STYLE.md): the message is kept for the error we return.
+ * (The handler is libotf2's, process-wide: a program that uses libotf2
+ * itself and then exports gets it too; it still sees every error code.) */
 static OTF2_ErrorCode quiet(void *user, const char *file, uint64_t line,
                             const char *function, OTF2_ErrorCode code,
                             const char *fmt, va_list va)

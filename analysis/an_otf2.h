@@ -48,7 +48,8 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db,
 #ifdef GPUPROF_HAVE_OTF2
 #include <otf2/otf2.h>
 
-/* The libotf2 entry points the export calls. */
+/* The libotf2 entry points the export calls (writer, then the reader
+ * that checks what was written). */
 #define GPUPROF_AN_OTF2_FUNCS(X)                                               \
     X(OTF2_Archive_Open)                                                       \
     X(OTF2_Archive_Close)                                                      \
@@ -79,7 +80,26 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db,
     X(OTF2_GlobalDefWriter_WriteLocation)                                      \
     X(OTF2_GlobalDefWriter_WriteRegion)                                        \
     X(OTF2_Error_GetDescription)                                               \
-    X(OTF2_Error_RegisterCallback)
+    X(OTF2_Error_RegisterCallback)                                             \
+    X(OTF2_Reader_Open)                                                        \
+    X(OTF2_Reader_Close)                                                       \
+    X(OTF2_Reader_SetSerialCollectiveCallbacks)                                \
+    X(OTF2_Reader_GetNumberOfLocations)                                        \
+    X(OTF2_Reader_GetNumberOfGlobalDefinitions)                                \
+    X(OTF2_Reader_GetGlobalDefReader)                                          \
+    X(OTF2_Reader_ReadAllGlobalDefinitions)                                    \
+    X(OTF2_Reader_CloseGlobalDefReader)                                        \
+    X(OTF2_Reader_SelectLocation)                                              \
+    X(OTF2_Reader_OpenDefFiles)                                                \
+    X(OTF2_Reader_OpenEvtFiles)                                                \
+    X(OTF2_Reader_CloseDefFiles)                                               \
+    X(OTF2_Reader_CloseEvtFiles)                                               \
+    X(OTF2_Reader_GetDefReader)                                                \
+    X(OTF2_Reader_GetEvtReader)                                                \
+    X(OTF2_Reader_ReadAllLocalDefinitions)                                     \
+    X(OTF2_Reader_ReadAllLocalEvents)                                          \
+    X(OTF2_Reader_CloseDefReader)                                              \
+    X(OTF2_Reader_CloseEvtReader)
 
 typedef struct gpuprof__an_otf2_lib {
 #define GPUPROF_AN_OTF2_PTR(f) __typeof__(f) *f;

@@ -362,6 +362,10 @@ static gpuprof_status global_defs(gpuprof__an_ox *x, OTF2_Archive *ar)
             g, i, r->name, r->name, r->desc, r->role, r->paradigm,
             OTF2_REGION_FLAG_NONE, 0, 0, 0);
     }
+    /* What the anchor file counts: clock properties, strings, the
+     * attribute, the tree, groups, locations, regions. */
+    x->ndefs = 1 + (uint64_t)x->strings.n + 1 + 1 + x->nhosts + x->ngroups +
+               x->nlocs + x->nregions;
     OTF2_ErrorCode rc2 = L->OTF2_Archive_CloseGlobalDefWriter(ar, g);
     if (rc == OTF2_SUCCESS)
         rc = rc2;
@@ -426,6 +430,8 @@ gpuprof_status gpuprof__an_ox_write(gpuprof__an_ox *x, const char *path)
     rc = L->OTF2_Archive_Close(ar);
     if (st == GPUPROF_OK && rc != OTF2_SUCCESS)
         st = otf2_fail("closing the archive", rc, L);
+    if (st == GPUPROF_OK)
+        st = gpuprof__an_ox_verify(x, path);
     return st;
 }
 #endif /* GPUPROF_HAVE_OTF2 */

@@ -2,8 +2,9 @@
  * an_otf2_write.h - the state of one OTF2 export, shared by its files:
  * an_export_otf2.c (entry, names and regions), an_otf2_plan.c (hosts,
  * location groups and locations from trace.db's streams), an_otf2_events.c
- * (the events per location, then the definitions) and an_otf2_dir.c (the
- * temporary directory renamed into place). Only with GPUPROF_HAVE_OTF2.
+ * (the events per location, then the definitions), an_otf2_verify.c (the
+ * archive read back) and an_otf2_dir.c (the temporary directory renamed
+ * into place). Only with GPUPROF_HAVE_OTF2.
  */
 #ifndef GPUPROF_AN_OTF2_WRITE_H
 #define GPUPROF_AN_OTF2_WRITE_H
@@ -69,6 +70,7 @@ typedef struct gpuprof__an_ox {
     uint32_t *proc_group, *prof_loc;        /* per profile; UINT32_MAX */
     uint64_t tmin, tmax;                    /* of the events written */
     uint64_t clipped;                       /* records cut to nest */
+    uint64_t ndefs;                         /* global definitions written */
     bool realtime;                          /* some host had an offset */
     OTF2_Paradigm gpu_paradigm;             /* of API calls and GPU work */
 } gpuprof__an_ox;
@@ -87,6 +89,11 @@ gpuprof_status gpuprof__an_ox_region_of(gpuprof__an_ox *x, uint32_t c,
 gpuprof_status gpuprof__an_ox_plan(gpuprof__an_ox *x);
 /* The archive "traces" in directory `path` (an_otf2_events.c). */
 gpuprof_status gpuprof__an_ox_write(gpuprof__an_ox *x, const char *path);
+
+/* The archive in `path` read back: what was written must be there
+ * (an_otf2_verify.c). */
+gpuprof_status gpuprof__an_ox_verify(const gpuprof__an_ox *x,
+                                     const char *path);
 
 /* DIR's replacement (an_otf2_dir.c): _begin refuses a DIR that is neither
  * absent, an empty directory nor an earlier export, and makes the

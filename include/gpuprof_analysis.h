@@ -550,7 +550,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
  * contexts. Every event carries the attribute "critical_path" (uint8)
  * once the critical path is computed. `dir` must be absent, an empty
  * directory or an earlier export (replaced); the archive is written beside
- * it and renamed into place, so a failed export leaves nothing. Records
+ * it, read back whole and only then renamed into place, so a failed export
+ * (a full disk included) leaves nothing. Records
  * that overlap their enclosing one without nesting are cut to nest: one
  * line says how many to `notes` (NULL: nowhere). Errors: GPUPROF_E_NOTFOUND
  * (no trace.db), GPUPROF_E_UNAVAILABLE (built without OTF2 support, or

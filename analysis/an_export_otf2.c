@@ -68,8 +68,10 @@ bool gpuprof__an_otf2_cpath(const gpuprof_an_db *db,
     return false;
 }
 
-GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_otf2(
-    const gpuprof_an_db *db, const char *dir, FILE *notes, uint32_t flags)
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_otf2(const gpuprof_an_db *db,
+                                                        const char *dir,
+                                                        FILE *notes,
+                                                        uint32_t flags)
 {
     if (!db || !dir || !*dir || flags)
         return gpuprof__an_fail(GPUPROF_E_INVALID,
@@ -87,8 +89,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_otf2(
 }
 
 #ifndef GPUPROF_HAVE_OTF2
-gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db,
-                                       const char *dir, FILE *notes,
+gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db, const char *dir,
+                                       FILE *notes,
                                        const gpuprof__an_cpath_marks *marks)
 {
     (void)db;
@@ -110,8 +112,8 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db,
 /* Interns s; *id is its index in order of first appearance ("" is 0).
  * New strings get ascending offsets, so an old one is found by binary
  * search over the offsets. */
-gpuprof_status gpuprof__an_ox_intern(gpuprof__an_ox_interner *in,
-                                     const char *s, uint32_t *id)
+gpuprof_status gpuprof__an_ox_intern(gpuprof__an_ox_interner *in, const char *s,
+                                     uint32_t *id)
 {
     if (!in->t) {
         in->t = gpuprof__io_strtab_new();
@@ -215,8 +217,7 @@ typedef struct rdesc {
 
 /* How a GPU operation context is named on a thread (the API call) and on
  * its stream (the device work). */
-static void op_region(const gpuprof__an_ox *x, uint32_t c, bool gpu,
-                      rdesc *r)
+static void op_region(const gpuprof__an_ox *x, uint32_t c, bool gpu, rdesc *r)
 {
     const char *name = gpuprof_an_db_context_name(x->db, c);
     char op[128], k[1024] = "";
@@ -242,7 +243,7 @@ static void op_region(const gpuprof__an_ox *x, uint32_t c, bool gpu,
         snprintf(r->name, sizeof(r->name), "%s", k);
     } else {
         r->role = !strncmp(op, "copy", 4) ? OTF2_REGION_ROLE_DATA_TRANSFER
-                                           : OTF2_REGION_ROLE_CODE;
+                                          : OTF2_REGION_ROLE_CODE;
         snprintf(r->name, sizeof(r->name), "%s", op);
     }
 }
@@ -280,8 +281,8 @@ static gpuprof_status new_region(gpuprof__an_ox *x, const rdesc *r,
 
 /* The region of a record with context c on a thread (gpu false) or a GPU
  * stream; decided once per (context, side). */
-gpuprof_status gpuprof__an_ox_region_of(gpuprof__an_ox *x, uint32_t c,
-                                        bool gpu, uint32_t *region)
+gpuprof_status gpuprof__an_ox_region_of(gpuprof__an_ox *x, uint32_t c, bool gpu,
+                                        uint32_t *region)
 {
     uint32_t *slot = &x->reg[(size_t)(c < x->nc ? c : x->nc) * 2 + gpu];
     if (*slot) {
@@ -390,8 +391,8 @@ static void ox_free(gpuprof__an_ox *x)
     free(x->prof_loc);
 }
 
-gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db,
-                                       const char *dir, FILE *notes,
+gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db, const char *dir,
+                                       FILE *notes,
                                        const gpuprof__an_cpath_marks *marks)
 {
     if (!db || !dir || !*dir)
@@ -420,11 +421,12 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db,
         st = gpuprof__an_otf2_dir_end(&d, st);
     }
     if (st == GPUPROF_OK && x.clipped && notes)
-        fprintf(notes, "gpuprof: %s: %" PRIu64 " record%s overlapped the one "
+        fprintf(notes,
+                "gpuprof: %s: %" PRIu64 " record%s overlapped the one "
                 "enclosing it on its thread or stream without ending inside "
-                "it; cut at that one's end (OTF2 regions nest)\n", dir,
-                x.clipped, x.clipped == 1 ? "" : "s");
+                "it; cut at that one's end (OTF2 regions nest)\n",
+                dir, x.clipped, x.clipped == 1 ? "" : "s");
     ox_free(&x);
     return st;
 }
-#endif /* GPUPROF_HAVE_OTF2 */
+#endif                         /* GPUPROF_HAVE_OTF2 */

@@ -41,8 +41,8 @@ bool gpuprof__an_otf2_cpath(const gpuprof_an_db *db,
 
 /* gpuprof_an_db_export_otf2 with the marks given (NULL: none), so tests
  * can see the attribute written. */
-gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db,
-                                       const char *dir, FILE *notes,
+gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db, const char *dir,
+                                       FILE *notes,
                                        const gpuprof__an_cpath_marks *marks);
 
 #ifdef GPUPROF_HAVE_OTF2

@@ -96,7 +96,8 @@ gpuprof_status gpuprof__an_otf2_dir_begin(gpuprof__an_otf2_dir *d,
             return gpuprof__an_fail(GPUPROF_E_EXISTS,
                                     "%s: exists and is not an OTF2 export "
                                     "(only an empty directory or an earlier "
-                                    "export is replaced)", path);
+                                    "export is replaced)",
+                                    path);
     } else if (errno != ENOENT) {
         return gpuprof__an_fail(GPUPROF_E_IO, "%s: %s", path, strerror(errno));
     }
@@ -112,8 +113,10 @@ gpuprof_status gpuprof__an_otf2_dir_begin(gpuprof__an_otf2_dir *d,
     if (!mkdtemp(d->tmp)) {
         int e = errno;
         d->tmp[0] = '\0';
-        return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot create a directory "
-                                "beside it: %s", path, strerror(e));
+        return gpuprof__an_fail(GPUPROF_E_IO,
+                                "%s: cannot create a directory "
+                                "beside it: %s",
+                                path, strerror(e));
     }
     mode_t mask = umask(0); /* mkdtemp makes 0700: the mode mkdir gives */
     umask(mask);
@@ -134,16 +137,17 @@ gpuprof_status gpuprof__an_otf2_dir_end(gpuprof__an_otf2_dir *d,
     if (lstat(d->path, &sb) == 0 &&
         (!S_ISDIR(sb.st_mode) || only(d->path, archive_entry) != 1)) {
         remove_tree(d->tmp);
-        return gpuprof__an_fail(GPUPROF_E_EXISTS, "%s: changed during the "
-                                "export; not replaced", d->path);
+        return gpuprof__an_fail(GPUPROF_E_EXISTS,
+                                "%s: changed during the "
+                                "export; not replaced",
+                                d->path);
     }
     bool had = rename(d->path, aside) == 0;
     if (!had && errno != ENOENT) {
         st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot replace it: %s",
                               d->path, strerror(errno));
     } else if (rename(d->tmp, d->path) != 0) {
-        st = gpuprof__an_fail(GPUPROF_E_IO, "%s: %s", d->path,
-                              strerror(errno));
+        st = gpuprof__an_fail(GPUPROF_E_IO, "%s: %s", d->path, strerror(errno));
         if (had)
             rename(aside, d->path); /* the earlier one back */
     }

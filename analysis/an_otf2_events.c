@@ -190,7 +190,7 @@ static gpuprof_status location_events(lw *l)
         if (!ha && !hb)
             break;
         uint64_t t = !hb || (ha && a->start_ns <= b->start_ns) ? a->start_ns
-                                                                : b->start_ns;
+                                                               : b->start_ns;
         st = take_run(l, t);
         for (uint32_t i = 0; i < l->nrun && st == GPUPROF_OK; i++)
             st = enter(l, &l->run[i]);
@@ -298,15 +298,17 @@ static gpuprof_status fixed_strings(gpuprof__an_ox *x, fixed_str *f)
     if (st == GPUPROF_OK)
         st = gpuprof__an_ox_intern(in, "critical_path", &f->attr);
     if (st == GPUPROF_OK)
-        st = gpuprof__an_ox_intern(in, "1: the event's activity lies on the "
+        st = gpuprof__an_ox_intern(in,
+                                   "1: the event's activity lies on the "
                                    "critical path, 0: it does not (gpuprof "
-                                   "report --critical-path)", &f->attr_desc);
+                                   "report --critical-path)",
+                                   &f->attr_desc);
     return st;
 }
 
 /* System tree: node 0 the machine, node 1 + h host h. */
-static OTF2_ErrorCode tree_and_groups(gpuprof__an_ox *x, OTF2_GlobalDefWriter *g,
-                                      const fixed_str *f)
+static OTF2_ErrorCode
+tree_and_groups(gpuprof__an_ox *x, OTF2_GlobalDefWriter *g, const fixed_str *f)
 {
     const gpuprof__an_otf2_lib *L = x->L;
     OTF2_ErrorCode rc = L->OTF2_GlobalDefWriter_WriteSystemTreeNode(
@@ -383,7 +385,7 @@ static OTF2_FlushType pre_flush(void *user, OTF2_FileType type,
     (void)type;
     (void)loc;
     (void)data;
-    (void)final;
+    (void) final;
     return OTF2_FLUSH;
 }
 

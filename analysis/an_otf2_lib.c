@@ -42,7 +42,8 @@ static void *open_lib(void)
         if (h)
             return h;
     }
-    snprintf(why, sizeof(why), "libotf2 is not installed (neither %s nor %s "
+    snprintf(why, sizeof(why),
+             "libotf2 is not installed (neither %s nor %s "
              "can be loaded; Debian: apt-get install libotf2-trace-dev)",
              sonames[0], sonames[1]);
     return NULL;
@@ -81,8 +82,10 @@ static void load(void)
         return;
 #define GPUPROF_AN_OTF2_SYM(f)                                                 \
     if (!(*(void **)&lib.f = dlsym(h, #f))) {                                  \
-        snprintf(why, sizeof(why), "libotf2 lacks %s: OTF2 3.0 or later is "   \
-                 "needed", #f);                                                \
+        snprintf(why, sizeof(why),                                             \
+                 "libotf2 lacks %s: OTF2 3.0 or later is "                     \
+                 "needed",                                                     \
+                 #f);                                                          \
         dlclose(h);                                                            \
         return;                                                                \
     }

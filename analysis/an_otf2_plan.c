@@ -22,9 +22,8 @@ static gpuprof_status host_of(gpuprof__an_ox *x, uint32_t p, int64_t offset,
 {
     uint32_t sid;
     const char *name = gpuprof_an_db_profile_host(x->db, p);
-    gpuprof_status st = gpuprof__an_ox_intern(&x->strings,
-                                              name && *name ? name : "host",
-                                              &sid);
+    gpuprof_status st =
+        gpuprof__an_ox_intern(&x->strings, name && *name ? name : "host", &sid);
     if (st != GPUPROF_OK)
         return st;
     if (sid >= x->cap_host_of_sid) {
@@ -58,9 +57,8 @@ static gpuprof_status new_group(gpuprof__an_ox *x, const char *name,
 }
 
 /* The PROCESS group of process profile p ("rank R (pid P)", "pid P"). */
-static gpuprof_status process_group(gpuprof__an_ox *x,
-                                    const gpuprof_an_trace_stream *s,
-                                    uint32_t *g)
+static gpuprof_status
+process_group(gpuprof__an_ox *x, const gpuprof_an_trace_stream *s, uint32_t *g)
 {
     uint32_t p = s->process;
     if (x->proc_group[p] != UINT32_MAX) {
@@ -73,8 +71,8 @@ static gpuprof_status process_group(gpuprof__an_ox *x,
     int32_t rank = gpuprof_an_db_profile_rank(x->db, p);
     uint32_t pid = gpuprof_an_db_profile_pid(x->db, p);
     if (rank >= 0)
-        snprintf(name, sizeof(name), "rank %" PRId32 " (pid %" PRIu32 ")",
-                 rank, pid);
+        snprintf(name, sizeof(name), "rank %" PRId32 " (pid %" PRIu32 ")", rank,
+                 pid);
     else
         snprintf(name, sizeof(name), "pid %" PRIu32, pid);
     if (st == GPUPROF_OK)
@@ -85,9 +83,8 @@ static gpuprof_status process_group(gpuprof__an_ox *x,
 }
 
 /* The ACCELERATOR group of (process, device s->device). */
-static gpuprof_status device_group(gpuprof__an_ox *x,
-                                   const gpuprof_an_trace_stream *s,
-                                   uint32_t *g)
+static gpuprof_status
+device_group(gpuprof__an_ox *x, const gpuprof_an_trace_stream *s, uint32_t *g)
 {
     uint32_t pg;
     gpuprof_status st = process_group(x, s, &pg);
@@ -129,8 +126,8 @@ static void thread_name(const gpuprof__an_ox *x, uint32_t prof, char *buf,
 static gpuprof_status add_stream(gpuprof__an_ox *x, uint32_t i,
                                  const gpuprof_an_trace_stream *s)
 {
-    if (s->kind != GPUPROF_AN_TRACE_REGIONS && s->kind != GPUPROF_AN_TRACE_OPS &&
-        s->kind != GPUPROF_AN_TRACE_GPU)
+    if (s->kind != GPUPROF_AN_TRACE_REGIONS &&
+        s->kind != GPUPROF_AN_TRACE_OPS && s->kind != GPUPROF_AN_TRACE_GPU)
         return GPUPROF_OK; /* not activities (later kinds: notes) */
     bool gpu = s->kind == GPUPROF_AN_TRACE_GPU;
     unsigned side = s->kind == GPUPROF_AN_TRACE_OPS;
@@ -147,8 +144,8 @@ static gpuprof_status add_stream(gpuprof__an_ox *x, uint32_t i,
     v->gpu = gpu;
     v->events = 2 * s->records;
     char name[160];
-    gpuprof_status st = gpu ? device_group(x, s, &v->group)
-                            : process_group(x, s, &v->group);
+    gpuprof_status st =
+        gpu ? device_group(x, s, &v->group) : process_group(x, s, &v->group);
     if (gpu)
         snprintf(name, sizeof(name), "GPU %" PRIu32 " stream %" PRIu32,
                  s->device, s->stream);
@@ -173,8 +170,7 @@ gpuprof_status gpuprof__an_ox_plan(gpuprof__an_ox *x)
     x->hosts = malloc(ns * sizeof(*x->hosts));
     x->proc_group = malloc((np ? np : 1) * sizeof(*x->proc_group));
     x->prof_loc = malloc((np ? np : 1) * sizeof(*x->prof_loc));
-    if (!x->locs || !x->groups || !x->hosts || !x->proc_group ||
-        !x->prof_loc)
+    if (!x->locs || !x->groups || !x->hosts || !x->proc_group || !x->prof_loc)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint32_t p = 0; p < np; p++)
         x->proc_group[p] = x->prof_loc[p] = UINT32_MAX;

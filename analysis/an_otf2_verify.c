@@ -19,9 +19,11 @@ static gpuprof_status short_archive(const char *what, uint64_t got,
                                     uint64_t want)
 {
     const char *msg = gpuprof__an_otf2_lib_message();
-    return gpuprof__an_fail(GPUPROF_E_IO, "OTF2 export: the archive does not "
+    return gpuprof__an_fail(GPUPROF_E_IO,
+                            "OTF2 export: the archive does not "
                             "read back whole (%s: %llu of %llu; a full "
-                            "disk?)%s%s", what, (unsigned long long)got,
+                            "disk?)%s%s",
+                            what, (unsigned long long)got,
                             (unsigned long long)want, *msg ? ": " : "", msg);
 }
 
@@ -32,14 +34,12 @@ static gpuprof_status global_part(const gpuprof__an_ox *x, OTF2_Reader *r)
     if (L->OTF2_Reader_GetNumberOfLocations(r, &nloc) != OTF2_SUCCESS ||
         nloc != x->nlocs)
         return short_archive("locations", nloc, x->nlocs);
-    if (L->OTF2_Reader_GetNumberOfGlobalDefinitions(r, &ndef) !=
-            OTF2_SUCCESS ||
+    if (L->OTF2_Reader_GetNumberOfGlobalDefinitions(r, &ndef) != OTF2_SUCCESS ||
         ndef != x->ndefs)
         return short_archive("definitions", ndef, x->ndefs);
     OTF2_GlobalDefReader *g = L->OTF2_Reader_GetGlobalDefReader(r);
-    OTF2_ErrorCode rc =
-        g ? L->OTF2_Reader_ReadAllGlobalDefinitions(r, g, &got)
-          : OTF2_ERROR_FILE_INTERACTION;
+    OTF2_ErrorCode rc = g ? L->OTF2_Reader_ReadAllGlobalDefinitions(r, g, &got)
+                          : OTF2_ERROR_FILE_INTERACTION;
     if (g)
         L->OTF2_Reader_CloseGlobalDefReader(r, g);
     return rc == OTF2_SUCCESS && got == ndef
@@ -68,12 +68,10 @@ static gpuprof_status location_part(const gpuprof__an_ox *x, OTF2_Reader *r,
         L->OTF2_Reader_CloseEvtReader(r, e);
     return rc == OTF2_SUCCESS && got == x->locs[i].events
                ? GPUPROF_OK
-               : short_archive("a location's events", got,
-                               x->locs[i].events);
+               : short_archive("a location's events", got, x->locs[i].events);
 }
 
-gpuprof_status gpuprof__an_ox_verify(const gpuprof__an_ox *x,
-                                     const char *path)
+gpuprof_status gpuprof__an_ox_verify(const gpuprof__an_ox *x, const char *path)
 {
     const gpuprof__an_otf2_lib *L = x->L;
     char anchor[4400];

@@ -75,15 +75,15 @@ typedef struct gpuprof__an_ox {
     OTF2_Paradigm gpu_paradigm;             /* of API calls and GPU work */
 } gpuprof__an_ox;
 
-gpuprof_status gpuprof__an_ox_intern(gpuprof__an_ox_interner *in,
-                                     const char *s, uint32_t *id);
+gpuprof_status gpuprof__an_ox_intern(gpuprof__an_ox_interner *in, const char *s,
+                                     uint32_t *id);
 const char *gpuprof__an_ox_string(const gpuprof__an_ox_interner *in,
                                   uint32_t id);
 void gpuprof__an_ox_interner_free(gpuprof__an_ox_interner *in);
 /* The region of a record with context c (UINT32_MAX: unknown) on a
  * thread's location or (gpu) a GPU stream's. */
-gpuprof_status gpuprof__an_ox_region_of(gpuprof__an_ox *x, uint32_t c,
-                                        bool gpu, uint32_t *region);
+gpuprof_status gpuprof__an_ox_region_of(gpuprof__an_ox *x, uint32_t c, bool gpu,
+                                        uint32_t *region);
 
 /* Hosts, groups and locations from trace.db's streams (an_otf2_plan.c). */
 gpuprof_status gpuprof__an_ox_plan(gpuprof__an_ox *x);
@@ -92,8 +92,7 @@ gpuprof_status gpuprof__an_ox_write(gpuprof__an_ox *x, const char *path);
 
 /* The archive in `path` read back: what was written must be there
  * (an_otf2_verify.c). */
-gpuprof_status gpuprof__an_ox_verify(const gpuprof__an_ox *x,
-                                     const char *path);
+gpuprof_status gpuprof__an_ox_verify(const gpuprof__an_ox *x, const char *path);
 
 /* DIR's replacement (an_otf2_dir.c): _begin refuses a DIR that is neither
  * absent, an empty directory nor an earlier export, and makes the

@@ -39,17 +39,16 @@ static uint64_t archive_bytes;
 static void put(FILE *f, uint32_t flags, uint32_t dev, uint32_t id,
                 const gpuprof__io_trace_rec *r, uint64_t n, int corr)
 {
-    static uint8_t buf[GPUPROF_IO_TRACE_CHUNK_HEADER +
-                       GPUPROF_IO_TRACE_MAX_RECORDS *
-                           GPUPROF_IO_TRACE_CORR_RECORD];
+    static uint8_t
+        buf[GPUPROF_IO_TRACE_CHUNK_HEADER +
+            GPUPROF_IO_TRACE_MAX_RECORDS * GPUPROF_IO_TRACE_CORR_RECORD];
     for (uint64_t i = 0; i < n; i += GPUPROF_IO_TRACE_MAX_RECORDS) {
         uint32_t k = (uint32_t)(n - i < GPUPROF_IO_TRACE_MAX_RECORDS
                                     ? n - i
                                     : GPUPROF_IO_TRACE_MAX_RECORDS);
-        size_t len = corr ? gpuprof__io_trace_corr_records(buf, flags, dev, id,
-                                                           r + i, k)
-                          : gpuprof__io_trace_records(buf, flags, dev, id,
-                                                      r + i, k);
+        size_t len =
+            corr ? gpuprof__io_trace_corr_records(buf, flags, dev, id, r + i, k)
+                 : gpuprof__io_trace_records(buf, flags, dev, id, r + i, k);
         fwrite(buf, 1, len, f);
     }
 }
@@ -81,14 +80,16 @@ static int write_measurement(const char *dir)
     fwrite(hdr, 1, GPUPROF_IO_TRACE_HEADER, f);
     for (uint32_t t = 0; t < 2; t++) {
         uint64_t ctx = (uint64_t)t << 32, per = LAUNCHES / STEPS;
-        fwrite(hdr, 1, gpuprof__io_trace_thread_chunk(hdr, t, 100 + t,
-                                                      t ? "worker" : "main"),
+        fwrite(hdr, 1,
+               gpuprof__io_trace_thread_chunk(hdr, t, 100 + t,
+                                              t ? "worker" : "main"),
                f);
-        r[0] = (gpuprof__io_trace_rec){1000, 1000 + LAUNCHES * 1000, ctx | 1, 0};
+        r[0] =
+            (gpuprof__io_trace_rec){1000, 1000 + LAUNCHES * 1000, ctx | 1, 0};
         for (uint32_t s = 0; s < STEPS; s++)
-            r[1 + s] = (gpuprof__io_trace_rec){
-                1000 + s * per * 1000 + 10, 1000 + (s + 1) * per * 1000 - 10,
-                ctx | 2, 0};
+            r[1 + s] = (gpuprof__io_trace_rec){1000 + s * per * 1000 + 10,
+                                               1000 + (s + 1) * per * 1000 - 10,
+                                               ctx | 2, 0};
         put(f, 0, 0, t, r, STEPS + 1, 0);
         for (uint64_t i = 0; i < LAUNCHES; i++)
             r[i] = (gpuprof__io_trace_rec){1000 + i * 1000 + 100,
@@ -140,7 +141,8 @@ int main(void)
               gpuprof_an_db_open(db_dir, &db) != GPUPROF_OK;
     gpuprof_an_analysis_free(a);
     uint64_t events = 0;
-    for (uint32_t i = 0; !bad && i < gpuprof_an_db_trace_stream_count(db); i++) {
+    for (uint32_t i = 0; !bad && i < gpuprof_an_db_trace_stream_count(db);
+         i++) {
         gpuprof_an_trace_stream s;
         gpuprof_an_db_trace_stream(db, i, &s);
         events += 2 * s.records;

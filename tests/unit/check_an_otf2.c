@@ -10,8 +10,8 @@
  * plus the realtime offset trace.db gives) and the critical_path attribute
  * from marks given through the internal entry are compared exactly; the
  * note says two records were cut; the kernel's region is named without its
- * binary (an OpenCL one: paradigm OPENCL). Also: bad arguments, no traces, and a
- * build without OTF2 support (then only that it says so).
+ * binary (an OpenCL one: paradigm OPENCL). Also: bad arguments, no traces, and
+ * a build without OTF2 support (then only that it says so).
  */
 #include <check.h>
 #include <inttypes.h>
@@ -127,8 +127,10 @@ static char *events_of(const char *archive, uint64_t base)
             fprintf(out, "%s%s %u %" PRIu64 " %s", open_line ? "\n" : "", ev,
                     loc, ts - base, region);
             open_line = true;
-        } else if (sscanf(line, " ADDITIONAL ATTRIBUTES: (\"critical_path\" "
-                          "<0>; UINT8; %u)", &cp) == 1) {
+        } else if (sscanf(line,
+                          " ADDITIONAL ATTRIBUTES: (\"critical_path\" "
+                          "<0>; UINT8; %u)",
+                          &cp) == 1) {
             fprintf(out, " cp=%u", cp);
         } else if (strncmp(line, "===", 3) && strncmp(line, "Event ", 6) &&
                    strncmp(line, "-----", 5) && strcmp(line, "\n")) {
@@ -184,7 +186,8 @@ START_TEST(exact_events)
     ck_assert_int_eq(st, GPUPROF_OK);
     ck_assert_int_eq(asked, 7); /* once per record */
     char want_note[800];
-    snprintf(want_note, sizeof(want_note), "gpuprof: %s: 2 records overlapped "
+    snprintf(want_note, sizeof(want_note),
+             "gpuprof: %s: 2 records overlapped "
              "the one enclosing it on its thread or stream without ending "
              "inside it; cut at that one's end (OTF2 regions nest)\n",
              archive);
@@ -229,8 +232,7 @@ START_TEST(exact_events)
         "Name: \"R\" <6> (Aka. \"R\" <6>), Descr.: \"\" <0>, Role: CODE, "
         "Paradigm: USER"};
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i],
-                      text);
+        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i], text);
     free(text);
     /* Without marks (the critical path not computed): no attributes, and
      * an earlier export is replaced. */

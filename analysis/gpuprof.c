@@ -533,7 +533,11 @@ static int otf2(int argc, char **argv)
     gpuprof_an_db_close(db);
     if (st != GPUPROF_OK)
         return fail();
-    printf("gpuprof: OTF2 archive written to %s/traces.otf2\n", argv[4]);
+    size_t n = strlen(argv[4]);
+    while (n > 1 && argv[4][n - 1] == '/')
+        n--;
+    printf("gpuprof: OTF2 archive written to %.*s/traces.otf2\n", (int)n,
+           argv[4]);
     return 0;
 }
 

@@ -10,8 +10,12 @@
  * plus the realtime offset trace.db gives) and the critical_path attribute
  * from marks given through the internal entry are compared exactly; the
  * note says two records were cut; the kernel's region is named without its
- * binary (an OpenCL one: paradigm OPENCL). Also: bad arguments, no traces, and
- * a build without OTF2 support (then only that it says so).
+ * binary (an OpenCL one: paradigm OPENCL). Three processes on two hosts:
+ * a system tree node per host, a group per process, and the processes of
+ * a host on its first process's realtime offset (they share its monotonic
+ * clock), the clock properties' offset, length and date exact. Also: bad
+ * arguments, no traces, and a build without OTF2 support (then only that
+ * it says so).
  */
 #include <check.h>
 #include <inttypes.h>
@@ -246,6 +250,83 @@ START_TEST(exact_events)
 }
 END_TEST
 
+/* Process `pid` on `host` (realtime at its start `rt`): one thread, one
+ * region "P<pid>" [t, t + 1000]. */
+static void write_proc(const char *host, uint32_t pid, uint64_t rt, uint64_t t)
+{
+    char path[700], name[32];
+    snprintf(name, sizeof(name), "P%u", (unsigned)pid);
+    tp_builder *b = tp_new(host, pid, -1);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    tp_region(b, 0, name, 1, 1000, 1000);
+    tp_times(b, 500, 10000, rt, 1, GPUPROF_IO_PROFILE_FINAL);
+    snprintf(path, sizeof(path), "%s/in/%s-p%u.gpuprof", dir, host,
+             (unsigned)pid);
+    ck_assert_int_eq(tp_write(b, path, 0), 0);
+    tp_free(b);
+    uint8_t buf[1024];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, pid, rt);
+    off += gpuprof__io_trace_thread_chunk(buf + off, 0, 100, "main");
+    gpuprof__io_trace_rec r = {t, t + 1000, 1, 0};
+    off += gpuprof__io_trace_records(buf + off, 0, 0, 0, &r, 1);
+    snprintf(name, sizeof(name), "%s-p%u.gptrace", host, (unsigned)pid);
+    write_file(name, buf, off);
+}
+
+START_TEST(hosts_share_a_clock)
+{
+    /* h1: pid 10 (realtime offset 1e9 - 500) and pid 30 (its own offset
+     * 3e9 - 500, but h1's processes share CLOCK_MONOTONIC: the host's
+     * first offset applies); h2: pid 20 (offset 2e9 - 500). */
+    snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[700];
+    snprintf(path, sizeof(path), "%s/in", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    write_proc("h1", 10, 1000000000, 1000);
+    write_proc("h2", 20, 2000000000, 3000);
+    write_proc("h1", 30, 3000000000u, 5000);
+    gpuprof_an_db *db = analyze();
+    char archive[600];
+    snprintf(archive, sizeof(archive), "%s/x", dir);
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, NULL, 0);
+    if (without_otf2(st)) {
+        gpuprof_an_db_close(db);
+        return;
+    }
+    ck_assert_int_eq(st, GPUPROF_OK);
+    /* Files sorted by name: h1-p10, h1-p30, h2-p20; h1's offset is the
+     * first stream's. */
+    gpuprof_an_trace_stream s;
+    ck_assert_int_eq(gpuprof_an_db_trace_stream(db, 0, &s), GPUPROF_OK);
+    ck_assert_int_eq(s.realtime_offset_ns, 1000000000 - 500);
+    uint64_t base = (uint64_t)s.realtime_offset_ns;
+    char *text = events_of(archive, base), want[512];
+    snprintf(want, sizeof(want),
+             "ENTER 0 1000 P10\nLEAVE 0 2000 P10\n"
+             "ENTER 1 5000 P30\nLEAVE 1 6000 P30\n"
+             "ENTER 2 %" PRIu64 " P20\nLEAVE 2 %" PRIu64 " P20\n",
+             (uint64_t)1000000000 + 3000, (uint64_t)1000000000 + 4000);
+    ck_assert_str_eq(text, want);
+    free(text);
+    text = defs_of(archive);
+    static const char *const defs[] = {
+        "SYSTEM_TREE_NODE                       1  Name: \"h1\"",
+        "SYSTEM_TREE_NODE                       2  Name: \"h2\"",
+        "Name: \"pid 10\" <2>, Type: PROCESS, Parent: \"node::h1\" <1>",
+        "Name: \"pid 30\" <4>, Type: PROCESS, Parent: \"node::h1\" <1>",
+        "Name: \"pid 20\" <6>, Type: PROCESS, Parent: \"node::h2\" <2>",
+        "Global Offset: 1000000500, Length: 1000003000, Date: 1970-01-01 "
+        "00:00:01.000000500"};
+    for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
+        ck_assert_msg(strstr(text, defs[i]), "no \"%s\" in\n%s", defs[i], text);
+    free(text);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 START_TEST(no_traces_and_bad_arguments)
 {
     write_run(0);
@@ -283,6 +364,7 @@ int main(void)
 {
     const test_case cases[] = {
         {"exact_events", exact_events, 30},
+        {"hosts_share_a_clock", hosts_share_a_clock, 30},
         {"no_traces_and_bad_arguments", no_traces_and_bad_arguments, 30},
         {"not_computed_today", not_computed_today, 10},
     };

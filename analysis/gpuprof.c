@@ -529,6 +529,14 @@ static int otf2(int argc, char **argv)
     gpuprof_an_db *db;
     if (gpuprof_an_db_open(argv[5], &db) != GPUPROF_OK)
         return fail();
+    uint32_t damaged, left_out;
+    uint64_t ignored;
+    gpuprof_an_db_trace_ignored(db, &damaged, &left_out, &ignored);
+    if (damaged || left_out)
+        fprintf(stderr, "gpuprof: %s: its traces were used in part: %" PRIu32
+                " damaged or empty (%" PRIu64 " bytes ignored), %" PRIu32
+                " streams left out (gpuprof analyze said which)\n",
+                argv[5], damaged, ignored, left_out);
     gpuprof_status st = gpuprof_an_db_export_otf2(db, argv[4], stderr, 0);
     gpuprof_an_db_close(db);
     if (st != GPUPROF_OK)

@@ -195,6 +195,19 @@ mkdir -p "$tmp/y" && echo keep >"$tmp/y/notes.txt"
 left() { ls -A "$tmp" | grep -c '\.otf2-'; }
 [ "$(left)" = 0 ] && pass "no temporary directory is left" || { fail "temporaries left"; ls -A "$tmp"; }
 
+# A database whose traces were used in part (a torn trace: a killed
+# process) exports what it has and says so.
+GPUPROF_OUTPUT=$tmp/torn GPUPROF_TRACE=1 "$B/tests/sim_demo" >/dev/null 2>&1
+f=$(ls "$tmp"/torn/*.gptrace)
+truncate -s -20 "$f"
+"$G" analyze -o "$tmp/dbt" "$tmp/torn" >/dev/null 2>&1
+"$G" export --otf2 -o "$tmp/xt" "$tmp/dbt" >/dev/null 2>"$tmp/err"
+[ $? = 0 ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
+  grep -q "dbt: its traces were used in part: 1 damaged or empty" "$tmp/err" &&
+  otf2-print "$tmp/xt/traces.otf2" >/dev/null 2>&1 &&
+  pass "traces used in part: exported, one line says so" ||
+  fail "traces used in part: $(cat "$tmp/err")"
+
 # Errors leave nothing behind.
 cp -r "$tmp/db" "$tmp/dbx"
 printf 'XXXX' | dd of="$tmp/dbx/trace.db" bs=1 seek=100 conv=notrunc 2>/dev/null

@@ -39,8 +39,9 @@
  * location is closed: flushing earlier would insert BUFFER_FLUSH events
  * into the trace.
  *
- * The archive is written into a temporary directory beside DIR and renamed
- * to DIR at the end (an_otf2_dir.c); a failed export leaves nothing behind.
+ * The archive is written into a temporary directory beside DIR, read back
+ * (an_otf2_verify.c) and renamed to DIR at the end (an_otf2_dir.c); a
+ * failed export leaves nothing behind.
  */
 #include <inttypes.h>
 #include <stdbool.h>

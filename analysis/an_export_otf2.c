@@ -22,9 +22,14 @@
  * the binary, which goes into the description) or operation ("copy d2h").
  * GPU regions are of paradigm CUDA or OpenCL when every kernel binary is a
  * cubin or every one an OpenCL binary, else UNKNOWN.
- * Timestamps are CLOCK_REALTIME nanoseconds (each host's processes shifted
- * by the offset of the first seen there, as the Chrome export does, so a
- * whole MPI run shares one clock); the clock properties say so.
+ * Timestamps are nanoseconds of CLOCK_MONOTONIC, of the host that booted
+ * first when there are several: the others' are moved onto it by the
+ * difference of their CLOCK_REALTIME offsets (each host's offset is its
+ * first process's: the processes of a host share its monotonic clock), so
+ * a whole MPI run shares one clock, as in the Chrome export. The clock
+ * properties give the date of the first event. Like Score-P's, the
+ * timestamps stay far below 2^53, so readers that compute in doubles keep
+ * every nanosecond (realtime nanoseconds, 1.8e18, would not).
  *
  * Per location, events must be in time order and enter/leave must nest:
  * records with the same start are entered longest first, and a record that

@@ -47,7 +47,7 @@ typedef struct lw { /* one location being written */
     OTF2_EvtWriter *w;
     OTF2_AttributeList *attrs;
     const gpuprof__an_ox_loc *loc;
-    int64_t shift; /* to CLOCK_REALTIME */
+    int64_t shift; /* onto the base clock (an_otf2_write.h) */
     cursor *c[2];
     open_rec *stack;
     uint32_t depth, cap;
@@ -206,7 +206,7 @@ static gpuprof_status one_location(gpuprof__an_ox *x, OTF2_Archive *ar,
     const gpuprof__an_otf2_lib *L = x->L;
     const gpuprof__an_ox_loc *loc = &x->locs[i];
     l->loc = loc;
-    l->shift = x->hosts[loc->host].offset;
+    l->shift = x->hosts[loc->host].offset - x->base;
     l->depth = 0;
     for (unsigned s = 0; s < 2; s++) {
         if (loc->stream[s] == UINT32_MAX) {
@@ -349,7 +349,8 @@ static gpuprof_status global_defs(gpuprof__an_ox *x, OTF2_Archive *ar)
     uint64_t t0 = x->tmin <= x->tmax ? x->tmin : 0;
     OTF2_ErrorCode rc = L->OTF2_GlobalDefWriter_WriteClockProperties(
         g, 1000000000u, t0, x->tmin <= x->tmax ? x->tmax - x->tmin : 0,
-        x->realtime ? t0 : OTF2_UNDEFINED_TIMESTAMP);
+        x->realtime ? (uint64_t)((int64_t)t0 + x->base)
+                    : OTF2_UNDEFINED_TIMESTAMP);
     for (uint32_t i = 0; i < x->strings.n && rc == OTF2_SUCCESS; i++)
         rc = L->OTF2_GlobalDefWriter_WriteString(
             g, i, gpuprof__an_ox_string(&x->strings, i));

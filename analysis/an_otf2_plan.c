@@ -181,6 +181,9 @@ gpuprof_status gpuprof__an_ox_plan(gpuprof__an_ox *x)
         if (st == GPUPROF_OK)
             st = add_stream(x, i, &s);
     }
+    for (uint32_t h = 0; h < x->nhosts; h++)
+        if (!h || x->hosts[h].offset < x->base)
+            x->base = x->hosts[h].offset;
     return st;
 }
 #endif /* GPUPROF_HAVE_OTF2 */

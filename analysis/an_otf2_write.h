@@ -72,6 +72,8 @@ typedef struct gpuprof__an_ox {
     uint64_t clipped;                       /* records cut to nest */
     uint64_t ndefs;                         /* global definitions written */
     bool realtime;                          /* some host had an offset */
+    int64_t base; /* the smallest host offset: timestamps are each host's
+                     monotonic ns + (its offset - base) */
     OTF2_Paradigm gpu_paradigm;             /* of API calls and GPU work */
 } gpuprof__an_ox;
 

@@ -6,16 +6,17 @@
  * S, R), then the launch L2 [8500, 9500] that outlasts R (cut at 9000);
  * on GPU 0 stream 3 the kernel three times, [2000, 3000], [2500, 3500]
  * (concurrent with the first: cut at 3000) and [5000, 6000]. otf2-print
- * reads the archive back; the events, their order, times (monotonic ns
- * plus the realtime offset trace.db gives) and the critical_path attribute
+ * reads the archive back; the events, their order, times (the monotonic
+ * ns of trace.db) and the critical_path attribute
  * from marks given through the internal entry are compared exactly; the
  * note says two records were cut; the kernel's region is named without its
  * binary (an OpenCL one: paradigm OPENCL). Three processes on two hosts:
- * a system tree node per host, a group per process, and the processes of
- * a host on its first process's realtime offset (they share its monotonic
- * clock), the clock properties' offset, length and date exact. Also: bad
- * arguments, no traces, and a build without OTF2 support (then only that
- * it says so).
+ * a system tree node per host, a group per process, the later-booted
+ * host's times moved onto the first's clock by the difference of their
+ * realtime offsets (a host's is its first process's: they share its
+ * monotonic clock), the clock properties' offset, length and date exact. Also:
+ * bad arguments, no traces, and a build without OTF2 support (then only that it
+ * says so).
  */
 #include <check.h>
 #include <inttypes.h>
@@ -111,9 +112,9 @@ static bool without_otf2(gpuprof_status st)
            strstr(gpuprof_an_last_error(), "built without OTF2 support");
 }
 
-/* otf2-print's event lines (timestamps made relative to `base`),
- * attributes as " cp=N" on the line of their event. */
-static char *events_of(const char *archive, uint64_t base)
+/* otf2-print's event lines, attributes as " cp=N" on the line of their
+ * event. */
+static char *events_of(const char *archive)
 {
     char cmd[800], line[1024], *text = NULL;
     size_t size = 0;
@@ -129,7 +130,7 @@ static char *events_of(const char *archive, uint64_t base)
         if (sscanf(line, "%15s %u %" SCNu64 " Region: \"%127[^\"]\"", ev, &loc,
                    &ts, region) == 4) {
             fprintf(out, "%s%s %u %" PRIu64 " %s", open_line ? "\n" : "", ev,
-                    loc, ts - base, region);
+                    loc, ts, region);
             open_line = true;
         } else if (sscanf(line,
                           " ADDITIONAL ATTRIBUTES: (\"critical_path\" "
@@ -171,8 +172,7 @@ START_TEST(exact_events)
     gpuprof_an_db *db = analyze();
     gpuprof_an_trace_stream s;
     ck_assert_int_eq(gpuprof_an_db_trace_stream(db, 0, &s), GPUPROF_OK);
-    uint64_t base = (uint64_t)s.realtime_offset_ns;
-    ck_assert_uint_ne(base, 0);
+    ck_assert_int_eq(s.realtime_offset_ns, 1000000 - 500);
     int asked = 0;
     gpuprof__an_cpath_marks m = {first_on_path, NULL, &asked};
     char archive[600], *note = NULL;
@@ -201,7 +201,7 @@ START_TEST(exact_events)
      * stream, in this order: the thread is location 0, the GPU stream 1.
      * Records that start together on location 0 are printed in the order
      * written. */
-    char *text = events_of(archive, base);
+    char *text = events_of(archive);
     ck_assert_str_eq(text, "ENTER 0 1000 R cp=0\n"
                            "ENTER 0 1000 S cp=1\n"
                            "ENTER 0 1000 kernel launch: k cp=1\n"
@@ -242,7 +242,7 @@ START_TEST(exact_events)
      * an earlier export is replaced. */
     ck_assert_int_eq(gpuprof_an_db_export_otf2(db, archive, NULL, 0),
                      GPUPROF_OK);
-    text = events_of(archive, base);
+    text = events_of(archive);
     ck_assert_ptr_null(strstr(text, "cp="));
     ck_assert_ptr_nonnull(strstr(text, "ENTER 0 1000 R\nENTER 0 1000 S\n"));
     free(text);
@@ -278,7 +278,9 @@ START_TEST(hosts_share_a_clock)
 {
     /* h1: pid 10 (realtime offset 1e9 - 500) and pid 30 (its own offset
      * 3e9 - 500, but h1's processes share CLOCK_MONOTONIC: the host's
-     * first offset applies); h2: pid 20 (offset 2e9 - 500). */
+     * first offset applies); h2, booted half a second earlier: pid 20
+     * (offset 5e8 - 500). h2's clock is the base: h1's times move by
+     * 5e8. */
     snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -286,7 +288,7 @@ START_TEST(hosts_share_a_clock)
     snprintf(path, sizeof(path), "%s/in", dir);
     ck_assert_int_eq(mkdir(path, 0777), 0);
     write_proc("h1", 10, 1000000000, 1000);
-    write_proc("h2", 20, 2000000000, 3000);
+    write_proc("h2", 20, 500000000, 3000);
     write_proc("h1", 30, 3000000000u, 5000);
     gpuprof_an_db *db = analyze();
     char archive[600];
@@ -297,19 +299,11 @@ START_TEST(hosts_share_a_clock)
         return;
     }
     ck_assert_int_eq(st, GPUPROF_OK);
-    /* Files sorted by name: h1-p10, h1-p30, h2-p20; h1's offset is the
-     * first stream's. */
-    gpuprof_an_trace_stream s;
-    ck_assert_int_eq(gpuprof_an_db_trace_stream(db, 0, &s), GPUPROF_OK);
-    ck_assert_int_eq(s.realtime_offset_ns, 1000000000 - 500);
-    uint64_t base = (uint64_t)s.realtime_offset_ns;
-    char *text = events_of(archive, base), want[512];
-    snprintf(want, sizeof(want),
-             "ENTER 0 1000 P10\nLEAVE 0 2000 P10\n"
-             "ENTER 1 5000 P30\nLEAVE 1 6000 P30\n"
-             "ENTER 2 %" PRIu64 " P20\nLEAVE 2 %" PRIu64 " P20\n",
-             (uint64_t)1000000000 + 3000, (uint64_t)1000000000 + 4000);
-    ck_assert_str_eq(text, want);
+    /* Files sorted by name: h1-p10, h1-p30, h2-p20 (locations 0, 1, 2). */
+    char *text = events_of(archive);
+    ck_assert_str_eq(text, "ENTER 2 3000 P20\nLEAVE 2 4000 P20\n"
+                           "ENTER 0 500001000 P10\nLEAVE 0 500002000 P10\n"
+                           "ENTER 1 500005000 P30\nLEAVE 1 500006000 P30\n");
     free(text);
     text = defs_of(archive);
     static const char *const defs[] = {
@@ -318,8 +312,9 @@ START_TEST(hosts_share_a_clock)
         "Name: \"pid 10\" <2>, Type: PROCESS, Parent: \"node::h1\" <1>",
         "Name: \"pid 30\" <4>, Type: PROCESS, Parent: \"node::h1\" <1>",
         "Name: \"pid 20\" <6>, Type: PROCESS, Parent: \"node::h2\" <2>",
-        "Global Offset: 1000000500, Length: 1000003000, Date: 1970-01-01 "
-        "00:00:01.000000500"};
+        /* the first event at 3000 on h2: realtime 3000 + 5e8 - 500 */
+        "Global Offset: 3000, Length: 500003000, Date: 1970-01-01 "
+        "00:00:00.500002500"};
     for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
         ck_assert_msg(strstr(text, defs[i]), "no \"%s\" in\n%s", defs[i], text);
     free(text);

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analysis/an_otf2.h"
+#include "../analysis/export/an_otf2.h"
 #include "gpuprof_analysis.h"
 #include "io/trace.h"
 #include "support/mkprofile.h"

@@ -33,6 +33,8 @@
  *                         the run replayed with kernels, regions or
  *                         contexts F times faster: projected run time and
  *                         the new critical path
+ *   gpuprof export --otf2 -o DIR DB
+ *                         trace.db as an OTF2 archive (Vampir): DIR/traces.otf2
  *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [--strict]
  *                   [-o DB] DIR...
  *                         aggregate measurement directories (several runs
@@ -107,6 +109,9 @@ static int usage(FILE *out, int rc)
                  "       gpuprof export --chrome [-o FILE] DIR...\n"
                  "                             traces (GPUPROF_TRACE=1) as "
                  "JSON for ui.perfetto.dev\n"
+                 "       gpuprof export --otf2 -o DIR DB\n"
+                 "                             trace.db as an OTF2 archive "
+                 "(Vampir): DIR/traces.otf2\n"
                  "       gpuprof analyze [-j N] [--memory SIZE] "
                  "[--no-structure] [--strict] [-o DB] DIR...\n"
                  "                             aggregate measurements into "
@@ -613,6 +618,37 @@ static int chrome(int argc, char **argv)
     return out_close(&out, st == GPUPROF_OK ? 0 : fail());
 }
 
+/* export --otf2 -o DIR DB: the archive appears in DIR whole or not at all
+ * (gpuprof_an_db_export_otf2). */
+static int otf2(int argc, char **argv)
+{
+    static const char *const with_arg[] = {"-o", NULL};
+    cli_permute(argc, argv, 3, with_arg);
+    if (argc != 6 || strcmp(argv[3], "-o"))
+        return usage_error("export --otf2 wants -o DIR and one database");
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[5], &db) != GPUPROF_OK)
+        return fail();
+    uint32_t damaged, left_out;
+    uint64_t ignored;
+    gpuprof_an_db_trace_ignored(db, &damaged, &left_out, &ignored);
+    if (damaged || left_out)
+        fprintf(stderr, "gpuprof: %s: its traces were used in part: %" PRIu32
+                " damaged or empty (%" PRIu64 " bytes ignored), %" PRIu32
+                " streams left out (gpuprof analyze said which)\n",
+                argv[5], damaged, ignored, left_out);
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, argv[4], stderr, 0);
+    gpuprof_an_db_close(db);
+    if (st != GPUPROF_OK)
+        return fail();
+    size_t n = strlen(argv[4]);
+    while (n > 1 && argv[4][n - 1] == '/')
+        n--;
+    printf("gpuprof: OTF2 archive written to %.*s/traces.otf2\n", (int)n,
+           argv[4]);
+    return 0;
+}
+
 /* The number of processes of the MPI job this one was started in (by
  * mpirun, mpiexec or srun), 1 outside one. */
 static long mpi_job_size(void)
@@ -743,6 +779,8 @@ int main(int argc, char **argv)
     if (argc >= 4 && !strcmp(argv[1], "export") &&
         !strcmp(argv[2], "--chrome"))
         return chrome(argc, argv);
+    if (argc >= 3 && !strcmp(argv[1], "export") && !strcmp(argv[2], "--otf2"))
+        return otf2(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "analyze"))
         return analyze(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "project"))

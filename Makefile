@@ -61,7 +61,7 @@ CL_LAYER := $(B)/lib/libgpuprof-cl-layer.so
 PRELOAD_SO := $(B)/lib/libgpuprof-preload.so
 ifeq ($(HAVE_OPENCL),1)
 CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c \
-             lib/backends/opencl/cl_idle.c
+             lib/backends/opencl/cl_idle.c lib/backends/opencl/cl_deps.c
 LIB_CFLAGS += -DGPUPROF_HAVE_OPENCL
 CL_LAYER_TARGET := $(CL_LAYER)
 endif
@@ -81,6 +81,20 @@ $(CUPTI_SRCS:%.c=$(B)/obj/%.o): LIB_CFLAGS += -isystem $(CUDA_HOME)/include \
 endif
 endif
 AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
+AN_LIB_SRCS += $(wildcard analysis/cpath/*.c)
+# The OTF2 export is built when OTF2 3.0's headers are there (Debian:
+# libotf2-trace-dev); libotf2 is dlopened when an export runs, never
+# linked (analysis/export/an_otf2.h). Without them the export says so.
+HAVE_OTF2 := $(shell printf '\043include <otf2/otf2.h>\n\043if OTF2_VERSION_MAJOR < 3\n\043error\n\043endif\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_OTF2),1)
+LIB_CFLAGS += -DGPUPROF_HAVE_OTF2
+endif
+# The OTF2 export lives in analysis/export/ (the room of the exports) and
+# finds the shared header (an_internal.h) by the include path, wherever
+# it stands.
+AN_LIB_SRCS := $(sort $(AN_LIB_SRCS) $(wildcard analysis/export/*.c))
+$(patsubst %.c,$(B)/obj/%.o,$(wildcard analysis/export/an_*otf2*.c)): \
+    LIB_CFLAGS += -Ianalysis -Ianalysis/base
 
 # The built-in backends: each folder of lib/backends/ compiled into the
 # library above, except sim (registered by the programs that use it). The

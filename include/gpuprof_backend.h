@@ -50,6 +50,38 @@ GPUPROF_API uint64_t gpuprof_be_op_begin(gpuprof_op_kind kind,
  * Calling thread only. Since 0.1. */
 GPUPROF_API gpuprof_status gpuprof_be_op_end(uint64_t correlation);
 
+/* Dependency notes for traces (doc/FORMATS.md, DEP_RECORDS, trace format
+ * 1.3): what the operation `correlation`, open on the calling thread, waits
+ * for or marks, so the analysis can build the run's event dependency graph
+ * (wait states, critical path). `what` is a gpuprof_dep_what, `flags`
+ * GPUPROF_DEP_* bits; `stream` is GPUPROF_DEP_ALL for every stream of
+ * `device`; `target` is the correlation id of the operation whose device
+ * work an event stands for (an event record, an OpenCL command), 0 for
+ * none. Several notes per operation are allowed (a wait for several
+ * events). Nothing is recorded unless tracing is on and `correlation` is
+ * the open operation. Calling thread only, wait-free. Since 0.1. */
+typedef enum gpuprof_dep_what {
+    GPUPROF_DEP_SYNC_DEVICE = 1,  /* blocks until every stream is done */
+    GPUPROF_DEP_SYNC_STREAM = 2,  /* blocks until `stream` is done */
+    GPUPROF_DEP_SYNC_EVENT = 3,   /* blocks until event `target` is done */
+    GPUPROF_DEP_QUERY_STREAM = 4, /* asks whether `stream` is done */
+    GPUPROF_DEP_QUERY_EVENT = 5,  /* asks whether event `target` is done */
+    GPUPROF_DEP_EVENT_RECORD = 6, /* this operation is an event on `stream` */
+    GPUPROF_DEP_STREAM_WAIT = 7,  /* `stream`'s later work waits for `target` */
+    GPUPROF_DEP_LAUNCH = 8        /* this operation's work goes to `stream` */
+} gpuprof_dep_what;
+#define GPUPROF_DEP_READY 0x1u    /* a query: the answer was "done" */
+#define GPUPROF_DEP_BLOCKING 0x2u /* a launch returning when its work ended */
+#define GPUPROF_DEP_NULL 0x4u     /* a launch onto a legacy default stream */
+#define GPUPROF_DEP_OPENCL 0x8u   /* an OpenCL call (clFinish, wait lists) */
+#define GPUPROF_DEP_ALL 0x7FFFFFFFu
+GPUPROF_API void gpuprof_be_op_dep(uint64_t correlation, uint32_t what,
+                                   uint32_t flags, uint32_t device,
+                                   uint32_t stream, uint64_t target);
+/* Are traces being written (GPUPROF_TRACE=1)? A backend may skip the work
+ * of finding what a call waits for when they are not. Since 0.1. */
+GPUPROF_API int gpuprof_be_tracing(void);
+
 /* Is the library measuring now (initialized, not paused, not finalized)?
  * One load: cheap enough for every hook. Since 0.1. */
 GPUPROF_API int gpuprof_be_measuring(void);

@@ -14,6 +14,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/trace.h"
 #include "core/unwind.h"
 #include "gpuprof_backend.h"
 #include "io/io.h"
@@ -78,6 +79,33 @@ GPUPROF_API uint64_t gpuprof_be_op_begin(gpuprof_op_kind kind,
 GPUPROF_API gpuprof_status gpuprof_be_op_end(uint64_t correlation)
 {
     return gpuprof__op_end(correlation);
+}
+
+_Static_assert((int)GPUPROF_DEP_SYNC_DEVICE == (int)GP_DEP_SYNC_DEVICE &&
+                   (int)GPUPROF_DEP_SYNC_STREAM == (int)GP_DEP_SYNC_STREAM &&
+                   (int)GPUPROF_DEP_SYNC_EVENT == (int)GP_DEP_SYNC_EVENT &&
+                   (int)GPUPROF_DEP_QUERY_STREAM == (int)GP_DEP_QUERY_STREAM &&
+                   (int)GPUPROF_DEP_QUERY_EVENT == (int)GP_DEP_QUERY_EVENT &&
+                   (int)GPUPROF_DEP_EVENT_RECORD == (int)GP_DEP_EVENT_RECORD &&
+                   (int)GPUPROF_DEP_STREAM_WAIT == (int)GP_DEP_STREAM_WAIT &&
+                   (int)GPUPROF_DEP_LAUNCH == (int)GP_DEP_LAUNCH &&
+                   GPUPROF_DEP_READY == GP_DEP_READY &&
+                   GPUPROF_DEP_BLOCKING == GP_DEP_BLOCKING &&
+                   GPUPROF_DEP_NULL == GP_DEP_NULL &&
+                   GPUPROF_DEP_OPENCL == GP_DEP_OPENCL &&
+                   GPUPROF_DEP_ALL == GP_DEP_ALL,
+               "the public dependency notes are the core's");
+
+GPUPROF_API void gpuprof_be_op_dep(uint64_t correlation, uint32_t what,
+                                   uint32_t flags, uint32_t device,
+                                   uint32_t stream, uint64_t target)
+{
+    gpuprof__op_dep(correlation, what, flags, device, stream, target);
+}
+
+GPUPROF_API int gpuprof_be_tracing(void)
+{
+    return gpuprof__trace_on();
 }
 
 GPUPROF_API int gpuprof_be_measuring(void)

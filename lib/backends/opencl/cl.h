@@ -4,7 +4,7 @@
  * table's hooks). Seed 002 §III-IV; doc/BACKENDS.md.
  *
  * How a command travels. A hook on the application thread begins an
- * operation (call path + placeholder, gpuprof__op_begin), calls the
+ * operation (call path + placeholder, gpuprof_be_op_begin), calls the
  * runtime through the target dispatch table with an event (the program's,
  * which we retain, or one we make), and files a `cl_cmd` on the outstanding
  * list with a CL_COMPLETE callback. The callback (any runtime thread) only
@@ -136,6 +136,14 @@ typedef struct cl_memobj {
  * until the runtime object is released: callers are the program's threads
  * using it). */
 cl_queue *gpuprof__cl_queue(cl_command_queue q);
+
+/* cl_deps.c: dependency notes for traces (trace format 1.3). */
+void gpuprof__cl_deps_event(cl_event ev, uint64_t corr);
+void gpuprof__cl_deps_wait_list(uint64_t corr, cl_command_queue q, cl_uint n,
+                                const cl_event *wl);
+void gpuprof__cl_deps_blocking(uint64_t corr, cl_command_queue q);
+void gpuprof__cl_deps_finish(uint64_t corr, cl_command_queue q);
+void gpuprof__cl_deps_wait_events(uint64_t corr, cl_uint n, const cl_event *l);
 void gpuprof__cl_kern_new(cl_kernel k); /* at creation: name, context */
 void gpuprof__cl_kern_forget(cl_kernel k);
 void gpuprof__cl_kern_set_arg(cl_kernel k, cl_uint i, size_t size,

@@ -602,8 +602,9 @@ int gpuprof__an_db_additive(const gpuprof_an_db *db, uint32_t m)
 {
     const gpuprof__an_formula *f = derived(db, m);
     if (f) {
-        uint32_t ops[64];
-        uint32_t n = gpuprof__an_formula_operands(f, 0, ops, 64);
+        uint32_t ops[GPUPROF__AN_MAX_OPERANDS];
+        uint32_t n = gpuprof__an_formula_operands(f, 0, ops,
+                                                  GPUPROF__AN_MAX_OPERANDS);
         int ok = gpuprof__an_formula_additive(f);
         for (uint32_t i = 0; ok && i < n; i++)
             ok = gpuprof__an_db_additive(db, ops[i]);
@@ -776,7 +777,9 @@ static uint32_t derived_values(const gpuprof_an_db *db, uint32_t c,
 {
     const gpuprof__an_formula *f = derived(db, m);
     unsigned v = (m - db->nmetrics) % 2;
-    uint32_t ops[64], nops = gpuprof__an_formula_operands(f, v, ops, 64);
+    uint32_t ops[GPUPROF__AN_MAX_OPERANDS];
+    uint32_t nops = gpuprof__an_formula_operands(f, v, ops,
+                                                 GPUPROF__AN_MAX_OPERANDS);
     uint32_t np = db->nprofiles, n = 0;
     uint8_t *has = calloc(np ? np : 1, 1);
     uint32_t *pl = malloc((size_t)(np ? np : 1) * sizeof(*pl));

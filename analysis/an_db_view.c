@@ -424,9 +424,10 @@ static bool leaves_of(const gpuprof_an_db *db, uint32_t m, uint32_t *leaf,
 {
     const gpuprof__an_formula *f = gpuprof__an_db_formula(db, m);
     if (f) {
-        uint32_t ops[64];
+        uint32_t ops[GPUPROF__AN_MAX_OPERANDS];
         uint32_t k = gpuprof__an_formula_operands(
-            f, gpuprof_an_db_metric_variant(db, m), ops, 64);
+            f, gpuprof_an_db_metric_variant(db, m), ops,
+            GPUPROF__AN_MAX_OPERANDS);
         for (uint32_t i = 0; i < k; i++)
             if (!leaves_of(db, ops[i], leaf, n, max))
                 return false;

@@ -325,6 +325,18 @@ gpuprof_status gpuprof__an_formula_compile(const gpuprof_an_db *db,
                                         : -1;
         most = d > most ? d : most;
     }
+    /* Every consumer evaluates from at most GPUPROF__AN_MAX_OPERANDS
+     * operands' values: a formula naming more would lose the profiles where
+     * only the others have values. */
+    uint32_t ops[MAX_CODE];
+    for (unsigned v = 0; !p.err && v < 2; v++) {
+        uint32_t n = gpuprof__an_formula_operands(f, v, ops, MAX_CODE);
+        if (n > GPUPROF__AN_MAX_OPERANDS)
+            p.err = gpuprof__an_fail(GPUPROF_E_LIMIT,
+                                     "formula '%s': names %u distinct "
+                                     "metrics; at most %d may be combined",
+                                     text, n, GPUPROF__AN_MAX_OPERANDS);
+    }
     if (p.err) {
         gpuprof__an_formula_free(f);
         return p.err;

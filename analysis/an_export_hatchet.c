@@ -54,7 +54,7 @@ static const char *const suffix[NFIELDS] = {
 
 /* Per metric of a derived formula, at most this many operands are
  * followed (as gpuprof_an_db_context_values does). */
-#define MAX_OPS 64
+#define MAX_OPS GPUPROF__AN_MAX_OPERANDS
 
 typedef struct mstat {
     double min, mean, max;

@@ -10,7 +10,12 @@
  * detectors that fired (§IV.B), each with the contexts it fired in.
  * A node is identified by its path of keys from the top (region names,
  * frames by module path and offset, operation kinds, kernel names), so the
- * same call site in two threads or two processes is one row.
+ * same call site in two threads or two processes is one row. Metrics that
+ * backends registered (any GPU- or CPU-kind metric of a profile's table
+ * that is not one of the built-in ones read here) follow, each with its
+ * unit and combination as the profile describes it (sum, odd sum with the
+ * mean over its count metric, max) and the contexts with the largest
+ * values.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -43,11 +48,25 @@ static const char *const det_text[6] = {
     "with events where the order does not matter",
     "devices present that no context used"};
 
+/* Built-in GPU- and CPU-kind metrics this report does not show as
+ * columns: odd sums per launch (the database views show them). */
+static const char *const builtin_other[] = {
+    "gpu.work_items", "gpu.group_size", "gpu.registers", "gpu.shared_bytes"};
+
+/* Metrics registered by backends, as the profiles describe them. */
+#define XMAX 64
+typedef struct xmetric {
+    char *name, *count_name; /* count_name: odd sums, else NULL */
+    uint8_t unit, combine;
+    uint32_t flags;
+} xmetric;
+
 typedef struct gnode {
     char *key;  /* merge key (unique among siblings) */
     char *name; /* what is printed */
     uint32_t parent, depth;
     uint64_t v[NM]; /* exclusive values */
+    uint64_t *xv;   /* registered metrics' values (XMAX), NULL: none */
 } gnode;
 
 typedef struct gtree {
@@ -55,6 +74,8 @@ typedef struct gtree {
     uint32_t count, cap;
     uint32_t *slots, mask;
     gpuprof__an_symtab *syms;
+    xmetric x[XMAX];
+    uint32_t nx;
 } gtree;
 
 static int regrow(gtree *g)
@@ -161,17 +182,98 @@ static void describe(gtree *g, const gpuprof__io_profile *p,
     }
 }
 
+/* Is metric i of p one a backend registered (shown by name here)? */
+static bool registered(const gpuprof__io_profile *p, uint32_t i)
+{
+    const gpuprof__io_metric *m = &p->metrics[i];
+    const char *name = gpuprof__io_str(p, m->name);
+    if ((m->kind != GPUPROF_IO_KIND_GPU && m->kind != GPUPROF_IO_KIND_CPU) ||
+        m->type != GPUPROF_IO_U64)
+        return false;
+    for (int k = 0; k < NM; k++)
+        if (!strcmp(name, metric_names[k]))
+            return false;
+    for (size_t k = 0; k < sizeof(builtin_other) / sizeof(*builtin_other); k++)
+        if (!strcmp(name, builtin_other[k]))
+            return false;
+    return true;
+}
+
+/* Slots of p's registered metrics in g->x (UINT32_MAX: not one, or past
+ * XMAX); -1 when out of memory. */
+static int map_registered(gtree *g, const gpuprof__io_profile *p,
+                          uint32_t *slot)
+{
+    for (uint32_t i = 0; i < p->metric_count; i++) {
+        slot[i] = UINT32_MAX;
+        if (!registered(p, i))
+            continue;
+        const gpuprof__io_metric *m = &p->metrics[i];
+        const char *name = gpuprof__io_str(p, m->name);
+        uint32_t k = 0;
+        while (k < g->nx && strcmp(g->x[k].name, name))
+            k++;
+        if (k == XMAX)
+            continue;
+        if (k == g->nx) {
+            xmetric *x = &g->x[k];
+            x->name = strdup(name);
+            x->count_name = m->count_name
+                                ? strdup(gpuprof__io_str(p, m->count_name))
+                                : NULL;
+            x->unit = m->unit, x->combine = m->combine, x->flags = m->flags;
+            if (!x->name || (m->count_name && !x->count_name))
+                return -1;
+            g->nx++;
+        }
+        slot[i] = k;
+    }
+    return 0;
+}
+
+/* Node i's values of registered metrics into x (merged by their rule). */
+static int add_registered(gtree *g, const gpuprof__io_profile *p, uint32_t i,
+                          const uint32_t *slot, uint32_t x)
+{
+    const gpuprof__io_node *n = &p->nodes[i];
+    for (uint32_t k = 0; k < n->value_count; k++) {
+        const gpuprof__io_value *v = &p->values[n->first_value + k];
+        uint32_t s = slot[v->metric];
+        if (s == UINT32_MAX)
+            continue;
+        if (!g->n[x].xv && !(g->n[x].xv = calloc(XMAX, sizeof(uint64_t))))
+            return -1;
+        uint64_t *to = &g->n[x].xv[s];
+        *to = g->x[s].combine == GPUPROF_IO_MAX
+                  ? (v->bits > *to ? v->bits : *to)
+                  : *to + v->bits;
+    }
+    return 0;
+}
+
 static int add_profile(gtree *g, const gpuprof__io_profile *p)
 {
     uint32_t m[NM];
     bool any = false;
     for (int k = 0; k < NM; k++)
         any |= (m[k] = gpuprof__an_metric(p, metric_names[k])) != UINT32_MAX;
-    if (!any)
-        return 0; /* no GPU metrics in this profile */
-    uint32_t *map = malloc((p->node_count ? p->node_count : 1) * sizeof(*map));
-    if (!map)
+    uint32_t *slot =
+        malloc((p->metric_count ? p->metric_count : 1) * sizeof(*slot));
+    if (!slot || map_registered(g, p, slot)) {
+        free(slot);
         return -1;
+    }
+    for (uint32_t i = 0; i < p->metric_count; i++)
+        any |= slot[i] != UINT32_MAX;
+    if (!any) {
+        free(slot);
+        return 0; /* no GPU metrics in this profile */
+    }
+    uint32_t *map = malloc((p->node_count ? p->node_count : 1) * sizeof(*map));
+    if (!map) {
+        free(slot);
+        return -1;
+    }
     char key[4200], name[4200];
     for (uint32_t t = 0; t < p->thread_count; t++) {
         const gpuprof__io_thread *th = &p->threads[t];
@@ -184,8 +286,9 @@ static int add_profile(gtree *g, const gpuprof__io_profile *p)
             }
             describe(g, p, n, key, sizeof(key), name, sizeof(name));
             uint32_t x = child(g, map[th->first_node + n->parent], key, name);
-            if (x == UINT32_MAX) {
+            if (x == UINT32_MAX || add_registered(g, p, i, slot, x)) {
                 free(map);
+                free(slot);
                 return -1;
             }
             map[i] = x;
@@ -195,6 +298,7 @@ static int add_profile(gtree *g, const gpuprof__io_profile *p)
         }
     }
     free(map);
+    free(slot);
     return 0;
 }
 
@@ -302,6 +406,15 @@ static int cmp_top(const void *a, const void *b)
     return x->v != y->v ? (x->v < y->v ? 1 : -1) : (x->j > y->j) - (x->j < y->j);
 }
 
+/* Node j's exclusive value of metric k (k >= NM: registered metric
+ * k - NM). */
+static uint64_t value_of(const gtree *g, uint32_t j, int k)
+{
+    if (k < NM)
+        return g->n[j].v[k];
+    return g->n[j].xv ? g->n[j].xv[k - NM] : 0;
+}
+
 /* The (at most `n`) nodes with the largest exclusive value of metric k;
  * with `by_region`, values are first moved up to the nearest region. */
 static int print_top(const gtree *g, int k, int n, bool ns, bool by_region,
@@ -316,7 +429,7 @@ static int print_top(const gtree *g, int k, int n, bool ns, bool by_region,
             at = g->n[at].parent;
         if (at == UINT32_MAX)
             at = j; /* outside every region: where it is */
-        v[at] += g->n[j].v[k];
+        v[at] += value_of(g, j, k);
     }
     uint32_t m = 0;
     for (uint32_t j = 0; j < g->count; j++)
@@ -342,7 +455,8 @@ static int print_top(const gtree *g, int k, int n, bool ns, bool by_region,
         if (ns)
             gpuprof__an_fmt_ns(val, sizeof(val), t[a].v);
         else
-            snprintf(val, sizeof(val), "%" PRIu64 "x", t[a].v);
+            snprintf(val, sizeof(val), "%" PRIu64 "%s", t[a].v,
+                     k < NM ? "x" : "");
         context_text(g, t[a].j, 4, ctx, sizeof(ctx));
         if (fprintf(out, "  %12s  %s\n", val, ctx) < 0)
             rc = -1;
@@ -408,6 +522,45 @@ static int print_findings(const gtree *g, FILE *out)
     return rc;
 }
 
+/* The metrics backends registered: total (a maximum for max metrics; an
+ * odd sum also as its mean over its count metric) and where it is
+ * largest. */
+static int print_registered(const gtree *g, FILE *out)
+{
+    static const char *const units[] = {"", " ns", " bytes"};
+    if (g->nx && fprintf(out, "\nMetrics registered by backends\n") < 0)
+        return -1;
+    for (uint32_t k = 0; k < g->nx; k++) {
+        const xmetric *x = &g->x[k];
+        uint64_t total = 0, count = 0;
+        int cm = -1;
+        for (int c = 0; x->count_name && c < NM; c++)
+            if (!strcmp(metric_names[c], x->count_name))
+                cm = c;
+        for (uint32_t j = 0; j < g->count; j++) {
+            uint64_t v = value_of(g, j, NM + (int)k);
+            total = x->combine == GPUPROF_IO_MAX ? (v > total ? v : total)
+                                                 : total + v;
+            count += cm >= 0 ? g->n[j].v[cm] : 0;
+        }
+        char mean[96] = "";
+        if (x->count_name && count)
+            snprintf(mean, sizeof(mean), ", mean %.3g per %s",
+                     (double)total / (double)count, x->count_name);
+        const char *how = x->combine == GPUPROF_IO_MAX ? "max"
+                          : x->count_name              ? "odd sum"
+                                                       : "sum";
+        if (fprintf(out, "  %s (%s%s): %" PRIu64 "%s%s\n", x->name, how,
+                    x->flags & GPUPROF_IO_METRIC_NO_INCLUSIVE
+                        ? ", exclusive only"
+                        : "",
+                    total, units[x->unit <= 2 ? x->unit : 0], mean) < 0 ||
+            print_top(g, NM + (int)k, 3, false, false, out))
+            return -1;
+    }
+    return 0;
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
                                                    uint32_t flags)
 {
@@ -451,7 +604,10 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
                 ops += incl[NM * j + M_COUNT];
             }
         }
-        if (ops || total) {
+        bool xany = false;
+        for (uint32_t j = 0; j < g.count && !xany; j++)
+            xany = g.n[j].xv != NULL;
+        if (ops || total || xany) {
             char t[32], head[80] = "";
             size_t at = 0;
             for (int c = 0; c < 4; c++)
@@ -459,12 +615,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
                     at += (size_t)snprintf(head + at, sizeof(head) - at,
                                            " %11s", opt_head[c]);
             gpuprof__an_fmt_ns(t, sizeof(t), total);
-            if (fprintf(out, "\nGPU operations by calling context: %" PRIu64
+            if (fprintf(out,
+                        "\nGPU operations by calling context: %" PRIu64
                         " operations, %s of device time\n\n%10s %12s %12s "
-                        "%7s%s  %s\n", ops, t, "Count", "GPU time", "Bytes",
-                        "Time%", head, "Context") < 0 ||
+                        "%7s%s  %s\n",
+                        ops, t, "Count", "GPU time", "Bytes", "Time%", head,
+                        "Context") < 0 ||
                 print_tree(&g, incl, UINT32_MAX, total, cols, out) ||
-                print_findings(&g, out) || fflush(out) != 0)
+                print_findings(&g, out) || print_registered(&g, out) ||
+                fflush(out) != 0)
                 st = gpuprof__an_fail(GPUPROF_E_IO, "cannot write the report");
         }
     }
@@ -472,6 +631,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
     for (uint32_t j = 0; j < g.count; j++) {
         free(g.n[j].key);
         free(g.n[j].name);
+        free(g.n[j].xv);
+    }
+    for (uint32_t k = 0; k < g.nx; k++) {
+        free(g.x[k].name);
+        free(g.x[k].count_name);
     }
     free(g.n);
     free(g.slots);

@@ -144,6 +144,10 @@ void gpuprof__an_rows_free(gpuprof__an_rows *r);
 int gpuprof__an_db_combine(const gpuprof_an_db *db, uint32_t m);
 double gpuprof__an_formula_eval(const gpuprof__an_formula *f, unsigned variant,
                                 gpuprof__an_fetch_fn fetch, void *arg);
+/* Distinct metrics one formula may name (per variant): every user of
+ * gpuprof__an_formula_operands sizes its buffers by it, and compiling a
+ * formula that names more fails (GPUPROF_E_LIMIT). */
+#define GPUPROF__AN_MAX_OPERANDS 64
 /* The distinct operands of a variant, at most max; how many. */
 uint32_t gpuprof__an_formula_operands(const gpuprof__an_formula *f,
                                       unsigned variant, uint32_t *m,

@@ -80,7 +80,10 @@ $(CUPTI_SRCS:%.c=$(B)/obj/%.o): LIB_CFLAGS += -isystem $(CUDA_HOME)/include \
     -isystem $(CUPTI_INC) -DGPUPROF_CUDA_HOME='"$(CUDA_HOME)"'
 endif
 endif
-AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
+# The analysis library: every room of analysis/ (analysis/README.md) but
+# the command (cli/) and the MPI driver (mpi/), which link it.
+AN_LIB_SRCS := $(filter-out analysis/cli/% analysis/mpi/%,\
+                 $(wildcard analysis/*.c analysis/*/*.c))
 
 # gpuprof-mpi (the aggregation on the ranks of an MPI job) is built when
 # mpicc is found (Debian: libopenmpi-dev). Only its own file is compiled
@@ -175,14 +178,14 @@ $(AN_SO): $(AN_OBJS) $(IO_OBJS) analysis/libgpuprof-analysis.map
 	$(Q)ln -sf $(AN_SONAME) $(B)/lib/libgpuprof-analysis.so
 
 # The command uses only the public analysis header.
-$(GPUPROF_BIN): analysis/gpuprof.c analysis/an_cli.h analysis/an_run.h $(AN_SO)
+$(GPUPROF_BIN): analysis/cli/gpuprof.c analysis/cli/an_cli.h analysis/cli/an_run.h $(AN_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/gpuprof.c \
+	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/cli/gpuprof.c \
 	  -L$(B)/lib -lgpuprof-analysis -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
 
 # gpuprof-mpi links the library's objects: it calls the internal
-# interface of analysis/an_coll.h, which the shared library does not export.
+# interface of analysis/coll/an_coll.h, which the shared library does not export.
 $(B)/obj/analysis/mpi/gpuprof_mpi.o: analysis/mpi/gpuprof_mpi.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $<")

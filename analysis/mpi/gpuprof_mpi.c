@@ -7,7 +7,7 @@
  *                                    DIR...
  *
  * The only file built with mpicc and linked with MPI: it fills the
- * library's table of collective operations (analysis/an_coll.h) with MPI
+ * library's table of collective operations (analysis/coll/an_coll.h) with MPI
  * calls and runs gpuprof__an_analysis_run_ranks on every rank; the
  * analysis library itself never links MPI. How the work is split:
  * doc/ANALYSIS.md, "On several processes". -j and --memory are per rank.
@@ -29,8 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "an_cli.h"
-#include "an_coll.h"
+#include "../cli/an_cli.h"
+#include "../coll/an_coll.h"
 #include "gpuprof_analysis.h"
 
 /* ---- the collective operations with MPI ------------------------------- */

@@ -1,6 +1,7 @@
 /*
  * an_db.h - the analysis database (doc/FORMATS.md, "Analysis database"):
- * what the aggregation (an_agg.c) writes and the reader (an_db.c) maps.
+ * what the aggregation (agg/, with the writers an_dbwrite.c, an_tracedb.c
+ * and an_metadb.c) writes and the reader (an_db.c) maps.
  *
  * A database is a directory of four files (five with trace.db, when the
  * measurements hold traces), each a 32-byte header followed by its body,

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../base/an_buf.h"
 #include "../base/an_internal.h"
 #include "an_sass.h"
 
@@ -173,19 +174,6 @@ typedef struct parser {
     bool in_text;
 } parser;
 
-static bool grow(void **p, uint32_t *cap, uint32_t n, size_t size)
-{
-    if (n < *cap)
-        return true;
-    uint32_t nc = *cap ? *cap * 2 : 256;
-    void *np = realloc(*p, (size_t)nc * size);
-    if (!np)
-        return false;
-    *p = np;
-    *cap = nc;
-    return true;
-}
-
 /* Closes the function being read: its extent and instruction count. */
 static void end_func(parser *ps)
 {
@@ -207,7 +195,7 @@ static bool new_func(parser *ps, const char *name)
 {
     end_func(ps);
     gpuprof__sass_bin *b = ps->b;
-    if (!grow((void **)&b->func, &ps->cap_func, b->nfunc, sizeof(*b->func)))
+    if (!gpuprof__an_grow((void **)&b->func, &ps->cap_func, b->nfunc, sizeof(*b->func)))
         return false;
     sass_func *f = &b->func[b->nfunc++];
     memset(f, 0, sizeof(*f));
@@ -227,7 +215,7 @@ static bool jump_targets(parser *ps, const char *text, uint32_t insn)
         return true;
     for (t += 15; *t == '.';) {
         size_t n = strcspn(t, ",\"*) ");
-        if (!grow((void **)&ps->jt, &ps->cap_jt, ps->njt, sizeof(*ps->jt)))
+        if (!gpuprof__an_grow((void **)&ps->jt, &ps->cap_jt, ps->njt, sizeof(*ps->jt)))
             return false;
         char *name = strndup(t, n);
         if (!name)
@@ -245,7 +233,7 @@ static bool add_insn(parser *ps, uint32_t offset, char *text)
     uint32_t cap = ps->cap_insn;
     if (!b->nfunc && !new_func(ps, ps->sect_name))
         return false;
-    if (!grow((void **)&b->insn, &ps->cap_insn, b->ninsn, sizeof(*b->insn)))
+    if (!gpuprof__an_grow((void **)&b->insn, &ps->cap_insn, b->ninsn, sizeof(*b->insn)))
         return false;
     if (cap != ps->cap_insn) {
         char **nt = realloc(ps->tgt, (size_t)ps->cap_insn * sizeof(*nt));
@@ -274,7 +262,7 @@ static bool add_insn(parser *ps, uint32_t offset, char *text)
 
 static bool add_label(parser *ps, const char *name)
 {
-    if (!grow((void **)&ps->labels, &ps->cap_label, ps->nlabel,
+    if (!gpuprof__an_grow((void **)&ps->labels, &ps->cap_label, ps->nlabel,
               sizeof(*ps->labels)))
         return false;
     ps->labels[ps->nlabel++] = (label){name, ps->sect - 1, SASS_NONE};

@@ -75,6 +75,7 @@ struct gpuprof_an_analysis {
     int strict; /* a trace not used whole stops the run */
     gpuprof_an_warning_fn warn;
     void *warn_user;
+    double phase_s[GPUPROF__AN_PHASES]; /* the last run's (an_coll.h) */
 };
 
 typedef struct src { /* one profile file */
@@ -116,7 +117,7 @@ typedef struct run {
     an_structure sx;  /* program structure looked up (pass 1) */
     row *rows;        /* per profile (pass 2; pass 3 reads them) */
     uint64_t budget;  /* 0, or the bytes rounds may use beside what stays */
-    bool keep_rows;   /* rows stay for pass 3 (no budget, one rank) */
+    bool keep_rows;   /* this rank's rows stay for pass 3 (no budget) */
     uint64_t *cstart; /* per context: values before it; [nc] = total */
     uint64_t *poff;   /* per profile: its profile.db plane's offset */
     dbfile f[3];      /* profile.db, cct.db, stats.db */
@@ -138,6 +139,10 @@ typedef struct run {
 } run;
 
 /* ---- an_analysis.c ---- */
+/* Seconds of CLOCK_MONOTONIC since t0 added to the phase's time; the
+ * clock now (the next phase's t0). */
+double gpuprof__an_phase_end(run *r, unsigned phase, double t0);
+double gpuprof__an_now_s(void);
 void gpuprof__an_progress(const run *r, const char *phase, uint64_t done,
                           uint64_t total);
 /* The inputs' files listed (rank 0) and the identity computed. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../base/an_pool.h"
@@ -268,6 +269,34 @@ static void run_free(run *r)
 }
 
 /* ---- a run ----------------------------------------------------------- */
+static const char *const phase_names[GPUPROF__AN_PHASES] = {
+    "inputs",    "load",           "merge",           "values",
+    "settle_values", "transpose", "settle_contexts", "write"};
+
+const char *gpuprof__an_phase_name(unsigned phase)
+{
+    return phase < GPUPROF__AN_PHASES ? phase_names[phase] : NULL;
+}
+
+double gpuprof__an_phase_s(const gpuprof_an_analysis *a, unsigned phase)
+{
+    return a && phase < GPUPROF__AN_PHASES ? a->phase_s[phase] : 0;
+}
+
+double gpuprof__an_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double gpuprof__an_phase_end(run *r, unsigned phase, double t0)
+{
+    double now = gpuprof__an_now_s();
+    r->a->phase_s[phase] += now - t0;
+    return now;
+}
+
 void gpuprof__an_progress(const run *r, const char *phase, uint64_t done,
                           uint64_t total)
 {
@@ -437,9 +466,11 @@ static gpuprof_status output_usable(run *r)
 static gpuprof_status tree_steps(run *r)
 {
     bool many = r->nranks > 1;
+    double t = gpuprof__an_now_s();
     gpuprof_status st = gpuprof__an_agree(r, output_usable(r));
     if (st == GPUPROF_OK)
         st = gpuprof__an_inputs(r);
+    t = gpuprof__an_phase_end(r, GPUPROF__AN_PH_INPUTS, t);
     if (st != GPUPROF_OK)
         return st;
     if (!(r->t.st = gpuprof__io_strtab_new()) ||
@@ -447,8 +478,10 @@ static gpuprof_status tree_steps(run *r)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     if (st == GPUPROF_OK)
         st = gpuprof__an_unify(r);
+    t = gpuprof__an_phase_end(r, GPUPROF__AN_PH_LOAD, t);
     if (many && (st = gpuprof__an_merge(r, st)) != GPUPROF_OK)
         return st;
+    gpuprof__an_phase_end(r, GPUPROF__AN_PH_MERGE, t);
     uint64_t kept =
         st == GPUPROF_OK && r->budget ? gpuprof__an_kept_bytes(r) : 0;
     if (st == GPUPROF_OK && r->budget && kept >= r->budget)
@@ -476,13 +509,17 @@ static gpuprof_status run_steps(run *r)
     gpuprof_status st = tree_steps(r);
     if (st != GPUPROF_OK)
         return st;
+    if (!many) /* several ranks: the merge said which are this rank's */
+        r->pr_lo = 0, r->pr_hi = r->t.np;
     bool traced = false;
     for (uint32_t i = 0; i < r->ns; i++)
         traced = traced || r->s[i].has_trace;
+    double t = gpuprof__an_now_s();
     if ((st = open_files(r, traced)) != GPUPROF_OK)
         return st;
     if ((st = gpuprof__an_agree(r, gpuprof__an_values(r))) != GPUPROF_OK)
         return st;
+    t = gpuprof__an_phase_end(r, GPUPROF__AN_PH_VALUES, t);
     if (many && (st = gpuprof__an_settle_values(r, traced)) != GPUPROF_OK)
         return st;
     cstart_prefix(r);
@@ -490,11 +527,16 @@ static gpuprof_status run_steps(run *r)
         gpuprof__an_rank_contexts(r);
     else
         r->c_lo = 0, r->c_hi = r->t.nc;
+    t = gpuprof__an_phase_end(r, GPUPROF__AN_PH_SETTLE_VALUES, t);
     if ((st = gpuprof__an_agree(r, gpuprof__an_transpose(r))) != GPUPROF_OK)
         return st;
+    t = gpuprof__an_phase_end(r, GPUPROF__AN_PH_TRANSPOSE, t);
     if (many && (st = gpuprof__an_settle_contexts(r)) != GPUPROF_OK)
         return st;
-    return gpuprof__an_agree(r, r->rank == 0 ? finish(r, traced) : GPUPROF_OK);
+    t = gpuprof__an_phase_end(r, GPUPROF__AN_PH_SETTLE_CONTEXTS, t);
+    st = gpuprof__an_agree(r, r->rank == 0 ? finish(r, traced) : GPUPROF_OK);
+    gpuprof__an_phase_end(r, GPUPROF__AN_PH_WRITE, t);
+    return st;
 }
 
 static gpuprof_status run_ranks(gpuprof_an_analysis *a,
@@ -515,9 +557,11 @@ static gpuprof_status run_ranks(gpuprof_an_analysis *a,
              .rank = c ? c->rank : 0,
              .nranks = c ? c->size : 1,
              .blame = -1};
+    memset(a->phase_s, 0, sizeof(a->phase_s));
     r.budget = a->memory ? a->memory - BUDGET_BASE : 0;
-    /* Several ranks read every profile's values back from profile.db. */
-    r.keep_rows = !a->memory && r.nranks == 1;
+    /* Without a budget pass 2's rows stay for pass 3; several ranks read
+     * the other ranks' profiles back from profile.db. */
+    r.keep_rows = !a->memory;
     gpuprof_status st = run_steps(&r);
     run_free(&r);
     if (st != GPUPROF_OK && r.made_dir)

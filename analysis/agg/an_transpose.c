@@ -26,6 +26,7 @@ typedef struct cms_val {
 typedef struct tpass {
     const uint64_t *cstart; /* per context: values before it */
     row *rows;
+    uint32_t kept_lo, kept_hi; /* profiles whose rows pass 2 left whole */
     uint32_t np, nm, nc;
     int pms_fd;             /* profile.db, to read rows back from */
     const uint8_t *pms_tab; /* its plane table */
@@ -181,6 +182,8 @@ static int read_values(const tpass *x, row *w, uint64_t off, uint32_t pairs,
 static void read_rows(void *ctx, uint32_t p)
 {
     tpass *x = ctx;
+    if (p >= x->kept_lo && p < x->kept_hi)
+        return;
     const uint8_t *ref = x->pms_tab + (size_t)p * DB_PLANE_REF;
     uint64_t off = db_get64(ref);
     uint32_t pairs = db_get32(ref + 8), n = db_get32(ref + 12);
@@ -356,8 +359,8 @@ static void cms_plane(void *ctx, uint32_t i)
     (2 * sizeof(entry) + 2 * sizeof(cms_val) + 12u + DB_CMS_PAIR +             \
      DB_STATS_REC + DB_PMS_VALUE)
 
-/* The round's rows read back from profile.db (under a budget, or on
- * several ranks). */
+/* The round's rows read back from profile.db: all of them under a budget,
+ * on several ranks the other ranks' profiles. */
 static gpuprof_status read_back(run *r, tpass *x)
 {
     gpuprof__an_parallel_for(r->a->threads, x->np, read_rows, x);
@@ -388,8 +391,8 @@ static gpuprof_status transpose_values(run *r, tpass *x)
     if (!(x->cv = gpuprof__an_big_alloc(r->a->threads, x->cv_size)))
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     gpuprof__an_parallel_for(r->a->threads, x->nchunks, fill_chunk, x);
-    if (!r->keep_rows)
-        for (uint32_t p = 0; p < x->np; p++) {
+    for (uint32_t p = 0; p < x->np; p++) /* those read back */
+        if (p < x->kept_lo || p >= x->kept_hi) {
             free(x->rows[p].e);
             x->rows[p] = (row){0};
         }
@@ -432,7 +435,8 @@ static gpuprof_status write_planes(run *r, tpass *x)
 /* Contexts [lo, hi): transposed, encoded and appended. */
 static gpuprof_status transpose_round(run *r, tpass *x)
 {
-    gpuprof_status st = r->keep_rows ? GPUPROF_OK : read_back(r, x);
+    bool all_kept = x->kept_lo == 0 && x->kept_hi == x->np;
+    gpuprof_status st = all_kept ? GPUPROF_OK : read_back(r, x);
     if (st == GPUPROF_OK)
         st = transpose_values(r, x);
     if (st == GPUPROF_OK)
@@ -462,6 +466,8 @@ gpuprof_status gpuprof__an_transpose(run *r)
                .pms_tab = r->f[F_PMS].tab,
                .ctab = r->f[F_CMS].tab,
                .stab = r->f[F_STATS].tab};
+    if (r->keep_rows) /* this rank's profiles: all of them on one */
+        x.kept_lo = r->pr_lo, x.kept_hi = r->pr_hi;
     x.cpairs = calloc((size_t)nc + 1, sizeof(*x.cpairs));
     x.coff = malloc(((size_t)nc + 1) * sizeof(*x.coff));
     x.soff = malloc(((size_t)nc + 1) * sizeof(*x.soff));

@@ -69,4 +69,29 @@ typedef struct gpuprof__an_coll {
 gpuprof_status gpuprof__an_analysis_run_ranks(gpuprof_an_analysis *a,
                                               const gpuprof__an_coll *c);
 
+/* Where this process's time went in the last run of `a` (several ranks
+ * or one), step by step, in seconds of CLOCK_MONOTONIC: listing the
+ * inputs, pass 1 (load), the ranks' trees merged (merge: gather, merge on
+ * rank 0, broadcast), the files opened and pass 2 (values), its parts
+ * settled (settle_values:
+ * copies into the shared files, plane tables and counts reduced over the
+ * ranks), pass 3 (transpose), its parts settled (settle_contexts), and
+ * the tables, headers and renames (write, rank 0). A step's time includes
+ * the agreement that ends it, so a rank waiting for a slower one counts
+ * the wait. 0 for steps a run did not take. For benchmarks
+ * (tests/bench/bench_analysis.c, through gpuprof-mpi's GPUPROF_MPI_PHASES). */
+enum {
+    GPUPROF__AN_PH_INPUTS,
+    GPUPROF__AN_PH_LOAD,
+    GPUPROF__AN_PH_MERGE,
+    GPUPROF__AN_PH_VALUES,
+    GPUPROF__AN_PH_SETTLE_VALUES,
+    GPUPROF__AN_PH_TRANSPOSE,
+    GPUPROF__AN_PH_SETTLE_CONTEXTS,
+    GPUPROF__AN_PH_WRITE,
+    GPUPROF__AN_PHASES
+};
+const char *gpuprof__an_phase_name(unsigned phase);
+double gpuprof__an_phase_s(const gpuprof_an_analysis *a, unsigned phase);
+
 #endif /* GPUPROF_AN_COLL_H */

@@ -181,7 +181,8 @@ gpuprof_status gpuprof__an_inputs(run *r)
 }
 
 /* Every rank's part of files fs[0..n), in rank order, into the shared
- * files: an exclusive scan of their sizes gives each part its place, so
+ * files (rank 0's is there: it wrote in place, first): an exclusive scan
+ * of their sizes gives each part its place, so
  * the planes are where the single-process run puts them; what a rank's
  * plane references say moves by delta[i]. Afterwards f->at is where the
  * whole file's planes end, and the shared file is closed (dbfile_reopen).
@@ -199,12 +200,13 @@ static gpuprof_status dbfile_settle(run *r, dbfile **fs, int n, uint64_t *delta,
     gpuprof_status st = GPUPROF_OK;
     for (int i = 0; i < n; i++) {
         dbfile *f = fs[i];
-        if (st == GPUPROF_OK && size[i] &&
+        if (st == GPUPROF_OK && size[i] && f->part >= 0 && /* 0: in place */
             !gpuprof__an_copy_part(f->part, f->fd, size[i],
                                    f->origin + before[i]))
             st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s", f->tmp,
                                   strerror(errno ? errno : EIO));
-        close(f->part);
+        if (f->part >= 0)
+            close(f->part);
         f->part = -1;
         if (close(f->fd) != 0 && st == GPUPROF_OK) /* NFS: written back */
             st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s", f->tmp,

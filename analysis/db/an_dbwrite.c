@@ -246,6 +246,8 @@ gpuprof_status gpuprof__an_dbfile_join(gpuprof__an_dbfile *f, const char *dir,
     if (f->peer && (f->fd = open(f->tmp, O_RDWR | O_CLOEXEC)) < 0)
         return gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot open: %s", f->tmp,
                                 strerror(errno));
+    if (rank == 0) /* its planes come first: in place, at the origin */
+        return GPUPROF_OK;
     size_t n = strlen(dir) + strlen(name) + 64;
     char *p = malloc(n);
     if (!p)

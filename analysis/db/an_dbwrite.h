@@ -7,9 +7,10 @@
  * the new database is complete (doc/ANALYSIS.md, "When a run fails").
  *
  * On several ranks (coll/) rank 0 makes the temporary file and the others
- * open it (gpuprof__an_dbfile_join); each rank writes its planes into a
- * part of its own, copied into the shared file at an offset the ranks
- * agree on (gpuprof__an_copy_part).
+ * open it (gpuprof__an_dbfile_join); each rank but 0 writes its planes
+ * into a part of its own, copied into the shared file at an offset the
+ * ranks agree on (gpuprof__an_copy_part); rank 0's planes come first, so
+ * it writes them in place.
  */
 #ifndef GPUPROF_AN_DBWRITE_H
 #define GPUPROF_AN_DBWRITE_H
@@ -65,8 +66,9 @@ void gpuprof__an_dbfile_drop_aside(gpuprof__an_dbfile *f);
 void gpuprof__an_dbfile_free(gpuprof__an_dbfile *f);
 
 /* Several ranks: rank 0's temporary file opened by a peer, and a part of
- * this rank's own (unlinked at once); the shared file again after the
- * parts were settled and it was closed (close-to-open consistency). */
+ * this rank's own (unlinked at once; none on rank 0); the shared file
+ * again after the parts were settled and it was closed (close-to-open
+ * consistency). */
 gpuprof_status gpuprof__an_dbfile_join(gpuprof__an_dbfile *f, const char *dir,
                                        const char *name, long pid0, int rank);
 gpuprof_status gpuprof__an_dbfile_reopen(gpuprof__an_dbfile *f);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../cli/an_cli.h"
@@ -191,6 +192,32 @@ static int usage(int rc)
     return rc;
 }
 
+/* GPUPROF_MPI_PHASES=FILE (for benchmarks): rank 0 writes there where the
+ * ranks' time went -- `init` (MPI_Init on rank 0), `run` (the whole
+ * analysis) and each step of it (an_coll.h), in seconds, the slowest
+ * rank's -- one `NAME SECONDS` line each. Collective: every rank calls it
+ * after the run (the run's status is the same on all). */
+static double init_s;
+
+static void phases(const gpuprof_an_analysis *a, double run_s)
+{
+    double v[GPUPROF__AN_PHASES + 1];
+    for (unsigned i = 0; i < GPUPROF__AN_PHASES; i++)
+        v[i] = gpuprof__an_phase_s(a, i);
+    v[GPUPROF__AN_PHASES] = run_s;
+    if (MPI_Allreduce(MPI_IN_PLACE, v, GPUPROF__AN_PHASES + 1, MPI_DOUBLE,
+                      MPI_MAX, comm) != MPI_SUCCESS)
+        return;
+    const char *path = getenv("GPUPROF_MPI_PHASES");
+    FILE *f = rank0 && path && *path ? fopen(path, "w") : NULL;
+    if (!f)
+        return;
+    fprintf(f, "init %.6f\nrun %.6f\n", init_s, v[GPUPROF__AN_PHASES]);
+    for (unsigned i = 0; i < GPUPROF__AN_PHASES; i++)
+        fprintf(f, "%s %.6f\n", gpuprof__an_phase_name(i), v[i]);
+    fclose(f);
+}
+
 static int analyze(int argc, char **argv, int rank, int size)
 {
     /* Every rank parses the same argv; rank 0 speaks. */
@@ -209,7 +236,9 @@ static int analyze(int argc, char **argv, int rank, int size)
     if (st == GPUPROF_OK) {
         gpuprof__an_coll c = {rank,        size,     NULL,     m_barrier,
                               m_allreduce, m_exscan, m_gather, m_bcast};
+        double t0 = MPI_Wtime();
         st = gpuprof__an_analysis_run_ranks(a, &c);
+        phases(a, MPI_Wtime() - t0);
     }
     gpuprof_an_analysis_free(a);
     if (st != GPUPROF_OK) {
@@ -226,10 +255,14 @@ static int analyze(int argc, char **argv, int rank, int size)
 int main(int argc, char **argv)
 {
     int rank = 0, size = 1;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprof-mpi: MPI_Init failed\n");
         return 1;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    init_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);

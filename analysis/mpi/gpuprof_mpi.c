@@ -40,10 +40,37 @@ enum { TAG_SIZE = 1, TAG_DATA = 2 };
 
 static MPI_Comm comm;
 
+/* A rank that waits in a collective for a slower one would spin there
+ * (MPI's default when it has a core per rank), taking a core from
+ * whatever else runs -- its own threads, the other ranks on a shared or
+ * oversubscribed node. Operations here are started non-blocking and
+ * waited for politely: polled a while, then with sleeps that grow to
+ * POLL_MAX_NS, each poll moving MPI's progress on. */
+#define POLL_SPINS 64
+#define POLL_MAX_NS 200000L
+
+static int wait_for(MPI_Request *rq)
+{
+    long ns = 1000;
+    for (int n = 0;; n++) {
+        int done = 0;
+        if (MPI_Test(rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return 1;
+        if (done)
+            return 0;
+        if (n < POLL_SPINS)
+            continue;
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        ns = ns * 2 < POLL_MAX_NS ? ns * 2 : POLL_MAX_NS;
+    }
+}
+
 static int m_barrier(void *ctx)
 {
     (void)ctx;
-    return MPI_Barrier(comm) != MPI_SUCCESS;
+    MPI_Request rq;
+    return MPI_Ibarrier(comm, &rq) != MPI_SUCCESS || wait_for(&rq);
 }
 
 static MPI_Op mpi_op(gpuprof__an_op op)
@@ -58,8 +85,10 @@ static int m_allreduce(void *ctx, uint64_t *v, size_t n, gpuprof__an_op op)
     (void)ctx;
     for (size_t at = 0; at < n;) { /* counts are ints */
         int k = n - at < PIECE / 8 ? (int)(n - at) : PIECE / 8;
-        if (MPI_Allreduce(MPI_IN_PLACE, v + at, k, MPI_UINT64_T, mpi_op(op),
-                          comm) != MPI_SUCCESS)
+        MPI_Request rq;
+        if (MPI_Iallreduce(MPI_IN_PLACE, v + at, k, MPI_UINT64_T, mpi_op(op),
+                           comm, &rq) != MPI_SUCCESS ||
+            wait_for(&rq))
             return 1;
         at += (size_t)k;
     }
@@ -78,8 +107,10 @@ static int m_exscan(void *ctx, uint64_t *v, size_t n)
     int rc = 0;
     for (size_t at = 0; at < n && !rc;) {
         int k = n - at < PIECE / 8 ? (int)(n - at) : PIECE / 8;
-        rc = MPI_Exscan(in + at, v + at, k, MPI_UINT64_T, MPI_SUM, comm) !=
-             MPI_SUCCESS;
+        MPI_Request rq;
+        rc = MPI_Iexscan(in + at, v + at, k, MPI_UINT64_T, MPI_SUM, comm,
+                         &rq) != MPI_SUCCESS ||
+             wait_for(&rq);
         at += (size_t)k;
     }
     free(in);
@@ -106,8 +137,10 @@ static int send_blob(const void *blob, uint64_t size, int to)
  * dropped: the sender must not wait), -1 when MPI failed. */
 static int recv_blob(int from, void **out, uint64_t *size)
 {
-    if (MPI_Recv(size, 1, MPI_UINT64_T, from, TAG_SIZE, comm,
-                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    MPI_Request rq; /* rank 0 may wait long for a slower rank's tree */
+    if (MPI_Irecv(size, 1, MPI_UINT64_T, from, TAG_SIZE, comm, &rq) !=
+            MPI_SUCCESS ||
+        wait_for(&rq))
         return -1;
     char *b = *size ? malloc(*size) : NULL;
     char *sink = NULL;
@@ -155,7 +188,9 @@ static int m_bcast(void *ctx, int root, void **blob, uint64_t *size)
     (void)ctx;
     int rank;
     MPI_Comm_rank(comm, &rank);
-    if (MPI_Bcast(size, 1, MPI_UINT64_T, root, comm) != MPI_SUCCESS)
+    MPI_Request rq; /* the others may wait long for the root */
+    if (MPI_Ibcast(size, 1, MPI_UINT64_T, root, comm, &rq) != MPI_SUCCESS ||
+        wait_for(&rq))
         return 1;
     char *b = rank == root ? *blob : NULL;
     if (rank != root && *size && !(b = malloc(*size)))

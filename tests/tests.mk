@@ -145,6 +145,15 @@ $(STRUCT_PROG): tests/sim/structure_prog.c $(LIB_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -g -O2 -o $@ $< $(LIB_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
 
+# A traced run that can wait between measuring and writing
+# (tests/scripts/output-faults.sh).
+OUTDIR_PROG := $(B)/tests/outdir_prog
+$(OUTDIR_PROG): tests/sim/outdir_prog.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
+	  -lzstd -lunwind -ldl -lpthread
+
 # Synthetic measurements for the scripts (tests/support/gen.c).
 GEN_MEASURE := $(B)/tests/gen_measure
 $(GEN_MEASURE): tests/tools/gen_measure.c $(B)/obj/tests/support/gen.o \
@@ -175,7 +184,7 @@ $(GEN_PC_MEASURE): tests/tools/gen_pc_measure.c \
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd -lpthread
 
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
-       $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE)
+       $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

@@ -4,7 +4,9 @@
  * Backends register a gpuprof_backend (the public, size-versioned vtable);
  * the built-in ones use exactly the same call. At init the selected ones are
  * probed, initialized and started; a backend whose runtime is missing says
- * why in one line and is skipped; nothing else changes. Callbacks run under
+ * why in one line and is skipped; nothing else changes. That line is at the
+ * default (error) level when the backend was asked for by name or a setting
+ * of its own is unusable; a name no backend has is said the same way. Callbacks run under
  * be_lock, one at a time, so a backend never sees two of its callbacks at
  * once.
  */
@@ -21,7 +23,7 @@ enum be_state { BE_REGISTERED, BE_ACTIVE, BE_UNAVAILABLE, BE_NOT_SELECTED,
 typedef struct be {
     gpuprof_backend b;
     enum be_state state;
-    char reason[160];
+    char reason[512];
 } be;
 
 static pthread_mutex_t be_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -57,6 +59,16 @@ static bool selected(const char *name)
     return false;
 }
 
+/* A backend the list names explicitly, or whose probe says a setting is
+ * unusable (GPUPROF_E_INVALID), is missed at the default log level. */
+static int unavailable_level(gpuprof_status st)
+{
+    const char *list = G.cfg.backends;
+    bool named = strcmp(list, "auto") != 0 && strcmp(list, "all") != 0;
+    return named || st == GPUPROF_E_INVALID ? GPUPROF_LOG_ERROR
+                                            : GPUPROF_LOG_WARN;
+}
+
 static void activate(be *e)
 {
     if (!selected(e->b.name)) {
@@ -70,7 +82,7 @@ static void activate(be *e)
         if (!e->reason[0])
             snprintf(e->reason, sizeof(e->reason), "%s", gpuprof_strerror(st));
         e->state = BE_UNAVAILABLE;
-        gpuprof__log(GPUPROF_LOG_WARN, "backend %s unavailable: %s",
+        gpuprof__log(unavailable_level(st), "backend %s unavailable: %s",
                      e->b.name, e->reason);
         return;
     }
@@ -78,7 +90,7 @@ static void activate(be *e)
         snprintf(e->reason, sizeof(e->reason), "init failed: %s",
                  gpuprof_strerror(st));
         e->state = BE_FAILED;
-        gpuprof__log(GPUPROF_LOG_WARN, "backend %s unavailable: %s",
+        gpuprof__log(unavailable_level(st), "backend %s unavailable: %s",
                      e->b.name, e->reason);
         return;
     }
@@ -89,23 +101,48 @@ static void activate(be *e)
         e->b.start(e->b.user);
 }
 
-/* Warns about names in the list that no backend registered. */
+/* Is `name` (n bytes) a registered backend? */
+static bool known(const char *name, size_t n)
+{
+    for (int i = 0; i < nbes; i++)
+        if (strlen(bes[i].b.name) == n && !strncmp(name, bes[i].b.name, n))
+            return true;
+    return false;
+}
+
+/* Appends `n` bytes of `name` to a ", "-separated list in buf. */
+static void list_add(char *buf, size_t size, const char *name, size_t n)
+{
+    size_t len = strlen(buf);
+    if (len < size)
+        snprintf(buf + len, size - len, "%s%.*s", len ? ", " : "", (int)n,
+                 name);
+}
+
+/* One line for a list that names a backend nobody registered: the names it
+ * ignores, the backends known, and those used instead. */
 static void check_list(void)
 {
     const char *list = G.cfg.backends;
     if (!strcmp(list, "auto") || !strcmp(list, "all") || !strcmp(list, "none"))
         return;
+    char bad[256] = "", used[256] = "", names[256] = "";
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ", ");
-        bool known = false;
-        for (int i = 0; i < nbes && !known; i++)
-            known = strlen(bes[i].b.name) == n && !strncmp(p, bes[i].b.name, n);
-        if (n && !known)
-            gpuprof__log(GPUPROF_LOG_WARN, "GPUPROF_BACKENDS names '%.*s', "
-                         "which is not a registered backend", (int)n, p);
+        if (n)
+            list_add(known(p, n) ? used : bad, sizeof(bad), p, n);
         p += n;
         p += strspn(p, ", ");
     }
+    if (!bad[0])
+        return;
+    for (int i = 0; i < nbes; i++)
+        list_add(names, sizeof(names), bes[i].b.name, strlen(bes[i].b.name));
+    gpuprof__log(GPUPROF_LOG_ERROR, "ignoring %s in %s=%s (not a backend; "
+                 "known: %s); using %s", bad,
+                 G.cfg.backends_from_env ? "GPUPROF_BACKENDS"
+                                         : "gpuprof_options.backends",
+                 list, names[0] ? names : "none", used[0] ? used : "none");
 }
 
 void gpuprof__backends_init(void)

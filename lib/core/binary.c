@@ -110,10 +110,9 @@ static int save(const char *dir, const char *rel, const void *data,
 
 bool gpuprof__gpu_binaries_wanted(void) { return G.cfg.gpu_binaries; }
 
-uint32_t gpuprof__gpu_binary(const void *data, size_t size, const char *ext)
+/* gpuprof__gpu_binary's work: the hash, the table, the file. */
+static uint32_t save_binary(const void *data, size_t size, const char *ext)
 {
-    if (!data || !size || !G.cfg.gpu_binaries)
-        return GP_NO_BINARY;
     uint64_t h[2];
     gpuprof__hash128(data, size, h);
     pthread_mutex_lock(&mu);
@@ -153,5 +152,15 @@ uint32_t gpuprof__gpu_binary(const void *data, size_t size, const char *ext)
     }
     else
         gpuprof__stat_add(GP_STAT_GPU_BINARIES, 1);
+    return id;
+}
+
+uint32_t gpuprof__gpu_binary(const void *data, size_t size, const char *ext)
+{
+    if (!data || !size || !G.cfg.gpu_binaries)
+        return GP_NO_BINARY;
+    gpuprof__self_begin(); /* hashing and writing: the library's work */
+    uint32_t id = save_binary(data, size, ext);
+    gpuprof__self_end();
     return id;
 }

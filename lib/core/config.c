@@ -3,7 +3,10 @@
  *
  * Precedence: a field the program set in gpuprof_options wins; a field left
  * NULL / GPUPROF_UNSET takes the environment variable; then the default.
- * GPUPROF_OPT_IGNORE_ENV skips the environment. The caller's struct is read
+ * GPUPROF_OPT_IGNORE_ENV skips the environment. A variable whose value
+ * cannot be used says so in one line at the default log level (the
+ * variable, its value, what it should be, what is used instead); so do the
+ * backends' own variables (gpuprof__setting_ignored). The caller's struct is read
  * as min(its size, ours) bytes, so old programs keep working when fields
  * are appended (doc/ABI.md).
  */
@@ -22,6 +25,13 @@ static const char *env(const gpuprof_options *o, const char *name)
         return NULL;
     const char *v = getenv(name);
     return v && *v ? v : NULL;
+}
+
+void gpuprof__setting_ignored(const char *var, const char *value,
+                              const char *want, const char *instead)
+{
+    gpuprof__log(GPUPROF_LOG_ERROR, "ignoring %s=%s (%s); using %s", var,
+                 value, want, instead);
 }
 
 /* Parses a non-negative integer or a boolean word; -1 when invalid. */
@@ -56,8 +66,15 @@ static gpuprof_status pick_int(const gpuprof_options *o, int64_t opt,
     } else if ((s = env(o, var))) {
         int64_t v = parse_int(s);
         if (v < 0 || v > max) {
-            gpuprof__log(GPUPROF_LOG_ERROR, "ignoring %s=%s (not a number "
-                         "in 0..%lld)", var, s, (long long)max);
+            char want[64], instead[32];
+            if (max == 1)
+                snprintf(want, sizeof(want), "1/0, yes/no, on/off or "
+                         "true/false");
+            else
+                snprintf(want, sizeof(want), "a number in 0..%lld",
+                         (long long)max);
+            snprintf(instead, sizeof(instead), "%lld", (long long)def);
+            gpuprof__setting_ignored(var, s, want, instead);
             v = def;
         }
         *out = v;
@@ -67,18 +84,46 @@ static gpuprof_status pick_int(const gpuprof_options *o, int64_t opt,
     return GPUPROF_OK;
 }
 
+/* The first usable rank variable; a malformed one before it says so. */
 static int rank_from_env(const gpuprof_options *o)
 {
     static const char *const vars[] = {"GPUPROF_RANK", "OMPI_COMM_WORLD_RANK",
                                        "PMIX_RANK", "PMI_RANK", "SLURM_PROCID",
                                        "MV2_COMM_WORLD_RANK"};
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+    size_t nv = sizeof(vars) / sizeof(vars[0]), i;
+    int rank = -1;
+    for (i = 0; i < nv && rank < 0; i++) {
         const char *s = env(o, vars[i]);
-        int64_t v = s ? parse_int(s) : -1;
+        int64_t v = s && *s >= '0' && *s <= '9' ? parse_int(s) : -1;
         if (v >= 0 && v <= INT32_MAX)
-            return (int)v;
+            rank = (int)v;
     }
-    return -1;
+    for (size_t j = 0; j + (rank >= 0) < i; j++) {
+        const char *s = env(o, vars[j]);
+        if (!s)
+            continue;
+        char instead[64];
+        if (rank >= 0)
+            snprintf(instead, sizeof(instead), "rank %d from %s", rank,
+                     vars[i - 1]);
+        else
+            snprintf(instead, sizeof(instead), "no rank");
+        gpuprof__setting_ignored(vars[j], s, "a number in 0..2147483647",
+                                 instead);
+    }
+    return rank;
+}
+
+static int log_level_from(const gpuprof_options *o)
+{
+    if (o->log_level != GPUPROF_UNSET)
+        return o->log_level;
+    const char *s = env(o, "GPUPROF_LOG");
+    int l = gpuprof__log_parse_level(s);
+    if (s && l < 0)
+        gpuprof__setting_ignored("GPUPROF_LOG", s, "off, error, warn, info, "
+                                 "debug or 0..4", "error");
+    return l;
 }
 
 static int clock_from(const gpuprof_options *o)
@@ -92,8 +137,8 @@ static int clock_from(const gpuprof_options *o)
         return GP_CLOCK_MONOTONIC;
     if (strcasecmp(s, "tsc") == 0)
         return GP_CLOCK_TSC;
-    gpuprof__log(GPUPROF_LOG_ERROR, "ignoring GPUPROF_CLOCK=%s (auto, "
-                 "monotonic or tsc)", s);
+    gpuprof__setting_ignored("GPUPROF_CLOCK", s, "auto, monotonic or tsc",
+                             "auto");
     return 0;
 }
 
@@ -127,6 +172,7 @@ static gpuprof_status strings(gp_config *c, const gpuprof_options *o)
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
                              "backend list is empty (use \"none\")");
     s = o->backends ? o->backends : env(o, "GPUPROF_BACKENDS");
+    c->backends_from_env = !o->backends && s;
     if (s && strlen(s) >= sizeof(c->backends))
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
                              "backend list too long");
@@ -147,6 +193,9 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
         memcpy(&o, in, in->size < sizeof(o) ? in->size : sizeof(o));
     }
     memset(c, 0, sizeof(*c));
+    /* A level the program chose applies to what is said below already. */
+    if (o.log_level >= GPUPROF_LOG_OFF && o.log_level <= GPUPROF_LOG_DEBUG)
+        gpuprof__log_set_level_default(o.log_level);
     int64_t v;
     gpuprof_status st;
     if ((st = strings(c, &o)))
@@ -164,8 +213,7 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
     if ((st = pick_int(&o, o.trace_threads, "GPUPROF_TRACE_THREADS", 1, 64, &v)))
         return st;
     if (v == 0) {
-        gpuprof__log(GPUPROF_LOG_ERROR, "ignoring GPUPROF_TRACE_THREADS=0 "
-                     "(1..64)");
+        gpuprof__setting_ignored("GPUPROF_TRACE_THREADS", "0", "1..64", "1");
         v = 1;
     }
     c->trace_threads = (int)v;
@@ -193,13 +241,14 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
             return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
                                  "option for GPUPROF_CHANNEL_ITEMS out of "
                                  "range: %lld (16..2^32)", (long long)v);
-        gpuprof__log(GPUPROF_LOG_ERROR, "GPUPROF_CHANNEL_ITEMS=%lld raised to "
-                     "16", (long long)v);
+        char val[32];
+        snprintf(val, sizeof(val), "%lld", (long long)v);
+        gpuprof__setting_ignored("GPUPROF_CHANNEL_ITEMS", val, "16..2^32",
+                                 "16");
         v = 16;
     }
     c->channel_items = v;
-    c->log_level = o.log_level != GPUPROF_UNSET ? o.log_level
-                   : gpuprof__log_parse_level(env(&o, "GPUPROF_LOG"));
+    c->log_level = log_level_from(&o);
     if (c->log_level > GPUPROF_LOG_DEBUG || c->log_level < -1)
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
                              "log level %d out of range", c->log_level);

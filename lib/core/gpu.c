@@ -289,9 +289,10 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
         g->depth++;
         return g->open_corr;
     }
-    if (gp_mode() != GP_MODE_MEASURING || kind == 0 ||
+    int mode = gp_mode();
+    if (mode != GP_MODE_MEASURING || kind == 0 ||
         kind >= GPUPROF_OP_KIND_COUNT)
-        return 0;
+        return mode == GP_MODE_PAUSED && kind ? GP_CORR_PAUSED : 0;
     if (unlikely(!t) && !(t = gpuprof__thread_get()))
         return 0;
     /* Tracing: the API call starts here (its record is pushed at the end). */
@@ -336,7 +337,7 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
 
 gpuprof_status gpuprof__op_end(uint64_t corr)
 {
-    if (corr == 0)
+    if (corr == 0 || corr == GP_CORR_PAUSED)
         return GPUPROF_OK;
     gp_thread *t = gpuprof__tls_self;
     gp_gpu *g = t ? gp_load_relaxed(&t->gpu) : NULL;
@@ -359,7 +360,7 @@ GPUPROF_API uint64_t gpuprof_op_begin(gpuprof_op_kind kind,
 {
     uint64_t c = gpuprof__op_begin((uint32_t)kind, skip_frames + 1);
     __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
-    return c;
+    return c == GP_CORR_PAUSED ? 0 : c;
 }
 
 GPUPROF_API gpuprof_status gpuprof_op_end(uint64_t correlation)
@@ -382,6 +383,10 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
     if (unlikely(!gp_load_relaxed(&accepting)))
         return gpuprof__fail(GPUPROF_E_STATE, GPUPROF_LOG_DEBUG,
                              "gpuprof_activity_submit: not measuring");
+    if (unlikely(a->correlation == GP_CORR_PAUSED)) { /* launched paused */
+        gpuprof__stat_add(GP_STAT_RECORDS_PAUSED, 1);
+        return GPUPROF_OK;
+    }
     src_tls *st = src_tls_self();
     if (unlikely(!st))
         return gpuprof__fail(GPUPROF_E_NOMEM, GPUPROF_LOG_ERROR,

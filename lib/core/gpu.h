@@ -138,10 +138,20 @@ void gpuprof__hash128(const void *data, size_t size, uint64_t out[2]);
  * a per-thread counter in the low 40. Never 0. */
 #define GP_CORR_SEQ_BITS 40
 
+/* An operation begun while measurement is paused (GPUPROF_START_PAUSED
+ * before gpuprof_start, or after gpuprof_stop): no calling context is
+ * recorded, but a runtime may still deliver its records later, after a
+ * start. A built-in backend passes this correlation on like any other;
+ * each activity that carries it is counted records.paused (not
+ * records.unattributed: nothing is wrong) and applied nowhere. The public
+ * gpuprof_op_begin returns 0 instead. */
+#define GP_CORR_PAUSED UINT64_MAX
+
 /* ---- gpu.c ---------------------------------------------------------- */
 /* Begins an operation for the calling thread: the call path beneath the
  * innermost open region, dropping `skip` frames above the caller of this
- * function, then a placeholder of `kind`. See gpuprof_op_begin. */
+ * function, then a placeholder of `kind`. See gpuprof_op_begin; while
+ * paused, GP_CORR_PAUSED. */
 uint64_t gpuprof__op_begin(uint32_t kind, unsigned skip);
 gpuprof_status gpuprof__op_end(uint64_t corr);
 /* gpuprof_activity_submit for the built-in backends: also the kernel's GPU

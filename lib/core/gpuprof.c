@@ -21,6 +21,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/unwind.h"
 #include "core/trace.h"
 #include "io/io.h"
 
@@ -113,6 +114,13 @@ static void fork_child(void)
     pthread_mutex_unlock(&G.flush_lock);
     gpuprof__backends_atfork_child();
     gpuprof__service_atfork_child();
+    gpuprof__helpers_atfork_child();
+    if (gpuprof__fork_is_helper()) {
+        /* A runtime's helper (self.c), not the program: no measuring, and
+         * no profile at exit. */
+        G.final_written = true;
+        gp_store_release(&G.mode, GP_MODE_FINALIZED);
+    }
     pthread_mutex_unlock(&init_lock);
 }
 
@@ -141,6 +149,12 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
         return gpuprof__fail(GPUPROF_E_STATE, GPUPROF_LOG_WARN,
                              "gpuprof_init: measurement was finalized; a "
                              "process is measured once");
+    if (gpuprof__started_as_helper()) /* a compiler's linker, say */
+        return gpuprof__fail(GPUPROF_E_UNAVAILABLE, GPUPROF_LOG_INFO,
+                             "gpuprof_init: this process was started by a "
+                             "measured program's runtime while it built "
+                             "kernels or the library saved binaries: not "
+                             "measured");
     gp_config cfg;
     gpuprof_status st = gpuprof__config_load(&cfg, opts);
     if (st)
@@ -166,6 +180,7 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     G.start_ticks = gp_ticks();
     G.start_realtime_ns = realtime_ns();
     pthread_mutex_unlock(&G.lock);
+    gpuprof__outdir_check(cfg.output_dir, G.host); /* said now, not at exit */
     gpuprof__thread_startup();
     pthread_once(&once, register_once);
     if (cfg.trace) {
@@ -183,6 +198,9 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gpuprof__gpu_startup();
     gp_store_release(&G.mode, cfg.start_paused ? GP_MODE_PAUSED
                                                : GP_MODE_MEASURING);
+    gpuprof__helpers_export(); /* before any backend can build */
+    /* libgpuprof.so's own frames (hooks) never stand in call paths. */
+    gpuprof__unwind_hide_module_of((const void *)gpuprof_init);
     gpuprof__backends_init();
     gpuprof__service_start();
     gpuprof__log(GPUPROF_LOG_INFO, "measuring%s; profile: %s",

@@ -40,6 +40,7 @@ enum gp_mode {
 typedef struct gp_config {
     char output_dir[4096];
     char backends[256];
+    bool backends_from_env; /* the list came from GPUPROF_BACKENDS */
     bool start_paused;
     bool trace;
     int trace_threads;
@@ -54,6 +55,10 @@ typedef struct gp_config {
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);
+/* An unusable setting: one line at the default (error) level naming the
+ * variable, its value, what a value should be and what is used instead. */
+void gpuprof__setting_ignored(const char *var, const char *value,
+                              const char *want, const char *instead);
 
 /* ---- Errors and logging (log.c) --------------------------------------- */
 /* Records the calling thread's last error, logs it at `level` and returns
@@ -126,6 +131,9 @@ enum gp_stat {
     GP_STAT_GPU_BINARIES_FAILED, /* GPU binaries that could not be saved */
     GP_STAT_GPU_TOOL_OVERHEAD_NS, /* a runtime's measurement overhead as it
                                      reports it (CUPTI overhead records) */
+    GP_STAT_RECORDS_PAUSED, /* records of work launched while paused */
+    GP_STAT_CALLPATHS_TRUNCATED, /* call paths cut at the depth limit */
+    GP_STAT_SELF_NS, /* wall time of the library's own work (self.c) */
     GP_STAT_COUNT
 };
 void gpuprof__stat_add(enum gp_stat s, uint64_t v);
@@ -302,6 +310,32 @@ bool gpuprof__finalize_for_signal(void);
 gpuprof_status gpuprof__write_profile(bool final);
 /* mkdir -p `dir`; GPUPROF_E_IO with the reason recorded on failure. */
 gpuprof_status gpuprof__make_dir(const char *dir);
+
+/* ---- The library's own work (self.c) ---------------------------------- */
+/* Brackets the library's own work on the calling thread (nestable): its
+ * time is gpuprof.self_ns, samplers skip it (gpuprof__in_self). */
+void gpuprof__self_begin(void);
+void gpuprof__self_end(void);
+bool gpuprof__in_self(void); /* async-signal-safe */
+/* Brackets a runtime call that may start helper processes (a compiler's
+ * linker): a fork meanwhile is the runtime's helper, not the program. */
+void gpuprof__helpers_begin(void);
+void gpuprof__helpers_end(void);
+/* In a fork child: was the fork made inside either bracket? */
+bool gpuprof__fork_is_helper(void);
+/* After init: share the brackets' count with children (GPUPROF_HELPERS);
+ * at init: was this process started by a measured parent inside one? */
+void gpuprof__helpers_export(void);
+bool gpuprof__started_as_helper(void);
+void gpuprof__helpers_atfork_child(void);
+/* Device work in flight, +1 / -1 (a runtime may start its compiler's
+ * helpers for it): children started meanwhile are helpers too. */
+void gpuprof__helpers_busy(int64_t delta);
+
+/* ---- The output directory at init (outdir.c) -------------------------- */
+/* Removes temporaries that dead processes of this host left in `dir` and
+ * says at once (one error line) when no file can be created there. */
+void gpuprof__outdir_check(const char *dir, const char *host);
 
 /* ---- Global state (gpuprof.c) ----------------------------------------- */
 typedef struct gp_global {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/gpu.h"
@@ -412,6 +413,44 @@ gpuprof_status gpuprof__make_dir(const char *dir)
     return GPUPROF_OK;
 }
 
+/* Is there room for `size` bytes in `dir`? (true when it cannot tell) */
+static bool dir_has_room(const char *dir, size_t size)
+{
+    struct statvfs v;
+    return statvfs(dir, &v) != 0 || !v.f_blocks ||
+           (uint64_t)v.f_bavail * v.f_frsize >= size + 65536u;
+}
+
+static int encode(snap *s, uint8_t **buf, size_t *size, char *err, size_t es)
+{
+    int rc = gpuprof__io_encode(&s->p, GPUPROF_IO_DEFAULT_LEVEL, buf, size,
+                                err, es);
+    if (rc)
+        gpuprof__fail(rc == GPUPROF_IO_ERR_NOMEM ? GPUPROF_E_NOMEM
+                                                 : GPUPROF_E_INTERNAL,
+                      GPUPROF_LOG_ERROR, "cannot encode profile: %s", err);
+    return rc;
+}
+
+/* The profile goes before the trace: when its file system is too full
+ * for it, the trace is cut back by whole chunks (counted dropped, in this
+ * profile too) and the profile encoded again. true: try the write again. */
+static bool room_from_trace(snap *s, const char *dir, uint8_t **buf,
+                            size_t *size, char *err, size_t es)
+{
+    uint64_t records = 0;
+    if (dir_has_room(dir, *size) ||
+        !gpuprof__trace_make_room(*size + 65536u, &records))
+        return false;
+    gpuprof__log(GPUPROF_LOG_ERROR, "no room for the profile in '%s': the "
+                 "trace was cut back (%llu records dropped, counted)", dir,
+                 (unsigned long long)records);
+    s->p.counters[GP_STAT_RECORDS_DROPPED].value += records;
+    free(*buf);
+    *buf = NULL;
+    return encode(s, buf, size, err, es) == 0;
+}
+
 static gpuprof_status encode_and_write(snap *s)
 {
     char err[256], path[sizeof(G.path)], dir[sizeof(G.cfg.output_dir)];
@@ -421,15 +460,17 @@ static gpuprof_status encode_and_write(snap *s)
     pthread_mutex_unlock(&G.lock);
     uint8_t *buf = NULL;
     size_t size = 0;
-    int rc = gpuprof__io_encode(&s->p, GPUPROF_IO_DEFAULT_LEVEL, &buf, &size,
-                                err, sizeof(err));
+    int rc = encode(s, &buf, &size, err, sizeof(err));
     if (rc)
-        return gpuprof__fail(rc == GPUPROF_IO_ERR_NOMEM ? GPUPROF_E_NOMEM
-                                                        : GPUPROF_E_INTERNAL,
-                             GPUPROF_LOG_ERROR, "cannot encode profile: %s", err);
+        return rc == GPUPROF_IO_ERR_NOMEM ? GPUPROF_E_NOMEM
+                                          : GPUPROF_E_INTERNAL;
+    gpuprof__trace_reserve(size); /* room kept for the next one */
     gpuprof_status st = gpuprof__make_dir(dir); /* it may have been removed */
-    if (st == GPUPROF_OK &&
-        gpuprof__io_write_atomic(path, buf, size, err, sizeof(err)))
+    bool failed = st == GPUPROF_OK &&
+                  gpuprof__io_write_atomic(path, buf, size, err, sizeof(err));
+    if (failed && room_from_trace(s, dir, &buf, &size, err, sizeof(err)))
+        failed = gpuprof__io_write_atomic(path, buf, size, err, sizeof(err));
+    if (failed)
         st = gpuprof__fail(GPUPROF_E_IO, GPUPROF_LOG_ERROR,
                            "cannot write profile '%s': %s", path, err);
     free(buf);

@@ -34,6 +34,9 @@ static const char *const names[GP_STAT_COUNT] = {
     [GP_STAT_GPU_BINARIES] = "gpu.binaries",
     [GP_STAT_GPU_BINARIES_FAILED] = "gpu.binaries_failed",
     [GP_STAT_GPU_TOOL_OVERHEAD_NS] = "gpu.tool_overhead_ns",
+    [GP_STAT_RECORDS_PAUSED] = "records.paused",
+    [GP_STAT_CALLPATHS_TRUNCATED] = "callpaths.truncated",
+    [GP_STAT_SELF_NS] = "gpuprof.self_ns",
 };
 
 void gpuprof__stat_add(enum gp_stat s, uint64_t v)

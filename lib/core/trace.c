@@ -6,10 +6,11 @@
  * on the consumer side, a chunk buffer: a GPU stream's records go out as
  * CORR_RECORDS chunks; a CPU thread's regions (corr 0) as RECORDS chunks
  * and its operations (corr != 0) as CORR_RECORDS chunks, from a second
- * buffer allocated when its first operation arrives. Streams are on one list (`reg_mu`, taken
- * when a stream is created and by the tracing threads once per cycle, never
- * on a producer's fast path); tracing thread k owns the streams whose index
- * is k modulo the thread count. A tracing thread drains its streams, appends
+ * buffer allocated when its first operation arrives. Streams are on one list:
+ * producers link a stream at its head under `reg_mu` once every field is set
+ * and publish it with a release store; the tracing threads load the head
+ * with acquire, never taking the lock. Tracing thread k owns the streams
+ * whose index is k modulo the thread count. A tracing thread drains its streams, appends
  * a chunk when a buffer is full, and on a flush request writes every partial
  * buffer before it acknowledges. One write(2) per chunk under `wmu`, on an
  * O_APPEND descriptor. Idle threads sleep 20 ms (a condition variable: a
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,13 +69,24 @@ static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cv_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv, ack_cv;
-static tstream *all;
+static tstream *_Atomic all; /* written under reg_mu, published with release */
 static uint32_t nstreams;
 static tstream *gpu_hash[GPU_HASH]; /* monitor-only */
 static uint64_t flush_req, acked[MAX_TRACE_THREADS]; /* under cv_mu */
 static bool stopping;
 static _Atomic uint64_t dropped;
+/* Under wmu: the end of the last whole chunk, and whether writing stopped
+ * (a write failed, or the disk is short: the profile goes first). */
+static uint64_t good_end;
 static bool write_failed;
+static _Atomic uint64_t reserve = GP_TRACE_MIN_RESERVE;
+/* Under wmu: where each whole chunk ends and how many records it holds, so
+ * the file can be cut back chunk by chunk for the profile. */
+typedef struct chunk_end {
+    uint64_t end, records;
+} chunk_end;
+static chunk_end *ends;
+static size_t nends, capends;
 
 bool gpuprof__trace_on(void) { return gp_load_relaxed(&on) != 0; }
 uint64_t gpuprof__trace_dropped(void) { return gp_load_relaxed(&dropped); }
@@ -84,28 +97,108 @@ static void drop(uint64_t n)
     gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, n);
 }
 
-/* Appends bytes to the file; on failure the records are counted dropped. */
+void gpuprof__trace_reserve(uint64_t profile_bytes)
+{
+    uint64_t r = 2 * profile_bytes;
+    gp_store_relaxed(&reserve, r > GP_TRACE_MIN_RESERVE ? r
+                                                        : GP_TRACE_MIN_RESERVE);
+}
+
+/* Stops writing the trace for good; under wmu. `why` NULL: the disk is
+ * short. A torn chunk is cut off, so the file ends with a whole one. */
+static void stop_writing(const char *why, uint64_t avail)
+{
+    if (why)
+        gpuprof__log(GPUPROF_LOG_ERROR, "cannot write the trace: %s; trace "
+                     "writing stops, later records are dropped (counted)",
+                     why);
+    else
+        gpuprof__log(GPUPROF_LOG_ERROR, "the disk of the trace is nearly "
+                     "full (%llu bytes left): trace writing stops so that the "
+                     "profile can be written; later records are dropped "
+                     "(counted)", (unsigned long long)avail);
+    if (ftruncate(fd, (off_t)good_end) != 0)
+        gpuprof__log(GPUPROF_LOG_DEBUG, "cannot cut the trace back: %s",
+                     strerror(errno));
+    write_failed = true;
+}
+
+/* A whole chunk of `records` records now ends at good_end; under wmu. Out
+ * of memory: not noted (the file can only be cut back less far). */
+static void note_end(uint64_t records)
+{
+    if (nends == capends) {
+        size_t cap = capends ? capends * 2 : 256;
+        chunk_end *n = realloc(ends, cap * sizeof(*n));
+        if (!n)
+            return;
+        ends = n;
+        capends = cap;
+    }
+    ends[nends++] = (chunk_end){good_end, records};
+}
+
+/* Is there room for `size` more bytes and the profile's reserve? */
+static bool room_for(size_t size, uint64_t *avail)
+{
+    struct statvfs v;
+    if (fstatvfs(fd, &v) != 0 || !v.f_blocks)
+        return true; /* cannot tell: write, a failure is handled */
+    *avail = (uint64_t)v.f_bavail * v.f_frsize;
+    return *avail >= size + gp_load_relaxed(&reserve);
+}
+
+/* Appends one chunk to the file; when it cannot, its records are counted
+ * dropped and the trace stops where its last whole chunk ends. */
 static void put(const uint8_t *b, size_t size, uint64_t records)
 {
     pthread_mutex_lock(&wmu);
     size_t done = 0;
-    while (fd >= 0 && done < size) {
+    uint64_t avail = 0;
+    if (fd >= 0 && !write_failed && !room_for(size, &avail))
+        stop_writing(NULL, avail);
+    while (fd >= 0 && !write_failed && done < size) {
         ssize_t w = write(fd, b + done, size - done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            if (!write_failed)
-                gpuprof__log(GPUPROF_LOG_ERROR, "cannot write the trace: %s; "
-                             "records are dropped (counted)",
-                             w < 0 ? strerror(errno) : "short write");
-            write_failed = true;
+            stop_writing(w < 0 ? strerror(errno) : "short write", 0);
             break;
         }
         done += (size_t)w;
     }
+    if (done == size) {
+        good_end += size;
+        note_end(records);
+    }
     pthread_mutex_unlock(&wmu);
     if (done < size)
         drop(records);
+}
+
+uint64_t gpuprof__trace_make_room(uint64_t bytes, uint64_t *records)
+{
+    *records = 0;
+    pthread_mutex_lock(&wmu);
+    /* The latest chunk end that frees enough (at most back to the header,
+     * ends[0]). */
+    size_t k = nends;
+    while (k > 1 && good_end - ends[k - 1].end < bytes)
+        k--;
+    uint64_t freed = 0;
+    if (fd >= 0 && k >= 1 && k < nends &&
+        ftruncate(fd, (off_t)ends[k - 1].end) == 0) {
+        for (size_t i = k; i < nends; i++)
+            *records += ends[i].records;
+        freed = good_end - ends[k - 1].end;
+        good_end = ends[k - 1].end;
+        nends = k;
+        write_failed = true; /* the profile has the room now */
+    }
+    pthread_mutex_unlock(&wmu);
+    if (*records)
+        drop(*records);
+    return freed;
 }
 
 /* Writes the stream's buffered records (a CPU thread's: its THREAD chunk
@@ -191,9 +284,8 @@ static void take(void *ctx, const void *item)
 static size_t pass(int k, bool all_out, uint8_t *scratch)
 {
     size_t work = 0;
-    pthread_mutex_lock(&reg_mu);
-    tstream *head = all;
-    pthread_mutex_unlock(&reg_mu);
+    /* A stream is published whole (stream_new): acquire sees its fields. */
+    tstream *head = gp_load_acquire(&all);
     /* CPU records are ticks. With tracing on, ticks are CLOCK_MONOTONIC ns
      * unless GPUPROF_CLOCK=tsc (gpuprof_init): then identity. TSC ticks are
      * converted with the rate fitted now, anchored at readings taken now
@@ -286,6 +378,8 @@ bool gpuprof__trace_start(const char *path, int n, uint64_t items)
                                  (uint64_t)rt.tv_nsec);
     fd = f;
     write_failed = false;
+    good_end = 0;
+    nends = 0;
     put(h, sizeof(h), 0);
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, cv_init);
@@ -373,7 +467,7 @@ void gpuprof__trace_atfork_child(void)
     if (fd >= 0)
         close(fd);
     fd = -1;
-    all = NULL; /* leaked with the parent's other state */
+    gp_store_relaxed(&all, NULL); /* leaked with the parent's other state */
     nstreams = 0;
     memset(gpu_hash, 0, sizeof(gpu_hash));
     pthread_mutex_unlock(&wmu);
@@ -383,7 +477,10 @@ void gpuprof__trace_atfork_child(void)
 }
 
 /* ---- producers ------------------------------------------------------- */
-static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id)
+/* A new stream, linked at the list's head only once every field the
+ * tracing threads read is set (release; pass() loads the head acquire). */
+static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id,
+                           uint64_t tid, const char *name)
 {
     tstream *s = calloc(1, sizeof(*s));
     if (!s || !gpuprof__chan_init(&s->ch, sizeof(gpuprof__io_trace_rec), 256,
@@ -394,10 +491,12 @@ static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id)
     s->gpu = gpu;
     s->device = device;
     s->id = id;
+    s->tid = tid;
+    snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
     pthread_mutex_lock(&reg_mu);
     s->index = nstreams++;
-    s->next = all;
-    all = s;
+    s->next = gp_load_relaxed(&all);
+    gp_store_release(&all, s);
     pthread_mutex_unlock(&reg_mu);
     return s;
 }
@@ -412,7 +511,7 @@ void gpuprof__trace_gpu(uint32_t device, uint32_t stream, uint64_t start_ns,
     while (s && (s->device != device || s->id != stream))
         s = s->hnext;
     if (!s) {
-        if (!(s = stream_new(1, device, stream))) {
+        if (!(s = stream_new(1, device, stream, 0, NULL))) {
             drop(1);
             return;
         }
@@ -429,12 +528,7 @@ gp_trace_thread *gpuprof__trace_thread_open(uint32_t seq, uint64_t tid,
 {
     if (!gp_load_acquire(&on))
         return NULL;
-    tstream *s = stream_new(0, 0, seq);
-    if (s) {
-        s->tid = tid;
-        snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
-    }
-    return s;
+    return stream_new(0, 0, seq, tid, name);
 }
 
 void gpuprof__trace_region(gp_trace_thread *s, uint64_t start_ticks,

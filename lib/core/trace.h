@@ -42,6 +42,19 @@ typedef struct gp_trace_thread gp_trace_thread; /* a CPU thread's producer */
  * beyond which records are dropped and counted (records.dropped and the
  * trace's own counter). false: tracing stays off, the reason is logged. */
 bool gpuprof__trace_start(const char *path, int nthreads, uint64_t max_items);
+/* The profile goes first: before each chunk the trace checks the free space
+ * of its file system, and stops for good (records dropped, counted; one
+ * error line) when the chunk would leave less than the reserve: twice the
+ * last profile written (gpuprof__trace_reserve, from snapshot.c), at least
+ * GP_TRACE_MIN_RESERVE. A failed write stops it too; either way the file
+ * is cut back to its last whole chunk. */
+#define GP_TRACE_MIN_RESERVE (1u << 20)
+void gpuprof__trace_reserve(uint64_t profile_bytes);
+/* When the profile still finds no room (a bigger profile than the reserve,
+ * or another writer filled the disk): cuts the trace back by whole chunks,
+ * the fewest that free at least `bytes`, and stops it; the records cut are
+ * counted dropped (*records). Returns the bytes freed (0: nothing cut). */
+uint64_t gpuprof__trace_make_room(uint64_t bytes, uint64_t *records);
 /* Is tracing on? One relaxed load. */
 bool gpuprof__trace_on(void);
 /* Every record pushed before the call is in the file when it returns

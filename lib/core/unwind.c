@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/atomics.h"
+#include "core/internal.h"
 #include "io/io.h"
 
 /* Under ThreadSanitizer, libunwind's per-thread trace cache is freed by a
@@ -264,17 +265,82 @@ static inline int skip_hidden(void *const *buf, int n, int skip)
     return skip;
 }
 
+/* The library's own text (libgpuprof.so, the OpenCL layer), hidden from
+ * every call path wherever it stands in it (gpuprof__unwind_hide_always). */
+#define MAX_HIDDEN_ALL 8
+static struct { _Atomic uintptr_t lo, hi; } hidden_all[MAX_HIDDEN_ALL];
+static _Atomic int nhidden_all;
+
+void gpuprof__unwind_hide_always(uintptr_t lo, uintptr_t hi)
+{
+    pthread_mutex_lock(&hide_mu);
+    int n = gp_load_relaxed(&nhidden_all);
+    bool dup = false;
+    for (int i = 0; i < n; i++)
+        dup |= gp_load_relaxed(&hidden_all[i].lo) == lo;
+    if (!dup && n < MAX_HIDDEN_ALL && lo < hi) {
+        gp_store_relaxed(&hidden_all[n].lo, lo);
+        gp_store_relaxed(&hidden_all[n].hi, hi);
+        gp_store_release(&nhidden_all, n + 1);
+    }
+    pthread_mutex_unlock(&hide_mu);
+}
+
+static inline bool hidden_always(uintptr_t pc, int nh)
+{
+    for (int i = 0; i < nh; i++)
+        if (pc >= gp_load_relaxed(&hidden_all[i].lo) &&
+            pc < gp_load_relaxed(&hidden_all[i].hi))
+            return true;
+    return false;
+}
+
+/* Finds the module holding `arg` (an address) and hides its executable
+ * segments always, unless it is the main program (a static link: the
+ * library's text is the program's). */
+static int hide_module_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t pc = (uintptr_t)arg;
+    bool mine = false;
+    for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        mine = ph->p_type == PT_LOAD && pc >= lo && pc < lo + ph->p_memsz;
+    }
+    if (!mine)
+        return 0;
+    if (info->dlpi_name && info->dlpi_name[0])
+        for (int i = 0; i < info->dlpi_phnum; i++) {
+            const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+            if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+                gpuprof__unwind_hide_always(info->dlpi_addr + ph->p_vaddr,
+                                            info->dlpi_addr + ph->p_vaddr +
+                                                ph->p_memsz);
+        }
+    return 1;
+}
+
+void gpuprof__unwind_hide_module_of(const void *addr)
+{
+    dl_iterate_phdr(hide_module_of, (void *)addr);
+}
+
 /* Inserts the frames buf[n-1-j], j in [from, kept) (outermost first),
- * beneath `node`; with a cache, records each frame's address and node. */
+ * beneath `node`, leaving out the library's own; with a cache, records
+ * each frame's address and node. */
 static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
                               int n, int from, int kept, uint32_t *unknown,
                               gp_path_cache *c)
 {
+    int nh = gp_load_acquire(&nhidden_all);
     for (int j = from; j < kept; j++) {
         void *ip = buf[n - 1 - j];
         uint32_t id;
         uint64_t off;
-        if (!gpuprof__module_find((uintptr_t)ip, &id, &off)) {
+        if (nh && hidden_always((uintptr_t)ip, nh)) {
+            /* the library's own frame: the path goes on without it */
+        } else if (!gpuprof__module_find((uintptr_t)ip, &id, &off)) {
             (*unknown)++;
         } else {
             node = gpuprof__cct_child(t, node, GPUPROF_IO_NODE_FRAME, id, off,
@@ -312,9 +378,34 @@ int gpuprof__backtrace_in_signal(void **buf, int max)
 #endif
 }
 
-uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
-                               int n, uint32_t *unknown)
+/* The module of the <truncated> node (no address maps to it). */
+static uint32_t cut_module = UINT32_MAX;
+static pthread_once_t cut_once = PTHREAD_ONCE_INIT;
+
+static void cut_module_add(void)
 {
+    cut_module = gpuprof__module_add(GP_TRUNCATED_MODULE, 0, 0, 0);
+}
+
+/* Where a path cut at the depth limit goes: beneath the <truncated> node
+ * of `parent` (counted), never beside the whole paths, whose outermost
+ * frame it lacks. `parent` itself when that node cannot be made. */
+static uint32_t cut_parent(gp_cct *t, uint32_t parent)
+{
+    gpuprof__stat_add(GP_STAT_CALLPATHS_TRUNCATED, 1);
+    pthread_once(&cut_once, cut_module_add);
+    if (cut_module == UINT32_MAX)
+        return parent;
+    uint32_t node = gpuprof__cct_child(t, parent, GPUPROF_IO_NODE_FRAME,
+                                       cut_module, 0, UINT32_MAX);
+    return node == GP_CCT_NONE ? parent : node;
+}
+
+uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
+                               int n, bool cut, uint32_t *unknown)
+{
+    if (n > 0 && cut)
+        parent = cut_parent(t, parent);
     return n > 0 ? insert_frames(t, parent, ips, n, 0, n, unknown, NULL)
                  : parent;
 }
@@ -327,6 +418,8 @@ uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
     int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
     unwinding = 0;
     skip = skip_hidden(buf, n, skip);
+    if (n == GP_MAX_FRAMES && n > skip)
+        parent = cut_parent(t, parent);
     return insert_frames(t, parent, buf, n, 0, n > skip ? n - skip : 0,
                          unknown, NULL);
 }
@@ -341,6 +434,8 @@ gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
     unwinding = 0;
     skip = skip_hidden(buf, n, skip);
     int kept = n > skip ? n - skip : 0;
+    if (n == GP_MAX_FRAMES && kept)
+        parent = cut_parent(t, parent);
     const void *mods_now = gp_load_acquire(&current);
     int common = 0;
     if (c->tree == t && c->parent == parent && c->modules == mods_now)

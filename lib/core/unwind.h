@@ -27,6 +27,11 @@
 #include "core/cct.h"
 
 #define GP_MAX_FRAMES 128 /* deeper paths are cut at the outermost frames */
+/* A path cut at its depth limit has no outermost frames: it goes beneath a
+ * frame node of this pseudo-module (offset 0) under its parent, counted in
+ * callpaths.truncated, so it never stands beside the whole paths as a root
+ * of its own. */
+#define GP_TRUNCATED_MODULE "<truncated>"
 
 typedef struct gp_module_info {
     const char *path; /* the executable's real path for the main program */
@@ -76,15 +81,23 @@ typedef struct gp_path_cache {
  * a hidden range are dropped too, however many the loader adds (a tail
  * call adds none). At most 8 ranges; any thread. */
 void gpuprof__unwind_hide(uintptr_t lo, uintptr_t hi);
+/* Hides the text [lo, hi) from call paths wherever its frames stand (the
+ * library's own: libgpuprof.so, the OpenCL layer): the path goes on
+ * without them. At most 8 ranges; any thread. */
+void gpuprof__unwind_hide_always(uintptr_t lo, uintptr_t hi);
+/* Hides always the executable segments of the shared object holding
+ * `addr`; nothing when that is the main program (a static link). */
+void gpuprof__unwind_hide_module_of(const void *addr);
 
 /* For a profiling signal handler: the interrupted thread's return
  * addresses (innermost first), or -1 when that is not safe now (the thread
  * is unwinding itself, or this build's unwinder is not signal-safe). */
 int gpuprof__backtrace_in_signal(void **buf, int max);
 /* Inserts captured addresses ips[0..n) (innermost first) beneath `parent`
- * of the owner's tree `t`; as gpuprof__callpath otherwise. */
+ * of the owner's tree `t`; `cut`: the capture filled its buffer (beneath
+ * <truncated>); as gpuprof__callpath otherwise. */
 uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
-                               int n, uint32_t *unknown);
+                               int n, bool cut, uint32_t *unknown);
 
 /* As gpuprof__callpath, through `c` (zeroed before first use). */
 uint32_t gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,

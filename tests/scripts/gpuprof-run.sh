@@ -160,8 +160,11 @@ else
   fi
   POCL_CACHE_DIR=$tmp/pocl1 "$G" run --follow-children -o "$tmp/cl1" "$CL" >/dev/null 2>&1
   n=$(profiles "$tmp/cl1")
-  if [ "$n" -ge 2 ] && [ "$(kernels "$tmp/cl1" scale)" = 5 ]; then
-    pass "--follow-children: the linker PoCL starts is measured too ($n profiles)"
+  # The runtime's own helpers (PoCL's ld, started while the library saves
+  # binaries or while kernels are in flight) are never the program's
+  # children: even with --follow-children they write nothing.
+  if [ "$n" = 1 ] && [ "$(kernels "$tmp/cl1" scale)" = 5 ]; then
+    pass "--follow-children: the linker PoCL starts is still not measured (1 profile)"
   else
     fail "--follow-children under PoCL: $n profiles"
   fi

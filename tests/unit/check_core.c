@@ -582,6 +582,166 @@ START_TEST(flush_while_measuring)
 }
 END_TEST
 
+/* Stale temporaries: those a dead process of this host left (the library's
+ * own pattern, the profile's pid twice) go; a live process's, another
+ * host's, a mismatched or foreign name and a profile stay; no probe is
+ * left behind. */
+static void touch(const char *dir, const char *name)
+{
+    char p[2048];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char p[2048];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+START_TEST(stale_temporaries_removed)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/core.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    ck_assert_int_gt(dead, 0);
+    waitpid(dead, NULL, 0);
+    long d = (long)dead, live = (long)getppid();
+    enum { N = 9 };
+    char names[N][128];
+    const int gone[N] = {1, 1, 1, 0, 0, 0, 0, 0, 0};
+    snprintf(names[0], 128, ".h1-r0-p%ld.gpuprof.tmp.%ld.0", d, d);
+    snprintf(names[1], 128, ".h1-rx-p%ld.gpuprof.tmp.%ld.17", d, d);
+    snprintf(names[2], 128, ".h1-probe-p%ld.gpuprof.tmp.%ld.0", d, d);
+    snprintf(names[3], 128, ".h1-r0-p%ld.gpuprof.tmp.%ld.0", live, live);
+    snprintf(names[4], 128, ".h2-r0-p%ld.gpuprof.tmp.%ld.0", d, d);
+    snprintf(names[5], 128, ".h1-r0-p%ld.gpuprof.tmp.%ld.0", d + 1, d);
+    snprintf(names[6], 128, ".h1-r0-p%ld.gpuprof.tmp.%ld.0x", d, d);
+    snprintf(names[7], 128, "h1-r0-p%ld.gpuprof", d);
+    snprintf(names[8], 128, ".h1-r0-p%ld.gptrace.tmp.%ld.0", d, d);
+    for (int i = 0; i < N; i++)
+        touch(outdir, names[i]);
+    gpuprof__outdir_check(outdir, "h1");
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(exists(outdir, names[i]) == !gone[i], "%s %s", names[i],
+                      gone[i] ? "stays" : "is gone");
+    DIR *dir = opendir(outdir);
+    ck_assert_ptr_nonnull(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dir));)
+        n += e->d_name[0] != '.' || strstr(e->d_name, ".tmp.") != NULL;
+    closedir(dir);
+    ck_assert_int_eq(n, N - 3); /* no probe */
+}
+END_TEST
+
+/* Forks made inside the library's own work or a runtime call that starts
+ * helpers (a compiler's linker) are helpers: their copy of the library
+ * goes quiet, and its exit writes no profile; a fork outside both brackets
+ * still writes its own (fork_child_writes_own_file). */
+static int profiles_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        n += l > 8 && !strcmp(e->d_name + l - 8, ".gpuprof");
+    }
+    closedir(d);
+    return n;
+}
+
+static void helper_fork(void)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        gpuprof_region_begin("helper"); /* not measured */
+        gpuprof_region_end("helper");
+        /* What the exit handler would do: finalize (refused, nothing
+         * written). _exit: LeakSanitizer may hang in a fork child. */
+        _exit(gpuprof_flush() == GPUPROF_E_STATE &&
+                      gpuprof_finalize() == GPUPROF_E_STATE
+                  ? 0
+                  : 1);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+START_TEST(helper_forks_write_nothing)
+{
+    start(0, 0);
+    gpuprof__self_begin();
+    helper_fork();
+    gpuprof__self_end();
+    gpuprof__helpers_begin();
+    helper_fork();
+    gpuprof__helpers_end();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_int_eq(profiles_in(outdir), 1); /* this process's only */
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "regions.entered"), 0);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* A helper the runtime starts by spawn + exec that initializes libgpuprof
+ * again (a preload shim): started inside a bracket or while device work is
+ * in flight, its gpuprof_init
+ * declines (tests/sim/outdir_prog exits 2) and it writes nothing; started
+ * outside, it is measured (exit 0, its own profile). */
+static int run_prog(const char *dir)
+{
+    char exe[1024], prog[1100];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    *strrchr(exe, '/') = '\0';
+    snprintf(prog, sizeof(prog), "%s/outdir_prog", exe);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setenv("GPUPROF_OUTPUT", dir, 1);
+        setenv("GPUPROF_BACKENDS", "sim", 1);
+        execl(prog, prog, "3", (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+START_TEST(exec_helpers_not_measured)
+{
+    start(0, 0);
+    char sub[700];
+    snprintf(sub, sizeof(sub), "%s/children", outdir);
+    gpuprof__helpers_begin();
+    ck_assert_int_eq(run_prog(sub), 2);
+    gpuprof__helpers_end();
+    gpuprof__self_begin();
+    ck_assert_int_eq(run_prog(sub), 2);
+    gpuprof__self_end();
+    gpuprof__helpers_busy(2); /* device work in flight */
+    ck_assert_int_eq(run_prog(sub), 2);
+    gpuprof__helpers_busy(-2);
+    ck_assert_int_eq(access(sub, F_OK), -1); /* not even its directory */
+    ck_assert_int_eq(run_prog(sub), 0);
+    ck_assert_int_eq(profiles_in(sub), 1);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -600,6 +760,9 @@ int main(void)
         {"relative_dir", relative_dir_survives_chdir, 10},
         {"sigterm", sigterm_writes_final_profile, 60},
         {"flush_while_measuring", flush_while_measuring, 240},
+        {"stale_temporaries", stale_temporaries_removed, 10},
+        {"helper_forks", helper_forks_write_nothing, 20},
+        {"exec_helpers", exec_helpers_not_measured, 30},
     };
     return RUN_SUITE("core", cases);
 }

@@ -28,6 +28,8 @@
 static char outdir[512];
 static int keep_threads = GPUPROF_UNSET;
 
+static int start_paused; /* the next start: GPUPROF_START_PAUSED */
+
 static void start_with(int64_t channel_items, unsigned batch)
 {
     const char *tmp = getenv("TMPDIR");
@@ -42,6 +44,7 @@ static void start_with(int64_t channel_items, unsigned batch)
     o.signals = 0;
     o.channel_items = channel_items;
     o.keep_threads = keep_threads;
+    o.start_paused = start_paused;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_backend_status("sim", NULL, 0), GPUPROF_OK);
 }
@@ -659,6 +662,124 @@ START_TEST(paused_records_nothing)
     gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 1);
     ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(rb_counter(p, "records.paused"), 10);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* Work launched while paused whose records arrive after gpuprof_start
+ * (the runtime delivers late: the simulator holds its records): counted
+ * records.paused, exactly, never records.unattributed; what was launched
+ * measuring is attributed as ever. */
+START_TEST(paused_launches_counted_paused)
+{
+    start_paused = 1;
+    start();
+    gpuprof__sim_hold(true);
+    const char *names[3] = {"ga", "gb", "gc"};
+    const uint64_t d[3] = {5, 6, 7};
+    for (int i = 0; i < 7; i++)
+        ck_assert_int_eq(gpuprof__sim_kernel(0, "early", 10), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof__sim_graph(1, 3, names, d), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof__sim_copy(2, GPUPROF_OP_COPY_H2D, 64, 3),
+                     GPUPROF_OK);
+    ck_assert_int_eq(gpuprof__sim_copy(2, GPUPROF_OP_COPY_D2H, 64, 3),
+                     GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(gpuprof__sim_kernel(0, "live", 10), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_stop(), GPUPROF_OK);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(gpuprof__sim_kernel(1, "stopped", 10), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
+    gpuprof__sim_hold(false);
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "records.paused"), 7 + 3 + 2 + 4);
+    ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    ck_assert_uint_eq(rb_counter(p, "gpu.activities"), 5);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* ---- call paths cut at the depth limit -------------------------------- */
+/* Launches from 300 frames deep (GP_MAX_FRAMES is 128): their paths lack
+ * the outermost frames, so they go beneath one <truncated> node under the
+ * region, each counted; a shallow launch's path stays whole beside it. */
+enum { DEEP = 300, DEEP_LAUNCHES = 3 };
+static volatile int deep_sink;
+
+__attribute__((noinline)) static void deep(int n)
+{
+    if (n > 0)
+        deep(n - 1);
+    else
+        for (int i = 0; i < DEEP_LAUNCHES; i++)
+            gpuprof__sim_kernel(0, "deepk", 10);
+    deep_sink++; /* no tail call: every level keeps its frame */
+}
+
+/* Is absolute node `n` beneath absolute node `top`? */
+static bool beneath(const gpuprof__io_profile *p, const gpuprof__io_thread *t,
+                    uint32_t n, uint32_t top)
+{
+    while (n != top && p->nodes[n].parent != GPUPROF_IO_NONE)
+        n = t->first_node + p->nodes[n].parent;
+    return n == top;
+}
+
+START_TEST(deep_paths_beneath_truncated)
+{
+    start();
+    gpuprof_region_begin("deep");
+    deep(DEEP);
+    gpuprof__sim_kernel(0, "shallowk", 10);
+    gpuprof_region_end("deep");
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "callpaths.truncated"), DEEP_LAUNCHES);
+    const gpuprof__io_thread *t = NULL;
+    for (uint32_t i = 0; i < p->thread_count; i++)
+        if (p->threads[i].flags & GPUPROF_IO_THREAD_MAIN)
+            t = &p->threads[i];
+    ck_assert_ptr_nonnull(t);
+    uint32_t r = region(p, t, "deep"), cut = UINT32_MAX, frames = 0;
+    for (uint32_t i = r + 1; i < t->first_node + t->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        if (t->first_node + n->parent != r || n->kind != GPUPROF_IO_NODE_FRAME)
+            continue;
+        frames++;
+        if (!strcmp(gpuprof__io_str(p, p->modules[n->key_a].path),
+                    "<truncated>")) {
+            ck_assert_uint_eq(n->key_b, 0);
+            cut = i;
+        }
+    }
+    ck_assert_uint_ne(cut, UINT32_MAX);
+    ck_assert_uint_eq(frames, 2); /* <truncated> and the whole paths' root */
+    /* Every deep launch beneath <truncated> (an unwinder may see the three
+     * launches' paths differ: count over every deepk node), the shallow
+     * one not. */
+    uint64_t deep_count = 0, shallow_count = 0;
+    for (uint32_t i = r + 1; i < t->first_node + t->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        if (n->kind != GPUPROF_IO_NODE_KERNEL)
+            continue;
+        const char *name = gpuprof__io_str(p, n->key_a);
+        if (!strcmp(name, "deepk")) {
+            ck_assert(beneath(p, t, i, cut));
+            deep_count += rb_val(p, i, "gpu.count");
+        }
+        if (!strcmp(name, "shallowk")) {
+            ck_assert(!beneath(p, t, i, cut));
+            shallow_count += rb_val(p, i, "gpu.count");
+        }
+    }
+    ck_assert_uint_eq(deep_count, DEEP_LAUNCHES);
+    ck_assert_uint_eq(shallow_count, 1);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -675,6 +796,8 @@ int main(void)
         {"fork_in_flight", fork_in_flight, 60},
         {"flush_under_traffic", flush_under_traffic, 600},
         {"paused_records_nothing", paused_records_nothing, 30},
+        {"paused_launches_counted_paused", paused_launches_counted_paused, 30},
+        {"deep_paths_beneath_truncated", deep_paths_beneath_truncated, 60},
         {"thread_per_task", thread_per_task, 120},
         {"thread_per_task_merged", thread_per_task_merged, 120},
         {"merge_waits_for_activities", merge_waits_for_activities, 60},

@@ -355,6 +355,137 @@ START_TEST(cpu_phase_with_idle_device_gets_gpu_idle_cause)
 }
 END_TEST
 
+
+/* GPU_IDLE_CAUSE samples 60 frames deep (a sample keeps 40): each goes
+ * beneath the region's <truncated> node, counted, and none stands as a
+ * root of its own (the recursion's frame directly beneath the region). */
+static volatile int deep_sink;
+
+void deep_cpu(int n); /* global: dladdr names it */
+__attribute__((noinline)) void deep_cpu(int n)
+{
+    if (n > 0)
+        deep_cpu(n - 1);
+    else
+        deep_sink += (int)busy_cpu(100000000); /* 100 ms of CPU */
+    deep_sink++; /* no tail call */
+}
+
+static const char *frame_symbol(const gpuprof__io_profile *p,
+                                const gpuprof__io_node *n)
+{
+    const gpuprof__io_module *mod = &p->modules[n->key_a];
+    Dl_info di;
+    if (dladdr((void *)(uintptr_t)(mod->base + n->key_b), &di) && di.dli_sname)
+        return di.dli_sname;
+    return "";
+}
+
+START_TEST(deep_samples_beneath_truncated)
+{
+    SKIP_WITHOUT_OPENCL();
+#if defined(__SANITIZE_THREAD__)
+    fprintf(stderr, "TSan build: no unwinding in signal handlers, skipped\n");
+    return;
+#endif
+    start_measuring();
+    open_device(0);
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS);
+    gpuprof_region_begin("deep cpu");
+    deep_cpu(60);
+    gpuprof_region_end("deep cpu");
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS); /* drains the samples */
+    gpuprof__io_profile *p = flush_and_load();
+    const gpuprof__io_thread *th = &p->threads[0];
+    uint32_t r = UINT32_MAX, cut = UINT32_MAX;
+    for (uint32_t i = 1; i < th->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[th->first_node + i];
+        if (n->kind == GPUPROF_IO_NODE_REGION &&
+            !strcmp(gpuprof__io_str(p, n->key_a), "deep cpu"))
+            r = i;
+    }
+    ck_assert_uint_ne(r, UINT32_MAX);
+    for (uint32_t i = r + 1; i < th->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[th->first_node + i];
+        if (n->parent != r || n->kind != GPUPROF_IO_NODE_FRAME)
+            continue;
+        ck_assert_msg(strcmp(frame_symbol(p, n), "deep_cpu") != 0,
+                      "a cut path stands beside the whole ones");
+        if (!strcmp(gpuprof__io_str(p, p->modules[n->key_a].path),
+                    "<truncated>"))
+            cut = i;
+    }
+    ck_assert_uint_ne(cut, UINT32_MAX);
+    const char *m = "blame.gpu_idle_cause";
+    uint64_t in_region = 0, in_cut = 0;
+    for (uint32_t i = r + 1; i < th->node_count; i++) {
+        uint64_t v = rb_val(p, th->first_node + i, m);
+        uint32_t a = i;
+        while (a && a != r && a != cut)
+            a = p->nodes[th->first_node + a].parent;
+        in_region += a ? v : 0;
+        in_cut += a == cut ? v : 0;
+    }
+    ck_assert_uint_ge(in_region, 50000000);
+    ck_assert_uint_ge(in_cut, in_region * 9 / 10);
+    uint64_t cuts = rb_counter(p, "callpaths.truncated");
+    ck_assert_uint_ge(cuts, 1);
+    ck_assert_uint_le(cuts, in_cut / 2000000); /* a sample is >= 1 period */
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+
+/* Saving a program's binaries is the library's own work (PoCL compiles
+ * every kernel to hand them out): its time is gpuprof.self_ns, and no
+ * GPU_IDLE_CAUSE sample of it lands on the program's call paths: the
+ * samples beneath the region around clCreateKernel cover at most its time
+ * outside that work (plus two periods of slack for timer granularity). */
+START_TEST(binaries_are_the_librarys_time)
+{
+    SKIP_WITHOUT_OPENCL();
+    start_measuring();
+    open_device(0);
+    /* A source of its own (PoCL's cache misses): the binaries are made
+     * now, as on a program's first measured run. */
+    char own[1024];
+    snprintf(own, sizeof(own), "/* %ld %llu */\n%s", (long)getpid(),
+             (unsigned long long)now_ns(), src);
+    const char *srcs[1] = {own};
+    cl_int rc;
+    cl_program prog = clCreateProgramWithSource(C, 1, srcs, NULL, &rc);
+    ck_assert_int_eq(rc, CL_SUCCESS);
+    ck_assert_int_eq(clBuildProgram(prog, 1, &D, "", NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS);
+    uint64_t before = 0, self = 0;
+    ck_assert_int_eq(gpuprof_stat_get("gpuprof.self_ns", &before), GPUPROF_OK);
+    gpuprof_region_begin("create");
+    uint64_t t0 = now_ns();
+    cl_kernel k = kernel(prog, "k_add");
+    uint64_t t1 = now_ns();
+    gpuprof_region_end("create");
+    ck_assert_int_eq(gpuprof_stat_get("gpuprof.self_ns", &self), GPUPROF_OK);
+    self -= before;
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS); /* drains the samples */
+    gpuprof__io_profile *p = flush_and_load();
+    uint64_t idle = 0;
+    for (uint32_t i = 0; i < p->node_count; i++)
+        if (under_region(p, i, "create"))
+            idle += rb_val(p, i, "blame.gpu_idle_cause");
+    fprintf(stderr, "create %.1f ms, of it the library's %.1f ms; "
+            "GPU_IDLE_CAUSE beneath it %.1f ms\n", (t1 - t0) / 1e6,
+            self / 1e6, idle / 1e6);
+    ck_assert_uint_gt(self, 0);
+    ck_assert_uint_le(self, t1 - t0);
+    ck_assert_uint_le(idle, (t1 - t0) - self + 2 * 2000000u);
+    gpuprof__io_profile_free(p);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 /* ---- detectors: each on its crafted case, silent on its negative ------ */
 START_TEST(detectors_fire_and_stay_silent)
 {
@@ -734,6 +865,113 @@ START_TEST(no_layer_is_unavailable_and_changes_nothing)
 }
 END_TEST
 
+/* ---- unusable settings: one line each at the default level ------------ */
+static char said[8][512];
+static int nsaid;
+
+static void catch_line(gpuprof_log_level level, const char *msg, void *user)
+{
+    (void)user;
+    ck_assert_int_le(level, GPUPROF_LOG_ERROR); /* the default level */
+    if (nsaid < 8)
+        snprintf(said[nsaid], sizeof(said[0]), "%s", msg);
+    nsaid++;
+}
+
+/* With this layer and backend list (the default log level), exactly one
+ * line, naming `part`; the backend is unavailable. */
+static void layer_said_once(const char *path, const char *backends,
+                            const char *part)
+{
+    nsaid = 0;
+    ck_assert_int_eq(gpuprof_set_log(catch_line, NULL, -1), GPUPROF_OK);
+    setenv("GPUPROF_OPENCL_LAYER", path, 1);
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = backends;
+    o.signals = 0;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_backend_status("opencl", NULL, 0),
+                     GPUPROF_E_UNAVAILABLE);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_msg(nsaid == 1, "%d lines, first: %s", nsaid,
+                  nsaid ? said[0] : "");
+    ck_assert_msg(strstr(said[0], part), "no '%s' in: %s", part, said[0]);
+    ck_assert_msg(strstr(said[0], "not measured"), "%s", said[0]);
+}
+
+static void fresh_outdir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cl.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+}
+
+/* Missing: asked for by name, and tried by "auto". */
+START_TEST(missing_layer_named_is_said)
+{
+    SKIP_WITHOUT_OPENCL();
+    fresh_outdir();
+    layer_said_once("/nonexistent/layer.so", "opencl",
+                    "GPUPROF_OPENCL_LAYER=/nonexistent/layer.so");
+}
+END_TEST
+
+START_TEST(missing_layer_auto_is_said)
+{
+    SKIP_WITHOUT_OPENCL();
+    fresh_outdir();
+    layer_said_once("/nonexistent/layer.so", "auto",
+                    "GPUPROF_OPENCL_LAYER=/nonexistent/layer.so");
+}
+END_TEST
+
+/* There, but not a library. */
+START_TEST(unloadable_layer_is_said)
+{
+    SKIP_WITHOUT_OPENCL();
+    fresh_outdir();
+    char junk[600];
+    snprintf(junk, sizeof(junk), "%s/junk.so", outdir);
+    FILE *f = fopen(junk, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("not a library\n", f);
+    fclose(f);
+    char part[700];
+    snprintf(part, sizeof(part), "GPUPROF_OPENCL_LAYER=%s", junk);
+    layer_said_once(junk, "auto", part);
+}
+END_TEST
+
+/* GPUPROF_IDLE_PERIOD_US: not a number is one line, the default used; a
+ * good value no line. */
+static void idle_period(const char *value, int lines)
+{
+    ck_assert_int_eq(gpuprof_set_log(catch_line, NULL, -1), GPUPROF_OK);
+    setenv("GPUPROF_IDLE_PERIOD_US", value, 1);
+    start_measuring();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_msg(nsaid == lines, "%d lines, first: %s", nsaid,
+                  nsaid ? said[0] : "");
+}
+
+START_TEST(bad_idle_period_is_said)
+{
+    SKIP_WITHOUT_OPENCL();
+    idle_period("abc", 1);
+    ck_assert_ptr_nonnull(strstr(said[0], "GPUPROF_IDLE_PERIOD_US=abc"));
+    ck_assert_ptr_nonnull(strstr(said[0], "using 2000"));
+}
+END_TEST
+
+START_TEST(good_idle_period_is_quiet)
+{
+    SKIP_WITHOUT_OPENCL();
+    idle_period("500", 0);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -760,11 +998,18 @@ int main(int argc, char **argv)
         {"exact_counts_and_bytes", exact_counts_and_bytes, 120},
         {"cpu_idle_cause", long_kernel_behind_finish_gets_cpu_idle_cause, 120},
         {"gpu_idle_cause", cpu_phase_with_idle_device_gets_gpu_idle_cause, 120},
+        {"deep_samples_beneath_truncated", deep_samples_beneath_truncated, 120},
+        {"binaries_are_the_librarys_time", binaries_are_the_librarys_time, 120},
         {"detectors", detectors_fire_and_stay_silent, 180},
         {"dlopen", dlopened_opencl_is_measured, 120},
         {"binaries_traces", binaries_saved_once_and_traced_per_queue, 120},
         {"binaries_off", binaries_off, 120},
         {"no_layer", no_layer_is_unavailable_and_changes_nothing, 120},
+        {"missing_layer_named_is_said", missing_layer_named_is_said, 60},
+        {"missing_layer_auto_is_said", missing_layer_auto_is_said, 60},
+        {"unloadable_layer_is_said", unloadable_layer_is_said, 60},
+        {"bad_idle_period_is_said", bad_idle_period_is_said, 60},
+        {"good_idle_period_is_quiet", good_idle_period_is_quiet, 60},
     };
     return RUN_SUITE("opencl", cases);
 }

@@ -13,9 +13,11 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backends/sim/sim.h"
 #include "core/internal.h"
@@ -269,6 +271,92 @@ START_TEST(launches_match_by_correlation)
 }
 END_TEST
 
+/* Streams opened while the tracing threads write: each of W threads opens
+ * its stream (its first region), then a flush writes every stream's THREAD
+ * chunk (tid, name) before any record of it arrived. The threads tell the
+ * flusher through relaxed atomics only (and open their regions by handle,
+ * taking no lock), so nothing but the stream's own
+ * publication orders its fields before the tracing thread reads them: the
+ * TSan build reports a race if they are set after the stream is linked.
+ * (The flush is the trace's alone: a profile flush would read the threads'
+ * trees, which they publish after their streams.) */
+enum { W = 200 };
+static atomic_uint opened, flushed;
+static gpuprof_region open_region; /* a handle: no lock on the way */
+
+static void nap(void)
+{
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static void *opener(void *arg)
+{
+    char name[32];
+    snprintf(name, sizeof(name), "w%d", (int)(intptr_t)arg);
+    gpuprof_thread_set_name(name);
+    gpuprof_region_begin_handle(open_region); /* its state and stream */
+    atomic_fetch_add_explicit(&opened, 1, memory_order_relaxed);
+    while (!atomic_load_explicit(&flushed, memory_order_relaxed))
+        nap();
+    gpuprof_region_end_handle(open_region);
+    return NULL;
+}
+
+START_TEST(streams_opened_while_flushing)
+{
+    start(3);
+    ck_assert_int_eq(gpuprof_region_register("open", &open_region),
+                     GPUPROF_OK);
+    static pthread_t th[W];
+    for (int k = 0; k < W; k++)
+        ck_assert_int_eq(
+            pthread_create(&th[k], NULL, opener, (void *)(intptr_t)k), 0);
+    while (atomic_load_explicit(&opened, memory_order_relaxed) < W)
+        nap();
+    gpuprof__trace_flush(); /* the trace only: no profile read */
+    atomic_store_explicit(&flushed, 1, memory_order_relaxed);
+    for (int k = 0; k < W; k++)
+        pthread_join(th[k], NULL);
+    char prof[1024], trace[1024], err[256];
+    paths(prof, trace, sizeof(prof));
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = NULL;
+    ck_assert_msg(!gpuprof__io_read_file(prof, &p, err, sizeof(err)), "%s", err);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    /* Every worker's THREAD chunk: its name, and the tid the profile has
+     * for that name; one region record each. */
+    ck_assert_uint_eq(t->thread_count, W); /* main has no state */
+    static int seen[W];
+    for (uint32_t a = 0; a < t->thread_count; a++) {
+        int k = -1;
+        if (sscanf(t->threads[a].name, "w%d", &k) != 1)
+            continue;
+        ck_assert(k >= 0 && k < W && !seen[k]);
+        seen[k] = 1;
+        int found = 0;
+        for (uint32_t b = 0; b < p->thread_count; b++)
+            if (p->threads[b].tid == t->threads[a].tid) {
+                ck_assert_str_eq(gpuprof__io_str(p, p->threads[b].name),
+                                 t->threads[a].name);
+                found++;
+            }
+        ck_assert_int_eq(found, 1);
+    }
+    for (int k = 0; k < W; k++)
+        ck_assert_int_eq(seen[k], 1);
+    uint64_t cpu = 0;
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        cpu += t->streams[i].gpu ? 0 : t->streams[i].count;
+    ck_assert_uint_eq(cpu, W);
+    ck_assert_uint_eq(gpuprof__trace_dropped(), 0);
+    gpuprof__io_trace_free(t);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -276,6 +364,7 @@ int main(void)
         {"three_tracing_threads", three_tracing_threads, 60},
         {"flush_mid_run", flush_mid_run, 60},
         {"launches_match_by_correlation", launches_match_by_correlation, 60},
+        {"streams_opened_while_flushing", streams_opened_while_flushing, 120},
     };
     return RUN_SUITE("trace", cases);
 }

@@ -170,6 +170,7 @@ void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
                          const uint8_t *xm, const uint64_t *xv);
 
 /* cl_idle.c: GPU_IDLE_CAUSE sampling. */
+void gpuprof__cl_idle_config(void); /* at the backend's init */
 void gpuprof__cl_idle_start(void); /* at attach, on the first OpenCL thread */
 void gpuprof__cl_idle_stop(void);  /* at finalize */
 void gpuprof__cl_idle_thread(void);

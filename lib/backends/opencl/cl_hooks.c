@@ -647,16 +647,26 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *l)
 }
 
 /* ---- programs: JIT time, the single-device detector -------------------- */
+/* A build may start the compiler's helper processes (PoCL runs a linker):
+ * forks meanwhile are not the measured program (core self.c). */
+#define HELPERS(call)                                                          \
+    __extension__({                                                            \
+        gpuprof__helpers_begin();                                              \
+        __typeof__(call) r_ = (call);                                          \
+        gpuprof__helpers_end();                                                \
+        r_;                                                                    \
+    })
+
 static cl_int CL_API_CALL h_BuildProgram(
     cl_program p, cl_uint nd, const cl_device_id *d, const char *opts,
     void(CL_CALLBACK *fn)(cl_program, void *), void *user)
 {
     gpuprof__cl_program_forget(p); /* rebuilt: new binaries */
     if (!MEASURING())
-        return T.clBuildProgram(p, nd, d, opts, fn, user);
+        return HELPERS(T.clBuildProgram(p, nd, d, opts, fn, user));
     uint64_t corr = BEGIN(GPUPROF_OP_BUILD);
     uint64_t t0 = gp_mono_ns();
-    cl_int rc = T.clBuildProgram(p, nd, d, opts, fn, user);
+    cl_int rc = HELPERS(T.clBuildProgram(p, nd, d, opts, fn, user));
     uint64_t t1 = gp_mono_ns();
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
@@ -673,10 +683,10 @@ static cl_int CL_API_CALL h_CompileProgram(
 {
     gpuprof__cl_program_forget(p);
     if (!MEASURING())
-        return T.clCompileProgram(p, nd, d, opts, nh, hdrs, names, fn, user);
+        return HELPERS(T.clCompileProgram(p, nd, d, opts, nh, hdrs, names, fn, user));
     uint64_t corr = BEGIN(GPUPROF_OP_BUILD);
     uint64_t t0 = gp_mono_ns();
-    cl_int rc = T.clCompileProgram(p, nd, d, opts, nh, hdrs, names, fn, user);
+    cl_int rc = HELPERS(T.clCompileProgram(p, nd, d, opts, nh, hdrs, names, fn, user));
     uint64_t t1 = gp_mono_ns();
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
@@ -693,14 +703,14 @@ static cl_program CL_API_CALL h_LinkProgram(
 {
     cl_program p;
     if (!MEASURING()) {
-        p = T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err);
+        p = HELPERS(T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err));
         if (p) /* a new program where a released one may have been */
             gpuprof__cl_program_forget(p);
         return p;
     }
     uint64_t corr = BEGIN(GPUPROF_OP_BUILD);
     uint64_t t0 = gp_mono_ns();
-    p = T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err);
+    p = HELPERS(T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err));
     uint64_t t1 = gp_mono_ns();
     if (p)
         gpuprof__cl_program_forget(p);

@@ -71,7 +71,9 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
                                 ? (uint32_t)si->si_overrun
                                 : 0u);
     ring *r = tls_ring;
-    if (r && gp_load_relaxed(&sampling) &&
+    /* No sample of the library's own work (core self.c): its time is
+     * gpuprof.self_ns, never the program's. */
+    if (r && gp_load_relaxed(&sampling) && !gpuprof__in_self() &&
         gpuprof__opencl_kernels_running() == 0) {
         uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
         uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -175,7 +177,7 @@ void gpuprof__cl_idle_drain(void)
             continue;
         uint32_t leaf = gpuprof__callpath_ips(&th->cct, s->region,
                                               s->ip + skip, s->n - skip,
-                                              &unknown);
+                                              s->n == SAMPLE_FRAMES, &unknown);
         gp_mblock *b = leaf == GP_CCT_NONE
                            ? NULL
                            : gpuprof__cct_block(&th->cct, leaf,
@@ -189,15 +191,39 @@ void gpuprof__cl_idle_drain(void)
     atomic_store_explicit(&r->tail, h, memory_order_release);
 }
 
-void gpuprof__cl_idle_start(void)
+static long period_us = 2000; /* 0: off */
+
+/* GPUPROF_IDLE_PERIOD_US, read once at the backend's init: a value that is
+ * not a number of microseconds says so and the default is used; one under
+ * 100 is raised to 100. */
+void gpuprof__cl_idle_config(void)
 {
     const char *env = getenv("GPUPROF_IDLE_PERIOD_US");
-    long us = env && *env ? strtol(env, NULL, 10) : 2000;
-    if (us <= 0)
+    period_us = 2000;
+    if (!env || !*env)
         return;
-    if (us < 100)
+    char *end;
+    errno = 0;
+    long us = strtol(env, &end, 10);
+    if (errno || end == env || *end || us < 0 || us > 60000000) {
+        gpuprof__setting_ignored("GPUPROF_IDLE_PERIOD_US", env,
+                                 "microseconds in 0..60000000, 0: off",
+                                 "2000");
+        return;
+    }
+    if (us > 0 && us < 100) {
+        gpuprof__setting_ignored("GPUPROF_IDLE_PERIOD_US", env,
+                                 "at least 100, or 0: off", "100");
         us = 100;
-    period_ns = (uint64_t)us * 1000u;
+    }
+    period_us = us;
+}
+
+void gpuprof__cl_idle_start(void)
+{
+    if (period_us <= 0)
+        return;
+    period_ns = (uint64_t)period_us * 1000u;
     if (gpuprof__backtrace_in_signal(NULL, 0) < 0) {
         gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: GPU_IDLE_CAUSE off: this "
                      "build cannot unwind in a signal handler");

@@ -697,7 +697,12 @@ void gpuprof__cl_program_binaries(cl_program p)
     bool have = ptab_get(&progs, p) != NULL;
     pthread_mutex_unlock(&cl_mu);
     cl_bins *b = have ? NULL : calloc(1, sizeof(*b));
-    if (!b || !read_binaries(p, b)) {
+    /* The library's own work: PoCL compiles every kernel to hand out a
+     * binary (core self.c: gpuprof.self_ns, no GPU_IDLE_CAUSE samples). */
+    gpuprof__self_begin();
+    bool ok = b && read_binaries(p, b);
+    gpuprof__self_end();
+    if (!ok) {
         free(b);
         return;
     }
@@ -794,8 +799,10 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
     } else {
         c->status = status < 0 ? status : -1;
     }
-    if (c->kind == GPUPROF_OP_KERNEL)
+    if (c->kind == GPUPROF_OP_KERNEL) {
         atomic_fetch_sub_explicit(&kernels_running, 1, memory_order_relaxed);
+        gpuprof__helpers_busy(-1);
+    }
     cl_cmd *h = atomic_load_explicit(&done_stack, memory_order_relaxed);
     do
         atomic_store_explicit(&c->done, h, memory_order_relaxed);
@@ -833,8 +840,12 @@ cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *tmpl, cl_event ev, bool ours)
     pthread_mutex_unlock(&cl_mu);
     if (!ours)
         T.clRetainEvent(ev);
-    if (c->kind == GPUPROF_OP_KERNEL)
+    if (c->kind == GPUPROF_OP_KERNEL) {
+        /* PoCL compiles (and links, with `ld`) a kernel lazily when it
+         * runs: children started meanwhile are its helpers (core self.c). */
+        gpuprof__helpers_busy(1);
         atomic_fetch_add_explicit(&kernels_running, 1, memory_order_relaxed);
+    }
     atomic_fetch_add_explicit(&cmds_filed, 1, memory_order_relaxed);
     if (T.clSetEventCallback(ev, CL_COMPLETE, on_complete, c) != CL_SUCCESS)
         on_complete(ev, -1, c); /* never measured; counted as dropped */
@@ -1025,13 +1036,22 @@ uint64_t gpuprof__opencl_kernels_running(void)
 
 /* ---- the layer's attach ----------------------------------------------- */
 /* Frames of the ICD loader (libOpenCL) are hidden from call paths: the
- * innermost frame of a launch is the program's own call. */
+ * innermost frame of a launch is the program's own call. Our layer's are
+ * the library's own: hidden wherever they stand. */
 static int find_loader(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     (void)arg;
     const char *n = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     n = n ? n + 1 : info->dlpi_name;
+    if (n && !strncmp(n, "libgpuprof-cl-layer.so", 22))
+        for (int i = 0; i < info->dlpi_phnum; i++) {
+            const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+            if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+                gpuprof__unwind_hide_always(info->dlpi_addr + ph->p_vaddr,
+                                            info->dlpi_addr + ph->p_vaddr +
+                                                ph->p_memsz);
+        }
     if (!n || strncmp(n, "libOpenCL.so", 12) != 0)
         return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -1068,7 +1088,8 @@ const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
 
 /* ---- backend life cycle ----------------------------------------------- */
 /* The layer sits beside libgpuprof.so (build/lib, or LIBDIR once
- * installed); GPUPROF_OPENCL_LAYER names another. */
+ * installed); GPUPROF_OPENCL_LAYER names another. It must load and have
+ * clInitLayer (it links nothing of ours: loading it here is harmless). */
 static bool find_layer(char *reason, size_t rsize)
 {
     const char *env = getenv("GPUPROF_OPENCL_LAYER");
@@ -1085,12 +1106,26 @@ static bool find_layer(char *reason, size_t rsize)
         snprintf(layer_path, sizeof(layer_path), "%.*s/libgpuprof-cl-layer.so",
                  dl, slash ? di.dli_fname : ".");
     }
-    if (access(layer_path, R_OK) != 0) {
-        snprintf(reason, rsize, "no OpenCL layer at %s (set "
-                 "GPUPROF_OPENCL_LAYER)", layer_path);
-        return false;
-    }
-    return true;
+    const char *why = NULL;
+    void *h = NULL;
+    if (access(layer_path, R_OK) != 0)
+        why = strerror(errno);
+    else if (!(h = dlopen(layer_path, RTLD_LAZY | RTLD_LOCAL)))
+        why = dlerror();
+    else if (!dlsym(h, "clInitLayer"))
+        why = "no clInitLayer: not an OpenCL layer";
+    if (h)
+        dlclose(h);
+    if (!why)
+        return true;
+    if (env && *env)
+        snprintf(reason, rsize, "ignoring GPUPROF_OPENCL_LAYER=%s (%.160s); "
+                 "using no layer: OpenCL is not measured", env, why);
+    else
+        snprintf(reason, rsize, "no OpenCL layer at %s (%.160s); set "
+                 "GPUPROF_OPENCL_LAYER; OpenCL is not measured", layer_path,
+                 why);
+    return false;
 }
 
 static bool any_icd(void)
@@ -1131,8 +1166,13 @@ static gpuprof_status cl_probe(void *user, char *reason, size_t rsize)
                  "/etc/OpenCL/vendors, OCL_ICD_VENDORS unset)");
         return GPUPROF_E_UNAVAILABLE;
     }
-    if (!find_layer(reason, rsize))
-        return GPUPROF_E_UNAVAILABLE;
+    if (!find_layer(reason, rsize)) {
+        /* GPUPROF_OPENCL_LAYER unusable: a setting, said at the default
+         * log level; no layer beside a statically linked program: only
+         * when the backend was asked for by name (backend.c). */
+        const char *env = getenv("GPUPROF_OPENCL_LAYER");
+        return env && *env ? GPUPROF_E_INVALID : GPUPROF_E_UNAVAILABLE;
+    }
     return GPUPROF_OK;
 }
 
@@ -1154,6 +1194,7 @@ static gpuprof_status cl_init(void *user)
         free(v);
     }
     initialized = true;
+    gpuprof__cl_idle_config();
     void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
         dlclose(h);

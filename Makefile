@@ -61,7 +61,7 @@ CL_LAYER := $(B)/lib/libgpuprof-cl-layer.so
 PRELOAD_SO := $(B)/lib/libgpuprof-preload.so
 ifeq ($(HAVE_OPENCL),1)
 CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c \
-             lib/backends/opencl/cl_idle.c
+             lib/backends/opencl/cl_idle.c lib/backends/opencl/cl_deps.c
 LIB_CFLAGS += -DGPUPROF_HAVE_OPENCL
 CL_LAYER_TARGET := $(CL_LAYER)
 endif
@@ -84,6 +84,13 @@ endif
 # the command (cli/) and the MPI driver (mpi/), which link it.
 AN_LIB_SRCS := $(filter-out analysis/cli/% analysis/mpi/%,\
                  $(wildcard analysis/*.c analysis/*/*.c))
+# The OTF2 export is built when OTF2 3.0's headers are there (Debian:
+# libotf2-trace-dev); libotf2 is dlopened when an export runs, never
+# linked (analysis/export/an_otf2.h). Without them the export says so.
+HAVE_OTF2 := $(shell printf '\043include <otf2/otf2.h>\n\043if OTF2_VERSION_MAJOR < 3\n\043error\n\043endif\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_OTF2),1)
+LIB_CFLAGS += -DGPUPROF_HAVE_OTF2
+endif
 
 # gpuprof-mpi (the aggregation on the ranks of an MPI job) is built when
 # mpicc is found (Debian: libopenmpi-dev). Only its own file is compiled

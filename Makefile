@@ -80,8 +80,10 @@ $(CUPTI_SRCS:%.c=$(B)/obj/%.o): LIB_CFLAGS += -isystem $(CUDA_HOME)/include \
     -isystem $(CUPTI_INC) -DGPUPROF_CUDA_HOME='"$(CUDA_HOME)"'
 endif
 endif
-AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
-AN_LIB_SRCS += $(wildcard analysis/cpath/*.c)
+# The analysis library: every room of analysis/ (analysis/README.md) but
+# the command (cli/) and the MPI driver (mpi/), which link it.
+AN_LIB_SRCS := $(filter-out analysis/cli/% analysis/mpi/%,\
+                 $(wildcard analysis/*.c analysis/*/*.c))
 # The OTF2 export is built when OTF2 3.0's headers are there (Debian:
 # libotf2-trace-dev); libotf2 is dlopened when an export runs, never
 # linked (analysis/export/an_otf2.h). Without them the export says so.
@@ -89,12 +91,6 @@ HAVE_OTF2 := $(shell printf '\043include <otf2/otf2.h>\n\043if OTF2_VERSION_MAJO
 ifeq ($(HAVE_OTF2),1)
 LIB_CFLAGS += -DGPUPROF_HAVE_OTF2
 endif
-# The OTF2 export lives in analysis/export/ (the room of the exports) and
-# finds the shared header (an_internal.h) by the include path, wherever
-# it stands.
-AN_LIB_SRCS := $(sort $(AN_LIB_SRCS) $(wildcard analysis/export/*.c))
-$(patsubst %.c,$(B)/obj/%.o,$(wildcard analysis/export/an_*otf2*.c)): \
-    LIB_CFLAGS += -Ianalysis -Ianalysis/base
 
 # The built-in backends: each folder of lib/backends/ compiled into the
 # library above, except sim (registered by the programs that use it). The
@@ -207,14 +203,14 @@ $(AN_SO): $(AN_OBJS) $(IO_OBJS) analysis/libgpuprof-analysis.map
 	$(Q)ln -sf $(AN_SONAME) $(B)/lib/libgpuprof-analysis.so
 
 # The command uses only the public analysis header.
-$(GPUPROF_BIN): analysis/gpuprof.c analysis/an_cli.h analysis/an_run.h $(AN_SO)
+$(GPUPROF_BIN): analysis/cli/gpuprof.c analysis/cli/an_cli.h analysis/cli/an_run.h $(AN_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/gpuprof.c \
+	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/cli/gpuprof.c \
 	  -L$(B)/lib -lgpuprof-analysis -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
 
 # gpuprof-mpi links the library's objects: it calls the internal
-# interface of analysis/an_coll.h, which the shared library does not export.
+# interface of analysis/coll/an_coll.h, which the shared library does not export.
 $(B)/obj/analysis/mpi/gpuprof_mpi.o: analysis/mpi/gpuprof_mpi.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $<")

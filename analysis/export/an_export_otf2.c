@@ -53,7 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_internal.h"
+#include "../base/an_internal.h"
 #include "an_otf2.h"
 
 static gpuprof_status no_traces(void)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_internal.h"
+#include "../base/an_internal.h"
 #include "an_otf2.h"
 
 #ifdef GPUPROF_HAVE_OTF2

@@ -9,7 +9,7 @@
 #ifndef GPUPROF_AN_OTF2_WRITE_H
 #define GPUPROF_AN_OTF2_WRITE_H
 
-#include "an_internal.h"
+#include "../base/an_internal.h"
 #include "an_otf2.h"
 
 #ifdef GPUPROF_HAVE_OTF2

@@ -422,6 +422,14 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
         r->xm[i] = xm[i];
         r->xv[i] = xv[i];
     }
+    /* A host wait (every SYNC activity, or a backend's wait note): its
+     * time is CPU_IDLE, and the monitor blames it (blame.c). */
+    if (a->kind == GPUPROF_OP_SYNC && !(a->flags & GP_ACT_NOTE))
+        r->flags |= GP_ACT_WAIT;
+    if ((r->flags & GP_ACT_WAIT) && r->nx < GP_XN) {
+        r->xm[r->nx] = GP_M_CPU_IDLE;
+        r->xv[r->nx++] = a->end_ns - a->start_ns;
+    }
     gpuprof__chan_commit(&st->src->ch);
     return GPUPROF_OK;
 }

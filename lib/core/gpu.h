@@ -60,6 +60,14 @@ struct gp_gpu;
  * are metrics of the GPU instruction kind, added to a GPU_INSTR node
  * beneath the kernel's. Always with NOTE (it counts no operation). */
 #define GP_ACT_INSTR 0x20000000u
+/* WAIT: the record's [start, end] is a time the thread was blocked waiting
+ * for the device (blame.c): CPU_IDLE on the operation, and blame for the
+ * device work that ran meanwhile. Set by gpu.c on every SYNC activity; a
+ * backend sets it (with NOTE | GPUPROF_ACTIVITY_MORE) for the wait inside a
+ * blocking transfer or map. */
+#define GP_ACT_WAIT 0x10000000u
+/* detect.launch_wait: the fewest consecutive launch->wait pairs reported. */
+#define GP_LAUNCH_WAIT_MIN 100
 
 /* What a source carries to the monitor. */
 typedef struct gp_rec {
@@ -110,6 +118,9 @@ typedef struct gp_gpu {
     uint64_t mon_mark;          /* monitor-only: last round it was touched */
     uint64_t mon_seen;          /* monitor-only: operation records seen */
     uint64_t mon_open;          /* monitor-only: its correlation entries */
+    uint64_t mon_refs;          /* monitor-only: blame.c's references */
+    uint32_t lw_node;           /* monitor-only: launch->wait run (blame.c) */
+    uint64_t lw_launches, lw_run, lw_reported;
     /* owner-only */
     uint64_t next_seq;
     uint32_t depth;          /* nested gpuprof_op_begin */
@@ -219,5 +230,23 @@ void gpuprof__monitor_stop(void);
 void gpuprof__monitor_atfork_prepare(void);
 void gpuprof__monitor_atfork_parent(void);
 void gpuprof__monitor_atfork_child(void);
+/* Before a profile is written: every wait resolved, launch->wait runs
+ * reported (blame.c). */
+void gpuprof__monitor_blame_flush(void);
+/* Monitor only (blame.c): hands `a` to g's thread like a matched activity
+ * (not counted in gpu.activities). */
+void gpuprof__monitor_push(gp_gpu *g, const gp_act *a);
+
+/* ---- blame.c (monitor only, under its lock) ------------------------- */
+/* An operation record read; returns its device sequence number (0: not
+ * device work). */
+uint64_t gpuprof__blame_op(const gp_rec *r);
+/* An activity matched to (g, node) of operation `corr`, read in `round`. */
+void gpuprof__blame_act(gp_gpu *g, uint32_t node, uint64_t corr, uint64_t seq,
+                        const gp_rec *r, uint64_t round);
+/* The end of a round at monitor clock `now` (force: resolve every wait). */
+void gpuprof__blame_round(uint64_t round, uint64_t now, bool force);
+void gpuprof__blame_flush(uint64_t now);
+void gpuprof__blame_atfork_child(void);
 
 #endif /* GPUPROF_CORE_GPU_H */

@@ -232,36 +232,37 @@ enum {
     GP_M_API_TIME = 16,           /* host-side operations: time in the call */
     GP_M_GPU_REGISTERS = 17,      /* kernels: registers per thread, summed */
     GP_M_GPU_SHARED_MEM = 18,     /* kernels: shared memory per block, summed */
-    GP_M_GPU_LAST = 18
+    GP_M_DET_LAUNCH_WAIT = 19,    /* waits: launch->wait pairs (core blame.c) */
+    GP_M_GPU_LAST = 19
 };
 /* Metric ids of the CPU kind (on region-CCT frames). */
-enum { GP_M_GPU_IDLE_CAUSE = 19 };
+enum { GP_M_GPU_IDLE_CAUSE = 20 };
 /* Metric ids of the GPU instruction kind (PC samples on GPU_INSTR nodes):
  * all samples, latency samples (no warp of the scheduler issued), and the
  * samples of each stall reason (seed 000 §4.2, seed 001). */
 enum {
-    GP_M_PC_SAMPLES = 20,
-    GP_M_PC_LATENCY = 21,
-    GP_M_PC_STALL_SELECTED = 22,
-    GP_M_PC_STALL_NOT_SELECTED = 23,
-    GP_M_PC_STALL_BARRIER = 24,
-    GP_M_PC_STALL_BRANCH_RESOLVING = 25,
-    GP_M_PC_STALL_DISPATCH_STALL = 26,
-    GP_M_PC_STALL_DRAIN = 27,
-    GP_M_PC_STALL_IMC_MISS = 28,
-    GP_M_PC_STALL_LG_THROTTLE = 29,
-    GP_M_PC_STALL_LONG_SCOREBOARD = 30,
-    GP_M_PC_STALL_MATH_PIPE_THROTTLE = 31,
-    GP_M_PC_STALL_MEMBAR = 32,
-    GP_M_PC_STALL_MIO_THROTTLE = 33,
-    GP_M_PC_STALL_MISC = 34,
-    GP_M_PC_STALL_NO_INSTRUCTIONS = 35,
-    GP_M_PC_STALL_SHORT_SCOREBOARD = 36,
-    GP_M_PC_STALL_SLEEPING = 37,
-    GP_M_PC_STALL_TEX_THROTTLE = 38,
-    GP_M_PC_STALL_WAIT = 39,
-    GP_M_PC_STALL_OTHER = 40,
-    GP_M_PC_LAST = 40
+    GP_M_PC_SAMPLES = 21,
+    GP_M_PC_LATENCY = 22,
+    GP_M_PC_STALL_SELECTED = 23,
+    GP_M_PC_STALL_NOT_SELECTED = 24,
+    GP_M_PC_STALL_BARRIER = 25,
+    GP_M_PC_STALL_BRANCH_RESOLVING = 26,
+    GP_M_PC_STALL_DISPATCH_STALL = 27,
+    GP_M_PC_STALL_DRAIN = 28,
+    GP_M_PC_STALL_IMC_MISS = 29,
+    GP_M_PC_STALL_LG_THROTTLE = 30,
+    GP_M_PC_STALL_LONG_SCOREBOARD = 31,
+    GP_M_PC_STALL_MATH_PIPE_THROTTLE = 32,
+    GP_M_PC_STALL_MEMBAR = 33,
+    GP_M_PC_STALL_MIO_THROTTLE = 34,
+    GP_M_PC_STALL_MISC = 35,
+    GP_M_PC_STALL_NO_INSTRUCTIONS = 36,
+    GP_M_PC_STALL_SHORT_SCOREBOARD = 37,
+    GP_M_PC_STALL_SLEEPING = 38,
+    GP_M_PC_STALL_TEX_THROTTLE = 39,
+    GP_M_PC_STALL_WAIT = 40,
+    GP_M_PC_STALL_OTHER = 41,
+    GP_M_PC_LAST = 41
 };
 
 uint32_t gpuprof__metric_count(void);

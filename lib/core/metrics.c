@@ -110,6 +110,13 @@ static const gp_metric_def metrics[] = {
                              "dynamic), summed over launches",
                              GPUPROF_IO_U64, GPUPROF_IO_SUM,
                              GPUPROF_IO_UNIT_BYTES, GPUPROF_IO_KIND_GPU, false},
+    [GP_M_DET_LAUNCH_WAIT] = {"detect.launch_wait",
+                              "a host wait after every launch: consecutive "
+                              "launch->wait pairs at this wait (at least "
+                              "100; batch the work and wait once)",
+                              GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                              GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU,
+                              false},
     [GP_M_GPU_IDLE_CAUSE] = {"blame.gpu_idle_cause",
                              "GPU_IDLE_CAUSE: CPU time a thread spent here "
                              "while no kernel was running on any device",

@@ -357,6 +357,7 @@ static bool build(snap *s, bool final)
     /* Every activity submitted so far: attributed, then applied; exited
      * GPU threads beyond keep_threads that are done are merged. */
     gpuprof__monitor_sync();
+    gpuprof__monitor_blame_flush();
     uint32_t nt;
     gp_thread **tv = thread_list(&nt);
     for (uint32_t i = 0; tv && i < nt; i++) {

@@ -302,7 +302,9 @@ static void transfer(uint32_t id, uint32_t kind, uint64_t bytes,
 }
 
 /* A synchronization is time the thread spent in the call: api.time and
- * blame.cpu_idle on the sync's placeholder, no device stream record. */
+ * (core blame.c) blame.cpu_idle on the sync's placeholder and
+ * blame.cpu_idle_cause on the device work that ran meanwhile; no device
+ * stream record. */
 static void sync_rec(const CUpti_ActivitySynchronization2 *s)
 {
     /* Only the waits we hook: stream-wait-event is the device's, and
@@ -319,10 +321,8 @@ static void sync_rec(const CUpti_ActivitySynchronization2 *s)
     a.stream =
         s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId;
     times(&a, s->start, s->end);
-    a.flags |= GP_ACT_HOST;
-    uint8_t xm[1] = {GP_M_CPU_IDLE};
-    uint64_t xv[1] = {a.end_ns - a.start_ns};
-    gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 1, xm, xv);
+    a.flags |= GP_ACT_HOST; /* a SYNC: core adds CPU_IDLE and blames it */
+    gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
 }
 
 static void one(const CUpti_Activity *r)

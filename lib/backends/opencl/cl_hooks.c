@@ -24,7 +24,8 @@ typedef struct enq {
     uint64_t corr;
     cl_queue *q;
     cl_cmd *c; /* &cmd while measuring, else NULL */
-    cl_wait *w;
+    cl_wait w;
+    bool waiting; /* a blocking call */
     cl_event own;
     cl_event *user_ev;
     cl_cmd cmd;
@@ -37,7 +38,7 @@ static cl_event *enq_prepare(enq *e, uint32_t kind, cl_command_queue q,
 {
     e->q = NULL;
     e->c = NULL;
-    e->w = NULL;
+    e->waiting = false;
     e->own = NULL;
     e->user_ev = ev;
     if (!e->corr)
@@ -45,8 +46,10 @@ static cl_event *enq_prepare(enq *e, uint32_t kind, cl_command_queue q,
     e->q = gpuprof__cl_queue(q);
     e->c = &e->cmd;
     gpuprof__cl_cmd_init(e->c, e->corr, kind, e->q);
-    if (blocking)
+    if (blocking) {
         e->w = gpuprof__cl_wait_begin();
+        e->waiting = true;
+    }
     return ev ? ev : &e->own;
 }
 
@@ -60,8 +63,8 @@ static void enq_finish(enq *e, cl_int rc)
         else if (e->own && !e->user_ev)
             T.clReleaseEvent(e->own);
     }
-    if (e->w)
-        gpuprof__cl_wait_end(e->w, e->corr, filed);
+    if (e->waiting)
+        gpuprof__cl_wait_end(e->w, e->corr, filed != NULL);
     else
         gpuprof__cl_settle(false);
     gpuprof__cl_idle_drain();
@@ -625,9 +628,9 @@ static cl_int CL_API_CALL h_Finish(cl_command_queue q)
     if (!MEASURING())
         return T.clFinish(q);
     uint64_t corr = BEGIN(GPUPROF_OP_SYNC);
-    cl_wait *w = corr ? gpuprof__cl_wait_begin() : NULL;
+    cl_wait w = gpuprof__cl_wait_begin();
     cl_int rc = T.clFinish(q);
-    gpuprof__cl_wait_end(w, corr, NULL);
+    gpuprof__cl_wait_end(w, corr, false);
     gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;
@@ -638,9 +641,9 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *l)
     if (!MEASURING())
         return T.clWaitForEvents(n, l);
     uint64_t corr = BEGIN(GPUPROF_OP_SYNC);
-    cl_wait *w = corr ? gpuprof__cl_wait_begin() : NULL;
+    cl_wait w = gpuprof__cl_wait_begin();
     cl_int rc = T.clWaitForEvents(n, l);
-    gpuprof__cl_wait_end(w, corr, NULL);
+    gpuprof__cl_wait_end(w, corr, false);
     gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;

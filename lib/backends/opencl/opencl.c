@@ -756,8 +756,6 @@ static void link_after(cl_cmd *at, cl_cmd *c)
     at->next = c;
 }
 static cl_cmd *_Atomic done_stack;
-static cl_wait *waits;       /* begun, not yet resolved */
-static uint32_t nwaits;
 static _Atomic uint64_t kernels_running; /* enqueued, not completed */
 static _Atomic uint64_t cmds_filed, cmds_called; /* callbacks still due */
 static _Atomic int settle_wanted;
@@ -852,50 +850,9 @@ cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *tmpl, cl_event ev, bool ours)
     return c;
 }
 
-cl_wait *gpuprof__cl_wait_begin(void)
+cl_wait gpuprof__cl_wait_begin(void)
 {
-    cl_wait *w = calloc(1, sizeof(*w));
-    if (!w)
-        return NULL;
-    w->t0 = gp_mono_ns();
-    pthread_mutex_lock(&cl_mu);
-    w->next = waits;
-    waits = w;
-    nwaits++;
-    pthread_mutex_unlock(&cl_mu);
-    return w;
-}
-
-static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
-{
-    uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
-    return hi > lo ? hi - lo : 0;
-}
-
-/* A finished wait whose commands have all completed: its time, split over
- * the commands that ran during it in proportion to their overlap. */
-static void blame_locked(cl_wait *w)
-{
-    uint64_t total = 0, wait = w->t1 - w->t0;
-    for (cl_cmd *c = finished.next; c != &finished; c = c->next)
-        if (c->status == 0)
-            total += overlap(c->start_ns, c->end_ns, w->t0, w->t1);
-    if (!total)
-        return;
-    uint64_t given = 0;
-    cl_cmd *last = NULL;
-    for (cl_cmd *c = finished.next; c != &finished; c = c->next) {
-        uint64_t o;
-        if (c->status != 0 ||
-            !(o = overlap(c->start_ns, c->end_ns, w->t0, w->t1)))
-            continue;
-        uint64_t b = (uint64_t)((unsigned __int128)wait * o / total);
-        c->blame_ns += b;
-        given += b;
-        last = c;
-    }
-    if (last)
-        last->blame_ns += wait - given; /* rounding: the sum is exact */
+    return (cl_wait){gp_mono_ns()};
 }
 
 #define SUBMIT_BATCH 64
@@ -922,10 +879,6 @@ static void submit_cmd(cl_cmd *c)
         xm[nx] = GP_M_GPU_WORK_ITEMS, xv[nx++] = c->work_items;
         xm[nx] = GP_M_GPU_GROUP_SIZE, xv[nx++] = c->group_size;
     }
-    if (c->blame_ns)
-        xm[nx] = GP_M_CPU_IDLE_CAUSE, xv[nx++] = c->blame_ns;
-    if (c->wait_ns)
-        xm[nx] = GP_M_CPU_IDLE, xv[nx++] = c->wait_ns;
     gpuprof__activity_submit_x(&a, c->kind == GPUPROF_OP_KERNEL ? c->binary
                                                                : GP_NO_BINARY,
                                nx, xm, xv);
@@ -957,29 +910,10 @@ void gpuprof__cl_settle(bool force)
                 c->end_ns = to_process(&cm, c->dev, c->end_ns);
             }
         }
-        /* Waits whose commands have all completed: every command enqueued
-         * before the wait ended is complete. */
-        uint64_t oldest = pending.next != &pending ? pending.next->enq_ns
-                                                   : UINT64_MAX;
-        for (cl_wait **p = &waits; *p;) {
-            cl_wait *w = *p;
-            if (w->t1 && (w->t1 <= oldest || force)) {
-                blame_locked(w);
-                *p = w->next;
-                nwaits--;
-                free(w);
-            } else {
-                p = &w->next;
-            }
-        }
-        /* Commands no open or unresolved wait can blame any more. */
+        /* Completed commands go at once: the core blames waits on them
+         * whenever they arrive (core blame.c). */
         for (cl_cmd *c = finished.next, *n; c != &finished; c = n) {
             n = c->next;
-            bool held = false;
-            for (cl_wait *w = waits; w && !held && c->status == 0; w = w->next)
-                held = w->t0 < c->end_ns;
-            if (held && !force)
-                continue;
             if (nout == SUBMIT_BATCH) {
                 more = true;
                 break;
@@ -1010,21 +944,20 @@ void gpuprof__cl_settle(bool force)
     }
 }
 
-void gpuprof__cl_wait_end(cl_wait *w, uint64_t corr, cl_cmd *own)
+/* The wait is reported to the core (CPU_IDLE, blame): a clFinish or
+ * clWaitForEvents as its SYNC operation's activity, the wait inside a
+ * blocking transfer or map as a note on that operation. */
+void gpuprof__cl_wait_end(cl_wait w, uint64_t corr, bool own)
 {
     uint64_t t1 = gp_mono_ns();
-    if (!w)
-        return;
-    pthread_mutex_lock(&cl_mu);
-    w->t1 = t1 > w->t0 ? t1 : w->t0 + 1;
-    if (own)
-        own->wait_ns = w->t1 - w->t0;
-    pthread_mutex_unlock(&cl_mu);
-    if (!own && corr) {
-        uint8_t m = GP_M_CPU_IDLE;
-        uint64_t v = w->t1 - w->t0;
-        gpuprof__cl_host_activity(corr, GPUPROF_OP_SYNC, w->t0, w->t1, 0, 1, &m, &v);
-    }
+    if (t1 <= w.t0)
+        t1 = w.t0 + 1;
+    if (corr)
+        gpuprof__cl_host_activity(corr, GPUPROF_OP_SYNC, w.t0, t1,
+                                  own ? GP_ACT_NOTE | GP_ACT_WAIT |
+                                            GPUPROF_ACTIVITY_MORE
+                                      : 0,
+                                  0, NULL, NULL);
     gp_store_relaxed(&settle_wanted, 1);
     gpuprof__cl_settle(false);
 }

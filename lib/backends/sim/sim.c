@@ -35,6 +35,13 @@ static uint64_t *clock_of; /* per stream: when its last job ends */
 static bool active, stopping, hold;
 static pthread_t thr;
 static uint64_t rng;
+static _Atomic uint64_t script_ns; /* gpuprof__sim_clock; 0: real clock */
+
+static uint64_t host_now(void)
+{
+    uint64_t t = gp_load_relaxed(&script_ns);
+    return t ? t : gp_mono_ns();
+}
 
 static uint64_t next_rand(void)
 {
@@ -269,7 +276,7 @@ gpuprof__sim_kernel(unsigned stream, const char *name, uint64_t dur_ns)
     if (stream >= cfg.streams || !name || !*name)
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, gp_mono_ns(), name};
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name};
     gpuprof_status st = enqueue(&j, 1);
     gpuprof__op_end(corr);
     return st;
@@ -284,7 +291,7 @@ gpuprof__sim_copy(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
           (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof__op_begin(kind, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, gp_mono_ns(), NULL};
+    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL};
     gpuprof_status st = enqueue(&j, 1);
     gpuprof__op_end(corr);
     return st;
@@ -300,7 +307,7 @@ gpuprof__sim_graph(unsigned stream, unsigned n, const char *const *names,
     if (!js)
         return GPUPROF_E_NOMEM;
     uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
-    uint64_t t = gp_mono_ns();
+    uint64_t t = host_now();
     for (unsigned i = 0; i < n; i++)
         js[i] = (job){corr, GPUPROF_OP_KERNEL, stream,
                       i + 1 < n ? GPUPROF_ACTIVITY_MORE : 0, dur_ns[i], 0, t,
@@ -331,3 +338,29 @@ void gpuprof__sim_hold(bool h)
     pthread_mutex_unlock(&mu);
 }
 
+
+void gpuprof__sim_clock(uint64_t t_ns) { gp_store_relaxed(&script_ns, t_ns); }
+
+__attribute__((noinline)) gpuprof_status gpuprof__sim_wait(uint64_t t0_ns,
+                                                           uint64_t t1_ns)
+{
+    if (t1_ns < t0_ns)
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
+    pthread_mutex_lock(&mu);
+    bool ok = active;
+    pthread_mutex_unlock(&mu);
+    if (ok)
+        deliver_all();
+    if (ok && corr) {
+        gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+        a.correlation = corr;
+        a.kind = GPUPROF_OP_SYNC;
+        a.flags = GP_ACT_HOST; /* a SYNC: the core makes it a wait */
+        a.start_ns = t0_ns;
+        a.end_ns = t1_ns;
+        gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
+    }
+    gpuprof__op_end(corr);
+    return ok ? GPUPROF_OK : GPUPROF_E_STATE;
+}

@@ -49,6 +49,14 @@ gpuprof_status gpuprof__sim_graph(unsigned stream, unsigned n,
 /* Waits until every operation launched before the call (by any thread) has
  * been delivered; recorded as a GPUPROF_OP_SYNC operation. */
 gpuprof_status gpuprof__sim_sync(void);
+/* Scripted time (tests of blame, core blame.c): while `t_ns` is not 0,
+ * launches take it as their host time (the virtual clock their work may
+ * start from) instead of the real clock. */
+void gpuprof__sim_clock(uint64_t t_ns);
+/* A scripted host wait: a GPUPROF_OP_SYNC operation whose activity says the
+ * thread waited over [t0_ns, t1_ns] (process clock); delivers everything
+ * launched before it first. */
+gpuprof_status gpuprof__sim_wait(uint64_t t0_ns, uint64_t t1_ns);
 /* Test hook: hold deliveries (launches accumulate) until released; sync
  * and flush still deliver. */
 void gpuprof__sim_hold(bool hold);

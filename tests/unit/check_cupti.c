@@ -287,6 +287,62 @@ START_TEST(decode_exact)
 }
 END_TEST
 
+/* Blame from offline records (core blame.c): a stream sync [1600, 2400)
+ * (800 ns) while kB1 [1000, 2000), kB2 [1500, 1700) and a D2H copy
+ * [2000, 2600) ran: overlaps 400, 100, 400 of 900 -> 355, 88, and the
+ * last (record order) takes the rest, 357. */
+START_TEST(blame_offline)
+{
+    if (!have_cupti())
+        return;
+    start();
+    gpuprof_region_begin("blame");
+    op(GPUPROF_OP_KERNEL, 201, 0, false);
+    op(GPUPROF_OP_KERNEL, 202, 0, false);
+    op(GPUPROF_OP_COPY_D2H, 203, 0, false);
+    op(GPUPROF_OP_SYNC, 204, 0, false);
+    gpuprof_region_end("blame");
+    rbuf r = {0};
+    kernel_rec(&r, 201, "kB1", 1000, 2000, 1, 32, 8, 0, 0, 7);
+    kernel_rec(&r, 202, "kB2", 1500, 1700, 1, 32, 8, 0, 0, 8);
+    memcpy_rec(&r, 203, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 64, 2000, 2600);
+    CUpti_ActivitySynchronization2 *sy = put(&r, sizeof(*sy));
+    sy->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    sy->type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    sy->start = 1600;
+    sy->end = 2400;
+    sy->correlationId = 204;
+    sy->streamId = 7;
+    ck_assert_uint_eq(decode(&r), 4);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t kp[2];
+    ck_assert_uint_eq(placeholders(p, t, "blame", GPUPROF_OP_KERNEL, kp, 2), 2);
+    uint32_t k1 = UINT32_MAX, k2 = UINT32_MAX;
+    for (int i = 0; i < 2; i++) {
+        uint32_t a = rb_child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "kB1");
+        uint32_t b = rb_child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "kB2");
+        if (a != UINT32_MAX)
+            k1 = a;
+        if (b != UINT32_MAX)
+            k2 = b;
+    }
+    ck_assert_uint_ne(k1, UINT32_MAX);
+    ck_assert_uint_ne(k2, UINT32_MAX);
+    ck_assert_uint_eq(rb_val(p, k1, "blame.cpu_idle_cause"), 355);
+    ck_assert_uint_eq(rb_val(p, k2, "blame.cpu_idle_cause"), 88);
+    uint32_t cp = one_placeholder(p, t, "blame", GPUPROF_OP_COPY_D2H);
+    ck_assert_uint_eq(rb_val(p, cp, "blame.cpu_idle_cause"), 357);
+    ck_assert_uint_eq(rb_val(p, cp, "gpu.count"), 1);
+    uint32_t sp = one_placeholder(p, t, "blame", GPUPROF_OP_SYNC);
+    ck_assert_uint_eq(rb_val(p, sp, "blame.cpu_idle"), 800);
+    ck_assert_uint_eq(rb_val(p, sp, "blame.cpu_idle_cause"), 0);
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+}
+END_TEST
+
 /* Device timestamps in another clock: the offset moves them. */
 START_TEST(clock_offset)
 {
@@ -1606,6 +1662,7 @@ int main(void)
 {
     const test_case cases[] = {
         {"decode_exact", decode_exact, 60},
+        {"blame_offline", blame_offline, 60},
         {"clock_offset", clock_offset, 60},
         {"graph_launch", graph_launch, 60},
         {"ring_reuse_is_a_miss", ring_reuse_is_a_miss, 30},

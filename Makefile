@@ -60,8 +60,7 @@ HAVE_OPENCL := $(shell printf '\043include <CL/cl_layer.h>\n' | $(CC) -E -x c - 
 CL_LAYER := $(B)/lib/libgpuprof-cl-layer.so
 PRELOAD_SO := $(B)/lib/libgpuprof-preload.so
 ifeq ($(HAVE_OPENCL),1)
-CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c \
-             lib/backends/opencl/cl_idle.c
+CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c
 LIB_CFLAGS += -DGPUPROF_HAVE_OPENCL
 CL_LAYER_TARGET := $(CL_LAYER)
 endif

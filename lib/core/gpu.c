@@ -297,12 +297,16 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
         return 0;
     /* Tracing: the API call starts here (its record is pushed at the end). */
     uint64_t t0 = unlikely(t->trace != NULL) ? gp_ticks() : 0;
-    if (unlikely(!g) && !(g = gpu_create(t)))
-        return 0;
+    if (unlikely(!g)) {
+        if (!(g = gpu_create(t)))
+            return 0;
+        gpuprof__idle_thread(); /* GPU_IDLE_CAUSE samples (idle.c) */
+    }
     src_tls *st = src_tls_self();
     if (unlikely(!st))
         return 0;
     gpuprof__gpu_poll(g);
+    gpuprof__idle_drain();
     uint32_t d = gp_load_relaxed(&t->depth);
     uint32_t parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
     uint32_t unknown = 0;
@@ -328,6 +332,8 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
     r->node = ph;
     gpuprof__chan_commit(&st->src->ch);
     gp_owner_add(&g->ops, 1);
+    if (kind == GPUPROF_OP_KERNEL)
+        gpuprof__gpu_busy(); /* until its final activity (idle.c) */
     g->depth = 1;
     g->open_corr = corr;
     g->open_ticks = t0;
@@ -352,6 +358,7 @@ gpuprof_status gpuprof__op_end(uint64_t corr)
                               corr);
     }
     gpuprof__gpu_poll(g);
+    gpuprof__idle_drain();
     return GPUPROF_OK;
 }
 
@@ -426,6 +433,9 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
      * time is CPU_IDLE, and the monitor blames it (blame.c). */
     if (a->kind == GPUPROF_OP_SYNC && !(a->flags & GP_ACT_NOTE))
         r->flags |= GP_ACT_WAIT;
+    if (a->kind == GPUPROF_OP_KERNEL &&
+        !(a->flags & (GP_ACT_NOTE | GP_ACT_DONE | GPUPROF_ACTIVITY_MORE)))
+        gpuprof__gpu_done(); /* no longer in flight (idle.c) */
     if ((r->flags & GP_ACT_WAIT) && r->nx < GP_XN) {
         r->xm[r->nx] = GP_M_CPU_IDLE;
         r->xv[r->nx++] = a->end_ns - a->start_ns;

@@ -237,6 +237,28 @@ void gpuprof__monitor_blame_flush(void);
  * (not counted in gpu.activities). */
 void gpuprof__monitor_push(gp_gpu *g, const gp_act *a);
 
+/* ---- idle.c: GPU_IDLE_CAUSE ------------------------------------------ */
+/* Kernels in flight: gpuprof__op_begin counts a KERNEL operation, its final
+ * activity (without GP_ACT_DONE) ends it. A backend that learns of the
+ * end earlier (a completion callback) calls gpuprof__gpu_done() then and
+ * submits the activity with GP_ACT_DONE; a launch the runtime refused
+ * (no activity will come) is ended with gpuprof__gpu_done() too. */
+#define GP_ACT_DONE 0x08000000u
+void gpuprof__gpu_busy(void);
+void gpuprof__gpu_done(void);
+uint64_t gpuprof__gpu_busy_count(void);
+/* gpuprof_init (GPUPROF_IDLE_PERIOD_US) and finalize. */
+void gpuprof__idle_init(void);
+void gpuprof__idle_stop(void);
+/* The calling thread's CPU-time timer (gpu.c: a thread's first operation),
+ * and the owner's drain of its samples (its operations' begin and end). */
+void gpuprof__idle_thread(void);
+void gpuprof__idle_drain(void);
+/* Tests and benchmarks: one sample of the caller's path, as the handler
+ * takes it; the period a sample weighs (0: not sampling). */
+void gpuprof__idle_sample_now(void);
+uint64_t gpuprof__idle_period_ns(void);
+
 /* ---- blame.c (monitor only, under its lock) ------------------------- */
 /* An operation record read; returns its device sequence number (0: not
  * device work). */

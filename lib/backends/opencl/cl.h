@@ -158,20 +158,10 @@ bool gpuprof__cl_written_back(const void *ptr, size_t size);
 const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
                                       uint32_t *binary, bool *not_aliased,
                                       bool *multi_ctx);
-/* Kernels enqueued and not completed (GPU_IDLE_CAUSE's "no kernel"). */
-uint64_t gpuprof__opencl_kernels_running(void);
-
 /* A host-side operation's activity (build, queue creation, wait). */
 void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
                          uint64_t t1, uint32_t flags, unsigned nx,
                          const uint8_t *xm, const uint64_t *xv);
-
-/* cl_idle.c: GPU_IDLE_CAUSE sampling. */
-void gpuprof__cl_idle_config(void); /* at the backend's init */
-void gpuprof__cl_idle_start(void); /* at attach, on the first OpenCL thread */
-void gpuprof__cl_idle_stop(void);  /* at finalize */
-void gpuprof__cl_idle_thread(void);
-void gpuprof__cl_idle_drain(void);
 
 /* cl_hooks.c */
 void gpuprof__cl_hooks_install(struct _cl_icd_dispatch *h);

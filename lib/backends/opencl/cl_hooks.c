@@ -62,17 +62,17 @@ static void enq_finish(enq *e, cl_int rc)
             filed = gpuprof__cl_cmd_file(e->c, ev, !e->user_ev);
         else if (e->own && !e->user_ev)
             T.clReleaseEvent(e->own);
+        if (!filed && e->c->kind == GPUPROF_OP_KERNEL)
+            gpuprof__gpu_done(); /* no activity will end it (core idle.c) */
     }
     if (e->waiting)
         gpuprof__cl_wait_end(e->w, e->corr, filed != NULL);
     else
         gpuprof__cl_settle(false);
-    gpuprof__cl_idle_drain();
     gpuprof__op_end(e->corr);
 }
 
-/* The thread's GPU_IDLE_CAUSE timer starts at its first measured call. */
-#define BEGIN(kind) (gpuprof__cl_idle_thread(), gpuprof__op_begin((kind), 1))
+#define BEGIN(kind) gpuprof__op_begin((kind), 1)
 #define MEASURING() gpuprof__cl_measuring()
 
 static uint64_t region_bytes(const size_t *region)
@@ -631,7 +631,6 @@ static cl_int CL_API_CALL h_Finish(cl_command_queue q)
     cl_wait w = gpuprof__cl_wait_begin();
     cl_int rc = T.clFinish(q);
     gpuprof__cl_wait_end(w, corr, false);
-    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;
 }
@@ -644,7 +643,6 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *l)
     cl_wait w = gpuprof__cl_wait_begin();
     cl_int rc = T.clWaitForEvents(n, l);
     gpuprof__cl_wait_end(w, corr, false);
-    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;
 }
@@ -674,7 +672,6 @@ static cl_int CL_API_CALL h_BuildProgram(
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
-    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;
 }
@@ -694,7 +691,6 @@ static cl_int CL_API_CALL h_CompileProgram(
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
-    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return rc;
 }
@@ -718,7 +714,6 @@ static cl_program CL_API_CALL h_LinkProgram(
     if (p)
         gpuprof__cl_program_forget(p);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
-    gpuprof__cl_idle_drain();
     gpuprof__op_end(corr);
     return p;
 }
@@ -828,7 +823,6 @@ static cl_int CL_API_CALL h_ReleaseCommandQueue(cl_command_queue q)
     if (T.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof(refs),
                                 &refs, NULL) != CL_SUCCESS)
         refs = 0;
-    gpuprof__cl_idle_drain();
     cl_int rc = T.clReleaseCommandQueue(q);
     if (rc == CL_SUCCESS && refs == 1)
         gpuprof__cl_queue_forget(q);
@@ -868,7 +862,6 @@ static cl_int CL_API_CALL h_ReleaseKernel(cl_kernel k)
     if (T.clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof(refs), &refs,
                           NULL) != CL_SUCCESS)
         refs = 0;
-    gpuprof__cl_idle_drain();
     cl_int rc = T.clReleaseKernel(k);
     if (rc == CL_SUCCESS && refs == 1)
         gpuprof__cl_kern_forget(k);
@@ -930,7 +923,6 @@ static cl_int CL_API_CALL h_ReleaseMemObject(cl_mem m)
     if (T.clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof(refs), &refs,
                              NULL) != CL_SUCCESS)
         refs = 0;
-    gpuprof__cl_idle_drain();
     cl_int rc = T.clReleaseMemObject(m);
     if (rc == CL_SUCCESS && refs == 1)
         gpuprof__cl_mem_forget(m);

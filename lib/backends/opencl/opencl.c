@@ -756,7 +756,6 @@ static void link_after(cl_cmd *at, cl_cmd *c)
     at->next = c;
 }
 static cl_cmd *_Atomic done_stack;
-static _Atomic uint64_t kernels_running; /* enqueued, not completed */
 static _Atomic uint64_t cmds_filed, cmds_called; /* callbacks still due */
 static _Atomic int settle_wanted;
 
@@ -798,7 +797,7 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
         c->status = status < 0 ? status : -1;
     }
     if (c->kind == GPUPROF_OP_KERNEL) {
-        atomic_fetch_sub_explicit(&kernels_running, 1, memory_order_relaxed);
+        gpuprof__gpu_done(); /* GPU_IDLE_CAUSE: in flight no more (core) */
         gpuprof__helpers_busy(-1);
     }
     cl_cmd *h = atomic_load_explicit(&done_stack, memory_order_relaxed);
@@ -842,7 +841,6 @@ cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *tmpl, cl_event ev, bool ours)
         /* PoCL compiles (and links, with `ld`) a kernel lazily when it
          * runs: children started meanwhile are its helpers (core self.c). */
         gpuprof__helpers_busy(1);
-        atomic_fetch_add_explicit(&kernels_running, 1, memory_order_relaxed);
     }
     atomic_fetch_add_explicit(&cmds_filed, 1, memory_order_relaxed);
     if (T.clSetEventCallback(ev, CL_COMPLETE, on_complete, c) != CL_SUCCESS)
@@ -866,6 +864,7 @@ static void submit_cmd(cl_cmd *c)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = c->corr;
     a.kind = c->kind;
+    a.flags = GP_ACT_DONE; /* its end went to the core at the callback */
     a.device = c->device;
     a.stream = c->stream;
     a.start_ns = c->start_ns;
@@ -962,10 +961,6 @@ void gpuprof__cl_wait_end(cl_wait w, uint64_t corr, bool own)
     gpuprof__cl_settle(false);
 }
 
-uint64_t gpuprof__opencl_kernels_running(void)
-{
-    return atomic_load_explicit(&kernels_running, memory_order_relaxed);
-}
 
 /* ---- the layer's attach ----------------------------------------------- */
 /* Frames of the ICD loader (libOpenCL) are hidden from call paths: the
@@ -1012,7 +1007,6 @@ const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
     pthread_mutex_unlock(&cl_mu);
     dl_iterate_phdr(find_loader, NULL);
     gp_store_release(&attached, 1);
-    gpuprof__cl_idle_start();
     *out_entries = (unsigned)(sizeof(gpuprof__cl_H) / sizeof(void *));
     gpuprof__log(GPUPROF_LOG_INFO, "opencl: layer attached (%u entries)",
                  entries);
@@ -1127,7 +1121,6 @@ static gpuprof_status cl_init(void *user)
         free(v);
     }
     initialized = true;
-    gpuprof__cl_idle_config();
     void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
         dlclose(h);
@@ -1182,7 +1175,6 @@ static void cl_fini(void *user)
     gp_store_release(&gpuprof__cl_on, 0);
     if (!gp_load_acquire(&attached))
         return;
-    gpuprof__cl_idle_stop();
     gpuprof__cl_settle(true);
     devices_unused_report();
     /* Tables stay: the program may go on calling OpenCL through the

@@ -20,12 +20,14 @@
  * during it, in proportion to their overlap with it (the sum is exact; the
  * last one takes the rounding). The shares go to each activity's node as a
  * note (no count, no time). Device activities are kept in a history while
- * a wait may still blame them: while a wait-capable operation (SYNC, copy,
- * map) is open or a wait unresolved, nothing is dropped; otherwise what
- * ended before the previous round began is dropped. Bounds: the history
- * keeps at most HIST_MAX activities, a wait unresolved for WAIT_MAX_NS is
- * resolved with what is there, an operation whose activity never came is
- * given up after OPEN_MAX_NS; a flush resolves everything.
+ * a wait may still blame them: one is dropped once it ended before every
+ * unresolved wait began, before the previous round began (so before any
+ * operation whose record is still unread), and before the round ahead of
+ * the oldest open operation that may report a wait (SYNC, copy, map).
+ * Bounds: the history keeps at most HIST_MAX activities, a wait unresolved
+ * for WAIT_MAX_NS is resolved with what is there, an operation whose final
+ * activity never came is given up after OPEN_MAX_NS; a flush resolves
+ * every wait.
  *
  * Launch->wait ("batch the work and wait once"). Per thread, in the order
  * its operations began: a SYNC operation preceded by exactly one kernel
@@ -43,8 +45,8 @@
 #include "core/internal.h"
 #include "io/io.h"
 
-#define HIST_MAX (1u << 20)
-#define DONE_RING (1u << 16)
+#define HIST_MAX (1u << 18)
+#define RING_N (1u << 16)
 #define WAIT_MAX_NS 10000000000ull  /* 10 s */
 #define OPEN_MAX_NS 10000000000ull
 
@@ -61,20 +63,24 @@ typedef struct bwait {
     uint64_t seen;  /* monitor clock when read */
 } bwait;
 
-typedef struct bopen {
-    uint64_t corr, seen;
-} bopen;
+/* Operations in the order their records were read: seq 1, 2, ...; a slot
+ * says whether the operation's final activity came and when the monitor
+ * read it; `oldest` is the first not final (last + 1: none). Operations
+ * that never end are given up after OPEN_MAX_NS, and when more than
+ * RING_N are open. */
+typedef struct seqring {
+    uint8_t *done;
+    uint64_t *since;
+    uint64_t last, oldest;
+} seqring;
 
+/* History: hv[hh, hn) in arrival order; the front goes first. */
 static hist *hv;
-static size_t hn, hcap;
+static size_t hh, hn, hcap;
 static bwait *wv;
 static size_t wn, wcap;
-static bopen *ov;
-static size_t on, ocap;
-/* Device operations in record order: seq 1, 2, ...; done[seq % DONE_RING]
- * says its final activity came; `oldest` is the first not done. */
-static uint8_t *done;
-static uint64_t dseq, oldest = 1;
+static seqring dev = {NULL, NULL, 0, 1};  /* device work */
+static seqring maywait = {NULL, NULL, 0, 1}; /* SYNC, copies, maps */
 static uint64_t prev_round_t;
 /* Threads with a launch->wait run of at least the minimum. */
 static gp_gpu **lwv;
@@ -91,6 +97,36 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
     *v = p;
     *cap = c;
     return true;
+}
+
+static uint64_t sr_add(seqring *r, uint64_t since)
+{
+    if (!r->done && (!(r->done = calloc(RING_N, 1)) ||
+                     !(r->since = calloc(RING_N, sizeof(uint64_t))))) {
+        free(r->done);
+        r->done = NULL;
+        return 0;
+    }
+    r->last++;
+    if (r->last - r->oldest >= RING_N) /* too many open: give one up */
+        r->done[r->oldest++ % RING_N] = 1;
+    r->done[r->last % RING_N] = 0;
+    r->since[r->last % RING_N] = since;
+    return r->last;
+}
+
+static void sr_advance(seqring *r, uint64_t now)
+{
+    while (r->oldest <= r->last &&
+           (r->done[r->oldest % RING_N] ||
+            r->since[r->oldest % RING_N] + OPEN_MAX_NS < now))
+        r->oldest++;
+}
+
+static void sr_done(seqring *r, uint64_t seq)
+{
+    if (seq && r->done && seq >= r->oldest)
+        r->done[seq % RING_N] = 1;
 }
 
 static bool is_device(uint32_t kind)
@@ -170,38 +206,14 @@ static void lw_op(gp_gpu *g, uint32_t kind, uint32_t node)
 }
 
 /* ---- operations and activities ----------------------------------------- */
-uint64_t gpuprof__blame_op(const gp_rec *r)
+void gpuprof__blame_op(const gp_rec *r, uint64_t seq[2])
 {
     lw_op(r->gpu, r->kind, r->node);
-    if (may_wait(r->kind) &&
-        grow((void **)&ov, &ocap, on, sizeof(*ov)))
-        ov[on++] = (bopen){r->corr, prev_round_t};
-    if (!is_device(r->kind))
-        return 0;
-    if (!done && !(done = calloc(DONE_RING, 1)))
-        return 0;
-    dseq++;
-    if (dseq - oldest >= DONE_RING) /* too many in flight: give one up */
-        done[oldest++ % DONE_RING] = 1;
-    done[dseq % DONE_RING] = 0;
-    return dseq;
+    seq[0] = is_device(r->kind) ? sr_add(&dev, prev_round_t) : 0;
+    seq[1] = may_wait(r->kind) ? sr_add(&maywait, prev_round_t) : 0;
 }
 
-static void op_final(uint64_t corr, uint64_t seq)
-{
-    for (size_t i = 0; i < on; i++)
-        if (ov[i].corr == corr) {
-            ov[i] = ov[--on];
-            break;
-        }
-    if (!seq || !done || seq < oldest)
-        return;
-    done[seq % DONE_RING] = 1;
-    while (oldest <= dseq && done[oldest % DONE_RING])
-        oldest++;
-}
-
-void gpuprof__blame_act(gp_gpu *g, uint32_t node, uint64_t corr, uint64_t seq,
+void gpuprof__blame_act(gp_gpu *g, uint32_t node, const uint64_t seq[2],
                         const gp_rec *r, uint64_t round)
 {
     if (r->flags & GP_ACT_WAIT) {
@@ -210,14 +222,22 @@ void gpuprof__blame_act(gp_gpu *g, uint32_t node, uint64_t corr, uint64_t seq,
             wv[wn++] = (bwait){r->start_ns, r->end_ns, 0, round, 0};
     } else if (is_device(r->kind) &&
                !(r->flags & (GP_ACT_NOTE | GP_ACT_HOST | GP_ACT_INSTR)) &&
-               r->end_ns > r->start_ns && hn < HIST_MAX &&
-               grow((void **)&hv, &hcap, hn, sizeof(*hv))) {
-        hv[hn++] = (hist){g, node, r->kind, r->name, r->binary, r->start_ns,
-                          r->end_ns};
-        g->mon_refs++;
+               r->end_ns > r->start_ns && hn - hh < HIST_MAX) {
+        if (hh && hn == hcap) { /* the front went: compact */
+            memmove(hv, hv + hh, (hn - hh) * sizeof(*hv));
+            hn -= hh;
+            hh = 0;
+        }
+        if (grow((void **)&hv, &hcap, hn, sizeof(*hv))) {
+            hv[hn++] = (hist){g, node, r->kind, r->name, r->binary,
+                              r->start_ns, r->end_ns};
+            g->mon_refs++;
+        }
     }
-    if (!(r->flags & GPUPROF_ACTIVITY_MORE))
-        op_final(corr, seq);
+    if (!(r->flags & GPUPROF_ACTIVITY_MORE)) {
+        sr_done(&dev, seq[0]);
+        sr_done(&maywait, seq[1]);
+    }
 }
 
 /* ---- a round's end ------------------------------------------------------ */
@@ -230,16 +250,16 @@ static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 static void resolve(const bwait *w)
 {
     uint64_t total = 0, wait = w->t1 - w->t0;
-    for (size_t i = 0; i < hn; i++)
+    for (size_t i = hh; i < hn; i++)
         total += overlap(hv[i].start, hv[i].end, w->t0, w->t1);
     if (!total)
         return;
     uint64_t given = 0;
     size_t last = SIZE_MAX;
-    for (size_t i = 0; i < hn; i++)
+    for (size_t i = hh; i < hn; i++)
         if (overlap(hv[i].start, hv[i].end, w->t0, w->t1))
             last = i;
-    for (size_t i = 0; i < hn; i++) {
+    for (size_t i = hh; i < hn; i++) {
         uint64_t o = overlap(hv[i].start, hv[i].end, w->t0, w->t1);
         if (!o)
             continue;
@@ -252,25 +272,26 @@ static void resolve(const bwait *w)
     }
 }
 
-static void prune(uint64_t now, bool all)
+/* Drops the history's front while no wait can still blame it: it ended
+ * before the round ahead of every operation that may yet report a wait,
+ * and before every unresolved wait began. */
+static void prune(uint64_t now)
 {
-    /* Open operations that never got their final activity are given up. */
-    for (size_t i = 0; i < on;)
-        if (ov[i].seen + OPEN_MAX_NS < now)
-            ov[i] = ov[--on];
-        else
-            i++;
-    bool keep = !all && (on || wn);
-    size_t k = 0;
-    for (size_t i = 0; i < hn; i++) {
-        bool drop = all || (!keep && hv[i].end < prev_round_t) ||
-                    (hn - i > HIST_MAX / 2 && hv[i].end + WAIT_MAX_NS < now);
-        if (drop)
-            hv[i].g->mon_refs--;
-        else
-            hv[k++] = hv[i];
+    sr_advance(&dev, now);
+    sr_advance(&maywait, now);
+    uint64_t horizon = prev_round_t;
+    if (maywait.oldest <= maywait.last &&
+        maywait.since[maywait.oldest % RING_N] < horizon)
+        horizon = maywait.since[maywait.oldest % RING_N];
+    for (size_t i = 0; i < wn; i++)
+        if (wv[i].t0 < horizon)
+            horizon = wv[i].t0;
+    while (hh < hn && (hv[hh].end < horizon || hn - hh > HIST_MAX)) {
+        hv[hh].g->mon_refs--;
+        hh++;
     }
-    hn = k;
+    if (hh == hn)
+        hh = hn = 0;
 }
 
 void gpuprof__blame_round(uint64_t round, uint64_t now, bool force)
@@ -281,15 +302,15 @@ void gpuprof__blame_round(uint64_t round, uint64_t now, bool force)
         if (!w->seen)
             w->seen = now;
         if (!w->gen && w->round < round)
-            w->gen = dseq ? dseq : 1;
-        if (force || (w->gen && oldest > w->gen) ||
+            w->gen = dev.last ? dev.last : 1;
+        if (force || (w->gen && dev.oldest > w->gen) ||
             w->seen + WAIT_MAX_NS < now)
             resolve(w);
         else
             wv[k++] = *w;
     }
     wn = k;
-    prune(now, false);
+    prune(now);
     prev_round_t = now;
 }
 
@@ -309,14 +330,11 @@ void gpuprof__blame_flush(uint64_t now)
 void gpuprof__blame_atfork_child(void)
 {
     hv = NULL; /* leaked with the parent's other state */
-    hn = hcap = 0;
+    hh = hn = hcap = 0;
     wv = NULL;
     wn = wcap = 0;
-    ov = NULL;
-    on = ocap = 0;
     lwv = NULL;
     lwn = lwcap = 0;
-    done = NULL;
-    dseq = 0;
-    oldest = 1;
+    dev = (seqring){NULL, NULL, 0, 1};
+    maywait = (seqring){NULL, NULL, 0, 1};
 }

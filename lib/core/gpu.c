@@ -434,7 +434,7 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
     if (a->kind == GPUPROF_OP_SYNC && !(a->flags & GP_ACT_NOTE))
         r->flags |= GP_ACT_WAIT;
     if (a->kind == GPUPROF_OP_KERNEL &&
-        !(a->flags & (GP_ACT_NOTE | GP_ACT_DONE | GPUPROF_ACTIVITY_MORE)))
+        !(a->flags & (GP_ACT_DONE | GPUPROF_ACTIVITY_MORE)))
         gpuprof__gpu_done(); /* no longer in flight (idle.c) */
     if ((r->flags & GP_ACT_WAIT) && r->nx < GP_XN) {
         r->xm[r->nx] = GP_M_CPU_IDLE;

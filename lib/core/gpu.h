@@ -260,11 +260,12 @@ void gpuprof__idle_sample_now(void);
 uint64_t gpuprof__idle_period_ns(void);
 
 /* ---- blame.c (monitor only, under its lock) ------------------------- */
-/* An operation record read; returns its device sequence number (0: not
- * device work). */
-uint64_t gpuprof__blame_op(const gp_rec *r);
-/* An activity matched to (g, node) of operation `corr`, read in `round`. */
-void gpuprof__blame_act(gp_gpu *g, uint32_t node, uint64_t corr, uint64_t seq,
+/* An operation record read: its sequence numbers (0: none) to keep with
+ * it in the correlation table. */
+void gpuprof__blame_op(const gp_rec *r, uint64_t seq[2]);
+/* An activity matched to (g, node) of the operation with `seq`, read in
+ * `round`. */
+void gpuprof__blame_act(gp_gpu *g, uint32_t node, const uint64_t seq[2],
                         const gp_rec *r, uint64_t round);
 /* The end of a round at monitor clock `now` (force: resolve every wait). */
 void gpuprof__blame_round(uint64_t round, uint64_t now, bool force);

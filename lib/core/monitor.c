@@ -34,7 +34,7 @@ typedef struct entry {
     gp_gpu *gpu;
     uint32_t node, kind;
     uint64_t retire; /* round after which it goes (0: not final yet) */
-    uint64_t dseq;   /* blame.c's device sequence number (0: none) */
+    uint64_t seq[2]; /* blame.c's sequence numbers (0: none) */
 } entry;
 
 /* An operation's final activity (no GPUPROF_ACTIVITY_MORE) retires its
@@ -127,7 +127,7 @@ static entry *tab_put(const gp_rec *r)
         tab_used++;
     else
         e->gpu->mon_open--; /* an id reused: the old entry is replaced */
-    *e = (entry){r->corr, r->gpu, r->node, r->kind, 0, 0};
+    *e = (entry){r->corr, r->gpu, r->node, r->kind, 0, {0, 0}};
     r->gpu->mon_open++;
     return e;
 }
@@ -224,7 +224,7 @@ static void forward(entry *e, const gp_rec *r)
         gp_store_release(&g->forwarded, gp_load_relaxed(&g->forwarded) + 1);
         round_acts++;
     }
-    gpuprof__blame_act(g, e->node, e->corr, e->dseq, r, round_no);
+    gpuprof__blame_act(g, e->node, e->seq, r, round_no);
     if (!(r->flags & GPUPROF_ACTIVITY_MORE) && !e->retire)
         retire_later(e);
 }
@@ -261,7 +261,7 @@ static void on_rec(void *ctx, const void *item)
         if (!e)
             gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
         else
-            e->dseq = gpuprof__blame_op(r);
+            gpuprof__blame_op(r, e->seq);
         return;
     }
     entry *e = tab_find(r->corr);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backends/sim/sim.h"
+#include "core/gpu.h"
 #include "core/internal.h"
 #include "io/io.h"
 #include "support/nodes.h"
@@ -207,6 +208,67 @@ START_TEST(launch_wait_silent_when_batched)
 }
 END_TEST
 
+/* ---- GPU_IDLE_CAUSE ------------------------------------------------------
+ * Samples taken by hand (gpuprof__idle_sample_now: what the SIGPROF handler
+ * does), with a period of 60 s of CPU time so that the timer itself never
+ * fires: each sample weighs exactly 60 s. 5 samples with no kernel in
+ * flight count; 3 taken while a kernel is in flight (launched, held in the
+ * simulator: no activity yet) do not; 2 more after it completed count. */
+void gp_test_idle_samples(int n);
+__attribute__((noinline)) void gp_test_idle_samples(int n)
+{
+    for (int i = 0; i < n; i++)
+        gpuprof__idle_sample_now();
+    __asm__ volatile("" ::: "memory");
+}
+
+START_TEST(gpu_idle_cause_exact)
+{
+#if defined(__SANITIZE_THREAD__)
+    fprintf(stderr, "TSan build: no unwinding in signal handlers, skipped\n");
+    return;
+#endif
+    setenv("GPUPROF_IDLE_PERIOD_US", "60000000", 1);
+    start();
+    unsetenv("GPUPROF_IDLE_PERIOD_US");
+    const uint64_t P = 60000000000ull;
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK); /* this thread's timer */
+    ck_assert_uint_eq(gpuprof__idle_period_ns(), P);
+    gpuprof_region_begin("idle");
+    gp_test_idle_samples(5);
+    gpuprof_region_end("idle");
+    gpuprof__sim_hold(true);
+    gpuprof_region_begin("busy");
+    ck_assert_int_eq(gpuprof__sim_kernel(0, "kbusy", 1000), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof__gpu_busy_count(), 1);
+    gp_test_idle_samples(3);
+    gpuprof_region_end("busy");
+    gpuprof__sim_hold(false);
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK); /* delivered: done */
+    ck_assert_uint_eq(gpuprof__gpu_busy_count(), 0);
+    gpuprof_region_begin("after");
+    gp_test_idle_samples(2);
+    gpuprof_region_end("after");
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK); /* drains */
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const char *GI = "blame.gpu_idle_cause";
+    ck_assert_uint_eq(sum(p, GI, "idle", 0, NULL), 5 * P);
+    ck_assert_uint_eq(sum(p, GI, "busy", 0, NULL), 0);
+    ck_assert_uint_eq(sum(p, GI, "after", 0, NULL), 2 * P);
+    /* On the sampling function's own frame, beneath the region. */
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint64_t on_fn = 0;
+    for (uint32_t i = t->first_node; i < t->first_node + t->node_count; i++)
+        if (p->nodes[i].kind == GPUPROF_IO_NODE_FRAME && rb_val(p, i, GI) &&
+            !strcmp(rb_frame_fn(p, i), "gp_test_idle_samples"))
+            on_fn += rb_val(p, i, GI);
+    ck_assert_uint_eq(on_fn, 7 * P);
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -214,6 +276,7 @@ int main(void)
         {"launch_wait_fires_on_200_pairs", launch_wait_fires_on_200_pairs, 60},
         {"launch_wait_silent_when_batched", launch_wait_silent_when_batched,
          60},
+        {"gpu_idle_cause_exact", gpu_idle_cause_exact, 60},
     };
     return RUN_SUITE("blame", cases);
 }

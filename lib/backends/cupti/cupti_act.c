@@ -155,7 +155,9 @@ static void close_one(uint64_t corr)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_KERNEL;
-    a.flags = GP_ACT_NOTE; /* no values: it only closes the operation */
+    /* No values: it only closes the operation (its first record ended it
+     * in the core's count of kernels in flight). */
+    a.flags = GP_ACT_NOTE | GP_ACT_DONE;
     gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
     counts.graph_closed++;
 }
@@ -173,7 +175,8 @@ static void graphs_close_locked(uint32_t n)
         gset_rebuild();
 }
 
-static void graph_open(uint64_t corr)
+/* Remembers an open launch; true the first time (its first record). */
+static bool graph_open(uint64_t corr)
 {
     if (!gset) {
         gset_cap = 2 * GRAPHS_OPEN_MAX;
@@ -183,11 +186,11 @@ static void graph_open(uint64_t corr)
             free(gset);
             free(gfifo);
             gset = gfifo = NULL;
-            return; /* the launch stays open: only the table entry leaks */
+            return false; /* the launch stays open: the table entry leaks */
         }
     }
     if (gset_has(corr))
-        return;
+        return false;
     if (gfifo_n == GRAPHS_OPEN_MAX)
         graphs_close_locked(GRAPHS_OPEN_MAX / 2);
     gfifo[gfifo_n++] = corr;
@@ -195,6 +198,7 @@ static void graph_open(uint64_t corr)
     while (gset[i])
         i = (i + 1) & (gset_cap - 1);
     gset[i] = corr;
+    return true;
 }
 
 void gpuprof__cupti_graphs_close(void)
@@ -225,9 +229,16 @@ static uint32_t copy_kind(uint8_t k)
     }
 }
 
+static bool attribute_first(uint32_t id, gpuprof_activity *a, bool *first);
 /* Our correlation for a record, with the activity flags it needs; false
  * (counted) when the call that began it is not known. */
 static bool attribute(uint32_t id, gpuprof_activity *a)
+{
+    return attribute_first(id, a, NULL);
+}
+
+/* attribute(), and *first: is this the first record of its launch? */
+static bool attribute_first(uint32_t id, gpuprof_activity *a, bool *first)
 {
     uint64_t corr;
     bool graph;
@@ -237,10 +248,13 @@ static bool attribute(uint32_t id, gpuprof_activity *a)
         return false;
     }
     a->correlation = corr;
+    bool fresh = true;
     if (graph) {
         a->flags |= GPUPROF_ACTIVITY_MORE;
-        graph_open(corr);
+        fresh = graph_open(corr);
     }
+    if (first)
+        *first = fresh;
     return true;
 }
 
@@ -254,8 +268,15 @@ static void kernel(const CUpti_ActivityKernel10 *k)
 {
     counts.kernels++;
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
-    if (!attribute(k->correlationId, &a))
+    bool first = false;
+    if (!attribute_first(k->correlationId, &a, &first))
         return;
+    /* The launch's first record ends it in the core's count of kernels in
+     * flight (GPU_IDLE_CAUSE): a graph's or a held launch's final activity
+     * comes later, carrying GP_ACT_DONE. */
+    if (first)
+        gpuprof__gpu_done();
+    a.flags |= GP_ACT_DONE;
     a.kind = GPUPROF_OP_KERNEL;
     a.device = k->deviceId;
     a.stream = k->streamId;

@@ -103,7 +103,9 @@ static void close_corr(uint64_t corr)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_KERNEL;
-    a.flags = GP_ACT_NOTE; /* final: the launch ends here */
+    /* final: the launch ends here (its record already ended it in the
+     * core's count of kernels in flight) */
+    a.flags = GP_ACT_NOTE | GP_ACT_DONE;
     gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
 }
 

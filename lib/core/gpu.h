@@ -259,6 +259,18 @@ void gpuprof__idle_drain(void);
 void gpuprof__idle_sample_now(void);
 uint64_t gpuprof__idle_period_ns(void);
 
+/* ---- detect.c: the detectors' shared bookkeeping ---------------------- */
+/* A finding: `value` of detect.* metric `metric` on operation `corr`. */
+void gpuprof__detect_note(uint64_t corr, uint8_t metric, uint64_t value);
+/* Data read back from the device into host memory [ptr, ptr + size). */
+void gpuprof__detect_readback(const void *ptr, size_t size);
+/* Does a host-to-device transfer from [ptr, ptr + size) send data read
+ * back before (detect.output_as_input)? */
+bool gpuprof__detect_sent_again(const void *ptr, size_t size);
+/* A launch of kernel `name` in context `ctx`: true once the name has been
+ * launched in more than one context (detect.kernel_multi_context). */
+bool gpuprof__detect_kernel_context(const char *name, uintptr_t ctx);
+
 /* ---- blame.c (monitor only, under its lock) ------------------------- */
 /* An operation record read: its sequence numbers (0: none) to keep with
  * it in the correlation table. */

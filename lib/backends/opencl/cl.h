@@ -149,10 +149,10 @@ void gpuprof__cl_wait_end(cl_wait w, uint64_t corr, bool own);
  * is nothing). */
 void gpuprof__cl_settle(bool force);
 
-/* Detectors (notes on the operation's placeholder). */
-void gpuprof__cl_note(uint64_t corr, uint8_t metric, uint64_t value);
+/* Detectors: the OpenCL facts; the bookkeeping and the notes on the
+ * operation's placeholder are the core's (core detect.c). A read-back
+ * from a kernel's buffer into host memory: */
 void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src);
-bool gpuprof__cl_written_back(const void *ptr, size_t size);
 /* A kernel launch on `q`: the kernel's interned name (NULL when unknown),
  * its GPU binary on q's device, and the two detectors' answers. */
 const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,

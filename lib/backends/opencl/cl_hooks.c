@@ -107,9 +107,9 @@ static void kernel_launch(enq *e, cl_kernel k, uint64_t items, uint64_t group)
     e->c->work_items = items;
     e->c->group_size = group;
     if (not_aliased)
-        gpuprof__cl_note(e->corr, GP_M_DET_ARGS_NOT_ALIASED, 1);
+        gpuprof__detect_note(e->corr, GP_M_DET_ARGS_NOT_ALIASED, 1);
     if (multi)
-        gpuprof__cl_note(e->corr, GP_M_DET_MULTI_CONTEXT, 1);
+        gpuprof__detect_note(e->corr, GP_M_DET_MULTI_CONTEXT, 1);
 }
 static cl_int CL_API_CALL h_EnqueueNDRangeKernel(
     cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
@@ -182,8 +182,8 @@ static cl_int CL_API_CALL h_EnqueueWriteBuffer(cl_command_queue q, cl_mem b,
     cl_event *pev = enq_prepare(&e, GPUPROF_OP_COPY_H2D, q, ev, blocking);
     if (e.c) {
         e.c->bytes = size;
-        if (gpuprof__cl_written_back(ptr, size))
-            gpuprof__cl_note(e.corr, GP_M_DET_OUTPUT_AS_INPUT, 1);
+        if (gpuprof__detect_sent_again(ptr, size))
+            gpuprof__detect_note(e.corr, GP_M_DET_OUTPUT_AS_INPUT, 1);
     }
     cl_int rc = T.clEnqueueWriteBuffer(q, b, blocking, off, size, ptr, n, wl,
                                        pev);

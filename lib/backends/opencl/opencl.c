@@ -128,11 +128,8 @@ static void *ptab_del(ptab *t, const void *k)
 static ptab queues, kernels, mems, devices, progs;
 
 /* ---- kernel names (interned for the process) -------------------------- */
-#define MAX_CTX_PER_NAME 4
 typedef struct kname {
     char *name;
-    cl_context ctx[MAX_CTX_PER_NAME];
-    unsigned nctx;
 } kname;
 static kname *names;
 static uint32_t nnames, names_cap;
@@ -313,7 +310,7 @@ void gpuprof__cl_queue_new(cl_command_queue q, cl_context ctx, cl_device_id d,
     if (v && cal)
         calibrate(v->dev, q);
     if (in_order)
-        gpuprof__cl_note(corr, GP_M_DET_INORDER_QUEUE, 1);
+        gpuprof__detect_note(corr, GP_M_DET_INORDER_QUEUE, 1);
 }
 
 void gpuprof__cl_queue_forget(cl_command_queue q)
@@ -445,17 +442,6 @@ void gpuprof__cl_mem_forget(cl_mem m)
 }
 
 /* ---- detectors -------------------------------------------------------- */
-void gpuprof__cl_note(uint64_t corr, uint8_t metric, uint64_t value)
-{
-    if (!corr || !value)
-        return;
-    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
-    a.correlation = corr;
-    a.kind = GPUPROF_OP_OTHER;
-    a.flags = GP_ACT_NOTE | GPUPROF_ACTIVITY_MORE;
-    gpuprof__activity_submit_x(&a, GP_NO_BINARY, 1, &metric, &value);
-}
-
 /* Do two buffer arguments overlap? */
 static bool overlap_mem(const cl_memobj *a, const cl_memobj *b)
 {
@@ -501,50 +487,27 @@ const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
         v->not_aliased = ok;
         v->dirty = false;
     }
-    kname *kn = &names[v->name_idx];
     cl_context ctx = q && q->ctx ? q->ctx : v->ctx;
-    bool seen = false;
-    for (unsigned i = 0; i < kn->nctx && !seen; i++)
-        seen = kn->ctx[i] == ctx;
-    if (!seen && kn->nctx < MAX_CTX_PER_NAME)
-        kn->ctx[kn->nctx++] = ctx;
-    *multi_ctx = kn->nctx > 1;
     *not_aliased = v->not_aliased;
     const char *name = v->name;
     pthread_mutex_unlock(&cl_mu);
+    /* Contexts per kernel name: core detect.c. */
+    *multi_ctx = gpuprof__detect_kernel_context(name, (uintptr_t)ctx);
     return name;
 }
 
-/* Host ranges that received data read back from a kernel's buffer. */
-#define NREADBACK 64
-static struct { uintptr_t lo, hi; } readback[NREADBACK];
-static unsigned nreadback, readback_next;
-
+/* Data read back from a kernel's buffer: the host range goes to the core's
+ * detector (core detect.c), which the next host-to-device write checks. */
 void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src)
 {
     if (!ptr || !size)
         return;
     pthread_mutex_lock(&cl_mu);
     cl_memobj *m = ptab_get(&mems, src);
-    if (m && m->kernel_arg) {
-        readback[readback_next].lo = (uintptr_t)ptr;
-        readback[readback_next].hi = (uintptr_t)ptr + size;
-        readback_next = (readback_next + 1) % NREADBACK;
-        if (nreadback < NREADBACK)
-            nreadback++;
-    }
+    bool arg = m && m->kernel_arg;
     pthread_mutex_unlock(&cl_mu);
-}
-
-bool gpuprof__cl_written_back(const void *ptr, size_t size)
-{
-    uintptr_t lo = (uintptr_t)ptr, hi = lo + size;
-    bool hit = false;
-    pthread_mutex_lock(&cl_mu);
-    for (unsigned i = 0; i < nreadback && !hit; i++)
-        hit = lo < readback[i].hi && readback[i].lo < hi;
-    pthread_mutex_unlock(&cl_mu);
-    return hit;
+    if (arg)
+        gpuprof__detect_readback(ptr, size);
 }
 
 /* Contexts: which devices exist, which are used. The first context's
@@ -648,7 +611,7 @@ void gpuprof__cl_build_done(cl_program p, cl_uint ndev, uint64_t corr)
         ndev = 0;
     /* Compiled now, from source or IL, for one device: AOT would do. */
     if ((src > 1 || il > 0) && ndev == 1)
-        gpuprof__cl_note(corr, GP_M_DET_JIT_SINGLE, 1);
+        gpuprof__detect_note(corr, GP_M_DET_JIT_SINGLE, 1);
 }
 
 /* ---- program binaries -------------------------------------------------- */

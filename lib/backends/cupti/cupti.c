@@ -186,6 +186,10 @@ uint32_t gpuprof__cupti_classify_name(const char *n)
         return GPUPROF_OP_FREE | GP_CU_HOSTDONE;
     if (strstr(b, "Synchronize"))
         return GPUPROF_OP_SYNC;
+    /* Modules loaded from memory: JIT time when the image is PTX
+     * (cupti_detect.c), closed at exit with the time in the call. */
+    if (!rt && (starts(b, "ModuleLoadData") || starts(b, "LibraryLoadData")))
+        return GPUPROF_OP_BUILD | GP_CU_HOSTDONE;
     return 0;
 }
 
@@ -399,6 +403,7 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
     tls.corr = corr;
     tls.cls = cls;
     tls.bytes = 0;
+    gpuprof__cupti_detect_enter(dom, id, cb->functionParams, corr);
     if (cls & GP_CU_HOSTDONE) {
         tls.t0 = gp_mono_ns();
         tls.bytes = alloc_bytes(dom, id, cb->functionParams);

@@ -277,6 +277,11 @@ static void kernel(const CUpti_ActivityKernel10 *k)
     if (first)
         gpuprof__gpu_done();
     a.flags |= GP_ACT_DONE;
+    /* A kernel (by name) launched in more than one context (core
+     * detect.c); the note goes before the record that may close it. */
+    if (first && k->name &&
+        gpuprof__detect_kernel_context(k->name, (uintptr_t)k->contextId + 1))
+        gpuprof__detect_note(a.correlation, GP_M_DET_MULTI_CONTEXT, 1);
     a.kind = GPUPROF_OP_KERNEL;
     a.device = k->deviceId;
     a.stream = k->streamId;

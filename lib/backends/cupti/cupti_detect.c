@@ -1,0 +1,149 @@
+/*
+ * cupti_detect.c - the CUDA facts behind the detectors (seed 002 §IV.B;
+ * doc/BACKENDS.md, CUPTI "Detectors"). At an API call's enter, from its
+ * parameters, this says what the core's detectors (core detect.c) need:
+ *
+ *  - a module loaded from PTX text (cuModuleLoadData, cuModuleLoadDataEx,
+ *    cuLibraryLoadData given PTX, not a cubin or fatbin): JIT-compiled at
+ *    run time where an ahead-of-time cubin would do: detect.jit_single_device;
+ *  - data read back then sent again: a device-to-host copy's host range
+ *    (cudaMemcpy*, cuMemcpyDtoH*) is remembered, and a host-to-device copy
+ *    sending from such a range is detect.output_as_input;
+ *  - a launch on the legacy default stream (cudaLaunchKernel or
+ *    cuLaunchKernel with stream 0 or cudaStreamLegacy, not the per-thread
+ *    variants): the work serializes with every other stream of the
+ *    context: detect.inorder_queue.
+ *
+ * A kernel used in several contexts is seen in its activity record
+ * (cupti_act.c). The parameter layouts mirror generated_cuda_meta.h and
+ * generated_cuda_runtime_api_meta.h (which do not compile as C on their
+ * own).
+ */
+#include <cuda_runtime_api.h>
+#include <string.h>
+
+#include "backends/cupti/cupti.h"
+#include "core/gpu.h"
+#include "core/internal.h"
+
+typedef struct load_params {     /* cuModuleLoadData(Ex), cuLibraryLoadData */
+    void *result;
+    const void *image;
+} load_params;
+
+typedef struct rt_copy_params {  /* cudaMemcpy, cudaMemcpyAsync */
+    void *dst;
+    const void *src;
+    size_t count;
+    enum cudaMemcpyKind kind;
+} rt_copy_params;
+
+typedef struct htod_params {     /* cuMemcpyHtoD(Async)_v2 */
+    unsigned long long dst;
+    const void *src;
+    size_t count;
+} htod_params;
+
+typedef struct dtoh_params {     /* cuMemcpyDtoH(Async)_v2 */
+    void *dst;
+    unsigned long long src;
+    size_t count;
+} dtoh_params;
+
+typedef struct rt_launch_params { /* cudaLaunchKernel_v7000 */
+    const void *func;
+    dim3 grid, block;
+    void **args;
+    size_t shared;
+    cudaStream_t stream;
+} rt_launch_params;
+
+typedef struct drv_launch_params { /* cuLaunchKernel */
+    void *f;
+    unsigned gx, gy, gz, bx, by, bz, shared;
+    void *stream;
+} drv_launch_params;
+
+/* PTX is text: a comment, a directive or white space first; a cubin is
+ * ELF (0x7f 'E'), a fatbin starts with its magic. */
+bool gpuprof__cupti_is_ptx(const void *image)
+{
+    const unsigned char *c = image;
+    return c && (c[0] == '/' || c[0] == '.' || c[0] == ' ' || c[0] == '\t' ||
+                 c[0] == '\n' || c[0] == '\r');
+}
+
+static void copy(uint64_t corr, uint32_t dir, const void *host, size_t n)
+{
+    if (dir == GPUPROF_OP_COPY_D2H)
+        gpuprof__detect_readback(host, n);
+    else if (dir == GPUPROF_OP_COPY_H2D && gpuprof__detect_sent_again(host, n))
+        gpuprof__detect_note(corr, GP_M_DET_OUTPUT_AS_INPUT, 1);
+}
+
+static bool legacy(const void *stream)
+{
+    return stream == NULL || stream == (const void *)cudaStreamLegacy;
+}
+
+static void runtime(CUpti_CallbackId id, const void *p, uint64_t corr)
+{
+    switch (id) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020: {
+        const rt_copy_params *c = p;
+        if (c->kind == cudaMemcpyDeviceToHost)
+            copy(corr, GPUPROF_OP_COPY_D2H, c->dst, c->count);
+        else if (c->kind == cudaMemcpyHostToDevice)
+            copy(corr, GPUPROF_OP_COPY_H2D, c->src, c->count);
+        break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+        if (legacy(((const rt_launch_params *)p)->stream))
+            gpuprof__detect_note(corr, GP_M_DET_INORDER_QUEUE, 1);
+        break;
+    default:
+        break;
+    }
+}
+
+static void driver(CUpti_CallbackId id, const void *p, uint64_t corr)
+{
+    switch (id) {
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData:
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData:
+        if (gpuprof__cupti_is_ptx(((const load_params *)p)->image))
+            gpuprof__detect_note(corr, GP_M_DET_JIT_SINGLE, 1);
+        break;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2: {
+        const htod_params *c = p;
+        copy(corr, GPUPROF_OP_COPY_H2D, c->src, c->count);
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2: {
+        const dtoh_params *c = p;
+        copy(corr, GPUPROF_OP_COPY_D2H, c->dst, c->count);
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+        if (legacy(((const drv_launch_params *)p)->stream))
+            gpuprof__detect_note(corr, GP_M_DET_INORDER_QUEUE, 1);
+        break;
+    default:
+        break;
+    }
+}
+
+void gpuprof__cupti_detect_enter(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                                 const void *params, uint64_t corr)
+{
+    if (!params || !corr)
+        return;
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+        runtime(id, params, corr);
+    else if (dom == CUPTI_CB_DOMAIN_DRIVER_API)
+        driver(id, params, corr);
+}

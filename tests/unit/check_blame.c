@@ -208,6 +208,53 @@ START_TEST(launch_wait_silent_when_batched)
 }
 END_TEST
 
+/* ---- the detectors' shared bookkeeping (core detect.c) -------------------
+ * Read back into buf, then: its second half sent again (fires), another
+ * buffer sent (silent); kernel k2 launched in contexts 7, 7, 8 (the third
+ * fires), k1 twice in context 7 (silent). */
+START_TEST(detectors_on_sim)
+{
+    start();
+    static char buf[4096], other[4096];
+    const char *O = "detect.output_as_input", *M = "detect.kernel_multi_context";
+    gpuprof_region_begin("readback");
+    ck_assert_int_eq(gpuprof__sim_copy_host(0, GPUPROF_OP_COPY_D2H, buf,
+                                            sizeof(buf), 100), GPUPROF_OK);
+    gpuprof_region_end("readback");
+    gpuprof_region_begin("sent_again");
+    ck_assert_int_eq(gpuprof__sim_copy_host(0, GPUPROF_OP_COPY_H2D,
+                                            buf + 2048, 2048, 100), GPUPROF_OK);
+    gpuprof_region_end("sent_again");
+    gpuprof_region_begin("fresh");
+    ck_assert_int_eq(gpuprof__sim_copy_host(0, GPUPROF_OP_COPY_H2D, other,
+                                            sizeof(other), 100), GPUPROF_OK);
+    gpuprof_region_end("fresh");
+    gpuprof_region_begin("contexts");
+    const uint32_t ctx[3] = {7, 7, 8};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(gpuprof__sim_kernel_in(1, "k2", ctx[i], 10),
+                         GPUPROF_OK);
+    gpuprof_region_end("contexts");
+    gpuprof_region_begin("one_context");
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(gpuprof__sim_kernel_in(1, "k1", 7, 10), GPUPROF_OK);
+    gpuprof_region_end("one_context");
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum(p, O, "readback", 0, NULL), 0);
+    ck_assert_uint_eq(sum(p, O, "sent_again", GPUPROF_OP_COPY_H2D, NULL), 1);
+    ck_assert_uint_eq(sum(p, O, "fresh", 0, NULL), 0);
+    ck_assert_uint_eq(sum(p, M, "contexts", GPUPROF_OP_KERNEL, NULL), 1);
+    ck_assert_uint_eq(sum(p, M, "one_context", 0, NULL), 0);
+    /* A finding is a note: the copies still count once each. */
+    ck_assert_uint_eq(sum(p, "gpu.count", "sent_again", GPUPROF_OP_COPY_H2D,
+                          NULL), 1);
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 /* ---- GPU_IDLE_CAUSE ------------------------------------------------------
  * Samples taken by hand (gpuprof__idle_sample_now: what the SIGPROF handler
  * does), with a period of 60 s of CPU time so that the timer itself never
@@ -277,6 +324,7 @@ int main(void)
         {"launch_wait_silent_when_batched", launch_wait_silent_when_batched,
          60},
         {"gpu_idle_cause_exact", gpu_idle_cause_exact, 60},
+        {"detectors_on_sim", detectors_on_sim, 60},
     };
     return RUN_SUITE("blame", cases);
 }

@@ -364,3 +364,36 @@ __attribute__((noinline)) gpuprof_status gpuprof__sim_wait(uint64_t t0_ns,
     gpuprof__op_end(corr);
     return ok ? GPUPROF_OK : GPUPROF_E_STATE;
 }
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_copy_host(unsigned stream, gpuprof_op_kind kind, const void *host,
+                       uint64_t bytes, uint64_t dur_ns)
+{
+    if (stream >= cfg.streams ||
+        (kind != GPUPROF_OP_COPY_H2D && kind != GPUPROF_OP_COPY_D2H))
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(kind, 1);
+    if (kind == GPUPROF_OP_COPY_D2H)
+        gpuprof__detect_readback(host, bytes);
+    else if (gpuprof__detect_sent_again(host, bytes))
+        gpuprof__detect_note(corr, GP_M_DET_OUTPUT_AS_INPUT, 1);
+    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL};
+    gpuprof_status st = enqueue(&j, 1);
+    gpuprof__op_end(corr);
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_kernel_in(unsigned stream, const char *name, uint32_t context,
+                       uint64_t dur_ns)
+{
+    if (stream >= cfg.streams || !name || !*name)
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
+    if (gpuprof__detect_kernel_context(name, context))
+        gpuprof__detect_note(corr, GP_M_DET_MULTI_CONTEXT, 1);
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name};
+    gpuprof_status st = enqueue(&j, 1);
+    gpuprof__op_end(corr);
+    return st;
+}

@@ -43,6 +43,7 @@
 typedef struct sample {
     int n;
     int skip;         /* frames of ours at the top: handler, trampoline */
+    void *until;      /* or: the first frame kept is this return address */
     uint32_t region;
     uint32_t periods; /* 1 + the timer's overrun (CPU timers tick coarsely) */
     void *ip[SAMPLE_FRAMES];
@@ -98,7 +99,7 @@ uint64_t gpuprof__gpu_busy_count(void)
  * top of the stack. Async-signal-safe. */
 static inline __attribute__((always_inline)) void take(ring *r,
                                                        uint32_t periods,
-                                                       int skip)
+                                                       int skip, void *until)
 {
     uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -112,6 +113,7 @@ static inline __attribute__((always_inline)) void take(ring *r,
         s->region = region;
         s->periods = periods;
         s->skip = skip;
+        s->until = until;
         s->n = gpuprof__backtrace_in_signal(s->ip, SAMPLE_FRAMES);
         if (s->n > 0)
             atomic_store_explicit(&r->head, h + 1, memory_order_release);
@@ -150,7 +152,7 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
      * [1] the signal trampoline. */
     if (r && gp_load_relaxed(&sampling) && !gpuprof__in_self() &&
         gpuprof__gpu_busy_count() == 0)
-        take(r, periods, 2);
+        take(r, periods, 2, NULL);
     errno = e;
 }
 
@@ -183,6 +185,11 @@ static void drain_slow(void)
     for (; th && t != h; t++) {
         const sample *s = &r->s[t % RING];
         int skip = s->skip;
+        for (int i = 0; s->until && i < s->n; i++)
+            if (s->ip[i] == s->until) {
+                skip = i;
+                break;
+            }
         uint32_t unknown = 0;
         if (s->n <= skip || s->region >= gp_load_relaxed(&th->cct.count))
             continue;
@@ -330,8 +337,10 @@ void gpuprof__idle_drain(void)
 __attribute__((noinline)) void gpuprof__idle_sample_now(void)
 {
     ring *r = tls_ring;
+    /* Our frames on top depend on inlining: the path starts at the
+     * return address into our caller. */
     if (r && gpuprof__gpu_busy_count() == 0)
-        take(r, 1, 1); /* [0] this function */
+        take(r, 1, 1, __builtin_return_address(0));
     __asm__ volatile("" ::: "memory"); /* keep this frame */
 }
 

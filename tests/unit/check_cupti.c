@@ -660,8 +660,17 @@ START_TEST(hooks_offline)
         placeholders(p, t, "hooks", GPUPROF_OP_COPY_OTHER, none, 1), 0);
     uint32_t fp = one_placeholder(p, t, "hooks", GPUPROF_OP_MEMSET);
     ck_assert_uint_eq(rb_val(p, fp, "gpu.count"), 0); /* closed, nothing ran */
-    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), 5);
+    /* Five calls, and the devices' operation the first call begins
+     * (detect.devices_unused): its one device ran kernels. */
+    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), 6);
     ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 1); /* paused */
+    gpuprof__io_profile_free(p);
+    gpuprof__cupti_devices_report(1);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    p = rb_load();
+    t = &p->threads[0];
+    uint32_t op_other = one_placeholder(p, t, "hooks", GPUPROF_OP_OTHER);
+    ck_assert_uint_eq(rb_val(p, op_other, "detect.devices_unused"), 0);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
 }
@@ -805,6 +814,14 @@ START_TEST(detectors_offline)
     ck_assert_uint_eq(det_sum(p, "one_context", GPUPROF_OP_KERNEL, M), 0);
     /* The module loads are host operations with their time in the call. */
     ck_assert_uint_eq(det_sum(p, "ptx", GPUPROF_OP_BUILD, "gpu.count"), 1);
+    gpuprof__io_profile_free(p);
+    /* Three devices present, every record on device 0: two never used, on
+     * the operation the first call (the PTX load) began. */
+    gpuprof__cupti_devices_report(3);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    p = rb_load();
+    ck_assert_uint_eq(det_sum(p, "ptx", GPUPROF_OP_OTHER,
+                              "detect.devices_unused"), 2);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
 }

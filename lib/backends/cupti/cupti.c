@@ -453,6 +453,7 @@ static void api_exit(const CUpti_CallbackData *cb)
         gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
     }
     gpuprof__op_end(corr);
+    gpuprof__cupti_devices_first_call(); /* detect.devices_unused */
 }
 
 static void resource(CUpti_CallbackId id, const CUpti_ResourceData *rd)
@@ -802,8 +803,10 @@ static void cu_fini(void *user)
     activities_off();
     if (pcs_on)
         gpuprof__cupti_pcs_done();
-    /* Every record is in: graph launches end here. */
+    /* Every record is in: graph launches end here, and the devices that
+     * ran nothing are known. */
     gpuprof__cupti_graphs_close();
+    gpuprof__cupti_devices_report(-1);
     unsubscribe();
     pthread_mutex_lock(&pool_mu);
     if (pool_refused)

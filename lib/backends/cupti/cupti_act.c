@@ -284,6 +284,7 @@ static void kernel(const CUpti_ActivityKernel10 *k)
         gpuprof__detect_note(a.correlation, GP_M_DET_MULTI_CONTEXT, 1);
     a.kind = GPUPROF_OP_KERNEL;
     a.device = k->deviceId;
+    gpuprof__cupti_device_used(k->deviceId);
     a.stream = k->streamId;
     a.name = k->name;
     times(&a, k->start, k->end);
@@ -323,6 +324,7 @@ static void transfer(uint32_t id, uint32_t kind, uint64_t bytes,
     a.device = dev;
     a.stream = stream;
     a.bytes = bytes;
+    gpuprof__cupti_device_used(dev);
     times(&a, start, end);
     gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
 }

@@ -15,11 +15,16 @@
  *    context: detect.inorder_queue.
  *
  * A kernel used in several contexts is seen in its activity record
- * (cupti_act.c). The parameter layouts mirror generated_cuda_meta.h and
+ * (cupti_act.c). Devices never used: the first measured CUDA call of the
+ * process also begins an operation of its own (kind OTHER, on the call's
+ * path) that stays open until finalize, when it gets the count of devices
+ * present (cuDeviceGetCount) that no kernel, copy or memset record named:
+ * detect.devices_unused. The parameter layouts mirror generated_cuda_meta.h and
  * generated_cuda_runtime_api_meta.h (which do not compile as C on their
  * own).
  */
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <string.h>
 
 #include "backends/cupti/cupti.h"
@@ -146,4 +151,57 @@ void gpuprof__cupti_detect_enter(CUpti_CallbackDomain dom, CUpti_CallbackId id,
         runtime(id, params, corr);
     else if (dom == CUPTI_CB_DOMAIN_DRIVER_API)
         driver(id, params, corr);
+}
+
+/* ---- devices never used ------------------------------------------------- */
+static _Atomic uint64_t devs_used; /* bit d: device d ran something */
+static _Atomic uint64_t devs_corr; /* the open operation, 0: none yet */
+static _Atomic int devs_claimed;
+
+void gpuprof__cupti_device_used(uint32_t dev)
+{
+    if (dev < 64)
+        atomic_fetch_or_explicit(&devs_used, 1ull << dev,
+                                 memory_order_relaxed);
+}
+
+/* After the outermost call's operation ended: the first one also begins
+ * the devices' operation on its path (frames: this function and api_exit
+ * dropped). */
+void gpuprof__cupti_devices_first_call(void)
+{
+    if (gp_load_relaxed(&devs_claimed))
+        return;
+    int zero = 0;
+    if (!atomic_compare_exchange_strong(&devs_claimed, &zero, 1))
+        return;
+    uint64_t c = gpuprof__op_begin(GPUPROF_OP_OTHER, 2);
+    if (c == GP_CORR_PAUSED)
+        c = 0;
+    gpuprof__op_end(c);
+    gp_store_release(&devs_corr, c);
+}
+
+/* At finalize (or a test's): `present` devices (-1: ask the driver). */
+void gpuprof__cupti_devices_report(int present)
+{
+    uint64_t corr = atomic_exchange(&devs_corr, 0);
+    if (!corr)
+        return;
+    if (present < 0) {
+        int (*count)(int *) =
+            (int (*)(int *))dlsym(RTLD_DEFAULT, "cuDeviceGetCount");
+        int n = 0;
+        present = count && count(&n) == 0 ? n : 0;
+    }
+    uint64_t used = gp_load_relaxed(&devs_used), unused = 0;
+    for (int d = 0; d < present && d < 64; d++)
+        unused += !(used >> d & 1);
+    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+    a.correlation = corr;
+    a.kind = GPUPROF_OP_OTHER;
+    a.flags = GP_ACT_NOTE; /* final: closes the operation */
+    uint8_t m = GP_M_DET_DEVICES_UNUSED;
+    gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, unused ? 1 : 0, &m,
+                               &unused);
 }

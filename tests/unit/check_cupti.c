@@ -671,6 +671,14 @@ START_TEST(hooks_offline)
     t = &p->threads[0];
     uint32_t op_other = one_placeholder(p, t, "hooks", GPUPROF_OP_OTHER);
     ck_assert_uint_eq(rb_val(p, op_other, "detect.devices_unused"), 0);
+    /* On the first call's path (the user's frames; the exit callback
+     * comes from elsewhere in CUPTI's stand-in). */
+    bool in_launch = false;
+    for (uint32_t a = t->first_node + p->nodes[op_other].parent;
+         a != t->first_node && !in_launch; a = t->first_node + p->nodes[a].parent)
+        in_launch = p->nodes[a].kind == GPUPROF_IO_NODE_FRAME &&
+                    !strcmp(rb_frame_fn(p, a), "cupti_test_launch");
+    ck_assert(in_launch);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
 }

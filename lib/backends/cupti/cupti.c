@@ -414,7 +414,7 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
         gpuprof__cupti_pcs_launch(cb->context, cb->symbolName, corr);
 }
 
-static void api_exit(const CUpti_CallbackData *cb)
+__attribute__((noinline)) static void api_exit(const CUpti_CallbackData *cb)
 {
     if (tls.depth == 0 || --tls.depth != 0 || !tls.corr)
         return;

@@ -166,16 +166,17 @@ void gpuprof__cupti_device_used(uint32_t dev)
 }
 
 /* After the outermost call's operation ended: the first one also begins
- * the devices' operation on its path (frames: this function and api_exit
- * dropped). */
-void gpuprof__cupti_devices_first_call(void)
+ * the devices' operation on the same call path. */
+__attribute__((noinline)) void gpuprof__cupti_devices_first_call(void)
 {
     if (gp_load_relaxed(&devs_claimed))
         return;
     int zero = 0;
     if (!atomic_compare_exchange_strong(&devs_claimed, &zero, 1))
         return;
-    uint64_t c = gpuprof__op_begin(GPUPROF_OP_OTHER, 2);
+    /* Frames: this function, api_exit and on_callback (none inlined). */
+    uint64_t c = gpuprof__op_begin(GPUPROF_OP_OTHER, 3);
+    __asm__ volatile("" ::: "memory"); /* keep this frame */
     if (c == GP_CORR_PAUSED)
         c = 0;
     gpuprof__op_end(c);

@@ -1,8 +1,9 @@
 /*
  * opencl.c - the OpenCL backend: registration, the ICD layer's attach,
- * device clocks, commands and their completion, CPU-GPU blame shifting and
- * the six inefficiency detectors (seed 002 §IV). Hooks are in cl_hooks.c;
- * the design is in cl.h and doc/BACKENDS.md.
+ * device clocks, commands and their completion, the waits and detector
+ * facts the core's blame and detectors need (seed 002 §IV; core blame.c,
+ * idle.c, detect.c). Hooks are in cl_hooks.c; the design is in cl.h and
+ * doc/BACKENDS.md.
  *
  * libOpenCL is never linked: every call goes through the target dispatch
  * table the loader gives the layer. gpuprof_init (probe) points

@@ -394,6 +394,11 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
         gpuprof__stat_add(GP_STAT_RECORDS_PAUSED, 1);
         return GPUPROF_OK;
     }
+    /* A kernel's final activity: no longer in flight (idle.c), whether or
+     * not it can be recorded. */
+    if (a->kind == GPUPROF_OP_KERNEL &&
+        !(a->flags & (GP_ACT_DONE | GPUPROF_ACTIVITY_MORE)))
+        gpuprof__gpu_done();
     src_tls *st = src_tls_self();
     if (unlikely(!st))
         return gpuprof__fail(GPUPROF_E_NOMEM, GPUPROF_LOG_ERROR,
@@ -433,9 +438,6 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
      * time is CPU_IDLE, and the monitor blames it (blame.c). */
     if (a->kind == GPUPROF_OP_SYNC && !(a->flags & GP_ACT_NOTE))
         r->flags |= GP_ACT_WAIT;
-    if (a->kind == GPUPROF_OP_KERNEL &&
-        !(a->flags & (GP_ACT_DONE | GPUPROF_ACTIVITY_MORE)))
-        gpuprof__gpu_done(); /* no longer in flight (idle.c) */
     if ((r->flags & GP_ACT_WAIT) && r->nx < GP_XN) {
         r->xm[r->nx] = GP_M_CPU_IDLE;
         r->xv[r->nx++] = a->end_ns - a->start_ns;

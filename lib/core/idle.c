@@ -267,6 +267,8 @@ static bool install_handler(void)
 void gpuprof__idle_init(void)
 {
     idle_config();
+    /* Kernels an earlier measurement left in flight are not this one's. */
+    atomic_store_explicit(&kernels_busy, 0, memory_order_relaxed);
     gp_store_release(&armed, 0);
     if (period_us <= 0)
         return;

@@ -301,6 +301,7 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
         if (!(g = gpu_create(t)))
             return 0;
         gpuprof__idle_thread(); /* GPU_IDLE_CAUSE samples (idle.c) */
+        g->busy_slot = gpuprof__gpu_busy_slot();
     }
     src_tls *st = src_tls_self();
     if (unlikely(!st))
@@ -333,7 +334,7 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
     gpuprof__chan_commit(&st->src->ch);
     gp_owner_add(&g->ops, 1);
     if (kind == GPUPROF_OP_KERNEL)
-        gpuprof__gpu_busy(); /* until its final activity (idle.c) */
+        gpuprof__gpu_busy(g->busy_slot); /* until its final activity */
     g->depth = 1;
     g->open_corr = corr;
     g->open_ticks = t0;

@@ -125,6 +125,7 @@ typedef struct gp_gpu {
     uint64_t next_seq;
     uint32_t depth;          /* nested gpuprof_op_begin */
     uint64_t open_corr;
+    _Atomic uint64_t *busy_slot; /* kernels launched (idle.c), or NULL */
     uint64_t open_ticks;     /* tracing: when the open operation began */
     uint32_t open_node;      /* tracing: its placeholder (0: not traced) */
     gp_path_cache path;      /* the last call path (unwind.h) */
@@ -244,8 +245,11 @@ void gpuprof__monitor_push(gp_gpu *g, const gp_act *a);
  * submits the activity with GP_ACT_DONE; a launch the runtime refused
  * (no activity will come) is ended with gpuprof__gpu_done() too. */
 #define GP_ACT_DONE 0x08000000u
-void gpuprof__gpu_busy(void);
 void gpuprof__gpu_done(void);
+/* gpu.c: a thread's launch counter (claimed at its first operation; NULL:
+ * the shared one), and a launch on it. */
+_Atomic uint64_t *gpuprof__gpu_busy_slot(void);
+void gpuprof__gpu_busy(_Atomic uint64_t *slot);
 uint64_t gpuprof__gpu_busy_count(void);
 /* gpuprof_init (GPUPROF_IDLE_PERIOD_US) and finalize. */
 void gpuprof__idle_init(void);

@@ -72,27 +72,62 @@ static long period_us = 2000; /* 0: off */
 static pthread_mutex_t rings_mu = PTHREAD_MUTEX_INITIALIZER;
 static ring *rings;
 static bool handler_installed;
-static _Atomic uint64_t kernels_busy; /* kernels in flight, all devices */
+/* Kernels in flight, all devices: launched - done. A launch adds to its
+ * thread's own counter (a plain store: no read-modify-write, no line shared
+ * with a completing thread), completing threads (a runtime's, the
+ * simulator's) to one shared counter; the handler sums. Threads beyond
+ * NSLOTS share one counter (an atomic add). A `done` with no launch counted
+ * (a backend's mistake, or an operation of an earlier measurement) makes
+ * the difference negative: read as none in flight. */
+#define NSLOTS 4096
+typedef struct counter {
+    _Alignas(64) _Atomic uint64_t v;
+    char pad[64 - sizeof(uint64_t)];
+} counter;
+static counter slots[NSLOTS]; /* bss: pages touched as threads come */
+static _Atomic uint32_t nslots;
+static counter shared_launched, done_c;
 
-void gpuprof__gpu_busy(void)
+_Atomic uint64_t *gpuprof__gpu_busy_slot(void)
 {
-    atomic_fetch_add_explicit(&kernels_busy, 1, memory_order_relaxed);
+    uint32_t i = atomic_fetch_add_explicit(&nslots, 1, memory_order_relaxed);
+    if (i >= NSLOTS) {
+        atomic_store_explicit(&nslots, NSLOTS, memory_order_relaxed);
+        return NULL;
+    }
+    return &slots[i].v;
+}
+
+void gpuprof__gpu_busy(_Atomic uint64_t *slot)
+{
+    if (slot) /* its owner is the only writer */
+        atomic_store_explicit(
+            slot, atomic_load_explicit(slot, memory_order_relaxed) + 1,
+            memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&shared_launched.v, 1, memory_order_relaxed);
 }
 
 void gpuprof__gpu_done(void)
 {
-    /* Never below 0: a done without its busy (a backend's mistake) must
-     * not stop sampling for good. */
-    uint64_t v = atomic_load_explicit(&kernels_busy, memory_order_relaxed);
-    while (v && !atomic_compare_exchange_weak_explicit(
-                    &kernels_busy, &v, v - 1, memory_order_relaxed,
-                    memory_order_relaxed))
-        ;
+    atomic_fetch_add_explicit(&done_c.v, 1, memory_order_relaxed);
+}
+
+static uint64_t launched_total(void)
+{
+    uint32_t n = atomic_load_explicit(&nslots, memory_order_relaxed);
+    uint64_t l = atomic_load_explicit(&shared_launched.v, memory_order_relaxed);
+    for (uint32_t i = 0; i < n && i < NSLOTS; i++)
+        l += atomic_load_explicit(&slots[i].v, memory_order_relaxed);
+    return l;
 }
 
 uint64_t gpuprof__gpu_busy_count(void)
 {
-    return atomic_load_explicit(&kernels_busy, memory_order_relaxed);
+    /* done first: every done counted follows its launch. */
+    uint64_t d = atomic_load_explicit(&done_c.v, memory_order_relaxed);
+    uint64_t l = launched_total();
+    return (int64_t)(l - d) > 0 ? l - d : 0;
 }
 
 /* One sample of the calling thread into its ring; `skip`: our frames on
@@ -268,7 +303,7 @@ void gpuprof__idle_init(void)
 {
     idle_config();
     /* Kernels an earlier measurement left in flight are not this one's. */
-    atomic_store_explicit(&kernels_busy, 0, memory_order_relaxed);
+    atomic_store_explicit(&done_c.v, launched_total(), memory_order_relaxed);
     gp_store_release(&armed, 0);
     if (period_us <= 0)
         return;

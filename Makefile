@@ -60,7 +60,8 @@ HAVE_OPENCL := $(shell printf '\043include <CL/cl_layer.h>\n' | $(CC) -E -x c - 
 CL_LAYER := $(B)/lib/libgpuprof-cl-layer.so
 PRELOAD_SO := $(B)/lib/libgpuprof-preload.so
 ifeq ($(HAVE_OPENCL),1)
-CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c
+CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c \
+             lib/backends/opencl/cl_deps.c
 LIB_CFLAGS += -DGPUPROF_HAVE_OPENCL
 CL_LAYER_TARGET := $(CL_LAYER)
 endif
@@ -80,6 +81,7 @@ $(CUPTI_SRCS:%.c=$(B)/obj/%.o): LIB_CFLAGS += -isystem $(CUDA_HOME)/include \
 endif
 endif
 AN_LIB_SRCS := $(filter-out analysis/gpuprof.c,$(wildcard analysis/*.c))
+AN_LIB_SRCS += $(wildcard analysis/cpath/*.c)
 
 # gpuprof-mpi (the aggregation on the ranks of an MPI job) is built when
 # mpicc is found (Debian: libopenmpi-dev). Only its own file is compiled

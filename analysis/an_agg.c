@@ -1934,6 +1934,20 @@ static void trace_batch(const src *s, const gpuprof__io_profile *p,
     }
 }
 
+/* A thread's dependency notes (trace 1.3) as trace.db keeps them: the
+ * note's what, flags and device, and its stream, in place of a context. */
+static void deps_batch(const gpuprof__io_trace_rec *x, uint32_t n, uint8_t *b)
+{
+    for (uint32_t k = 0; k < n; k++, x++) {
+        uint8_t *q = b + (size_t)k * DB_TRACE_REC;
+        db_put64(q, x->start_ns);
+        db_put64(q + 8, x->end_ns);
+        db_put64(q + 16, x->corr);
+        db_put32(q + 24, (uint32_t)x->context);
+        db_put32(q + 28, (uint32_t)(x->context >> 32 & 0x7FFFFFFF));
+    }
+}
+
 /* One stream: its records, then its table entry. A thread's stream whose
  * thread the profile does not hold (its profile predates the thread) has
  * no profile to belong to: it is left out, with a warning (strict: the
@@ -1970,7 +1984,10 @@ static gpuprof_status trace_stream(run *r, const src *s,
     for (uint64_t i = 0; i < st->count && rc == GPUPROF_OK; i += BATCH) {
         uint32_t n =
             st->count - i < BATCH ? (uint32_t)(st->count - i) : BATCH;
-        trace_batch(s, p, t, &st->recs[i], n, b);
+        if (kind == DB_TRACE_DEPS)
+            deps_batch(&st->recs[i], n, b);
+        else
+            trace_batch(s, p, t, &st->recs[i], n, b);
         rc = trace_put(r, b, (size_t)n * DB_TRACE_REC);
     }
     free(b);
@@ -2076,6 +2093,8 @@ static gpuprof_status trace_one(run *r, uint32_t k)
                           path);
     for (uint32_t i = 0; i < t->op_stream_count && st == GPUPROF_OK; i++)
         st = trace_stream(r, s, s->io, t, &t->ops[i], DB_TRACE_OPS, path);
+    for (uint32_t i = 0; i < t->dep_stream_count && st == GPUPROF_OK; i++)
+        st = trace_stream(r, s, s->io, t, &t->deps[i], DB_TRACE_DEPS, path);
     gpuprof__io_trace_free(t);
     return st;
 }

@@ -21,6 +21,7 @@
 
 #include "an_db.h"
 #include "an_internal.h"
+#include "cpath/table.h"
 
 typedef struct dbfile {
     uint8_t *d;
@@ -40,6 +41,8 @@ struct gpuprof_an_db {
     char **names; /* display names of contexts */
     char *dir;
     gpuprof__an_formula **der; /* derived metrics: ids nmetrics + 2k + v */
+    gpuprof__an_table **tab;   /* per derived id k: a table metric (then
+                                  der[k] is NULL), else NULL */
     uint32_t nder;
 };
 
@@ -319,7 +322,12 @@ static gpuprof_status read_trace(gpuprof_an_db *db)
         const uint8_t *e = f->d + recs_end + i * DB_TRACE_STREAM;
         uint32_t prof = db_get32(e), proc = db_get32(e + 4);
         uint64_t off = db_get64(e + 32), n = db_get64(e + 40);
-        if (e[8] > DB_TRACE_GPU || proc >= db->nprofiles ||
+        if (e[8] > DB_TRACE_DEPS)
+            return gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                    "%s/trace.db: stream kind %u is not one "
+                                    "this reader knows (written by a newer "
+                                    "gpuprof?)", db->dir, e[8]);
+        if (proc >= db->nprofiles ||
             (prof != UINT32_MAX && prof >= db->nprofiles) ||
             (e[8] == DB_TRACE_GPU) != (prof == UINT32_MAX) ||
             off < DB_HEADER || (off - DB_HEADER) % DB_TRACE_REC ||
@@ -330,6 +338,12 @@ static gpuprof_status read_trace(gpuprof_an_db *db)
             const uint8_t *r = f->d + off + k * DB_TRACE_REC;
             uint64_t s0 = db_get64(r), e0 = db_get64(r + 8);
             uint32_t c = db_get32(r + 24);
+            if (e[8] == DB_TRACE_DEPS) { /* notes: by start only */
+                if (s0 < last_s)
+                    return bad(db, "trace.db", "unsorted dependency note");
+                last_s = s0;
+                continue;
+            }
             if (e0 < s0 || (c != UINT32_MAX && c >= db->ncontexts) ||
                 s0 < last_s || (s0 == last_s && k && e0 < last_e))
                 return bad(db, "trace.db", "bad or unsorted record");
@@ -365,6 +379,19 @@ static const uint8_t *trace_entry(const gpuprof_an_db *db, uint32_t i)
         return NULL;
     return db->trace.d + db->trace.n -
            (uint64_t)(db->trace.a - i) * DB_TRACE_STREAM;
+}
+
+const char *gpuprof__an_db_dir(const gpuprof_an_db *db)
+{
+    return db->dir;
+}
+
+const uint8_t *gpuprof__an_db_trace_raw(const gpuprof_an_db *db, uint32_t i,
+                                        uint64_t *n)
+{
+    const uint8_t *e = trace_entry(db, i);
+    *n = e ? db_get64(e + 40) : 0;
+    return e ? db->trace.d + db_get64(e + 32) : NULL;
 }
 
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_trace_stream(
@@ -470,9 +497,12 @@ GPUPROF_AN_API void gpuprof_an_db_close(gpuprof_an_db *db)
     free(db->stats.d);
     free(db->trace.d);
     free(db->dir);
-    for (uint32_t i = 0; i < db->nder; i++)
+    for (uint32_t i = 0; i < db->nder; i++) {
         gpuprof__an_formula_free(db->der[i]);
+        gpuprof__an_table_free(db->tab[i]);
+    }
     free(db->der);
+    free(db->tab);
     free(db);
 }
 
@@ -518,9 +548,19 @@ static const gpuprof__an_formula *derived(const gpuprof_an_db *db, uint32_t m)
                : NULL;
 }
 
+/* The table metric behind id m (>= nmetrics), or NULL. */
+static const gpuprof__an_table *table_of(const gpuprof_an_db *db, uint32_t m)
+{
+    return db && m >= db->nmetrics && m - db->nmetrics < 2 * db->nder
+               ? db->tab[(m - db->nmetrics) / 2]
+               : NULL;
+}
+
 GPUPROF_AN_API const char *gpuprof_an_db_metric_name(const gpuprof_an_db *db,
                                                      uint32_t m)
 {
+    if (table_of(db, m))
+        return gpuprof__an_table_name(table_of(db, m));
     if (derived(db, m))
         return gpuprof__an_formula_name(derived(db, m));
     return db && m < db->nmetrics ? dstr(db, db_get32(MET(m))) : NULL;
@@ -529,7 +569,7 @@ GPUPROF_AN_API const char *gpuprof_an_db_metric_name(const gpuprof_an_db *db,
 GPUPROF_AN_API gpuprof_an_variant
 gpuprof_an_db_metric_variant(const gpuprof_an_db *db, uint32_t m)
 {
-    if (derived(db, m))
+    if (derived(db, m) || table_of(db, m))
         return (m - db->nmetrics) % 2 ? GPUPROF_AN_EXCLUSIVE
                                       : GPUPROF_AN_INCLUSIVE;
     return db && m < db->nmetrics && MET(m)[11] ? GPUPROF_AN_EXCLUSIVE
@@ -541,6 +581,8 @@ GPUPROF_AN_API gpuprof_an_unit gpuprof_an_db_metric_unit(const gpuprof_an_db *db
 {
     if (derived(db, m))
         return gpuprof__an_formula_unit(derived(db, m));
+    if (table_of(db, m))
+        return gpuprof__an_table_unit(table_of(db, m));
     return db && m < db->nmetrics ? (gpuprof_an_unit)MET(m)[8]
                                   : GPUPROF_AN_UNIT_COUNT;
 }
@@ -567,6 +609,8 @@ int gpuprof__an_db_additive(const gpuprof_an_db *db, uint32_t m)
             ok = gpuprof__an_db_additive(db, ops[i]);
         return ok;
     }
+    if (table_of(db, m))
+        return 1;
     return db && m < db->nmetrics && MET(m)[9] == GPUPROF_IO_SUM;
 }
 
@@ -582,7 +626,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_find(
             return GPUPROF_OK;
         }
     for (uint32_t i = 0; i < db->nder; i++)
-        if (!strcmp(gpuprof__an_formula_name(db->der[i]), name)) {
+        if (!strcmp(db->der[i] ? gpuprof__an_formula_name(db->der[i])
+                               : gpuprof__an_table_name(db->tab[i]),
+                    name)) {
             *m = db->nmetrics + 2 * i + (v == GPUPROF_AN_EXCLUSIVE);
             return GPUPROF_OK;
         }
@@ -696,6 +742,9 @@ static double fetch_sum(void *arg, uint32_t m)
 GPUPROF_AN_API double gpuprof_an_db_value(const gpuprof_an_db *db, uint32_t p,
                                           uint32_t c, uint32_t m)
 {
+    if (table_of(db, m))
+        return gpuprof__an_table_value(table_of(db, m),
+                                       (m - db->nmetrics) % 2, p, c);
     const gpuprof__an_formula *f = derived(db, m);
     if (f && p < db->nprofiles && c < db->ncontexts) {
         at a = {db, p, c};
@@ -767,6 +816,10 @@ GPUPROF_AN_API uint32_t gpuprof_an_db_context_values(
     const gpuprof_an_db *db, uint32_t c, uint32_t m, uint32_t *profiles,
     double *values, uint32_t max)
 {
+    if (table_of(db, m))
+        return gpuprof__an_table_values(table_of(db, m),
+                                        (m - db->nmetrics) % 2, c, profiles,
+                                        values, max);
     if (derived(db, m) && c < db->ncontexts)
         return derived_values(db, c, m, profiles, values, max);
     if (!db || c >= db->ncontexts || m >= db->nmetrics)
@@ -838,6 +891,9 @@ static double derived_stat(const gpuprof_an_db *db, uint32_t c, uint32_t m,
 GPUPROF_AN_API double gpuprof_an_db_stat(const gpuprof_an_db *db, uint32_t c,
                                          uint32_t m, gpuprof_an_stat which)
 {
+    if (table_of(db, m) && which <= GPUPROF_AN_STAT_COV)
+        return gpuprof__an_table_stat(table_of(db, m), (m - db->nmetrics) % 2,
+                                      c, which);
     if (derived(db, m) && c < db->ncontexts && which <= GPUPROF_AN_STAT_COV)
         return derived_stat(db, c, m, which);
     if (!db || c >= db->ncontexts || m >= db->nmetrics ||
@@ -928,6 +984,19 @@ void gpuprof__an_rows_free(gpuprof__an_rows *r)
     free(r);
 }
 
+/* Room for one more derived id. */
+static gpuprof_status grow_derived(gpuprof_an_db *db)
+{
+    gpuprof__an_formula **d = realloc(db->der, (db->nder + 1) * sizeof(*d));
+    if (d)
+        db->der = d;
+    gpuprof__an_table **t =
+        d ? realloc(db->tab, (db->nder + 1) * sizeof(*t)) : NULL;
+    if (t)
+        db->tab = t;
+    return t ? GPUPROF_OK : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_derive(gpuprof_an_db *db,
                                                    const char *name,
                                                    const char *formula)
@@ -940,12 +1009,34 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_derive(gpuprof_an_db *db,
     gpuprof_status st = gpuprof__an_formula_compile(db, name, formula, &f);
     if (st != GPUPROF_OK)
         return st;
-    gpuprof__an_formula **d = realloc(db->der, (db->nder + 1) * sizeof(*d));
-    if (!d) {
+    st = grow_derived(db);
+    if (st != GPUPROF_OK) {
         gpuprof__an_formula_free(f);
-        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        return st;
     }
-    db->der = d;
-    db->der[db->nder++] = f;
+    db->der[db->nder] = f;
+    db->tab[db->nder++] = NULL;
+    return GPUPROF_OK;
+}
+
+gpuprof_status gpuprof__an_db_add_table(gpuprof_an_db *db,
+                                        gpuprof__an_table *t)
+{
+    uint32_t m;
+    gpuprof_status st = GPUPROF_OK;
+    if (db->nmetrics + 2 * (uint64_t)db->nder + 2 > UINT16_MAX)
+        st = gpuprof__an_fail(GPUPROF_E_LIMIT, "too many metrics");
+    else if (gpuprof_an_db_metric_find(db, gpuprof__an_table_name(t),
+                                       GPUPROF_AN_INCLUSIVE, &m) == GPUPROF_OK)
+        st = gpuprof__an_fail(GPUPROF_E_INVALID, "%s: a metric named '%s' "
+                              "exists", db->dir, gpuprof__an_table_name(t));
+    if (st == GPUPROF_OK)
+        st = grow_derived(db);
+    if (st != GPUPROF_OK) {
+        gpuprof__an_table_free(t);
+        return st;
+    }
+    db->der[db->nder] = NULL;
+    db->tab[db->nder++] = t;
     return GPUPROF_OK;
 }

@@ -94,6 +94,10 @@ static inline unsigned db_cms_value(uint32_t nprofiles)
 #define DB_TRACE_REGIONS 0u /* a CPU thread's closed regions */
 #define DB_TRACE_OPS 1u     /* a CPU thread's GPU API calls */
 #define DB_TRACE_GPU 2u     /* a GPU stream's device work */
+#define DB_TRACE_DEPS 3u    /* a CPU thread's dependency notes: u64 start of
+                               the call, u64 target correlation id, u64 the
+                               call's correlation id, u32 what | flags << 8
+                               | device << 16, u32 stream (trace 1.2) */
 
 /* Little-endian access (the format is little-endian on every host). */
 static inline void db_put16(uint8_t *p, uint16_t v)

@@ -735,7 +735,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
     uint32_t ns = gpuprof_an_db_trace_stream_count(db);
     uint32_t nc = gpuprof_an_db_context_count(db);
     static const char *const kind[] = {"regions", "GPU API calls",
-                                       "device work"};
+                                       "device work", "dependency notes"};
     fprintf(out, "trace database: %u streams\n", ns);
     uint64_t *per = calloc((size_t)nc + 1, sizeof(*per));
     gpuprof_an_trace_record *rec = malloc(4096 * sizeof(*rec));
@@ -750,6 +750,13 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
         gpuprof_an_trace_stream s;
         gpuprof_an_db_trace_stream(db, i, &s);
         uint64_t busy = 0, first = 0, last = 0;
+        if (s.kind == GPUPROF_AN_TRACE_DEPS) { /* notes: no times, contexts */
+            fprintf(out, "stream %u: process %u, thread %u \"%s\", %s: "
+                    "%" PRIu64 " records\n", i, s.process, s.profile,
+                    gpuprof_an_db_profile_thread_name(db, s.profile),
+                    kind[s.kind], s.records);
+            continue;
+        }
         memset(per, 0, ((size_t)nc + 1) * sizeof(*per));
         for (uint64_t k = 0, got; k < s.records; k += got) {
             got = gpuprof_an_db_trace_records(db, i, k, rec, 4096);

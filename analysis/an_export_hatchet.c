@@ -79,6 +79,7 @@ typedef struct xport {
     char *text;     /* the table: st as CSV fields, STAT_TEXT per pair */
     double *sum;    /* derived metrics' sums and counts, while computing */
     uint32_t *cnt;
+    uint32_t at_p, at_c; /* the current row (table metrics read it) */
     uint8_t *used; /* per pair: some row has a non-zero value of it */
     bool stats;    /* Hatchet: the statistics fields too */
 } xport;
@@ -162,7 +163,9 @@ static gpuprof_status x_init(xport *x, const gpuprof_an_db *db)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint32_t m = x->measured; m < x->nm; m++) {
         uint32_t d = m - x->measured;
-        x->nops[d] = gpuprof__an_formula_operands(
+        x->nops[d] = 0;
+        if (gpuprof__an_db_formula(db, m)) /* else a table metric */
+            x->nops[d] = gpuprof__an_formula_operands(
             gpuprof__an_db_formula(db, m),
             gpuprof_an_db_metric_variant(db, m) == GPUPROF_AN_EXCLUSIVE,
             x->ops + (size_t)d * MAX_OPS, MAX_OPS);
@@ -186,6 +189,11 @@ static void x_row(xport *x)
         x->has[m] = x->v[m] != 0;
     for (uint32_t m = x->measured; m < x->nm; m++) {
         uint32_t d = m - x->measured;
+        if (!gpuprof__an_db_formula(x->db, m)) { /* a table metric */
+            x->v[m] = gpuprof_an_db_value(x->db, x->at_p, x->at_c, m);
+            x->has[m] = x->v[m] != 0;
+            continue;
+        }
         x->v[m] = gpuprof__an_formula_eval(
             gpuprof__an_db_formula(x->db, m),
             gpuprof_an_db_metric_variant(x->db, m) == GPUPROF_AN_EXCLUSIVE,
@@ -206,6 +214,8 @@ static void x_used(xport *x)
     for (uint32_t c = 0; left && c < gpuprof_an_db_context_count(x->db); c++) {
         gpuprof__an_rows_start(x->rows, c);
         while (left && gpuprof__an_rows_next(x->rows, &p, x->v)) {
+            x->at_p = p;
+            x->at_c = c;
             x_row(x);
             for (uint32_t k = 0; k < x->npairs; k++)
                 if (!x->used[k] &&
@@ -235,6 +245,8 @@ static void x_stats(xport *x, uint32_t c)
     uint32_t p;
     gpuprof__an_rows_start(x->rows, c);
     while (gpuprof__an_rows_next(x->rows, &p, x->v)) {
+        x->at_p = p;
+        x->at_c = c;
         x_row(x);
         for (uint32_t m = x->measured; m < x->nm; m++) {
             if (!x->has[m])
@@ -508,6 +520,8 @@ static void table_long(xport *x, FILE *out)
         uint32_t p;
         gpuprof__an_rows_start(x->rows, c);
         while (gpuprof__an_rows_next(x->rows, &p, x->v)) {
+            x->at_p = p;
+            x->at_c = c;
             x_row(x);
             table_long_rows(x, out, c, p);
         }
@@ -532,6 +546,8 @@ gpuprof_an_db_export_table(const gpuprof_an_db *db, FILE *out, uint32_t flags)
             uint32_t p;
             gpuprof__an_rows_start(x.rows, c);
             while (gpuprof__an_rows_next(x.rows, &p, x.v)) {
+                x.at_p = p;
+                x.at_c = c;
                 x_row(&x);
                 table_row(&x, out, c, p);
             }

@@ -202,4 +202,12 @@ uint32_t gpuprof__an_cubin_lookup(gpuprof__an_cubin **cache, const char *path,
                                   gpuprof__an_srclevel *out, uint32_t max);
 void gpuprof__an_cubin_free(gpuprof__an_cubin *cache);
 
+/* trace.db's stream i: its records as stored (an_db.h), *n of them; NULL
+ * when there is no such stream (an_db.c; analysis/cpath reads dependency
+ * notes this way). */
+const uint8_t *gpuprof__an_db_trace_raw(const gpuprof_an_db *db, uint32_t i,
+                                        uint64_t *n);
+/* The directory the database was opened from. */
+const char *gpuprof__an_db_dir(const gpuprof_an_db *db);
+
 #endif /* GPUPROF_AN_INTERNAL_H */

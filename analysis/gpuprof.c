@@ -23,6 +23,16 @@
  *                         CSV table for pandas.read_csv (every metric)
  *   gpuprof export --chrome [-o FILE] DIR...
  *                         traces as Chrome Trace Event JSON (Perfetto)
+ *   gpuprof report --waits|--critical-path DB
+ *                         wait states and their blame, or the critical path
+ *                         (one line per activity, its name and share) of
+ *                         trace.db (GPUPROF_TRACE=1); --cpath-metrics adds
+ *                         their metrics (wait.time, wait.blame,
+ *                         gpu.idle_blame, cpath.time) to any view or export
+ *   gpuprof project --speedup KIND:NAME=F [--speedup ...]... DB
+ *                         the run replayed with kernels, regions or
+ *                         contexts F times faster: projected run time and
+ *                         the new critical path
  *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [--strict]
  *                   [-o DB] DIR...
  *                         aggregate measurement directories (several runs
@@ -87,6 +97,13 @@ static int usage(FILE *out, int rc)
                  "                      [--importance] [-o FILE] DB\n"
                  "                             JSON for Hatchet, or CSV "
                  "for pandas (every metric)\n"
+                 "       gpuprof report --waits|--critical-path "
+                 "[--cpath-metrics] DB\n"
+                 "                             wait states, or the critical "
+                 "path, of trace.db\n"
+                 "       gpuprof project --speedup KIND:NAME=F... DB\n"
+                 "                             the run with kernels, "
+                 "regions or contexts F x faster\n"
                  "       gpuprof export --chrome [-o FILE] DIR...\n"
                  "                             traces (GPUPROF_TRACE=1) as "
                  "JSON for ui.perfetto.dev\n"
@@ -250,6 +267,7 @@ typedef struct vopts {
     uint32_t nmetric, nderive, depth, flags;
     long context;
     int trace, importance, pc, long_form, stats;
+    int waits, cpath, cpath_metrics; /* trace analysis (analysis/cpath) */
     gpuprof_an_view view;
     double threshold;
     const char *out;       /* -o */
@@ -293,6 +311,15 @@ static int view_option(vopts *o, char **argv, int *i)
     if (!strcmp(opt, "--trace")) {
         o->trace = 1;
         o->view_only = o->view_only ? o->view_only : opt;
+        return 0;
+    }
+    if (!strcmp(opt, "--waits") || !strcmp(opt, "--critical-path")) {
+        *(opt[2] == 'w' ? &o->waits : &o->cpath) = 1;
+        o->view_only = o->view_only ? o->view_only : opt;
+        return 0;
+    }
+    if (!strcmp(opt, "--cpath-metrics")) {
+        o->cpath_metrics = 1;
         return 0;
     }
     ++*i;
@@ -377,7 +404,23 @@ static int view_check(const vopts *o, int mode)
     if (o->context >= 0 && o->nmetric > 1)
         return usage_error("report --context shows one metric: give "
                            "--metric once");
+    if ((o->waits || o->cpath) && (o->trace || o->context >= 0 ||
+                                   o->nmetric || o->waits + o->cpath > 1))
+        return usage_error("report --waits and --critical-path stand alone: "
+                           "no --trace, --context, --metric or each other");
     return 0;
+}
+
+/* The trace analysis for --waits, --critical-path and --cpath-metrics
+ * (a progress line on a terminal); NULL with the error recorded. */
+static gpuprof_an_cpath *cpath_of(gpuprof_an_db *db, gpuprof_status *st)
+{
+    gpuprof_an_cpath *cp = NULL;
+    *st = gpuprof_an_cpath_new(db, isatty(2) ? cli_show_progress : NULL,
+                               (void *)"gpuprof", &cp);
+    if (isatty(2))
+        fputc('\n', stderr);
+    return cp;
 }
 
 /* --derive NAME=FORMULA..., --importance and --pc on an open database. */
@@ -398,6 +441,16 @@ static int view_derive(gpuprof_an_db *db, const vopts *o, gpuprof_status *st)
     if (*st == GPUPROF_OK && o->pc)
         *st = gpuprof_an_db_add_pc_metrics(db, 0);
     return 0;
+}
+
+/* Frees the analysis when its report is done (or never made). */
+static gpuprof_status cpath_report(gpuprof_an_cpath *cp, const vopts *o,
+                                   FILE *out)
+{
+    gpuprof_status st = o->waits ? gpuprof_an_cpath_print_waits(cp, out, 0)
+                                 : gpuprof_an_cpath_print_path(cp, out, 0);
+    gpuprof_an_cpath_free(cp);
+    return st;
 }
 
 static int db_view(int argc, char **argv, int first, int mode)
@@ -428,12 +481,23 @@ static int db_view(int argc, char **argv, int first, int mode)
                 " streams left out (gpuprof analyze said which)\n",
                 argv[i], damaged, ignored, left_out);
     gpuprof_status st = GPUPROF_OK;
+    gpuprof_an_cpath *cp = NULL;
+    if (o.waits || o.cpath || o.cpath_metrics)
+        cp = cpath_of(db, &st);
+    if (st == GPUPROF_OK && o.cpath_metrics)
+        st = gpuprof_an_db_add_cpath_metrics(db, cp);
+    if (!o.waits && !o.cpath) {
+        gpuprof_an_cpath_free(cp);
+        cp = NULL;
+    }
     if ((rc = view_derive(db, &o, &st)) != 0) {
+        gpuprof_an_cpath_free(cp);
         gpuprof_an_db_close(db);
         return rc;
     }
     bool named = o.nmetric > 0;
     if (st == GPUPROF_OK && !o.nmetric && mode <= M_FOLDED && !o.trace &&
+        !cp &&
         !(o.metric[o.nmetric++] = default_metric(db))) {
         gpuprof_an_db_close(db);
         fprintf(stderr, "gpuprof: %s: no metrics\n", argv[i]);
@@ -465,10 +529,14 @@ static int db_view(int argc, char **argv, int first, int mode)
     output out;
     bool opened = st == GPUPROF_OK;
     if (opened && !out_open(&out, o.out)) {
+        gpuprof_an_cpath_free(cp);
         gpuprof_an_db_close(db);
         return 1;
     }
-    if (st == GPUPROF_OK && mode == M_FOLDED)
+    if (cp) {
+        gpuprof_status cst = cpath_report(cp, &o, out.f);
+        st = st == GPUPROF_OK ? cst : st;
+    } else if (st == GPUPROF_OK && mode == M_FOLDED)
         st = gpuprof_an_db_print_folded(db, out.f, o.metric[0], 0);
     else if (st == GPUPROF_OK && mode == M_HATCHET)
         st = gpuprof_an_db_export_hatchet_metrics(
@@ -488,6 +556,38 @@ static int db_view(int argc, char **argv, int first, int mode)
     gpuprof_an_db_close(db);
     rc = st == GPUPROF_OK ? 0 : fail();
     return opened ? out_close(&out, rc) : rc;
+}
+
+/* project --speedup KIND:NAME=F [--speedup ...]... DB */
+static int project(int argc, char **argv)
+{
+    const char *rules[64];
+    uint32_t n = 0;
+    int i = 2;
+    for (; i + 1 < argc && !strcmp(argv[i], "--speedup"); i += 2) {
+        if (n == 64)
+            return usage_error("at most 64 --speedups");
+        rules[n++] = argv[i + 1];
+    }
+    if (i != argc - 1 || !n)
+        return usage(stderr, 2);
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
+        return fail();
+    gpuprof_status st;
+    gpuprof_an_cpath *cp = cpath_of(db, &st), *pj = NULL;
+    uint64_t touched = 0;
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_cpath_project(cp, rules, n, &touched, &pj);
+    if (st == GPUPROF_OK && !touched)
+        fprintf(stderr, "gpuprof: project: the speedups match no activity "
+                "of the trace\n");
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_cpath_print_projection(cp, pj, stdout, 0);
+    gpuprof_an_cpath_free(pj);
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+    return st == GPUPROF_OK ? 0 : fail();
 }
 
 /* export --chrome [-o FILE] DIR...: to FILE (replaced only when the
@@ -645,6 +745,8 @@ int main(int argc, char **argv)
         return chrome(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "analyze"))
         return analyze(argc, argv);
+    if (argc >= 3 && !strcmp(argv[1], "project"))
+        return project(argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "advise"))
         return advise(argc, argv);
     return usage(stderr, 2);

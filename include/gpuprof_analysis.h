@@ -494,7 +494,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
 typedef enum gpuprof_an_trace_kind {
     GPUPROF_AN_TRACE_REGIONS = 0, /* a CPU thread's closed regions */
     GPUPROF_AN_TRACE_OPS = 1,     /* a CPU thread's GPU API calls */
-    GPUPROF_AN_TRACE_GPU = 2      /* a GPU stream's device work */
+    GPUPROF_AN_TRACE_GPU = 2,     /* a GPU stream's device work */
+    GPUPROF_AN_TRACE_DEPS = 3     /* a CPU thread's dependency notes (trace
+                                     format 1.3): what its GPU API calls
+                                     wait for or mark; records hold start_ns
+                                     (the call's start), end_ns (the target
+                                     correlation id), correlation (the
+                                     call's) and context (the note: what |
+                                     flags << 8 | device << 16); doc/
+                                     FORMATS.md. Since 0.1. */
 } gpuprof_an_trace_kind;
 
 typedef struct gpuprof_an_trace_stream {
@@ -683,6 +691,124 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_importance(gpuprof_an_db *db,
  * be 0. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_pc_metrics(gpuprof_an_db *db,
                                                            uint32_t flags);
+
+/* ---- why the program waits (seed 004; doc/ANALYSIS.md "Wait states and
+ * the critical path") ----------------------------------------------------
+ * From trace.db (GPUPROF_TRACE=1; dependency notes since trace format 1.3)
+ * each process's event dependency graph: its CPU threads (CPU work between
+ * GPU API calls, split where the innermost region changes, and the calls)
+ * and its GPU streams (device work), with program order, launches,
+ * blocking and polling synchronization, stream waits for events and the
+ * legacy default stream. On it: wait states with their blame, GPU
+ * idleness blame, the critical path and a projection with chosen
+ * activities faster. */
+typedef struct gpuprof_an_cpath gpuprof_an_cpath;
+
+/* Builds the analysis of every process in db's trace.db; `fn` (NULL:
+ * none) is called per process ("cpath", done, total). db must outlive it.
+ * GPUPROF_E_NOTFOUND without trace.db, GPUPROF_E_CORRUPT naming the
+ * process when the trace contradicts itself (a note naming a call it does
+ * not hold, a cycle): never a wrong path. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_new(const gpuprof_an_db *db,
+                                                   gpuprof_an_progress_fn fn,
+                                                   void *user,
+                                                   gpuprof_an_cpath **out);
+GPUPROF_AN_API void gpuprof_an_cpath_free(gpuprof_an_cpath *cp);
+/* Processes analysed; process i's first database profile. Since 0.1. */
+GPUPROF_AN_API uint32_t
+gpuprof_an_cpath_process_count(const gpuprof_an_cpath *cp);
+GPUPROF_AN_API uint32_t gpuprof_an_cpath_process(const gpuprof_an_cpath *cp,
+                                                 uint32_t i);
+
+/* Wait-state patterns (seed 004 §3). The OpenCL counterparts count under
+ * the same kind: clFinish and clWaitForEvents as BLAME_KERNEL or
+ * BLAME_SYNC, an event wait list as STREAM_WAIT. */
+typedef enum gpuprof_an_wait_kind {
+    GPUPROF_AN_WAIT_BLAME_KERNEL = 0, /* a blocking wait for device work */
+    GPUPROF_AN_WAIT_BLAME_SYNC = 1,   /* a late synchronization */
+    GPUPROF_AN_WAIT_EVENT_QUERY = 2,  /* polling an event */
+    GPUPROF_AN_WAIT_STREAM_QUERY = 3, /* polling a stream */
+    GPUPROF_AN_WAIT_NULL_STREAM = 4,  /* the legacy default stream */
+    GPUPROF_AN_WAIT_STREAM_WAIT = 5,  /* a stream waiting for an event */
+    GPUPROF_AN_WAIT_KINDS = 6
+} gpuprof_an_wait_kind;
+/* Its name ("BlameKernel", ...). Since 0.1. */
+GPUPROF_AN_API const char *gpuprof_an_wait_kind_name(gpuprof_an_wait_kind k);
+
+typedef struct gpuprof_an_wait_totals {
+    uint64_t count[GPUPROF_AN_WAIT_KINDS];
+    uint64_t ns[GPUPROF_AN_WAIT_KINDS];
+    uint64_t opencl[GPUPROF_AN_WAIT_KINDS]; /* of count: OpenCL calls */
+} gpuprof_an_wait_totals;
+/* Process i's wait states by kind. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_waits(
+    const gpuprof_an_cpath *cp, uint32_t i, gpuprof_an_wait_totals *out);
+
+typedef enum gpuprof_an_activity_kind {
+    GPUPROF_AN_ACTIVITY_CPU = 0,  /* CPU work (between GPU API calls) */
+    GPUPROF_AN_ACTIVITY_CALL = 1, /* a GPU API call */
+    GPUPROF_AN_ACTIVITY_GPU = 2   /* device work on a stream */
+} gpuprof_an_activity_kind;
+
+/* One activity on the critical path, in time order. */
+typedef struct gpuprof_an_path_step {
+    gpuprof_an_activity_kind kind;
+    uint32_t context; /* database context */
+    uint32_t profile; /* the thread's (device work: the launching thread's;
+                         UINT32_MAX unknown) */
+    uint32_t device, stream; /* device work */
+    uint64_t start_ns, end_ns; /* the activity (projected times in a
+                                  projection) */
+    uint64_t path_ns;          /* its part of the path */
+    uint64_t path_from_ns;     /* where that part begins */
+} gpuprof_an_path_step;
+
+/* Process i's critical path: its length (ns) and its steps. Since 0.1. */
+GPUPROF_AN_API uint64_t gpuprof_an_cpath_length(const gpuprof_an_cpath *cp,
+                                                uint32_t i);
+GPUPROF_AN_API uint64_t gpuprof_an_cpath_steps(const gpuprof_an_cpath *cp,
+                                               uint32_t i, uint64_t first,
+                                               gpuprof_an_path_step *out,
+                                               uint64_t max);
+/* Process i's run time: first record to last (ns). Since 0.1. */
+GPUPROF_AN_API uint64_t gpuprof_an_cpath_run_ns(const gpuprof_an_cpath *cp,
+                                                uint32_t i);
+/* A step's name: the kernel (device work), the operation (a call), the
+ * region (CPU work). Since 0.1. */
+GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
+    const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s, char *buf,
+    size_t size);
+
+/* Adds to db (the one cp was built on) four metrics, ns per context and
+ * profile like measured ones, so every view and export shows them:
+ *   wait.time       waiting time of the contexts that waited;
+ *   wait.blame      the waiting time each context caused;
+ *   gpu.idle_blame  GPU idleness blamed on what the CPU threads ran;
+ *   cpath.time      time on the critical path.
+ * Adding them twice adds nothing. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_cpath_metrics(
+    gpuprof_an_db *db, const gpuprof_an_cpath *cp);
+
+/* The projection: replays each process with the activities the rules
+ * name made faster ("kernel:NAME=F", "region:NAME=F", "context:ID=F": F
+ * times faster) and returns the result as an analysis of its own (its run
+ * time and critical path are the projected ones; its waits are the
+ * measured ones). *touched (may be NULL): activities the rules matched.
+ * Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_project(
+    const gpuprof_an_cpath *cp, const char *const *rules, uint32_t nrules,
+    uint64_t *touched, gpuprof_an_cpath **out);
+
+/* Reports: wait states by kind and the contexts they blame most; the
+ * critical path, one line per activity with its name and share; a
+ * projection against the measured run. `flags` must be 0. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_waits(
+    const gpuprof_an_cpath *cp, FILE *out, uint32_t flags);
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_path(
+    const gpuprof_an_cpath *cp, FILE *out, uint32_t flags);
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_projection(
+    const gpuprof_an_cpath *measured, const gpuprof_an_cpath *projected,
+    FILE *out, uint32_t flags);
 
 /* ---- Advice for GPU kernels (seed 003: GPA) --------------------------------
  * From the PC samples of each kernel (GPUPROF_CUPTI_PC_SAMPLING), read

@@ -35,6 +35,15 @@ $(B)/bench/bench_analysis: tests/bench/bench_analysis.c $(AN_OBJS) $(IO_OBJS) \
 	  $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o \
 	  $(LDFLAGS) -lzstd -ldl -lpthread -lm $(DW_LIBS)
 
+# The trace analysis benchmark makes its trace (tests/support/mkprofile).
+$(B)/bench/bench_cpath: tests/bench/bench_cpath.c $(AN_OBJS) $(IO_OBJS) \
+    $(B)/obj/tests/support/mkprofile.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(AN_OBJS) $(IO_OBJS) \
+	  $(B)/obj/tests/support/mkprofile.o \
+	  $(LDFLAGS) -lzstd -ldl -lpthread -lm $(DW_LIBS)
+
 # The advisor's benchmark reads the H100 fixture (tests/support/pcfixture.c).
 $(B)/bench/bench_advise: tests/bench/bench_advise.c $(AN_OBJS) $(IO_OBJS) \
     $(B)/obj/tests/support/pcfixture.o $(B)/obj/tests/support/mkprofile.o

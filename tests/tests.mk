@@ -136,6 +136,15 @@ $(SIM_DEMO): tests/sim/sim_demo.c $(LIB_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
 	  -lzstd -lunwind -ldl -lpthread
 
+# Hand-computed wait states and critical paths on the realtime simulated
+# GPU (tests/scripts/cpath.sh).
+CPATH_PROG := $(B)/tests/cpath_prog
+$(CPATH_PROG): tests/sim/cpath_prog.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
+	  -lzstd -lunwind -ldl -lpthread
+
 # A program built with -g -O2 whatever CFLAGS say: the analysis reads its
 # DWARF (tests/scripts/structure.sh).
 STRUCT_PROG := $(B)/tests/structure_prog
@@ -184,6 +193,7 @@ $(GEN_PC_MEASURE): tests/tools/gen_pc_measure.c \
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd -lpthread
 
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
+       $(CPATH_PROG) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.

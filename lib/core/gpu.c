@@ -12,6 +12,7 @@
 #include "core/trace.h"
 #include "core/unwind.h"
 #include "io/io.h"
+#include "io/trace.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -361,6 +362,19 @@ gpuprof_status gpuprof__op_end(uint64_t corr)
     gpuprof__gpu_poll(g);
     gpuprof__idle_drain();
     return GPUPROF_OK;
+}
+
+void gpuprof__op_dep(uint64_t corr, uint32_t what, uint32_t flags,
+                     uint32_t device, uint32_t stream, uint64_t target)
+{
+    gp_thread *t = gpuprof__tls_self;
+    gp_gpu *g = t ? gp_load_relaxed(&t->gpu) : NULL;
+    if (corr == 0 || !g || g->depth == 0 || g->open_corr != corr ||
+        !g->open_node || likely(t->trace == NULL))
+        return;
+    gpuprof__trace_dep(t->trace, g->open_ticks,
+                       GPUPROF_IO_DEP_INFO(what, flags, device, stream),
+                       target, corr);
 }
 
 GPUPROF_API uint64_t gpuprof_op_begin(gpuprof_op_kind kind,

@@ -166,6 +166,34 @@ void gpuprof__hash128(const void *data, size_t size, uint64_t out[2]);
  * paused, GP_CORR_PAUSED. */
 uint64_t gpuprof__op_begin(uint32_t kind, unsigned skip);
 gpuprof_status gpuprof__op_end(uint64_t corr);
+/* Dependency notes for traces (doc/FORMATS.md, DEP_RECORDS): what the
+ * operation `corr`, open on the calling thread, waits for or marks.
+ * `stream` is GP_DEP_ALL for every stream of `device`; `target` is the
+ * correlation id of the operation whose device work an event stands for
+ * (an event record, or an OpenCL command), 0 for none. Several notes per
+ * operation are allowed (a wait for several events). Nothing is recorded
+ * unless tracing is on and `corr` is the open operation. Owner only,
+ * wait-free. */
+enum {
+    GP_DEP_SYNC_DEVICE = 1,  /* blocks until every stream is done */
+    GP_DEP_SYNC_STREAM = 2,  /* blocks until `stream` is done */
+    GP_DEP_SYNC_EVENT = 3,   /* blocks until event `target` is done */
+    GP_DEP_QUERY_STREAM = 4, /* asks whether `stream` is done */
+    GP_DEP_QUERY_EVENT = 5,  /* asks whether event `target` is done */
+    GP_DEP_EVENT_RECORD = 6, /* this operation is an event on `stream` */
+    GP_DEP_STREAM_WAIT = 7,  /* `stream`'s later work waits for `target` */
+    GP_DEP_LAUNCH = 8        /* this operation's work goes to `stream` */
+};
+#define GP_DEP_READY 0x1u    /* a query: the answer was "done" */
+#define GP_DEP_BLOCKING 0x2u /* a launch: the call returns when its work has
+                                ended (a blocking copy) */
+#define GP_DEP_NULL 0x4u     /* a launch: onto the legacy default stream,
+                                serialized with every other stream */
+#define GP_DEP_OPENCL 0x8u   /* an OpenCL call (clFinish, clWaitForEvents,
+                                an event wait list) */
+#define GP_DEP_ALL 0x7FFFFFFFu
+void gpuprof__op_dep(uint64_t corr, uint32_t what, uint32_t flags,
+                     uint32_t device, uint32_t stream, uint64_t target);
 /* gpuprof_activity_submit for the built-in backends: also the kernel's GPU
  * binary (a module id from gpuprof__gpu_binary, or GP_NO_BINARY), `nx`
  * (<= GP_XN) extra values `xv` of GPU-kind metrics `xm`, and the flags

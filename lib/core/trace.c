@@ -55,6 +55,8 @@ struct gp_trace_thread { /* a stream, GPU or CPU */
     uint32_t op_n;
     uint64_t op_last_end;
     gpuprof__io_trace_rec *op_buf;
+    uint32_t dep_n; /* CPU: dependency notes (allocated on the first) */
+    gpuprof__io_trace_rec *dep_buf;
     gpuprof__io_trace_rec buf[CHUNK_RECS];
 };
 
@@ -235,9 +237,15 @@ static void emit(tstream *s, uint8_t *scratch)
                 scratch, s->op_ooo ? GPUPROF_IO_TRACE_OUT_OF_ORDER : 0, 0,
                 s->id, s->op_buf, s->op_n),
             s->op_n);
-    s->n = s->op_n = 0;
+    if (s->dep_n)
+        put(scratch,
+            gpuprof__io_trace_dep_records(scratch, 0, s->id, s->dep_buf,
+                                          s->dep_n),
+            s->dep_n);
+    s->n = s->op_n = s->dep_n = 0;
     s->ooo = s->op_ooo = false;
 }
+
 
 typedef struct drain_ctx {
     tstream *s;
@@ -245,12 +253,32 @@ typedef struct drain_ctx {
     gp_clock_conv conv; /* CPU records are ticks: converted when taken */
 } drain_ctx;
 
+/* A CPU thread's dependency note (context bit 63): only its start is a
+ * time (end is the target's correlation id). */
+static void take_dep(tstream *s, const gp_clock_conv *conv,
+                     gpuprof__io_trace_rec r, uint8_t *scratch)
+{
+    if (!s->dep_buf &&
+        !(s->dep_buf = malloc(CHUNK_RECS * sizeof(*s->dep_buf)))) {
+        drop(1);
+        return;
+    }
+    r.start_ns = gp_conv_at(conv, r.start_ns);
+    s->dep_buf[s->dep_n++] = r;
+    if (s->dep_n == CHUNK_RECS)
+        emit(s, scratch);
+}
+
 static void take(void *ctx, const void *item)
 {
     drain_ctx *c = ctx;
     tstream *s = c->s;
     gpuprof__io_trace_rec rec = *(const gpuprof__io_trace_rec *)item;
     const gpuprof__io_trace_rec *r = &rec;
+    if (!s->gpu && (rec.context >> 63)) {
+        take_dep(s, &c->conv, rec, c->scratch);
+        return;
+    }
     if (!s->gpu) {
         rec.start_ns = gp_conv_at(&c->conv, rec.start_ns);
         rec.end_ns = gp_conv_at(&c->conv, rec.end_ns);
@@ -312,7 +340,9 @@ static size_t pass(int k, bool all_out, uint8_t *scratch)
         if (closed) {
             gpuprof__chan_destroy(&s->ch);
             free(s->op_buf);
+            free(s->dep_buf);
             s->op_buf = NULL;
+            s->dep_buf = NULL;
             s->dead = true; /* its memory stays: the list keeps it */
         }
     }
@@ -549,6 +579,16 @@ void gpuprof__trace_op(gp_trace_thread *s, uint64_t start_ticks,
         return;
     gpuprof__io_trace_rec r = {start_ticks, end_ticks,
                                ((uint64_t)s->id << 32) | node, corr};
+    if (!gpuprof__chan_push(&s->ch, &r))
+        drop(1);
+}
+
+void gpuprof__trace_dep(gp_trace_thread *s, uint64_t start_ticks,
+                        uint64_t info, uint64_t target, uint64_t corr)
+{
+    if (!gp_load_relaxed(&on))
+        return;
+    gpuprof__io_trace_rec r = {start_ticks, target, info | 1ull << 63, corr};
     if (!gpuprof__chan_push(&s->ch, &r))
         drop(1);
 }

@@ -86,6 +86,11 @@ void gpuprof__trace_region(gp_trace_thread *h, uint64_t start_ticks,
                            uint64_t end_ticks, uint32_t node);
 void gpuprof__trace_op(gp_trace_thread *h, uint64_t start_ticks,
                        uint64_t end_ticks, uint32_t node, uint64_t corr);
+/* A dependency note of the operation open on the owner (io/trace.h
+ * DEP_RECORDS): `info` from GPUPROF_IO_DEP_INFO, `target` a correlation
+ * id or 0; start_ticks is the operation's begin. Wait-free, owner only. */
+void gpuprof__trace_dep(gp_trace_thread *h, uint64_t start_ticks,
+                        uint64_t info, uint64_t target, uint64_t corr);
 void gpuprof__trace_thread_close(gp_trace_thread *h);
 /* A thread summed into the merged state (thread.c, under G.flush_lock):
  * where each of its n nodes went in the merged state's tree (map[i];

@@ -2,8 +2,8 @@
  * trace.c - the trace file format: chunk encoding for the writer and a
  * validating reader (trace.h, doc/FORMATS.md "Trace files"). The reader
  * takes every 1.x file: 1.0 files have no CORR_RECORDS chunks (their
- * records' corr is 0), files before 1.2 no MERGED chunks, and chunk types
- * it does not know are skipped.
+ * records' corr is 0), files before 1.2 no MERGED chunks, before 1.3 no
+ * DEP_RECORDS, and chunk types it does not know are skipped.
  */
 #include "io/trace.h"
 
@@ -65,14 +65,12 @@ size_t gpuprof__io_trace_records(uint8_t *out, uint32_t flags, uint32_t device,
     return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
 }
 
-size_t gpuprof__io_trace_corr_records(uint8_t *out, uint32_t flags,
-                                      uint32_t device, uint32_t id,
-                                      const gpuprof__io_trace_rec *r,
-                                      uint32_t n)
+static size_t records32(uint8_t *out, uint32_t type, uint32_t flags,
+                        uint32_t device, uint32_t id,
+                        const gpuprof__io_trace_rec *r, uint32_t n)
 {
     uint32_t payload = n * GPUPROF_IO_TRACE_CORR_RECORD;
-    chunk_header(out, GPUPROF_IO_TRACE_CORR_RECORDS, flags, device, id, n,
-                 payload);
+    chunk_header(out, type, flags, device, id, n, payload);
     uint8_t *p = out + GPUPROF_IO_TRACE_CHUNK_HEADER;
     for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_CORR_RECORD) {
         put64(p, r[i].start_ns);
@@ -82,6 +80,23 @@ size_t gpuprof__io_trace_corr_records(uint8_t *out, uint32_t flags,
     }
     chunk_seal(out, payload);
     return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
+}
+
+size_t gpuprof__io_trace_corr_records(uint8_t *out, uint32_t flags,
+                                      uint32_t device, uint32_t id,
+                                      const gpuprof__io_trace_rec *r,
+                                      uint32_t n)
+{
+    return records32(out, GPUPROF_IO_TRACE_CORR_RECORDS, flags, device, id, r,
+                     n);
+}
+
+size_t gpuprof__io_trace_dep_records(uint8_t *out, uint32_t flags,
+                                     uint32_t id,
+                                     const gpuprof__io_trace_rec *r,
+                                     uint32_t n)
+{
+    return records32(out, GPUPROF_IO_TRACE_DEP_RECORDS, flags, 0, id, r, n);
 }
 
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
@@ -199,7 +214,8 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
         return 0;
     }
     uint32_t rsize = type == GPUPROF_IO_TRACE_RECORDS ? GPUPROF_IO_TRACE_RECORD
-                     : type == GPUPROF_IO_TRACE_CORR_RECORDS
+                     : type == GPUPROF_IO_TRACE_CORR_RECORDS ||
+                               type == GPUPROF_IO_TRACE_DEP_RECORDS
                          ? GPUPROF_IO_TRACE_CORR_RECORD
                          : 0;
     if (rsize && (count > GPUPROF_IO_TRACE_MAX_RECORDS ||
@@ -325,6 +341,12 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
                    : GPUPROF_IO_ERR_NOMEM;
             if (s && (flags & GPUPROF_IO_TRACE_OUT_OF_ORDER))
                 s->out_of_order = 1;
+        } else if (type == GPUPROF_IO_TRACE_DEP_RECORDS) {
+            gpuprof__io_trace_stream *s = stream_of(
+                &t->deps, &t->dep_stream_count, 0, 0, get32(h + 12));
+            rc = s ? add_records(s, p, get32(h + 16),
+                                 GPUPROF_IO_TRACE_CORR_RECORD)
+                   : GPUPROF_IO_ERR_NOMEM;
         } else if (type == GPUPROF_IO_TRACE_THREAD) {
             if ((t->thread_count & (t->thread_count - 1)) == 0) {
                 size_t cap = t->thread_count ? (size_t)t->thread_count * 2 : 4;
@@ -395,6 +417,7 @@ void gpuprof__io_trace_sort(gpuprof__io_trace *t)
 {
     sort_streams(t->streams, t->stream_count);
     sort_streams(t->ops, t->op_stream_count);
+    sort_streams(t->deps, t->dep_stream_count);
 }
 
 void gpuprof__io_trace_free(gpuprof__io_trace *t)
@@ -407,6 +430,9 @@ void gpuprof__io_trace_free(gpuprof__io_trace *t)
     for (uint32_t i = 0; i < t->op_stream_count; i++)
         free(t->ops[i].recs);
     free(t->ops);
+    for (uint32_t i = 0; i < t->dep_stream_count; i++)
+        free(t->deps[i].recs);
+    free(t->deps);
     free(t->threads);
     for (uint32_t i = 0; i < t->merge_count; i++)
         free(t->merges[i].map);

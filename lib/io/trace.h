@@ -14,7 +14,8 @@
 
 #define GPUPROF_IO_TRACE_MAGIC "GPTRACE\0" /* 8 bytes at offset 0 */
 #define GPUPROF_IO_TRACE_MAJOR 1
-#define GPUPROF_IO_TRACE_MINOR 2 /* 1.1: CORR_RECORDS; 1.2: MERGED chunks */
+#define GPUPROF_IO_TRACE_MINOR 3 /* 1.1: CORR_RECORDS; 1.2: MERGED chunks;
+                                    1.3: DEP_RECORDS */
 #define GPUPROF_IO_TRACE_HEADER 32       /* file header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_HEADER 32 /* chunk header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_MAGIC 0x4B484354u /* "TCHK" little-endian */
@@ -35,8 +36,26 @@ enum {
     GPUPROF_IO_TRACE_RECORDS = 1,
     GPUPROF_IO_TRACE_THREAD = 2,
     GPUPROF_IO_TRACE_CORR_RECORDS = 3,
-    GPUPROF_IO_TRACE_MERGED = 4
+    GPUPROF_IO_TRACE_MERGED = 4,
+    GPUPROF_IO_TRACE_DEP_RECORDS = 5 /* since 1.3: a CPU thread's
+                                        dependency notes (below) */
 };
+
+/* DEP_RECORDS (since 1.3): what an operation of a CPU thread waits for or
+ * marks, from gpuprof__op_dep, 32 bytes a record, held in a
+ * gpuprof__io_trace_rec as: start_ns = the operation's API call start,
+ * end_ns = the target (the correlation id of the operation whose device
+ * work an event stands for, 0 for none), context = the note
+ * (GPUPROF_IO_DEP_INFO), corr = the operation's correlation id. */
+#define GPUPROF_IO_DEP_INFO(what, flags, device, stream)                      \
+    ((uint64_t)(uint8_t)(what) | (uint64_t)(uint8_t)(flags) << 8 |            \
+     (uint64_t)(uint16_t)(device) << 16 |                                     \
+     (uint64_t)((stream) & 0x7FFFFFFFu) << 32 | 1ull << 63)
+#define GPUPROF_IO_DEP_WHAT(info) ((uint32_t)((info) & 0xFF))
+#define GPUPROF_IO_DEP_FLAGS(info) ((uint32_t)((info) >> 8 & 0xFF))
+#define GPUPROF_IO_DEP_DEVICE(info) ((uint32_t)((info) >> 16 & 0xFFFF))
+#define GPUPROF_IO_DEP_STREAM(info) ((uint32_t)((info) >> 32 & 0x7FFFFFFF))
+#define GPUPROF_IO_DEP_ALL 0x7FFFFFFFu /* stream: every stream of the device */
 /* Chunk flags (pinned bits). */
 #define GPUPROF_IO_TRACE_GPU 0x1u          /* a GPU stream's records */
 #define GPUPROF_IO_TRACE_OUT_OF_ORDER 0x2u /* a record starts before the one
@@ -81,6 +100,9 @@ typedef struct gpuprof__io_trace {
     gpuprof__io_trace_stream *ops; /* CPU threads' operation records (gpu 0,
                                       id: thread_seq) */
     uint32_t op_stream_count;
+    gpuprof__io_trace_stream *deps; /* CPU threads' dependency notes (1.2;
+                                       gpu 0, id: thread_seq) */
+    uint32_t dep_stream_count;
     gpuprof__io_trace_thread *threads;
     uint32_t thread_count;
     gpuprof__io_trace_merge *merges; /* MERGED chunks, in file order */
@@ -105,6 +127,11 @@ size_t gpuprof__io_trace_corr_records(uint8_t *out, uint32_t flags,
                                       uint32_t device, uint32_t id,
                                       const gpuprof__io_trace_rec *r,
                                       uint32_t n);
+/* A DEP_RECORDS chunk of a CPU thread's notes (layout as CORR_RECORDS). */
+size_t gpuprof__io_trace_dep_records(uint8_t *out, uint32_t flags,
+                                     uint32_t id,
+                                     const gpuprof__io_trace_rec *r,
+                                     uint32_t n);
 /* A THREAD chunk (at most CHUNK_HEADER + 16 + 64 bytes); returns bytes. */
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name);

@@ -248,7 +248,8 @@ class Database:
 
     # -- traces (trace.db) ----------------------------------------------------
     def trace_streams(self):
-        """The streams of trace.db: stream, kind (regions, ops, gpu),
+        """The streams of trace.db: stream, kind (regions, ops, gpu, deps:
+        a thread's dependency notes, trace format 1.3),
         profile (<NA> for GPU streams), process, device, gpu_stream,
         realtime_offset_ns, records. Empty without traces."""
         lib, db = self._lib, self._handle()
@@ -257,7 +258,7 @@ class Database:
             s = TraceStream()
             if lib.gpuprof_an_db_trace_stream(db, i, ctypes.byref(s)) != 0:
                 _fail("trace stream %d" % i)
-            rows.append((i, ("regions", "ops", "gpu")[s.kind],
+            rows.append((i, ("regions", "ops", "gpu", "deps")[s.kind],
                          None if s.profile == NONE32 else s.profile,
                          s.process, s.device, s.stream,
                          s.realtime_offset_ns, s.records))

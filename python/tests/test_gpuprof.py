@@ -111,7 +111,8 @@ class SimDatabase(unittest.TestCase):
     def test_trace(self):
         streams = self.db.trace_streams()
         self.assertEqual(sorted(streams["kind"]),
-                         ["gpu", "gpu", "ops", "ops", "regions", "regions"])
+                         ["deps", "deps", "gpu", "gpu", "ops", "ops",
+                          "regions", "regions"])
         gpu = streams[streams["kind"] == "gpu"]
         self.assertEqual(list(gpu["records"]), [63, 63])
         recs = self.db.trace_records(int(gpu.iloc[0]["stream"]))

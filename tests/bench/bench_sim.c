@@ -106,7 +106,7 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/bench_sim.XXXXXX";
     if (!mkdtemp(dir))
         return 1;
-    gp_sim_config sc = {4, 256, 1, 1000};
+    gp_sim_config sc = {4, 256, 1, 1000, false, false};
     gpuprof__sim_register(&sc);
     gpuprof_options o = GPUPROF_OPTIONS_INIT;
     o.flags = GPUPROF_OPT_IGNORE_ENV;

@@ -18,7 +18,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 2;
     long n = atol(argv[1]);
-    gp_sim_config sc = {1, 64, 1, 100};
+    gp_sim_config sc = {1, 64, 1, 100, false, false};
     if (gpuprof__sim_register(&sc) != GPUPROF_OK ||
         gpuprof_init(NULL) != GPUPROF_OK)
         return 2;

@@ -25,7 +25,7 @@ static void start(void)
     const char *tmp = getenv("TMPDIR");
     snprintf(outdir, sizeof(outdir), "%s/blame.XXXXXX", tmp ? tmp : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(outdir));
-    gp_sim_config sc = {3, 16, 7, 500};
+    gp_sim_config sc = {3, 16, 7, 500, false, false};
     ck_assert_int_eq(gpuprof__sim_register(&sc), GPUPROF_OK);
     gpuprof_options o = GPUPROF_OPTIONS_INIT;
     o.flags = GPUPROF_OPT_IGNORE_ENV;

@@ -30,6 +30,7 @@
 #include "core/gpu.h"
 #include "core/internal.h"
 #include "io/io.h"
+#include "io/trace.h"
 #include "support/files.h"
 #include "support/nodes.h"
 #include "support/readback.h"
@@ -1829,6 +1830,80 @@ START_TEST(unavailable_without_library)
 }
 END_TEST
 
+/* ---- dependency notes for the trace analysis (trace format 1.3) --------
+ * Offline: cudaDeviceSynchronize notes a device wait, cudaMemcpy (and the
+ * driver's cuMemcpyDtoH_v2) a blocking launch; cudaStreamSynchronize with
+ * no context (CUPTI cannot name its stream) and cudaMemcpyAsync note
+ * nothing. */
+uint32_t gpuprof__cupti_dep_role(const char *name);
+
+START_TEST(dependency_notes_offline)
+{
+    if (!have_cupti())
+        return;
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaStreamSynchronize_ptsz_v7000"),
+                      4);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaMemcpyAsync_v3020"), 1);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cuMemcpyDtoH_v2"), 5);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cuCtxSynchronize"), 2);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role(NULL), 1);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "none";
+    o.signals = 0;
+    o.trace = 1;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    gpuprof__cupti_ring_reset();
+    gpuprof__cupti_counts_reset();
+    gpuprof__cupti_classify_all();
+    gpuprof__cupti_test_on(1);
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+                        401, 0, 0, NULL, 0);
+    struct {
+        void *dst;
+        const void *src;
+        size_t n;
+        enum cudaMemcpyKind k;
+    } cp = {NULL, NULL, 512, cudaMemcpyDeviceToHost};
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 402, 0, 0,
+                        &cp, 0);
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 403, 0,
+                        0, &cp, 0);
+    struct {
+        void *stream;
+    } sp = {NULL};
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                        404, 0, 0, &sp, 0);
+    gpuprof__cupti_test_on(0);
+    char prof[1024], trace[1100], err[256];
+    ck_assert_int_eq(gpuprof_output_path(prof, sizeof(prof)), GPUPROF_OK);
+    snprintf(trace, sizeof(trace), "%.*s.gptrace",
+             (int)(strrchr(prof, '.') - prof), prof);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    ck_assert_uint_eq(t->dep_stream_count, 1);
+    const gpuprof__io_trace_stream *ds = &t->deps[0];
+    ck_assert_uint_eq(ds->count, 2);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_WHAT(ds->recs[0].context), 1);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_STREAM(ds->recs[0].context),
+                      GPUPROF_IO_DEP_ALL);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_WHAT(ds->recs[1].context), 8);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(ds->recs[1].context), 0x2u);
+    ck_assert_uint_ne(ds->recs[0].corr, ds->recs[1].corr);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -1840,6 +1915,7 @@ int main(void)
         {"ring_reuse_is_a_miss", ring_reuse_is_a_miss, 30},
         {"classify_names", classify_names, 60},
         {"hooks_offline", hooks_offline, 60},
+        {"dependency_notes_offline", dependency_notes_offline, 60},
         {"cubin_kernels", cubin_kernels, 60},
         {"static_cudart_range", static_cudart_range, 60},
         {"stall_reason_names", stall_reason_names, 30},

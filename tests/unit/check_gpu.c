@@ -35,7 +35,7 @@ static void start_with(int64_t channel_items, unsigned batch)
     const char *tmp = getenv("TMPDIR");
     snprintf(outdir, sizeof(outdir), "%s/gpu.XXXXXX", tmp ? tmp : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(outdir));
-    gp_sim_config sc = {3, batch, 7, 500};
+    gp_sim_config sc = {3, batch, 7, 500, false, false};
     ck_assert_int_eq(gpuprof__sim_register(&sc), GPUPROF_OK);
     gpuprof_options o = GPUPROF_OPTIONS_INIT;
     o.flags = GPUPROF_OPT_IGNORE_ENV;

@@ -160,7 +160,7 @@ START_TEST(corr_records)
     ck_assert_uint_eq(n, 32 + (32 + 2 * 32) * 2 + 32 + 24);
     /* The bytes of the GPU chunk, as doc/FORMATS.md has them. */
     const uint8_t *h = buf + GPUPROF_IO_TRACE_HEADER;
-    ck_assert_uint_eq(buf[10] | buf[11] << 8, 2); /* minor (1.2) */
+    ck_assert_uint_eq(buf[10] | buf[11] << 8, 3); /* minor (1.3) */
     ck_assert_uint_eq(h[4] | h[5] << 8, GPUPROF_IO_TRACE_CORR_RECORDS);
     ck_assert_uint_eq(h[4], 3);
     ck_assert_uint_eq(h[6], GPUPROF_IO_TRACE_GPU);
@@ -174,7 +174,7 @@ START_TEST(corr_records)
     ck_assert_uint_eq(r1[24], 3);
     ck_assert_uint_eq(r1[28], 0x10);
     gpuprof__io_trace *t = decode_ok(buf, n);
-    ck_assert_uint_eq(t->minor, 2);
+    ck_assert_uint_eq(t->minor, 3);
     ck_assert_uint_eq(t->chunks, 3);
     ck_assert_uint_eq(t->stream_count, 2);
     ck_assert_uint_eq(t->op_stream_count, 1);
@@ -296,6 +296,65 @@ START_TEST(unknown_chunk_skipped)
 }
 END_TEST
 
+/* 1.3: a thread's dependency notes (DEP_RECORDS, type 5), 32-byte records
+ * read back into t->deps with the note's fields where doc/FORMATS.md puts
+ * them; a reader skipping type 5 (as 1.2 readers do) sees the rest. */
+START_TEST(dep_records)
+{
+    uint8_t buf[1024];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 77, 5);
+    gpuprof__io_trace_rec o = {100, 150, (2ull << 32) | 9, 0x1000000002ull};
+    off += gpuprof__io_trace_corr_records(buf + off, 0, 0, 2, &o, 1);
+    gpuprof__io_trace_rec d[2] = {
+        {100, 0x1000000001ull, GPUPROF_IO_DEP_INFO(3, 0, 1, 7),
+         0x1000000002ull},
+        {100, 0, GPUPROF_IO_DEP_INFO(4, 1, 0, GPUPROF_IO_DEP_ALL),
+         0x1000000002ull}};
+    size_t at = off;
+    off += gpuprof__io_trace_dep_records(buf + off, 0, 2, d, 2);
+    ck_assert_uint_eq(off - at, 32 + 2 * 32);
+    const uint8_t *h = buf + at;
+    ck_assert_uint_eq(h[4] | h[5] << 8, GPUPROF_IO_TRACE_DEP_RECORDS);
+    ck_assert_uint_eq(h[4], 5);
+    ck_assert_uint_eq(h[12], 2); /* thread_seq */
+    const uint8_t *r = h + 32;
+    ck_assert_uint_eq(r[8], 1);     /* target, low byte */
+    ck_assert_uint_eq(r[16], 3);    /* what */
+    ck_assert_uint_eq(r[17], 0);    /* flags */
+    ck_assert_uint_eq(r[18], 1);    /* device */
+    ck_assert_uint_eq(r[20], 7);    /* stream */
+    ck_assert_uint_eq(r[23], 0x80); /* bit 63 */
+    ck_assert_uint_eq(r[24], 2);    /* the call's correlation id */
+    gpuprof__io_trace *t = decode_ok(buf, off);
+    ck_assert_uint_eq(t->dep_stream_count, 1);
+    ck_assert_uint_eq(t->op_stream_count, 1);
+    const gpuprof__io_trace_stream *ds = &t->deps[0];
+    ck_assert_uint_eq(ds->id, 2);
+    ck_assert_uint_eq(ds->count, 2);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_WHAT(ds->recs[0].context), 3);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_DEVICE(ds->recs[0].context), 1);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_STREAM(ds->recs[0].context), 7);
+    ck_assert_uint_eq(ds->recs[0].end_ns, 0x1000000001ull);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(ds->recs[1].context), 1);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_STREAM(ds->recs[1].context),
+                      GPUPROF_IO_DEP_ALL);
+    gpuprof__io_trace_free(t);
+    /* A count that disagrees with the payload ends the readable part. */
+    uint8_t bad[1024];
+    memcpy(bad, buf, off);
+    bad[at + 16] = 3;
+    uint32_t crc = gpuprof__io_crc32c(0, bad + at, 28);
+    crc = gpuprof__io_crc32c(crc, bad + at + 32, 64);
+    for (int i = 0; i < 4; i++)
+        bad[at + 28 + i] = (uint8_t)(crc >> (8 * i));
+    t = decode_ok(bad, off);
+    ck_assert_uint_eq(t->dep_stream_count, 0);
+    ck_assert_uint_eq(t->ignored_bytes, off - at);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 /* MERGED chunks: thread 5's nodes 0-2 in one chunk, 3-4 in a later one
  * (written first: order does not matter), thread 2's node 0. */
 START_TEST(merged_maps)
@@ -348,6 +407,7 @@ END_TEST
 int main(void)
 {
     const test_case cases[] = {
+        {"dep_records", dep_records, 10},
         {"round_trip", round_trip, 10},
         {"torn_tail_every_byte", torn_tail_every_byte, 10},
         {"flips_detected", flips_detected, 30},

@@ -865,6 +865,95 @@ START_TEST(no_layer_is_unavailable_and_changes_nothing)
 }
 END_TEST
 
+/* ---- dependency notes for the trace analysis (trace format 1.3) --------
+ * A kernel with an event wait list (a stream wait for the first kernel's
+ * command), clWaitForEvents of both events (two event waits naming the
+ * two commands), a blocking read (a blocking launch) and clFinish (a
+ * queue wait): five notes, all flagged OpenCL, targets the commands'
+ * correlation ids. */
+START_TEST(dependency_notes)
+{
+    SKIP_WITHOUT_OPENCL();
+    want_trace = 1;
+    start_measuring();
+    want_trace = 0;
+    open_device(0);
+    cl_program prog = build_in(C);
+    cl_kernel k = kernel(prog, "k_add");
+    cl_mem a = buffer(64 * sizeof(float));
+    clSetKernelArg(k, 0, sizeof(a), &a);
+    clSetKernelArg(k, 1, sizeof(a), &a);
+    size_t g = 64;
+    cl_event e1, e2;
+    ck_assert_int_eq(clEnqueueNDRangeKernel(Q, k, 1, NULL, &g, NULL, 0, NULL,
+                                            &e1), CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(Q, k, 1, NULL, &g, NULL, 1, &e1,
+                                            &e2), CL_SUCCESS);
+    cl_event both[2] = {e1, e2};
+    ck_assert_int_eq(clWaitForEvents(2, both), CL_SUCCESS);
+    float host[64];
+    ck_assert_int_eq(clEnqueueReadBuffer(Q, a, CL_TRUE, 0, sizeof(host), host,
+                                         0, NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(Q), CL_SUCCESS);
+    clReleaseEvent(e1);
+    clReleaseEvent(e2);
+    char prof[1024], trace[1024], err[256];
+    ck_assert_int_eq(gpuprof_output_path(prof, sizeof(prof)), GPUPROF_OK);
+    snprintf(trace, sizeof(trace), "%.*s.gptrace",
+             (int)(strrchr(prof, '.') - prof), prof);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseMemObject(a);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    gpuprof__io_trace_sort(t);
+    ck_assert_uint_eq(t->minor, 3);
+    ck_assert_uint_eq(t->dep_stream_count, 1);
+    const gpuprof__io_trace_stream *ds = &t->deps[0], *ops = NULL;
+    for (uint32_t i = 0; i < t->op_stream_count; i++)
+        if (t->ops[i].id == ds->id)
+            ops = &t->ops[i];
+    ck_assert_ptr_nonnull(ops);
+    /* The kernel commands: the first two operations after the build. */
+    uint64_t k1 = 0, k2 = 0;
+    uint32_t n[9] = {0};
+    for (uint64_t i = 0; i < ds->count; i++) {
+        const gpuprof__io_trace_rec *r = &ds->recs[i];
+        uint32_t what = GPUPROF_IO_DEP_WHAT(r->context);
+        ck_assert_uint_lt(what, 9);
+        n[what]++;
+        ck_assert(GPUPROF_IO_DEP_FLAGS(r->context) & 0x8u); /* OpenCL */
+        if (what == 7) { /* the wait list: names the first kernel */
+            k2 = r->corr;
+            k1 = r->end_ns;
+        }
+    }
+    ck_assert_uint_eq(ds->count, 5);
+    ck_assert_uint_eq(n[7], 1); /* STREAM_WAIT */
+    ck_assert_uint_eq(n[3], 2); /* SYNC_EVENT */
+    ck_assert_uint_eq(n[8], 1); /* LAUNCH (blocking) */
+    ck_assert_uint_eq(n[2], 1); /* SYNC_STREAM (clFinish) */
+    ck_assert_uint_ne(k1, 0);
+    ck_assert_uint_ne(k1, k2);
+    bool saw1 = false, saw2 = false;
+    for (uint64_t i = 0; i < ops->count; i++) {
+        saw1 = saw1 || ops->recs[i].corr == k1;
+        saw2 = saw2 || ops->recs[i].corr == k2;
+    }
+    ck_assert(saw1 && saw2); /* both are operations of the trace */
+    for (uint64_t i = 0; i < ds->count; i++) {
+        const gpuprof__io_trace_rec *r = &ds->recs[i];
+        if (GPUPROF_IO_DEP_WHAT(r->context) == 3) /* names k1, then k2 */
+            ck_assert(r->end_ns == k1 || r->end_ns == k2);
+        if (GPUPROF_IO_DEP_WHAT(r->context) == 8)
+            ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(r->context), 0x2u | 0x8u);
+    }
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 /* ---- unusable settings: one line each at the default level ------------ */
 static char said[8][512];
 static int nsaid;
@@ -1005,6 +1094,7 @@ int main(int argc, char **argv)
         {"binaries_traces", binaries_saved_once_and_traced_per_queue, 120},
         {"binaries_off", binaries_off, 120},
         {"no_layer", no_layer_is_unavailable_and_changes_nothing, 120},
+        {"dependency_notes", dependency_notes, 120},
         {"missing_layer_named_is_said", missing_layer_named_is_said, 60},
         {"missing_layer_auto_is_said", missing_layer_auto_is_said, 60},
         {"unloadable_layer_is_said", unloadable_layer_is_said, 60},

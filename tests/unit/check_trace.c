@@ -34,7 +34,7 @@ static void start(int tthreads)
     const char *tmp = getenv("TMPDIR");
     snprintf(outdir, sizeof(outdir), "%s/trace.XXXXXX", tmp ? tmp : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(outdir));
-    gp_sim_config sc = {S, 32, 3, 300};
+    gp_sim_config sc = {S, 32, 3, 300, false, false};
     ck_assert_int_eq(gpuprof__sim_register(&sc), GPUPROF_OK);
     gpuprof_options o = GPUPROF_OPTIONS_INIT;
     o.flags = GPUPROF_OPT_IGNORE_ENV;

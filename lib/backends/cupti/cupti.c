@@ -126,6 +126,8 @@ bool gpuprof__cupti_load(char *reason, size_t rsize)
     SYM(EnableAllSyncRecords, "cuptiActivityEnableAllSyncRecords", false);
     SYM(Finalize, "cuptiFinalize", false);
     SYM(GetCubinCrc, "cuptiGetCubinCrc", false);
+    SYM(GetDeviceId, "cuptiGetDeviceId", false);
+    SYM(GetStreamIdEx, "cuptiGetStreamIdEx", false);
     uint32_t v = 0;
     if (gpuprof__cu.GetVersion(&v) != CUPTI_SUCCESS || v < CUPTI_API_VERSION) {
         /* Its records would have older layouts than we decode. */
@@ -409,6 +411,7 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
         tls.bytes = alloc_bytes(dom, id, cb->functionParams);
     }
     gpuprof__cupti_ring_note(cb->correlationId, corr, (cls & GP_CU_GRAPH) != 0);
+    gpuprof__cupti_deps(dom, id, cb, corr); /* traces: what it waits for */
     /* PC sampling is on in the context before the kernel runs. */
     if (pcs_on && cls == GPUPROF_OP_KERNEL)
         gpuprof__cupti_pcs_launch(cb->context, cb->symbolName, corr);

@@ -51,6 +51,8 @@ typedef struct gp_cupti_api {
     __typeof__(cuptiActivityEnableAllSyncRecords) *EnableAllSyncRecords;
     __typeof__(cuptiFinalize) *Finalize;
     __typeof__(cuptiGetCubinCrc) *GetCubinCrc;
+    __typeof__(cuptiGetDeviceId) *GetDeviceId;
+    __typeof__(cuptiGetStreamIdEx) *GetStreamIdEx;
 } gp_cupti_api;
 
 extern gp_cupti_api gpuprof__cu;
@@ -65,6 +67,12 @@ bool gpuprof__cupti_load(char *reason, size_t rsize);
  * and libcupti loaded); GPUPROF_E_UNAVAILABLE with a one-line reason naming
  * CUPTI's error and its likely cause. Under the backend lock. */
 gpuprof_status gpuprof__cupti_subscribe(char *reason, size_t rsize);
+
+/* Dependency notes for traces at a measured call's API enter
+ * (cupti_deps.c): device and stream synchronizations, synchronous copies.
+ * `corr` is the call's open operation. */
+void gpuprof__cupti_deps(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                         const CUpti_CallbackData *cb, uint64_t corr);
 
 /* "CUPTI_ERROR_UNKNOWN (999)" for an error code. */
 const char *gpuprof__cupti_err(CUptiResult r, char *buf, size_t size);

@@ -30,6 +30,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/trace.h"
 
 /* The runtime's table (calls go on through it) and ours. */
 extern struct _cl_icd_dispatch gpuprof__cl_T;
@@ -110,6 +111,14 @@ typedef struct cl_memobj {
  * until the runtime object is released: callers are the program's threads
  * using it). */
 cl_queue *gpuprof__cl_queue(cl_command_queue q);
+
+/* cl_deps.c: dependency notes for traces (trace format 1.3). */
+void gpuprof__cl_deps_event(cl_event ev, uint64_t corr);
+void gpuprof__cl_deps_wait_list(uint64_t corr, cl_command_queue q, cl_uint n,
+                                const cl_event *wl);
+void gpuprof__cl_deps_blocking(uint64_t corr, cl_command_queue q);
+void gpuprof__cl_deps_finish(uint64_t corr, cl_command_queue q);
+void gpuprof__cl_deps_wait_events(uint64_t corr, cl_uint n, const cl_event *l);
 void gpuprof__cl_kern_new(cl_kernel k); /* at creation: name, context */
 void gpuprof__cl_kern_forget(cl_kernel k);
 void gpuprof__cl_kern_set_arg(cl_kernel k, cl_uint i, size_t size,

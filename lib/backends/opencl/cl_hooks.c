@@ -49,6 +49,7 @@ static cl_event *enq_prepare(enq *e, uint32_t kind, cl_command_queue q,
     if (blocking) {
         e->w = gpuprof__cl_wait_begin();
         e->waiting = true;
+        gpuprof__cl_deps_blocking(e->corr, q);
     }
     return ev ? ev : &e->own;
 }
@@ -58,6 +59,9 @@ static void enq_finish(enq *e, cl_int rc)
     cl_cmd *filed = NULL;
     if (e->c) {
         cl_event ev = e->user_ev ? *e->user_ev : e->own;
+        if (rc == CL_SUCCESS && ev && e->user_ev)
+            gpuprof__cl_deps_event(ev, e->corr); /* before filing: it may
+                                                    complete and be gone */
         if (rc == CL_SUCCESS && ev)
             filed = gpuprof__cl_cmd_file(e->c, ev, !e->user_ev);
         else if (e->own && !e->user_ev)
@@ -120,6 +124,7 @@ static cl_int CL_API_CALL h_EnqueueNDRangeKernel(
         return T.clEnqueueNDRangeKernel(q, k, dim, off, gws, lws, n, wl, ev);
     enq e = {.corr = BEGIN(GPUPROF_OP_KERNEL)};
     cl_event *pev = enq_prepare(&e, GPUPROF_OP_KERNEL, q, ev, false);
+    gpuprof__cl_deps_wait_list(e.corr, q, n, wl);
     if (e.c) {
         uint64_t items = gws && dim ? 1 : 0, group = lws && dim ? 1 : 0;
         for (cl_uint i = 0; i < dim && gws; i++)
@@ -141,6 +146,7 @@ static cl_int CL_API_CALL h_EnqueueTask(cl_command_queue q, cl_kernel k,
         return T.clEnqueueTask(q, k, n, wl, ev);
     enq e = {.corr = BEGIN(GPUPROF_OP_KERNEL)};
     cl_event *pev = enq_prepare(&e, GPUPROF_OP_KERNEL, q, ev, false);
+    gpuprof__cl_deps_wait_list(e.corr, q, n, wl);
     if (e.c)
         kernel_launch(&e, k, 1, 1);
     cl_int rc = T.clEnqueueTask(q, k, n, wl, pev);
@@ -159,6 +165,7 @@ static cl_int CL_API_CALL h_EnqueueReadBuffer(cl_command_queue q, cl_mem b,
         return T.clEnqueueReadBuffer(q, b, blocking, off, size, ptr, n, wl, ev);
     enq e = {.corr = BEGIN(GPUPROF_OP_COPY_D2H)};
     cl_event *pev = enq_prepare(&e, GPUPROF_OP_COPY_D2H, q, ev, blocking);
+    gpuprof__cl_deps_wait_list(e.corr, q, n, wl);
     if (e.c)
         e.c->bytes = size;
     cl_int rc = T.clEnqueueReadBuffer(q, b, blocking, off, size, ptr, n, wl,
@@ -180,6 +187,7 @@ static cl_int CL_API_CALL h_EnqueueWriteBuffer(cl_command_queue q, cl_mem b,
                                       ev);
     enq e = {.corr = BEGIN(GPUPROF_OP_COPY_H2D)};
     cl_event *pev = enq_prepare(&e, GPUPROF_OP_COPY_H2D, q, ev, blocking);
+    gpuprof__cl_deps_wait_list(e.corr, q, n, wl);
     if (e.c) {
         e.c->bytes = size;
         if (gpuprof__detect_sent_again(ptr, size))
@@ -201,6 +209,7 @@ static cl_int CL_API_CALL h_EnqueueCopyBuffer(cl_command_queue q, cl_mem src,
         return T.clEnqueueCopyBuffer(q, src, dst, so, dof, size, n, wl, ev);
     enq e = {.corr = BEGIN(GPUPROF_OP_COPY_D2D)};
     cl_event *pev = enq_prepare(&e, GPUPROF_OP_COPY_D2D, q, ev, false);
+    gpuprof__cl_deps_wait_list(e.corr, q, n, wl);
     if (e.c)
         e.c->bytes = size;
     cl_int rc = T.clEnqueueCopyBuffer(q, src, dst, so, dof, size, n, wl, pev);
@@ -272,6 +281,7 @@ static cl_int CL_API_CALL h_EnqueueFillBuffer(cl_command_queue q, cl_mem b,
         return T.clEnqueueFillBuffer(q, b, pattern, ps, off, size, n, wl, ev);
     enq e = {.corr = BEGIN(GPUPROF_OP_MEMSET)};
     cl_event *pev = enq_prepare(&e, GPUPROF_OP_MEMSET, q, ev, false);
+    gpuprof__cl_deps_wait_list(e.corr, q, n, wl);
     if (e.c)
         e.c->bytes = size;
     cl_int rc = T.clEnqueueFillBuffer(q, b, pattern, ps, off, size, n, wl, pev);
@@ -629,6 +639,7 @@ static cl_int CL_API_CALL h_Finish(cl_command_queue q)
         return T.clFinish(q);
     uint64_t corr = BEGIN(GPUPROF_OP_SYNC);
     cl_wait w = gpuprof__cl_wait_begin();
+    gpuprof__cl_deps_finish(corr, q);
     cl_int rc = T.clFinish(q);
     gpuprof__cl_wait_end(w, corr, false);
     gpuprof__op_end(corr);
@@ -641,6 +652,7 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *l)
         return T.clWaitForEvents(n, l);
     uint64_t corr = BEGIN(GPUPROF_OP_SYNC);
     cl_wait w = gpuprof__cl_wait_begin();
+    gpuprof__cl_deps_wait_events(corr, n, l);
     cl_int rc = T.clWaitForEvents(n, l);
     gpuprof__cl_wait_end(w, corr, false);
     gpuprof__op_end(corr);

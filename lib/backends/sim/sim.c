@@ -22,7 +22,23 @@ typedef struct job {
     uint32_t kind, stream, flags;
     uint64_t dur, bytes, launch_ns;
     const char *name;
+    uint32_t ev; /* JOB_EVENT, JOB_WAIT: the event's index */
 } job;
+
+/* Jobs that are not device work (kind 0 on the queue): an event recorded
+ * on a stream, a stream waiting for an event. */
+#define JOB_EVENT 0x100u
+#define JOB_WAIT 0x200u
+#define MAX_EVENTS 65536u
+
+/* Events (sim.h): when each is done on the virtual clock (the end of the
+ * work before it on its stream), and its record operation's correlation
+ * id (the target of later waits in traces). */
+typedef struct sim_event {
+    uint64_t done_ns, corr;
+    uint32_t stream;
+    bool recorded;
+} sim_event;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work_cv; /* on CLOCK_MONOTONIC, set up at init */
@@ -32,6 +48,10 @@ static job *q;
 static size_t nq, capq;
 static uint64_t launched, delivered, want; /* deliver up to `want` now */
 static uint64_t *clock_of; /* per stream: when its last job ends */
+static uint64_t null_end;  /* legacy default stream: when its last job ends */
+static sim_event *evs;     /* under mu (done_ns: sim thread, read after
+                              deliver_all) */
+static uint32_t nev;
 static bool active, stopping, hold;
 static pthread_t thr;
 static uint64_t rng;
@@ -51,6 +71,25 @@ static uint64_t next_rand(void)
     return rng;
 }
 
+/* When job j starts on the virtual clock: after the work before it on its
+ * stream, its launch, the event it waits for, and with a legacy default
+ * stream (stream 0) after all earlier work there, or (on stream 0) after
+ * all earlier work everywhere. Sim thread. */
+static uint64_t job_start(const job *j)
+{
+    uint64_t start = clock_of[j->stream] > j->launch_ns ? clock_of[j->stream]
+                                                         : j->launch_ns;
+    if ((j->flags & JOB_WAIT) && evs[j->ev].done_ns > start)
+        start = evs[j->ev].done_ns;
+    if (cfg.null_stream && !(j->flags & (JOB_EVENT | JOB_WAIT))) {
+        if (j->stream != 0 && null_end > start)
+            start = null_end;
+        for (unsigned k = 0; j->stream == 0 && k < cfg.streams; k++)
+            start = clock_of[k] > start ? clock_of[k] : start;
+    }
+    return start;
+}
+
 /* Runs and submits jobs [0, n) (taken off the queue); sim thread only. */
 static void run_jobs(job *jobs, size_t n)
 {
@@ -63,16 +102,21 @@ static void run_jobs(job *jobs, size_t n)
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         job *j = &jobs[i];
-        uint64_t start = clock_of[j->stream] > j->launch_ns
-                             ? clock_of[j->stream]
-                             : j->launch_ns;
+        uint64_t start = job_start(j);
         clock_of[j->stream] = start + j->dur;
+        if (cfg.null_stream && j->stream == 0 && !(j->flags & JOB_EVENT))
+            null_end = start + j->dur;
+        if (j->flags & (JOB_EVENT | JOB_WAIT)) {
+            if (j->flags & JOB_EVENT)
+                evs[j->ev].done_ns = start;
+            continue;
+        }
         if (!j->corr)
             continue; /* launched while not measuring */
         gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
         a.correlation = j->corr;
         a.kind = j->kind;
-        a.flags = j->flags;
+        a.flags = j->flags & GPUPROF_ACTIVITY_MORE;
         a.stream = j->stream;
         a.start_ns = start;
         a.end_ns = start + j->dur;
@@ -175,8 +219,12 @@ static gpuprof_status sim_init(void *user)
     gpuprof__cond_init_monotonic(&work_cv);
     pthread_mutex_lock(&mu);
     clock_of = calloc(cfg.streams, sizeof(*clock_of));
+    if (!evs)
+        evs = calloc(MAX_EVENTS, sizeof(*evs));
+    nev = 0;
+    null_end = 0;
     stopping = false;
-    int e = clock_of ? gpuprof__spawn(&thr, sim_main, NULL) : ENOMEM;
+    int e = clock_of && evs ? gpuprof__spawn(&thr, sim_main, NULL) : ENOMEM;
     active = e == 0;
     pthread_mutex_unlock(&mu);
     if (e) {
@@ -215,8 +263,10 @@ static void sim_fini(void *user)
 
 gpuprof_status gpuprof__sim_register(const gp_sim_config *c)
 {
-    cfg = (gp_sim_config){4, 64, 1, 1000};
+    cfg = (gp_sim_config){4, 64, 1, 1000, false, false};
     if (c) {
+        cfg.realtime = c->realtime;
+        cfg.null_stream = c->null_stream;
         if (c->streams)
             cfg.streams = c->streams;
         if (c->batch)
@@ -266,6 +316,16 @@ static gpuprof_status enqueue(const job *js, size_t n)
     return GPUPROF_OK;
 }
 
+/* The legacy default stream's launches are noted in traces (with
+ * cfg.null_stream, stream 0). */
+static void note_launch(uint64_t corr, unsigned stream, uint32_t flags)
+{
+    if (cfg.null_stream && stream == 0)
+        flags |= GP_DEP_NULL;
+    if (flags)
+        gpuprof__op_dep(corr, GP_DEP_LAUNCH, flags, 0, stream, 0);
+}
+
 /* Frames: gpuprof__op_begin drops itself and callpath; skip 1 more drops
  * the public sim function, so the innermost frame is its caller's. The
  * launch functions must keep their own frame (no tail calls into op_begin,
@@ -276,7 +336,9 @@ gpuprof__sim_kernel(unsigned stream, const char *name, uint64_t dur_ns)
     if (stream >= cfg.streams || !name || !*name)
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name};
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name,
+             0};
+    note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(&j, 1);
     gpuprof__op_end(corr);
     return st;
@@ -291,7 +353,8 @@ gpuprof__sim_copy(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
           (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof__op_begin(kind, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL};
+    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL, 0};
+    note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(&j, 1);
     gpuprof__op_end(corr);
     return st;
@@ -311,23 +374,181 @@ gpuprof__sim_graph(unsigned stream, unsigned n, const char *const *names,
     for (unsigned i = 0; i < n; i++)
         js[i] = (job){corr, GPUPROF_OP_KERNEL, stream,
                       i + 1 < n ? GPUPROF_ACTIVITY_MORE : 0, dur_ns[i], 0, t,
-                      names[i]};
+                      names[i], 0};
+    note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(js, n);
     gpuprof__op_end(corr);
     free(js);
     return st;
 }
 
-__attribute__((noinline)) gpuprof_status gpuprof__sim_sync(void)
+/* ---- synchronization (sim.h) -------------------------------------------- */
+
+/* When the work a wait targets is done on the virtual clock: event `ev`
+ * (UINT32_MAX: none), else `stream` (UINT32_MAX: every stream), once
+ * everything launched so far has run. */
+static gpuprof_status settle(unsigned stream, uint32_t ev, uint64_t *t)
 {
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
     pthread_mutex_lock(&mu);
     bool ok = active;
     pthread_mutex_unlock(&mu);
-    if (ok)
-        deliver_all();
+    if (!ok)
+        return GPUPROF_E_STATE;
+    deliver_all();
+    pthread_mutex_lock(&mu);
+    uint64_t v = 0;
+    if (ev != UINT32_MAX)
+        v = evs[ev].done_ns;
+    else
+        for (unsigned k = 0; k < cfg.streams; k++)
+            if ((stream == UINT32_MAX || k == stream) && clock_of[k] > v)
+                v = clock_of[k];
+    pthread_mutex_unlock(&mu);
+    *t = v;
+    return GPUPROF_OK;
+}
+
+/* With cfg.realtime the host waits until the virtual time t. */
+static gpuprof_status wait_for(unsigned stream, uint32_t ev)
+{
+    uint64_t t;
+    gpuprof_status st = settle(stream, ev, &t);
+    if (st != GPUPROF_OK || !cfg.realtime)
+        return st;
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+    return GPUPROF_OK;
+}
+
+static bool event_ok(uint32_t ev)
+{
+    pthread_mutex_lock(&mu);
+    bool ok = ev < nev && evs[ev].recorded;
+    pthread_mutex_unlock(&mu);
+    return ok;
+}
+
+__attribute__((noinline)) gpuprof_status gpuprof__sim_sync(void)
+{
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
+    gpuprof__op_dep(corr, GP_DEP_SYNC_DEVICE, 0, 0, GP_DEP_ALL, 0);
+    gpuprof_status st = wait_for(UINT32_MAX, UINT32_MAX);
     gpuprof__op_end(corr);
-    return ok ? GPUPROF_OK : GPUPROF_E_STATE;
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status gpuprof__sim_stream_sync(
+    unsigned stream)
+{
+    if (stream >= cfg.streams)
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
+    gpuprof__op_dep(corr, GP_DEP_SYNC_STREAM, 0, 0, stream, 0);
+    gpuprof_status st = wait_for(stream, UINT32_MAX);
+    gpuprof__op_end(corr);
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_copy_sync(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
+                       uint64_t dur_ns)
+{
+    if (stream >= cfg.streams ||
+        !(kind == GPUPROF_OP_MEMSET ||
+          (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(kind, 1);
+    job j = {corr, kind, stream, 0, dur_ns, bytes, gp_mono_ns(), NULL, 0};
+    note_launch(corr, stream, GP_DEP_BLOCKING);
+    gpuprof_status st = enqueue(&j, 1);
+    if (st == GPUPROF_OK)
+        st = wait_for(stream, UINT32_MAX);
+    gpuprof__op_end(corr);
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_event_record(unsigned stream, uint32_t *event)
+{
+    if (stream >= cfg.streams || !event)
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_OTHER, 1);
+    gpuprof__op_dep(corr, GP_DEP_EVENT_RECORD, 0, 0, stream, 0);
+    pthread_mutex_lock(&mu);
+    uint32_t ev = nev < MAX_EVENTS && evs ? nev++ : UINT32_MAX;
+    if (ev != UINT32_MAX)
+        evs[ev] = (sim_event){0, corr, stream, true};
+    pthread_mutex_unlock(&mu);
+    gpuprof_status st = GPUPROF_E_LIMIT;
+    if (ev != UINT32_MAX) {
+        job j = {0, 0, stream, JOB_EVENT, 0, 0, gp_mono_ns(), NULL, ev};
+        st = enqueue(&j, 1);
+    }
+    gpuprof__op_end(corr);
+    *event = ev;
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status gpuprof__sim_event_sync(uint32_t ev)
+{
+    if (!event_ok(ev))
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
+    gpuprof__op_dep(corr, GP_DEP_SYNC_EVENT, 0, 0, evs[ev].stream,
+                    evs[ev].corr);
+    gpuprof_status st = wait_for(UINT32_MAX, ev);
+    gpuprof__op_end(corr);
+    return st;
+}
+
+/* A query: done when the virtual clock of the target has passed. */
+__attribute__((noinline)) static gpuprof_status query(unsigned stream,
+                                                    uint32_t ev, bool *done)
+{
+    uint32_t what = ev == UINT32_MAX ? GP_DEP_QUERY_STREAM : GP_DEP_QUERY_EVENT;
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_OTHER, 2);
+    uint64_t t = 0;
+    gpuprof_status st = settle(stream, ev, &t);
+    *done = st == GPUPROF_OK && (!cfg.realtime || gp_mono_ns() >= t);
+    gpuprof__op_dep(corr, what, *done ? GP_DEP_READY : 0, 0,
+                    ev == UINT32_MAX ? stream : evs[ev].stream,
+                    ev == UINT32_MAX ? 0 : evs[ev].corr);
+    gpuprof__op_end(corr);
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_stream_query(unsigned stream, bool *done)
+{
+    if (stream >= cfg.streams || !done)
+        return GPUPROF_E_INVALID;
+    gpuprof_status st = query(stream, UINT32_MAX, done);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_event_query(uint32_t ev, bool *done)
+{
+    if (!event_ok(ev) || !done)
+        return GPUPROF_E_INVALID;
+    gpuprof_status st = query(UINT32_MAX, ev, done);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_stream_wait_event(unsigned stream, uint32_t ev)
+{
+    if (stream >= cfg.streams || !event_ok(ev))
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_OTHER, 1);
+    gpuprof__op_dep(corr, GP_DEP_STREAM_WAIT, 0, 0, stream, evs[ev].corr);
+    job j = {0, 0, stream, JOB_WAIT, 0, 0, gp_mono_ns(), NULL, ev};
+    gpuprof_status st = enqueue(&j, 1);
+    gpuprof__op_end(corr);
+    return st;
 }
 
 void gpuprof__sim_hold(bool h)
@@ -377,7 +598,8 @@ gpuprof__sim_copy_host(unsigned stream, gpuprof_op_kind kind, const void *host,
         gpuprof__detect_readback(host, bytes);
     else if (gpuprof__detect_sent_again(host, bytes))
         gpuprof__detect_note(corr, GP_M_DET_OUTPUT_AS_INPUT, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL};
+    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL, 0};
+    note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(&j, 1);
     gpuprof__op_end(corr);
     return st;
@@ -392,7 +614,9 @@ gpuprof__sim_kernel_in(unsigned stream, const char *name, uint32_t context,
     uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
     if (gpuprof__detect_kernel_context(name, context))
         gpuprof__detect_note(corr, GP_M_DET_MULTI_CONTEXT, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name};
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name,
+             0};
+    note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(&j, 1);
     gpuprof__op_end(corr);
     return st;

@@ -28,6 +28,11 @@ typedef struct gp_sim_config {
     unsigned batch;    /* activities delivered per batch (default 64) */
     unsigned seed;     /* of the shuffle within a batch (default 1) */
     unsigned delay_us; /* a partial batch waits at most this (default 1000) */
+    bool realtime;     /* waits last until the virtual clock has passed what
+                          they wait for, queries answer by it (default: the
+                          host never waits for the device) */
+    bool null_stream;  /* stream 0 is a legacy default stream: serialized
+                          with every other stream (default: independent) */
 } gp_sim_config;
 
 /* Registers the "sim" backend (before or after gpuprof_init; once per
@@ -68,6 +73,24 @@ void gpuprof__sim_clock(uint64_t t_ns);
  * thread waited over [t0_ns, t1_ns] (process clock); delivers everything
  * launched before it first. */
 gpuprof_status gpuprof__sim_wait(uint64_t t0_ns, uint64_t t1_ns);
+/* Synchronization, noted in traces (dependency records, trace format 1.3).
+ * With cfg.realtime the host really waits: until the virtual end of what
+ * it waits for (a stream's work launched so far, every stream's, an
+ * event's), and queries answer "done" once that time has passed; without
+ * it every wait returns once delivered and queries answer done.
+ * Events are numbered from 0 (at most 65,536 per init); an event is done
+ * when the work launched before it on its stream is. A stream's work
+ * launched after gpuprof__sim_stream_wait_event starts after the event. */
+gpuprof_status gpuprof__sim_stream_sync(unsigned stream);
+/* A blocking copy: returns when the copy has run. */
+gpuprof_status gpuprof__sim_copy_sync(unsigned stream, gpuprof_op_kind kind,
+                                      uint64_t bytes, uint64_t dur_ns);
+gpuprof_status gpuprof__sim_event_record(unsigned stream, uint32_t *event);
+gpuprof_status gpuprof__sim_event_sync(uint32_t event);
+gpuprof_status gpuprof__sim_event_query(uint32_t event, bool *done);
+gpuprof_status gpuprof__sim_stream_query(unsigned stream, bool *done);
+gpuprof_status gpuprof__sim_stream_wait_event(unsigned stream,
+                                              uint32_t event);
 /* Test hook: hold deliveries (launches accumulate) until released; sync
  * and flush still deliver. */
 void gpuprof__sim_hold(bool hold);

@@ -1,0 +1,421 @@
+/*
+ * api.c - the public face of the trace analysis (gpuprof_analysis.h,
+ * gpuprof_an_cpath_*): per process a graph (graph.c) with its wait states
+ * (waits.c) and GPU idleness blame (idle.c), shared by the measured
+ * analysis and its projections, each of which has its own node times and
+ * critical path (path.c); the metrics they add to a database (table.c) and
+ * the reports of `gpuprof report --waits / --critical-path` and `gpuprof
+ * project`.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../an_internal.h"
+#include "cpath.h"
+#include "table.h"
+
+typedef struct shared {
+    cp_graph g;
+    cp_wait *w;
+    uint64_t nw;
+    double *idle;
+    int refs;
+} shared;
+
+typedef struct proc {
+    shared *s;
+    cp_times tm;
+    cp_step *path;
+    uint64_t npath;
+    int64_t *on_path; /* per activity */
+} proc;
+
+struct gpuprof_an_cpath {
+    const gpuprof_an_db *db;
+    uint32_t n;
+    proc *p;
+    uint32_t *kern; /* per context: its one kernel child, CP_NONE, or
+                       UINT32_MAX - 1 for several */
+    bool projected;
+};
+
+#define SEVERAL (UINT32_MAX - 1)
+
+static gpuprof_status nomem(void)
+{
+    return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+}
+
+static void shared_drop(shared *s)
+{
+    if (s && --s->refs == 0) {
+        cp_graph_free(&s->g);
+        free(s->w);
+        free(s->idle);
+        free(s);
+    }
+}
+
+GPUPROF_AN_API void gpuprof_an_cpath_free(gpuprof_an_cpath *cp)
+{
+    if (!cp)
+        return;
+    for (uint32_t i = 0; i < cp->n; i++) {
+        shared_drop(cp->p[i].s);
+        cp_times_free(&cp->p[i].tm);
+        free(cp->p[i].path);
+        free(cp->p[i].on_path);
+    }
+    free(cp->p);
+    free(cp->kern);
+    free(cp);
+}
+
+/* Times and the critical path of p (scale NULL: as measured). */
+static gpuprof_status timed(proc *p, const double *scale)
+{
+    const cp_graph *g = &p->s->g;
+    p->on_path = calloc(g->nact ? g->nact : 1, sizeof(*p->on_path));
+    if (!p->on_path)
+        return nomem();
+    gpuprof_status st = cp_replay(g, scale, &p->tm);
+    if (st == GPUPROF_OK)
+        st = cp_path(g, &p->tm, &p->path, &p->npath, p->on_path);
+    return st;
+}
+
+static gpuprof_status one(const gpuprof_an_db *db, uint32_t process, proc *p)
+{
+    shared *s = calloc(1, sizeof(*s));
+    if (!s)
+        return nomem();
+    s->refs = 1;
+    p->s = s;
+    gpuprof_status st = cp_graph_build(db, process, &s->g);
+    if (st != GPUPROF_OK)
+        return st;
+    cp_weights(&s->g);
+    s->idle = malloc((s->g.nact ? s->g.nact : 1) * sizeof(*s->idle));
+    st = s->idle ? cp_idle(&s->g, s->idle) : nomem();
+    if (st == GPUPROF_OK)
+        st = cp_waits(&s->g, &s->w, &s->nw);
+    return st == GPUPROF_OK ? timed(p, NULL) : st;
+}
+
+static gpuprof_status kernels(gpuprof_an_cpath *cp)
+{
+    uint32_t nc = gpuprof_an_db_context_count(cp->db);
+    cp->kern = malloc((nc ? nc : 1) * sizeof(*cp->kern));
+    if (!cp->kern)
+        return nomem();
+    for (uint32_t c = 0; c < nc; c++)
+        cp->kern[c] = CP_NONE;
+    for (uint32_t c = 0; c < nc; c++) {
+        uint32_t p = gpuprof_an_db_context_parent(cp->db, c);
+        if (gpuprof_an_db_context_kind(cp->db, c) != GPUPROF_AN_NODE_KERNEL ||
+            p >= nc)
+            continue;
+        cp->kern[p] = cp->kern[p] == CP_NONE ? c : SEVERAL;
+    }
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_new(const gpuprof_an_db *db,
+                                                   gpuprof_an_progress_fn fn,
+                                                   void *user,
+                                                   gpuprof_an_cpath **out)
+{
+    if (!db || !out)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "NULL argument");
+    *out = NULL;
+    if (!gpuprof_an_db_trace_stream_count(db))
+        return gpuprof__an_fail(GPUPROF_E_NOTFOUND,
+                                "%s: no trace.db (measure with "
+                                "GPUPROF_TRACE=1)",
+                                gpuprof__an_db_dir(db));
+    gpuprof_an_cpath *cp = calloc(1, sizeof(*cp));
+    uint32_t np = gpuprof_an_db_profile_count(db);
+    uint32_t *ids = malloc((np ? np : 1) * sizeof(*ids));
+    if (!cp || !ids) {
+        free(cp);
+        free(ids);
+        return nomem();
+    }
+    cp->db = db;
+    uint32_t n = cp_processes(db, ids, np);
+    cp->p = calloc(n ? n : 1, sizeof(*cp->p));
+    gpuprof_status st = cp->p ? kernels(cp) : nomem();
+    for (uint32_t i = 0; i < n && st == GPUPROF_OK; i++) {
+        if (fn)
+            fn("cpath", i, n, user);
+        cp->n = i + 1;
+        st = one(db, ids[i], &cp->p[i]);
+    }
+    if (fn && st == GPUPROF_OK)
+        fn("cpath", n, n, user);
+    free(ids);
+    if (st != GPUPROF_OK) {
+        gpuprof_an_cpath_free(cp);
+        return st;
+    }
+    *out = cp;
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API uint32_t
+gpuprof_an_cpath_process_count(const gpuprof_an_cpath *cp)
+{
+    return cp ? cp->n : 0;
+}
+
+GPUPROF_AN_API uint32_t gpuprof_an_cpath_process(const gpuprof_an_cpath *cp,
+                                                 uint32_t i)
+{
+    return cp && i < cp->n ? cp->p[i].s->g.process : UINT32_MAX;
+}
+
+GPUPROF_AN_API const char *gpuprof_an_wait_kind_name(gpuprof_an_wait_kind k)
+{
+    static const char *const n[] = {"BlameKernel", "BlameSync",
+                                    "EventQuery",  "StreamQuery",
+                                    "NullStream",  "StreamWait"};
+    return (unsigned)k < GPUPROF_AN_WAIT_KINDS ? n[k] : "?";
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_waits(
+    const gpuprof_an_cpath *cp, uint32_t i, gpuprof_an_wait_totals *out)
+{
+    if (!cp || !out || i >= cp->n)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
+    memset(out, 0, sizeof(*out));
+    const shared *s = cp->p[i].s;
+    for (uint64_t k = 0; k < s->nw; k++) {
+        out->count[s->w[k].kind] += !s->w[k].part;
+        out->ns[s->w[k].kind] += s->w[k].ns;
+        out->opencl[s->w[k].kind] += s->w[k].opencl && !s->w[k].part;
+    }
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API uint64_t gpuprof_an_cpath_length(const gpuprof_an_cpath *cp,
+                                                uint32_t i)
+{
+    if (!cp || i >= cp->n || !cp->p[i].npath)
+        return 0;
+    const proc *p = &cp->p[i];
+    return (uint64_t)(p->path[p->npath - 1].to - p->path[0].from);
+}
+
+GPUPROF_AN_API uint64_t gpuprof_an_cpath_run_ns(const gpuprof_an_cpath *cp,
+                                                uint32_t i)
+{
+    if (!cp || i >= cp->n || !cp->p[i].s->g.nact)
+        return 0;
+    const proc *p = &cp->p[i];
+    int64_t lo = INT64_MAX;
+    for (uint64_t v = 0; v < 2 * (uint64_t)p->s->g.nact; v++)
+        lo = p->tm.t[v] < lo ? p->tm.t[v] : lo;
+    return (uint64_t)(p->tm.t[p->tm.last] - lo);
+}
+
+static void step_of(const proc *p, const cp_step *x, gpuprof_an_path_step *o)
+{
+    const cp_graph *g = &p->s->g;
+    const cp_act *a = &g->act[x->act];
+    const cp_lane *l = &g->lane[a->lane];
+    *o = (gpuprof_an_path_step){
+        (gpuprof_an_activity_kind)a->kind, a->context, a->profile,
+        l->gpu ? l->device : 0, l->gpu ? l->stream : 0,
+        (uint64_t)p->tm.t[2 * (uint64_t)x->act],
+        (uint64_t)p->tm.t[2 * (uint64_t)x->act + 1],
+        (uint64_t)(x->to - x->from), (uint64_t)x->from};
+}
+
+GPUPROF_AN_API uint64_t gpuprof_an_cpath_steps(const gpuprof_an_cpath *cp,
+                                               uint32_t i, uint64_t first,
+                                               gpuprof_an_path_step *out,
+                                               uint64_t max)
+{
+    if (!cp || i >= cp->n)
+        return 0;
+    const proc *p = &cp->p[i];
+    uint64_t k = 0;
+    for (; first + k < p->npath && k < max && out; k++)
+        step_of(p, &p->path[first + k], &out[k]);
+    return out ? k : p->npath;
+}
+
+GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
+    const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s, char *buf,
+    size_t size)
+{
+    if (!cp || !s || !buf || !size)
+        return "";
+    uint32_t c = s->context, nc = gpuprof_an_db_context_count(cp->db);
+    if (c >= nc) {
+        snprintf(buf, size, "<unknown context>");
+        return buf;
+    }
+    const char *name = gpuprof_an_db_context_name(cp->db, c);
+    uint32_t parent = gpuprof_an_db_context_parent(cp->db, c);
+    if (s->kind == GPUPROF_AN_ACTIVITY_GPU && cp->kern[c] != CP_NONE &&
+        cp->kern[c] != SEVERAL)
+        snprintf(buf, size, "%s", gpuprof_an_db_context_name(cp->db,
+                                                             cp->kern[c]));
+    else if (s->kind == GPUPROF_AN_ACTIVITY_GPU && cp->kern[c] == SEVERAL)
+        snprintf(buf, size, "%s (several kernels)", name);
+    else if (s->kind != GPUPROF_AN_ACTIVITY_CPU && parent < nc)
+        snprintf(buf, size, "%s in %s", name,
+                 gpuprof_an_db_context_name(cp->db, parent));
+    else
+        snprintf(buf, size, "%s", c ? name : "<no region>");
+    return buf;
+}
+
+const gpuprof_an_db *gpuprof__an_cpath_db(const gpuprof_an_cpath *cp)
+{
+    return cp->db;
+}
+
+void gpuprof__an_cpath_blames(const gpuprof_an_cpath *cp, uint32_t i,
+                              void (*cb)(void *arg, const char *name,
+                                         uint64_t ns),
+                              void *arg)
+{
+    const proc *p = &cp->p[i];
+    const cp_graph *g = &p->s->g;
+    char name[512];
+    for (uint64_t k = 0; k < p->s->nw; k++) {
+        const cp_act *a = &g->act[p->s->w[k].cause];
+        const cp_lane *l = &g->lane[a->lane];
+        gpuprof_an_path_step s = {(gpuprof_an_activity_kind)a->kind,
+                                  a->context, a->profile,
+                                  l->gpu ? l->device : 0,
+                                  l->gpu ? l->stream : 0, a->start, a->end, 0,
+                                  0};
+        cb(arg, gpuprof_an_cpath_step_name(cp, &s, name, sizeof(name)),
+           p->s->w[k].ns);
+    }
+}
+
+/* ---- metrics ---------------------------------------------------------- */
+typedef struct cells {
+    gpuprof__an_cell *c;
+    uint64_t n, cap;
+} cells;
+
+static bool cell(cells *v, const cp_graph *g, uint32_t a, double value)
+{
+    if (value == 0)
+        return true;
+    if (v->n == v->cap) {
+        uint64_t cap = v->cap ? v->cap * 2 : 256;
+        gpuprof__an_cell *n = realloc(v->c, cap * sizeof(*n));
+        if (!n)
+            return false;
+        v->c = n;
+        v->cap = cap;
+    }
+    uint32_t p = g->act[a].profile;
+    v->c[v->n++] = (gpuprof__an_cell){p == CP_NONE ? g->process : p,
+                                      g->act[a].context, value};
+    return true;
+}
+
+static gpuprof_status add_metric(gpuprof_an_db *db, const char *name,
+                                 cells *v)
+{
+    gpuprof__an_table *t =
+        gpuprof__an_table_new(db, name, GPUPROF_AN_UNIT_NS, v->c, v->n);
+    free(v->c);
+    *v = (cells){0};
+    return t ? gpuprof__an_db_add_table(db, t) : nomem();
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_cpath_metrics(
+    gpuprof_an_db *db, const gpuprof_an_cpath *cp)
+{
+    if (!db || !cp || cp->db != db)
+        return gpuprof__an_fail(GPUPROF_E_INVALID,
+                                "bad argument (the analysis of another "
+                                "database?)");
+    uint32_t m;
+    if (gpuprof_an_db_metric_find(db, "cpath.time", GPUPROF_AN_INCLUSIVE,
+                                  &m) == GPUPROF_OK)
+        return GPUPROF_OK;
+    static const char *const names[] = {"wait.time", "wait.blame",
+                                        "gpu.idle_blame", "cpath.time"};
+    gpuprof_status st = GPUPROF_OK;
+    for (int k = 0; k < 4 && st == GPUPROF_OK; k++) {
+        cells v = {0};
+        bool ok = true;
+        for (uint32_t i = 0; i < cp->n && ok; i++) {
+            const shared *s = cp->p[i].s;
+            const cp_graph *g = &s->g;
+            for (uint64_t j = 0; k < 2 && j < s->nw && ok; j++)
+                ok = cell(&v, g, k ? s->w[j].cause : s->w[j].waiter,
+                          (double)s->w[j].ns);
+            for (uint32_t a = 0; k >= 2 && a < g->nact && ok; a++)
+                ok = cell(&v, g, a,
+                          k == 2 ? s->idle[a] : (double)cp->p[i].on_path[a]);
+        }
+        st = ok ? add_metric(db, names[k], &v) : nomem();
+        free(v.c);
+    }
+    return st;
+}
+
+/* ---- projection ---------------------------------------------------------- */
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_project(
+    const gpuprof_an_cpath *cp, const char *const *rules, uint32_t nrules,
+    uint64_t *touched, gpuprof_an_cpath **out)
+{
+    if (!cp || (!rules && nrules) || !out)
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "NULL argument");
+    *out = NULL;
+    cp_rule *r = NULL;
+    uint32_t nr = 0;
+    gpuprof_status st = GPUPROF_OK;
+    for (uint32_t i = 0; i < nrules && st == GPUPROF_OK; i++)
+        st = cp_rules_parse(rules[i], &r, &nr);
+    gpuprof_an_cpath *x = st == GPUPROF_OK ? calloc(1, sizeof(*x)) : NULL;
+    if (st == GPUPROF_OK && (!x || !(x->p = calloc(cp->n ? cp->n : 1,
+                                                     sizeof(*x->p)))))
+        st = nomem();
+    uint32_t nc = gpuprof_an_db_context_count(cp->db);
+    if (st == GPUPROF_OK && (x->kern = malloc((nc ? nc : 1) *
+                                              sizeof(*x->kern))) == NULL)
+        st = nomem();
+    if (st == GPUPROF_OK) {
+        memcpy(x->kern, cp->kern, nc * sizeof(*x->kern));
+        x->db = cp->db;
+        x->projected = true;
+    }
+    uint64_t hits = 0;
+    for (uint32_t i = 0; i < cp->n && st == GPUPROF_OK; i++) {
+        proc *p = &x->p[i];
+        p->s = cp->p[i].s;
+        p->s->refs++;
+        x->n = i + 1;
+        const cp_graph *g = &p->s->g;
+        double *scale = malloc((g->nact ? g->nact : 1) * sizeof(*scale));
+        if (!scale) {
+            st = nomem();
+            break;
+        }
+        hits += cp_rules_apply(cp->db, g, r, nr, scale);
+        st = timed(p, scale);
+        free(scale);
+    }
+    cp_rules_free(r, nr);
+    if (st != GPUPROF_OK) {
+        gpuprof_an_cpath_free(x);
+        return st;
+    }
+    if (touched)
+        *touched = hits;
+    *out = x;
+    return GPUPROF_OK;
+}

@@ -1,0 +1,102 @@
+/*
+ * cl_deps.c - the OpenCL backend's dependency notes for traces (trace
+ * format 1.3; lib/core/gpu.h gpuprof__op_dep): clFinish waits for its
+ * queue, clWaitForEvents for the commands that made its events, a command
+ * with an event wait list waits (on the device) for those commands, and a
+ * blocking enqueue returns when its own command has run. In-order queues
+ * need no note: a queue is a stream, run in order.
+ *
+ * Events are named in traces by the correlation id of the command that
+ * made them: a small table maps the program's events to it, filled when a
+ * command is filed with the program's event. It is a cache: a collision
+ * replaces the older entry and a lookup that misses notes nothing (a wait
+ * the analysis does not see), never a wrong command; an event the program
+ * released and the runtime reused for a user event could still name its
+ * old command until an enqueue files it again.
+ */
+#include "backends/opencl/cl.h"
+
+#define DEP_SLOTS 4096u
+
+static struct {
+    cl_event ev;
+    uint64_t corr;
+} slot[DEP_SLOTS];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t hash(cl_event ev)
+{
+    uint64_t k = (uint64_t)(uintptr_t)ev * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(k >> 52) & (DEP_SLOTS - 1);
+}
+
+void gpuprof__cl_deps_event(cl_event ev, uint64_t corr)
+{
+    if (!ev || !corr || !gpuprof__trace_on())
+        return;
+    pthread_mutex_lock(&mu);
+    slot[hash(ev)].ev = ev;
+    slot[hash(ev)].corr = corr;
+    pthread_mutex_unlock(&mu);
+}
+
+static uint64_t corr_of(cl_event ev)
+{
+    pthread_mutex_lock(&mu);
+    uint64_t c = ev && slot[hash(ev)].ev == ev ? slot[hash(ev)].corr : 0;
+    pthread_mutex_unlock(&mu);
+    return c;
+}
+
+static void queue_at(cl_command_queue q, uint32_t *device, uint32_t *stream)
+{
+    const cl_queue *cq = q ? gpuprof__cl_queue(q) : NULL;
+    *device = cq && cq->dev ? cq->dev->index : 0;
+    *stream = cq ? cq->id : 0;
+}
+
+void gpuprof__cl_deps_wait_list(uint64_t corr, cl_command_queue q, cl_uint n,
+                                const cl_event *wl)
+{
+    if (!corr || !n || !wl || !gpuprof__trace_on())
+        return;
+    uint32_t device, stream;
+    queue_at(q, &device, &stream);
+    for (cl_uint i = 0; i < n; i++) {
+        uint64_t t = corr_of(wl[i]);
+        if (t)
+            gpuprof__op_dep(corr, GP_DEP_STREAM_WAIT, GP_DEP_OPENCL, device,
+                            stream, t);
+    }
+}
+
+void gpuprof__cl_deps_blocking(uint64_t corr, cl_command_queue q)
+{
+    if (!corr || !gpuprof__trace_on())
+        return;
+    uint32_t device, stream;
+    queue_at(q, &device, &stream);
+    gpuprof__op_dep(corr, GP_DEP_LAUNCH, GP_DEP_BLOCKING | GP_DEP_OPENCL,
+                    device, stream, 0);
+}
+
+void gpuprof__cl_deps_finish(uint64_t corr, cl_command_queue q)
+{
+    if (!corr || !gpuprof__trace_on())
+        return;
+    uint32_t device, stream;
+    queue_at(q, &device, &stream);
+    gpuprof__op_dep(corr, GP_DEP_SYNC_STREAM, GP_DEP_OPENCL, device, stream,
+                    0);
+}
+
+void gpuprof__cl_deps_wait_events(uint64_t corr, cl_uint n, const cl_event *l)
+{
+    if (!corr || !l || !gpuprof__trace_on())
+        return;
+    for (cl_uint i = 0; i < n; i++) {
+        uint64_t t = corr_of(l[i]);
+        if (t)
+            gpuprof__op_dep(corr, GP_DEP_SYNC_EVENT, GP_DEP_OPENCL, 0, 0, t);
+    }
+}

@@ -1,0 +1,241 @@
+/*
+ * bench_cpath.c - the trace analysis's figures (analysis/cpath):
+ *
+ *   cpath_events_per_s   trace.db records (API calls, device work,
+ *                        dependency notes, regions) per second through
+ *                        gpuprof_an_cpath_new: graph build, wait states,
+ *                        GPU idleness and the critical path, per second of
+ *                        the analysing thread's CPU time (it runs on one
+ *                        thread; CPU time, not wall time, so a machine
+ *                        shared with other work gives the same figure),
+ *                        median of 3; goal >= 1e6
+ *   cpath_peak_rss_mb    peak resident MB of a process that opens the
+ *                        database and analyses it, per million records
+ *
+ * The trace is made here: one thread launching kernels round-robin onto 4
+ * streams, every 4th launch followed by a stream synchronize, every 16th
+ * by an event record and a stream wait, every 32nd by a failed and a ready
+ * stream query; `gpuprof analyze` (the library, untimed) makes trace.db.
+ * The measured part runs in a fresh process of this program (argument
+ * "child DB") so its peak RSS is its own.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "gpuprof_analysis.h"
+#include "io/trace.h"
+#include "support/mkprofile.h"
+
+#define STEPS 200000u
+#define CHUNK 65536u
+
+typedef struct recs {
+    gpuprof__io_trace_rec *r;
+    uint32_t n;
+} recs;
+
+static void push(recs *v, gpuprof__io_trace_rec x)
+{
+    if ((v->n & (v->n - 1)) == 0) {
+        v->r = realloc(v->r, (v->n ? 2 * (size_t)v->n : 1) * sizeof(*v->r));
+        if (!v->r)
+            abort();
+    }
+    v->r[v->n++] = x;
+}
+
+static FILE *trace_file;
+static uint64_t total;
+
+static void write_chunks(recs *v, int kind, uint32_t stream)
+{
+    static uint8_t buf[GPUPROF_IO_TRACE_CHUNK_HEADER + CHUNK * 32];
+    for (uint32_t i = 0; i < v->n; i += CHUNK) {
+        uint32_t n = v->n - i < CHUNK ? v->n - i : CHUNK;
+        size_t len =
+            kind == 0   ? gpuprof__io_trace_corr_records(buf, 0, 0, 0, v->r + i, n)
+            : kind == 1 ? gpuprof__io_trace_corr_records(
+                              buf, GPUPROF_IO_TRACE_GPU, 0, stream, v->r + i, n)
+                        : gpuprof__io_trace_dep_records(buf, 0, 0, v->r + i, n);
+        fwrite(buf, 1, len, trace_file);
+    }
+    total += v->n;
+    free(v->r);
+}
+
+/* Placeholders: 4 kernel launch sites (node 4 + 3p under frame 3 + 3p),
+ * then sync (p 4), event (5), wait (6), query (7). */
+#define PH(p) (4u + 3u * (p))
+
+static void make(const char *dir)
+{
+    char path[512];
+    tp_builder *b = tp_new("host", 10, 0);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t r = tp_region(b, 0, "R", 1, 1000, 1000);
+    tp_region(b, r, "cpu", 0, 0, 0); /* node 2, as in check_an_cpath */
+    uint32_t mod = tp_module(b, "/bin/app");
+    for (uint32_t p = 0; p < 8; p++) {
+        tp_frame(b, r, mod, 0x100 + 16 * p);
+        tp_gpu_op(b, PH(p) - 1, p < 4 ? 1 : p == 4 ? 9 : 12);
+        char k[16];
+        snprintf(k, sizeof(k), "k%u", p);
+        if (p < 4)
+            tp_kernel(b, PH(p), k, UINT32_MAX);
+        else /* keep the node numbering */
+            tp_region(b, 0, k, 0, 0, 0);
+    }
+    tp_times(b, 0, 1000000000000ull, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
+    snprintf(path, sizeof(path), "%s/h-r0-p10.gpuprof", dir);
+    int rc = tp_write(b, path, 0);
+    if (rc) {
+        fprintf(stderr, "bench_cpath: cannot write %s (%d)\n", path, rc);
+        exit(1);
+    }
+    tp_free(b);
+    recs ops = {0}, deps = {0}, gpu[4] = {{0}};
+    uint64_t t = 1000, clk[4] = {0}, corr = 1ull << 40, ev = 0;
+    for (uint32_t i = 0; i < STEPS; i++) {
+        uint32_t j = i % 4;
+        uint64_t c = ++corr, s = clk[j] > t + 200 ? clk[j] : t + 200;
+        push(&ops, (gpuprof__io_trace_rec){t, t + 1000, PH(j), c});
+        push(&gpu[j], (gpuprof__io_trace_rec){s, s + 3000, PH(j), c});
+        clk[j] = s + 3000;
+        t += 1500;
+        if (i % 4 == 3) { /* sync stream j */
+            uint64_t e = clk[j] + 100 > t + 500 ? clk[j] + 100 : t + 500;
+            push(&ops, (gpuprof__io_trace_rec){t, e, PH(4), ++corr});
+            push(&deps, (gpuprof__io_trace_rec){
+                            t, 0, GPUPROF_IO_DEP_INFO(2, 0, 0, j), corr});
+            t = e + 100;
+        }
+        if (i % 16 == 15) { /* event on j, stream j+1 waits for it */
+            push(&ops, (gpuprof__io_trace_rec){t, t + 100, PH(5), ev = ++corr});
+            push(&deps, (gpuprof__io_trace_rec){
+                            t, 0, GPUPROF_IO_DEP_INFO(6, 0, 0, j), corr});
+            t += 200;
+            push(&ops, (gpuprof__io_trace_rec){t, t + 100, PH(6), ++corr});
+            push(&deps, (gpuprof__io_trace_rec){
+                            t, ev, GPUPROF_IO_DEP_INFO(7, 0, 0, (j + 1) % 4),
+                            corr});
+            t += 200;
+        }
+        if (i % 32 == 31) { /* query stream j: not done, then done */
+            push(&ops, (gpuprof__io_trace_rec){t, t + 100, PH(7), ++corr});
+            push(&deps, (gpuprof__io_trace_rec){
+                            t, 0, GPUPROF_IO_DEP_INFO(4, 0, 0, j), corr});
+            t = (clk[j] > t + 200 ? clk[j] : t + 200) + 50;
+            push(&ops, (gpuprof__io_trace_rec){t, t + 100, PH(7), ++corr});
+            push(&deps, (gpuprof__io_trace_rec){
+                            t, 0, GPUPROF_IO_DEP_INFO(4, 1, 0, j), corr});
+            t += 200;
+        }
+    }
+    snprintf(path, sizeof(path), "%s/h-r0-p10.gptrace", dir);
+    trace_file = fopen(path, "wb");
+    uint8_t h[GPUPROF_IO_TRACE_HEADER + 128];
+    gpuprof__io_trace_header(h, 10, 1000000);
+    size_t n = GPUPROF_IO_TRACE_HEADER;
+    n += gpuprof__io_trace_thread_chunk(h + n, 0, 100, "main");
+    gpuprof__io_trace_rec reg = {0, t + 1000, r, 0};
+    n += gpuprof__io_trace_records(h + n, 0, 0, 0, &reg, 1);
+    fwrite(h, 1, n, trace_file);
+    total = 1;
+    write_chunks(&ops, 0, 0);
+    for (uint32_t j = 0; j < 4; j++)
+        write_chunks(&gpu[j], 1, j);
+    write_chunks(&deps, 2, 0);
+    fclose(trace_file);
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int child(const char *db_dir)
+{
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(db_dir, &db) != GPUPROF_OK)
+        return 1;
+    uint64_t events = 0;
+    for (uint32_t i = 0; i < gpuprof_an_db_trace_stream_count(db); i++) {
+        gpuprof_an_trace_stream s;
+        gpuprof_an_db_trace_stream(db, i, &s);
+        events += s.records;
+    }
+    double t[3];
+    for (int k = 0; k < 3; k++) {
+        gpuprof_an_cpath *cp;
+        double t0 = thread_cpu_s();
+        if (gpuprof_an_cpath_new(db, NULL, NULL, &cp) != GPUPROF_OK) {
+            fprintf(stderr, "bench_cpath: %s\n", gpuprof_an_last_error());
+            return 1;
+        }
+        t[k] = thread_cpu_s() - t0;
+        gpuprof_an_cpath_free(cp);
+    }
+    printf("%llu %.9f\n", (unsigned long long)events, bench_median(t, 3));
+    gpuprof_an_db_close(db);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "child"))
+        return child(argv[2]);
+    char dir[256], db[300];
+    snprintf(dir, sizeof(dir), "%s/bench_cpath.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(db, sizeof(db), "%s/db", dir);
+    make(dir);
+    gpuprof_an_analysis *a;
+    if (gpuprof_an_analysis_new(&a) != GPUPROF_OK ||
+        gpuprof_an_analysis_add_input(a, dir) != GPUPROF_OK ||
+        gpuprof_an_analysis_set_output(a, db) != GPUPROF_OK ||
+        gpuprof_an_analysis_run(a) != GPUPROF_OK) {
+        fprintf(stderr, "bench_cpath: %s\n", gpuprof_an_last_error());
+        return 1;
+    }
+    gpuprof_an_analysis_free(a);
+    int fd[2];
+    if (pipe(fd))
+        return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        execl("/proc/self/exe", argv[0], "child", db, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char line[128] = "";
+    FILE *f = fdopen(fd[0], "r");
+    if (!f || !fgets(line, sizeof(line), f))
+        line[0] = '\0';
+    int status = 0;
+    struct rusage ru;
+    unsigned long long events = 0;
+    double secs = 0;
+    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) || sscanf(line, "%llu %lf", &events, &secs) != 2 ||
+        !events || secs <= 0) {
+        fprintf(stderr, "bench_cpath: the analysis failed\n");
+        return 1;
+    }
+    printf("BENCH cpath_events_per_s %.0f events/s\n", (double)events / secs);
+    printf("BENCH cpath_peak_rss_mb %.1f MB per million events\n",
+           (double)ru.ru_maxrss / 1024.0 / ((double)events / 1e6));
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}

@@ -78,3 +78,13 @@ bench: deps-bench
 ifeq ($(HAVE_OPENCL),1)
 	$(Q)B=$(B) tests/bench/opencl_demo.sh
 endif
+
+# The OTF2 export's benchmark writes its measurement with
+# tests/support/mkprofile.c and lib/io's trace writer.
+$(B)/bench/bench_otf2: tests/bench/bench_otf2.c $(AN_OBJS) $(IO_OBJS) \
+    $(B)/obj/tests/support/mkprofile.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(AN_OBJS) $(IO_OBJS) \
+	  $(B)/obj/tests/support/mkprofile.o $(LDFLAGS) -lzstd -ldl -lpthread -lm \
+	  $(DW_LIBS)

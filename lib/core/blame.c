@@ -34,8 +34,8 @@
  * launch since the previous SYNC extends the thread's run when it has the
  * same placeholder (calling context) as the run's, else starts a run there;
  * a SYNC after zero or several launches ends the run. A run of at least
- * GP_LAUNCH_WAIT_MIN pairs is reported as detect.launch_wait = its length
- * on the wait's placeholder (beside blame.cpu_idle, the waits' time), once:
+ * GP_LAUNCH_WAIT_MIN pairs is reported as detect.launch_wait (a metric the
+ * core registers at gpuprof_init) = its length on the wait's placeholder (beside blame.cpu_idle, the waits' time), once:
  * when it ends, or at a flush (the part not yet reported).
  */
 #include <stdlib.h>
@@ -43,6 +43,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "gpuprof_backend.h"
 #include "io/io.h"
 
 #define HIST_MAX (1u << 18)
@@ -144,6 +145,25 @@ static bool may_wait(uint32_t kind)
 }
 
 /* ---- launch->wait ------------------------------------------------------ */
+/* detect.launch_wait is a metric the core registers (the built-in ids are
+ * pinned by gpuprof_backend.h); 0 when it could not be. */
+static uint32_t launch_wait_id;
+
+void gpuprof__blame_init(void)
+{
+    gpuprof_metric_desc d = GPUPROF_METRIC_DESC_INIT;
+    d.name = "detect.launch_wait";
+    d.description = "a host wait after every launch: consecutive "
+                    "launch->wait pairs at this wait (at least 100; batch "
+                    "the work and wait once)";
+    d.unit = GPUPROF_METRIC_UNIT_COUNT;
+    d.combine = GPUPROF_METRIC_SUM;
+    d.attach = GPUPROF_METRIC_ON_GPU_OPS;
+    uint32_t id = 0;
+    if (gpuprof__metric_register(&d, &id) == GPUPROF_OK && id < 256)
+        gp_store_release(&launch_wait_id, id);
+}
+
 static void note(gp_gpu *g, uint32_t node, uint32_t kind, uint32_t name,
                  uint32_t binary, uint8_t metric, uint64_t value)
 {
@@ -154,9 +174,10 @@ static void note(gp_gpu *g, uint32_t node, uint32_t kind, uint32_t name,
 
 static void lw_report(gp_gpu *g)
 {
-    if (g->lw_run >= GP_LAUNCH_WAIT_MIN && g->lw_run > g->lw_reported) {
+    uint32_t id = gp_load_acquire(&launch_wait_id);
+    if (id && g->lw_run >= GP_LAUNCH_WAIT_MIN && g->lw_run > g->lw_reported) {
         note(g, g->lw_node, GPUPROF_OP_SYNC, 0, (uint32_t)GP_NO_BINARY,
-             GP_M_DET_LAUNCH_WAIT, g->lw_run - g->lw_reported);
+             (uint8_t)id, g->lw_run - g->lw_reported);
         g->lw_reported = g->lw_run;
     }
 }

@@ -254,6 +254,9 @@ void gpuprof__monitor_settle(void);
  * began, retired them all, and has everything forwarded been applied? Then
  * nothing refers to it any more and it may be merged and freed. */
 bool gpuprof__monitor_quiescent(gp_gpu *g);
+/* Test hook: while held, the monitor thread runs no rounds (flushes
+ * still do). */
+void gpuprof__monitor_hold(bool hold);
 /* Stops and joins the thread; later syncs run the rounds inline. */
 void gpuprof__monitor_stop(void);
 void gpuprof__monitor_atfork_prepare(void);
@@ -314,6 +317,8 @@ void gpuprof__blame_act(gp_gpu *g, uint32_t node, const uint64_t seq[2],
 /* The end of a round at monitor clock `now` (force: resolve every wait). */
 void gpuprof__blame_round(uint64_t round, uint64_t now, bool force);
 void gpuprof__blame_flush(uint64_t now);
+/* gpuprof_init: registers detect.launch_wait. */
+void gpuprof__blame_init(void);
 void gpuprof__blame_atfork_child(void);
 
 #endif /* GPUPROF_CORE_GPU_H */

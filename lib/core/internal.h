@@ -67,6 +67,7 @@ gpuprof_status gpuprof__fail(gpuprof_status st, int level, const char *fmt,
                              ...) __attribute__((format(printf, 3, 4)));
 void gpuprof__log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+void gpuprof__log_v(int level, const char *fmt, va_list ap);
 void gpuprof__log_set_level_default(int level);
 int gpuprof__log_parse_level(const char *s);
 
@@ -210,6 +211,8 @@ typedef struct gp_metric_def {
     const char *description;
     uint8_t type, combine, unit, kind; /* GPUPROF_IO_* values */
     bool ticks;                        /* stored as ticks, written as ns */
+    uint8_t ext_flags;        /* GPUPROF_IO_METRIC_* (METRIC_EXT section) */
+    const char *count_metric; /* odd sums: the metric counting summands */
 } gp_metric_def;
 
 /* Metric ids of the built-in region kind (block layout of GP_KIND_REGION). */
@@ -232,38 +235,52 @@ enum {
     GP_M_API_TIME = 16,           /* host-side operations: time in the call */
     GP_M_GPU_REGISTERS = 17,      /* kernels: registers per thread, summed */
     GP_M_GPU_SHARED_MEM = 18,     /* kernels: shared memory per block, summed */
-    GP_M_DET_LAUNCH_WAIT = 19,    /* waits: launch->wait pairs (core blame.c) */
-    GP_M_GPU_LAST = 19
+    GP_M_GPU_LAST = 18
 };
 /* Metric ids of the CPU kind (on region-CCT frames). */
-enum { GP_M_GPU_IDLE_CAUSE = 20 };
+enum { GP_M_GPU_IDLE_CAUSE = 19 };
 /* Metric ids of the GPU instruction kind (PC samples on GPU_INSTR nodes):
  * all samples, latency samples (no warp of the scheduler issued), and the
  * samples of each stall reason (seed 000 §4.2, seed 001). */
 enum {
-    GP_M_PC_SAMPLES = 21,
-    GP_M_PC_LATENCY = 22,
-    GP_M_PC_STALL_SELECTED = 23,
-    GP_M_PC_STALL_NOT_SELECTED = 24,
-    GP_M_PC_STALL_BARRIER = 25,
-    GP_M_PC_STALL_BRANCH_RESOLVING = 26,
-    GP_M_PC_STALL_DISPATCH_STALL = 27,
-    GP_M_PC_STALL_DRAIN = 28,
-    GP_M_PC_STALL_IMC_MISS = 29,
-    GP_M_PC_STALL_LG_THROTTLE = 30,
-    GP_M_PC_STALL_LONG_SCOREBOARD = 31,
-    GP_M_PC_STALL_MATH_PIPE_THROTTLE = 32,
-    GP_M_PC_STALL_MEMBAR = 33,
-    GP_M_PC_STALL_MIO_THROTTLE = 34,
-    GP_M_PC_STALL_MISC = 35,
-    GP_M_PC_STALL_NO_INSTRUCTIONS = 36,
-    GP_M_PC_STALL_SHORT_SCOREBOARD = 37,
-    GP_M_PC_STALL_SLEEPING = 38,
-    GP_M_PC_STALL_TEX_THROTTLE = 39,
-    GP_M_PC_STALL_WAIT = 40,
-    GP_M_PC_STALL_OTHER = 41,
-    GP_M_PC_LAST = 41
+    GP_M_PC_SAMPLES = 20,
+    GP_M_PC_LATENCY = 21,
+    GP_M_PC_STALL_SELECTED = 22,
+    GP_M_PC_STALL_NOT_SELECTED = 23,
+    GP_M_PC_STALL_BARRIER = 24,
+    GP_M_PC_STALL_BRANCH_RESOLVING = 25,
+    GP_M_PC_STALL_DISPATCH_STALL = 26,
+    GP_M_PC_STALL_DRAIN = 27,
+    GP_M_PC_STALL_IMC_MISS = 28,
+    GP_M_PC_STALL_LG_THROTTLE = 29,
+    GP_M_PC_STALL_LONG_SCOREBOARD = 30,
+    GP_M_PC_STALL_MATH_PIPE_THROTTLE = 31,
+    GP_M_PC_STALL_MEMBAR = 32,
+    GP_M_PC_STALL_MIO_THROTTLE = 33,
+    GP_M_PC_STALL_MISC = 34,
+    GP_M_PC_STALL_NO_INSTRUCTIONS = 35,
+    GP_M_PC_STALL_SHORT_SCOREBOARD = 36,
+    GP_M_PC_STALL_SLEEPING = 37,
+    GP_M_PC_STALL_TEX_THROTTLE = 38,
+    GP_M_PC_STALL_WAIT = 39,
+    GP_M_PC_STALL_OTHER = 40,
+    GP_M_PC_LAST = 40
 };
+
+/* Metrics backends register at run time (gpuprof_be_metric_register): ids
+ * GP_M_REG_FIRST.. (at most GP_REG_MAX), values in blocks of the internal
+ * kind GP_BLOCK_REG (never written to files: each metric's file kind says
+ * where it attaches). */
+enum { GP_M_REG_FIRST = GP_M_PC_LAST + 1, GP_REG_MAX = 32,
+       GP_REG_NAME_MAX = 63, GP_BLOCK_REG = 8 };
+struct gpuprof_metric_desc;
+gpuprof_status gpuprof__metric_register(const struct gpuprof_metric_desc *d,
+                                        uint32_t *id);
+/* The block kind metric `id` sits in. */
+uint32_t gpuprof__metric_block(uint32_t id);
+/* Combines `v` into a value of metric `id` by its rule (sum or max); the
+ * caller owns *to. */
+void gpuprof__metric_merge(_Atomic uint64_t *to, uint32_t id, uint64_t v);
 
 uint32_t gpuprof__metric_count(void);
 const gp_metric_def *gpuprof__metric(uint32_t id);
@@ -274,14 +291,6 @@ void gpuprof__metric_kind_range(uint32_t kind, uint32_t *first,
 /* ---- Backends (backend.c) --------------------------------------------- */
 /* Built-in backends register themselves once, before the first init. */
 void gpuprof__builtin_backends_register(void);
-#ifdef GPUPROF_HAVE_OPENCL
-void gpuprof__opencl_register(void);
-const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
-                                     unsigned *out_entries);
-#endif
-#ifdef GPUPROF_HAVE_CUPTI
-void gpuprof__cupti_register(void);
-#endif
 void gpuprof__backends_init(void);   /* probe+init the selected ones */
 void gpuprof__backends_call(int what); /* GP_BE_START/STOP/FLUSH/FINI */
 enum { GP_BE_START = 1, GP_BE_STOP = 2, GP_BE_FLUSH = 3, GP_BE_FINI = 4 };

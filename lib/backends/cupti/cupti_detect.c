@@ -28,8 +28,6 @@
 #include <string.h>
 
 #include "backends/cupti/cupti.h"
-#include "core/gpu.h"
-#include "core/internal.h"
 
 typedef struct load_params {     /* cuModuleLoadData(Ex), cuLibraryLoadData */
     void *result;
@@ -81,9 +79,9 @@ bool gpuprof__cupti_is_ptx(const void *image)
 static void copy(uint64_t corr, uint32_t dir, const void *host, size_t n)
 {
     if (dir == GPUPROF_OP_COPY_D2H)
-        gpuprof__detect_readback(host, n);
-    else if (dir == GPUPROF_OP_COPY_H2D && gpuprof__detect_sent_again(host, n))
-        gpuprof__detect_note(corr, GP_M_DET_OUTPUT_AS_INPUT, 1);
+        gpuprof_be_detect_readback(host, n);
+    else if (dir == GPUPROF_OP_COPY_H2D && gpuprof_be_detect_sent_again(host, n))
+        gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_OUTPUT_AS_INPUT, 1);
 }
 
 static bool legacy(const void *stream)
@@ -105,7 +103,7 @@ static void runtime(CUpti_CallbackId id, const void *p, uint64_t corr)
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
         if (legacy(((const rt_launch_params *)p)->stream))
-            gpuprof__detect_note(corr, GP_M_DET_INORDER_QUEUE, 1);
+            gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_INORDER_QUEUE, 1);
         break;
     default:
         break;
@@ -119,7 +117,7 @@ static void driver(CUpti_CallbackId id, const void *p, uint64_t corr)
     case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData:
         if (gpuprof__cupti_is_ptx(((const load_params *)p)->image))
-            gpuprof__detect_note(corr, GP_M_DET_JIT_SINGLE, 1);
+            gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_JIT_SINGLE, 1);
         break;
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2: {
@@ -135,7 +133,7 @@ static void driver(CUpti_CallbackId id, const void *p, uint64_t corr)
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
         if (legacy(((const drv_launch_params *)p)->stream))
-            gpuprof__detect_note(corr, GP_M_DET_INORDER_QUEUE, 1);
+            gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_INORDER_QUEUE, 1);
         break;
     default:
         break;
@@ -169,18 +167,18 @@ void gpuprof__cupti_device_used(uint32_t dev)
  * the devices' operation on the same call path. */
 __attribute__((noinline)) void gpuprof__cupti_devices_first_call(void)
 {
-    if (gp_load_relaxed(&devs_claimed))
+    if (atomic_load_explicit(&devs_claimed, memory_order_relaxed))
         return;
     int zero = 0;
     if (!atomic_compare_exchange_strong(&devs_claimed, &zero, 1))
         return;
     /* Frames: this function, api_exit and on_callback (none inlined). */
-    uint64_t c = gpuprof__op_begin(GPUPROF_OP_OTHER, 3);
+    uint64_t c = gpuprof_be_op_begin(GPUPROF_OP_OTHER, 3);
     __asm__ volatile("" ::: "memory"); /* keep this frame */
-    if (c == GP_CORR_PAUSED)
+    if (c == GPUPROF_CORR_PAUSED)
         c = 0;
-    gpuprof__op_end(c);
-    gp_store_release(&devs_corr, c);
+    gpuprof_be_op_end(c);
+    atomic_store_explicit(&devs_corr, c, memory_order_release);
 }
 
 /* At finalize (or a test's): `present` devices (-1: ask the driver). */
@@ -195,14 +193,17 @@ void gpuprof__cupti_devices_report(int present)
         int n = 0;
         present = count && count(&n) == 0 ? n : 0;
     }
-    uint64_t used = gp_load_relaxed(&devs_used), unused = 0;
+    uint64_t used = atomic_load_explicit(&devs_used, memory_order_relaxed);
+    uint64_t unused = 0;
     for (int d = 0; d < present && d < 64; d++)
         unused += !(used >> d & 1);
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_OTHER;
-    a.flags = GP_ACT_NOTE; /* final: closes the operation */
-    uint8_t m = GP_M_DET_DEVICES_UNUSED;
-    gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, unused ? 1 : 0, &m,
-                               &unused);
+    a.flags = GPUPROF_ACTIVITY_NOTE; /* final: closes the operation */
+    gpuprof_activity_extra x = GPUPROF_ACTIVITY_EXTRA_INIT;
+    x.count = unused ? 1 : 0;
+    x.metric[0] = GPUPROF_METRIC_DET_DEVICES_UNUSED;
+    x.value[0] = unused;
+    gpuprof_be_activity_submit(&a, &x);
 }

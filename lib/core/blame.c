@@ -35,7 +35,7 @@
  * same placeholder (calling context) as the run's, else starts a run there;
  * a SYNC after zero or several launches ends the run. A run of at least
  * GP_LAUNCH_WAIT_MIN pairs is reported as detect.launch_wait (a metric the
- * core registers at gpuprof_init) = its length on the wait's placeholder (beside blame.cpu_idle, the waits' time), once:
+ * core registers when it first reports) = its length on the wait's placeholder (beside blame.cpu_idle, the waits' time), once:
  * when it ends, or at a flush (the part not yet reported).
  */
 #include <stdlib.h>
@@ -146,11 +146,15 @@ static bool may_wait(uint32_t kind)
 
 /* ---- launch->wait ------------------------------------------------------ */
 /* detect.launch_wait is a metric the core registers (the built-in ids are
- * pinned by gpuprof_backend.h); 0 when it could not be. */
+ * pinned by gpuprof_backend.h) when it first reports a run, so a program
+ * without one leaves every registered slot to its backends; 0: not yet, or
+ * it could not be (then nothing is reported). Monitor only. */
 static uint32_t launch_wait_id;
+static bool launch_wait_tried;
 
-void gpuprof__blame_init(void)
+static void register_launch_wait(void)
 {
+    launch_wait_tried = true;
     gpuprof_metric_desc d = GPUPROF_METRIC_DESC_INIT;
     d.name = "detect.launch_wait";
     d.description = "a host wait after every launch: consecutive "
@@ -161,7 +165,7 @@ void gpuprof__blame_init(void)
     d.attach = GPUPROF_METRIC_ON_GPU_OPS;
     uint32_t id = 0;
     if (gpuprof__metric_register(&d, &id) == GPUPROF_OK && id < 256)
-        gp_store_release(&launch_wait_id, id);
+        launch_wait_id = id;
 }
 
 static void note(gp_gpu *g, uint32_t node, uint32_t kind, uint32_t name,
@@ -174,8 +178,12 @@ static void note(gp_gpu *g, uint32_t node, uint32_t kind, uint32_t name,
 
 static void lw_report(gp_gpu *g)
 {
-    uint32_t id = gp_load_acquire(&launch_wait_id);
-    if (id && g->lw_run >= GP_LAUNCH_WAIT_MIN && g->lw_run > g->lw_reported) {
+    if (g->lw_run < GP_LAUNCH_WAIT_MIN || g->lw_run <= g->lw_reported)
+        return;
+    if (!launch_wait_tried)
+        register_launch_wait();
+    uint32_t id = launch_wait_id;
+    if (id) {
         note(g, g->lw_node, GPUPROF_OP_SYNC, 0, (uint32_t)GP_NO_BINARY,
              (uint8_t)id, g->lw_run - g->lw_reported);
         g->lw_reported = g->lw_run;

@@ -317,8 +317,6 @@ void gpuprof__blame_act(gp_gpu *g, uint32_t node, const uint64_t seq[2],
 /* The end of a round at monitor clock `now` (force: resolve every wait). */
 void gpuprof__blame_round(uint64_t round, uint64_t now, bool force);
 void gpuprof__blame_flush(uint64_t now);
-/* gpuprof_init: registers detect.launch_wait. */
-void gpuprof__blame_init(void);
 void gpuprof__blame_atfork_child(void);
 
 #endif /* GPUPROF_CORE_GPU_H */

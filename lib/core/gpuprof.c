@@ -213,7 +213,6 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     /* libgpuprof.so's own frames (hooks) never stand in call paths. */
     gpuprof__unwind_hide_module_of((const void *)gpuprof_init);
     gpuprof__idle_init();
-    gpuprof__blame_init();
     gpuprof__backends_init();
     gpuprof__service_start();
     gpuprof__log(GPUPROF_LOG_INFO, "measuring%s; profile: %s",

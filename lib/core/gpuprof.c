@@ -212,6 +212,7 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gpuprof__helpers_export(); /* before any backend can build */
     /* libgpuprof.so's own frames (hooks) never stand in call paths. */
     gpuprof__unwind_hide_module_of((const void *)gpuprof_init);
+    gpuprof__idle_init();
     gpuprof__backends_init();
     gpuprof__service_start();
     gpuprof__log(GPUPROF_LOG_INFO, "measuring%s; profile: %s",
@@ -276,6 +277,7 @@ static gpuprof_status finalize_locked(int mode)
         gpuprof__backends_call(GP_BE_STOP);
     gpuprof__backends_call(GP_BE_FLUSH);
     gpuprof__backends_call(GP_BE_FINI);
+    gpuprof__idle_stop();
     /* What was submitted until now is in the final profile; later
      * submissions (a runtime thread still running) are refused. */
     gpuprof__gpu_stop_accepting();

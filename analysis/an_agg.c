@@ -719,7 +719,9 @@ static gpuprof_status unify_one(run *r, uint32_t i, bool again)
             const gpuprof__io_node *nd = &p->nodes[th->first_node + n];
             gctx k = node_key(r, p, nd, s->ctx[th->first_node + nd->parent]);
             const sframe *f =
-                nd->kind == GPUPROF_IO_NODE_FRAME && r->a->structure
+                nd->kind == GPUPROF_IO_NODE_FRAME && r->a->structure &&
+                        !gpuprof__an_is_pyframe(gpuprof__io_str(
+                            p, p->modules[nd->key_a].path))
                     ? frame_structure(
                           r, k.name,
                           gpuprof__io_str(p, p->modules[nd->key_a].path),

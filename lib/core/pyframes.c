@@ -44,28 +44,8 @@
 #include "core/internal.h"
 #include "core/unwind.h"
 
-/* CPython 3.11 (x86_64 and other LP64) layouts: offsets in bytes. */
-enum {
-    TS_CFRAME = 56,        /* PyThreadState.cframe */
-    CF_CURRENT = 8,        /* _PyCFrame.current_frame */
-    FR_CODE = 32,          /* _PyInterpreterFrame.f_code */
-    FR_PREVIOUS = 48,      /* .previous */
-    FR_PREV_INSTR = 56,    /* .prev_instr */
-    FR_IS_ENTRY = 68,      /* .is_entry (bool) */
-    OB_TYPE = 8,           /* PyObject.ob_type */
-    VAR_SIZE = 16,         /* PyVarObject.ob_size */
-    CO_FIRSTLINENO = 72,   /* PyCodeObject.co_firstlineno (int) */
-    CO_FILENAME = 112,     /* .co_filename */
-    CO_QUALNAME = 128,     /* .co_qualname */
-    CO_LINETABLE = 136,    /* .co_linetable (bytes) */
-    CO_CODE = 184,         /* .co_code_adaptive: the instructions */
-    STR_LENGTH = 16,       /* PyASCIIObject.length */
-    STR_STATE = 32,        /* .state bit field */
-    STR_ASCII_DATA = 48,   /* sizeof(PyASCIIObject): compact ASCII data */
-    STR_UTF8_LENGTH = 48,  /* PyCompactUnicodeObject.utf8_length */
-    STR_UTF8 = 56,         /* .utf8 */
-    BYTES_DATA = 32,       /* PyBytesObject.ob_sval */
-};
+#include "core/pyframes_layout.h"
+
 #define PY_311 0x030b0000u
 #define MAX_PY_DEPTH 4096 /* frames walked at most: a loop guard */
 
@@ -101,10 +81,10 @@ static void find_interpreter(void)
     const unsigned long *ver = dlsym(RTLD_DEFAULT, "Py_Version");
     if (!eval)
         return; /* not a Python program */
-    if (!ver || (*ver & 0xffff0000u) != PY_311) {
+    if (!ver || (*ver & 0xffff0000u) != PY_311 || sizeof(void *) != 8) {
         gpuprof__log(GPUPROF_LOG_INFO,
                      "python frames: off (CPython %lx; this build reads "
-                     "3.11's frames)", ver ? *ver : 0ul);
+                     "3.11's frames, 64-bit)", ver ? *ver : 0ul);
         return;
     }
     P.tstate = (tstate_fn)dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
@@ -173,18 +153,13 @@ static int32_t svarint(const uint8_t **p, const uint8_t *end)
     return v & 1 ? -(int32_t)(v >> 1) : (int32_t)(v >> 1);
 }
 
-/* The line of instruction `at` (code units from the start) of `code`, from
- * 3.11's location table; 0 when it has none. */
-static uint32_t code_line(const void *code, uint64_t at)
+uint32_t gpuprof__py_line(const uint8_t *p, int64_t size, int32_t first,
+                          uint64_t at)
 {
-    const void *lt = AT(code, CO_LINETABLE, const void *);
-    if (!lt || AT(lt, OB_TYPE, const void *) != P.bytes_type)
-        return 0;
-    int64_t size = AT(lt, VAR_SIZE, int64_t);
-    const uint8_t *p = (const uint8_t *)lt + BYTES_DATA, *end = p + size;
-    int32_t line = AT(code, CO_FIRSTLINENO, int32_t);
+    const uint8_t *end = p + (size > 0 ? size : 0);
+    int32_t line = first;
     uint64_t start = 0;
-    while (p < end && size > 0) {
+    while (p < end) {
         uint8_t b = *p++;
         int kind = (b >> 3) & 15;
         uint64_t len = (b & 7) + 1u;
@@ -206,6 +181,17 @@ static uint32_t code_line(const void *code, uint64_t at)
         start += len;
     }
     return 0;
+}
+
+/* The line of instruction `at` (code units from the start) of `code`. */
+static uint32_t code_line(const void *code, uint64_t at)
+{
+    const void *lt = AT(code, CO_LINETABLE, const void *);
+    if (!lt || AT(lt, OB_TYPE, const void *) != P.bytes_type)
+        return 0;
+    return gpuprof__py_line((const uint8_t *)lt + BYTES_DATA,
+                            AT(lt, VAR_SIZE, int64_t),
+                            AT(code, CO_FIRSTLINENO, int32_t), at);
 }
 
 /* (code, instruction) -> (module, line): a direct-mapped cache. */

@@ -123,5 +123,9 @@ bool gpuprof__pyframes_active(void);
  * before the outermost frame. Only after gpuprof__pyframes_active. */
 int gpuprof__pyframes_expand(void *const *buf, int n, void **out,
                              uint64_t *py, int cap, bool *cut);
+/* The line of the instruction `at` code units into a code object, from
+ * its 3.11 location table p[0..size) and first line; 0 when it has none. */
+uint32_t gpuprof__py_line(const uint8_t *p, int64_t size, int32_t first,
+                          uint64_t at);
 
 #endif /* GPUPROF_CORE_UNWIND_H */

@@ -78,3 +78,16 @@ bench: deps-bench
 ifeq ($(HAVE_OPENCL),1)
 	$(Q)B=$(B) tests/bench/opencl_demo.sh
 endif
+
+# Python frames' cost embeds CPython 3.11 (python3.11-dev); left out without it.
+PY311_CONFIG := $(wildcard /usr/bin/python3.11-config)
+ifeq ($(PY311_CONFIG),)
+BENCH_BINS := $(filter-out $(B)/bench/bench_pyframes,$(BENCH_BINS))
+endif
+$(B)/bench/bench_pyframes: tests/bench/bench_pyframes.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(shell $(PY311_CONFIG) --includes) \
+	  $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
+	  $(shell $(PY311_CONFIG) --embed --ldflags) -lzstd -lunwind -ldl \
+	  -lpthread -lm

@@ -26,7 +26,7 @@
  * line as its offset: files, reports and the analysis need nothing new to
  * carry it, and the analysis names it "qualname (file:line)". Module ids
  * and lines are cached per (code object, instruction) in a small table
- * under a mutex, so a loop's repeated launches look nothing up twice.
+ * per thread, so a loop's repeated launches look nothing up twice.
  *
  * Every object read is checked first (its type pointer against
  * PyCode_Type / PyUnicode_Type / PyBytes_Type, lengths bounded, chain depth
@@ -194,16 +194,16 @@ static uint32_t code_line(const void *code, uint64_t at)
                             AT(code, CO_FIRSTLINENO, int32_t), at);
 }
 
-/* (code, instruction) -> (module, line): a direct-mapped cache. */
-#define PY_CACHE 1024
+/* (code, instruction) -> (module, line): a direct-mapped cache per thread
+ * (no lock on the hot path; a miss takes the module table's). */
+#define PY_CACHE 256
 typedef struct py_slot {
     const void *code;
     uint64_t at;
     const void *qualname, *filename; /* a code object reused: a miss */
     uint32_t module, line;
 } py_slot;
-static py_slot cache[PY_CACHE];
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread py_slot cache[PY_CACHE];
 
 /* The module and line of a frame running `code` at `at`; false when the
  * code object cannot be read or the module table is full. */
@@ -214,14 +214,12 @@ static bool frame_key(const void *code, uint64_t at, uint32_t *module,
                *fn = AT(code, CO_FILENAME, const void *);
     uintptr_t h = ((uintptr_t)code >> 4) * 31 + at;
     py_slot *s = &cache[(h ^ (h >> 11)) % PY_CACHE];
-    pthread_mutex_lock(&cache_mu);
-    bool hit = s->code == code && s->at == at && s->qualname == qn &&
-               s->filename == fn;
-    *module = s->module;
-    *line = s->line;
-    pthread_mutex_unlock(&cache_mu);
-    if (hit)
+    if (s->code == code && s->at == at && s->qualname == qn &&
+        s->filename == fn) {
+        *module = s->module;
+        *line = s->line;
         return true;
+    }
     char name[256], file[1024], path[1400];
     if (!str_text(qn, name, sizeof(name)) ||
         !str_text(fn, file, sizeof(file)))
@@ -231,9 +229,7 @@ static bool frame_key(const void *code, uint64_t at, uint32_t *module,
     *line = code_line(code, at);
     if (*module == UINT32_MAX)
         return false;
-    pthread_mutex_lock(&cache_mu);
     *s = (py_slot){code, at, qn, fn, *module, *line};
-    pthread_mutex_unlock(&cache_mu);
     return true;
 }
 

@@ -194,16 +194,17 @@ static uint32_t code_line(const void *code, uint64_t at)
                             AT(code, CO_FIRSTLINENO, int32_t), at);
 }
 
-/* (code, instruction) -> (module, line): a direct-mapped cache per thread
- * (no lock on the hot path; a miss takes the module table's). */
-#define PY_CACHE 256
+/* (code, instruction) -> (module, line): a two-way set-associative cache
+ * per thread (no lock on the hot path; a miss takes the module table's). */
+#define PY_SETS 256
 typedef struct py_slot {
     const void *code;
     uint64_t at;
     const void *qualname, *filename; /* a code object reused: a miss */
     uint32_t module, line;
 } py_slot;
-static __thread py_slot cache[PY_CACHE];
+static __thread py_slot cache[PY_SETS][2];
+static __thread uint8_t cache_next[PY_SETS]; /* the way to replace */
 
 /* The module and line of a frame running `code` at `at`; false when the
  * code object cannot be read or the module table is full. */
@@ -212,13 +213,16 @@ static bool frame_key(const void *code, uint64_t at, uint32_t *module,
 {
     const void *qn = AT(code, CO_QUALNAME, const void *),
                *fn = AT(code, CO_FILENAME, const void *);
-    uintptr_t h = ((uintptr_t)code >> 4) * 31 + at;
-    py_slot *s = &cache[(h ^ (h >> 11)) % PY_CACHE];
-    if (s->code == code && s->at == at && s->qualname == qn &&
-        s->filename == fn) {
-        *module = s->module;
-        *line = s->line;
-        return true;
+    uint64_t h = ((uint64_t)(uintptr_t)code + at) * 0x9E3779B97F4A7C15ull;
+    uint32_t set = (uint32_t)(h >> 56);
+    for (int w = 0; w < 2; w++) {
+        const py_slot *s = &cache[set][w];
+        if (s->code == code && s->at == at && s->qualname == qn &&
+            s->filename == fn) {
+            *module = s->module;
+            *line = s->line;
+            return true;
+        }
     }
     char name[256], file[1024], path[1400];
     if (!str_text(qn, name, sizeof(name)) ||
@@ -229,7 +233,8 @@ static bool frame_key(const void *code, uint64_t at, uint32_t *module,
     *line = code_line(code, at);
     if (*module == UINT32_MAX)
         return false;
-    *s = (py_slot){code, at, qn, fn, *module, *line};
+    cache[set][cache_next[set]] = (py_slot){code, at, qn, fn, *module, *line};
+    cache_next[set] ^= 1;
     return true;
 }
 

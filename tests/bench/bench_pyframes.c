@@ -95,6 +95,8 @@ int main(void)
         on[i] = run(true);
         off[i] = run(false);
         diff[i] = on[i] - off[i];
+        if (getenv("BENCH_DEBUG"))
+            fprintf(stderr, "%.0f %.0f\n", on[i], off[i]);
     }
     printf("BENCH python_frames_cost_ns %.1f ns\n", bench_median(diff, REPS));
     printf("BENCH python_frames_off_op_ns %.1f ns\n", bench_median(off, REPS));

@@ -549,6 +549,29 @@ GPUPROF_AN_API uint64_t gpuprof_an_db_trace_records(
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
     const gpuprof_an_db *db, FILE *out, uint32_t flags);
 
+/* Writes trace.db as an OTF2 archive (Vampir, otf2-print) in directory
+ * `dir`: dir/traces.otf2 is the file to open. Hosts are system tree nodes;
+ * each process a location group (and each of its GPUs an accelerator
+ * group); each CPU thread a location with its regions and GPU API calls,
+ * each GPU stream one with its kernels, copies and other device work, all
+ * as enter/leave events; names from the database's contexts. Times are ns
+ * of CLOCK_MONOTONIC of the host that booted first (other hosts' moved
+ * onto it by their realtime offsets); the clock properties give the date.
+ * Every event carries the attribute "critical_path" (uint8) once the
+ * critical path is computed. `dir` must be absent, an empty directory or
+ * an earlier export (replaced); the archive is written beside it, read
+ * back whole and only then renamed into place, so a failed export (a full
+ * disk included) leaves nothing. Records that overlap their enclosing one
+ * without nesting are cut to nest: one line says how many to `notes`
+ * (NULL: nowhere). Errors: GPUPROF_E_NOTFOUND (no trace.db),
+ * GPUPROF_E_UNAVAILABLE (built without OTF2 support, or libotf2 cannot be
+ * loaded; the message says which), GPUPROF_E_EXISTS (`dir` is something
+ * else), GPUPROF_E_IO, GPUPROF_E_NOMEM, GPUPROF_E_INVALID (NULL arguments,
+ * flags not 0). Not concurrently with gpuprof_an_db_derive on the same
+ * database. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_otf2(
+    const gpuprof_an_db *db, const char *dir, FILE *notes, uint32_t flags);
+
 /* Views of chosen metrics. TOPDOWN: the calling context tree. BOTTOMUP:
  * each procedure (a frame's function without the call site's offset, or a
  * region's, operation's or kernel's name) with what was spent in it, then

@@ -79,6 +79,16 @@ ifeq ($(HAVE_OPENCL),1)
 	$(Q)B=$(B) tests/bench/opencl_demo.sh
 endif
 
+# The OTF2 export's benchmark writes its measurement with
+# tests/support/mkprofile.c and lib/io's trace writer.
+$(B)/bench/bench_otf2: tests/bench/bench_otf2.c $(AN_OBJS) $(IO_OBJS) \
+    $(B)/obj/tests/support/mkprofile.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(AN_OBJS) $(IO_OBJS) \
+	  $(B)/obj/tests/support/mkprofile.o $(LDFLAGS) -lzstd -ldl -lpthread -lm \
+	  $(DW_LIBS)
+
 # Python frames' cost embeds CPython 3.11 (python3.11-dev); left out without it.
 PY311_CONFIG := $(wildcard /usr/bin/python3.11-config)
 ifeq ($(PY311_CONFIG),)

@@ -20,9 +20,15 @@ mpi="libopenmpi-dev openmpi-bin"
 # The Python package (python/gpuprof): pandas for its DataFrames, setuptools
 # and pip to install it from the checkout (tests/scripts/python.sh).
 py="python3-pandas python3-setuptools python3-pip"
+# OTF2 3.0: its headers build `gpuprof export --otf2` (libotf2 is dlopened
+# when an export runs), otf2-print reads the archives back in the tests
+# (tests/scripts/export-otf2.sh). Without them the export says it was
+# built without OTF2 support.
+otf2="libotf2-trace-dev"
 case "$group" in
-  demo|bench) pkgs="$base" ;;
-  check) pkgs="$base g++ check zstd binutils python3 $mpi $py" ;;
+  demo) pkgs="$base" ;;
+  bench) pkgs="$base $otf2" ;;
+  check) pkgs="$base g++ check zstd binutils python3 $mpi $py $otf2 otf2-tools" ;;
   *) echo "install-deps.sh: unknown group '$group' (demo, bench, check)" >&2; exit 2 ;;
 esac
 

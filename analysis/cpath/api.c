@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../an_internal.h"
+#include "../base/an_internal.h"
 #include "cpath.h"
 #include "table.h"
 

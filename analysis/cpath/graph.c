@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../an_db.h"
-#include "../an_internal.h"
+#include "../db/an_db.h"
+#include "../base/an_internal.h"
 #include "cpath.h"
 
 /* ---- growable arrays and the correlation map ----------------------------- */

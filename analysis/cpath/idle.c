@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "../an_internal.h"
+#include "../base/an_internal.h"
 #include "cpath.h"
 
 typedef struct span {

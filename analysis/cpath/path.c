@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../an_internal.h"
+#include "../base/an_internal.h"
 #include "cpath.h"
 
 static int64_t t0(const cp_graph *g, uint64_t v)

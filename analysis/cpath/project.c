@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../an_internal.h"
+#include "../base/an_internal.h"
 #include "cpath.h"
 
 static gpuprof_status bad(const char *text, const char *why)

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../an_internal.h"
+#include "../base/an_internal.h"
 #include "cpath.h"
 
 typedef struct waits_ctx {

@@ -7,7 +7,7 @@
  *                                    DIR...
  *
  * The only file built with mpicc and linked with MPI: it fills the
- * library's table of collective operations (analysis/an_coll.h) with MPI
+ * library's table of collective operations (analysis/coll/an_coll.h) with MPI
  * calls and runs gpuprof__an_analysis_run_ranks on every rank; the
  * analysis library itself never links MPI. How the work is split:
  * doc/ANALYSIS.md, "On several processes". -j and --memory are per rank.
@@ -27,10 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "an_cli.h"
-#include "an_coll.h"
+#include "../cli/an_cli.h"
+#include "../coll/an_coll.h"
 #include "gpuprof_analysis.h"
 
 /* ---- the collective operations with MPI ------------------------------- */
@@ -39,10 +40,37 @@ enum { TAG_SIZE = 1, TAG_DATA = 2 };
 
 static MPI_Comm comm;
 
+/* A rank that waits in a collective for a slower one would spin there
+ * (MPI's default when it has a core per rank), taking a core from
+ * whatever else runs -- its own threads, the other ranks on a shared or
+ * oversubscribed node. Operations here are started non-blocking and
+ * waited for politely: polled a while, then with sleeps that grow to
+ * POLL_MAX_NS, each poll moving MPI's progress on. */
+#define POLL_SPINS 64
+#define POLL_MAX_NS 200000L
+
+static int wait_for(MPI_Request *rq)
+{
+    long ns = 1000;
+    for (int n = 0;; n++) {
+        int done = 0;
+        if (MPI_Test(rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return 1;
+        if (done)
+            return 0;
+        if (n < POLL_SPINS)
+            continue;
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        ns = ns * 2 < POLL_MAX_NS ? ns * 2 : POLL_MAX_NS;
+    }
+}
+
 static int m_barrier(void *ctx)
 {
     (void)ctx;
-    return MPI_Barrier(comm) != MPI_SUCCESS;
+    MPI_Request rq;
+    return MPI_Ibarrier(comm, &rq) != MPI_SUCCESS || wait_for(&rq);
 }
 
 static MPI_Op mpi_op(gpuprof__an_op op)
@@ -57,8 +85,10 @@ static int m_allreduce(void *ctx, uint64_t *v, size_t n, gpuprof__an_op op)
     (void)ctx;
     for (size_t at = 0; at < n;) { /* counts are ints */
         int k = n - at < PIECE / 8 ? (int)(n - at) : PIECE / 8;
-        if (MPI_Allreduce(MPI_IN_PLACE, v + at, k, MPI_UINT64_T, mpi_op(op),
-                          comm) != MPI_SUCCESS)
+        MPI_Request rq;
+        if (MPI_Iallreduce(MPI_IN_PLACE, v + at, k, MPI_UINT64_T, mpi_op(op),
+                           comm, &rq) != MPI_SUCCESS ||
+            wait_for(&rq))
             return 1;
         at += (size_t)k;
     }
@@ -77,8 +107,10 @@ static int m_exscan(void *ctx, uint64_t *v, size_t n)
     int rc = 0;
     for (size_t at = 0; at < n && !rc;) {
         int k = n - at < PIECE / 8 ? (int)(n - at) : PIECE / 8;
-        rc = MPI_Exscan(in + at, v + at, k, MPI_UINT64_T, MPI_SUM, comm) !=
-             MPI_SUCCESS;
+        MPI_Request rq;
+        rc = MPI_Iexscan(in + at, v + at, k, MPI_UINT64_T, MPI_SUM, comm,
+                         &rq) != MPI_SUCCESS ||
+             wait_for(&rq);
         at += (size_t)k;
     }
     free(in);
@@ -105,8 +137,10 @@ static int send_blob(const void *blob, uint64_t size, int to)
  * dropped: the sender must not wait), -1 when MPI failed. */
 static int recv_blob(int from, void **out, uint64_t *size)
 {
-    if (MPI_Recv(size, 1, MPI_UINT64_T, from, TAG_SIZE, comm,
-                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    MPI_Request rq; /* rank 0 may wait long for a slower rank's tree */
+    if (MPI_Irecv(size, 1, MPI_UINT64_T, from, TAG_SIZE, comm, &rq) !=
+            MPI_SUCCESS ||
+        wait_for(&rq))
         return -1;
     char *b = *size ? malloc(*size) : NULL;
     char *sink = NULL;
@@ -154,7 +188,9 @@ static int m_bcast(void *ctx, int root, void **blob, uint64_t *size)
     (void)ctx;
     int rank;
     MPI_Comm_rank(comm, &rank);
-    if (MPI_Bcast(size, 1, MPI_UINT64_T, root, comm) != MPI_SUCCESS)
+    MPI_Request rq; /* the others may wait long for the root */
+    if (MPI_Ibcast(size, 1, MPI_UINT64_T, root, comm, &rq) != MPI_SUCCESS ||
+        wait_for(&rq))
         return 1;
     char *b = rank == root ? *blob : NULL;
     if (rank != root && *size && !(b = malloc(*size)))
@@ -191,6 +227,32 @@ static int usage(int rc)
     return rc;
 }
 
+/* GPUPROF_MPI_PHASES=FILE (for benchmarks): rank 0 writes there where the
+ * ranks' time went -- `init` (MPI_Init on rank 0), `run` (the whole
+ * analysis) and each step of it (an_coll.h), in seconds, the slowest
+ * rank's -- one `NAME SECONDS` line each. Collective: every rank calls it
+ * after the run (the run's status is the same on all). */
+static double init_s;
+
+static void phases(const gpuprof_an_analysis *a, double run_s)
+{
+    double v[GPUPROF__AN_PHASES + 1];
+    for (unsigned i = 0; i < GPUPROF__AN_PHASES; i++)
+        v[i] = gpuprof__an_phase_s(a, i);
+    v[GPUPROF__AN_PHASES] = run_s;
+    if (MPI_Allreduce(MPI_IN_PLACE, v, GPUPROF__AN_PHASES + 1, MPI_DOUBLE,
+                      MPI_MAX, comm) != MPI_SUCCESS)
+        return;
+    const char *path = getenv("GPUPROF_MPI_PHASES");
+    FILE *f = rank0 && path && *path ? fopen(path, "w") : NULL;
+    if (!f)
+        return;
+    fprintf(f, "init %.6f\nrun %.6f\n", init_s, v[GPUPROF__AN_PHASES]);
+    for (unsigned i = 0; i < GPUPROF__AN_PHASES; i++)
+        fprintf(f, "%s %.6f\n", gpuprof__an_phase_name(i), v[i]);
+    fclose(f);
+}
+
 static int analyze(int argc, char **argv, int rank, int size)
 {
     /* Every rank parses the same argv; rank 0 speaks. */
@@ -209,7 +271,9 @@ static int analyze(int argc, char **argv, int rank, int size)
     if (st == GPUPROF_OK) {
         gpuprof__an_coll c = {rank,        size,     NULL,     m_barrier,
                               m_allreduce, m_exscan, m_gather, m_bcast};
+        double t0 = MPI_Wtime();
         st = gpuprof__an_analysis_run_ranks(a, &c);
+        phases(a, MPI_Wtime() - t0);
     }
     gpuprof_an_analysis_free(a);
     if (st != GPUPROF_OK) {
@@ -226,10 +290,14 @@ static int analyze(int argc, char **argv, int rank, int size)
 int main(int argc, char **argv)
 {
     int rank = 0, size = 1;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprof-mpi: MPI_Init failed\n");
         return 1;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    init_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);

@@ -256,28 +256,17 @@ void gpuprof__backends_atfork_prepare(void) { pthread_mutex_lock(&be_lock); }
 void gpuprof__backends_atfork_parent(void) { pthread_mutex_unlock(&be_lock); }
 void gpuprof__backends_atfork_child(void) { pthread_mutex_unlock(&be_lock); }
 
+/* The built-in backends of this build: build/gen/backends.h, which the
+ * Makefile writes with one GPUPROF_BUILTIN(name) line per backend folder it
+ * compiles into the library; each folder defines
+ * gpuprof__backend_<name>_register. The core names no backend itself. */
+#define GPUPROF_BUILTIN(name) void gpuprof__backend_##name##_register(void);
+#include "gen/backends.h"
+#undef GPUPROF_BUILTIN
+
 void gpuprof__builtin_backends_register(void)
 {
-#ifdef GPUPROF_HAVE_OPENCL
-    gpuprof__opencl_register();
-#endif
-#ifdef GPUPROF_HAVE_CUPTI
-    gpuprof__cupti_register();
-#endif
-}
-
-GPUPROF_API const void *gpuprof_layer_dispatch(const char *api,
-                                               const void *target,
-                                               unsigned entries,
-                                               unsigned *out_entries)
-{
-    if (!api || !target || !out_entries)
-        return NULL;
-#ifdef GPUPROF_HAVE_OPENCL
-    if (strcmp(api, "opencl") == 0)
-        return gpuprof__opencl_dispatch(target, entries, out_entries);
-#else
-    (void)entries;
-#endif
-    return NULL;
+#define GPUPROF_BUILTIN(name) gpuprof__backend_##name##_register();
+#include "gen/backends.h"
+#undef GPUPROF_BUILTIN
 }

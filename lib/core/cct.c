@@ -319,7 +319,8 @@ bool gpuprof__cct_merge_ex(gp_cct *dst, const gp_cct *src, uint32_t *map,
             if (!(ok = to != NULL))
                 break;
             for (uint32_t k = 0; k < b->n; k++)
-                gp_owner_add(&to->v[k], gp_load_relaxed(&b->v[k]));
+                gpuprof__metric_merge(&to->v[k], b->first_metric + k,
+                                      gp_load_relaxed(&b->v[k]));
         }
     }
     free(own);

@@ -185,6 +185,29 @@ typedef struct apply_ctx {
     uint64_t n;
 } apply_ctx;
 
+/* An activity's extra values on node `at`: GPU-kind built-ins into its
+ * GPU block `b`, metrics backends registered for GPU operations into its
+ * registered block, each by its rule (sum or max). false: out of memory. */
+static bool add_extras(gp_cct *tree, uint32_t at, gp_mblock *b, const gp_act *a)
+{
+    gp_mblock *rb = NULL;
+    for (unsigned i = 0; i < a->nx && i < GP_XN; i++) {
+        uint32_t id = a->xm[i];
+        if (id >= GP_M_GPU_COUNT && id <= GP_M_GPU_LAST) {
+            gp_owner_add(&b->v[id - b->first_metric], a->xv[i]);
+            continue;
+        }
+        const gp_metric_def *m =
+            id >= GP_M_REG_FIRST ? gpuprof__metric(id) : NULL;
+        if (!m || m->kind != GPUPROF_IO_KIND_GPU)
+            continue; /* submit accepts no other: nothing to do */
+        if (!rb && !(rb = gpuprof__cct_block(tree, at, GP_BLOCK_REG)))
+            return false;
+        gpuprof__metric_merge(&rb->v[id - rb->first_metric], id, a->xv[i]);
+    }
+    return true;
+}
+
 static void apply_one(void *ctx, const void *item)
 {
     apply_ctx *c = ctx;
@@ -231,10 +254,8 @@ static void apply_one(void *ctx, const void *item)
                      a->dur_ns);
         gp_owner_add(&b->v[GP_M_GPU_BYTES - b->first_metric], a->bytes);
     }
-    for (unsigned i = 0; i < a->nx && i < GP_XN; i++)
-        if (a->xm[i] >= GP_M_GPU_COUNT && a->xm[i] <= GP_M_GPU_LAST)
-            gp_owner_add(&b->v[a->xm[i] - b->first_metric], a->xv[i]);
-    return;
+    if (add_extras(tree, at, b, a))
+        return;
 nomem:
     gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
 }

@@ -242,6 +242,9 @@ void gpuprof__monitor_settle(void);
  * began, retired them all, and has everything forwarded been applied? Then
  * nothing refers to it any more and it may be merged and freed. */
 bool gpuprof__monitor_quiescent(gp_gpu *g);
+/* Test hook: while held, the monitor thread runs no rounds (flushes
+ * still do). */
+void gpuprof__monitor_hold(bool hold);
 /* Stops and joins the thread; later syncs run the rounds inline. */
 void gpuprof__monitor_stop(void);
 void gpuprof__monitor_atfork_prepare(void);

@@ -124,11 +124,22 @@ static void fork_child(void)
     pthread_mutex_unlock(&init_lock);
 }
 
+static gpuprof_status finalize_locked(int mode);
+
+/* Through init_lock even when the mode says finalized: a finalize for a
+ * signal on the service thread sets the mode first and holds the lock while
+ * it writes the profile and re-sends the signal. A program thread that
+ * returned from our handler and reached exit() waits here for it, so the
+ * process ends by the signal with its profile written, not by this exit
+ * with a status of its own and no profile. */
 static void at_exit(void)
 {
+    pthread_mutex_lock(&init_lock);
     int mode = gp_mode();
     if (mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED)
-        gpuprof_finalize();
+        finalize_locked(mode);
+    pthread_mutex_unlock(&init_lock);
+    gpuprof__service_deliver_pending();
 }
 
 static void register_once(void)
@@ -301,8 +312,14 @@ bool gpuprof__finalize_for_signal(void)
     }
     int mode = gp_mode();
     bool done = mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED;
-    if (done)
+    if (done) {
         finalize_locked(mode);
+        /* Re-sent before init_lock is let go: a thread of the program that
+         * returned from the handler and went on to exit() waits for the
+         * lock in its own finalize (atexit), so the signal ends the process
+         * before that thread can end it with an exit status of its own. */
+        gpuprof__service_deliver_pending();
+    }
     pthread_mutex_unlock(&init_lock);
     return done;
 }

@@ -68,6 +68,7 @@ gpuprof_status gpuprof__fail(gpuprof_status st, int level, const char *fmt,
                              ...) __attribute__((format(printf, 3, 4)));
 void gpuprof__log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+void gpuprof__log_v(int level, const char *fmt, va_list ap);
 void gpuprof__log_set_level_default(int level);
 int gpuprof__log_parse_level(const char *s);
 
@@ -211,6 +212,8 @@ typedef struct gp_metric_def {
     const char *description;
     uint8_t type, combine, unit, kind; /* GPUPROF_IO_* values */
     bool ticks;                        /* stored as ticks, written as ns */
+    uint8_t ext_flags;        /* GPUPROF_IO_METRIC_* (METRIC_EXT section) */
+    const char *count_metric; /* odd sums: the metric counting summands */
 } gp_metric_def;
 
 /* Metric ids of the built-in region kind (block layout of GP_KIND_REGION). */
@@ -265,6 +268,21 @@ enum {
     GP_M_PC_LAST = 40
 };
 
+/* Metrics backends register at run time (gpuprof_be_metric_register): ids
+ * GP_M_REG_FIRST.. (at most GP_REG_MAX), values in blocks of the internal
+ * kind GP_BLOCK_REG (never written to files: each metric's file kind says
+ * where it attaches). */
+enum { GP_M_REG_FIRST = GP_M_PC_LAST + 1, GP_REG_MAX = 32,
+       GP_REG_NAME_MAX = 63, GP_BLOCK_REG = 8 };
+struct gpuprof_metric_desc;
+gpuprof_status gpuprof__metric_register(const struct gpuprof_metric_desc *d,
+                                        uint32_t *id);
+/* The block kind metric `id` sits in. */
+uint32_t gpuprof__metric_block(uint32_t id);
+/* Combines `v` into a value of metric `id` by its rule (sum or max); the
+ * caller owns *to. */
+void gpuprof__metric_merge(_Atomic uint64_t *to, uint32_t id, uint64_t v);
+
 uint32_t gpuprof__metric_count(void);
 const gp_metric_def *gpuprof__metric(uint32_t id);
 /* First metric id and count of a metric kind's block. */
@@ -274,14 +292,6 @@ void gpuprof__metric_kind_range(uint32_t kind, uint32_t *first,
 /* ---- Backends (backend.c) --------------------------------------------- */
 /* Built-in backends register themselves once, before the first init. */
 void gpuprof__builtin_backends_register(void);
-#ifdef GPUPROF_HAVE_OPENCL
-void gpuprof__opencl_register(void);
-const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
-                                     unsigned *out_entries);
-#endif
-#ifdef GPUPROF_HAVE_CUPTI
-void gpuprof__cupti_register(void);
-#endif
 void gpuprof__backends_init(void);   /* probe+init the selected ones */
 void gpuprof__backends_call(int what); /* GP_BE_START/STOP/FLUSH/FINI */
 enum { GP_BE_START = 1, GP_BE_STOP = 2, GP_BE_FLUSH = 3, GP_BE_FINI = 4 };

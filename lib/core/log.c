@@ -132,6 +132,12 @@ void gpuprof__log(int level, const char *fmt, ...)
     va_end(ap);
 }
 
+void gpuprof__log_v(int level, const char *fmt, va_list ap)
+{
+    if (level <= level_now())
+        vlog(level, fmt, ap);
+}
+
 gpuprof_status gpuprof__fail(gpuprof_status st, int level, const char *fmt,
                              ...)
 {

@@ -4,12 +4,25 @@
  * Metrics are registered once per process and grouped into kinds; a CCT
  * node carries a block per kind it has (cct.h), holding that kind's metrics
  * in registry order. Ids are the order of this table, which is also the
- * order of the metric table in the profile file. Issue by issue, backends
- * add kinds here (GPU operations, CPU counters). Raw metrics are sums;
- * "odd" sums such as registers-times-launches let the analysis recover
- * averages (DESIGN §4).
+ * order of the metric table in the profile file. The built-in metrics
+ * (ids 0..GP_M_PC_LAST) are the table below; backends register more at run
+ * time (gpuprof_be_metric_register, include/gpuprof_backend.h): ids from
+ * GP_M_REG_FIRST on, at most GP_REG_MAX, appended under reg_mu and published
+ * by a release store of the count, so any thread reads a registered
+ * metric's definition without a lock. Their values sit in one block kind of
+ * their own (GP_BLOCK_REG, GP_REG_MAX values: every registered id, whenever
+ * it was registered), on GPU-tree nodes or region-tree nodes as the metric
+ * attaches; the profile's metric table gets their descriptors and the
+ * METRIC_EXT section says how they combine (sum, odd sum with a count, max)
+ * and whether inclusive values mean anything. Raw metrics are sums; "odd"
+ * sums such as registers-times-launches let the analysis recover averages
+ * (DESIGN §4).
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "core/internal.h"
+#include "gpuprof_backend.h"
 #include "io/io.h"
 
 #define PC_STALL(ID, NAME, WHAT)                                               \
@@ -146,17 +159,176 @@ static const gp_metric_def metrics[] = {
 };
 
 #define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
+_Static_assert(NMETRICS == GP_M_REG_FIRST, "registered ids follow built-ins");
 
-uint32_t gpuprof__metric_count(void) { return (uint32_t)NMETRICS; }
+/* Registered metrics: definitions and the strings they own. */
+typedef struct reg_metric {
+    gp_metric_def d;
+    char name[GP_REG_NAME_MAX + 1];
+    char description[256];
+    char count_metric[GP_REG_NAME_MAX + 1];
+} reg_metric;
+static reg_metric reg[GP_REG_MAX];
+static _Atomic uint32_t nreg;
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+uint32_t gpuprof__metric_count(void)
+{
+    return (uint32_t)NMETRICS + gp_load_acquire(&nreg);
+}
 
 const gp_metric_def *gpuprof__metric(uint32_t id)
 {
-    return id < NMETRICS ? &metrics[id] : NULL;
+    if (id < NMETRICS)
+        return &metrics[id];
+    return id - NMETRICS < gp_load_acquire(&nreg) ? &reg[id - NMETRICS].d
+                                                  : NULL;
+}
+
+void gpuprof__metric_merge(_Atomic uint64_t *to, uint32_t id, uint64_t v)
+{
+    const gp_metric_def *m = id >= NMETRICS ? gpuprof__metric(id) : NULL;
+    if (m && m->combine == GPUPROF_IO_MAX) {
+        if (v > gp_load_relaxed(to))
+            gp_store_relaxed(to, v);
+    } else {
+        gp_owner_add(to, v);
+    }
+}
+
+static bool name_ok(const char *n)
+{
+    size_t len = n ? strlen(n) : 0;
+    if (len == 0 || len > GP_REG_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') ||
+              n[i] == '_' || n[i] == '.'))
+            return false;
+    return true;
+}
+
+/* Is the descriptor usable? The reason in *why when not. */
+static bool desc_ok(const gpuprof_metric_desc *d, const char **why)
+{
+    *why = NULL;
+    if (!d ||
+        d->size < offsetof(gpuprof_metric_desc, count_metric) +
+                      sizeof(d->count_metric) ||
+        d->size > (1u << 16))
+        *why = "descriptor NULL or of an unknown size";
+    else if (!name_ok(d->name))
+        *why = "name must be 1-63 bytes of [a-z0-9_.]";
+    else if (d->unit > GPUPROF_METRIC_UNIT_BYTES)
+        *why = "unknown unit";
+    else if (d->combine > GPUPROF_METRIC_MAX)
+        *why = "unknown combination";
+    else if (d->attach != GPUPROF_METRIC_ON_GPU_OPS &&
+             d->attach != GPUPROF_METRIC_ON_CPU_PATHS)
+        *why = "unknown attachment";
+    else if (d->flags & ~GPUPROF_METRIC_NO_INCLUSIVE)
+        *why = "unknown flags";
+    else if ((d->combine == GPUPROF_METRIC_ODD_SUM) !=
+             (d->count_metric != NULL))
+        *why = "an odd sum, and only an odd sum, names its count metric";
+    else if (d->count_metric && !name_ok(d->count_metric))
+        *why = "count metric name must be 1-63 bytes of [a-z0-9_.]";
+    return *why == NULL;
+}
+
+/* The definition a descriptor gives (strings still the caller's). */
+static gp_metric_def def_of(const gpuprof_metric_desc *d)
+{
+    gp_metric_def m = {
+        d->name,
+        d->description ? d->description : "",
+        GPUPROF_IO_U64,
+        d->combine == GPUPROF_METRIC_MAX ? GPUPROF_IO_MAX : GPUPROF_IO_SUM,
+        (uint8_t)d->unit,
+        d->attach == GPUPROF_METRIC_ON_GPU_OPS ? GPUPROF_IO_KIND_GPU
+                                               : GPUPROF_IO_KIND_CPU,
+        false,
+        0,
+        d->count_metric};
+    if (d->combine == GPUPROF_METRIC_ODD_SUM)
+        m.ext_flags |= GPUPROF_IO_METRIC_ODD;
+    if (d->flags & GPUPROF_METRIC_NO_INCLUSIVE)
+        m.ext_flags |= GPUPROF_IO_METRIC_NO_INCLUSIVE;
+    return m;
+}
+
+static bool same_def(const gp_metric_def *a, const gp_metric_def *b)
+{
+    return a->combine == b->combine && a->unit == b->unit &&
+           a->kind == b->kind && a->ext_flags == b->ext_flags &&
+           strcmp(a->description, b->description) == 0 &&
+           strcmp(a->count_metric ? a->count_metric : "",
+                  b->count_metric ? b->count_metric : "") == 0;
+}
+
+gpuprof_status gpuprof__metric_register(const gpuprof_metric_desc *d,
+                                        uint32_t *id)
+{
+    const char *why;
+    if (!id || !desc_ok(d, &why))
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_WARN,
+                             "gpuprof_be_metric_register(%s): %s",
+                             d && d->name ? d->name : "?",
+                             id ? why : "NULL id");
+    gp_metric_def want = def_of(d);
+    gpuprof_status st = GPUPROF_OK;
+    pthread_mutex_lock(&reg_mu);
+    uint32_t n = gp_load_relaxed(&nreg), i = 0;
+    for (; i < NMETRICS + n; i++)
+        if (strcmp(gpuprof__metric(i)->name, d->name) == 0)
+            break;
+    if (i < NMETRICS + n) {
+        /* Again with the same descriptor (a backend initialized twice):
+         * the same id; anything else is a clash. */
+        if (i < NMETRICS || !same_def(&reg[i - NMETRICS].d, &want))
+            st = gpuprof__fail(GPUPROF_E_EXISTS, GPUPROF_LOG_WARN,
+                               "gpuprof_be_metric_register: metric '%s' "
+                               "exists with another definition",
+                               d->name);
+        *id = i;
+    } else if (n == GP_REG_MAX) {
+        st = gpuprof__fail(GPUPROF_E_LIMIT, GPUPROF_LOG_WARN,
+                           "gpuprof_be_metric_register(%s): more than %d "
+                           "registered metrics",
+                           d->name, GP_REG_MAX);
+    } else {
+        reg_metric *r = &reg[n];
+        snprintf(r->name, sizeof(r->name), "%s", d->name);
+        snprintf(r->description, sizeof(r->description), "%s",
+                 want.description);
+        snprintf(r->count_metric, sizeof(r->count_metric), "%s",
+                 d->count_metric ? d->count_metric : "");
+        r->d = want;
+        r->d.name = r->name;
+        r->d.description = r->description;
+        r->d.count_metric = d->count_metric ? r->count_metric : NULL;
+        gp_store_release(&nreg, n + 1);
+        *id = (uint32_t)NMETRICS + n;
+        gpuprof__log(GPUPROF_LOG_DEBUG, "metric %s registered (id %u)", d->name,
+                     *id);
+    }
+    pthread_mutex_unlock(&reg_mu);
+    return st;
+}
+
+uint32_t gpuprof__metric_block(uint32_t id)
+{
+    return id < NMETRICS ? metrics[id].kind : GP_BLOCK_REG;
 }
 
 void gpuprof__metric_kind_range(uint32_t kind, uint32_t *first,
                                 uint32_t *count)
 {
+    if (kind == GP_BLOCK_REG) {
+        *first = (uint32_t)NMETRICS;
+        *count = GP_REG_MAX;
+        return;
+    }
     uint32_t f = UINT32_MAX, n = 0;
     for (uint32_t i = 0; i < NMETRICS; i++) {
         if (metrics[i].kind != kind)

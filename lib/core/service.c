@@ -81,8 +81,9 @@ static void terminate(int sig)
 {
     gpuprof__log(GPUPROF_LOG_INFO, "signal %d: writing the final profile", sig);
     gp_store_release(&pending_sig, sig);
-    if (gpuprof__finalize_for_signal() && gp_exchange_acq_rel(&pending_sig, 0))
-        resend(sig);
+    /* Finalizes and re-sends the signal under init_lock; when another
+     * thread is finalizing, that finalize re-sends it. */
+    (void)gpuprof__finalize_for_signal();
 }
 
 void gpuprof__service_deliver_pending(void)

@@ -38,6 +38,8 @@ typedef struct snap {
     uint64_t now;      /* ticks */
     bool final;
     uint64_t open_regions;
+    uint32_t nmetrics; /* the metric table written (registered ones may
+                          arrive meanwhile: their values wait a flush) */
     bool nomem;
 } snap;
 
@@ -98,6 +100,8 @@ static void add_value(snap *s, uint32_t metric, uint64_t v, uint16_t *count)
     if (v == 0)
         return;
     const gp_metric_def *m = gpuprof__metric(metric);
+    if (!m || metric >= s->nmetrics) /* registered after the table */
+        return;
     if (m->ticks)
         v = gp_conv_dur(&s->conv, v);
     if (v == 0 || *count == UINT16_MAX)
@@ -282,7 +286,7 @@ static gp_thread **thread_list(uint32_t *n)
 
 static void emit_tables(snap *s)
 {
-    uint32_t nm = gpuprof__metric_count();
+    uint32_t nm = s->nmetrics;
     s->p.metrics = calloc(nm, sizeof(*s->p.metrics));
     s->p.counters = calloc(GP_STAT_COUNT, sizeof(*s->p.counters));
     if (!s->p.metrics || !s->p.counters) {
@@ -292,8 +296,10 @@ static void emit_tables(snap *s)
     for (uint32_t i = 0; i < nm; i++) {
         const gp_metric_def *m = gpuprof__metric(i);
         s->p.metrics[i] = (gpuprof__io_metric){
-            str(s, m->name), str(s, m->description), m->type, m->combine,
-            m->unit, m->kind};
+            str(s, m->name), str(s, m->description),
+            m->type,         m->combine,
+            m->unit,         m->kind,
+            m->ext_flags,    m->count_metric ? str(s, m->count_metric) : 0};
     }
     s->p.metric_count = nm;
     /* Read after the threads: every module a frame node names is here. */
@@ -354,6 +360,7 @@ static bool build(snap *s, bool final)
     s->st = gpuprof__io_strtab_new();
     gpuprof__clock_conv(&s->conv);
     s->now = gp_ticks();
+    s->nmetrics = gpuprof__metric_count();
     /* Every activity submitted so far: attributed, then applied; exited
      * GPU threads beyond keep_threads that are done are merged. */
     gpuprof__monitor_sync();

@@ -30,6 +30,26 @@ static int bad(char *err, size_t errsize, const char *fmt, ...)
 
 #define STR_OK(off) ((uint64_t)(off) < p->strings_size)
 
+/* A metric this reader cannot interpret: in a file of a later minor
+ * version that is a version the reader lacks (refused naming both
+ * versions and the metric); otherwise the file is damaged. */
+static int newer(const gpuprof__io_profile *p, char *err, size_t es, uint32_t i)
+{
+    const gpuprof__io_metric *m = &p->metrics[i];
+    if (p->format_minor <= GPUPROF_IO_VERSION_MINOR)
+        return bad(err, es, "metric %u: field out of range", i);
+    if (err && es)
+        snprintf(err, es,
+                 "format %u.%u is newer than this reader's %u.%u: "
+                 "metric '%s' (type %u, combine %u, unit %u, kind %u, flags "
+                 "%#x) needs a newer gpuprof",
+                 GPUPROF_IO_VERSION_MAJOR, p->format_minor,
+                 GPUPROF_IO_VERSION_MAJOR, GPUPROF_IO_VERSION_MINOR,
+                 p->strings + m->name, m->type, m->combine, m->unit, m->kind,
+                 m->flags);
+    return GPUPROF_IO_ERR_VERSION;
+}
+
 static int check_tables(const gpuprof__io_profile *p, char *err, size_t es)
 {
     if (!p->strings || p->strings_size == 0 || p->strings_size > MAX_RAW ||
@@ -40,9 +60,18 @@ static int check_tables(const gpuprof__io_profile *p, char *err, size_t es)
     for (uint32_t i = 0; i < p->metric_count; i++) {
         const gpuprof__io_metric *m = &p->metrics[i];
         if (!STR_OK(m->name) || !STR_OK(m->description) ||
-            m->type > GPUPROF_IO_F64 || m->combine > GPUPROF_IO_MAX ||
-            m->unit > GPUPROF_IO_UNIT_BYTES || m->kind > GPUPROF_IO_KIND_INSTR)
-            return bad(err, es, "metric %u: field out of range", i);
+            !STR_OK(m->count_name))
+            return bad(err, es, "metric %u: string offset out of range", i);
+        if (m->type > GPUPROF_IO_F64 || m->combine > GPUPROF_IO_MAX ||
+            m->unit > GPUPROF_IO_UNIT_BYTES ||
+            m->kind > GPUPROF_IO_KIND_INSTR ||
+            (m->flags & ~GPUPROF_IO_METRIC_FLAGS))
+            return newer(p, err, es, i);
+        if (!(m->flags & GPUPROF_IO_METRIC_ODD) != !m->count_name)
+            return bad(err, es,
+                       "metric %u: an odd sum needs its count "
+                       "metric, and only an odd sum has one",
+                       i);
     }
     for (uint32_t i = 0; i < p->module_count; i++)
         if (!STR_OK(p->modules[i].path))

@@ -40,9 +40,9 @@ static int fail(char *err, size_t es, int rc, const char *fmt, ...)
 
 static const char *sec_name(uint32_t t)
 {
-    static const char *const n[] = {"?",       "META",    "STRINGS",
-                                    "METRICS", "MODULES", "THREADS",
-                                    "NODES",   "VALUES",  "COUNTERS"};
+    static const char *const n[] = {
+        "?",       "META",  "STRINGS", "METRICS",  "MODULES",
+        "THREADS", "NODES", "VALUES",  "COUNTERS", "METRIC_EXT"};
     return t <= SEC_KNOWN ? n[t] : "?";
 }
 
@@ -75,7 +75,7 @@ static int read_header(const uint8_t *b, size_t size, uint32_t *nsec, char *err,
             return fail(err, es, GPUPROF_IO_ERR_FORMAT,
                         "header: reserved bytes set");
     if (get32(b + 12) != HDR_SIZE || get64(b + 32) != HDR_SIZE ||
-        get32(b + 28) || *nsec < SEC_KNOWN || *nsec > 64 ||
+        get32(b + 28) || *nsec < SEC_REQUIRED || *nsec > 64 ||
         (uint64_t)HDR_SIZE + (uint64_t)*nsec * ENTRY_SIZE > size)
         return fail(err, es, GPUPROF_IO_ERR_FORMAT,
                     "header: bad section table");
@@ -161,6 +161,32 @@ static void *records(const sec *secs, uint32_t type, size_t rec, size_t elem,
 
 #define REC(type, i, size) (raw_of(&s[(type)-1]) + (size_t)(i) * (size))
 
+/* Section METRIC_EXT (format 1.2; absent before): 12-byte records, u32
+ * metric index (ascending, each once), u32 flags, u32 string offset of the
+ * count metric. Its ranges are checked with the metrics (check.c). */
+static int parse_metric_ext(gpuprof__io_profile *p, const sec *x, char *err,
+                            size_t es)
+{
+    if (!x->stored && !x->raw)
+        return 0;
+    if (x->raw_size % METRIC_EXT_SIZE)
+        return BAD("section METRIC_EXT: %llu bytes is not a whole number of "
+                   "%u-byte records",
+                   (unsigned long long)x->raw_size, METRIC_EXT_SIZE);
+    const uint8_t *r = raw_of(x);
+    uint64_t n = x->raw_size / METRIC_EXT_SIZE;
+    for (uint64_t i = 0; i < n; i++, r += METRIC_EXT_SIZE) {
+        uint32_t m = get32(r);
+        if (m >= p->metric_count || (i && m <= get32(r - METRIC_EXT_SIZE)))
+            return BAD("section METRIC_EXT: record %llu: metric %u out of "
+                       "range or out of order",
+                       (unsigned long long)i, m);
+        p->metrics[m].flags = get32(r + 4);
+        p->metrics[m].count_name = get32(r + 8);
+    }
+    return 0;
+}
+
 static int parse_tables(gpuprof__io_profile *p, const sec *s, char *err,
                         size_t es)
 {
@@ -170,9 +196,11 @@ static int parse_tables(gpuprof__io_profile *p, const sec *s, char *err,
                          &p->metric_count, &rc, err, es);
     for (uint32_t i = 0; !rc && i < p->metric_count; i++) {
         r = REC(SEC_METRICS, i, METRIC_SIZE);
-        p->metrics[i] = (gpuprof__io_metric){get32(r), get32(r + 4), r[8],
-                                             r[9],     r[10],        r[11]};
+        p->metrics[i] = (gpuprof__io_metric){get32(r), get32(r + 4), r[8], r[9],
+                                             r[10],    r[11],        0,    0};
     }
+    if (!rc && (rc = parse_metric_ext(p, &s[SEC_METRIC_EXT - 1], err, es)))
+        return rc;
     p->modules = records(s, SEC_MODULES, MODULE_SIZE, sizeof(*p->modules),
                          &p->module_count, &rc, err, es);
     for (uint32_t i = 0; !rc && i < p->module_count; i++) {
@@ -317,11 +345,12 @@ static int parse(const uint8_t *b, size_t size, uint32_t nsec, sec *secs,
         return BAD("sections end at byte %llu, the file at %zu",
                    (unsigned long long)expect, size);
     for (uint32_t t = 1; t <= SEC_KNOWN; t++) {
-        if (!secs[t - 1].stored)
+        if (!secs[t - 1].stored && t <= SEC_REQUIRED)
             return BAD("section %s missing", sec_name(t));
-        if ((rc = inflate(&secs[t - 1], t, err, es)))
+        if (secs[t - 1].stored && (rc = inflate(&secs[t - 1], t, err, es)))
             return rc;
     }
+    p->format_minor = get16(b + 10);
     if ((rc = parse_meta(p, secs, err, es)) ||
         (rc = parse_tables(p, secs, err, es)) ||
         (rc = parse_nodes(p, secs, err, es)))

@@ -122,6 +122,22 @@ static void sec_tables(buf *s, const gpuprof__io_profile *p)
     }
 }
 
+/* METRIC_EXT: a record for each metric with flags or a count metric. */
+static void sec_metric_ext(buf *b, const gpuprof__io_profile *p)
+{
+    uint8_t *r;
+    for (uint32_t i = 0; i < p->metric_count; i++) {
+        const gpuprof__io_metric *m = &p->metrics[i];
+        if (!m->flags && !m->count_name)
+            continue;
+        if (!(r = reserve(b, METRIC_EXT_SIZE)))
+            return;
+        put32(r, i);
+        put32(r + 4, m->flags);
+        put32(r + 8, m->count_name);
+    }
+}
+
 static void sec_nodes(buf *nodes, buf *values, const gpuprof__io_profile *p)
 {
     uint8_t *r;
@@ -191,16 +207,20 @@ static int add_section(buf *out, size_t entry_at, uint32_t t, const buf *raw,
     return 0;
 }
 
+/* The sections 1..8, and METRIC_EXT when it has records (a profile
+ * without such metrics is the same bytes as in format 1.1 but for the
+ * minor version). */
 static int assemble(buf *out, buf *raw, int level)
 {
-    uint64_t bound = HDR_SIZE + SEC_KNOWN * ENTRY_SIZE;
-    for (int i = 0; i < SEC_KNOWN; i++)
+    uint32_t nsec = raw[SEC_METRIC_EXT - 1].len ? SEC_KNOWN : SEC_REQUIRED;
+    uint64_t bound = HDR_SIZE + nsec * ENTRY_SIZE;
+    for (uint32_t i = 0; i < nsec; i++)
         bound += level > 0 ? ZSTD_compressBound(raw[i].len) : raw[i].len;
     presize(out, bound);
-    if (!reserve(out, HDR_SIZE + SEC_KNOWN * ENTRY_SIZE))
+    if (!reserve(out, HDR_SIZE + nsec * ENTRY_SIZE))
         return GPUPROF_IO_ERR_NOMEM;
     memset(out->p, 0, out->len);
-    for (uint32_t t = 1; t <= SEC_KNOWN; t++) {
+    for (uint32_t t = 1; t <= nsec; t++) {
         int rc = add_section(out, HDR_SIZE + (t - 1) * ENTRY_SIZE, t,
                              &raw[t - 1], level);
         if (rc)
@@ -212,10 +232,10 @@ static int assemble(buf *out, buf *raw, int level)
     put16(h + 10, GPUPROF_IO_VERSION_MINOR);
     put32(h + 12, HDR_SIZE);
     put64(h + 16, out->len);
-    put32(h + 24, SEC_KNOWN);
+    put32(h + 24, nsec);
     put32(h + 28, 0);
     put64(h + 32, HDR_SIZE);
-    put32(h + 40, gpuprof__io_crc32c(0, h + HDR_SIZE, SEC_KNOWN * ENTRY_SIZE));
+    put32(h + 40, gpuprof__io_crc32c(0, h + HDR_SIZE, nsec * ENTRY_SIZE));
     put32(h + HDR_CRC_AT, gpuprof__io_crc32c(0, h, HDR_CRC_AT));
     return 0;
 }
@@ -239,6 +259,7 @@ int gpuprof__io_encode(const gpuprof__io_profile *p, int level, uint8_t **out,
     raw[SEC_MODULES - 1] = tabs[1];
     raw[SEC_THREADS - 1] = tabs[2];
     raw[SEC_COUNTERS - 1] = tabs[3];
+    sec_metric_ext(&raw[SEC_METRIC_EXT - 1], p);
     sec_nodes(&raw[SEC_NODES - 1], &raw[SEC_VALUES - 1], p);
     bool oom = false, big = false;
     for (int i = 0; i < SEC_KNOWN; i++) {

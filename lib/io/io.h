@@ -22,7 +22,7 @@
 
 #define GPUPROF_IO_MAGIC "GPUPROF\0" /* 8 bytes at offset 0 */
 #define GPUPROF_IO_VERSION_MAJOR 1   /* readers reject other majors */
-#define GPUPROF_IO_VERSION_MINOR 1   /* readers accept any minor */
+#define GPUPROF_IO_VERSION_MINOR 2   /* readers accept any minor */
 #define GPUPROF_IO_NONE UINT32_MAX   /* "no index": a root's parent */
 #define GPUPROF_IO_SUFFIX ".gpuprof" /* profile file name suffix */
 #define GPUPROF_IO_DEFAULT_LEVEL 1   /* zstd level of the writer (bench_io) */
@@ -88,7 +88,19 @@ typedef struct gpuprof__io_metric {
     uint8_t combine; /* gpuprof__io_combine */
     uint8_t unit;    /* gpuprof__io_unit */
     uint8_t kind;    /* gpuprof__io_metric_kind */
+    /* Format 1.2 (section METRIC_EXT; 0 in older files): */
+    uint32_t flags;      /* GPUPROF_IO_METRIC_* */
+    uint32_t count_name; /* ODD: string offset of the metric counting the
+                            summands (the mean is this / that); else 0 */
 } gpuprof__io_metric;
+
+/* Metric flags (pinned bits; format 1.2). ODD: a sum whose mean over its
+ * count metric is what means something (registers summed over launches).
+ * NO_INCLUSIVE: a subtree's combined value means nothing (show exclusive
+ * values only). */
+#define GPUPROF_IO_METRIC_ODD 0x1u
+#define GPUPROF_IO_METRIC_NO_INCLUSIVE 0x2u
+#define GPUPROF_IO_METRIC_FLAGS 0x3u /* every bit this format knows */
 
 typedef struct gpuprof__io_module { /* a CPU load module or a GPU binary */
     uint32_t path;
@@ -160,6 +172,10 @@ typedef struct gpuprof__io_profile {
     uint64_t value_count;
     gpuprof__io_counter *counters;
     uint32_t counter_count;
+    /* Reader side: the file's format minor version (a newer file's content
+     * this reader cannot interpret is refused naming both versions); the
+     * writer ignores it. */
+    uint16_t format_minor;
 } gpuprof__io_profile;
 
 /* ---- String table builder (writer side) --------------------------------
@@ -182,7 +198,8 @@ enum gpuprof__io_err {
     GPUPROF_IO_ERR_NOMEM = -1,
     GPUPROF_IO_ERR_IO = -2,      /* open/read/write/fsync/rename failed */
     GPUPROF_IO_ERR_FORMAT = -3,  /* not a profile, or damaged */
-    GPUPROF_IO_ERR_VERSION = -4, /* a major version this reader lacks */
+    GPUPROF_IO_ERR_VERSION = -4, /* a major version this reader lacks, or
+                                    a newer minor's content it cannot read */
     GPUPROF_IO_ERR_INVALID = -5  /* the in-memory profile is inconsistent */
 };
 

@@ -18,6 +18,7 @@
 #define THREAD_SIZE 40u
 #define NODE_SIZE 20u
 #define COUNTER_SIZE 16u
+#define METRIC_EXT_SIZE 12u
 #define MAX_RAW (UINT64_C(1) << 32) /* 4 GiB per section */
 /* A zstd section may expand at most MAX_RATIO times its stored size plus
  * RATIO_SLACK: a small file cannot make the reader allocate much. */
@@ -33,7 +34,9 @@ enum sec_type {
     SEC_NODES = 6,
     SEC_VALUES = 7,
     SEC_COUNTERS = 8,
-    SEC_KNOWN = 8 /* types 1..8 are required in format 1.0 */
+    SEC_METRIC_EXT = 9, /* format 1.2, optional: how metrics combine */
+    SEC_REQUIRED = 8,   /* types 1..8 are required (format 1.0) */
+    SEC_KNOWN = 9       /* types this reader reads; later ones are skipped */
 };
 
 enum sec_encoding { ENC_RAW = 0, ENC_ZSTD = 1 };

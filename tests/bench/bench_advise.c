@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../analysis/an_advise.h"
-#include "../analysis/an_internal.h"
+#include "../../analysis/gpu/an_advise.h"
+#include "../../analysis/base/an_internal.h"
 #include "bench.h"
 #include "gpuprof_analysis.h"
 #include "support/pcfixture.h"

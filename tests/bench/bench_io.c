@@ -57,7 +57,7 @@ static gpuprof__io_profile *synth(gpuprof__io_strtab *st)
                                  GPUPROF_IO_U64,
                                  GPUPROF_IO_SUM,
                                  i == 4 ? 2 : i == 0 || i == 5 ? 0 : 1,
-                                 0};
+                                 0, 0, 0};
     char name[32];
     uint32_t names[500];
     for (int i = 0; i < 500; i++) {

@@ -3,7 +3,7 @@
 # "Errors"): no printf-family output, puts, perror, abort, exit or assert
 # calls in lib/ or include/; messages go through the log callback. The
 # analysis library may print to a FILE* its caller hands it (its _print
-# functions), but must not abort, exit or assert either; analysis/gpuprof.c
+# functions), but must not abort, exit or assert either; analysis/cli/gpuprof.c
 # is the command and may do all of these. Comments and string literals are
 # ignored; snprintf/vsnprintf and static_assert are fine.
 set -u
@@ -45,7 +45,7 @@ scan() { # pattern exclude-regex dir...
 # A call: the name not preceded by an identifier character, '.' or '->'.
 pre='(^|[^A-Za-z0-9_.>])'
 scan "$pre(printf|fprintf|vprintf|vfprintf|dprintf|vdprintf|puts|fputs|putchar|perror|abort|exit|_exit|_Exit|quick_exit|assert)[[:space:]]*\(" '' lib include
-scan "$pre(abort|exit|_exit|_Exit|quick_exit|assert)[[:space:]]*\(" '^analysis/gpuprof\.c$' analysis
+scan "$pre(abort|exit|_exit|_Exit|quick_exit|assert)[[:space:]]*\(" '^analysis/cli/gpuprof\.c$' analysis
 if [ "$scanned" -lt 10 ]; then
   echo "FAIL only $scanned files scanned (is this the repository?)"
   fails=$((fails + 1))

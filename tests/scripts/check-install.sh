@@ -78,7 +78,7 @@ if [ "$(pkg-config --modversion gpuprof)" = "$version" ] &&
 else
   fail "pkg-config versions match the header ($version)"
 fi
-for h in gpuprof.h gpuprof_analysis.h; do
+for h in gpuprof.h gpuprof_backend.h gpuprof_analysis.h; do
   if printf '#include <%s>\nint main(void){return 0;}\n' "$h" |
        $cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I"$dest$prefix/include" -x c - -o /dev/null 2>"$tmp/h.log" &&
      printf '#include <%s>\nint main(){return 0;}\n' "$h" |

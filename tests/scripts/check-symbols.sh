@@ -45,7 +45,7 @@ declared() {
 check_lib() { # so map header soname [optional]
   local so=$1 map=$2 header=$3 soname=$4 optional=${5:-} name exported_v exported mapped decl nodes bad a
   name=$(basename "$so")
-  if [ ! -f "$so" ] || [ ! -f "$map" ] || [ ! -f "$header" ]; then
+  if [ ! -f "$so" ] || [ ! -f "$map" ] || [ ! -f "${header%% *}" ]; then
     if [ -n "$optional" ]; then echo "SKIP $name: library, map or header not there yet"; return; fi
     fail "$name, $map and $header exist (run make first)"
     return
@@ -53,7 +53,7 @@ check_lib() { # so map header soname [optional]
   exported_v=$(exports "$so")
   exported=$(echo "$exported_v" | sed 's/@.*//' | sort -u)
   mapped=$(map_names "$map")
-  decl=$(declared "$header")
+  decl=$(for h in $header; do declared "$h"; done | sort -u)
   if [ -z "$exported" ] || [ -z "$mapped" ] || [ -z "$decl" ]; then
     fail "$name: found nothing to compare (exports $(echo "$exported" | grep -c .), map $(echo "$mapped" | grep -c .), header $(echo "$decl" | grep -c .))"
     return
@@ -95,7 +95,7 @@ check_lib() { # so map header soname [optional]
 }
 
 major=$(sed -n 's/^#define GPUPROF_VERSION_MAJOR \([0-9]*\).*/\1/p' include/gpuprof.h)
-check_lib "$B/lib/libgpuprof.so" lib/libgpuprof.map include/gpuprof.h "libgpuprof.so.$major"
+check_lib "$B/lib/libgpuprof.so" lib/libgpuprof.map "include/gpuprof.h include/gpuprof_backend.h" "libgpuprof.so.$major"
 check_lib "$B/lib/libgpuprof-analysis.so" analysis/libgpuprof-analysis.map \
   include/gpuprof_analysis.h "libgpuprof-analysis.so.$major" optional
 

@@ -9,7 +9,8 @@
 # it, within a time limit (no hang), and leaves neither a database nor
 # temporary files under the output (an earlier database stays as it was);
 # a trace damaged in its middle is used up to the damage, said and counted
-# as `gpuprof analyze` does (--strict: refused).
+# as `gpuprof analyze` does (--strict: refused). GPUPROF_MPI_PHASES says
+# where the ranks' time went.
 # Skipped when mpicc/mpirun are missing (Debian: libopenmpi-dev
 # openmpi-bin).
 set -u
@@ -108,6 +109,20 @@ mpi 2 analyze -j 2 -o "$tmp/dbj" "$tmp/gen" "$tmp/sim" >/dev/null 2>"$tmp/err" &
   same "$tmp/ref" "$tmp/dbj" "2 ranks of 2 threads" || fail "2 ranks -j 2: $(cat "$tmp/err")"
 mpi 3 analyze --memory 16M -o "$tmp/dbm" "$tmp/gen" "$tmp/sim" >/dev/null 2>"$tmp/err" &&
   same "$tmp/ref" "$tmp/dbm" "3 ranks with --memory 16M" || fail "3 ranks --memory 16M: $(cat "$tmp/err")"
+
+# Where the ranks' time went: GPUPROF_MPI_PHASES=FILE, one `STEP SECONDS`
+# line per step from rank 0, in order; the ranks exchanged their trees
+# (merge) and the whole run holds its passes.
+GPUPROF_MPI_PHASES=$tmp/phases mpi 2 analyze -o "$tmp/dbp" "$tmp/gen" "$tmp/sim" \
+  >/dev/null 2>"$tmp/err" || fail "2 ranks with GPUPROF_MPI_PHASES: $(cat "$tmp/err")"
+awk -v want="init run inputs load merge values settle_values transpose settle_contexts write" '
+  BEGIN { n = split(want, w, " ") }
+  { if ($1 != w[NR] || NF != 2 || $2 !~ /^[0-9]+\.[0-9]+$/) bad = 1; v[$1] = $2 }
+  END { exit !(NR == n && !bad && v["merge"] > 0 && v["init"] > 0 &&
+               v["run"] >= v["load"] + v["values"] + v["transpose"]) }' \
+  "$tmp/phases" 2>/dev/null &&
+  pass "GPUPROF_MPI_PHASES: rank 0 says where the ranks' time went, step by step" ||
+  { fail "GPUPROF_MPI_PHASES: rank 0 says where the ranks' time went"; cat "$tmp/phases"; }
 
 # More ranks than files: 2 files on 4 ranks (two ranks have none).
 "$G" analyze -o "$tmp/ref2" "$tmp/two" >/dev/null 2>&1 &&

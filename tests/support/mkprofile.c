@@ -50,7 +50,7 @@ tp_builder *tp_new(const char *host, uint32_t pid, int32_t rank)
             i == 3 ? GPUPROF_IO_F64 : GPUPROF_IO_U64,
             GPUPROF_IO_SUM,
             i == 0 || i == 3 ? GPUPROF_IO_UNIT_COUNT : GPUPROF_IO_UNIT_NS,
-            GPUPROF_IO_KIND_REGION};
+            GPUPROF_IO_KIND_REGION, 0, 0};
     b->p.metric_count = 4;
     return b;
 }
@@ -93,9 +93,19 @@ uint32_t tp_metric(tp_builder *b, const char *name, uint8_t unit, uint8_t kind)
                              GPUPROF_IO_U64,
                              GPUPROF_IO_SUM,
                              unit,
-                             kind};
+                             kind, 0, 0};
     b->p.metric_count = n + 1;
     return n;
+}
+
+void tp_metric_ext(tp_builder *b, uint32_t metric, uint8_t combine,
+                   uint32_t flags, const char *count_metric)
+{
+    gpuprof__io_metric *m = &b->p.metrics[metric];
+    m->combine = combine;
+    m->flags = flags;
+    m->count_name = count_metric ? gpuprof__io_strtab_add(b->st, count_metric)
+                                 : 0;
 }
 
 void tp_clear_metrics(tp_builder *b)

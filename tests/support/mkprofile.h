@@ -46,6 +46,11 @@ void tp_value(tp_builder *b, uint32_t metric, uint64_t bits);
  * GPUPROF_IO_KIND_*) to the metric table; returns its index. Add metrics
  * before tp_reverse_metrics. */
 uint32_t tp_metric(tp_builder *b, const char *name, uint8_t unit, uint8_t kind);
+/* Format 1.2: how metric `metric` combines (GPUPROF_IO_SUM/_MAX), its
+ * GPUPROF_IO_METRIC_* flags and, for an odd sum, its count metric's name
+ * (NULL: none). */
+void tp_metric_ext(tp_builder *b, uint32_t metric, uint8_t combine,
+                   uint32_t flags, const char *count_metric);
 /* Empties the metric table, so that the profile has only the metrics
  * added with tp_metric afterwards (indices from 0); before any value is
  * added, and tp_region's visits and times must then be 0. */

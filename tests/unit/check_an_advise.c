@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analysis/an_advise.h"
-#include "../analysis/an_internal.h"
+#include "../../analysis/gpu/an_advise.h"
+#include "../../analysis/base/an_internal.h"
 #include "gpuprof_analysis.h"
 #include "support/mkprofile.h"
 #include "support/pcfixture.h"

@@ -629,6 +629,68 @@ static char *view_text(const gpuprof_an_db *db, gpuprof_an_view v,
     return text;
 }
 
+/* A formula combines at most 64 distinct metrics (issue 14 item 5): one of
+ * 64 is evaluated from all of them at every (profile, context); one of 65
+ * fails with a clear error and adds nothing (before, the operands past the
+ * 64th were dropped and the profiles where only they had values lost). */
+START_TEST(derived_operand_limit)
+{
+    mkdir_tmp();
+    char in[600], dbdir[600];
+    sub(in, sizeof(in), "run");
+    sub(dbdir, sizeof(dbdir), "db");
+    ck_assert_int_eq(mkdir(in, 0755), 0);
+    gen_truth t = {0};
+    ck_assert_int_eq(gen_write(in, &base, &t), 0);
+    gen_truth_free(&t);
+    const char *ins[] = {in};
+    ck_assert_int_eq(analyze(ins, 1, dbdir, 2), GPUPROF_OK);
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    char name[32], formula[65 * 8];
+    size_t len = 0;
+    formula[0] = '\0';
+    for (int k = 0; k < 65; k++) {
+        snprintf(name, sizeof(name), "d%d", k);
+        ck_assert_int_eq(gpuprof_an_db_derive(db, name, "region.visits"),
+                         GPUPROF_OK);
+        len += (size_t)snprintf(formula + len, sizeof(formula) - len, "%sd%d",
+                                k ? "+" : "", k);
+        if (k == 63)
+            ck_assert_int_eq(gpuprof_an_db_derive(db, "sum64", formula),
+                             GPUPROF_OK);
+    }
+    uint32_t nm = gpuprof_an_db_metric_count(db);
+    ck_assert_int_eq(gpuprof_an_db_derive(db, "sum65", formula),
+                     GPUPROF_E_LIMIT);
+    ck_assert_msg(
+        strstr(gpuprof_an_last_error(), "names 65 distinct metrics") &&
+            strstr(gpuprof_an_last_error(), "at most 64"),
+        "%s", gpuprof_an_last_error());
+    ck_assert_uint_eq(gpuprof_an_db_metric_count(db), nm);
+    uint32_t s_i, s_e, v_i, v_e;
+    ck_assert_int_eq(
+        gpuprof_an_db_metric_find(db, "sum64", GPUPROF_AN_INCLUSIVE, &s_i),
+        GPUPROF_OK);
+    gpuprof_an_db_metric_find(db, "sum64", GPUPROF_AN_EXCLUSIVE, &s_e);
+    gpuprof_an_db_metric_find(db, "region.visits", GPUPROF_AN_INCLUSIVE, &v_i);
+    gpuprof_an_db_metric_find(db, "region.visits", GPUPROF_AN_EXCLUSIVE, &v_e);
+    uint32_t nc = gpuprof_an_db_context_count(db);
+    uint32_t np = gpuprof_an_db_profile_count(db);
+    double seen = 0;
+    for (uint32_t c = 0; c < nc; c++)
+        for (uint32_t p = 0; p < np; p++) {
+            double vi = gpuprof_an_db_value(db, p, c, v_i);
+            double ve = gpuprof_an_db_value(db, p, c, v_e);
+            ck_assert(gpuprof_an_db_value(db, p, c, s_i) == 64 * vi);
+            ck_assert(gpuprof_an_db_value(db, p, c, s_e) == 64 * ve);
+            seen += vi;
+        }
+    ck_assert(seen > 0);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 /* Derived metrics equal the formula computed here at every (profile,
  * context) and over sums; the flat view sums each procedure's contexts
  * (inclusive: outermost instances only); bottom-up at depth 1 is the flat
@@ -1380,6 +1442,7 @@ int main(void)
         {"crafted", crafted_content_is_refused, 120},
         {"memory_budget", memory_budget_changes_no_byte, 240},
         {"derived_views", derived_metrics_and_views, 120},
+        {"derived_operand_limit", derived_operand_limit, 60},
         {"pc_metrics", pc_metrics, 60},
         {"cms_wide_profile_ids", cms_wide_profile_ids, 240},
         {"demangled_names", demangled_names, 60},

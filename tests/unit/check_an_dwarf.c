@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analysis/an_internal.h"
+#include "../../analysis/base/an_internal.h"
 #include "support/files.h"
 #include "support/suite.h"
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analysis/an_internal.h"
+#include "../../analysis/base/an_internal.h"
 #include "support/suite.h"
 
 int gp_elfsym_probe(int x);

@@ -1,6 +1,6 @@
 /*
  * check_an_gpudwarf.c - source lines of GPU instructions from cubins
- * (an_gpudwarf.c) and GPU_INSTR nodes in the database (an_agg.c).
+ * (an_gpudwarf.c) and GPU_INSTR nodes in the database (agg/an_frames.c).
  *
  * tests/unit/fixtures/gpu_lines.cu is built beside this program as nvcc
  * makes a cubin (ET_EXEC) and with -rdc (ET_REL); tests/support/
@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analysis/an_internal.h"
+#include "../../analysis/base/an_internal.h"
 #include "gpuprof_analysis.h"
 #include "support/mkprofile.h"
 #include "support/files.h"

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analysis/an_internal.h"
+#include "../../analysis/base/an_internal.h"
 #include "gpuprof_analysis.h"
 #include "support/mkprofile.h"
 #include "support/suite.h"

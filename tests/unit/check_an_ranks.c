@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analysis/an_coll.h"
+#include "../../analysis/coll/an_coll.h"
 #include "gpuprof_analysis.h"
 #include "io/io.h"
 #include "support/gen.h"

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../analysis/an_internal.h"
-#include "../analysis/an_sass.h"
+#include "../../analysis/base/an_internal.h"
+#include "../../analysis/gpu/an_sass.h"
 #include "support/suite.h"
 
 #ifndef FIXTURES

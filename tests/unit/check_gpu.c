@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "backends/sim/sim.h"
+#include "core/gpu.h"
 #include "core/internal.h"
 #include "io/io.h"
 #include "support/nodes.h"

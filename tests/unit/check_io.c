@@ -423,7 +423,9 @@ START_TEST(valid_checksums_bad_content)
     rechecksum(buf);
     ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)),
                      GPUPROF_IO_ERR_VERSION);
-    ck_assert_ptr_nonnull(strstr(err, "version 2.1"));
+    char want[32];
+    snprintf(want, sizeof(want), "version 2.%d", GPUPROF_IO_VERSION_MINOR);
+    ck_assert_ptr_nonnull(strstr(err, want));
     free(buf);
     tp_free(b);
 }
@@ -485,6 +487,80 @@ START_TEST(version_policy)
                      GPUPROF_IO_ERR_FORMAT);
     ck_assert_str_eq(err, "section ?: checksum mismatch");
     free(big);
+    free(buf);
+    tp_free(b);
+}
+END_TEST
+
+/* Format 1.2: metric descriptors (odd sum with its count metric, max, no
+ * inclusive) round-trip through section METRIC_EXT; a profile without such
+ * metrics has no such section (8 sections, as in 1.1) and reads with flags
+ * 0; a metric this reader cannot interpret is damage in a file of its own
+ * minor version, and a version it lacks -- naming both versions and the
+ * metric -- in a newer one. */
+START_TEST(metric_descriptors)
+{
+    tp_builder *b = sample();
+    size_t size;
+    char err[256];
+    gpuprof__io_profile *p = NULL;
+    uint8_t *buf = encode(b, 0, &size);
+    ck_assert_uint_eq(get32(buf + 24), SEC_REQUIRED);
+    ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)), 0);
+    for (uint32_t i = 0; i < p->metric_count; i++)
+        ck_assert(p->metrics[i].flags == 0 && p->metrics[i].count_name == 0);
+    ck_assert_uint_eq(p->format_minor, GPUPROF_IO_VERSION_MINOR);
+    gpuprof__io_profile_free(p);
+    free(buf);
+
+    uint32_t regs =
+        tp_metric(b, "x.regs", GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU);
+    uint32_t peak =
+        tp_metric(b, "x.peak", GPUPROF_IO_UNIT_BYTES, GPUPROF_IO_KIND_GPU);
+    tp_metric_ext(b, regs, GPUPROF_IO_SUM, GPUPROF_IO_METRIC_ODD, "gpu.count");
+    tp_metric_ext(b, peak, GPUPROF_IO_MAX, GPUPROF_IO_METRIC_NO_INCLUSIVE,
+                  NULL);
+    buf = encode(b, 1, &size);
+    ck_assert_uint_eq(get32(buf + 24), SEC_KNOWN);
+    ck_assert_msg(gpuprof__io_decode(buf, size, &p, err, sizeof(err)) == 0,
+                  "%s", err);
+    assert_same(tp_profile(b), p);
+    ck_assert_uint_eq(p->metrics[regs].flags, GPUPROF_IO_METRIC_ODD);
+    ck_assert_str_eq(gpuprof__io_str(p, p->metrics[regs].count_name),
+                     "gpu.count");
+    ck_assert_uint_eq(p->metrics[peak].combine, GPUPROF_IO_MAX);
+    ck_assert_uint_eq(p->metrics[peak].flags, GPUPROF_IO_METRIC_NO_INCLUSIVE);
+    ck_assert_uint_eq(p->metrics[peak].count_name, 0);
+    gpuprof__io_profile_free(p);
+    free(buf);
+
+    /* An unknown flag bit: damage at this minor, a newer version above. */
+    buf = encode(b, 0, &size);
+    uint8_t *x = section(buf, SEC_METRIC_EXT);
+    ck_assert_uint_eq(get32(x + METRIC_EXT_SIZE), peak);
+    put32(x + METRIC_EXT_SIZE + 4, 0x10);
+    rechecksum(buf);
+    ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_FORMAT);
+    ck_assert_str_eq(err, "metric 5: field out of range");
+    put16(buf + 10, GPUPROF_IO_VERSION_MINOR + 1);
+    rechecksum(buf);
+    ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_VERSION);
+    char want[128];
+    snprintf(want, sizeof(want),
+             "format 1.%d is newer than this reader's "
+             "1.%d: metric 'x.peak'",
+             GPUPROF_IO_VERSION_MINOR + 1, GPUPROF_IO_VERSION_MINOR);
+    ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+    /* An odd sum without its count metric is damage. */
+    put16(buf + 10, GPUPROF_IO_VERSION_MINOR);
+    put32(x + METRIC_EXT_SIZE + 4, 0);
+    put32(x + 8, 0);
+    rechecksum(buf);
+    ck_assert_int_eq(gpuprof__io_decode(buf, size, &p, err, sizeof(err)),
+                     GPUPROF_IO_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(err, "needs its count metric"));
     free(buf);
     tp_free(b);
 }
@@ -597,6 +673,7 @@ int main(void)
         {"damage_zstd", damage_zstd, 120},
         {"bad_content", valid_checksums_bad_content, 120},
         {"version_policy", version_policy, 120},
+        {"metric_descriptors", metric_descriptors, 120},
         {"zstd_size_disagrees", zstd_size_disagrees, 120},
         {"atomic_failure", atomic_failure, 120},
         {"not_a_profile", not_a_profile, 120},

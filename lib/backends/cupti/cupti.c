@@ -29,10 +29,6 @@
 #include <unistd.h>
 
 #include "backends/cupti/cupti.h"
-#include "core/clock.h"
-#include "core/gpu.h"
-#include "core/internal.h"
-#include "core/unwind.h"
 
 #ifndef GPUPROF_CUDA_HOME
 #define GPUPROF_CUDA_HOME "/usr/local/cuda"
@@ -224,7 +220,7 @@ static unsigned classify_all(bool enable)
 
 /* ---- hiding the runtime's frames ----------------------------------------
  * A call path ends at the user's call: frames in libcupti, libcuda and a
- * shared libcudart are dropped (gpuprof__unwind_hide). A statically linked
+ * shared libcudart are dropped (gpuprof_be_hide). A statically linked
  * cudart lives in the program itself and keeps its few frames. */
 static int hide_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -247,7 +243,7 @@ static int hide_one(struct dl_phdr_info *info, size_t size, void *arg)
             hi = a + p->p_memsz;
     }
     if (lo < hi)
-        gpuprof__unwind_hide(lo, hi);
+        gpuprof_be_hide(lo, hi, GPUPROF_HIDE_LOADER);
     return 0;
 }
 
@@ -278,11 +274,11 @@ static void find_static_cudart(void)
     if (gpuprof__cupti_cudart_range(m, (size_t)sb.st_size, &lo, &hi)) {
         uintptr_t base = 0;
         dl_iterate_phdr(main_base, &base);
-        gpuprof__unwind_hide(base + lo, base + hi);
-        gpuprof__log(GPUPROF_LOG_DEBUG,
-                     "cupti: a static CUDA runtime in the "
-                     "program (%llu KiB of code) is hidden from call paths",
-                     (unsigned long long)((hi - lo) >> 10));
+        gpuprof_be_hide(base + lo, base + hi, GPUPROF_HIDE_LOADER);
+        gpuprof_be_log(GPUPROF_LOG_DEBUG,
+                       "cupti: a static CUDA runtime in the "
+                       "program (%llu KiB of code) is hidden from call paths",
+                       (unsigned long long)((hi - lo) >> 10));
     }
     munmap(m, (size_t)sb.st_size);
 }
@@ -395,14 +391,14 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
         kind = copy_kind_arg(dom, id, cb->functionParams, kind);
     /* Frames: skip this function and on_callback; CUPTI's and the
      * runtime's beyond them are hidden. */
-    uint64_t corr = gpuprof__op_begin(kind, 2);
+    uint64_t corr = gpuprof_be_op_begin(kind, 2);
     if (!corr)
         return;
     tls.corr = corr;
     tls.cls = cls;
     tls.bytes = 0;
     if (cls & GP_CU_HOSTDONE) {
-        tls.t0 = gp_mono_ns();
+        tls.t0 = gpuprof_be_now_ns();
         tls.bytes = alloc_bytes(dom, id, cb->functionParams);
     }
     gpuprof__cupti_ring_note(cb->correlationId, corr, (cls & GP_CU_GRAPH) != 0);
@@ -429,10 +425,10 @@ static void api_exit(const CUpti_CallbackData *cb)
         gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
         a.correlation = corr;
         a.kind = tls.cls & GP_CU_KIND_MASK;
-        a.flags = GP_ACT_NOTE;
-        gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
+        a.flags = GPUPROF_ACTIVITY_NOTE;
+        be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
         gp_fetch_add_relaxed(&api_failed, 1);
-        gpuprof__op_end(corr);
+        gpuprof_be_op_end(corr);
         return;
     }
     /* PC sampling: kernel-serialized, the launch has run: its samples go
@@ -444,13 +440,13 @@ static void api_exit(const CUpti_CallbackData *cb)
         gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
         a.correlation = corr;
         a.kind = tls.cls & GP_CU_KIND_MASK;
-        a.flags = GP_ACT_HOST;
+        a.flags = GPUPROF_ACTIVITY_HOST;
         a.start_ns = tls.t0;
-        a.end_ns = gp_mono_ns();
+        a.end_ns = gpuprof_be_now_ns();
         a.bytes = tls.bytes;
-        gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
+        be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
     }
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
 }
 
 static void resource(CUpti_CallbackId id, const CUpti_ResourceData *rd)
@@ -544,7 +540,7 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream,
     if (gpuprof__cu.ActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
             CUPTI_SUCCESS &&
         dropped)
-        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, dropped);
+        gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, dropped);
     if (!buffer)
         return;
     pthread_mutex_lock(&pool_mu);
@@ -561,11 +557,11 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo,
     char *end;
     unsigned long long x = strtoull(v, &end, 10);
     if (*end || x < lo || x > hi) {
-        gpuprof__log(GPUPROF_LOG_WARN,
-                     "cupti: %s=%s is not a number in "
-                     "[%llu, %llu]; using %llu",
-                     name, v, (unsigned long long)lo, (unsigned long long)hi,
-                     (unsigned long long)def);
+        gpuprof_be_log(GPUPROF_LOG_WARN,
+                       "cupti: %s=%s is not a number in "
+                       "[%llu, %llu]; using %llu",
+                       name, v, (unsigned long long)lo, (unsigned long long)hi,
+                       (unsigned long long)def);
         return def;
     }
     return x;
@@ -575,7 +571,7 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo,
  */
 static uint64_t CUPTIAPI process_clock(void)
 {
-    return gp_mono_ns();
+    return gpuprof_be_now_ns();
 }
 
 /* Without a timestamp callback: the offset from CUPTI's clock to ours,
@@ -585,10 +581,10 @@ static int64_t clock_offset(void)
     int64_t best = 0;
     uint64_t width = UINT64_MAX;
     for (int i = 0; i < 16; i++) {
-        uint64_t a = gp_mono_ns(), c = 0;
+        uint64_t a = gpuprof_be_now_ns(), c = 0;
         if (gpuprof__cu.GetTimestamp(&c) != CUPTI_SUCCESS)
             return 0;
-        uint64_t b = gp_mono_ns();
+        uint64_t b = gpuprof_be_now_ns();
         if (b - a < width) {
             width = b - a;
             best = (int64_t)(a + (b - a) / 2) - (int64_t)c;
@@ -682,10 +678,10 @@ static gpuprof_status enable_activities(void)
     CUptiResult r =
         gpuprof__cu.ActivityRegisterCallbacks(buf_requested, buf_completed);
     if (r != CUPTI_SUCCESS) {
-        gpuprof__log(GPUPROF_LOG_WARN,
-                     "cupti: cuptiActivityRegisterCallbacks:"
-                     " %s",
-                     gpuprof__cupti_err(r, e, sizeof(e)));
+        gpuprof_be_log(GPUPROF_LOG_WARN,
+                       "cupti: cuptiActivityRegisterCallbacks:"
+                       " %s",
+                       gpuprof__cupti_err(r, e, sizeof(e)));
         return GPUPROF_E_UNAVAILABLE;
     }
     for (size_t i = 0; i < NKINDS; i++) {
@@ -695,9 +691,9 @@ static gpuprof_status enable_activities(void)
             r = gpuprof__cu.ActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
         kind_on[i] = r == CUPTI_SUCCESS;
         if (!kind_on[i])
-            gpuprof__log(i == 0 ? GPUPROF_LOG_WARN : GPUPROF_LOG_DEBUG,
-                         "cupti: activity kind %d not enabled: %s",
-                         (int)kinds[i], gpuprof__cupti_err(r, e, sizeof(e)));
+            gpuprof_be_log(i == 0 ? GPUPROF_LOG_WARN : GPUPROF_LOG_DEBUG,
+                           "cupti: activity kind %d not enabled: %s",
+                           (int)kinds[i], gpuprof__cupti_err(r, e, sizeof(e)));
     }
     return kind_on[0] ? GPUPROF_OK : GPUPROF_E_UNAVAILABLE;
 }
@@ -706,8 +702,8 @@ static gpuprof_status init_steps(void)
 {
     unsigned n = classify_all(true);
     if (!n) {
-        gpuprof__log(GPUPROF_LOG_WARN, "cupti: no API callback could be "
-                                       "enabled");
+        gpuprof_be_log(GPUPROF_LOG_WARN, "cupti: no API callback could be "
+                                         "enabled");
         return GPUPROF_E_UNAVAILABLE;
     }
     gpuprof__cu.EnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
@@ -735,10 +731,10 @@ static gpuprof_status init_steps(void)
             0); /* no records of unfinished queries */
     activities_on = true;
     pcs_on = gpuprof__cupti_pcs_wanted();
-    gpuprof__log(GPUPROF_LOG_DEBUG,
-                 "cupti: %u API callbacks, buffers %zu "
-                 "KiB x %u",
-                 n, pool_size >> 10, pool_max);
+    gpuprof_be_log(GPUPROF_LOG_DEBUG,
+                   "cupti: %u API callbacks, buffers %zu "
+                   "KiB x %u",
+                   n, pool_size >> 10, pool_max);
     return GPUPROF_OK;
 }
 
@@ -805,17 +801,18 @@ static void cu_fini(void *user)
     unsubscribe();
     pthread_mutex_lock(&pool_mu);
     if (pool_refused)
-        gpuprof__log(GPUPROF_LOG_WARN,
-                     "cupti: the record buffer pool (%u x "
-                     "%zu KiB) was spent %llu times: records were dropped "
-                     "(GPUPROF_CUPTI_BUFFERS, GPUPROF_CUPTI_BUFFER_KB)",
-                     pool_max, pool_size >> 10,
-                     (unsigned long long)pool_refused);
+        gpuprof_be_log(GPUPROF_LOG_WARN,
+                       "cupti: the record buffer pool (%u x "
+                       "%zu KiB) was spent %llu times: records were dropped "
+                       "(GPUPROF_CUPTI_BUFFERS, GPUPROF_CUPTI_BUFFER_KB)",
+                       pool_max, pool_size >> 10,
+                       (unsigned long long)pool_refused);
     pthread_mutex_unlock(&pool_mu);
     /* The pool stays: CUPTI may still hold buffers it has not returned. */
 }
 
-void gpuprof__cupti_register(void)
+void gpuprof__backend_cupti_register(void);
+void gpuprof__backend_cupti_register(void)
 {
     if (registered)
         return;

@@ -2,12 +2,12 @@
  * cupti.h - the CUPTI backend (NVIDIA GPUs): internal interface between
  * its files. The design is in doc/BACKENDS.md ("CUPTI").
  *
- *  app thread, CUPTI API callback (enter) --> gpuprof__op_begin (one unwind
+ *  app thread, CUPTI API callback (enter) --> gpuprof_be_op_begin (one unwind
  *      per user call; the runtime's nested driver call joins it), and the
  *      CUPTI correlation id -> our correlation in the ring below
  *  CUPTI's buffer thread: activity records --> cupti_act.c decodes them
  *      with the real cuptiActivityGetNextRecord, looks the correlation up
- *      in the ring and submits them (gpuprof__activity_submit_x)
+ *      in the ring and submits them (gpuprof_be_activity_submit)
  *  module loads (resource callback) --> cubins saved by content hash,
  *      their kernels' names --> binary ids (cupti_cubin.c)
  *
@@ -25,8 +25,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/atomics.h"
-#include "gpuprof.h"
+#include <stdatomic.h>
+
+#include "gpuprof_backend.h"
+
+/* Memory orders, named as the core names them (its atomics.h). */
+#define gp_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
+#define gp_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
+#define gp_store_relaxed(p, v)                                                 \
+    atomic_store_explicit((p), (v), memory_order_relaxed)
+#define gp_store_release(p, v)                                                 \
+    atomic_store_explicit((p), (v), memory_order_release)
+#define gp_fetch_add_relaxed(p, v)                                             \
+    atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+
+/* An activity with `nx` extra values of metrics `xm` and a GPU binary. */
+static inline gpuprof_status be_submit(const gpuprof_activity *a,
+                                       uint32_t binary, unsigned nx,
+                                       const uint32_t *xm, const uint64_t *xv)
+{
+    gpuprof_activity_extra x = GPUPROF_ACTIVITY_EXTRA_INIT;
+    x.binary = binary;
+    x.count = nx < GPUPROF_EXTRA_MAX ? nx : GPUPROF_EXTRA_MAX;
+    for (unsigned i = 0; i < x.count; i++)
+        x.metric[i] = xm[i], x.value[i] = xv[i];
+    return gpuprof_be_activity_submit(a, &x);
+}
 
 /* The CUPTI entry points we use (cupti.c, gpuprof__cupti_load). */
 typedef struct gp_cupti_api {
@@ -118,7 +142,7 @@ void gpuprof__cupti_counts_reset(void);
 /* Saves a loaded module's cubin (by content hash) and maps each function
  * it defines to the binary's module id. Any thread. */
 void gpuprof__cupti_module_loaded(const void *cubin, size_t size);
-/* The binary id of the cubin that defines kernel `name`, GP_NO_BINARY when
+/* The binary id of the cubin that defines kernel `name`, GPUPROF_NO_BINARY when
  * none is known. Any thread. */
 uint32_t gpuprof__cupti_kernel_binary(const char *name);
 /* Calls fn for each function symbol an ELF cubin defines; false when the
@@ -133,7 +157,7 @@ void gpuprof__cupti_cubins_reset(void);
 bool gpuprof__cupti_cudart_range(const void *elf, size_t size, uint64_t *lo,
                                  uint64_t *hi);
 /* The binary id of the cubin with CUPTI's CRC `crc` (PC samples name their
- * cubin so), GP_NO_BINARY when none. */
+ * cubin so), GPUPROF_NO_BINARY when none. */
 uint32_t gpuprof__cupti_crc_binary(uint64_t crc);
 
 /* ---- PC sampling (cupti_pcs.c, cupti_pcs_submit.c) ----------------------

@@ -14,8 +14,6 @@
 #include <string.h>
 
 #include "backends/cupti/cupti.h"
-#include "core/gpu.h"
-#include "core/internal.h"
 
 /* ---- the correlation ring ---------------------------------------------- */
 #define RING_SIZE (1u << GP_CU_RING_BITS)
@@ -155,8 +153,9 @@ static void close_one(uint64_t corr)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_KERNEL;
-    a.flags = GP_ACT_NOTE; /* no values: it only closes the operation */
-    gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
+    a.flags =
+        GPUPROF_ACTIVITY_NOTE; /* no values: it only closes the operation */
+    be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
     counts.graph_closed++;
 }
 
@@ -233,7 +232,7 @@ static bool attribute(uint32_t id, gpuprof_activity *a)
     bool graph;
     if (id == 0 || !gpuprof__cupti_ring_find(id, &corr, &graph)) {
         counts.unattributed++;
-        gpuprof__stat_add(GP_STAT_RECORDS_UNATTRIBUTED, 1);
+        gpuprof_be_count(GPUPROF_COUNTER_RECORDS_UNATTRIBUTED, 1);
         return false;
     }
     a->correlation = corr;
@@ -265,13 +264,15 @@ static void kernel(const CUpti_ActivityKernel10 *k)
                      (uint32_t)k->blockZ;
     uint64_t grid =
         (uint64_t)(uint32_t)k->gridX * (uint32_t)k->gridY * (uint32_t)k->gridZ;
-    uint8_t xm[GP_XN] = {GP_M_GPU_WORK_ITEMS, GP_M_GPU_GROUP_SIZE,
-                         GP_M_GPU_REGISTERS, GP_M_GPU_SHARED_MEM};
-    uint64_t xv[GP_XN] = {grid * block, block, k->registersPerThread,
-                          (uint64_t)(uint32_t)k->staticSharedMemory +
-                              (uint32_t)k->dynamicSharedMemory};
-    uint32_t bin = k->name ? gpuprof__cupti_kernel_binary(k->name)
-                           : (uint32_t)GP_NO_BINARY;
+    uint32_t xm[GPUPROF_EXTRA_MAX] = {
+        GPUPROF_METRIC_GPU_WORK_ITEMS, GPUPROF_METRIC_GPU_GROUP_SIZE,
+        GPUPROF_METRIC_GPU_REGISTERS, GPUPROF_METRIC_GPU_SHARED_MEM};
+    uint64_t xv[GPUPROF_EXTRA_MAX] = {
+        grid * block, block, k->registersPerThread,
+        (uint64_t)(uint32_t)k->staticSharedMemory +
+            (uint32_t)k->dynamicSharedMemory};
+    uint32_t bin =
+        k->name ? gpuprof__cupti_kernel_binary(k->name) : GPUPROF_NO_BINARY;
     /* Continuous PC sampling may still bring samples: the launch stays
      * open until cupti_pcs_submit.c closes it. */
     bool graph = (a.flags & GPUPROF_ACTIVITY_MORE) != 0;
@@ -280,7 +281,7 @@ static void kernel(const CUpti_ActivityKernel10 *k)
         gpuprof__cupti_pcs_note_graph_kernel(k->name, a.correlation);
     if (held)
         a.flags |= GPUPROF_ACTIVITY_MORE;
-    gpuprof__activity_submit_x(&a, bin, 4, xm, xv);
+    be_submit(&a, bin, 4, xm, xv);
     if (held)
         gpuprof__cupti_pcs_record_in(a.correlation);
 }
@@ -298,7 +299,7 @@ static void transfer(uint32_t id, uint32_t kind, uint64_t bytes,
     a.stream = stream;
     a.bytes = bytes;
     times(&a, start, end);
-    gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
+    be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
 }
 
 /* A synchronization is time the thread spent in the call: api.time and
@@ -319,10 +320,10 @@ static void sync_rec(const CUpti_ActivitySynchronization2 *s)
     a.stream =
         s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId;
     times(&a, s->start, s->end);
-    a.flags |= GP_ACT_HOST;
-    uint8_t xm[1] = {GP_M_CPU_IDLE};
+    a.flags |= GPUPROF_ACTIVITY_HOST;
+    uint32_t xm[1] = {GPUPROF_METRIC_CPU_IDLE};
     uint64_t xv[1] = {a.end_ns - a.start_ns};
-    gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 1, xm, xv);
+    be_submit(&a, GPUPROF_NO_BINARY, 1, xm, xv);
 }
 
 static void one(const CUpti_Activity *r)
@@ -362,7 +363,7 @@ static void one(const CUpti_Activity *r)
         const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)r;
         uint64_t d = o->end > o->start ? o->end - o->start : 0;
         counts.overhead_ns += d;
-        gpuprof__stat_add(GP_STAT_GPU_TOOL_OVERHEAD_NS, d);
+        gpuprof_be_count(GPUPROF_COUNTER_GPU_TOOL_OVERHEAD_NS, d);
         break;
     }
     default:
@@ -376,14 +377,14 @@ size_t gpuprof__cupti_decode(uint8_t *buf, size_t valid)
     if (!gpuprof__cu.ActivityGetNextRecord || !buf || !valid)
         return 0;
     pthread_mutex_lock(&dec_mu);
-    gpuprof__activity_patient(true);
+    gpuprof_be_patient(1);
     CUpti_Activity *r = NULL;
     size_t n = 0;
     while (gpuprof__cu.ActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS) {
         one(r);
         n++;
     }
-    gpuprof__activity_patient(false);
+    gpuprof_be_patient(0);
     pthread_mutex_unlock(&dec_mu);
     return n;
 }

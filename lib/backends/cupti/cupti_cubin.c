@@ -15,8 +15,6 @@
 #include <string.h>
 
 #include "backends/cupti/cupti.h"
-#include "core/gpu.h"
-#include "core/internal.h"
 
 /* ---- ELF64 function symbols ---------------------------------------------- */
 static bool in_bounds(size_t off, size_t len, size_t size)
@@ -202,7 +200,7 @@ static void crc_add(const void *cubin, size_t size, uint32_t bin)
 
 uint32_t gpuprof__cupti_crc_binary(uint64_t crc)
 {
-    uint32_t bin = (uint32_t)GP_NO_BINARY;
+    uint32_t bin = GPUPROF_NO_BINARY;
     pthread_mutex_lock(&mu);
     for (uint32_t i = 0; i < ncrcs; i++)
         if (crcs[i].crc == crc)
@@ -215,10 +213,10 @@ void gpuprof__cupti_module_loaded(const void *cubin, size_t size)
 {
     if (!cubin || !size)
         return;
-    uint32_t bin = gpuprof__gpu_binaries_wanted()
-                       ? gpuprof__gpu_binary(cubin, size, "cubin")
-                       : (uint32_t)GP_NO_BINARY;
-    if (bin == (uint32_t)GP_NO_BINARY)
+    uint32_t bin = gpuprof_be_gpu_binaries_wanted()
+                       ? gpuprof_be_gpu_binary(cubin, size, "cubin")
+                       : GPUPROF_NO_BINARY;
+    if (bin == GPUPROF_NO_BINARY)
         return;
     pthread_mutex_lock(&mu);
     add_ctx c = {bin, false};
@@ -227,20 +225,20 @@ void gpuprof__cupti_module_loaded(const void *cubin, size_t size)
     gen++;
     pthread_mutex_unlock(&mu);
     if (!elf)
-        gpuprof__log(GPUPROF_LOG_DEBUG,
-                     "cupti: a loaded module (%zu bytes) "
-                     "is not an ELF cubin: its kernels name no binary",
-                     size);
+        gpuprof_be_log(GPUPROF_LOG_DEBUG,
+                       "cupti: a loaded module (%zu bytes) "
+                       "is not an ELF cubin: its kernels name no binary",
+                       size);
     if (c.nomem)
-        gpuprof__log(GPUPROF_LOG_WARN, "cupti: out of memory mapping kernels "
-                                       "to their cubin");
+        gpuprof_be_log(GPUPROF_LOG_WARN, "cupti: out of memory mapping kernels "
+                                         "to their cubin");
 }
 
 uint32_t gpuprof__cupti_kernel_binary(const char *name)
 {
     uint32_t slot = (uint32_t)(((uintptr_t)name >> 3) * 0x9E3779B1u) >> 24;
     pthread_mutex_lock(&mu);
-    uint32_t bin = (uint32_t)GP_NO_BINARY;
+    uint32_t bin = GPUPROF_NO_BINARY;
     if (cache[slot].ptr == name && cache[slot].gen == gen) {
         bin = cache[slot].binary;
     } else {

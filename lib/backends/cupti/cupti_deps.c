@@ -1,6 +1,6 @@
 /*
  * cupti_deps.c - the CUPTI backend's dependency notes for traces (trace
- * format 1.3; lib/core/gpu.h gpuprof__op_dep), written at a call's API
+ * format 1.3; include/gpuprof_backend.h gpuprof_be_op_dep), written at a call's API
  * enter, for the calls the backend already measures:
  *
  *   cudaDeviceSynchronize, cuCtxSynchronize    SYNC_DEVICE (the context's
@@ -21,9 +21,6 @@
 #include <string.h>
 
 #include "backends/cupti/cupti.h"
-#include "core/atomics.h"
-#include "core/gpu.h"
-#include "core/trace.h"
 
 enum { R_UNKNOWN = 0, R_NONE, R_DEVICE, R_STREAM, R_STREAM_PT, R_COPY };
 
@@ -81,7 +78,7 @@ typedef struct stream_params {
 void gpuprof__cupti_deps(CUpti_CallbackDomain dom, CUpti_CallbackId id,
                          const CUpti_CallbackData *cb, uint64_t corr)
 {
-    if (!corr || !gpuprof__trace_on())
+    if (!corr || !gpuprof_be_tracing())
         return;
     uint32_t role = role_of(dom, id);
     if (role == R_NONE)
@@ -91,9 +88,9 @@ void gpuprof__cupti_deps(CUpti_CallbackDomain dom, CUpti_CallbackId id,
         gpuprof__cu.GetDeviceId(cb->context, &dev) != CUPTI_SUCCESS)
         dev = 0;
     if (role == R_DEVICE) {
-        gpuprof__op_dep(corr, GP_DEP_SYNC_DEVICE, 0, dev, GP_DEP_ALL, 0);
+        gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_DEVICE, 0, dev, GPUPROF_DEP_ALL, 0);
     } else if (role == R_COPY) {
-        gpuprof__op_dep(corr, GP_DEP_LAUNCH, GP_DEP_BLOCKING, dev, 0, 0);
+        gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, GPUPROF_DEP_BLOCKING, dev, 0, 0);
     } else if (cb->functionParams && cb->context &&
                gpuprof__cu.GetStreamIdEx) {
         uint32_t sid;
@@ -101,6 +98,6 @@ void gpuprof__cupti_deps(CUpti_CallbackDomain dom, CUpti_CallbackId id,
         if (gpuprof__cu.GetStreamIdEx(cb->context, p->stream,
                                       role == R_STREAM_PT, &sid) ==
             CUPTI_SUCCESS)
-            gpuprof__op_dep(corr, GP_DEP_SYNC_STREAM, 0, dev, sid, 0);
+            gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_STREAM, 0, dev, sid, 0);
     }
 }

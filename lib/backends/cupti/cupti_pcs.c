@@ -38,9 +38,6 @@
 #include <string.h>
 
 #include "backends/cupti/cupti.h"
-#include "core/clock.h"
-#include "core/gpu.h"
-#include "core/internal.h"
 
 #define PCS_MAX_CTX 16
 #define PCS_PCS 4096 /* PC records per buffer */
@@ -90,10 +87,10 @@ static bool parse_period(const char *v, uint32_t *out)
     char *end;
     long p = strtol(v, &end, 10);
     if (*end || (p != 1 && (p < 5 || p > 31))) {
-        gpuprof__log(GPUPROF_LOG_WARN,
-                     "cupti: GPUPROF_CUPTI_PC_SAMPLING=%s: "
-                     "want 0, 1 or a period exponent 5..31; PC sampling off",
-                     v);
+        gpuprof_be_log(GPUPROF_LOG_WARN,
+                       "cupti: GPUPROF_CUPTI_PC_SAMPLING=%s: "
+                       "want 0, 1 or a period exponent 5..31; PC sampling off",
+                       v);
         return false;
     }
     *out = p == 1 ? 0 : (uint32_t)p;
@@ -107,10 +104,10 @@ static enum gp_pcs_mode parse_mode(void)
         return GP_PCS_SERIALIZED;
     if (!strcmp(v, "continuous"))
         return GP_PCS_CONTINUOUS;
-    gpuprof__log(GPUPROF_LOG_WARN,
-                 "cupti: GPUPROF_CUPTI_PC_SAMPLING_MODE=%s: want serialized "
-                 "or continuous; PC sampling off",
-                 v);
+    gpuprof_be_log(GPUPROF_LOG_WARN,
+                   "cupti: GPUPROF_CUPTI_PC_SAMPLING_MODE=%s: want serialized "
+                   "or continuous; PC sampling off",
+                   v);
     return GP_PCS_OFF;
 }
 
@@ -143,8 +140,8 @@ bool gpuprof__cupti_pcs_wanted(void)
     if (!parse_period(v, &p) || m == GP_PCS_OFF)
         return false;
     if (!resolve()) {
-        gpuprof__log(GPUPROF_LOG_WARN, "cupti: this libcupti has no PC "
-                                       "sampling API; PC sampling off");
+        gpuprof_be_log(GPUPROF_LOG_WARN, "cupti: this libcupti has no PC "
+                                         "sampling API; PC sampling off");
         return false;
     }
     period = p;
@@ -307,9 +304,10 @@ static void start_locked(CUcontext ctx)
         if (ctxs[i].ctx == ctx)
             return; /* on already, or refused */
     if (nctx == PCS_MAX_CTX) {
-        gpuprof__log(GPUPROF_LOG_WARN, "cupti: PC sampling in %d contexts at "
-                                       "most",
-                     PCS_MAX_CTX);
+        gpuprof_be_log(GPUPROF_LOG_WARN,
+                       "cupti: PC sampling in %d contexts at "
+                       "most",
+                       PCS_MAX_CTX);
         return;
     }
     pcs_ctx *c = &ctxs[nctx++];
@@ -329,21 +327,21 @@ static void start_locked(CUcontext ctx)
     if (r == CUPTI_SUCCESS)
         r = configure(c, &step);
     if (r == CUPTI_SUCCESS) {
-        c->last_ns = gp_mono_ns();
-        gpuprof__log(GPUPROF_LOG_DEBUG,
-                     "cupti: PC sampling on in a context (%s, period %s%u), "
-                     "%zu stall reasons",
-                     gpuprof__cupti_pcs_mode() == GP_PCS_CONTINUOUS
-                         ? "continuous"
-                         : "kernel-serialized",
-                     period ? "2^" : "CUPTI's default ", period ? period : 0,
-                     c->nreasons);
+        c->last_ns = gpuprof_be_now_ns();
+        gpuprof_be_log(GPUPROF_LOG_DEBUG,
+                       "cupti: PC sampling on in a context (%s, period %s%u), "
+                       "%zu stall reasons",
+                       gpuprof__cupti_pcs_mode() == GP_PCS_CONTINUOUS
+                           ? "continuous"
+                           : "kernel-serialized",
+                       period ? "2^" : "CUPTI's default ", period ? period : 0,
+                       c->nreasons);
         return;
     }
     char e[96];
-    gpuprof__log(GPUPROF_LOG_WARN,
-                 "cupti: PC sampling could not start in a context (%s): %s",
-                 step, gpuprof__cupti_err(r, e, sizeof(e)));
+    gpuprof_be_log(GPUPROF_LOG_WARN,
+                   "cupti: PC sampling could not start in a context (%s): %s",
+                   step, gpuprof__cupti_err(r, e, sizeof(e)));
     if (enabled)
         disable(ctx);
     ctx_free(c);
@@ -386,20 +384,20 @@ static void drain_locked(pcs_ctx *c)
         CUptiResult r = api.GetData(&gp);
         if ((r == CUPTI_ERROR_OUT_OF_MEMORY || g->hardwareBufferFull) &&
             !tot.hwfull++)
-            gpuprof__log(GPUPROF_LOG_WARN,
-                         "cupti: PC sampling's hardware buffer was full: "
-                         "samples were lost (a longer period, "
-                         "GPUPROF_CUPTI_PC_SAMPLING=N, samples less)");
+            gpuprof_be_log(GPUPROF_LOG_WARN,
+                           "cupti: PC sampling's hardware buffer was full: "
+                           "samples were lost (a longer period, "
+                           "GPUPROF_CUPTI_PC_SAMPLING=N, samples less)");
         if (r != CUPTI_SUCCESS) {
             tot.errors += r != CUPTI_ERROR_OUT_OF_MEMORY;
             return;
         }
-        gpuprof__log(GPUPROF_LOG_DEBUG,
-                     "cupti: PC GetData: range %llu, %llu samples, %zu PCs, "
-                     "%zu remaining, %zu staged",
-                     (unsigned long long)g->rangeId,
-                     (unsigned long long)g->totalSamples, g->totalNumPcs,
-                     g->remainingNumPcs, c->cfg.d.totalNumPcs);
+        gpuprof_be_log(GPUPROF_LOG_DEBUG,
+                       "cupti: PC GetData: range %llu, %llu samples, %zu PCs, "
+                       "%zu remaining, %zu staged",
+                       (unsigned long long)g->rangeId,
+                       (unsigned long long)g->totalSamples, g->totalNumPcs,
+                       g->remainingNumPcs, c->cfg.d.totalNumPcs);
         take(c, g);
         if (g->remainingNumPcs)
             continue;
@@ -413,7 +411,7 @@ void gpuprof__cupti_pcs_collect(CUcontext ctx, bool force)
     enum gp_pcs_mode m = gpuprof__cupti_pcs_mode();
     if (!m)
         return;
-    uint64_t now = gp_mono_ns();
+    uint64_t now = gpuprof_be_now_ns();
     pthread_mutex_lock(&mu);
     for (unsigned i = 0; i < nctx; i++) {
         pcs_ctx *c = &ctxs[i];
@@ -508,19 +506,17 @@ void gpuprof__cupti_pcs_done(void)
     gp_cupti_counts k;
     gpuprof__cupti_counts(&k);
     int lvl = !tot.samples && k.kernels ? GPUPROF_LOG_WARN : GPUPROF_LOG_INFO;
-    gpuprof__log(lvl,
-                 "cupti: PC sampling (%s): %llu samples in %llu PC records "
-                 "over %llu kernels; %llu dropped by the hardware, %llu in "
-                 "NVIDIA's kernels, %llu of launches not known; %llu "
-                 "launches held, %llu not; %llu GetData errors",
-                 ran == GP_PCS_CONTINUOUS ? "continuous" : "kernel-serialized",
-                 (unsigned long long)tot.samples,
-                 (unsigned long long)tot.records,
-                 (unsigned long long)k.kernels,
-                 (unsigned long long)tot.dropped,
-                 (unsigned long long)tot.nonuser,
-                 (unsigned long long)tot.unattributed,
-                 (unsigned long long)held, (unsigned long long)unheld,
-                 (unsigned long long)tot.errors);
+    gpuprof_be_log(
+        lvl,
+        "cupti: PC sampling (%s): %llu samples in %llu PC records "
+        "over %llu kernels; %llu dropped by the hardware, %llu in "
+        "NVIDIA's kernels, %llu of launches not known; %llu "
+        "launches held, %llu not; %llu GetData errors",
+        ran == GP_PCS_CONTINUOUS ? "continuous" : "kernel-serialized",
+        (unsigned long long)tot.samples, (unsigned long long)tot.records,
+        (unsigned long long)k.kernels, (unsigned long long)tot.dropped,
+        (unsigned long long)tot.nonuser, (unsigned long long)tot.unattributed,
+        (unsigned long long)held, (unsigned long long)unheld,
+        (unsigned long long)tot.errors);
     ran = GP_PCS_OFF;
 }

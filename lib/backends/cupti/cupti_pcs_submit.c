@@ -25,38 +25,36 @@
 #include <string.h>
 
 #include "backends/cupti/cupti.h"
-#include "core/gpu.h"
-#include "core/internal.h"
 
 /* ---- stall reason names ------------------------------------------------- */
 static const struct {
     const char *name;
     uint8_t metric;
 } reasons[] = {
-    {"selected", GP_M_PC_STALL_SELECTED},
-    {"not_selected", GP_M_PC_STALL_NOT_SELECTED},
-    {"barrier", GP_M_PC_STALL_BARRIER},
-    {"branch_resolving", GP_M_PC_STALL_BRANCH_RESOLVING},
-    {"dispatch_stall", GP_M_PC_STALL_DISPATCH_STALL},
-    {"drain", GP_M_PC_STALL_DRAIN},
-    {"imc_miss", GP_M_PC_STALL_IMC_MISS},
-    {"lg_throttle", GP_M_PC_STALL_LG_THROTTLE},
-    {"long_scoreboard", GP_M_PC_STALL_LONG_SCOREBOARD},
-    {"math_pipe_throttle", GP_M_PC_STALL_MATH_PIPE_THROTTLE},
-    {"membar", GP_M_PC_STALL_MEMBAR},
-    {"mio_throttle", GP_M_PC_STALL_MIO_THROTTLE},
-    {"misc", GP_M_PC_STALL_MISC},
-    {"no_instructions", GP_M_PC_STALL_NO_INSTRUCTIONS},
-    {"short_scoreboard", GP_M_PC_STALL_SHORT_SCOREBOARD},
-    {"sleeping", GP_M_PC_STALL_SLEEPING},
-    {"tex_throttle", GP_M_PC_STALL_TEX_THROTTLE},
-    {"wait", GP_M_PC_STALL_WAIT},
+    {"selected", GPUPROF_METRIC_PC_STALL_SELECTED},
+    {"not_selected", GPUPROF_METRIC_PC_STALL_NOT_SELECTED},
+    {"barrier", GPUPROF_METRIC_PC_STALL_BARRIER},
+    {"branch_resolving", GPUPROF_METRIC_PC_STALL_BRANCH_RESOLVING},
+    {"dispatch_stall", GPUPROF_METRIC_PC_STALL_DISPATCH_STALL},
+    {"drain", GPUPROF_METRIC_PC_STALL_DRAIN},
+    {"imc_miss", GPUPROF_METRIC_PC_STALL_IMC_MISS},
+    {"lg_throttle", GPUPROF_METRIC_PC_STALL_LG_THROTTLE},
+    {"long_scoreboard", GPUPROF_METRIC_PC_STALL_LONG_SCOREBOARD},
+    {"math_pipe_throttle", GPUPROF_METRIC_PC_STALL_MATH_PIPE_THROTTLE},
+    {"membar", GPUPROF_METRIC_PC_STALL_MEMBAR},
+    {"mio_throttle", GPUPROF_METRIC_PC_STALL_MIO_THROTTLE},
+    {"misc", GPUPROF_METRIC_PC_STALL_MISC},
+    {"no_instructions", GPUPROF_METRIC_PC_STALL_NO_INSTRUCTIONS},
+    {"short_scoreboard", GPUPROF_METRIC_PC_STALL_SHORT_SCOREBOARD},
+    {"sleeping", GPUPROF_METRIC_PC_STALL_SLEEPING},
+    {"tex_throttle", GPUPROF_METRIC_PC_STALL_TEX_THROTTLE},
+    {"wait", GPUPROF_METRIC_PC_STALL_WAIT},
 };
 
 uint32_t gpuprof__cupti_stall_metric(const char *name)
 {
     if (!name)
-        return GP_M_PC_STALL_OTHER;
+        return GPUPROF_METRIC_PC_STALL_OTHER;
     const char *b = strstr(name, "issue_stalled_");
     b = b ? b + strlen("issue_stalled_") : name;
     /* "<reason>_not_issued": the same reason, and a latency sample. */
@@ -65,7 +63,7 @@ uint32_t gpuprof__cupti_stall_metric(const char *name)
     bool latency = n > strlen(ni) && !strcmp(b + n - strlen(ni), ni);
     if (latency)
         n -= strlen(ni);
-    uint32_t m = GP_M_PC_STALL_OTHER;
+    uint32_t m = GPUPROF_METRIC_PC_STALL_OTHER;
     for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
         if (strlen(reasons[i].name) == n && !strncmp(b, reasons[i].name, n))
             m = reasons[i].metric;
@@ -103,8 +101,8 @@ static void close_corr(uint64_t corr)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_KERNEL;
-    a.flags = GP_ACT_NOTE; /* final: the launch ends here */
-    gpuprof__activity_submit_x(&a, (uint32_t)GP_NO_BINARY, 0, NULL, NULL);
+    a.flags = GPUPROF_ACTIVITY_NOTE; /* final: the launch ends here */
+    be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
 }
 
 /* Removes entry i (closing its launch when `close`); under hmu. */
@@ -239,20 +237,20 @@ static uint64_t latest_of(const char *name)
 
 /* ---- submission ------------------------------------------------------------
  */
-/* Values of one instruction, GP_XN at a time. */
+/* Values of one instruction, GPUPROF_EXTRA_MAX at a time. */
 typedef struct pc_batch {
     gpuprof_activity a;
     uint32_t binary;
     unsigned n;
-    uint8_t xm[GP_XN];
-    uint64_t xv[GP_XN];
+    uint32_t xm[GPUPROF_EXTRA_MAX];
+    uint64_t xv[GPUPROF_EXTRA_MAX];
 } pc_batch;
 
 static void batch_flush(pc_batch *b)
 {
     if (!b->n)
         return;
-    gpuprof__activity_submit_x(&b->a, b->binary, b->n, b->xm, b->xv);
+    be_submit(&b->a, b->binary, b->n, b->xm, b->xv);
     b->n = 0;
 }
 
@@ -265,9 +263,9 @@ static void batch_add(pc_batch *b, uint32_t metric, uint64_t v)
             b->xv[i] += v;
             return;
         }
-    if (b->n == GP_XN)
+    if (b->n == GPUPROF_EXTRA_MAX)
         batch_flush(b);
-    b->xm[b->n] = (uint8_t)metric;
+    b->xm[b->n] = metric;
     b->xv[b->n++] = v;
 }
 
@@ -294,14 +292,15 @@ static void submit_pc(const CUpti_PCSamplingPCData *pc, uint64_t corr,
     b.a.kind = GPUPROF_OP_KERNEL;
     /* Values only: the kernel's own record counts it (and closes it, or
      * the hold does). */
-    b.a.flags = GP_ACT_NOTE | GP_ACT_INSTR | GPUPROF_ACTIVITY_MORE;
+    b.a.flags =
+        GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_INSTR | GPUPROF_ACTIVITY_MORE;
     b.a.name = pc->functionName;
     b.a.bytes = pc->pcOffset;
     b.binary = gpuprof__cupti_crc_binary(pc->cubinCrc);
     uint64_t all = 0, lat = 0;
     for (size_t k = 0; k < pc->stallReasonCount; k++) {
         uint32_t idx = pc->stallReason[k].pcSamplingStallReasonIndex;
-        uint32_t m = idx < nmap ? map[idx] : GP_M_PC_STALL_OTHER;
+        uint32_t m = idx < nmap ? map[idx] : GPUPROF_METRIC_PC_STALL_OTHER;
         uint64_t s = pc->stallReason[k].samples;
         if (m & GP_CU_LATENCY) {
             lat += s; /* a subset of its reason's samples */
@@ -310,8 +309,8 @@ static void submit_pc(const CUpti_PCSamplingPCData *pc, uint64_t corr,
         all += s;
         batch_add(&b, m, s);
     }
-    batch_add(&b, GP_M_PC_SAMPLES, all);
-    batch_add(&b, GP_M_PC_LATENCY, lat);
+    batch_add(&b, GPUPROF_METRIC_PC_SAMPLES, all);
+    batch_add(&b, GPUPROF_METRIC_PC_LATENCY, lat);
     batch_flush(&b);
 }
 

@@ -4,7 +4,7 @@
  * table's hooks). Seed 002 §III-IV; doc/BACKENDS.md.
  *
  * How a command travels. A hook on the application thread begins an
- * operation (call path + placeholder, gpuprof__op_begin), calls the
+ * operation (call path + placeholder, gpuprof_be_op_begin), calls the
  * runtime through the target dispatch table with an event (the program's,
  * which we retain, or one we make), and files a `cl_cmd` on the outstanding
  * list with a CL_COMPLETE callback. The callback (any runtime thread) only
@@ -25,12 +25,35 @@
 #define CL_USE_DEPRECATED_OPENCL_2_0_APIS
 #include <CL/cl_icd.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/gpu.h"
-#include "core/internal.h"
-#include "core/trace.h"
+#include "gpuprof_backend.h"
+
+/* Memory orders, named as the core names them (its atomics.h). */
+#define gp_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
+#define gp_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
+#define gp_store_relaxed(p, v)                                                 \
+    atomic_store_explicit((p), (v), memory_order_relaxed)
+#define gp_store_release(p, v)                                                 \
+    atomic_store_explicit((p), (v), memory_order_release)
+#define gp_fetch_add_relaxed(p, v)                                             \
+    atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+
+/* An activity with `nx` extra values of metrics `xm` and a GPU binary. */
+static inline gpuprof_status be_submit(const gpuprof_activity *a,
+                                       uint32_t binary, unsigned nx,
+                                       const uint32_t *xm, const uint64_t *xv)
+{
+    gpuprof_activity_extra x = GPUPROF_ACTIVITY_EXTRA_INIT;
+    x.binary = binary;
+    x.count = nx < GPUPROF_EXTRA_MAX ? nx : GPUPROF_EXTRA_MAX;
+    for (unsigned i = 0; i < x.count; i++)
+        x.metric[i] = xm[i], x.value[i] = xv[i];
+    return gpuprof_be_activity_submit(a, &x);
+}
 
 /* The runtime's table (calls go on through it) and ours. */
 extern struct _cl_icd_dispatch gpuprof__cl_T;
@@ -41,7 +64,7 @@ extern struct _cl_icd_dispatch gpuprof__cl_H;
 extern _Atomic int gpuprof__cl_on;
 static inline bool gpuprof__cl_measuring(void)
 {
-    return gp_load_relaxed(&gpuprof__cl_on) && gp_mode() == GP_MODE_MEASURING;
+    return gp_load_relaxed(&gpuprof__cl_on) && gpuprof_be_measuring();
 }
 
 /* One command on a device, from enqueue until its activity is submitted. */
@@ -85,7 +108,7 @@ typedef struct cl_queue {
 typedef struct cl_bins {
     uint32_t n;
     cl_device_id dev[CL_MAX_BIN];
-    uint32_t id[CL_MAX_BIN]; /* module id, GP_NO_BINARY when not saved */
+    uint32_t id[CL_MAX_BIN]; /* module id, GPUPROF_NO_BINARY when not saved */
 } cl_bins;
 
 #define CL_MAX_ARGS 64
@@ -162,7 +185,7 @@ void gpuprof__cl_wait_end(cl_wait *w, uint64_t corr, cl_cmd *own);
 void gpuprof__cl_settle(bool force);
 
 /* Detectors (notes on the operation's placeholder). */
-void gpuprof__cl_note(uint64_t corr, uint8_t metric, uint64_t value);
+void gpuprof__cl_note(uint64_t corr, uint32_t metric, uint64_t value);
 void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src);
 bool gpuprof__cl_written_back(const void *ptr, size_t size);
 /* A kernel launch on `q`: the kernel's interned name (NULL when unknown),
@@ -175,8 +198,8 @@ uint64_t gpuprof__opencl_kernels_running(void);
 
 /* A host-side operation's activity (build, queue creation, wait). */
 void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
-                         uint64_t t1, uint32_t flags, unsigned nx,
-                         const uint8_t *xm, const uint64_t *xv);
+                               uint64_t t1, uint32_t flags, unsigned nx,
+                               const uint32_t *xm, const uint64_t *xv);
 
 /* cl_idle.c: GPU_IDLE_CAUSE sampling. */
 void gpuprof__cl_idle_config(void); /* at the backend's init */

@@ -1,6 +1,6 @@
 /*
  * cl_deps.c - the OpenCL backend's dependency notes for traces (trace
- * format 1.3; lib/core/gpu.h gpuprof__op_dep): clFinish waits for its
+ * format 1.3; lib/core/gpu.h gpuprof_be_op_dep): clFinish waits for its
  * queue, clWaitForEvents for the commands that made its events, a command
  * with an event wait list waits (on the device) for those commands, and a
  * blocking enqueue returns when its own command has run. In-order queues
@@ -32,7 +32,7 @@ static uint32_t hash(cl_event ev)
 
 void gpuprof__cl_deps_event(cl_event ev, uint64_t corr)
 {
-    if (!ev || !corr || !gpuprof__trace_on())
+    if (!ev || !corr || !gpuprof_be_tracing())
         return;
     pthread_mutex_lock(&mu);
     slot[hash(ev)].ev = ev;
@@ -58,45 +58,45 @@ static void queue_at(cl_command_queue q, uint32_t *device, uint32_t *stream)
 void gpuprof__cl_deps_wait_list(uint64_t corr, cl_command_queue q, cl_uint n,
                                 const cl_event *wl)
 {
-    if (!corr || !n || !wl || !gpuprof__trace_on())
+    if (!corr || !n || !wl || !gpuprof_be_tracing())
         return;
     uint32_t device, stream;
     queue_at(q, &device, &stream);
     for (cl_uint i = 0; i < n; i++) {
         uint64_t t = corr_of(wl[i]);
         if (t)
-            gpuprof__op_dep(corr, GP_DEP_STREAM_WAIT, GP_DEP_OPENCL, device,
+            gpuprof_be_op_dep(corr, GPUPROF_DEP_STREAM_WAIT, GPUPROF_DEP_OPENCL, device,
                             stream, t);
     }
 }
 
 void gpuprof__cl_deps_blocking(uint64_t corr, cl_command_queue q)
 {
-    if (!corr || !gpuprof__trace_on())
+    if (!corr || !gpuprof_be_tracing())
         return;
     uint32_t device, stream;
     queue_at(q, &device, &stream);
-    gpuprof__op_dep(corr, GP_DEP_LAUNCH, GP_DEP_BLOCKING | GP_DEP_OPENCL,
+    gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, GPUPROF_DEP_BLOCKING | GPUPROF_DEP_OPENCL,
                     device, stream, 0);
 }
 
 void gpuprof__cl_deps_finish(uint64_t corr, cl_command_queue q)
 {
-    if (!corr || !gpuprof__trace_on())
+    if (!corr || !gpuprof_be_tracing())
         return;
     uint32_t device, stream;
     queue_at(q, &device, &stream);
-    gpuprof__op_dep(corr, GP_DEP_SYNC_STREAM, GP_DEP_OPENCL, device, stream,
+    gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_STREAM, GPUPROF_DEP_OPENCL, device, stream,
                     0);
 }
 
 void gpuprof__cl_deps_wait_events(uint64_t corr, cl_uint n, const cl_event *l)
 {
-    if (!corr || !l || !gpuprof__trace_on())
+    if (!corr || !l || !gpuprof_be_tracing())
         return;
     for (cl_uint i = 0; i < n; i++) {
         uint64_t t = corr_of(l[i]);
         if (t)
-            gpuprof__op_dep(corr, GP_DEP_SYNC_EVENT, GP_DEP_OPENCL, 0, 0, t);
+            gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_EVENT, GPUPROF_DEP_OPENCL, 0, 0, t);
     }
 }

@@ -10,7 +10,7 @@
  * one and release it; the program's own events are retained once and
  * released once, after their completion was read.
  *
- * Each hook calls gpuprof__op_begin itself with skip 1 (its own frame);
+ * Each hook calls gpuprof_be_op_begin itself with skip 1 (its own frame);
  * the loader's frames are hidden (opencl.c), so the innermost frame of a
  * call path is the program's call.
  */
@@ -30,7 +30,7 @@ typedef struct enq {
     cl_cmd cmd;
 } enq;
 
-/* After gpuprof__op_begin: the command, our event if the program passed
+/* After gpuprof_be_op_begin: the command, our event if the program passed
  * none, the wait of a blocking call. Returns the event pointer to pass. */
 static cl_event *enq_prepare(enq *e, uint32_t kind, cl_command_queue q,
                              cl_event *ev, bool blocking)
@@ -70,11 +70,11 @@ static void enq_finish(enq *e, cl_int rc)
     else
         gpuprof__cl_settle(false);
     gpuprof__cl_idle_drain();
-    gpuprof__op_end(e->corr);
+    gpuprof_be_op_end(e->corr);
 }
 
 /* The thread's GPU_IDLE_CAUSE timer starts at its first measured call. */
-#define BEGIN(kind) (gpuprof__cl_idle_thread(), gpuprof__op_begin((kind), 1))
+#define BEGIN(kind) (gpuprof__cl_idle_thread(), gpuprof_be_op_begin((kind), 1))
 #define MEASURING() gpuprof__cl_measuring()
 
 static uint64_t region_bytes(const size_t *region)
@@ -109,9 +109,9 @@ static void kernel_launch(enq *e, cl_kernel k, uint64_t items, uint64_t group)
     e->c->work_items = items;
     e->c->group_size = group;
     if (not_aliased)
-        gpuprof__cl_note(e->corr, GP_M_DET_ARGS_NOT_ALIASED, 1);
+        gpuprof__cl_note(e->corr, GPUPROF_METRIC_DET_ARGS_NOT_ALIASED, 1);
     if (multi)
-        gpuprof__cl_note(e->corr, GP_M_DET_MULTI_CONTEXT, 1);
+        gpuprof__cl_note(e->corr, GPUPROF_METRIC_DET_MULTI_CONTEXT, 1);
 }
 static cl_int CL_API_CALL h_EnqueueNDRangeKernel(
     cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
@@ -189,7 +189,7 @@ static cl_int CL_API_CALL h_EnqueueWriteBuffer(cl_command_queue q, cl_mem b,
     if (e.c) {
         e.c->bytes = size;
         if (gpuprof__cl_written_back(ptr, size))
-            gpuprof__cl_note(e.corr, GP_M_DET_OUTPUT_AS_INPUT, 1);
+            gpuprof__cl_note(e.corr, GPUPROF_METRIC_DET_OUTPUT_AS_INPUT, 1);
     }
     cl_int rc = T.clEnqueueWriteBuffer(q, b, blocking, off, size, ptr, n, wl,
                                        pev);
@@ -610,10 +610,10 @@ static cl_int CL_API_CALL h_EnqueueBarrier(cl_command_queue q)
     if (!MEASURING())
         return T.clEnqueueBarrier(q);
     uint64_t corr = BEGIN(GPUPROF_OP_OTHER);
-    uint64_t t0 = gp_mono_ns();
+    uint64_t t0 = gpuprof_be_now_ns();
     cl_int rc = T.clEnqueueBarrier(q);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_OTHER, t0, t0, 0, 0, NULL, NULL);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return rc;
 }
 
@@ -623,10 +623,10 @@ static cl_int CL_API_CALL h_EnqueueWaitForEvents(cl_command_queue q,
     if (!MEASURING())
         return T.clEnqueueWaitForEvents(q, n, l);
     uint64_t corr = BEGIN(GPUPROF_OP_OTHER);
-    uint64_t t0 = gp_mono_ns();
+    uint64_t t0 = gpuprof_be_now_ns();
     cl_int rc = T.clEnqueueWaitForEvents(q, n, l);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_OTHER, t0, t0, 0, 0, NULL, NULL);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return rc;
 }
 
@@ -641,7 +641,7 @@ static cl_int CL_API_CALL h_Finish(cl_command_queue q)
     cl_int rc = T.clFinish(q);
     gpuprof__cl_wait_end(w, corr, NULL);
     gpuprof__cl_idle_drain();
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return rc;
 }
 
@@ -655,7 +655,7 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *l)
     cl_int rc = T.clWaitForEvents(n, l);
     gpuprof__cl_wait_end(w, corr, NULL);
     gpuprof__cl_idle_drain();
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return rc;
 }
 
@@ -664,9 +664,9 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *l)
  * forks meanwhile are not the measured program (core self.c). */
 #define HELPERS(call)                                                          \
     __extension__({                                                            \
-        gpuprof__helpers_begin();                                              \
+        gpuprof_be_helpers_begin();                                            \
         __typeof__(call) r_ = (call);                                          \
-        gpuprof__helpers_end();                                                \
+        gpuprof_be_helpers_end();                                              \
         r_;                                                                    \
     })
 
@@ -678,14 +678,14 @@ static cl_int CL_API_CALL h_BuildProgram(
     if (!MEASURING())
         return HELPERS(T.clBuildProgram(p, nd, d, opts, fn, user));
     uint64_t corr = BEGIN(GPUPROF_OP_BUILD);
-    uint64_t t0 = gp_mono_ns();
+    uint64_t t0 = gpuprof_be_now_ns();
     cl_int rc = HELPERS(T.clBuildProgram(p, nd, d, opts, fn, user));
-    uint64_t t1 = gp_mono_ns();
+    uint64_t t1 = gpuprof_be_now_ns();
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
     gpuprof__cl_idle_drain();
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return rc;
 }
 
@@ -698,14 +698,14 @@ static cl_int CL_API_CALL h_CompileProgram(
     if (!MEASURING())
         return HELPERS(T.clCompileProgram(p, nd, d, opts, nh, hdrs, names, fn, user));
     uint64_t corr = BEGIN(GPUPROF_OP_BUILD);
-    uint64_t t0 = gp_mono_ns();
+    uint64_t t0 = gpuprof_be_now_ns();
     cl_int rc = HELPERS(T.clCompileProgram(p, nd, d, opts, nh, hdrs, names, fn, user));
-    uint64_t t1 = gp_mono_ns();
+    uint64_t t1 = gpuprof_be_now_ns();
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
     gpuprof__cl_idle_drain();
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return rc;
 }
 
@@ -722,21 +722,21 @@ static cl_program CL_API_CALL h_LinkProgram(
         return p;
     }
     uint64_t corr = BEGIN(GPUPROF_OP_BUILD);
-    uint64_t t0 = gp_mono_ns();
+    uint64_t t0 = gpuprof_be_now_ns();
     p = HELPERS(T.clLinkProgram(ctx, nd, d, opts, np, progs, fn, user, err));
-    uint64_t t1 = gp_mono_ns();
+    uint64_t t1 = gpuprof_be_now_ns();
     if (p)
         gpuprof__cl_program_forget(p);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
     gpuprof__cl_idle_drain();
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return p;
 }
 
 /* ---- contexts and queues ---------------------------------------------- */
 static void context_made(cl_context c, uint64_t corr, uint64_t t0)
 {
-    uint64_t t1 = gp_mono_ns();
+    uint64_t t1 = gpuprof_be_now_ns();
     bool first = c && gpuprof__cl_context_new(c, corr);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_OTHER, t0, t1,
                         first ? GPUPROF_ACTIVITY_MORE : 0, 0, NULL, NULL);
@@ -748,13 +748,13 @@ static cl_context CL_API_CALL h_CreateContext(
     void *user, cl_int *err)
 {
     uint64_t corr = MEASURING() ? BEGIN(GPUPROF_OP_OTHER) : 0;
-    uint64_t t0 = gp_mono_ns();
+    uint64_t t0 = gpuprof_be_now_ns();
     cl_context c = T.clCreateContext(props, nd, d, fn, user, err);
     if (c && corr)
         context_made(c, corr, t0);
     else if (c)
         gpuprof__cl_context_new(c, 0);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return c;
 }
 
@@ -764,13 +764,13 @@ static cl_context CL_API_CALL h_CreateContextFromType(
     void *user, cl_int *err)
 {
     uint64_t corr = MEASURING() ? BEGIN(GPUPROF_OP_OTHER) : 0;
-    uint64_t t0 = gp_mono_ns();
+    uint64_t t0 = gpuprof_be_now_ns();
     cl_context c = T.clCreateContextFromType(props, type, fn, user, err);
     if (c && corr)
         context_made(c, corr, t0);
     else if (c)
         gpuprof__cl_context_new(c, 0);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return c;
 }
 
@@ -782,19 +782,19 @@ static void queue_made(cl_command_queue q, cl_context ctx, cl_device_id d,
         return;
     bool in_order = !(p & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     gpuprof__cl_queue_new(q, ctx, d, in_order, corr);
-    gpuprof__cl_host_activity(corr, GPUPROF_OP_OTHER, t0, gp_mono_ns(), 0, 0, NULL,
-                        NULL);
+    gpuprof__cl_host_activity(corr, GPUPROF_OP_OTHER, t0, gpuprof_be_now_ns(),
+                              0, 0, NULL, NULL);
 }
 
 static cl_command_queue CL_API_CALL h_CreateCommandQueue(
     cl_context ctx, cl_device_id d, cl_command_queue_properties p, cl_int *err)
 {
     uint64_t corr = MEASURING() ? BEGIN(GPUPROF_OP_OTHER) : 0;
-    uint64_t t0 = gp_mono_ns();
+    uint64_t t0 = gpuprof_be_now_ns();
     cl_command_queue q = T.clCreateCommandQueue(
         ctx, d, p | CL_QUEUE_PROFILING_ENABLE, err);
     queue_made(q, ctx, d, p, corr, t0);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return q;
 }
 
@@ -825,10 +825,10 @@ static cl_command_queue CL_API_CALL h_CreateCommandQueueWithProperties(
     mine[at] = (cl_queue_properties)(p | CL_QUEUE_PROFILING_ENABLE);
     mine[n] = 0;
     uint64_t corr = MEASURING() ? BEGIN(GPUPROF_OP_OTHER) : 0;
-    uint64_t t0 = gp_mono_ns();
+    uint64_t t0 = gpuprof_be_now_ns();
     cl_command_queue q = T.clCreateCommandQueueWithProperties(ctx, d, mine, err);
     queue_made(q, ctx, d, p, corr, t0);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return q;
 }
 

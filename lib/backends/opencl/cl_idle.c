@@ -28,8 +28,6 @@
 #include <unistd.h>
 
 #include "backends/opencl/cl.h"
-#include "core/unwind.h"
-#include "io/io.h"
 
 #define RING 512         /* ~1 s of CPU at the default period */
 #define SAMPLE_FRAMES 40
@@ -73,20 +71,16 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
     ring *r = tls_ring;
     /* No sample of the library's own work (core self.c): its time is
      * gpuprof.self_ns, never the program's. */
-    if (r && gp_load_relaxed(&sampling) && !gpuprof__in_self() &&
+    if (r && gp_load_relaxed(&sampling) && !gpuprof_be_in_self() &&
         gpuprof__opencl_kernels_running() == 0) {
         uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
         uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-        gp_thread *th = gpuprof__tls_self;
-        uint32_t d = th ? gp_load_relaxed(&th->depth) : 0;
-        uint32_t region = d && d <= GP_MAX_DEPTH
-                              ? gp_load_relaxed(&th->stack[d - 1].node)
-                              : 0;
+        uint32_t region = gpuprof_be_sample_region();
         if (h - t < RING) {
             sample *s = &r->s[h % RING];
             s->region = region;
             s->periods = periods;
-            s->n = gpuprof__backtrace_in_signal(s->ip, SAMPLE_FRAMES);
+            s->n = gpuprof_be_backtrace_in_signal(s->ip, SAMPLE_FRAMES);
             if (s->n > 0)
                 atomic_store_explicit(&r->head, h + 1, memory_order_release);
         } else {
@@ -126,8 +120,8 @@ void gpuprof__cl_idle_thread(void)
     sev.sigev_signo = SIGPROF;
     sev._sigev_un._tid = gettid(); /* sigev_notify_thread_id */
     if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &r->timer) != 0) {
-        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: no CPU-time timer: %s",
-                     strerror(errno));
+        gpuprof_be_log(GPUPROF_LOG_DEBUG, "opencl: no CPU-time timer: %s",
+                       strerror(errno));
         free(r);
         return;
     }
@@ -151,42 +145,29 @@ void gpuprof__cl_idle_drain(void)
         return;
     uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-    gp_thread *th = gpuprof__tls_self;
-    for (int i = 0; th && i < NOVER; i++) {
+    for (int i = 0; i < NOVER; i++) {
         uint64_t c = atomic_load_explicit(&r->over_count[i],
                                           memory_order_relaxed);
         uint32_t reg = atomic_load_explicit(&r->over_region[i],
                                             memory_order_relaxed);
-        if (!c || !reg || reg - 1 >= gp_load_relaxed(&th->cct.count))
+        if (!c || !reg)
             continue;
         atomic_fetch_sub_explicit(&r->over_count[i], c, memory_order_relaxed);
-        gp_mblock *b = gpuprof__cct_block(&th->cct, reg - 1,
-                                          GPUPROF_IO_KIND_CPU);
-        if (b)
-            gp_owner_add(&b->v[GP_M_GPU_IDLE_CAUSE - b->first_metric],
-                         c * period_ns);
+        gpuprof_be_sample_add(reg - 1, NULL, 0, 0,
+                              GPUPROF_METRIC_GPU_IDLE_CAUSE, c * period_ns);
     }
     if (t == h)
         return;
-    for (; th && t != h; t++) {
+    for (; t != h; t++) {
         const sample *s = &r->s[t % RING];
-        /* Frames: [0] the handler, [1] the signal trampoline. */
+        /* Frames: [0] the handler, [1] the signal trampoline. A path that
+         * cannot be recorded is counted in records.dropped by the core. */
         int skip = 2;
-        uint32_t unknown = 0;
-        if (s->n <= skip || s->region >= gp_load_relaxed(&th->cct.count))
+        if (s->n <= skip)
             continue;
-        uint32_t leaf = gpuprof__callpath_ips(&th->cct, s->region,
-                                              s->ip + skip, s->n - skip,
-                                              s->n == SAMPLE_FRAMES, &unknown);
-        gp_mblock *b = leaf == GP_CCT_NONE
-                           ? NULL
-                           : gpuprof__cct_block(&th->cct, leaf,
-                                                GPUPROF_IO_KIND_CPU);
-        if (b)
-            gp_owner_add(&b->v[GP_M_GPU_IDLE_CAUSE - b->first_metric],
-                         s->periods * period_ns);
-        else
-            gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+        gpuprof_be_sample_add(
+            s->region, s->ip + skip, s->n - skip, s->n == SAMPLE_FRAMES,
+            GPUPROF_METRIC_GPU_IDLE_CAUSE, s->periods * period_ns);
     }
     atomic_store_explicit(&r->tail, h, memory_order_release);
 }
@@ -206,14 +187,14 @@ void gpuprof__cl_idle_config(void)
     errno = 0;
     long us = strtol(env, &end, 10);
     if (errno || end == env || *end || us < 0 || us > 60000000) {
-        gpuprof__setting_ignored("GPUPROF_IDLE_PERIOD_US", env,
-                                 "microseconds in 0..60000000, 0: off",
-                                 "2000");
+        gpuprof_be_setting_ignored("GPUPROF_IDLE_PERIOD_US", env,
+                                   "microseconds in 0..60000000, 0: off",
+                                   "2000");
         return;
     }
     if (us > 0 && us < 100) {
-        gpuprof__setting_ignored("GPUPROF_IDLE_PERIOD_US", env,
-                                 "at least 100, or 0: off", "100");
+        gpuprof_be_setting_ignored("GPUPROF_IDLE_PERIOD_US", env,
+                                   "at least 100, or 0: off", "100");
         us = 100;
     }
     period_us = us;
@@ -224,22 +205,25 @@ void gpuprof__cl_idle_start(void)
     if (period_us <= 0)
         return;
     period_ns = (uint64_t)period_us * 1000u;
-    if (gpuprof__backtrace_in_signal(NULL, 0) < 0) {
-        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: GPU_IDLE_CAUSE off: this "
-                     "build cannot unwind in a signal handler");
+    if (gpuprof_be_backtrace_in_signal(NULL, 0) < 0) {
+        gpuprof_be_log(GPUPROF_LOG_DEBUG,
+                       "opencl: GPU_IDLE_CAUSE off: this "
+                       "build cannot unwind in a signal handler");
         return;
     }
     if (!handler_installed) {
         struct sigaction old, sa;
         if (sigaction(SIGPROF, NULL, &old) != 0 ||
             (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL)) {
-            gpuprof__log(GPUPROF_LOG_WARN, "opencl: the program handles "
-                         "SIGPROF: GPU_IDLE_CAUSE is not measured");
+            gpuprof_be_log(GPUPROF_LOG_WARN,
+                           "opencl: the program handles "
+                           "SIGPROF: GPU_IDLE_CAUSE is not measured");
             return;
         }
         if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != on_prof) {
-            gpuprof__log(GPUPROF_LOG_WARN, "opencl: the program handles "
-                         "SIGPROF: GPU_IDLE_CAUSE is not measured");
+            gpuprof_be_log(GPUPROF_LOG_WARN,
+                           "opencl: the program handles "
+                           "SIGPROF: GPU_IDLE_CAUSE is not measured");
             return;
         }
         memset(&sa, 0, sizeof(sa));

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "backends/opencl/cl.h"
-#include "core/unwind.h"
 
 struct _cl_icd_dispatch gpuprof__cl_T;
 struct _cl_icd_dispatch gpuprof__cl_H;
@@ -230,12 +229,12 @@ static void calibrate(cl_dev *v, cl_command_queue q)
                                         "CLOCK_MONOTONIC", "CLOCK_REALTIME",
                                         "CLOCK_BOOTTIME"};
     if (clock >= 0)
-        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: device %u counts %s",
-                     v->index, cname[clock]);
+        gpuprof_be_log(GPUPROF_LOG_DEBUG, "opencl: device %u counts %s",
+                       v->index, cname[clock]);
     else
-        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: device %u: offset %lld ns%s",
-                     v->index, (long long)offset,
-                     rc == CL_SUCCESS ? "" : " (no marker timestamp)");
+        gpuprof_be_log(GPUPROF_LOG_DEBUG, "opencl: device %u: offset %lld ns%s",
+                       v->index, (long long)offset,
+                       rc == CL_SUCCESS ? "" : " (no marker timestamp)");
 }
 
 /* Device timestamps -> process clock (CLOCK_MONOTONIC), for a batch of
@@ -313,7 +312,7 @@ void gpuprof__cl_queue_new(cl_command_queue q, cl_context ctx, cl_device_id d,
     if (v && cal)
         calibrate(v->dev, q);
     if (in_order)
-        gpuprof__cl_note(corr, GP_M_DET_INORDER_QUEUE, 1);
+        gpuprof__cl_note(corr, GPUPROF_METRIC_DET_INORDER_QUEUE, 1);
 }
 
 void gpuprof__cl_queue_forget(cl_command_queue q)
@@ -445,15 +444,15 @@ void gpuprof__cl_mem_forget(cl_mem m)
 }
 
 /* ---- detectors -------------------------------------------------------- */
-void gpuprof__cl_note(uint64_t corr, uint8_t metric, uint64_t value)
+void gpuprof__cl_note(uint64_t corr, uint32_t metric, uint64_t value)
 {
     if (!corr || !value)
         return;
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_OTHER;
-    a.flags = GP_ACT_NOTE | GPUPROF_ACTIVITY_MORE;
-    gpuprof__activity_submit_x(&a, GP_NO_BINARY, 1, &metric, &value);
+    a.flags = GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_MORE;
+    be_submit(&a, GPUPROF_NO_BINARY, 1, &metric, &value);
 }
 
 /* Do two buffer arguments overlap? */
@@ -477,7 +476,7 @@ const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
                                       uint32_t *binary, bool *not_aliased,
                                       bool *multi_ctx)
 {
-    *binary = GP_NO_BINARY;
+    *binary = GPUPROF_NO_BINARY;
     pthread_mutex_lock(&cl_mu);
     cl_kern *v = ptab_get(&kernels, k);
     if (!v && !(v = kern_new_locked(k))) {
@@ -630,9 +629,9 @@ static void devices_unused_report(void)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_OTHER;
-    a.flags = GP_ACT_NOTE;
-    uint8_t m = GP_M_DET_DEVICES_UNUSED;
-    gpuprof__activity_submit_x(&a, GP_NO_BINARY, unused ? 1 : 0, &m, &unused);
+    a.flags = GPUPROF_ACTIVITY_NOTE;
+    uint32_t m = GPUPROF_METRIC_DET_DEVICES_UNUSED;
+    be_submit(&a, GPUPROF_NO_BINARY, unused ? 1 : 0, &m, &unused);
 }
 
 void gpuprof__cl_build_done(cl_program p, cl_uint ndev, uint64_t corr)
@@ -648,7 +647,7 @@ void gpuprof__cl_build_done(cl_program p, cl_uint ndev, uint64_t corr)
         ndev = 0;
     /* Compiled now, from source or IL, for one device: AOT would do. */
     if ((src > 1 || il > 0) && ndev == 1)
-        gpuprof__cl_note(corr, GP_M_DET_JIT_SINGLE, 1);
+        gpuprof__cl_note(corr, GPUPROF_METRIC_DET_JIT_SINGLE, 1);
 }
 
 /* ---- program binaries -------------------------------------------------- */
@@ -678,8 +677,8 @@ static bool read_binaries(cl_program p, cl_bins *b)
     b->n = 0;
     for (cl_uint i = 0; ok && i < nd && b->n < CL_MAX_BIN; i++) {
         b->dev[b->n] = dev[i];
-        b->id[b->n++] = buf[i] ? gpuprof__gpu_binary(buf[i], size[i], "clbin")
-                               : (uint32_t)GP_NO_BINARY;
+        b->id[b->n++] = buf[i] ? gpuprof_be_gpu_binary(buf[i], size[i], "clbin")
+                               : GPUPROF_NO_BINARY;
     }
     for (cl_uint i = 0; buf && i < nd; i++)
         free(buf[i]);
@@ -691,7 +690,7 @@ static bool read_binaries(cl_program p, cl_bins *b)
 
 void gpuprof__cl_program_binaries(cl_program p)
 {
-    if (!gpuprof__gpu_binaries_wanted())
+    if (!gpuprof_be_gpu_binaries_wanted())
         return;
     pthread_mutex_lock(&cl_mu);
     bool have = ptab_get(&progs, p) != NULL;
@@ -699,9 +698,9 @@ void gpuprof__cl_program_binaries(cl_program p)
     cl_bins *b = have ? NULL : calloc(1, sizeof(*b));
     /* The library's own work: PoCL compiles every kernel to hand out a
      * binary (core self.c: gpuprof.self_ns, no GPU_IDLE_CAUSE samples). */
-    gpuprof__self_begin();
+    gpuprof_be_self_begin();
     bool ok = b && read_binaries(p, b);
-    gpuprof__self_end();
+    gpuprof_be_self_end();
     if (!ok) {
         free(b);
         return;
@@ -721,18 +720,18 @@ void gpuprof__cl_program_forget(cl_program p)
 }
 
 void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
-                         uint64_t t1, uint32_t flags, unsigned nx,
-                         const uint8_t *xm, const uint64_t *xv)
+                               uint64_t t1, uint32_t flags, unsigned nx,
+                               const uint32_t *xm, const uint64_t *xv)
 {
     if (!corr)
         return;
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = kind;
-    a.flags = flags | GP_ACT_HOST;
+    a.flags = flags | GPUPROF_ACTIVITY_HOST;
     a.start_ns = t0;
     a.end_ns = t1 < t0 ? t0 : t1;
-    gpuprof__activity_submit_x(&a, GP_NO_BINARY, nx, xm, xv);
+    be_submit(&a, GPUPROF_NO_BINARY, nx, xm, xv);
 }
 
 /* ---- commands, waits and blame ---------------------------------------- */
@@ -777,8 +776,8 @@ void gpuprof__cl_cmd_init(cl_cmd *c, uint64_t corr, uint32_t kind,
     c->dev = q ? q->dev : NULL;
     c->device = q && q->dev ? q->dev->index : 0;
     c->stream = q ? q->id : 0;
-    c->binary = (uint32_t)GP_NO_BINARY;
-    c->enq_ns = gp_mono_ns();
+    c->binary = GPUPROF_NO_BINARY;
+    c->enq_ns = gpuprof_be_now_ns();
     c->status = 1;
 }
 
@@ -801,7 +800,7 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
     }
     if (c->kind == GPUPROF_OP_KERNEL) {
         atomic_fetch_sub_explicit(&kernels_running, 1, memory_order_relaxed);
-        gpuprof__helpers_busy(-1);
+        gpuprof_be_helpers_busy(-1);
     }
     cl_cmd *h = atomic_load_explicit(&done_stack, memory_order_relaxed);
     do
@@ -828,7 +827,7 @@ cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *tmpl, cl_event ev, bool ours)
         pthread_mutex_unlock(&cl_mu);
         if (ours)
             T.clReleaseEvent(ev);
-        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+        gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
         return NULL;
     }
     *c = *tmpl;
@@ -843,7 +842,7 @@ cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *tmpl, cl_event ev, bool ours)
     if (c->kind == GPUPROF_OP_KERNEL) {
         /* PoCL compiles (and links, with `ld`) a kernel lazily when it
          * runs: children started meanwhile are its helpers (core self.c). */
-        gpuprof__helpers_busy(1);
+        gpuprof_be_helpers_busy(1);
         atomic_fetch_add_explicit(&kernels_running, 1, memory_order_relaxed);
     }
     atomic_fetch_add_explicit(&cmds_filed, 1, memory_order_relaxed);
@@ -857,7 +856,7 @@ cl_wait *gpuprof__cl_wait_begin(void)
     cl_wait *w = calloc(1, sizeof(*w));
     if (!w)
         return NULL;
-    w->t0 = gp_mono_ns();
+    w->t0 = gpuprof_be_now_ns();
     pthread_mutex_lock(&cl_mu);
     w->next = waits;
     waits = w;
@@ -903,7 +902,7 @@ static void blame_locked(cl_wait *w)
 static void submit_cmd(cl_cmd *c)
 {
     if (c->status != 0) {
-        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+        gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
         return;
     }
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
@@ -915,20 +914,19 @@ static void submit_cmd(cl_cmd *c)
     a.end_ns = c->end_ns;
     a.bytes = c->bytes;
     a.name = c->name;
-    uint8_t xm[GP_XN];
-    uint64_t xv[GP_XN];
+    uint32_t xm[GPUPROF_EXTRA_MAX];
+    uint64_t xv[GPUPROF_EXTRA_MAX];
     unsigned nx = 0;
     if (c->kind == GPUPROF_OP_KERNEL) {
-        xm[nx] = GP_M_GPU_WORK_ITEMS, xv[nx++] = c->work_items;
-        xm[nx] = GP_M_GPU_GROUP_SIZE, xv[nx++] = c->group_size;
+        xm[nx] = GPUPROF_METRIC_GPU_WORK_ITEMS, xv[nx++] = c->work_items;
+        xm[nx] = GPUPROF_METRIC_GPU_GROUP_SIZE, xv[nx++] = c->group_size;
     }
     if (c->blame_ns)
-        xm[nx] = GP_M_CPU_IDLE_CAUSE, xv[nx++] = c->blame_ns;
+        xm[nx] = GPUPROF_METRIC_CPU_IDLE_CAUSE, xv[nx++] = c->blame_ns;
     if (c->wait_ns)
-        xm[nx] = GP_M_CPU_IDLE, xv[nx++] = c->wait_ns;
-    gpuprof__activity_submit_x(&a, c->kind == GPUPROF_OP_KERNEL ? c->binary
-                                                               : GP_NO_BINARY,
-                               nx, xm, xv);
+        xm[nx] = GPUPROF_METRIC_CPU_IDLE, xv[nx++] = c->wait_ns;
+    be_submit(&a, c->kind == GPUPROF_OP_KERNEL ? c->binary : GPUPROF_NO_BINARY,
+              nx, xm, xv);
 }
 
 void gpuprof__cl_settle(bool force)
@@ -1012,7 +1010,7 @@ void gpuprof__cl_settle(bool force)
 
 void gpuprof__cl_wait_end(cl_wait *w, uint64_t corr, cl_cmd *own)
 {
-    uint64_t t1 = gp_mono_ns();
+    uint64_t t1 = gpuprof_be_now_ns();
     if (!w)
         return;
     pthread_mutex_lock(&cl_mu);
@@ -1021,7 +1019,7 @@ void gpuprof__cl_wait_end(cl_wait *w, uint64_t corr, cl_cmd *own)
         own->wait_ns = w->t1 - w->t0;
     pthread_mutex_unlock(&cl_mu);
     if (!own && corr) {
-        uint8_t m = GP_M_CPU_IDLE;
+        uint32_t m = GPUPROF_METRIC_CPU_IDLE;
         uint64_t v = w->t1 - w->t0;
         gpuprof__cl_host_activity(corr, GPUPROF_OP_SYNC, w->t0, w->t1, 0, 1, &m, &v);
     }
@@ -1048,23 +1046,26 @@ static int find_loader(struct dl_phdr_info *info, size_t size, void *arg)
         for (int i = 0; i < info->dlpi_phnum; i++) {
             const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
             if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-                gpuprof__unwind_hide_always(info->dlpi_addr + ph->p_vaddr,
-                                            info->dlpi_addr + ph->p_vaddr +
-                                                ph->p_memsz);
+                gpuprof_be_hide(info->dlpi_addr + ph->p_vaddr,
+                                info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
+                                GPUPROF_HIDE_ALWAYS);
         }
     if (!n || strncmp(n, "libOpenCL.so", 12) != 0)
         return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-            gpuprof__unwind_hide(info->dlpi_addr + ph->p_vaddr,
-                                 info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+            gpuprof_be_hide(info->dlpi_addr + ph->p_vaddr,
+                            info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
+                            GPUPROF_HIDE_LOADER);
     }
     return 0;
 }
 
-const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
-                                     unsigned *out_entries)
+/* gpuprof_layer_dispatch("opencl", ...), through the core's layer table
+ * (registered with the backend). */
+static const void *cl_dispatch(const void *target, unsigned entries,
+                               unsigned *out_entries)
 {
     if (!initialized || !target)
         return NULL;
@@ -1081,8 +1082,8 @@ const void *gpuprof__opencl_dispatch(const void *target, unsigned entries,
     gp_store_release(&attached, 1);
     gpuprof__cl_idle_start();
     *out_entries = (unsigned)(sizeof(gpuprof__cl_H) / sizeof(void *));
-    gpuprof__log(GPUPROF_LOG_INFO, "opencl: layer attached (%u entries)",
-                 entries);
+    gpuprof_be_log(GPUPROF_LOG_INFO, "opencl: layer attached (%u entries)",
+                   entries);
     return &gpuprof__cl_H;
 }
 
@@ -1198,9 +1199,10 @@ static gpuprof_status cl_init(void *user)
     void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
         dlclose(h);
-        gpuprof__log(GPUPROF_LOG_DEBUG, "opencl: libOpenCL was loaded before "
-                     "gpuprof_init; if the program already called OpenCL, "
-                     "its calls are not measured");
+        gpuprof_be_log(GPUPROF_LOG_DEBUG,
+                       "opencl: libOpenCL was loaded before "
+                       "gpuprof_init; if the program already called OpenCL, "
+                       "its calls are not measured");
     }
     return GPUPROF_OK;
 }
@@ -1224,10 +1226,10 @@ static gpuprof_status cl_stop(void *user)
  * flush gives callbacks up to 100 ms, then writes what is there. */
 static void callbacks_grace(void)
 {
-    uint64_t deadline = gp_mono_ns() + 100000000u;
+    uint64_t deadline = gpuprof_be_now_ns() + 100000000u;
     while (atomic_load_explicit(&cmds_called, memory_order_acquire) !=
                atomic_load_explicit(&cmds_filed, memory_order_relaxed) &&
-           gp_mono_ns() < deadline) {
+           gpuprof_be_now_ns() < deadline) {
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }
@@ -1239,7 +1241,7 @@ static gpuprof_status cl_flush(void *user)
     if (gp_load_acquire(&attached))
         callbacks_grace();
     if (gp_load_acquire(&attached))
-        gpuprof__cl_settle(gp_mode() != GP_MODE_MEASURING);
+        gpuprof__cl_settle(!gpuprof_be_measuring());
     return GPUPROF_OK;
 }
 
@@ -1256,7 +1258,8 @@ static void cl_fini(void *user)
      * layer, which then passes everything through. */
 }
 
-void gpuprof__opencl_register(void)
+void gpuprof__backend_opencl_register(void);
+void gpuprof__backend_opencl_register(void)
 {
     if (registered)
         return;
@@ -1269,5 +1272,6 @@ void gpuprof__opencl_register(void)
     b.stop = cl_stop;
     b.flush = cl_flush;
     b.fini = cl_fini;
-    gpuprof_backend_register(&b, 0);
+    if (gpuprof_backend_register(&b, 0) == GPUPROF_OK)
+        gpuprof_be_layer_register("opencl", cl_dispatch);
 }

@@ -10,12 +10,13 @@
 #include "backends/sim/sim.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "core/gpu.h"
-#include "core/internal.h"
+#include "gpuprof_backend.h"
 
 typedef struct job {
     uint64_t corr;
@@ -56,6 +57,34 @@ static bool active, stopping, hold;
 static pthread_t thr;
 static uint64_t rng;
 
+/* The simulator's thread takes no signal (the program's handlers never
+ * run on it); its timed waits use CLOCK_MONOTONIC. */
+static int spawn_quiet(pthread_t *t, void *(*fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(t, NULL, fn, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return e;
+}
+
+static void cond_init_monotonic(pthread_cond_t *c)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+}
+
+static void deadline_in(struct timespec *ts, uint64_t ns)
+{
+    uint64_t t = gpuprof_be_now_ns() + ns;
+    ts->tv_sec = (time_t)(t / 1000000000u);
+    ts->tv_nsec = (long)(t % 1000000000u);
+}
+
 static uint64_t next_rand(void)
 {
     rng ^= rng << 13;
@@ -88,8 +117,10 @@ static void run_jobs(job *jobs, size_t n)
 {
     gpuprof_activity *acts = malloc((n ? n : 1) * sizeof(*acts));
     if (!acts) {
-        gpuprof__log(GPUPROF_LOG_ERROR, "sim: out of memory, %zu activities "
-                     "lost", n);
+        gpuprof_be_log(GPUPROF_LOG_ERROR,
+                       "sim: out of memory, %zu activities "
+                       "lost",
+                       n);
         return;
     }
     size_t m = 0;
@@ -143,7 +174,7 @@ static void *sim_main(void *arg)
             break;
         if (!go) {
             struct timespec ts;
-            gpuprof__deadline(&ts, (uint64_t)cfg.delay_us * 1000);
+            deadline_in(&ts, (uint64_t)cfg.delay_us * 1000);
             if (pthread_cond_timedwait(&work_cv, &mu, &ts) != ETIMEDOUT ||
                 hold || !nq)
                 continue;
@@ -209,7 +240,7 @@ static gpuprof_status sim_init(void *user)
     (void)user;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_atfork);
-    gpuprof__cond_init_monotonic(&work_cv);
+    cond_init_monotonic(&work_cv);
     pthread_mutex_lock(&mu);
     clock_of = calloc(cfg.streams, sizeof(*clock_of));
     if (!evs)
@@ -217,7 +248,7 @@ static gpuprof_status sim_init(void *user)
     nev = 0;
     null_end = 0;
     stopping = false;
-    int e = clock_of && evs ? gpuprof__spawn(&thr, sim_main, NULL) : ENOMEM;
+    int e = clock_of && evs ? spawn_quiet(&thr, sim_main) : ENOMEM;
     active = e == 0;
     pthread_mutex_unlock(&mu);
     if (e) {
@@ -284,7 +315,7 @@ gpuprof_status gpuprof__sim_register(const gp_sim_config *c)
 static gpuprof_status enqueue(const job *js, size_t n)
 {
     pthread_mutex_lock(&mu);
-    if (!active || G.forked) {
+    if (!active || gpuprof_be_forked()) {
         pthread_mutex_unlock(&mu);
         return GPUPROF_E_STATE;
     }
@@ -314,12 +345,12 @@ static gpuprof_status enqueue(const job *js, size_t n)
 static void note_launch(uint64_t corr, unsigned stream, uint32_t flags)
 {
     if (cfg.null_stream && stream == 0)
-        flags |= GP_DEP_NULL;
+        flags |= GPUPROF_DEP_NULL;
     if (flags)
-        gpuprof__op_dep(corr, GP_DEP_LAUNCH, flags, 0, stream, 0);
+        gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, flags, 0, stream, 0);
 }
 
-/* Frames: gpuprof__op_begin drops itself and callpath; skip 1 more drops
+/* Frames: gpuprof_be_op_begin drops itself and callpath; skip 1 more drops
  * the public sim function, so the innermost frame is its caller's. The
  * launch functions must keep their own frame (no tail calls into op_begin,
  * not inlined into callers): they are external and use the result. */
@@ -328,12 +359,12 @@ gpuprof__sim_kernel(unsigned stream, const char *name, uint64_t dur_ns)
 {
     if (stream >= cfg.streams || !name || !*name)
         return GPUPROF_E_INVALID;
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, gp_mono_ns(), name,
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, gpuprof_be_now_ns(), name,
              0};
     note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(&j, 1);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 
@@ -345,11 +376,11 @@ gpuprof__sim_copy(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
         !(kind == GPUPROF_OP_MEMSET ||
           (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
         return GPUPROF_E_INVALID;
-    uint64_t corr = gpuprof__op_begin(kind, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, gp_mono_ns(), NULL, 0};
+    uint64_t corr = gpuprof_be_op_begin(kind, 1);
+    job j = {corr, kind, stream, 0, dur_ns, bytes, gpuprof_be_now_ns(), NULL, 0};
     note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(&j, 1);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 
@@ -362,15 +393,15 @@ gpuprof__sim_graph(unsigned stream, unsigned n, const char *const *names,
     job *js = malloc(n * sizeof(*js));
     if (!js)
         return GPUPROF_E_NOMEM;
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_KERNEL, 1);
-    uint64_t t = gp_mono_ns();
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
+    uint64_t t = gpuprof_be_now_ns();
     for (unsigned i = 0; i < n; i++)
         js[i] = (job){corr, GPUPROF_OP_KERNEL, stream,
                       i + 1 < n ? GPUPROF_ACTIVITY_MORE : 0, dur_ns[i], 0, t,
                       names[i], 0};
     note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(js, n);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     free(js);
     return st;
 }
@@ -424,10 +455,10 @@ static bool event_ok(uint32_t ev)
 
 __attribute__((noinline)) gpuprof_status gpuprof__sim_sync(void)
 {
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
-    gpuprof__op_dep(corr, GP_DEP_SYNC_DEVICE, 0, 0, GP_DEP_ALL, 0);
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_SYNC, 1);
+    gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_DEVICE, 0, 0, GPUPROF_DEP_ALL, 0);
     gpuprof_status st = wait_for(UINT32_MAX, UINT32_MAX);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 
@@ -436,10 +467,10 @@ __attribute__((noinline)) gpuprof_status gpuprof__sim_stream_sync(
 {
     if (stream >= cfg.streams)
         return GPUPROF_E_INVALID;
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
-    gpuprof__op_dep(corr, GP_DEP_SYNC_STREAM, 0, 0, stream, 0);
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_SYNC, 1);
+    gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_STREAM, 0, 0, stream, 0);
     gpuprof_status st = wait_for(stream, UINT32_MAX);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 
@@ -451,13 +482,13 @@ gpuprof__sim_copy_sync(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
         !(kind == GPUPROF_OP_MEMSET ||
           (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
         return GPUPROF_E_INVALID;
-    uint64_t corr = gpuprof__op_begin(kind, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, gp_mono_ns(), NULL, 0};
-    note_launch(corr, stream, GP_DEP_BLOCKING);
+    uint64_t corr = gpuprof_be_op_begin(kind, 1);
+    job j = {corr, kind, stream, 0, dur_ns, bytes, gpuprof_be_now_ns(), NULL, 0};
+    note_launch(corr, stream, GPUPROF_DEP_BLOCKING);
     gpuprof_status st = enqueue(&j, 1);
     if (st == GPUPROF_OK)
         st = wait_for(stream, UINT32_MAX);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 
@@ -466,8 +497,8 @@ gpuprof__sim_event_record(unsigned stream, uint32_t *event)
 {
     if (stream >= cfg.streams || !event)
         return GPUPROF_E_INVALID;
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_OTHER, 1);
-    gpuprof__op_dep(corr, GP_DEP_EVENT_RECORD, 0, 0, stream, 0);
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_OTHER, 1);
+    gpuprof_be_op_dep(corr, GPUPROF_DEP_EVENT_RECORD, 0, 0, stream, 0);
     pthread_mutex_lock(&mu);
     uint32_t ev = nev < MAX_EVENTS && evs ? nev++ : UINT32_MAX;
     if (ev != UINT32_MAX)
@@ -475,10 +506,10 @@ gpuprof__sim_event_record(unsigned stream, uint32_t *event)
     pthread_mutex_unlock(&mu);
     gpuprof_status st = GPUPROF_E_LIMIT;
     if (ev != UINT32_MAX) {
-        job j = {0, 0, stream, JOB_EVENT, 0, 0, gp_mono_ns(), NULL, ev};
+        job j = {0, 0, stream, JOB_EVENT, 0, 0, gpuprof_be_now_ns(), NULL, ev};
         st = enqueue(&j, 1);
     }
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     *event = ev;
     return st;
 }
@@ -487,11 +518,11 @@ __attribute__((noinline)) gpuprof_status gpuprof__sim_event_sync(uint32_t ev)
 {
     if (!event_ok(ev))
         return GPUPROF_E_INVALID;
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_SYNC, 1);
-    gpuprof__op_dep(corr, GP_DEP_SYNC_EVENT, 0, 0, evs[ev].stream,
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_SYNC, 1);
+    gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_EVENT, 0, 0, evs[ev].stream,
                     evs[ev].corr);
     gpuprof_status st = wait_for(UINT32_MAX, ev);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 
@@ -499,15 +530,15 @@ __attribute__((noinline)) gpuprof_status gpuprof__sim_event_sync(uint32_t ev)
 __attribute__((noinline)) static gpuprof_status query(unsigned stream,
                                                     uint32_t ev, bool *done)
 {
-    uint32_t what = ev == UINT32_MAX ? GP_DEP_QUERY_STREAM : GP_DEP_QUERY_EVENT;
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_OTHER, 2);
+    uint32_t what = ev == UINT32_MAX ? GPUPROF_DEP_QUERY_STREAM : GPUPROF_DEP_QUERY_EVENT;
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_OTHER, 2);
     uint64_t t = 0;
     gpuprof_status st = settle(stream, ev, &t);
-    *done = st == GPUPROF_OK && (!cfg.realtime || gp_mono_ns() >= t);
-    gpuprof__op_dep(corr, what, *done ? GP_DEP_READY : 0, 0,
+    *done = st == GPUPROF_OK && (!cfg.realtime || gpuprof_be_now_ns() >= t);
+    gpuprof_be_op_dep(corr, what, *done ? GPUPROF_DEP_READY : 0, 0,
                     ev == UINT32_MAX ? stream : evs[ev].stream,
                     ev == UINT32_MAX ? 0 : evs[ev].corr);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 
@@ -536,11 +567,11 @@ gpuprof__sim_stream_wait_event(unsigned stream, uint32_t ev)
 {
     if (stream >= cfg.streams || !event_ok(ev))
         return GPUPROF_E_INVALID;
-    uint64_t corr = gpuprof__op_begin(GPUPROF_OP_OTHER, 1);
-    gpuprof__op_dep(corr, GP_DEP_STREAM_WAIT, 0, 0, stream, evs[ev].corr);
-    job j = {0, 0, stream, JOB_WAIT, 0, 0, gp_mono_ns(), NULL, ev};
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_OTHER, 1);
+    gpuprof_be_op_dep(corr, GPUPROF_DEP_STREAM_WAIT, 0, 0, stream, evs[ev].corr);
+    job j = {0, 0, stream, JOB_WAIT, 0, 0, gpuprof_be_now_ns(), NULL, ev};
     gpuprof_status st = enqueue(&j, 1);
-    gpuprof__op_end(corr);
+    gpuprof_be_op_end(corr);
     return st;
 }
 

@@ -76,8 +76,4 @@ gpuprof_status gpuprof__sim_stream_wait_event(unsigned stream,
  * and flush still deliver. */
 void gpuprof__sim_hold(bool hold);
 
-/* Test hook (monitor.c): while held, the monitor thread runs no rounds
- * (flushes still do). */
-void gpuprof__monitor_hold(bool hold);
-
 #endif /* GPUPROF_SIM_H */

@@ -1,0 +1,791 @@
+/*
+ * gpuprof.c - the `gpuprof` command: what a user runs on a measurement.
+ *
+ *   gpuprof dump FILE     one profile: identity, counters, every thread's tree
+ *                         (a .gptrace file: its streams and records)
+ *   gpuprof report DIR    the region tree of a whole run, summed over threads
+ *                         and processes, then the GPU operations beneath
+ *                         regions and call paths
+ *   gpuprof report [--view top-down|bottom-up|flat] [--metric NAME]...
+ *                  [--derive NAME=FORMULA]... [--importance] [--pc]
+ *                  [--sort exclusive] [--depth N] [--threshold PCT]
+ *                  [--context ID | --trace] DB
+ *                         a view of an analysis database; --context: one
+ *                         context's values in every profile; --trace: what
+ *                         trace.db holds
+ *   gpuprof export --folded [--metric NAME] [--derive NAME=FORMULA]...
+ *                  [--importance] [-o FILE] DB
+ *                         folded stacks for flame graphs
+ *   gpuprof export --hatchet [--metric NAME]... [--stats] | --table [--long]
+ *                  [--derive NAME=FORMULA]...
+ *                  [--importance] [-o FILE] DB
+ *                         JSON for hatchet.GraphFrame.from_literal, or a
+ *                         CSV table for pandas.read_csv (every metric)
+ *   gpuprof export --chrome [-o FILE] DIR...
+ *                         traces as Chrome Trace Event JSON (Perfetto)
+ *   gpuprof report --waits|--critical-path DB
+ *                         wait states and their blame, or the critical path
+ *                         (one line per activity, its name and share) of
+ *                         trace.db (GPUPROF_TRACE=1); --cpath-metrics adds
+ *                         their metrics (wait.time, wait.blame,
+ *                         gpu.idle_blame, cpath.time) to any view or export
+ *   gpuprof project --speedup KIND:NAME=F [--speedup ...]... DB
+ *                         the run replayed with kernels, regions or
+ *                         contexts F times faster: projected run time and
+ *                         the new critical path
+ *   gpuprof export --otf2 -o DIR DB
+ *                         trace.db as an OTF2 archive (Vampir): DIR/traces.otf2
+ *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [--strict]
+ *                   [-o DB] DIR...
+ *                         aggregate measurement directories (several runs
+ *                         merge) into an analysis database (default:
+ *                         DIR-database); a progress line on a terminal;
+ *                         a damaged trace is used up to the damage, with
+ *                         a warning (--strict: refused).
+ *                         Started by mpirun on several ranks, it runs
+ *                         gpuprof-mpi beside it, which divides the work.
+ *   gpuprof run [-o DIR] [--trace] [--backends LIST] [--pc-sampling[=N]]
+ *               [--follow-children] [--] PROGRAM [ARGS...]
+ *                         measure a program that never calls libgpuprof
+ *                         (an_run.h): it is exec'd with the preload library
+ *
+ * Built only on the public libgpuprof-analysis API (gpuprof_analysis.h), as
+ * a site's own scripts would be. Errors are one line on stderr naming the
+ * file and what is wrong; exit status 1 for bad input, 2 for bad usage (an
+ * option that means nothing where it is given is named). An export with
+ * -o FILE replaces FILE only once it is complete.
+ */
+#define _GNU_SOURCE /* sched_getaffinity (an_cli.h) */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "an_cli.h"
+#include "an_run.h"
+#include "gpuprof_analysis.h"
+
+static int usage(FILE *out, int rc)
+{
+    fprintf(out, "usage: gpuprof dump FILE     print one profile as a tree "
+                 "(or a .gptrace trace)\n"
+                 "       gpuprof report DIR    print the region tree of a "
+                 "measurement directory\n"
+                 "       gpuprof report [--view top-down|bottom-up|flat] "
+                 "[--metric NAME]...\n"
+                 "                      [--derive NAME=FORMULA]... "
+                 "[--importance] [--pc] [--sort exclusive]\n"
+                 "                      [--depth N] [--threshold PCT] "
+                 "[--context ID | --trace] DB\n"
+                 "                             a view of an analysis "
+                 "database (--context: one\n"
+                 "                             context in every profile; "
+                 "--trace: trace.db)\n"
+                 "       gpuprof export --folded [--metric NAME] "
+                 "[--derive NAME=FORMULA]...\n"
+                 "                      [--importance] [-o FILE] DB\n"
+                 "                             folded stacks (flame graphs) "
+                 "of a database\n"
+                 "       gpuprof export --hatchet [--metric NAME]... [--stats] "
+                 "| --table [--long]\n"
+                 "                      [--derive NAME=FORMULA]...\n"
+                 "                      [--importance] [-o FILE] DB\n"
+                 "                             JSON for Hatchet, or CSV "
+                 "for pandas (every metric)\n"
+                 "       gpuprof report --waits|--critical-path "
+                 "[--cpath-metrics] DB\n"
+                 "                             wait states, or the critical "
+                 "path, of trace.db\n"
+                 "       gpuprof project --speedup KIND:NAME=F... DB\n"
+                 "                             the run with kernels, "
+                 "regions or contexts F x faster\n"
+                 "       gpuprof export --chrome [-o FILE] DIR...\n"
+                 "                             traces (GPUPROF_TRACE=1) as "
+                 "JSON for ui.perfetto.dev\n"
+                 "       gpuprof export --otf2 -o DIR DB\n"
+                 "                             trace.db as an OTF2 archive "
+                 "(Vampir): DIR/traces.otf2\n"
+                 "       gpuprof analyze [-j N] [--memory SIZE] "
+                 "[--no-structure] [--strict] [-o DB] DIR...\n"
+                 "                             aggregate measurements into "
+                 "an analysis database\n"
+                 "       gpuprof run [-o DIR] [--trace] [--backends LIST] "
+                 "[--pc-sampling[=N]]\n"
+                 "                   [--follow-children] [--log LEVEL] "
+                 "[--flush-period MS] [--] PROGRAM [ARGS...]\n"
+                 "                             measure a program that never "
+                 "calls libgpuprof\n"
+                 "       gpuprof advise [--top N] DB\n"
+                 "                             GPU kernels: optimizations "
+                 "ranked by estimated\n"
+                 "                             speedup, from PC samples "
+                 "(needs nvdisasm)\n"
+                 "       gpuprof --version\n");
+    return rc;
+}
+
+static int fail(void)
+{
+    fprintf(stderr, "gpuprof: %s\n", gpuprof_an_last_error());
+    return 1;
+}
+
+static int dump(const char *path)
+{
+    size_t n = strlen(path);
+    if (n > 8 && !strcmp(path + n - 8, ".gptrace"))
+        return gpuprof_an_trace_print(path, stdout, 0) == GPUPROF_OK ? 0
+                                                                     : fail();
+    gpuprof_an_profile *p;
+    if (gpuprof_an_profile_open(path, &p) != GPUPROF_OK)
+        return fail();
+    gpuprof_status st = gpuprof_an_profile_print(p, stdout, 0);
+    gpuprof_an_profile_close(p);
+    return st == GPUPROF_OK ? 0 : fail();
+}
+
+static int report(const char *dir)
+{
+    gpuprof_an_report *r;
+    if (gpuprof_an_report_open(dir, &r) != GPUPROF_OK)
+        return fail();
+    printf("gpuprof report %s\n", dir);
+    gpuprof_status st = gpuprof_an_report_print(r, stdout, 0);
+    gpuprof_an_report_close(r);
+    if (st == GPUPROF_OK) /* GPU operations beneath their call paths */
+        st = gpuprof_an_gpu_print(dir, stdout, 0);
+    return st == GPUPROF_OK ? 0 : fail();
+}
+
+static int is_database(const char *dir)
+{
+    char p[4200];
+    snprintf(p, sizeof(p), "%s/meta.db", dir);
+    return access(p, F_OK) == 0;
+}
+
+/* The metric a database view shows when none is named: GPU time, else
+ * region time, else the first metric, taking the first of them that has
+ * data (a non-zero inclusive sum at the root); a database without any
+ * data gets the first of them it has. */
+static const char *default_metric(const gpuprof_an_db *db)
+{
+    static const char *const pref[] = {"gpu.time", "region.time.excl"};
+    const char *first = NULL;
+    uint32_t m, n = gpuprof_an_db_metric_count(db);
+    for (uint32_t i = 0; i < 2 + n; i++) {
+        const char *name = i < 2 ? pref[i] : gpuprof_an_db_metric_name(db, i - 2);
+        if (gpuprof_an_db_metric_find(db, name, GPUPROF_AN_INCLUSIVE, &m) !=
+            GPUPROF_OK)
+            continue;
+        first = first ? first : name;
+        if (gpuprof_an_db_stat(db, 0, m, GPUPROF_AN_STAT_SUM) != 0)
+            return name;
+    }
+    return first;
+}
+
+/* ---- output files ----------------------------------------------------------
+ * -o FILE: the export is written to a temporary beside FILE (".NAME.XXXXXX"
+ * in FILE's directory, so the rename is atomic) and renamed over FILE only
+ * when all of it was written; otherwise the temporary is removed. FILE is
+ * never half written, and a failed export leaves an existing FILE as it
+ * was. Without -o: stdout. */
+typedef struct output {
+    const char *path; /* NULL: stdout */
+    char tmp[4200];
+    FILE *f;
+} output;
+
+static bool out_open(output *o, const char *path)
+{
+    o->path = path;
+    o->f = stdout;
+    if (!path)
+        return true;
+    const char *slash = strrchr(path, '/');
+    int dir = slash ? (int)(slash - path + 1) : 0;
+    if (snprintf(o->tmp, sizeof(o->tmp), "%.*s.%s.XXXXXX", dir, path,
+                 path + dir) >= (int)sizeof(o->tmp)) {
+        fprintf(stderr, "gpuprof: %s: name too long\n", path);
+        return false;
+    }
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        fprintf(stderr, "gpuprof: %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    mode_t mask = umask(0); /* mkstemp makes 0600: the mode open gives */
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
+        fprintf(stderr, "gpuprof: %s: %s\n", o->tmp, strerror(errno));
+        close(fd);
+        remove(o->tmp);
+        return false;
+    }
+    return true;
+}
+
+/* Ends the output of a command whose exit status so far is rc (0: the
+ * export succeeded): FILE replaced, or the temporary removed. Returns the
+ * exit status, 1 when writing failed. */
+static int out_close(output *o, int rc)
+{
+    const char *name = o->path ? o->path : "stdout";
+    bool ok = rc == 0;
+    if ((o->path ? fclose(o->f) : fflush(o->f)) != 0 && ok) {
+        fprintf(stderr, "gpuprof: %s: %s\n", name, strerror(errno));
+        ok = false;
+    }
+    if (o->path && ok && rename(o->tmp, o->path) != 0) {
+        fprintf(stderr, "gpuprof: %s: %s\n", o->path, strerror(errno));
+        ok = false;
+    }
+    if (o->path && !ok)
+        remove(o->tmp);
+    return ok ? 0 : rc ? rc : 1;
+}
+
+/* ---- report/export on a database --------------------------------------------
+ *   report [--view top-down|bottom-up|flat] [--metric NAME]...
+ *          [--derive NAME=FORMULA]... [--importance] [--pc] [--sort exclusive]
+ *          [--depth N] [--threshold PCT] [--context ID | --trace] DB
+ *   export --folded [--metric NAME] [--derive NAME=FORMULA]...
+ *          [--importance] [-o FILE] DB
+ *   export --hatchet|--table [--derive NAME=FORMULA]... [--importance]
+ *          [-o FILE] DB
+ * An option that means nothing where it is given is refused, naming it. */
+enum { M_REPORT, M_FOLDED, M_HATCHET, M_TABLE };
+static const char *const mode_name[] = {"report", "export --folded",
+                                        "export --hatchet", "export --table"};
+
+typedef struct vopts {
+    const char *metric[16];
+    const char *derive[16];
+    uint32_t nmetric, nderive, depth, flags;
+    long context;
+    int trace, importance, pc, long_form, stats;
+    int waits, cpath, cpath_metrics; /* trace analysis (analysis/cpath) */
+    gpuprof_an_view view;
+    double threshold;
+    const char *out;       /* -o */
+    const char *view_only; /* the first option only a report takes */
+} vopts;
+
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpuprof: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+/* One option at argv[*i] (its argument after it); 2 on bad usage. */
+static int view_option(vopts *o, char **argv, int *i)
+{
+    const char *opt = argv[*i], *arg = argv[*i + 1];
+    char *end;
+    if (!strcmp(opt, "--importance")) {
+        o->importance = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--pc")) {
+        o->pc = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--long")) {
+        o->long_form = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--stats")) {
+        o->stats = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--trace")) {
+        o->trace = 1;
+        o->view_only = o->view_only ? o->view_only : opt;
+        return 0;
+    }
+    if (!strcmp(opt, "--waits") || !strcmp(opt, "--critical-path")) {
+        *(opt[2] == 'w' ? &o->waits : &o->cpath) = 1;
+        o->view_only = o->view_only ? o->view_only : opt;
+        return 0;
+    }
+    if (!strcmp(opt, "--cpath-metrics")) {
+        o->cpath_metrics = 1;
+        return 0;
+    }
+    ++*i;
+    if (!strcmp(opt, "--metric")) {
+        if (o->nmetric == 14)
+            return usage_error("at most 14 %ss", opt);
+        o->metric[o->nmetric++] = arg;
+        return 0;
+    }
+    if (!strcmp(opt, "--derive")) {
+        if (o->nderive == 16)
+            return usage_error("at most 16 %ss", opt);
+        o->derive[o->nderive++] = arg;
+        return 0;
+    }
+    if (!strcmp(opt, "-o")) {
+        o->out = arg;
+        return 0;
+    }
+    if (!o->view_only)
+        o->view_only = opt;
+    if (!strcmp(opt, "--threshold")) {
+        o->threshold = strtod(arg, &end);
+        if (*end || o->threshold < 0 || o->threshold > 100)
+            return usage_error("%s wants 0..100", opt);
+    } else if (!strcmp(opt, "--depth")) {
+        long d = strtol(arg, &end, 10);
+        if (*end || d < 0 || d > 100000)
+            return usage_error("%s wants 0 (all) or more", opt);
+        o->depth = (uint32_t)d;
+    } else if (!strcmp(opt, "--context")) {
+        o->context = strtol(arg, &end, 10);
+        if (*end || o->context < 0)
+            return usage_error("%s wants a context id", opt);
+    } else if (!strcmp(opt, "--sort")) {
+        if (strcmp(arg, "exclusive") && strcmp(arg, "inclusive"))
+            return usage_error("%s wants inclusive or exclusive", opt);
+        o->flags =
+            strcmp(arg, "exclusive") ? 0 : GPUPROF_AN_VIEW_SORT_EXCLUSIVE;
+    } else if (!strcmp(opt, "--view")) {
+        if (!strcmp(arg, "top-down"))
+            o->view = GPUPROF_AN_VIEW_TOPDOWN;
+        else if (!strcmp(arg, "bottom-up"))
+            o->view = GPUPROF_AN_VIEW_BOTTOMUP;
+        else if (!strcmp(arg, "flat"))
+            o->view = GPUPROF_AN_VIEW_FLAT;
+        else
+            return usage_error("%s wants top-down, bottom-up or flat", opt);
+    } else {
+        return usage(stderr, 2);
+    }
+    return 0;
+}
+
+/* The options that mean nothing in this mode, refused by name. */
+static int view_check(const vopts *o, int mode)
+{
+    const char *m = mode_name[mode];
+    if (mode != M_REPORT && o->view_only)
+        return usage_error("%s: %s is an option of report views; it has no "
+                           "meaning here",
+                           m, o->view_only);
+    if (mode != M_TABLE && o->long_form)
+        return usage_error("%s: --long is an option of export --table", m);
+    if (mode == M_REPORT && o->out)
+        return usage_error("report: -o is an option of export; a report "
+                           "goes to stdout");
+    if (mode != M_HATCHET && o->stats)
+        return usage_error("%s: --stats is an option of export --hatchet", m);
+    if (mode == M_TABLE && o->nmetric)
+        return usage_error("%s writes every metric: --metric has no meaning "
+                           "here (--derive adds one)",
+                           m);
+    if (mode == M_FOLDED && o->nmetric > 1)
+        return usage_error("%s writes one metric: give --metric once", m);
+    if (o->trace && o->nmetric)
+        return usage_error("report --trace lists trace.db's streams: "
+                           "--metric has no meaning there");
+    if (o->trace && o->context >= 0)
+        return usage_error("report: --trace and --context exclude each "
+                           "other");
+    if (o->context >= 0 && o->nmetric > 1)
+        return usage_error("report --context shows one metric: give "
+                           "--metric once");
+    if ((o->waits || o->cpath) && (o->trace || o->context >= 0 ||
+                                   o->nmetric || o->waits + o->cpath > 1))
+        return usage_error("report --waits and --critical-path stand alone: "
+                           "no --trace, --context, --metric or each other");
+    return 0;
+}
+
+/* The trace analysis for --waits, --critical-path and --cpath-metrics
+ * (a progress line on a terminal); NULL with the error recorded. */
+static gpuprof_an_cpath *cpath_of(gpuprof_an_db *db, gpuprof_status *st)
+{
+    gpuprof_an_cpath *cp = NULL;
+    *st = gpuprof_an_cpath_new(db, isatty(2) ? cli_show_progress : NULL,
+                               (void *)"gpuprof", &cp);
+    if (isatty(2))
+        fputc('\n', stderr);
+    return cp;
+}
+
+/* --derive NAME=FORMULA..., --importance and --pc on an open database. */
+static int view_derive(gpuprof_an_db *db, const vopts *o, gpuprof_status *st)
+{
+    for (uint32_t k = 0; k < o->nderive && *st == GPUPROF_OK; k++) {
+        char name[256];
+        const char *eq = strchr(o->derive[k], '=');
+        if (!eq || eq == o->derive[k] ||
+            (size_t)(eq - o->derive[k]) >= sizeof(name))
+            return usage_error("--derive wants NAME=FORMULA");
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - o->derive[k]),
+                 o->derive[k]);
+        *st = gpuprof_an_db_derive(db, name, eq + 1);
+    }
+    if (*st == GPUPROF_OK && o->importance)
+        *st = gpuprof_an_db_add_importance(db, 0);
+    if (*st == GPUPROF_OK && o->pc)
+        *st = gpuprof_an_db_add_pc_metrics(db, 0);
+    return 0;
+}
+
+/* Frees the analysis when its report is done (or never made). */
+static gpuprof_status cpath_report(gpuprof_an_cpath *cp, const vopts *o,
+                                   FILE *out)
+{
+    gpuprof_status st = o->waits ? gpuprof_an_cpath_print_waits(cp, out, 0)
+                                 : gpuprof_an_cpath_print_path(cp, out, 0);
+    gpuprof_an_cpath_free(cp);
+    return st;
+}
+
+static int db_view(int argc, char **argv, int first, int mode)
+{
+    vopts o = {
+        .context = -1, .view = GPUPROF_AN_VIEW_TOPDOWN, .threshold = 1.0};
+    static const char *const with_arg[] = {
+        "--metric", "--derive", "-o",   "--threshold", "--depth",
+        "--context", "--sort",  "--view", NULL};
+    cli_permute(argc, argv, first, with_arg);
+    int i = first, rc;
+    for (; i + 1 < argc && argv[i][0] == '-'; i++)
+        if ((rc = view_option(&o, argv, &i)) != 0)
+            return rc;
+    if (i != argc - 1)
+        return usage(stderr, 2);
+    if ((rc = view_check(&o, mode)) != 0)
+        return rc;
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
+        return fail();
+    uint32_t damaged, left_out;
+    uint64_t ignored;
+    gpuprof_an_db_trace_ignored(db, &damaged, &left_out, &ignored);
+    if (damaged || left_out)
+        fprintf(stderr, "gpuprof: %s: its traces were used in part: %" PRIu32
+                " damaged or empty (%" PRIu64 " bytes ignored), %" PRIu32
+                " streams left out (gpuprof analyze said which)\n",
+                argv[i], damaged, ignored, left_out);
+    gpuprof_status st = GPUPROF_OK;
+    gpuprof_an_cpath *cp = NULL;
+    if (o.waits || o.cpath || o.cpath_metrics)
+        cp = cpath_of(db, &st);
+    if (st == GPUPROF_OK && o.cpath_metrics)
+        st = gpuprof_an_db_add_cpath_metrics(db, cp);
+    if (!o.waits && !o.cpath) {
+        gpuprof_an_cpath_free(cp);
+        cp = NULL;
+    }
+    if ((rc = view_derive(db, &o, &st)) != 0) {
+        gpuprof_an_cpath_free(cp);
+        gpuprof_an_db_close(db);
+        return rc;
+    }
+    bool named = o.nmetric > 0;
+    if (st == GPUPROF_OK && !o.nmetric && mode <= M_FOLDED && !o.trace &&
+        !cp &&
+        !(o.metric[o.nmetric++] = default_metric(db))) {
+        gpuprof_an_db_close(db);
+        fprintf(stderr, "gpuprof: %s: no metrics\n", argv[i]);
+        return 1;
+    }
+    /* --importance without --metric: its metrics beside the default one. */
+    static const char *const imp[] = {"cpu_importance", "gpu_api_importance"};
+    for (int k = 0; k < 2 && st == GPUPROF_OK && o.importance && !named &&
+                    mode == M_REPORT;
+         k++) {
+        uint32_t m;
+        if (gpuprof_an_db_metric_find(db, imp[k], GPUPROF_AN_INCLUSIVE, &m) ==
+            GPUPROF_OK)
+            o.metric[o.nmetric++] = imp[k];
+    }
+    /* --pc without --metric: PC samples first, then latency samples and
+     * the issue rate. */
+    if (st == GPUPROF_OK && o.pc && !named && mode == M_REPORT) {
+        o.metric[0] = "gpu.pc.samples";
+        static const char *const pcm[] = {"gpu.pc.latency_samples",
+                                          "gpu.pc.issue_rate"};
+        for (int k = 0; k < 2; k++) {
+            uint32_t m;
+            if (gpuprof_an_db_metric_find(db, pcm[k], GPUPROF_AN_INCLUSIVE,
+                                          &m) == GPUPROF_OK)
+                o.metric[o.nmetric++] = pcm[k];
+        }
+    }
+    output out;
+    bool opened = st == GPUPROF_OK;
+    if (opened && !out_open(&out, o.out)) {
+        gpuprof_an_cpath_free(cp);
+        gpuprof_an_db_close(db);
+        return 1;
+    }
+    if (cp) {
+        gpuprof_status cst = cpath_report(cp, &o, out.f);
+        st = st == GPUPROF_OK ? cst : st;
+    } else if (st == GPUPROF_OK && mode == M_FOLDED)
+        st = gpuprof_an_db_print_folded(db, out.f, o.metric[0], 0);
+    else if (st == GPUPROF_OK && mode == M_HATCHET)
+        st = gpuprof_an_db_export_hatchet_metrics(
+            db, out.f, o.metric, o.nmetric,
+            o.stats ? GPUPROF_AN_HATCHET_STATS : 0);
+    else if (st == GPUPROF_OK && mode == M_TABLE)
+        st = gpuprof_an_db_export_table(db, out.f,
+                                        o.long_form ? GPUPROF_AN_TABLE_LONG : 0);
+    else if (st == GPUPROF_OK && o.trace)
+        st = gpuprof_an_db_print_trace(db, out.f, 0);
+    else if (st == GPUPROF_OK && o.context >= 0)
+        st = gpuprof_an_db_print_profiles(db, out.f, (uint32_t)o.context,
+                                          o.metric[0], 0);
+    else if (st == GPUPROF_OK)
+        st = gpuprof_an_db_print_view(db, out.f, o.view, o.metric, o.nmetric,
+                                      o.threshold / 100, o.depth, o.flags);
+    gpuprof_an_db_close(db);
+    rc = st == GPUPROF_OK ? 0 : fail();
+    return opened ? out_close(&out, rc) : rc;
+}
+
+/* project --speedup KIND:NAME=F [--speedup ...]... DB */
+static int project(int argc, char **argv)
+{
+    const char *rules[64];
+    uint32_t n = 0;
+    int i = 2;
+    for (; i + 1 < argc && !strcmp(argv[i], "--speedup"); i += 2) {
+        if (n == 64)
+            return usage_error("at most 64 --speedups");
+        rules[n++] = argv[i + 1];
+    }
+    if (i != argc - 1 || !n)
+        return usage(stderr, 2);
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
+        return fail();
+    gpuprof_status st;
+    gpuprof_an_cpath *cp = cpath_of(db, &st), *pj = NULL;
+    uint64_t touched = 0;
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_cpath_project(cp, rules, n, &touched, &pj);
+    if (st == GPUPROF_OK && !touched)
+        fprintf(stderr, "gpuprof: project: the speedups match no activity "
+                "of the trace\n");
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_cpath_print_projection(cp, pj, stdout, 0);
+    gpuprof_an_cpath_free(pj);
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+    return st == GPUPROF_OK ? 0 : fail();
+}
+
+/* export --chrome [-o FILE] DIR...: to FILE (replaced only when the
+ * export succeeds) or stdout. */
+static int chrome(int argc, char **argv)
+{
+    const char *path = NULL;
+    static const char *const with_arg[] = {"-o", NULL};
+    cli_permute(argc, argv, 3, with_arg);
+    int i = 3;
+    if (i + 1 < argc && !strcmp(argv[i], "-o")) {
+        path = argv[i + 1];
+        i += 2;
+    }
+    if (i == argc)
+        return usage(stderr, 2);
+    output out;
+    if (!out_open(&out, path))
+        return 1;
+    gpuprof_status st =
+        gpuprof_an_export_chrome((const char *const *)(argv + i),
+                                 (uint32_t)(argc - i), out.f, stderr, 0);
+    return out_close(&out, st == GPUPROF_OK ? 0 : fail());
+}
+
+/* export --otf2 -o DIR DB: the archive appears in DIR whole or not at all
+ * (gpuprof_an_db_export_otf2). */
+static int otf2(int argc, char **argv)
+{
+    static const char *const with_arg[] = {"-o", NULL};
+    cli_permute(argc, argv, 3, with_arg);
+    if (argc != 6 || strcmp(argv[3], "-o"))
+        return usage_error("export --otf2 wants -o DIR and one database");
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[5], &db) != GPUPROF_OK)
+        return fail();
+    uint32_t damaged, left_out;
+    uint64_t ignored;
+    gpuprof_an_db_trace_ignored(db, &damaged, &left_out, &ignored);
+    if (damaged || left_out)
+        fprintf(stderr, "gpuprof: %s: its traces were used in part: %" PRIu32
+                " damaged or empty (%" PRIu64 " bytes ignored), %" PRIu32
+                " streams left out (gpuprof analyze said which)\n",
+                argv[5], damaged, ignored, left_out);
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, argv[4], stderr, 0);
+    gpuprof_an_db_close(db);
+    if (st != GPUPROF_OK)
+        return fail();
+    size_t n = strlen(argv[4]);
+    while (n > 1 && argv[4][n - 1] == '/')
+        n--;
+    printf("gpuprof: OTF2 archive written to %.*s/traces.otf2\n", (int)n,
+           argv[4]);
+    return 0;
+}
+
+/* The number of processes of the MPI job this one was started in (by
+ * mpirun, mpiexec or srun), 1 outside one. */
+static long mpi_job_size(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                       "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"};
+    for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); k++) {
+        const char *v = getenv(vars[k]);
+        char *end;
+        long n = v && *v ? strtol(v, &end, 10) : 0;
+        if (n > 1 && !*end)
+            return n;
+    }
+    return 1;
+}
+
+/* `mpirun -np N gpuprof analyze ...`: the same command on N ranks is
+ * gpuprof-mpi's job (it divides the work and writes the database once);
+ * N copies of a single-process analyze would each write it. Replaces this
+ * process with gpuprof-mpi beside it, or says why it cannot. */
+static int analyze_on_ranks(long n, char **argv)
+{
+    char self[4096], mpi[4096 + 16];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len > 0) {
+        self[len] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(mpi, sizeof(mpi), "%s/gpuprof-mpi", self);
+            if (access(mpi, X_OK) == 0) {
+                argv[0] = mpi;
+                execv(mpi, argv);
+                fprintf(stderr, "gpuprof: analyze in an MPI job: cannot run "
+                        "%s: %s\n", mpi, strerror(errno));
+                return 1;
+            }
+        }
+    }
+    fprintf(stderr, "gpuprof: analyze runs in an MPI job of %ld processes, "
+            "but there is no gpuprof-mpi beside this gpuprof (built without "
+            "an MPI compiler): every process would write the database. Run "
+            "gpuprof analyze as one process, or build with mpicc.\n", n);
+    return 2;
+}
+
+static int analyze(int argc, char **argv)
+{
+    long ranks = mpi_job_size();
+    if (ranks > 1)
+        return analyze_on_ranks(ranks, argv);
+    cli_analyze o;
+    int rc = cli_analyze_parse(argc, argv, "gpuprof", true, &o);
+    if (rc)
+        return rc < 0 ? usage(stderr, 2) : rc;
+    gpuprof_an_analysis *a;
+    gpuprof_status st = cli_analysis_new(&o, argc, argv, &a);
+    if (st == GPUPROF_OK && isatty(2))
+        st = gpuprof_an_analysis_set_progress(a, cli_show_progress,
+                                              (void *)"gpuprof analyze");
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_analysis_run(a);
+    gpuprof_an_analysis_free(a);
+    if (st != GPUPROF_OK) {
+        if (isatty(2))
+            fputc('\n', stderr);
+        return fail();
+    }
+    printf("gpuprof: database written to %s\n", o.out);
+    return 0;
+}
+
+/* gpuprof advise [--top N] DB: per GPU kernel, suggestions ranked by
+ * estimated speedup (seed 003), `top` per kernel (default 5, 0: all). */
+static int advise(int argc, char **argv)
+{
+    unsigned long top = 5;
+    int i = 2;
+    if (i + 1 < argc && !strcmp(argv[i], "--top")) {
+        char *end;
+        top = strtoul(argv[i + 1], &end, 10);
+        if (!*argv[i + 1] || *end || top > UINT32_MAX)
+            return usage_error("--top wants 0 (all) or more");
+        i += 2;
+    }
+    if (i + 1 != argc)
+        return usage(stderr, 2);
+    gpuprof_an_db *db;
+    if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
+        return fail();
+    gpuprof_an_advice *a;
+    gpuprof_status st = gpuprof_an_db_advise(db, 0, &a);
+    if (st == GPUPROF_OK) {
+        st = gpuprof_an_advice_print(a, stdout, (uint32_t)top, 0);
+        gpuprof_an_advice_free(a);
+    }
+    gpuprof_an_db_close(db);
+    return st == GPUPROF_OK ? 0 : fail();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 &&
+        (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))) {
+        printf("gpuprof %s\n", GPUPROF_VERSION_STRING);
+        return 0;
+    }
+    if (argc == 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+                      !strcmp(argv[1], "-h")))
+        return usage(stdout, 0);
+    if (argc >= 2 && !strcmp(argv[1], "run"))
+        return run_program(argc, argv);
+    if (argc == 3 && !strcmp(argv[1], "dump"))
+        return dump(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "report") && !is_database(argv[2]))
+        return report(argv[2]);
+    if (argc >= 3 && !strcmp(argv[1], "report"))
+        return db_view(argc, argv, 2, M_REPORT);
+    if (argc >= 4 && !strcmp(argv[1], "export") &&
+        !strcmp(argv[2], "--folded"))
+        return db_view(argc, argv, 3, M_FOLDED);
+    if (argc >= 4 && !strcmp(argv[1], "export") &&
+        !strcmp(argv[2], "--hatchet"))
+        return db_view(argc, argv, 3, M_HATCHET);
+    if (argc >= 4 && !strcmp(argv[1], "export") &&
+        !strcmp(argv[2], "--table"))
+        return db_view(argc, argv, 3, M_TABLE);
+    if (argc >= 4 && !strcmp(argv[1], "export") &&
+        !strcmp(argv[2], "--chrome"))
+        return chrome(argc, argv);
+    if (argc >= 3 && !strcmp(argv[1], "export") && !strcmp(argv[2], "--otf2"))
+        return otf2(argc, argv);
+    if (argc >= 3 && !strcmp(argv[1], "analyze"))
+        return analyze(argc, argv);
+    if (argc >= 3 && !strcmp(argv[1], "project"))
+        return project(argc, argv);
+    if (argc >= 3 && !strcmp(argv[1], "advise"))
+        return advise(argc, argv);
+    return usage(stderr, 2);
+}

@@ -1,0 +1,560 @@
+/*
+ * an_export_hatchet.c - an analysis database as files that Python tools
+ * load:
+ *   - Hatchet's literal format (LLNL hatchet, GraphFrame.from_literal): a
+ *     list with one root, each node {"frame": {"name", "type", "context"},
+ *     "metrics": {...}, "children": [...]}; every context is one node;
+ *   - a table for pandas (pandas.read_csv): one row per (context, profile)
+ *     with a value, the context's identity, the profile's, and each
+ *     metric's values.
+ * Per metric M both give the exclusive and inclusive value ("M", "M
+ * (inc)": Hatchet's convention, a name holding "(inc)" is inclusive), then
+ * the minimum, mean and maximum over the context's profiles with a
+ * non-zero value, as gpuprof_an_db_stat gives them: "M (min)", "M (mean)",
+ * "M (max)", and "M (min) (inc)", "M (mean) (inc)", "M (max) (inc)".
+ *
+ * Cost. The tree is walked through first-child and next-sibling arrays
+ * and parent links: no recursion and no stack, since a calling context
+ * tree can be tens of thousands of levels deep. The table reads each
+ * context's range of cct.db through gpuprof__an_rows, which yields the
+ * profiles with a value in order with all their values, so it costs
+ * O(values + rows x metrics), never O(contexts x profiles). Statistics of
+ * measured metrics come from stats.db; those of derived metrics are
+ * computed from the same rows (one more pass over the context's range,
+ * rather than holding its rows: memory stays O(metrics)).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/an_internal.h"
+
+static const char *kind_name(gpuprof_an_node_kind k)
+{
+    static const char *const n[] = {"root",     "region",  "frame",
+                                    "gpu op",   "kernel",  "gpu instruction",
+                                    "function", "inlined", "line"};
+    return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "other";
+}
+
+/* The fields of a metric, in output order: [0] exclusive value, [1]
+ * inclusive, then the exclusive variant's min, mean, max and the
+ * inclusive variant's. */
+enum { NFIELDS = 8 };
+static const char *const suffix[NFIELDS] = {
+    "",       " (inc)",       " (min)",        " (mean)",
+    " (max)", " (min) (inc)", " (mean) (inc)", " (max) (inc)"};
+
+/* A pair's six statistics as CSV fields: ",min,mean,max" twice, each
+ * number at most 24 bytes. */
+#define STAT_TEXT (6 * 25 + 1)
+
+/* Per metric of a derived formula, at most this many operands are
+ * followed (as gpuprof_an_db_context_values does). */
+#define MAX_OPS GPUPROF__AN_MAX_OPERANDS
+
+typedef struct mstat {
+    double min, mean, max;
+} mstat;
+
+/* What both exports share: the metrics, a row of values and the current
+ * context's statistics. Metric ids: 0 .. measured-1 measured, then
+ * derived ones, each after the metrics its formula uses. */
+typedef struct xport {
+    const gpuprof_an_db *db;
+    uint32_t nm, measured;
+    uint32_t npairs;
+    uint32_t *incl, *excl; /* per pair: the two variants' ids */
+    char **field;          /* per pair, NFIELDS names: "M", "M (inc)", ... */
+    char **jkey;           /* the same as JSON keys: "\"M\": " */
+    gpuprof__an_rows *rows;
+    double *v;      /* the current row: every metric's value */
+    uint8_t *has;   /* whether it counts for the statistics */
+    uint32_t *ops;  /* a derived metric's operands, MAX_OPS per metric */
+    uint32_t *nops; /* how many */
+    mstat *st;      /* the current context's statistics, per metric */
+    char *text;     /* the table: st as CSV fields, STAT_TEXT per pair */
+    double *sum;    /* derived metrics' sums and counts, while computing */
+    uint32_t *cnt;
+    uint32_t at_p, at_c; /* the current row (table metrics read it) */
+    uint8_t *used; /* per pair: some row has a non-zero value of it */
+    bool stats;    /* Hatchet: the statistics fields too */
+} xport;
+
+static void x_free(xport *x)
+{
+    for (uint32_t i = 0; x->field && i < x->npairs * NFIELDS; i++) {
+        free(x->field[i]);
+        free(x->jkey[i]);
+    }
+    free(x->field);
+    free(x->jkey);
+    free(x->incl);
+    free(x->excl);
+    gpuprof__an_rows_free(x->rows);
+    free(x->v);
+    free(x->has);
+    free(x->ops);
+    free(x->nops);
+    free(x->st);
+    free(x->sum);
+    free(x->cnt);
+    free(x->text);
+    free(x->used);
+}
+
+/* Every metric with both variants, named once (by its inclusive id). */
+static gpuprof_status x_pairs(xport *x)
+{
+    for (uint32_t m = 0; m < x->nm; m++) {
+        if (gpuprof_an_db_metric_variant(x->db, m) != GPUPROF_AN_INCLUSIVE)
+            continue;
+        const char *name = gpuprof_an_db_metric_name(x->db, m);
+        uint32_t e;
+        if (gpuprof_an_db_metric_find(x->db, name, GPUPROF_AN_EXCLUSIVE, &e) !=
+            GPUPROF_OK)
+            continue;
+        uint32_t k = x->npairs++;
+        x->incl[k] = m;
+        x->excl[k] = e;
+        size_t len = strlen(name) + 16, jlen;
+        for (int i = 0; i < NFIELDS; i++) {
+            char **f = &x->field[k * NFIELDS + i];
+            char **j = &x->jkey[k * NFIELDS + i];
+            FILE *ms;
+            if (!(*f = malloc(len)) || !(ms = open_memstream(j, &jlen)))
+                return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+            snprintf(*f, len, "%s%s", name, suffix[i]);
+            gpuprof__an_json_str(ms, *f);
+            fputs(": ", ms);
+            if (fclose(ms) != 0)
+                return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        }
+    }
+    return GPUPROF_OK;
+}
+
+static gpuprof_status x_init(xport *x, const gpuprof_an_db *db)
+{
+    *x = (xport){.db = db};
+    x->nm = gpuprof_an_db_metric_count(db);
+    x->measured = gpuprof__an_db_measured(db);
+    size_t nm = x->nm ? x->nm : 1, nd = x->nm - x->measured + 1;
+    x->incl = malloc(nm * sizeof(*x->incl));
+    x->excl = malloc(nm * sizeof(*x->excl));
+    x->field = calloc(nm * NFIELDS, sizeof(*x->field));
+    x->jkey = calloc(nm * NFIELDS, sizeof(*x->jkey));
+    x->rows = gpuprof__an_rows_new(db);
+    x->v = malloc(nm * sizeof(*x->v));
+    x->has = malloc(nm);
+    x->ops = malloc(nd * MAX_OPS * sizeof(*x->ops));
+    x->nops = malloc(nd * sizeof(*x->nops));
+    x->st = calloc(nm, sizeof(*x->st));
+    x->sum = malloc(nm * sizeof(*x->sum));
+    x->cnt = malloc(nm * sizeof(*x->cnt));
+    x->text = malloc(nm * STAT_TEXT);
+    x->used = calloc(nm, 1);
+    if (!x->used || !x->incl || !x->excl || !x->field || !x->jkey || !x->rows || !x->v ||
+        !x->has || !x->ops || !x->nops || !x->st || !x->sum || !x->cnt ||
+        !x->text)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    for (uint32_t m = x->measured; m < x->nm; m++) {
+        uint32_t d = m - x->measured;
+        x->nops[d] = 0;
+        if (gpuprof__an_db_formula(db, m)) /* else a table metric */
+            x->nops[d] = gpuprof__an_formula_operands(
+            gpuprof__an_db_formula(db, m),
+            gpuprof_an_db_metric_variant(db, m) == GPUPROF_AN_EXCLUSIVE,
+            x->ops + (size_t)d * MAX_OPS, MAX_OPS);
+    }
+    return x_pairs(x);
+}
+
+static double row_fetch(void *arg, uint32_t m)
+{
+    const xport *x = arg;
+    return m < x->nm ? x->v[m] : 0;
+}
+
+/* Completes the row in x->v (measured values filled): the derived
+ * metrics' values, in id order (each uses earlier ones only), and which
+ * values count for statistics: non-zero, and for a derived metric only
+ * where one of its operands counts (gpuprof_an_db_context_values). */
+static void x_row(xport *x)
+{
+    for (uint32_t m = 0; m < x->measured; m++)
+        x->has[m] = x->v[m] != 0;
+    for (uint32_t m = x->measured; m < x->nm; m++) {
+        uint32_t d = m - x->measured;
+        if (!gpuprof__an_db_formula(x->db, m)) { /* a table metric */
+            x->v[m] = gpuprof_an_db_value(x->db, x->at_p, x->at_c, m);
+            x->has[m] = x->v[m] != 0;
+            continue;
+        }
+        x->v[m] = gpuprof__an_formula_eval(
+            gpuprof__an_db_formula(x->db, m),
+            gpuprof_an_db_metric_variant(x->db, m) == GPUPROF_AN_EXCLUSIVE,
+            row_fetch, x);
+        bool any = false;
+        for (uint32_t i = 0; i < x->nops[d] && !any; i++)
+            any = x->has[x->ops[(size_t)d * MAX_OPS + i]];
+        x->has[m] = any && x->v[m] != 0;
+    }
+}
+
+/* Marks the pairs that some row fills (a non-zero value of either
+ * variant): one pass over cct.db, so that the exports leave out the
+ * metrics nothing measured. */
+static void x_used(xport *x)
+{
+    uint32_t p, left = x->npairs;
+    for (uint32_t c = 0; left && c < gpuprof_an_db_context_count(x->db); c++) {
+        gpuprof__an_rows_start(x->rows, c);
+        while (left && gpuprof__an_rows_next(x->rows, &p, x->v)) {
+            x->at_p = p;
+            x->at_c = c;
+            x_row(x);
+            for (uint32_t k = 0; k < x->npairs; k++)
+                if (!x->used[k] &&
+                    (x->v[x->excl[k]] != 0 || x->v[x->incl[k]] != 0)) {
+                    x->used[k] = 1;
+                    left--;
+                }
+        }
+    }
+}
+
+/* The statistics of every metric at context c into x->st. */
+static void x_stats(xport *x, uint32_t c)
+{
+    for (uint32_t m = 0; m < x->measured; m++)
+        x->st[m] =
+            (mstat){gpuprof_an_db_stat(x->db, c, m, GPUPROF_AN_STAT_MIN),
+                    gpuprof_an_db_stat(x->db, c, m, GPUPROF_AN_STAT_MEAN),
+                    gpuprof_an_db_stat(x->db, c, m, GPUPROF_AN_STAT_MAX)};
+    if (x->nm == x->measured)
+        return;
+    for (uint32_t m = x->measured; m < x->nm; m++) {
+        x->st[m] = (mstat){0, 0, 0};
+        x->sum[m] = 0;
+        x->cnt[m] = 0;
+    }
+    uint32_t p;
+    gpuprof__an_rows_start(x->rows, c);
+    while (gpuprof__an_rows_next(x->rows, &p, x->v)) {
+        x->at_p = p;
+        x->at_c = c;
+        x_row(x);
+        for (uint32_t m = x->measured; m < x->nm; m++) {
+            if (!x->has[m])
+                continue;
+            double v = x->v[m];
+            mstat *s = &x->st[m];
+            s->min = !x->cnt[m] || v < s->min ? v : s->min;
+            s->max = !x->cnt[m] || v > s->max ? v : s->max;
+            x->sum[m] += v;
+            x->cnt[m]++;
+        }
+    }
+    for (uint32_t m = x->measured; m < x->nm; m++)
+        x->st[m].mean = x->cnt[m] ? x->sum[m] / x->cnt[m] : 0;
+}
+
+/* Pair k's fields: the two values, then the statistics. */
+static void x_values(const xport *x, uint32_t k, double out[NFIELDS],
+                     double excl, double incl)
+{
+    const mstat *e = &x->st[x->excl[k]], *i = &x->st[x->incl[k]];
+    double f[NFIELDS] = {excl,   incl,   e->min,  e->mean,
+                         e->max, i->min, i->mean, i->max};
+    memcpy(out, f, sizeof(f));
+}
+
+/* ---- Hatchet ----------------------------------------------------------- */
+/* A kernel's name without the binary it came from: "kernel k [binaries/
+ * 4a88....clbin]" is "kernel k" with the binary "binaries/4a88....clbin"
+ * (the hash differs between runs; frames must not). *bin NULL when none. */
+static void split_kernel(const char *name, char *buf, size_t size,
+                         const char **shown, const char **bin, size_t *blen)
+{
+    const char *open = strrchr(name, '[');
+    size_t n = strlen(name);
+    *shown = name;
+    *bin = NULL;
+    if (!open || open - name < 2 || open[-1] != ' ' || name[n - 1] != ']' ||
+        (size_t)(open - name) > size)
+        return;
+    snprintf(buf, size, "%.*s", (int)(open - name - 1), name);
+    *shown = buf;
+    *bin = open + 1;
+    *blen = (size_t)(name + n - 1 - *bin);
+}
+
+static void hatchet_node(xport *x, FILE *out, uint32_t c, uint32_t depth)
+{
+    char label[48], kname[1024];
+    const char *name = gpuprof__an_context_label(x->db, c, label,
+                                                 sizeof(label)), *bin = NULL;
+    size_t blen = 0;
+    gpuprof_an_node_kind kind = gpuprof_an_db_context_kind(x->db, c);
+    if (kind == GPUPROF_AN_NODE_KERNEL)
+        split_kernel(name, kname, sizeof(kname), &name, &bin, &blen);
+    fprintf(out, "\n%*s{\"frame\": {\"name\": ", (int)(depth < 64 ? depth : 64),
+            "");
+    gpuprof__an_json_str(out, name);
+    fprintf(out, ", \"type\": \"%s\"}, ", kind_name(kind));
+    if (bin) {
+        char b[1024];
+        snprintf(b, sizeof(b), "%.*s", (int)blen, bin);
+        fputs("\"binary\": ", out);
+        gpuprof__an_json_str(out, b);
+        fputs(", ", out);
+    }
+    fputs("\"metrics\": {", out);
+    if (x->stats)
+        x_stats(x, c);
+    bool first = true;
+    for (uint32_t k = 0; k < x->npairs; k++) {
+        if (!x->used[k])
+            continue;
+        double f[NFIELDS];
+        x_values(x, k, f,
+                 gpuprof_an_db_stat(x->db, c, x->excl[k], GPUPROF_AN_STAT_SUM),
+                 gpuprof_an_db_stat(x->db, c, x->incl[k], GPUPROF_AN_STAT_SUM));
+        for (int i = 0; i < (x->stats ? NFIELDS : 2); i++) {
+            fputs(first ? "" : ", ", out);
+            first = false;
+            fputs(x->jkey[k * NFIELDS + i], out);
+            gpuprof__an_num(out, f[i], "null");
+        }
+    }
+    fputs("}, \"children\": [", out);
+}
+
+/* Depth first, children in context order, without recursion: down through
+ * first[], across through next[], up through the parent links. */
+static void hatchet_tree(xport *x, FILE *out, const uint32_t *first,
+                         const uint32_t *next)
+{
+    uint32_t c = 0, depth = 0;
+    hatchet_node(x, out, 0, 0);
+    for (;;) {
+        if (first[c] != UINT32_MAX) {
+            c = first[c];
+            hatchet_node(x, out, c, ++depth);
+            continue;
+        }
+        /* c and all beneath it are written: close it, and each ancestor
+         * whose last child it was. */
+        for (;;) {
+            fputs("]}", out);
+            if (c == 0)
+                return;
+            if (next[c] != UINT32_MAX)
+                break;
+            c = gpuprof_an_db_context_parent(x->db, c);
+            depth--;
+        }
+        c = next[c];
+        fputs(",", out);
+        hatchet_node(x, out, c, depth);
+    }
+}
+
+/* Keeps the pairs named in metrics[0..n) (all when n is 0). */
+static gpuprof_status x_choose(xport *x, const char *const *metrics,
+                               uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t m;
+        if (!metrics[i] || gpuprof_an_db_metric_find(x->db, metrics[i],
+                                                     GPUPROF_AN_INCLUSIVE,
+                                                     &m) != GPUPROF_OK)
+            return gpuprof__an_fail(GPUPROF_E_NOTFOUND, "no metric %s",
+                                    metrics[i] ? metrics[i] : "(null)");
+    }
+    for (uint32_t k = 0; n && k < x->npairs; k++) {
+        const char *name = gpuprof_an_db_metric_name(x->db, x->incl[k]);
+        bool named = false;
+        for (uint32_t i = 0; i < n && !named; i++)
+            named = !strcmp(name, metrics[i]);
+        x->used[k] = x->used[k] && named;
+    }
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_db_export_hatchet(const gpuprof_an_db *db, FILE *out, uint32_t flags)
+{
+    return gpuprof_an_db_export_hatchet_metrics(db, out, NULL, 0, flags);
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet_metrics(
+    const gpuprof_an_db *db, FILE *out, const char *const *metrics,
+    uint32_t nmetrics, uint32_t flags)
+{
+    if (!db || !out || (flags & ~GPUPROF_AN_HATCHET_STATS) ||
+        (nmetrics && !metrics))
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
+    uint32_t n = gpuprof_an_db_context_count(db);
+    uint32_t *first = malloc((n ? n : 1) * sizeof(*first));
+    uint32_t *next = malloc((n ? n : 1) * sizeof(*next));
+    xport x;
+    gpuprof_status st = x_init(&x, db);
+    x.stats = flags & GPUPROF_AN_HATCHET_STATS;
+    if (st == GPUPROF_OK) {
+        x_used(&x);
+        st = x_choose(&x, metrics, nmetrics);
+    }
+    if (st == GPUPROF_OK && (!first || !next))
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (st == GPUPROF_OK) {
+        /* Children in context order: linked back to front. */
+        for (uint32_t c = 0; c < n; c++)
+            first[c] = next[c] = UINT32_MAX;
+        for (uint32_t c = n; c-- > 1;) {
+            uint32_t p = gpuprof_an_db_context_parent(db, c);
+            next[c] = first[p];
+            first[p] = c;
+        }
+        fputs("[", out);
+        if (n)
+            hatchet_tree(&x, out, first, next);
+        fputs("\n]\n", out);
+        if (ferror(out))
+            st = gpuprof__an_fail(GPUPROF_E_IO, "write error");
+    }
+    free(first);
+    free(next);
+    x_free(&x);
+    return st;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+static void table_header(const xport *x, FILE *out)
+{
+    fputs("context,parent,kind,name,profile,host,rank,pid,tid,thread", out);
+    for (uint32_t i = 0; i < x->npairs * NFIELDS; i++) {
+        if (!x->used[i / NFIELDS])
+            continue;
+        fputs(",", out);
+        gpuprof__an_csv_str(out, x->field[i]);
+    }
+    fputs("\n", out);
+}
+
+/* The context's statistics as CSV text, once per context rather than
+ * per row (most of a row's numbers are these). */
+static void table_stats(xport *x)
+{
+    for (uint32_t k = 0; k < x->npairs; k++) {
+        double f[NFIELDS];
+        char *t = x->text + (size_t)k * STAT_TEXT;
+        x_values(x, k, f, 0, 0);
+        for (int i = 2; i < NFIELDS; i++) {
+            *t++ = ',';
+            if (isfinite(f[i]))
+                gpuprof__an_fmt_num(t, 25, f[i]);
+            else
+                *t = '\0';
+            t += strlen(t);
+        }
+    }
+}
+
+/* Profile p's row at context c (x->v holds its values, x->text the
+ * context's statistics). */
+static void table_row(const xport *x, FILE *out, uint32_t c, uint32_t p)
+{
+    const gpuprof_an_db *db = x->db;
+    char label[48];
+    uint32_t parent = gpuprof_an_db_context_parent(db, c);
+    fprintf(out, "%" PRIu32 ",", c);
+    if (parent != UINT32_MAX)
+        fprintf(out, "%" PRIu32, parent);
+    fprintf(out, ",%s,", kind_name(gpuprof_an_db_context_kind(db, c)));
+    gpuprof__an_csv_str(out,
+                        gpuprof__an_context_label(db, c, label, sizeof(label)));
+    fprintf(out, ",%" PRIu32 ",", p);
+    gpuprof__an_csv_str(out, gpuprof_an_db_profile_host(db, p));
+    fprintf(out, ",%" PRId32 ",%" PRIu32 ",%" PRIu64 ",",
+            gpuprof_an_db_profile_rank(db, p), gpuprof_an_db_profile_pid(db, p),
+            gpuprof_an_db_profile_tid(db, p));
+    gpuprof__an_csv_str(out, gpuprof_an_db_profile_thread_name(db, p));
+    for (uint32_t k = 0; k < x->npairs; k++) {
+        if (!x->used[k])
+            continue;
+        fputs(",", out);
+        gpuprof__an_num(out, x->v[x->excl[k]], "");
+        fputs(",", out);
+        gpuprof__an_num(out, x->v[x->incl[k]], "");
+        fputs(x->text + (size_t)k * STAT_TEXT, out);
+    }
+    fputs("\n", out);
+}
+
+/* Profile p's long rows at context c: "context,profile,metric,value" per
+ * non-zero value, exclusive ("M") before inclusive ("M (inc)"). */
+static void table_long_rows(const xport *x, FILE *out, uint32_t c, uint32_t p)
+{
+    for (uint32_t k = 0; k < x->npairs; k++)
+        for (int i = 0; i < 2; i++) {
+            double v = x->v[i ? x->incl[k] : x->excl[k]];
+            if (v == 0)
+                continue;
+            fprintf(out, "%" PRIu32 ",%" PRIu32 ",", c, p);
+            gpuprof__an_csv_str(out, x->field[k * NFIELDS + i]);
+            fputs(",", out);
+            gpuprof__an_num(out, v, "");
+            fputs("\n", out);
+        }
+}
+
+static void table_long(xport *x, FILE *out)
+{
+    fputs("context,profile,metric,value\n", out);
+    for (uint32_t c = 0; c < gpuprof_an_db_context_count(x->db); c++) {
+        uint32_t p;
+        gpuprof__an_rows_start(x->rows, c);
+        while (gpuprof__an_rows_next(x->rows, &p, x->v)) {
+            x->at_p = p;
+            x->at_c = c;
+            x_row(x);
+            table_long_rows(x, out, c, p);
+        }
+    }
+}
+
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_db_export_table(const gpuprof_an_db *db, FILE *out, uint32_t flags)
+{
+    if (!db || !out || (flags & ~GPUPROF_AN_TABLE_LONG))
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
+    xport x;
+    gpuprof_status st = x_init(&x, db);
+    if (st == GPUPROF_OK && (flags & GPUPROF_AN_TABLE_LONG)) {
+        table_long(&x, out);
+    } else if (st == GPUPROF_OK) {
+        x_used(&x);
+        table_header(&x, out);
+        for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++) {
+            x_stats(&x, c);
+            table_stats(&x);
+            uint32_t p;
+            gpuprof__an_rows_start(x.rows, c);
+            while (gpuprof__an_rows_next(x.rows, &p, x.v)) {
+                x.at_p = p;
+                x.at_c = c;
+                x_row(&x);
+                table_row(&x, out, c, p);
+            }
+        }
+        if (ferror(out))
+            st = gpuprof__an_fail(GPUPROF_E_IO, "write error");
+    }
+    x_free(&x);
+    return st;
+}

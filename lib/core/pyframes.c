@@ -38,6 +38,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/atomics.h"
@@ -59,6 +60,10 @@ static struct {
     tstate_fn tstate;
     const void *code_type, *str_type, *bytes_type;
 } P = {.once = PTHREAD_ONCE_INIT, .enabled = true};
+
+/* Frees a thread's cache of code objects (frame_key) at its exit. */
+static pthread_key_t cache_key;
+static bool cache_key_ok;
 
 void gpuprof__pyframes_enable(bool on) { gp_store_relaxed(&P.enabled, on); }
 
@@ -97,6 +102,7 @@ static void find_interpreter(void)
                                        "symbols were not found)");
         return;
     }
+    cache_key_ok = pthread_key_create(&cache_key, free) == 0;
     P.on = true;
     gpuprof__log(GPUPROF_LOG_INFO, "python frames: on (CPython %lx)", *ver);
 }
@@ -195,7 +201,10 @@ static uint32_t code_line(const void *code, uint64_t at)
 }
 
 /* (code, instruction) -> (module, line): a two-way set-associative cache
- * per thread (no lock on the hot path; a miss takes the module table's). */
+ * per thread (no lock on the hot path; a miss takes the module table's),
+ * allocated at the thread's first Python frame and freed at its exit: only
+ * a pointer in thread-local storage, so the library still loads with
+ * dlopen (static TLS is scarce). */
 #define PY_SETS 256
 typedef struct py_slot {
     const void *code;
@@ -203,8 +212,22 @@ typedef struct py_slot {
     const void *qualname, *filename; /* a code object reused: a miss */
     uint32_t module, line;
 } py_slot;
-static __thread py_slot cache[PY_SETS][2];
-static __thread uint8_t cache_next[PY_SETS]; /* the way to replace */
+typedef struct py_cache {
+    py_slot way[PY_SETS][2];
+    uint8_t next[PY_SETS]; /* the way to replace */
+} py_cache;
+static __thread py_cache *tls_cache __attribute__((tls_model("initial-exec")));
+static py_cache *thread_cache(void)
+{
+    if (tls_cache || !cache_key_ok)
+        return tls_cache;
+    tls_cache = calloc(1, sizeof(*tls_cache));
+    if (tls_cache && pthread_setspecific(cache_key, tls_cache)) {
+        free(tls_cache);
+        tls_cache = NULL;
+    }
+    return tls_cache;
+}
 
 /* The module and line of a frame running `code` at `at`; false when the
  * code object cannot be read or the module table is full. */
@@ -215,8 +238,9 @@ static bool frame_key(const void *code, uint64_t at, uint32_t *module,
                *fn = AT(code, CO_FILENAME, const void *);
     uint64_t h = ((uint64_t)(uintptr_t)code + at) * 0x9E3779B97F4A7C15ull;
     uint32_t set = (uint32_t)(h >> 56);
-    for (int w = 0; w < 2; w++) {
-        const py_slot *s = &cache[set][w];
+    py_cache *c = thread_cache();
+    for (int w = 0; c && w < 2; w++) {
+        const py_slot *s = &c->way[set][w];
         if (s->code == code && s->at == at && s->qualname == qn &&
             s->filename == fn) {
             *module = s->module;
@@ -233,8 +257,10 @@ static bool frame_key(const void *code, uint64_t at, uint32_t *module,
     *line = code_line(code, at);
     if (*module == UINT32_MAX)
         return false;
-    cache[set][cache_next[set]] = (py_slot){code, at, qn, fn, *module, *line};
-    cache_next[set] ^= 1;
+    if (c) {
+        c->way[set][c->next[set]] = (py_slot){code, at, qn, fn, *module, *line};
+        c->next[set] ^= 1;
+    }
     return true;
 }
 

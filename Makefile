@@ -61,7 +61,7 @@ CL_LAYER := $(B)/lib/libgpuprof-cl-layer.so
 PRELOAD_SO := $(B)/lib/libgpuprof-preload.so
 ifeq ($(HAVE_OPENCL),1)
 CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c \
-             lib/backends/opencl/cl_idle.c lib/backends/opencl/cl_deps.c
+             lib/backends/opencl/cl_deps.c
 LIB_CFLAGS += -DGPUPROF_HAVE_OPENCL
 CL_LAYER_TARGET := $(CL_LAYER)
 endif

@@ -104,6 +104,16 @@ GPUPROF_API int gpuprof_be_forked(void);
 #define GPUPROF_ACTIVITY_NOTE 0x80000000u
 #define GPUPROF_ACTIVITY_HOST 0x40000000u
 #define GPUPROF_ACTIVITY_INSTR 0x20000000u
+/* WAIT: [start_ns, end_ns] is a time the calling thread was blocked waiting
+ * for the device, inside the operation (a blocking transfer or map): with
+ * NOTE and GPUPROF_ACTIVITY_MORE. Every activity of kind GPUPROF_OP_SYNC
+ * that is not a note is such a wait already. The core adds its length as
+ * blame.cpu_idle and splits it over the device work that ran meanwhile
+ * (blame.cpu_idle_cause; doc/CORE.md "Blame and detectors"). DONE: the
+ * kernel this activity belongs to has already left the count of kernels in
+ * flight (gpuprof_be_gpu_done). Since 0.1. */
+#define GPUPROF_ACTIVITY_WAIT 0x10000000u
+#define GPUPROF_ACTIVITY_DONE 0x08000000u
 
 /* No GPU binary known (gpuprof_activity_extra.binary, gpuprof_be_gpu_binary
  * failing). */
@@ -307,6 +317,34 @@ GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
                                                  void *const *ip, int n,
                                                  int truncated, uint32_t metric,
                                                  uint64_t value);
+
+/* ------------------------------------------------------------------------ */
+/* Blame and detectors (doc/CORE.md, "Blame and detectors")                  */
+/* ------------------------------------------------------------------------ */
+
+/* Kernels in flight (GPU_IDLE_CAUSE: CPU time sampled while there are none):
+ * a GPUPROF_OP_KERNEL operation counts from gpuprof_be_op_begin to its
+ * final activity. A backend that learns of a kernel's end before it submits
+ * (a completion callback), or whose final activity comes much later, calls
+ * this then and flags the kernel's activities GPUPROF_ACTIVITY_DONE; a
+ * launch the runtime refused (no activity will come) calls it too. Any
+ * thread; async-signal-safe. Since 0.1. */
+GPUPROF_API void gpuprof_be_gpu_done(void);
+/* A detector's finding: `value` of metric `metric` (a detect.* id of
+ * gpuprof_metric_id, or a registered one) on operation `correlation` (a
+ * note; the operation stays open). Any thread. Since 0.1. */
+GPUPROF_API void gpuprof_be_detect_note(uint64_t correlation, uint32_t metric,
+                                        uint64_t value);
+/* Data read back from the device into host memory [ptr, ptr + size). */
+GPUPROF_API void gpuprof_be_detect_readback(const void *ptr, size_t size);
+/* Does a host-to-device transfer from [ptr, ptr + size) send data read back
+ * before (then note GPUPROF_METRIC_DET_OUTPUT_AS_INPUT)? 1 or 0. */
+GPUPROF_API int gpuprof_be_detect_sent_again(const void *ptr, size_t size);
+/* A launch of kernel `name` in context `context` (any number naming it):
+ * 1 once the name has been launched in more than one context (then note
+ * GPUPROF_METRIC_DET_MULTI_CONTEXT). Since 0.1. */
+GPUPROF_API int gpuprof_be_detect_kernel_context(const char *name,
+                                                 uintptr_t context);
 
 /* ------------------------------------------------------------------------ */
 /* Time, log, counters, the library's own work                               */

@@ -31,22 +31,28 @@ static const char *const metric_names[] = {
     "blame.cpu_idle_cause", "blame.gpu_idle_cause",
     "detect.jit_single_device", "detect.output_as_input",
     "detect.args_not_aliased", "detect.kernel_multi_context",
-    "detect.inorder_queue", "detect.devices_unused"};
+    "detect.inorder_queue", "detect.devices_unused", "detect.launch_wait"};
+enum { NDET = 7 };
 enum { M_COUNT, M_TIME, M_BYTES, M_API, M_IDLE, M_IDLE_CAUSE, M_GPU_IDLE,
-       M_DET0, NM = M_DET0 + 6 };
+       M_DET0, NM = M_DET0 + NDET };
 
-static const char *const det_text[6] = {
-    "program built (JIT) for a single device: compile ahead of time "
-    "(offline binary) and skip the build",
+static const char *const det_text[NDET] = {
+    "program compiled at run time (JIT) where an offline binary would do "
+    "(OpenCL: built for a single device; CUDA: a module loaded from PTX): "
+    "compile ahead of time and skip the build",
     "data read back from the device is sent to it again: keep it on the "
     "device",
     "kernel buffer arguments never overlap: declare them restrict "
     "(reordering becomes legal)",
     "kernel used in more than one context: it is compiled once per context; "
     "share one context",
-    "in-order queue: its commands never overlap; use an out-of-order queue "
-    "with events where the order does not matter",
-    "devices present that no context used"};
+    "work serialized: an in-order queue (OpenCL) or launches on CUDA's "
+    "legacy default stream never overlap other work; use an out-of-order "
+    "queue with events, or streams of your own",
+    "devices present that no context used",
+    "a host wait after every launch (at least 100 launch->wait pairs at "
+    "this wait; blame.cpu_idle is their time): batch the work and wait "
+    "once"};
 
 /* Built-in GPU- and CPU-kind metrics this report does not show as
  * columns: odd sums per launch (the database views show them). */
@@ -507,13 +513,13 @@ static int print_findings(const gtree *g, FILE *out)
             return -1;
     }
     bool any = false;
-    for (int d = 0; d < 6; d++)
+    for (int d = 0; d < NDET; d++)
         any |= sum[M_DET0 + d] != 0;
     if (!any)
         return 0;
     if (fprintf(out, "\nInefficiencies detected\n") < 0)
         return -1;
-    for (int d = 0; d < 6 && !rc; d++) {
+    for (int d = 0; d < NDET && !rc; d++) {
         if (!sum[M_DET0 + d])
             continue;
         if (fprintf(out, "  [%s] %s (%" PRIu64 "x)\n",

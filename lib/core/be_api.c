@@ -62,6 +62,8 @@ _Static_assert(GP_M_REG_FIRST == GPUPROF_METRIC_PC_STALL_OTHER + 1,
 _Static_assert(GPUPROF_ACTIVITY_NOTE == GP_ACT_NOTE &&
                    GPUPROF_ACTIVITY_HOST == GP_ACT_HOST &&
                    GPUPROF_ACTIVITY_INSTR == GP_ACT_INSTR &&
+                   GPUPROF_ACTIVITY_WAIT == GP_ACT_WAIT &&
+                   GPUPROF_ACTIVITY_DONE == GP_ACT_DONE &&
                    GPUPROF_NO_BINARY == GP_NO_BINARY &&
                    GPUPROF_EXTRA_MAX == GP_XN &&
                    GPUPROF_CORR_PAUSED == GP_CORR_PAUSED,
@@ -297,6 +299,35 @@ GPUPROF_API void gpuprof_be_helpers_end(void)
 GPUPROF_API void gpuprof_be_helpers_busy(int64_t delta)
 {
     gpuprof__helpers_busy(delta);
+}
+
+/* ---- blame and detectors (blame.c, idle.c, detect.c) ------------------ */
+GPUPROF_API void gpuprof_be_gpu_done(void) { gpuprof__gpu_done(); }
+
+GPUPROF_API void gpuprof_be_detect_note(uint64_t correlation, uint32_t metric,
+                                        uint64_t value)
+{
+    const gp_metric_def *m = metric < gpuprof__metric_count() && metric <= 255
+                                 ? gpuprof__metric(metric)
+                                 : NULL;
+    if (m && m->kind == GPUPROF_IO_KIND_GPU)
+        gpuprof__detect_note(correlation, (uint8_t)metric, value);
+}
+
+GPUPROF_API void gpuprof_be_detect_readback(const void *ptr, size_t size)
+{
+    gpuprof__detect_readback(ptr, size);
+}
+
+GPUPROF_API int gpuprof_be_detect_sent_again(const void *ptr, size_t size)
+{
+    return gpuprof__detect_sent_again(ptr, size);
+}
+
+GPUPROF_API int gpuprof_be_detect_kernel_context(const char *name,
+                                                 uintptr_t context)
+{
+    return gpuprof__detect_kernel_context(name, context);
 }
 
 /* ---- layer dispatch --------------------------------------------------- */

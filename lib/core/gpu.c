@@ -319,12 +319,17 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
         return 0;
     /* Tracing: the API call starts here (its record is pushed at the end). */
     uint64_t t0 = unlikely(t->trace != NULL) ? gp_ticks() : 0;
-    if (unlikely(!g) && !(g = gpu_create(t)))
-        return 0;
+    if (unlikely(!g)) {
+        if (!(g = gpu_create(t)))
+            return 0;
+        gpuprof__idle_thread(); /* GPU_IDLE_CAUSE samples (idle.c) */
+        g->busy_slot = gpuprof__gpu_busy_slot();
+    }
     src_tls *st = src_tls_self();
     if (unlikely(!st))
         return 0;
     gpuprof__gpu_poll(g);
+    gpuprof__idle_drain();
     uint32_t d = gp_load_relaxed(&t->depth);
     uint32_t parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
     uint32_t unknown = 0;
@@ -350,6 +355,8 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
     r->node = ph;
     gpuprof__chan_commit(&st->src->ch);
     gp_owner_add(&g->ops, 1);
+    if (kind == GPUPROF_OP_KERNEL)
+        gpuprof__gpu_busy(g->busy_slot); /* until its final activity */
     g->depth = 1;
     g->open_corr = corr;
     g->open_ticks = t0;
@@ -374,6 +381,7 @@ gpuprof_status gpuprof__op_end(uint64_t corr)
                               corr);
     }
     gpuprof__gpu_poll(g);
+    gpuprof__idle_drain();
     return GPUPROF_OK;
 }
 
@@ -422,6 +430,11 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
         gpuprof__stat_add(GP_STAT_RECORDS_PAUSED, 1);
         return GPUPROF_OK;
     }
+    /* A kernel's final activity: no longer in flight (idle.c), whether or
+     * not it can be recorded. */
+    if (a->kind == GPUPROF_OP_KERNEL &&
+        !(a->flags & (GP_ACT_DONE | GPUPROF_ACTIVITY_MORE)))
+        gpuprof__gpu_done();
     src_tls *st = src_tls_self();
     if (unlikely(!st))
         return gpuprof__fail(GPUPROF_E_NOMEM, GPUPROF_LOG_ERROR,
@@ -456,6 +469,14 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
     for (unsigned i = 0; i < r->nx; i++) {
         r->xm[i] = xm[i];
         r->xv[i] = xv[i];
+    }
+    /* A host wait (every SYNC activity, or a backend's wait note): its
+     * time is CPU_IDLE, and the monitor blames it (blame.c). */
+    if (a->kind == GPUPROF_OP_SYNC && !(a->flags & GP_ACT_NOTE))
+        r->flags |= GP_ACT_WAIT;
+    if ((r->flags & GP_ACT_WAIT) && r->nx < GP_XN) {
+        r->xm[r->nx] = GP_M_CPU_IDLE;
+        r->xv[r->nx++] = a->end_ns - a->start_ns;
     }
     gpuprof__chan_commit(&st->src->ch);
     return GPUPROF_OK;

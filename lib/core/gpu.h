@@ -60,6 +60,14 @@ struct gp_gpu;
  * are metrics of the GPU instruction kind, added to a GPU_INSTR node
  * beneath the kernel's. Always with NOTE (it counts no operation). */
 #define GP_ACT_INSTR 0x20000000u
+/* WAIT: the record's [start, end] is a time the thread was blocked waiting
+ * for the device (blame.c): CPU_IDLE on the operation, and blame for the
+ * device work that ran meanwhile. Set by gpu.c on every SYNC activity; a
+ * backend sets it (with NOTE | GPUPROF_ACTIVITY_MORE) for the wait inside a
+ * blocking transfer or map. */
+#define GP_ACT_WAIT 0x10000000u
+/* detect.launch_wait: the fewest consecutive launch->wait pairs reported. */
+#define GP_LAUNCH_WAIT_MIN 100
 
 /* What a source carries to the monitor. */
 typedef struct gp_rec {
@@ -110,10 +118,14 @@ typedef struct gp_gpu {
     uint64_t mon_mark;          /* monitor-only: last round it was touched */
     uint64_t mon_seen;          /* monitor-only: operation records seen */
     uint64_t mon_open;          /* monitor-only: its correlation entries */
+    uint64_t mon_refs;          /* monitor-only: blame.c's references */
+    uint32_t lw_node;           /* monitor-only: launch->wait run (blame.c) */
+    uint64_t lw_launches, lw_run, lw_reported;
     /* owner-only */
     uint64_t next_seq;
     uint32_t depth;          /* nested gpuprof_op_begin */
     uint64_t open_corr;
+    _Atomic uint64_t *busy_slot; /* kernels launched (idle.c), or NULL */
     uint64_t open_ticks;     /* tracing: when the open operation began */
     uint32_t open_node;      /* tracing: its placeholder (0: not traced) */
     gp_path_cache path;      /* the last call path (unwind.h) */
@@ -250,5 +262,61 @@ void gpuprof__monitor_stop(void);
 void gpuprof__monitor_atfork_prepare(void);
 void gpuprof__monitor_atfork_parent(void);
 void gpuprof__monitor_atfork_child(void);
+/* Before a profile is written: every wait resolved, launch->wait runs
+ * reported (blame.c). */
+void gpuprof__monitor_blame_flush(void);
+/* Monitor only (blame.c): hands `a` to g's thread like a matched activity
+ * (not counted in gpu.activities). */
+void gpuprof__monitor_push(gp_gpu *g, const gp_act *a);
+
+/* ---- idle.c: GPU_IDLE_CAUSE ------------------------------------------ */
+/* Kernels in flight: gpuprof__op_begin counts a KERNEL operation, its final
+ * activity (without GP_ACT_DONE) ends it. A backend that learns of the
+ * end earlier (a completion callback) calls gpuprof__gpu_done() then and
+ * submits the activity with GP_ACT_DONE; a launch the runtime refused
+ * (no activity will come) is ended with gpuprof__gpu_done() too. */
+#define GP_ACT_DONE 0x08000000u
+void gpuprof__gpu_done(void);
+/* gpu.c: a thread's launch counter (claimed at its first operation; NULL:
+ * the shared one), and a launch on it. */
+_Atomic uint64_t *gpuprof__gpu_busy_slot(void);
+void gpuprof__gpu_busy(_Atomic uint64_t *slot);
+uint64_t gpuprof__gpu_busy_count(void);
+/* gpuprof_init (GPUPROF_IDLE_PERIOD_US) and finalize. */
+void gpuprof__idle_init(void);
+void gpuprof__idle_stop(void);
+/* The calling thread's CPU-time timer (gpu.c: a thread's first operation),
+ * and the owner's drain of its samples (its operations' begin and end). */
+void gpuprof__idle_thread(void);
+void gpuprof__idle_drain(void);
+/* Tests and benchmarks: one sample of the caller's path, as the handler
+ * takes it; the period a sample weighs (0: not sampling). */
+void gpuprof__idle_sample_now(void);
+uint64_t gpuprof__idle_period_ns(void);
+
+/* ---- detect.c: the detectors' shared bookkeeping ---------------------- */
+/* A finding: `value` of detect.* metric `metric` on operation `corr`. */
+void gpuprof__detect_note(uint64_t corr, uint8_t metric, uint64_t value);
+/* Data read back from the device into host memory [ptr, ptr + size). */
+void gpuprof__detect_readback(const void *ptr, size_t size);
+/* Does a host-to-device transfer from [ptr, ptr + size) send data read
+ * back before (detect.output_as_input)? */
+bool gpuprof__detect_sent_again(const void *ptr, size_t size);
+/* A launch of kernel `name` in context `ctx`: true once the name has been
+ * launched in more than one context (detect.kernel_multi_context). */
+bool gpuprof__detect_kernel_context(const char *name, uintptr_t ctx);
+
+/* ---- blame.c (monitor only, under its lock) ------------------------- */
+/* An operation record read: its sequence numbers (0: none) to keep with
+ * it in the correlation table. */
+void gpuprof__blame_op(const gp_rec *r, uint64_t seq[2]);
+/* An activity matched to (g, node) of the operation with `seq`, read in
+ * `round`. */
+void gpuprof__blame_act(gp_gpu *g, uint32_t node, const uint64_t seq[2],
+                        const gp_rec *r, uint64_t round);
+/* The end of a round at monitor clock `now` (force: resolve every wait). */
+void gpuprof__blame_round(uint64_t round, uint64_t now, bool force);
+void gpuprof__blame_flush(uint64_t now);
+void gpuprof__blame_atfork_child(void);
 
 #endif /* GPUPROF_CORE_GPU_H */

@@ -213,6 +213,7 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     /* libgpuprof.so's own frames (hooks) never stand in call paths. */
     gpuprof__unwind_hide_module_of((const void *)gpuprof_init);
     gpuprof__pyframes_enable(cfg.python_frames);
+    gpuprof__idle_init();
     gpuprof__backends_init();
     gpuprof__service_start();
     gpuprof__log(GPUPROF_LOG_INFO, "measuring%s; profile: %s",
@@ -277,6 +278,7 @@ static gpuprof_status finalize_locked(int mode)
         gpuprof__backends_call(GP_BE_STOP);
     gpuprof__backends_call(GP_BE_FLUSH);
     gpuprof__backends_call(GP_BE_FINI);
+    gpuprof__idle_stop();
     /* What was submitted until now is in the final profile; later
      * submissions (a runtime thread still running) are refused. */
     gpuprof__gpu_stop_accepting();

@@ -34,6 +34,7 @@ typedef struct entry {
     gp_gpu *gpu;
     uint32_t node, kind;
     uint64_t retire; /* round after which it goes (0: not final yet) */
+    uint64_t seq[2]; /* blame.c's sequence numbers (0: none) */
 } entry;
 
 /* An operation's final activity (no GPUPROF_ACTIVITY_MORE) retires its
@@ -114,10 +115,10 @@ static entry *tab_find(uint64_t corr)
 
 /* Not bounded: it holds the operations in flight, which the runtime holds
  * too; refusing one would turn its activity into an unattributed one. */
-static bool tab_put(const gp_rec *r)
+static entry *tab_put(const gp_rec *r)
 {
     if ((!tab || (tab_used + 1) * 2 > tab_mask + 1) && !tab_grow())
-        return false;
+        return NULL;
     uint64_t j = slot_of(r->corr);
     while (tab[j & tab_mask].corr && tab[j & tab_mask].corr != r->corr)
         j++;
@@ -126,9 +127,9 @@ static bool tab_put(const gp_rec *r)
         tab_used++;
     else
         e->gpu->mon_open--; /* an id reused: the old entry is replaced */
-    *e = (entry){r->corr, r->gpu, r->node, r->kind, 0};
+    *e = (entry){r->corr, r->gpu, r->node, r->kind, 0, {0, 0}};
     r->gpu->mon_open++;
-    return true;
+    return e;
 }
 
 static void tab_del(entry *e)
@@ -223,8 +224,17 @@ static void forward(entry *e, const gp_rec *r)
         gp_store_release(&g->forwarded, gp_load_relaxed(&g->forwarded) + 1);
         round_acts++;
     }
+    gpuprof__blame_act(g, e->node, e->seq, r, round_no);
     if (!(r->flags & GPUPROF_ACTIVITY_MORE) && !e->retire)
         retire_later(e);
+}
+
+void gpuprof__monitor_push(gp_gpu *g, const gp_act *a)
+{
+    if (!push_touched(g) || !gpuprof__chan_push(&g->act, a))
+        gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+    else
+        gp_store_release(&g->forwarded, gp_load_relaxed(&g->forwarded) + 1);
 }
 
 static bool pend_add(const gp_rec *r)
@@ -247,8 +257,11 @@ static void on_rec(void *ctx, const void *item)
     const gp_rec *r = item;
     if (r->type == GP_REC_OP) {
         r->gpu->mon_seen++;
-        if (!tab_put(r))
+        entry *e = tab_put(r);
+        if (!e)
             gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+        else
+            gpuprof__blame_op(r, e->seq);
         return;
     }
     entry *e = tab_find(r->corr);
@@ -292,6 +305,7 @@ static size_t round_locked(void)
     }
     work += npending - keep;
     npending = keep;
+    gpuprof__blame_round(round_no, gp_mono_ns(), false);
     /* Threads that exited get no more hooks: apply for them (Dekker with
      * gpuprof__gpu_thread_exit: we pushed, fence, then read `gone`). */
     if (ntouched)
@@ -313,6 +327,20 @@ void gpuprof__monitor_sync(void)
     pthread_mutex_unlock(&mon_mu);
 }
 
+void gpuprof__monitor_blame_flush(void)
+{
+    pthread_mutex_lock(&mon_mu);
+    round_no++; /* notes pushed now are applied by the caller's sync */
+    ntouched = 0;
+    gpuprof__blame_flush(gp_mono_ns());
+    if (ntouched)
+        gp_fence_seq_cst();
+    for (size_t i = 0; i < ntouched; i++)
+        if (atomic_load_explicit(&touched[i]->gone, memory_order_relaxed))
+            gpuprof__gpu_apply(touched[i]);
+    pthread_mutex_unlock(&mon_mu);
+}
+
 void gpuprof__monitor_settle(void)
 {
     pthread_mutex_lock(&mon_mu);
@@ -325,6 +353,7 @@ bool gpuprof__monitor_quiescent(gp_gpu *g)
 {
     pthread_mutex_lock(&mon_mu);
     bool q = g->mon_seen == gp_load_relaxed(&g->ops) && g->mon_open == 0 &&
+             g->mon_refs == 0 &&
              gp_load_relaxed(&g->forwarded) == gp_load_relaxed(&g->applied);
     pthread_mutex_unlock(&mon_mu);
     return q;
@@ -430,4 +459,5 @@ void gpuprof__monitor_atfork_child(void)
     ntouched = touched_cap = 0;
     retq = NULL;
     retq_head = retq_n = retq_cap = 0;
+    gpuprof__blame_atfork_child();
 }

@@ -6,7 +6,7 @@
  * PoCL compile every kernel (hundreds of ms after a warm cache) and write
  * files. Such work runs between gpuprof__self_begin and _end: its wall time
  * goes to the counter gpuprof.self_ns (outermost bracket only), and CPU
- * samplers (GPU_IDLE_CAUSE, cl_idle.c) take no sample meanwhile, so none of
+ * samplers (GPU_IDLE_CAUSE, core idle.c) take no sample meanwhile, so none of
  * it is blamed on the program's call paths.
  *
  * Helper processes: a runtime that compiles may start tools (a linker) by

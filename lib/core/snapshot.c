@@ -360,10 +360,12 @@ static bool build(snap *s, bool final)
     s->st = gpuprof__io_strtab_new();
     gpuprof__clock_conv(&s->conv);
     s->now = gp_ticks();
-    s->nmetrics = gpuprof__metric_count();
     /* Every activity submitted so far: attributed, then applied; exited
      * GPU threads beyond keep_threads that are done are merged. */
     gpuprof__monitor_sync();
+    gpuprof__monitor_blame_flush();
+    /* After the blame's flush: it may register detect.launch_wait. */
+    s->nmetrics = gpuprof__metric_count();
     uint32_t nt;
     gp_thread **tv = thread_list(&nt);
     for (uint32_t i = 0; tv && i < nt; i++) {

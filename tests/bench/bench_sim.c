@@ -19,6 +19,11 @@
  *                         stream's; the process clock is then
  *                         CLOCK_MONOTONIC), measured in a second process
  *                         (`bench_sim --traced`, run by the first)
+ *   blame_sample_cost_ns  one GPU_IDLE_CAUSE sample taken while no GPU work
+ *                         is in flight, 30 frames deep: the handler's
+ *                         capture (unwind into the thread's ring) plus its
+ *                         attribution to the calling context at the next
+ *                         drain (core idle.c), median of REPS
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +31,7 @@
 
 #include "backends/sim/sim.h"
 #include "bench/bench.h"
+#include "core/gpu.h"
 #include "core/internal.h"
 
 #define DEPTH 30
@@ -59,6 +65,21 @@ static void host_work(void)
 }
 
 #define ITERS 20000
+
+__attribute__((noinline)) static double samples_at(int d)
+{
+    if (d > 0) {
+        double r = samples_at(d - 1);
+        __asm__ volatile("" ::: "memory");
+        return r;
+    }
+    double t0 = bench_now_s();
+    for (int i = 0; i < N; i++) {
+        gpuprof__idle_sample_now();
+        gpuprof__idle_drain();
+    }
+    return (bench_now_s() - t0) * 1e9 / N;
+}
 
 __attribute__((noinline)) static double program_at(int d)
 {
@@ -131,6 +152,16 @@ int main(int argc, char **argv)
     printf("BENCH sim_overhead_ratio %.3f x\n", rm / rp);
     printf("BENCH sim_activities_per_s %.3g activities/s\n",
            (double)acts / measured_s);
+    if (gpuprof__idle_period_ns() && gpuprof__gpu_busy_count() == 0) {
+        double sv[REPS];
+        samples_at(DEPTH); /* warm: the paths exist afterwards */
+        for (int i = 0; i < REPS; i++)
+            sv[i] = samples_at(DEPTH);
+        printf("BENCH blame_sample_cost_ns %.1f ns\n", bench_median(sv, REPS));
+    } else {
+        printf("# blame_sample_cost_ns: GPU_IDLE_CAUSE not sampled in this "
+               "build, skipped\n");
+    }
     uint64_t dropped = gpuprof__stat_read(GP_STAT_RECORDS_DROPPED);
     uint64_t unattributed = gpuprof__stat_read(GP_STAT_RECORDS_UNATTRIBUTED);
     gpuprof_finalize();

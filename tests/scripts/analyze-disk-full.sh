@@ -19,13 +19,8 @@ if [ ! -x "$B/tests/sim_demo" ] || [ ! -x "$G" ]; then
   fail "$B/tests/sim_demo and $G are built (run make tests first)"
   exit 1
 fi
-if [ -z "${GP_ANFULL_NS:-}" ]; then
-  if [ "$(id -u)" != 0 ] || ! unshare -m --propagation private true 2>/dev/null; then
-    echo "SKIP analyze-disk-full.sh: mounting a small tmpfs needs root and unshare -m"
-    exit 0
-  fi
-  GP_ANFULL_NS=1 exec unshare -m --propagation private bash "$0" "$@"
-fi
+. tests/support/mountns.sh
+in_private_mounts analyze-disk-full.sh "$@"
 tmp=$(mktemp -d)
 trap 'umount "$tmp/mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir "$tmp/mnt"

@@ -21,13 +21,8 @@ if [ ! -x "$prog" ] || [ ! -x "$gp" ]; then
   fail "$prog and $gp are built (run make tests first)"
   exit 1
 fi
-if [ -z "${GP_FAULTS_NS:-}" ]; then
-  if [ "$(id -u)" != 0 ] || ! unshare -m --propagation private true 2>/dev/null; then
-    echo "SKIP output-faults.sh: mounting a small tmpfs needs root and unshare -m"
-    exit 0
-  fi
-  GP_FAULTS_NS=1 exec unshare -m --propagation private bash "$0" "$@"
-fi
+. tests/support/mountns.sh
+in_private_mounts output-faults.sh "$@"
 tmp=$(mktemp -d)
 trap 'umount "$tmp/ro" "$tmp/full" "$tmp/tight" 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir "$tmp/ro" "$tmp/full" "$tmp/tight"

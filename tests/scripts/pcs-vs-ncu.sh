@@ -5,11 +5,11 @@
 #   pcs-vs-ncu.sh          offline (make check): the two readers and the
 #                          comparison on known data -- Nsight Compute's
 #                          per-instruction samples of six kernels on an H100
-#                          (tests/fixtures/pcs/ncu-source-sass.csv) and a
+#                          (tests/fixtures/gpu-sm90/ncu-source-sass.csv) and a
 #                          profile with PC samples made by check_cupti.
 #   pcs-vs-ncu.sh --gpu [serialized|continuous ...]
 #                          on a GPU machine, in one go: builds
-#                          tests/fixtures/pcs/kernels.cu (six kernels, one
+#                          tests/fixtures/gpu-sm90/kernels.cu (six kernels, one
 #                          dominant stall reason each) with libgpuprof, runs
 #                          it and the CUDA examples under each mode with
 #                          GPUPROF_CUPTI_PC_SAMPLING=1 and under
@@ -139,7 +139,7 @@ compare() {
 
 # ---- offline: the readers on known data ------------------------------------
 self_test() {
-  local tmp fx=tests/fixtures/pcs/ncu-source-sass.csv
+  local tmp fx=tests/fixtures/gpu-sm90/ncu-source-sass.csv
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   ncu_sums "$fx" >"$tmp/ncu"
@@ -210,7 +210,7 @@ build_fixture() { # out
   local nvcc=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
   cat >"$1.cu" <<EOF
 #define main fixture_main
-#include "$PWD/tests/fixtures/pcs/kernels.cu"
+#include "$PWD/tests/fixtures/gpu-sm90/kernels.cu"
 #undef main
 #include <gpuprof.h>
 int main()

@@ -288,6 +288,62 @@ START_TEST(decode_exact)
 }
 END_TEST
 
+/* Blame from offline records (core blame.c): a stream sync [1600, 2400)
+ * (800 ns) while kB1 [1000, 2000), kB2 [1500, 1700) and a D2H copy
+ * [2000, 2600) ran: overlaps 400, 100, 400 of 900 -> 355, 88, and the
+ * last (record order) takes the rest, 357. */
+START_TEST(blame_offline)
+{
+    if (!have_cupti())
+        return;
+    start();
+    gpuprof_region_begin("blame");
+    op(GPUPROF_OP_KERNEL, 201, 0, false);
+    op(GPUPROF_OP_KERNEL, 202, 0, false);
+    op(GPUPROF_OP_COPY_D2H, 203, 0, false);
+    op(GPUPROF_OP_SYNC, 204, 0, false);
+    gpuprof_region_end("blame");
+    rbuf r = {0};
+    kernel_rec(&r, 201, "kB1", 1000, 2000, 1, 32, 8, 0, 0, 7);
+    kernel_rec(&r, 202, "kB2", 1500, 1700, 1, 32, 8, 0, 0, 8);
+    memcpy_rec(&r, 203, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 64, 2000, 2600);
+    CUpti_ActivitySynchronization2 *sy = put(&r, sizeof(*sy));
+    sy->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    sy->type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    sy->start = 1600;
+    sy->end = 2400;
+    sy->correlationId = 204;
+    sy->streamId = 7;
+    ck_assert_uint_eq(decode(&r), 4);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t kp[2];
+    ck_assert_uint_eq(placeholders(p, t, "blame", GPUPROF_OP_KERNEL, kp, 2), 2);
+    uint32_t k1 = UINT32_MAX, k2 = UINT32_MAX;
+    for (int i = 0; i < 2; i++) {
+        uint32_t a = rb_child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "kB1");
+        uint32_t b = rb_child(p, t, kp[i], GPUPROF_IO_NODE_KERNEL, 0, "kB2");
+        if (a != UINT32_MAX)
+            k1 = a;
+        if (b != UINT32_MAX)
+            k2 = b;
+    }
+    ck_assert_uint_ne(k1, UINT32_MAX);
+    ck_assert_uint_ne(k2, UINT32_MAX);
+    ck_assert_uint_eq(rb_val(p, k1, "blame.cpu_idle_cause"), 355);
+    ck_assert_uint_eq(rb_val(p, k2, "blame.cpu_idle_cause"), 88);
+    uint32_t cp = one_placeholder(p, t, "blame", GPUPROF_OP_COPY_D2H);
+    ck_assert_uint_eq(rb_val(p, cp, "blame.cpu_idle_cause"), 357);
+    ck_assert_uint_eq(rb_val(p, cp, "gpu.count"), 1);
+    uint32_t sp = one_placeholder(p, t, "blame", GPUPROF_OP_SYNC);
+    ck_assert_uint_eq(rb_val(p, sp, "blame.cpu_idle"), 800);
+    ck_assert_uint_eq(rb_val(p, sp, "blame.cpu_idle_cause"), 0);
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+}
+END_TEST
+
 /* Device timestamps in another clock: the offset moves them. */
 START_TEST(clock_offset)
 {
@@ -425,7 +481,10 @@ START_TEST(classify_names)
         {"cudaEventSynchronize_v3020", GPUPROF_OP_SYNC},
         {"cudaGetLastError_v3020", 0},
         {"cudaEventRecord_v3020", 0},
-        {"cuModuleLoadData", 0},
+        {"cuModuleLoadData", GPUPROF_OP_BUILD | GP_CU_HOSTDONE},
+        {"cuLibraryLoadData", GPUPROF_OP_BUILD | GP_CU_HOSTDONE},
+        {"cudaLibraryLoadData", 0},
+        {"cuModuleGetFunction", 0},
         {"curandGenerate", 0},
         {NULL, 0},
     };
@@ -602,8 +661,176 @@ START_TEST(hooks_offline)
         placeholders(p, t, "hooks", GPUPROF_OP_COPY_OTHER, none, 1), 0);
     uint32_t fp = one_placeholder(p, t, "hooks", GPUPROF_OP_MEMSET);
     ck_assert_uint_eq(rb_val(p, fp, "gpu.count"), 0); /* closed, nothing ran */
-    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), 5);
+    /* Five calls, and the devices' operation the first call begins
+     * (detect.devices_unused): its one device ran kernels. */
+    ck_assert_uint_eq(rb_counter(p, "gpu.operations"), 6);
     ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 1); /* paused */
+    gpuprof__io_profile_free(p);
+    gpuprof__cupti_devices_report(1);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    p = rb_load();
+    t = &p->threads[0];
+    uint32_t op_other = one_placeholder(p, t, "hooks", GPUPROF_OP_OTHER);
+    ck_assert_uint_eq(rb_val(p, op_other, "detect.devices_unused"), 0);
+    /* On the first call's path (the user's frames; the exit callback
+     * comes from elsewhere in CUPTI's stand-in). */
+    bool in_launch = false;
+    for (uint32_t a = t->first_node + p->nodes[op_other].parent;
+         a != t->first_node && !in_launch; a = t->first_node + p->nodes[a].parent)
+        in_launch = p->nodes[a].kind == GPUPROF_IO_NODE_FRAME &&
+                    !strcmp(rb_frame_fn(p, a), "cupti_test_launch");
+    ck_assert(in_launch);
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+}
+END_TEST
+
+/* ---- the detectors from API parameters and records (core detect.c) ------
+ * The value of `metric` summed over the placeholders of `kind` beneath
+ * region `reg`. */
+static uint64_t det_sum(const gpuprof__io_profile *p, const char *reg,
+                        uint32_t kind, const char *metric)
+{
+    const gpuprof__io_thread *t = &p->threads[0];
+    uint32_t out[8];
+    uint32_t n = placeholders(p, t, reg, kind, out, 8);
+    ck_assert_uint_ge(n, 1);
+    uint64_t v = 0;
+    for (uint32_t i = 0; i < n && i < 8; i++)
+        v += rb_val(p, out[i], metric);
+    return v;
+}
+
+typedef struct {
+    void *result;
+    const void *image;
+} t_load;
+
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t n;
+    enum cudaMemcpyKind k;
+} t_copy;
+
+typedef struct {
+    const void *func;
+    dim3 grid, block;
+    void **args;
+    size_t shared;
+    cudaStream_t stream;
+} t_launch;
+
+START_TEST(detectors_offline)
+{
+    if (!have_cupti())
+        return;
+    start();
+    gpuprof__cupti_classify_all();
+    gpuprof__cupti_test_on(1);
+    void *mod = NULL;
+    static const char ptx[] = "//\n// Generated by NVIDIA NVVM Compiler\n"
+                              ".version 8.0\n.target sm_90\n";
+    static const unsigned char elf[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
+    gpuprof_region_begin("ptx");
+    t_load lp = {&mod, ptx};
+    cupti_test_api_call(CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData, 501, 0, 0,
+                        &lp, 0);
+    gpuprof_region_end("ptx");
+    gpuprof_region_begin("cubin");
+    t_load lc = {&mod, elf};
+    cupti_test_api_call(CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx, 502, 0, 0,
+                        &lc, 0);
+    gpuprof_region_end("cubin");
+    /* Read back into buf, then sent again from its second half. */
+    static char buf[4096], other[4096];
+    gpuprof_region_begin("readback");
+    t_copy d2h = {buf, (void *)0x1000, sizeof(buf), cudaMemcpyDeviceToHost};
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 503, 0, 0,
+                        &d2h, 0);
+    gpuprof_region_end("readback");
+    gpuprof_region_begin("sent_again");
+    t_copy h2d = {(void *)0x1000, buf + 2048, 2048, cudaMemcpyHostToDevice};
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 504, 0, 0,
+                        &h2d, 0);
+    gpuprof_region_end("sent_again");
+    gpuprof_region_begin("fresh");
+    t_copy h2o = {(void *)0x1000, other, sizeof(other), cudaMemcpyHostToDevice};
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 505, 0, 0,
+                        &h2o, 0);
+    gpuprof_region_end("fresh");
+    /* Launches: on the legacy default stream (0, then cudaStreamLegacy),
+     * and on a stream of the program's. */
+    gpuprof_region_begin("legacy");
+    t_launch l0 = {NULL, {1, 1, 1}, {32, 1, 1}, NULL, 0, NULL};
+    t_launch l1 = {NULL, {1, 1, 1}, {32, 1, 1}, NULL, 0, cudaStreamLegacy};
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 506,
+                        0, 0, &l0, 0);
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 507,
+                        0, 0, &l1, 0);
+    gpuprof_region_end("legacy");
+    gpuprof_region_begin("stream");
+    t_launch ls = {NULL, {1, 1, 1}, {32, 1, 1}, NULL, 0,
+                   (cudaStream_t)(uintptr_t)0x5000};
+    cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 508,
+                        0, 0, &ls, 0);
+    gpuprof_region_end("stream");
+    /* A kernel name in two contexts, another in one. */
+    gpuprof_region_begin("contexts");
+    for (uint32_t i = 0; i < 3; i++)
+        op(GPUPROF_OP_KERNEL, 510 + i, 0, false);
+    gpuprof_region_end("contexts");
+    gpuprof_region_begin("one_context");
+    for (uint32_t i = 0; i < 2; i++)
+        op(GPUPROF_OP_KERNEL, 520 + i, 0, false);
+    gpuprof_region_end("one_context");
+    rbuf r = {0};
+    const uint32_t ctx[3] = {1, 1, 2};
+    for (uint32_t i = 0; i < 3; i++) {
+        kernel_rec(&r, 510 + i, "k_multi", 100 * i, 100 * i + 50, 1, 32, 8,
+                   0, 0, 1);
+        ((CUpti_ActivityKernel10 *)(r.b + r.n - sizeof(CUpti_ActivityKernel10)))
+            ->contextId = ctx[i];
+    }
+    for (uint32_t i = 0; i < 2; i++) {
+        kernel_rec(&r, 520 + i, "k_single", 400 + 100 * i, 450 + 100 * i, 1,
+                   32, 8, 0, 0, 1);
+        ((CUpti_ActivityKernel10 *)(r.b + r.n - sizeof(CUpti_ActivityKernel10)))
+            ->contextId = 1;
+    }
+    ck_assert_uint_eq(decode(&r), 5);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    const char *J = "detect.jit_single_device", *O = "detect.output_as_input",
+               *Q = "detect.inorder_queue", *M = "detect.kernel_multi_context";
+    ck_assert_uint_eq(det_sum(p, "ptx", GPUPROF_OP_BUILD, J), 1);
+    ck_assert_uint_eq(det_sum(p, "cubin", GPUPROF_OP_BUILD, J), 0);
+    ck_assert_uint_eq(det_sum(p, "readback", GPUPROF_OP_COPY_D2H, O), 0);
+    ck_assert_uint_eq(det_sum(p, "sent_again", GPUPROF_OP_COPY_H2D, O), 1);
+    ck_assert_uint_eq(det_sum(p, "fresh", GPUPROF_OP_COPY_H2D, O), 0);
+    ck_assert_uint_eq(det_sum(p, "legacy", GPUPROF_OP_KERNEL, Q), 2);
+    ck_assert_uint_eq(det_sum(p, "stream", GPUPROF_OP_KERNEL, Q), 0);
+    /* The third launch is the one in a second context. */
+    ck_assert_uint_eq(det_sum(p, "contexts", GPUPROF_OP_KERNEL, M), 1);
+    ck_assert_uint_eq(det_sum(p, "one_context", GPUPROF_OP_KERNEL, M), 0);
+    /* The module loads are host operations with their time in the call. */
+    ck_assert_uint_eq(det_sum(p, "ptx", GPUPROF_OP_BUILD, "gpu.count"), 1);
+    gpuprof__io_profile_free(p);
+    /* Three devices present, every record on device 0: two never used, on
+     * the operation the first call (the PTX load) began. */
+    gpuprof__cupti_devices_report(3);
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    p = rb_load();
+    ck_assert_uint_eq(det_sum(p, "ptx", GPUPROF_OP_OTHER,
+                              "detect.devices_unused"), 2);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
 }
@@ -1681,6 +1908,8 @@ int main(void)
 {
     const test_case cases[] = {
         {"decode_exact", decode_exact, 60},
+        {"blame_offline", blame_offline, 60},
+        {"detectors_offline", detectors_offline, 60},
         {"clock_offset", clock_offset, 60},
         {"graph_launch", graph_launch, 60},
         {"ring_reuse_is_a_miss", ring_reuse_is_a_miss, 30},

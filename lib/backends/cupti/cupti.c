@@ -184,6 +184,10 @@ uint32_t gpuprof__cupti_classify_name(const char *n)
         return GPUPROF_OP_FREE | GP_CU_HOSTDONE;
     if (strstr(b, "Synchronize"))
         return GPUPROF_OP_SYNC;
+    /* Modules loaded from memory: JIT time when the image is PTX
+     * (cupti_detect.c), closed at exit with the time in the call. */
+    if (!rt && (starts(b, "ModuleLoadData") || starts(b, "LibraryLoadData")))
+        return GPUPROF_OP_BUILD | GP_CU_HOSTDONE;
     return 0;
 }
 
@@ -397,6 +401,7 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
     tls.corr = corr;
     tls.cls = cls;
     tls.bytes = 0;
+    gpuprof__cupti_detect_enter(dom, id, cb->functionParams, corr);
     if (cls & GP_CU_HOSTDONE) {
         tls.t0 = gpuprof_be_now_ns();
         tls.bytes = alloc_bytes(dom, id, cb->functionParams);
@@ -408,7 +413,7 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
         gpuprof__cupti_pcs_launch(cb->context, cb->symbolName, corr);
 }
 
-static void api_exit(const CUpti_CallbackData *cb)
+__attribute__((noinline)) static void api_exit(const CUpti_CallbackData *cb)
 {
     if (tls.depth == 0 || --tls.depth != 0 || !tls.corr)
         return;
@@ -447,6 +452,7 @@ static void api_exit(const CUpti_CallbackData *cb)
         be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
     }
     gpuprof_be_op_end(corr);
+    gpuprof__cupti_devices_first_call(); /* detect.devices_unused */
 }
 
 static void resource(CUpti_CallbackId id, const CUpti_ResourceData *rd)
@@ -796,8 +802,10 @@ static void cu_fini(void *user)
     activities_off();
     if (pcs_on)
         gpuprof__cupti_pcs_done();
-    /* Every record is in: graph launches end here. */
+    /* Every record is in: graph launches end here, and the devices that
+     * ran nothing are known. */
     gpuprof__cupti_graphs_close();
+    gpuprof__cupti_devices_report(-1);
     unsubscribe();
     pthread_mutex_lock(&pool_mu);
     if (pool_refused)

@@ -108,6 +108,17 @@ const char *gpuprof__cupti_err(CUptiResult r, char *buf, size_t size);
 #define GP_CU_HOSTDONE 0x200u /* closed at API exit with api.time (allocs) */
 #define GP_CU_KIND_MASK 0xffu
 uint32_t gpuprof__cupti_classify_name(const char *name);
+/* cupti_detect.c: the detectors' facts from an API call's parameters, at
+ * its enter (operation `corr` begun); is a module image PTX text? */
+void gpuprof__cupti_detect_enter(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                                 const void *params, uint64_t corr);
+bool gpuprof__cupti_is_ptx(const void *image);
+/* detect.devices_unused: a record ran on device `dev`; after the first
+ * measured call's operation ended; at finalize with the devices present
+ * (-1: ask the driver). */
+void gpuprof__cupti_device_used(uint32_t dev);
+void gpuprof__cupti_devices_first_call(void);
+void gpuprof__cupti_devices_report(int present);
 
 /* ---- the correlation ring (cupti_act.c) ---------------------------------
  * CUPTI correlation id -> our correlation, written at API enter on the

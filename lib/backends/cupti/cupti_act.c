@@ -153,8 +153,9 @@ static void close_one(uint64_t corr)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_KERNEL;
-    a.flags =
-        GPUPROF_ACTIVITY_NOTE; /* no values: it only closes the operation */
+    /* No values: it only closes the operation (its first record ended it
+     * in the core's count of kernels in flight). */
+    a.flags = GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_DONE;
     be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
     counts.graph_closed++;
 }
@@ -172,7 +173,8 @@ static void graphs_close_locked(uint32_t n)
         gset_rebuild();
 }
 
-static void graph_open(uint64_t corr)
+/* Remembers an open launch; true the first time (its first record). */
+static bool graph_open(uint64_t corr)
 {
     if (!gset) {
         gset_cap = 2 * GRAPHS_OPEN_MAX;
@@ -182,11 +184,11 @@ static void graph_open(uint64_t corr)
             free(gset);
             free(gfifo);
             gset = gfifo = NULL;
-            return; /* the launch stays open: only the table entry leaks */
+            return false; /* the launch stays open: the table entry leaks */
         }
     }
     if (gset_has(corr))
-        return;
+        return false;
     if (gfifo_n == GRAPHS_OPEN_MAX)
         graphs_close_locked(GRAPHS_OPEN_MAX / 2);
     gfifo[gfifo_n++] = corr;
@@ -194,6 +196,7 @@ static void graph_open(uint64_t corr)
     while (gset[i])
         i = (i + 1) & (gset_cap - 1);
     gset[i] = corr;
+    return true;
 }
 
 void gpuprof__cupti_graphs_close(void)
@@ -224,9 +227,16 @@ static uint32_t copy_kind(uint8_t k)
     }
 }
 
+static bool attribute_first(uint32_t id, gpuprof_activity *a, bool *first);
 /* Our correlation for a record, with the activity flags it needs; false
  * (counted) when the call that began it is not known. */
 static bool attribute(uint32_t id, gpuprof_activity *a)
+{
+    return attribute_first(id, a, NULL);
+}
+
+/* attribute(), and *first: is this the first record of its launch? */
+static bool attribute_first(uint32_t id, gpuprof_activity *a, bool *first)
 {
     uint64_t corr;
     bool graph;
@@ -236,10 +246,13 @@ static bool attribute(uint32_t id, gpuprof_activity *a)
         return false;
     }
     a->correlation = corr;
+    bool fresh = true;
     if (graph) {
         a->flags |= GPUPROF_ACTIVITY_MORE;
-        graph_open(corr);
+        fresh = graph_open(corr);
     }
+    if (first)
+        *first = fresh;
     return true;
 }
 
@@ -253,10 +266,23 @@ static void kernel(const CUpti_ActivityKernel10 *k)
 {
     counts.kernels++;
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
-    if (!attribute(k->correlationId, &a))
+    bool first = false;
+    if (!attribute_first(k->correlationId, &a, &first))
         return;
+    /* The launch's first record ends it in the core's count of kernels in
+     * flight (GPU_IDLE_CAUSE): a graph's or a held launch's final activity
+     * comes later, carrying GPUPROF_ACTIVITY_DONE. */
+    if (first)
+        gpuprof_be_gpu_done();
+    a.flags |= GPUPROF_ACTIVITY_DONE;
+    /* A kernel (by name) launched in more than one context (core
+     * detect.c); the note goes before the record that may close it. */
+    if (first && k->name &&
+        gpuprof_be_detect_kernel_context(k->name, (uintptr_t)k->contextId + 1))
+        gpuprof_be_detect_note(a.correlation, GPUPROF_METRIC_DET_MULTI_CONTEXT, 1);
     a.kind = GPUPROF_OP_KERNEL;
     a.device = k->deviceId;
+    gpuprof__cupti_device_used(k->deviceId);
     a.stream = k->streamId;
     a.name = k->name;
     times(&a, k->start, k->end);
@@ -298,12 +324,15 @@ static void transfer(uint32_t id, uint32_t kind, uint64_t bytes,
     a.device = dev;
     a.stream = stream;
     a.bytes = bytes;
+    gpuprof__cupti_device_used(dev);
     times(&a, start, end);
     be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
 }
 
 /* A synchronization is time the thread spent in the call: api.time and
- * blame.cpu_idle on the sync's placeholder, no device stream record. */
+ * (core blame.c) blame.cpu_idle on the sync's placeholder and
+ * blame.cpu_idle_cause on the device work that ran meanwhile; no device
+ * stream record. */
 static void sync_rec(const CUpti_ActivitySynchronization2 *s)
 {
     /* Only the waits we hook: stream-wait-event is the device's, and
@@ -320,10 +349,9 @@ static void sync_rec(const CUpti_ActivitySynchronization2 *s)
     a.stream =
         s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId;
     times(&a, s->start, s->end);
-    a.flags |= GPUPROF_ACTIVITY_HOST;
-    uint32_t xm[1] = {GPUPROF_METRIC_CPU_IDLE};
-    uint64_t xv[1] = {a.end_ns - a.start_ns};
-    be_submit(&a, GPUPROF_NO_BINARY, 1, xm, xv);
+    a.flags |= GPUPROF_ACTIVITY_HOST; /* a SYNC: the core adds CPU_IDLE
+                                         and blames it */
+    be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
 }
 
 static void one(const CUpti_Activity *r)

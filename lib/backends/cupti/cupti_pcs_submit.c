@@ -101,7 +101,9 @@ static void close_corr(uint64_t corr)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_KERNEL;
-    a.flags = GPUPROF_ACTIVITY_NOTE; /* final: the launch ends here */
+    /* final: the launch ends here (its record already ended it in the
+     * core's count of kernels in flight) */
+    a.flags = GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_DONE;
     be_submit(&a, GPUPROF_NO_BINARY, 0, NULL, NULL);
 }
 

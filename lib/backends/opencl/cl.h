@@ -12,8 +12,8 @@
  * back into us, so it cannot deadlock with a runtime lock. Application
  * threads (the next hook, a wait, a flush) settle: under cl_mu they take
  * the completed commands (converting their device times to the process
- * clock, one clock sample per batch), resolve finished waits (blame), and submit every
- * command no unresolved wait can still blame, releasing our event.
+ * clock, one clock sample per batch) and submit them, releasing our event.
+ * Waits are reported to the core, which blames them (core blame.c).
  */
 #ifndef GPUPROF_BACKENDS_OPENCL_CL_H
 #define GPUPROF_BACKENDS_OPENCL_CL_H
@@ -81,8 +81,6 @@ typedef struct cl_cmd {
     uint64_t enq_ns;               /* host clock when enqueued */
     uint64_t start_ns, end_ns;     /* device clock from the callback;
                                       process clock once settled */
-    uint64_t blame_ns;             /* CPU_IDLE_CAUSE */
-    uint64_t wait_ns;              /* blocking commands: their CPU_IDLE */
     int32_t status;                /* from the callback: < 0 failed */
 } cl_cmd;
 
@@ -170,43 +168,32 @@ void gpuprof__cl_program_forget(cl_program p);
 void gpuprof__cl_cmd_init(cl_cmd *c, uint64_t corr, uint32_t kind,
                           const cl_queue *q);
 cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *c, cl_event ev, bool ours);
-/* Waits: begin before the runtime blocks, end after; the wait's own
- * command (a blocking transfer), if any, gets its CPU_IDLE. */
+/* Waits: begin before the runtime blocks, end after; `own`: the wait is
+ * inside the operation's own command (a blocking transfer or map, filed),
+ * reported as a note on it; else it is the operation's activity. The core
+ * adds CPU_IDLE and blames the wait (core blame.c). */
 typedef struct cl_wait {
     uint64_t t0;
-    struct cl_wait *next;
-    uint64_t t1;
-    bool resolved;
 } cl_wait;
-cl_wait *gpuprof__cl_wait_begin(void);
-void gpuprof__cl_wait_end(cl_wait *w, uint64_t corr, cl_cmd *own);
+cl_wait gpuprof__cl_wait_begin(void);
+void gpuprof__cl_wait_end(cl_wait w, uint64_t corr, bool own);
 /* Takes completed commands in and submits what is final (cheap when there
  * is nothing). */
 void gpuprof__cl_settle(bool force);
 
-/* Detectors (notes on the operation's placeholder). */
-void gpuprof__cl_note(uint64_t corr, uint32_t metric, uint64_t value);
+/* Detectors: the OpenCL facts; the bookkeeping and the notes on the
+ * operation's placeholder are the core's (gpuprof_be_detect_*). A
+ * read-back from a kernel's buffer into host memory: */
 void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src);
-bool gpuprof__cl_written_back(const void *ptr, size_t size);
 /* A kernel launch on `q`: the kernel's interned name (NULL when unknown),
  * its GPU binary on q's device, and the two detectors' answers. */
 const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
                                       uint32_t *binary, bool *not_aliased,
                                       bool *multi_ctx);
-/* Kernels enqueued and not completed (GPU_IDLE_CAUSE's "no kernel"). */
-uint64_t gpuprof__opencl_kernels_running(void);
-
 /* A host-side operation's activity (build, queue creation, wait). */
 void gpuprof__cl_host_activity(uint64_t corr, uint32_t kind, uint64_t t0,
                                uint64_t t1, uint32_t flags, unsigned nx,
                                const uint32_t *xm, const uint64_t *xv);
-
-/* cl_idle.c: GPU_IDLE_CAUSE sampling. */
-void gpuprof__cl_idle_config(void); /* at the backend's init */
-void gpuprof__cl_idle_start(void); /* at attach, on the first OpenCL thread */
-void gpuprof__cl_idle_stop(void);  /* at finalize */
-void gpuprof__cl_idle_thread(void);
-void gpuprof__cl_idle_drain(void);
 
 /* cl_hooks.c */
 void gpuprof__cl_hooks_install(struct _cl_icd_dispatch *h);

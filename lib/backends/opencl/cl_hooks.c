@@ -24,7 +24,8 @@ typedef struct enq {
     uint64_t corr;
     cl_queue *q;
     cl_cmd *c; /* &cmd while measuring, else NULL */
-    cl_wait *w;
+    cl_wait w;
+    bool waiting; /* a blocking call */
     cl_event own;
     cl_event *user_ev;
     cl_cmd cmd;
@@ -37,7 +38,7 @@ static cl_event *enq_prepare(enq *e, uint32_t kind, cl_command_queue q,
 {
     e->q = NULL;
     e->c = NULL;
-    e->w = NULL;
+    e->waiting = false;
     e->own = NULL;
     e->user_ev = ev;
     if (!e->corr)
@@ -47,6 +48,7 @@ static cl_event *enq_prepare(enq *e, uint32_t kind, cl_command_queue q,
     gpuprof__cl_cmd_init(e->c, e->corr, kind, e->q);
     if (blocking) {
         e->w = gpuprof__cl_wait_begin();
+        e->waiting = true;
         gpuprof__cl_deps_blocking(e->corr, q);
     }
     return ev ? ev : &e->own;
@@ -64,17 +66,17 @@ static void enq_finish(enq *e, cl_int rc)
             filed = gpuprof__cl_cmd_file(e->c, ev, !e->user_ev);
         else if (e->own && !e->user_ev)
             T.clReleaseEvent(e->own);
+        if (!filed && e->c->kind == GPUPROF_OP_KERNEL)
+            gpuprof_be_gpu_done(); /* no activity will end it (core idle.c) */
     }
-    if (e->w)
-        gpuprof__cl_wait_end(e->w, e->corr, filed);
+    if (e->waiting)
+        gpuprof__cl_wait_end(e->w, e->corr, filed != NULL);
     else
         gpuprof__cl_settle(false);
-    gpuprof__cl_idle_drain();
     gpuprof_be_op_end(e->corr);
 }
 
-/* The thread's GPU_IDLE_CAUSE timer starts at its first measured call. */
-#define BEGIN(kind) (gpuprof__cl_idle_thread(), gpuprof_be_op_begin((kind), 1))
+#define BEGIN(kind) gpuprof_be_op_begin((kind), 1)
 #define MEASURING() gpuprof__cl_measuring()
 
 static uint64_t region_bytes(const size_t *region)
@@ -109,9 +111,9 @@ static void kernel_launch(enq *e, cl_kernel k, uint64_t items, uint64_t group)
     e->c->work_items = items;
     e->c->group_size = group;
     if (not_aliased)
-        gpuprof__cl_note(e->corr, GPUPROF_METRIC_DET_ARGS_NOT_ALIASED, 1);
+        gpuprof_be_detect_note(e->corr, GPUPROF_METRIC_DET_ARGS_NOT_ALIASED, 1);
     if (multi)
-        gpuprof__cl_note(e->corr, GPUPROF_METRIC_DET_MULTI_CONTEXT, 1);
+        gpuprof_be_detect_note(e->corr, GPUPROF_METRIC_DET_MULTI_CONTEXT, 1);
 }
 static cl_int CL_API_CALL h_EnqueueNDRangeKernel(
     cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
@@ -188,8 +190,8 @@ static cl_int CL_API_CALL h_EnqueueWriteBuffer(cl_command_queue q, cl_mem b,
     gpuprof__cl_deps_wait_list(e.corr, q, n, wl);
     if (e.c) {
         e.c->bytes = size;
-        if (gpuprof__cl_written_back(ptr, size))
-            gpuprof__cl_note(e.corr, GPUPROF_METRIC_DET_OUTPUT_AS_INPUT, 1);
+        if (gpuprof_be_detect_sent_again(ptr, size))
+            gpuprof_be_detect_note(e.corr, GPUPROF_METRIC_DET_OUTPUT_AS_INPUT, 1);
     }
     cl_int rc = T.clEnqueueWriteBuffer(q, b, blocking, off, size, ptr, n, wl,
                                        pev);
@@ -636,11 +638,10 @@ static cl_int CL_API_CALL h_Finish(cl_command_queue q)
     if (!MEASURING())
         return T.clFinish(q);
     uint64_t corr = BEGIN(GPUPROF_OP_SYNC);
-    cl_wait *w = corr ? gpuprof__cl_wait_begin() : NULL;
+    cl_wait w = gpuprof__cl_wait_begin();
     gpuprof__cl_deps_finish(corr, q);
     cl_int rc = T.clFinish(q);
-    gpuprof__cl_wait_end(w, corr, NULL);
-    gpuprof__cl_idle_drain();
+    gpuprof__cl_wait_end(w, corr, false);
     gpuprof_be_op_end(corr);
     return rc;
 }
@@ -650,11 +651,10 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *l)
     if (!MEASURING())
         return T.clWaitForEvents(n, l);
     uint64_t corr = BEGIN(GPUPROF_OP_SYNC);
-    cl_wait *w = corr ? gpuprof__cl_wait_begin() : NULL;
+    cl_wait w = gpuprof__cl_wait_begin();
     gpuprof__cl_deps_wait_events(corr, n, l);
     cl_int rc = T.clWaitForEvents(n, l);
-    gpuprof__cl_wait_end(w, corr, NULL);
-    gpuprof__cl_idle_drain();
+    gpuprof__cl_wait_end(w, corr, false);
     gpuprof_be_op_end(corr);
     return rc;
 }
@@ -684,7 +684,6 @@ static cl_int CL_API_CALL h_BuildProgram(
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
-    gpuprof__cl_idle_drain();
     gpuprof_be_op_end(corr);
     return rc;
 }
@@ -704,7 +703,6 @@ static cl_int CL_API_CALL h_CompileProgram(
     if (rc == CL_SUCCESS)
         gpuprof__cl_build_done(p, nd, corr);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
-    gpuprof__cl_idle_drain();
     gpuprof_be_op_end(corr);
     return rc;
 }
@@ -728,7 +726,6 @@ static cl_program CL_API_CALL h_LinkProgram(
     if (p)
         gpuprof__cl_program_forget(p);
     gpuprof__cl_host_activity(corr, GPUPROF_OP_BUILD, t0, t1, 0, 0, NULL, NULL);
-    gpuprof__cl_idle_drain();
     gpuprof_be_op_end(corr);
     return p;
 }
@@ -838,7 +835,6 @@ static cl_int CL_API_CALL h_ReleaseCommandQueue(cl_command_queue q)
     if (T.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof(refs),
                                 &refs, NULL) != CL_SUCCESS)
         refs = 0;
-    gpuprof__cl_idle_drain();
     cl_int rc = T.clReleaseCommandQueue(q);
     if (rc == CL_SUCCESS && refs == 1)
         gpuprof__cl_queue_forget(q);
@@ -878,7 +874,6 @@ static cl_int CL_API_CALL h_ReleaseKernel(cl_kernel k)
     if (T.clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof(refs), &refs,
                           NULL) != CL_SUCCESS)
         refs = 0;
-    gpuprof__cl_idle_drain();
     cl_int rc = T.clReleaseKernel(k);
     if (rc == CL_SUCCESS && refs == 1)
         gpuprof__cl_kern_forget(k);
@@ -940,7 +935,6 @@ static cl_int CL_API_CALL h_ReleaseMemObject(cl_mem m)
     if (T.clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof(refs), &refs,
                              NULL) != CL_SUCCESS)
         refs = 0;
-    gpuprof__cl_idle_drain();
     cl_int rc = T.clReleaseMemObject(m);
     if (rc == CL_SUCCESS && refs == 1)
         gpuprof__cl_mem_forget(m);

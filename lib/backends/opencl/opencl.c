@@ -1,8 +1,9 @@
 /*
  * opencl.c - the OpenCL backend: registration, the ICD layer's attach,
- * device clocks, commands and their completion, CPU-GPU blame shifting and
- * the six inefficiency detectors (seed 002 §IV). Hooks are in cl_hooks.c;
- * the design is in cl.h and doc/BACKENDS.md.
+ * device clocks, commands and their completion, the waits and detector
+ * facts the core's blame and detectors need (seed 002 §IV; core blame.c,
+ * idle.c, detect.c). Hooks are in cl_hooks.c; the design is in cl.h and
+ * doc/BACKENDS.md.
  *
  * libOpenCL is never linked: every call goes through the target dispatch
  * table the loader gives the layer. gpuprof_init (probe) points
@@ -127,11 +128,8 @@ static void *ptab_del(ptab *t, const void *k)
 static ptab queues, kernels, mems, devices, progs;
 
 /* ---- kernel names (interned for the process) -------------------------- */
-#define MAX_CTX_PER_NAME 4
 typedef struct kname {
     char *name;
-    cl_context ctx[MAX_CTX_PER_NAME];
-    unsigned nctx;
 } kname;
 static kname *names;
 static uint32_t nnames, names_cap;
@@ -312,7 +310,7 @@ void gpuprof__cl_queue_new(cl_command_queue q, cl_context ctx, cl_device_id d,
     if (v && cal)
         calibrate(v->dev, q);
     if (in_order)
-        gpuprof__cl_note(corr, GPUPROF_METRIC_DET_INORDER_QUEUE, 1);
+        gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_INORDER_QUEUE, 1);
 }
 
 void gpuprof__cl_queue_forget(cl_command_queue q)
@@ -444,17 +442,6 @@ void gpuprof__cl_mem_forget(cl_mem m)
 }
 
 /* ---- detectors -------------------------------------------------------- */
-void gpuprof__cl_note(uint64_t corr, uint32_t metric, uint64_t value)
-{
-    if (!corr || !value)
-        return;
-    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
-    a.correlation = corr;
-    a.kind = GPUPROF_OP_OTHER;
-    a.flags = GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_MORE;
-    be_submit(&a, GPUPROF_NO_BINARY, 1, &metric, &value);
-}
-
 /* Do two buffer arguments overlap? */
 static bool overlap_mem(const cl_memobj *a, const cl_memobj *b)
 {
@@ -500,50 +487,27 @@ const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
         v->not_aliased = ok;
         v->dirty = false;
     }
-    kname *kn = &names[v->name_idx];
     cl_context ctx = q && q->ctx ? q->ctx : v->ctx;
-    bool seen = false;
-    for (unsigned i = 0; i < kn->nctx && !seen; i++)
-        seen = kn->ctx[i] == ctx;
-    if (!seen && kn->nctx < MAX_CTX_PER_NAME)
-        kn->ctx[kn->nctx++] = ctx;
-    *multi_ctx = kn->nctx > 1;
     *not_aliased = v->not_aliased;
     const char *name = v->name;
     pthread_mutex_unlock(&cl_mu);
+    /* Contexts per kernel name: core detect.c. */
+    *multi_ctx = gpuprof_be_detect_kernel_context(name, (uintptr_t)ctx);
     return name;
 }
 
-/* Host ranges that received data read back from a kernel's buffer. */
-#define NREADBACK 64
-static struct { uintptr_t lo, hi; } readback[NREADBACK];
-static unsigned nreadback, readback_next;
-
+/* Data read back from a kernel's buffer: the host range goes to the core's
+ * detector (core detect.c), which the next host-to-device write checks. */
 void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src)
 {
     if (!ptr || !size)
         return;
     pthread_mutex_lock(&cl_mu);
     cl_memobj *m = ptab_get(&mems, src);
-    if (m && m->kernel_arg) {
-        readback[readback_next].lo = (uintptr_t)ptr;
-        readback[readback_next].hi = (uintptr_t)ptr + size;
-        readback_next = (readback_next + 1) % NREADBACK;
-        if (nreadback < NREADBACK)
-            nreadback++;
-    }
+    bool arg = m && m->kernel_arg;
     pthread_mutex_unlock(&cl_mu);
-}
-
-bool gpuprof__cl_written_back(const void *ptr, size_t size)
-{
-    uintptr_t lo = (uintptr_t)ptr, hi = lo + size;
-    bool hit = false;
-    pthread_mutex_lock(&cl_mu);
-    for (unsigned i = 0; i < nreadback && !hit; i++)
-        hit = lo < readback[i].hi && readback[i].lo < hi;
-    pthread_mutex_unlock(&cl_mu);
-    return hit;
+    if (arg)
+        gpuprof_be_detect_readback(ptr, size);
 }
 
 /* Contexts: which devices exist, which are used. The first context's
@@ -647,7 +611,7 @@ void gpuprof__cl_build_done(cl_program p, cl_uint ndev, uint64_t corr)
         ndev = 0;
     /* Compiled now, from source or IL, for one device: AOT would do. */
     if ((src > 1 || il > 0) && ndev == 1)
-        gpuprof__cl_note(corr, GPUPROF_METRIC_DET_JIT_SINGLE, 1);
+        gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_JIT_SINGLE, 1);
 }
 
 /* ---- program binaries -------------------------------------------------- */
@@ -755,9 +719,6 @@ static void link_after(cl_cmd *at, cl_cmd *c)
     at->next = c;
 }
 static cl_cmd *_Atomic done_stack;
-static cl_wait *waits;       /* begun, not yet resolved */
-static uint32_t nwaits;
-static _Atomic uint64_t kernels_running; /* enqueued, not completed */
 static _Atomic uint64_t cmds_filed, cmds_called; /* callbacks still due */
 static _Atomic int settle_wanted;
 
@@ -799,7 +760,7 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
         c->status = status < 0 ? status : -1;
     }
     if (c->kind == GPUPROF_OP_KERNEL) {
-        atomic_fetch_sub_explicit(&kernels_running, 1, memory_order_relaxed);
+        gpuprof_be_gpu_done(); /* GPU_IDLE_CAUSE: in flight no more (core) */
         gpuprof_be_helpers_busy(-1);
     }
     cl_cmd *h = atomic_load_explicit(&done_stack, memory_order_relaxed);
@@ -843,7 +804,6 @@ cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *tmpl, cl_event ev, bool ours)
         /* PoCL compiles (and links, with `ld`) a kernel lazily when it
          * runs: children started meanwhile are its helpers (core self.c). */
         gpuprof_be_helpers_busy(1);
-        atomic_fetch_add_explicit(&kernels_running, 1, memory_order_relaxed);
     }
     atomic_fetch_add_explicit(&cmds_filed, 1, memory_order_relaxed);
     if (T.clSetEventCallback(ev, CL_COMPLETE, on_complete, c) != CL_SUCCESS)
@@ -851,50 +811,9 @@ cl_cmd *gpuprof__cl_cmd_file(const cl_cmd *tmpl, cl_event ev, bool ours)
     return c;
 }
 
-cl_wait *gpuprof__cl_wait_begin(void)
+cl_wait gpuprof__cl_wait_begin(void)
 {
-    cl_wait *w = calloc(1, sizeof(*w));
-    if (!w)
-        return NULL;
-    w->t0 = gpuprof_be_now_ns();
-    pthread_mutex_lock(&cl_mu);
-    w->next = waits;
-    waits = w;
-    nwaits++;
-    pthread_mutex_unlock(&cl_mu);
-    return w;
-}
-
-static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
-{
-    uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
-    return hi > lo ? hi - lo : 0;
-}
-
-/* A finished wait whose commands have all completed: its time, split over
- * the commands that ran during it in proportion to their overlap. */
-static void blame_locked(cl_wait *w)
-{
-    uint64_t total = 0, wait = w->t1 - w->t0;
-    for (cl_cmd *c = finished.next; c != &finished; c = c->next)
-        if (c->status == 0)
-            total += overlap(c->start_ns, c->end_ns, w->t0, w->t1);
-    if (!total)
-        return;
-    uint64_t given = 0;
-    cl_cmd *last = NULL;
-    for (cl_cmd *c = finished.next; c != &finished; c = c->next) {
-        uint64_t o;
-        if (c->status != 0 ||
-            !(o = overlap(c->start_ns, c->end_ns, w->t0, w->t1)))
-            continue;
-        uint64_t b = (uint64_t)((unsigned __int128)wait * o / total);
-        c->blame_ns += b;
-        given += b;
-        last = c;
-    }
-    if (last)
-        last->blame_ns += wait - given; /* rounding: the sum is exact */
+    return (cl_wait){gpuprof_be_now_ns()};
 }
 
 #define SUBMIT_BATCH 64
@@ -908,6 +827,7 @@ static void submit_cmd(cl_cmd *c)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = c->corr;
     a.kind = c->kind;
+    a.flags = GPUPROF_ACTIVITY_DONE; /* its end went to the core at the callback */
     a.device = c->device;
     a.stream = c->stream;
     a.start_ns = c->start_ns;
@@ -921,10 +841,6 @@ static void submit_cmd(cl_cmd *c)
         xm[nx] = GPUPROF_METRIC_GPU_WORK_ITEMS, xv[nx++] = c->work_items;
         xm[nx] = GPUPROF_METRIC_GPU_GROUP_SIZE, xv[nx++] = c->group_size;
     }
-    if (c->blame_ns)
-        xm[nx] = GPUPROF_METRIC_CPU_IDLE_CAUSE, xv[nx++] = c->blame_ns;
-    if (c->wait_ns)
-        xm[nx] = GPUPROF_METRIC_CPU_IDLE, xv[nx++] = c->wait_ns;
     be_submit(&a, c->kind == GPUPROF_OP_KERNEL ? c->binary : GPUPROF_NO_BINARY,
               nx, xm, xv);
 }
@@ -955,29 +871,10 @@ void gpuprof__cl_settle(bool force)
                 c->end_ns = to_process(&cm, c->dev, c->end_ns);
             }
         }
-        /* Waits whose commands have all completed: every command enqueued
-         * before the wait ended is complete. */
-        uint64_t oldest = pending.next != &pending ? pending.next->enq_ns
-                                                   : UINT64_MAX;
-        for (cl_wait **p = &waits; *p;) {
-            cl_wait *w = *p;
-            if (w->t1 && (w->t1 <= oldest || force)) {
-                blame_locked(w);
-                *p = w->next;
-                nwaits--;
-                free(w);
-            } else {
-                p = &w->next;
-            }
-        }
-        /* Commands no open or unresolved wait can blame any more. */
+        /* Completed commands go at once: the core blames waits on them
+         * whenever they arrive (core blame.c). */
         for (cl_cmd *c = finished.next, *n; c != &finished; c = n) {
             n = c->next;
-            bool held = false;
-            for (cl_wait *w = waits; w && !held && c->status == 0; w = w->next)
-                held = w->t0 < c->end_ns;
-            if (held && !force)
-                continue;
             if (nout == SUBMIT_BATCH) {
                 more = true;
                 break;
@@ -1008,29 +905,24 @@ void gpuprof__cl_settle(bool force)
     }
 }
 
-void gpuprof__cl_wait_end(cl_wait *w, uint64_t corr, cl_cmd *own)
+/* The wait is reported to the core (CPU_IDLE, blame): a clFinish or
+ * clWaitForEvents as its SYNC operation's activity, the wait inside a
+ * blocking transfer or map as a note on that operation. */
+void gpuprof__cl_wait_end(cl_wait w, uint64_t corr, bool own)
 {
     uint64_t t1 = gpuprof_be_now_ns();
-    if (!w)
-        return;
-    pthread_mutex_lock(&cl_mu);
-    w->t1 = t1 > w->t0 ? t1 : w->t0 + 1;
-    if (own)
-        own->wait_ns = w->t1 - w->t0;
-    pthread_mutex_unlock(&cl_mu);
-    if (!own && corr) {
-        uint32_t m = GPUPROF_METRIC_CPU_IDLE;
-        uint64_t v = w->t1 - w->t0;
-        gpuprof__cl_host_activity(corr, GPUPROF_OP_SYNC, w->t0, w->t1, 0, 1, &m, &v);
-    }
+    if (t1 <= w.t0)
+        t1 = w.t0 + 1;
+    if (corr)
+        gpuprof__cl_host_activity(corr, GPUPROF_OP_SYNC, w.t0, t1,
+                                  own ? GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_WAIT |
+                                            GPUPROF_ACTIVITY_MORE
+                                      : 0,
+                                  0, NULL, NULL);
     gp_store_relaxed(&settle_wanted, 1);
     gpuprof__cl_settle(false);
 }
 
-uint64_t gpuprof__opencl_kernels_running(void)
-{
-    return atomic_load_explicit(&kernels_running, memory_order_relaxed);
-}
 
 /* ---- the layer's attach ----------------------------------------------- */
 /* Frames of the ICD loader (libOpenCL) are hidden from call paths: the
@@ -1080,7 +972,6 @@ static const void *cl_dispatch(const void *target, unsigned entries,
     pthread_mutex_unlock(&cl_mu);
     dl_iterate_phdr(find_loader, NULL);
     gp_store_release(&attached, 1);
-    gpuprof__cl_idle_start();
     *out_entries = (unsigned)(sizeof(gpuprof__cl_H) / sizeof(void *));
     gpuprof_be_log(GPUPROF_LOG_INFO, "opencl: layer attached (%u entries)",
                    entries);
@@ -1195,7 +1086,6 @@ static gpuprof_status cl_init(void *user)
         free(v);
     }
     initialized = true;
-    gpuprof__cl_idle_config();
     void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
         dlclose(h);
@@ -1251,7 +1141,6 @@ static void cl_fini(void *user)
     gp_store_release(&gpuprof__cl_on, 0);
     if (!gp_load_acquire(&attached))
         return;
-    gpuprof__cl_idle_stop();
     gpuprof__cl_settle(true);
     devices_unused_report();
     /* Tables stay: the program may go on calling OpenCL through the

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,6 +57,13 @@ static uint32_t nev;
 static bool active, stopping, hold;
 static pthread_t thr;
 static uint64_t rng;
+static _Atomic uint64_t script_ns; /* gpuprof__sim_clock; 0: real clock */
+
+static uint64_t host_now(void)
+{
+    uint64_t t = atomic_load_explicit(&script_ns, memory_order_relaxed);
+    return t ? t : gpuprof_be_now_ns();
+}
 
 /* The simulator's thread takes no signal (the program's handlers never
  * run on it); its timed waits use CLOCK_MONOTONIC. */
@@ -360,7 +368,7 @@ gpuprof__sim_kernel(unsigned stream, const char *name, uint64_t dur_ns)
     if (stream >= cfg.streams || !name || !*name)
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, gpuprof_be_now_ns(), name,
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name,
              0};
     note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(&j, 1);
@@ -377,7 +385,7 @@ gpuprof__sim_copy(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
           (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof_be_op_begin(kind, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, gpuprof_be_now_ns(), NULL, 0};
+    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL, 0};
     note_launch(corr, stream, 0);
     gpuprof_status st = enqueue(&j, 1);
     gpuprof_be_op_end(corr);
@@ -394,7 +402,7 @@ gpuprof__sim_graph(unsigned stream, unsigned n, const char *const *names,
     if (!js)
         return GPUPROF_E_NOMEM;
     uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
-    uint64_t t = gpuprof_be_now_ns();
+    uint64_t t = host_now();
     for (unsigned i = 0; i < n; i++)
         js[i] = (job){corr, GPUPROF_OP_KERNEL, stream,
                       i + 1 < n ? GPUPROF_ACTIVITY_MORE : 0, dur_ns[i], 0, t,
@@ -583,3 +591,68 @@ void gpuprof__sim_hold(bool h)
     pthread_mutex_unlock(&mu);
 }
 
+
+void gpuprof__sim_clock(uint64_t t_ns)
+{
+    atomic_store_explicit(&script_ns, t_ns, memory_order_relaxed);
+}
+
+__attribute__((noinline)) gpuprof_status gpuprof__sim_wait(uint64_t t0_ns,
+                                                           uint64_t t1_ns)
+{
+    if (t1_ns < t0_ns)
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_SYNC, 1);
+    pthread_mutex_lock(&mu);
+    bool ok = active;
+    pthread_mutex_unlock(&mu);
+    if (ok)
+        deliver_all();
+    if (ok && corr) {
+        gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+        a.correlation = corr;
+        a.kind = GPUPROF_OP_SYNC;
+        a.flags = GPUPROF_ACTIVITY_HOST; /* a SYNC: the core makes it a wait */
+        a.start_ns = t0_ns;
+        a.end_ns = t1_ns;
+        gpuprof_be_activity_submit(&a, NULL);
+    }
+    gpuprof_be_op_end(corr);
+    return ok ? GPUPROF_OK : GPUPROF_E_STATE;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_copy_host(unsigned stream, gpuprof_op_kind kind, const void *host,
+                       uint64_t bytes, uint64_t dur_ns)
+{
+    if (stream >= cfg.streams ||
+        (kind != GPUPROF_OP_COPY_H2D && kind != GPUPROF_OP_COPY_D2H))
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof_be_op_begin(kind, 1);
+    if (kind == GPUPROF_OP_COPY_D2H)
+        gpuprof_be_detect_readback(host, bytes);
+    else if (gpuprof_be_detect_sent_again(host, bytes))
+        gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_OUTPUT_AS_INPUT, 1);
+    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL, 0};
+    note_launch(corr, stream, 0);
+    gpuprof_status st = enqueue(&j, 1);
+    gpuprof_be_op_end(corr);
+    return st;
+}
+
+__attribute__((noinline)) gpuprof_status
+gpuprof__sim_kernel_in(unsigned stream, const char *name, uint32_t context,
+                       uint64_t dur_ns)
+{
+    if (stream >= cfg.streams || !name || !*name)
+        return GPUPROF_E_INVALID;
+    uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
+    if (gpuprof_be_detect_kernel_context(name, context))
+        gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_MULTI_CONTEXT, 1);
+    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name,
+             0};
+    note_launch(corr, stream, 0);
+    gpuprof_status st = enqueue(&j, 1);
+    gpuprof_be_op_end(corr);
+    return st;
+}

@@ -54,6 +54,25 @@ gpuprof_status gpuprof__sim_graph(unsigned stream, unsigned n,
 /* Waits until every operation launched before the call (by any thread) has
  * been delivered; recorded as a GPUPROF_OP_SYNC operation. */
 gpuprof_status gpuprof__sim_sync(void);
+/* The detectors' facts (core detect.c), as a vendor backend reports them:
+ * a copy between the device and host memory [host, host + bytes) (a
+ * device-to-host copy is remembered as read back; a host-to-device copy
+ * from such memory is detect.output_as_input), and a kernel launched in
+ * `context` (a name launched in two contexts is
+ * detect.kernel_multi_context). */
+gpuprof_status gpuprof__sim_copy_host(unsigned stream, gpuprof_op_kind kind,
+                                      const void *host, uint64_t bytes,
+                                      uint64_t dur_ns);
+gpuprof_status gpuprof__sim_kernel_in(unsigned stream, const char *name,
+                                      uint32_t context, uint64_t dur_ns);
+/* Scripted time (tests of blame, core blame.c): while `t_ns` is not 0,
+ * launches take it as their host time (the virtual clock their work may
+ * start from) instead of the real clock. */
+void gpuprof__sim_clock(uint64_t t_ns);
+/* A scripted host wait: a GPUPROF_OP_SYNC operation whose activity says the
+ * thread waited over [t0_ns, t1_ns] (process clock); delivers everything
+ * launched before it first. */
+gpuprof_status gpuprof__sim_wait(uint64_t t0_ns, uint64_t t1_ns);
 /* Synchronization, noted in traces (dependency records, trace format 1.3).
  * With cfg.realtime the host really waits: until the virtual end of what
  * it waits for (a stream's work launched so far, every stream's, an

@@ -88,3 +88,16 @@ $(B)/bench/bench_otf2: tests/bench/bench_otf2.c $(AN_OBJS) $(IO_OBJS) \
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(AN_OBJS) $(IO_OBJS) \
 	  $(B)/obj/tests/support/mkprofile.o $(LDFLAGS) -lzstd -ldl -lpthread -lm \
 	  $(DW_LIBS)
+
+# Python frames' cost embeds CPython 3.11 (python3.11-dev); left out without it.
+PY311_CONFIG := $(wildcard /usr/bin/python3.11-config)
+ifeq ($(PY311_CONFIG),)
+BENCH_BINS := $(filter-out $(B)/bench/bench_pyframes,$(BENCH_BINS))
+endif
+$(B)/bench/bench_pyframes: tests/bench/bench_pyframes.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(shell $(PY311_CONFIG) --includes) \
+	  $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
+	  $(shell $(PY311_CONFIG) --embed --ldflags) -lzstd -lunwind -ldl \
+	  -lpthread -lm

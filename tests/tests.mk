@@ -235,3 +235,14 @@ check-gpu:
 GPU_SM90_FIXTURES := -DFIXTURES='"$(abspath tests/fixtures/gpu-sm90)"'
 $(B)/tests/check_an_sass $(B)/tests/check_an_advise: \
     BASE_CFLAGS += $(GPU_SM90_FIXTURES)
+
+# Python frames: check_pyframes checks pyframes_layout.h against CPython
+# 3.11's internal headers where python3.11-dev installed them.
+PY311_INC := $(if $(wildcard /usr/include/python3.11/internal/pycore_frame.h),/usr/include/python3.11)
+$(B)/tests/check_pyframes: tests/unit/check_pyframes.c $(LIB_OBJS) $(TEST_HELPER_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) \
+	  $(if $(PY311_INC),-DGP_HAVE_PY311_HEADERS -isystem $(PY311_INC)) \
+	  $(CFLAGS) -o $@ $< $(LIB_OBJS) $(TEST_HELPER_OBJS) -rdynamic $(LDFLAGS) \
+	  $(TEST_LIBS)

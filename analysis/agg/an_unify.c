@@ -151,12 +151,13 @@ static uint32_t node_ctx(run *r, const src *s, const gpuprof__io_thread *th,
     const gpuprof__io_node *nd = &p->nodes[th->first_node + n];
     gctx k = node_key(&r->t, p, nd, s->ctx[th->first_node + nd->parent]);
     bool structure = r->a->structure != 0;
-    const sframe *f =
-        nd->kind == GPUPROF_IO_NODE_FRAME && structure
-            ? gpuprof__an_frame_structure(
-                  &r->sx, &r->t, k.name,
-                  gpuprof__io_str(p, p->modules[nd->key_a].path), nd->key_b)
-            : NULL;
+    const char *mod = nd->kind == GPUPROF_IO_NODE_FRAME
+                          ? gpuprof__io_str(p, p->modules[nd->key_a].path)
+                          : NULL;
+    const sframe *f = mod && structure && !gpuprof__an_is_pyframe(mod)
+                          ? gpuprof__an_frame_structure(&r->sx, &r->t, k.name,
+                                                        mod, nd->key_b)
+                          : NULL;
     if (f && f->n)
         return gpuprof__an_frame_expand(&r->t, &r->sx, k.parent, f);
     if (nd->kind == GPUPROF_IO_NODE_GPU_INSTR && structure)

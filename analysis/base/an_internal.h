@@ -214,4 +214,12 @@ const uint8_t *gpuprof__an_db_trace_raw(const gpuprof_an_db *db, uint32_t i,
 /* The directory the database was opened from. */
 const char *gpuprof__an_db_dir(const gpuprof_an_db *db);
 
+/* Python frames (an_pyframe.c): whether a CPU frame's module path is a
+ * Python function's ("py:<qualname>:<file>", lib/core/pyframes.c), and its
+ * display name "qualname (file:line)" (offset = line) into buf; false when
+ * the module is not one. */
+bool gpuprof__an_is_pyframe(const char *module);
+bool gpuprof__an_pyframe(const char *module, uint64_t line, char *buf,
+                         size_t size);
+
 #endif /* GPUPROF_AN_INTERNAL_H */

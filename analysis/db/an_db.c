@@ -240,6 +240,8 @@ static gpuprof_status make_names(gpuprof_an_db *db)
             snprintf(buf, sizeof(buf), "%s", name);
             break;
         case GPUPROF_IO_NODE_FRAME: {
+            if (gpuprof__an_pyframe(name, key, buf, sizeof(buf)))
+                break;
             const char *fn = gpuprof__an_symbolize(&syms, name, key, &delta);
             if (fn && (readable = gpuprof__an_demangle(fn)))
                 fn = readable;

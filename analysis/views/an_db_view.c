@@ -124,6 +124,11 @@ static char *proc_key(const gpuprof_an_db *db, uint32_t c)
         if (*e == ' ') /* "fn+0x1a (lib.so)": drop the offset */
             memmove(plus, e, strlen(e) + 1);
     }
+    size_t l = strlen(s), d = l ? l - 1 : 0;
+    while (d > 0 && s[l - 1] == ')' && isdigit((unsigned char)s[d - 1]))
+        d--;
+    if (d > 1 && d < l - 1 && s[d - 1] == ':') /* "f (a.py:42)": a Python */
+        memmove(s + d - 1, s + l - 1, 2);      /* frame's line dropped */
     return s;
 }
 

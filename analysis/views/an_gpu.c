@@ -159,6 +159,10 @@ static void describe(gtree *g, const gpuprof__io_profile *p,
     case GPUPROF_IO_NODE_FRAME: {
         const char *path = gpuprof__io_str(p, p->modules[n->key_a].path);
         uint64_t d = 0;
+        if (gpuprof__an_pyframe(path, n->key_b, name, ns)) {
+            snprintf(key, ks, "f:%s+%" PRIx64, path, n->key_b);
+            break;
+        }
         const char *fn = gpuprof__an_symbolize(&g->syms, path, n->key_b, &d);
         char *readable = gpuprof__an_demangle(fn); /* C++: as the database */
         snprintf(key, ks, "f:%s+%" PRIx64, path, n->key_b);

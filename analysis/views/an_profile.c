@@ -21,8 +21,10 @@ static void describe(const gpuprof__io_profile *p, const gpuprof__io_node *n,
 {
     switch (n->kind) {
     case GPUPROF_IO_NODE_FRAME:
-        snprintf(buf, size, "%s+0x%" PRIx64,
-                 gpuprof__io_str(p, p->modules[n->key_a].path), n->key_b);
+        if (!gpuprof__an_pyframe(gpuprof__io_str(p, p->modules[n->key_a].path),
+                                 n->key_b, buf, size))
+            snprintf(buf, size, "%s+0x%" PRIx64,
+                     gpuprof__io_str(p, p->modules[n->key_a].path), n->key_b);
         break;
     case GPUPROF_IO_NODE_GPU_OP:
         snprintf(buf, size, "<gpu %s>", gpuprof__an_op_name(n->key_a));

@@ -231,6 +231,9 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
     if ((st = pick_int(&o, GPUPROF_UNSET, "GPUPROF_GPU_BINARIES", 1, 1, &v)))
         return st;
     c->gpu_binaries = v;
+    if ((st = pick_int(&o, GPUPROF_UNSET, "GPUPROF_PYTHON_FRAMES", 1, 1, &v)))
+        return st;
+    c->python_frames = v;
     /* An older caller's struct ends before channel_items: o keeps UNSET. */
     int64_t items = o.channel_items;
     if ((st = pick_int(&o, items, "GPUPROF_CHANNEL_ITEMS", 1 << 20,

@@ -212,6 +212,7 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gpuprof__helpers_export(); /* before any backend can build */
     /* libgpuprof.so's own frames (hooks) never stand in call paths. */
     gpuprof__unwind_hide_module_of((const void *)gpuprof_init);
+    gpuprof__pyframes_enable(cfg.python_frames);
     gpuprof__idle_init();
     gpuprof__backends_init();
     gpuprof__service_start();

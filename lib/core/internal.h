@@ -52,6 +52,7 @@ typedef struct gp_config {
     bool signals;         /* final profile on SIGTERM/SIGINT */
     int64_t channel_items; /* records a channel holds before it drops */
     bool gpu_binaries;     /* save GPU binaries (GPUPROF_GPU_BINARIES) */
+    bool python_frames;    /* GPUPROF_PYTHON_FRAMES (pyframes.c) */
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);

@@ -327,22 +327,32 @@ void gpuprof__unwind_hide_module_of(const void *addr)
 }
 
 /* Inserts the frames buf[n-1-j], j in [from, kept) (outermost first),
- * beneath `node`, leaving out the library's own; with a cache, records
- * each frame's address and node. */
+ * beneath `node`, leaving out the library's own; py (NULL: all native)
+ * marks Python frames (pyframes.c). With a cache, records each frame's
+ * address, Python key and node. */
 static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
-                              int n, int from, int kept, uint32_t *unknown,
-                              gp_path_cache *c)
+                              const uint64_t *py, int n, int from, int kept,
+                              uint32_t *unknown, gp_path_cache *c)
 {
     int nh = gp_load_acquire(&nhidden_all);
     for (int j = from; j < kept; j++) {
         void *ip = buf[n - 1 - j];
-        uint32_t id;
-        uint64_t off;
-        if (nh && hidden_always((uintptr_t)ip, nh)) {
+        uint64_t key = py ? py[n - 1 - j] : 0;
+        uint32_t id = 0;
+        uint64_t off = 0;
+        bool keep = false;
+        if (key) { /* a Python frame: (module, line) already */
+            id = (uint32_t)(key >> 32) & 0x7fffffffu;
+            off = (uint32_t)key;
+            keep = true;
+        } else if (nh && hidden_always((uintptr_t)ip, nh)) {
             /* the library's own frame: the path goes on without it */
         } else if (!gpuprof__module_find((uintptr_t)ip, &id, &off)) {
             (*unknown)++;
         } else {
+            keep = true;
+        }
+        if (keep) {
             node = gpuprof__cct_child(t, node, GPUPROF_IO_NODE_FRAME, id, off,
                                       UINT32_MAX);
             if (node == GP_CCT_NONE) {
@@ -353,6 +363,7 @@ static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
         }
         if (c) {
             c->ip[j] = ip;
+            c->py[j] = key;
             c->node[j] = node;
         }
     }
@@ -406,21 +417,41 @@ uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
 {
     if (n > 0 && cut)
         parent = cut_parent(t, parent);
-    return n > 0 ? insert_frames(t, parent, ips, n, 0, n, unknown, NULL)
+    return n > 0 ? insert_frames(t, parent, ips, NULL, n, 0, n, unknown, NULL)
                  : parent;
+}
+
+/* The Python frames of path buf[skip..n) (pyframes.c) into out/py: their
+ * count, with *cut when the path is longer than the buffer; -1 when the
+ * path is used as it is. */
+static int python_path(void *const *buf, int n, int skip, void **out,
+                       uint64_t *py, bool *cut)
+{
+    if (n <= skip || !gpuprof__pyframes_active())
+        return -1;
+    bool more = false;
+    int k = gpuprof__pyframes_expand(buf + skip, n - skip, out, py,
+                                     GP_MAX_FRAMES, &more);
+    *cut = *cut || more;
+    return k;
 }
 
 uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
                            uint32_t *unknown)
 {
-    void *buf[GP_MAX_FRAMES];
+    void *buf[GP_MAX_FRAMES], *pbuf[GP_MAX_FRAMES];
+    uint64_t py[GP_MAX_FRAMES];
     unwinding = 1;
     int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
     unwinding = 0;
     skip = skip_hidden(buf, n, skip);
-    if (n == GP_MAX_FRAMES && n > skip)
+    bool cut = n == GP_MAX_FRAMES;
+    int k = python_path(buf, n, skip, pbuf, py, &cut);
+    if (cut && (k >= 0 ? k : n - skip) > 0)
         parent = cut_parent(t, parent);
-    return insert_frames(t, parent, buf, n, 0, n > skip ? n - skip : 0,
+    if (k >= 0)
+        return insert_frames(t, parent, pbuf, py, k, 0, k, unknown, NULL);
+    return insert_frames(t, parent, buf, NULL, n, 0, n > skip ? n - skip : 0,
                          unknown, NULL);
 }
 
@@ -428,19 +459,31 @@ __attribute__((noinline)) uint32_t
 gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
                          uint32_t *unknown, gp_path_cache *c)
 {
-    void *buf[GP_MAX_FRAMES];
+    void *buf[GP_MAX_FRAMES], *pbuf[GP_MAX_FRAMES];
+    uint64_t pyk[GP_MAX_FRAMES];
     unwinding = 1;
     int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
     unwinding = 0;
     skip = skip_hidden(buf, n, skip);
+    bool cut = n == GP_MAX_FRAMES;
+    int k = python_path(buf, n, skip, pbuf, pyk, &cut);
+    void **ips = buf;
+    const uint64_t *py = NULL;
+    if (k >= 0) { /* the path with Python frames: skip is 0 in it */
+        ips = pbuf;
+        py = pyk;
+        n = k;
+        skip = 0;
+    }
     int kept = n > skip ? n - skip : 0;
-    if (n == GP_MAX_FRAMES && kept)
+    if (cut && kept)
         parent = cut_parent(t, parent);
     const void *mods_now = gp_load_acquire(&current);
     int common = 0;
     if (c->tree == t && c->parent == parent && c->modules == mods_now)
         while (common < kept && common < c->n &&
-               c->ip[common] == buf[n - 1 - common])
+               c->ip[common] == ips[n - 1 - common] &&
+               c->py[common] == (py ? py[n - 1 - common] : 0))
             common++;
     else {
         c->tree = t;
@@ -448,7 +491,7 @@ gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
         c->modules = mods_now;
     }
     uint32_t node = insert_frames(t, common ? c->node[common - 1] : parent,
-                                  buf, n, common, kept, unknown, c);
+                                  ips, py, n, common, kept, unknown, c);
     if (node == GP_CCT_NONE)
         return GP_CCT_NONE;
     if (c->modules != gp_load_acquire(&current))

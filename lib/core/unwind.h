@@ -73,6 +73,7 @@ typedef struct gp_path_cache {
     uint32_t parent;
     int n;                        /* frames below, outermost first */
     void *ip[GP_MAX_FRAMES];
+    uint64_t py[GP_MAX_FRAMES];   /* a Python frame's key; 0: native */
     uint32_t node[GP_MAX_FRAMES]; /* the node after frame j */
 } gp_path_cache;
 
@@ -102,5 +103,29 @@ uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
 /* As gpuprof__callpath, through `c` (zeroed before first use). */
 uint32_t gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
                                   uint32_t *unknown, gp_path_cache *c);
+
+/* ---- Python frames (pyframes.c) ----------------------------------------
+ * A Python frame is a frame node of a pseudo module named
+ * "py:<qualname>:<file>" whose offset is the line (doc/FORMATS.md). */
+#define GP_PY_MODULE_PREFIX "py:"
+#define GP_PY_FRAME (UINT64_C(1) << 63) /* py[]: (module << 32 | line) */
+/* The setting GPUPROF_PYTHON_FRAMES (on unless turned off). Any thread. */
+void gpuprof__pyframes_enable(bool on);
+/* Whether paths get Python frames: enabled and a CPython 3.11 interpreter
+ * found (looked for once, at the first call). Any thread. */
+bool gpuprof__pyframes_active(void);
+/* The calling thread's path buf[0..n) (innermost first) with each frame of
+ * the interpreter loop replaced by the Python frames it runs, into
+ * out/py[0..cap) (py[k] = GP_PY_FRAME | module << 32 | line, out[k] the
+ * code object; py[k] = 0 and out[k] the address for a native frame).
+ * Returns the count; -1 when the path has no interpreter frame or the
+ * Python frames cannot be read (use buf as it is). *cut: cap was reached
+ * before the outermost frame. Only after gpuprof__pyframes_active. */
+int gpuprof__pyframes_expand(void *const *buf, int n, void **out,
+                             uint64_t *py, int cap, bool *cut);
+/* The line of the instruction `at` code units into a code object, from
+ * its 3.11 location table p[0..size) and first line; 0 when it has none. */
+uint32_t gpuprof__py_line(const uint8_t *p, int64_t size, int32_t first,
+                          uint64_t at);
 
 #endif /* GPUPROF_CORE_UNWIND_H */

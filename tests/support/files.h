@@ -6,9 +6,11 @@
 #define GPUPROF_TEST_FILES_H
 
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,6 +80,18 @@ static inline void tf_unmute(tf_muted m)
                   (long long)sb.st_size);
     close(m.fd);
     close(m.saved);
+}
+
+/* Entries of a directory, "." and ".." aside (0 when it cannot be read). */
+static inline int tf_dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
 }
 
 #endif

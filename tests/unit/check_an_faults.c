@@ -11,7 +11,6 @@
  */
 #define _GNU_SOURCE
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -132,16 +131,6 @@ static gpuprof_status analyze(const char *in, const char *out, unsigned threads,
     return st;
 }
 
-static int dir_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    if (d)
-        closedir(d);
-    return n;
-}
 
 static const char *const dbfiles[] = {"meta.db", "profile.db", "cct.db",
                                       "stats.db", "trace.db"};
@@ -535,7 +524,7 @@ START_TEST(failed_run_keeps_the_earlier_database)
         ck_assert_ptr_nonnull(
             strstr(gpuprof_an_last_error(), strerror(ENOSPC)));
         same_as(&s, db, at[i % 3]);
-        ck_assert_int_eq(dir_entries(db), 4);
+        ck_assert_int_eq(tf_dir_entries(db), 4);
     }
     snap_free(&s);
     /* An earlier traced database; an untraced analysis (its trace.db
@@ -550,7 +539,7 @@ START_TEST(failed_run_keeps_the_earlier_database)
         full_at = NULL;
         ck_assert_int_eq(st, GPUPROF_E_IO);
         same_as(&s, db, i ? "traced over traced" : "untraced over traced");
-        ck_assert_int_eq(dir_entries(db), 5);
+        ck_assert_int_eq(tf_dir_entries(db), 5);
     }
     snap_free(&s);
 }

@@ -358,6 +358,25 @@ static void note_launch(uint64_t corr, unsigned stream, uint32_t flags)
         gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, flags, 0, stream, 0);
 }
 
+/* The device work of operation `corr` (begun by the caller, whose frame
+ * the call path keeps): queued on `stream` at the host's (scripted) time,
+ * with its launch noted for traces (`dep`: GPUPROF_DEP_* flags). */
+static gpuprof_status launch(uint64_t corr, uint32_t kind, unsigned stream,
+                             uint64_t dur_ns, uint64_t bytes, const char *name,
+                             uint32_t dep)
+{
+    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), name, 0};
+    note_launch(corr, stream, dep);
+    return enqueue(&j, 1);
+}
+
+/* A copy or fill: the kinds gpuprof__sim_copy and _copy_sync take. */
+static bool copy_kind(gpuprof_op_kind kind)
+{
+    return kind == GPUPROF_OP_MEMSET ||
+           (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER);
+}
+
 /* Frames: gpuprof_be_op_begin drops itself and callpath; skip 1 more drops
  * the public sim function, so the innermost frame is its caller's. The
  * launch functions must keep their own frame (no tail calls into op_begin,
@@ -368,10 +387,8 @@ gpuprof__sim_kernel(unsigned stream, const char *name, uint64_t dur_ns)
     if (stream >= cfg.streams || !name || !*name)
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name,
-             0};
-    note_launch(corr, stream, 0);
-    gpuprof_status st = enqueue(&j, 1);
+    gpuprof_status st =
+        launch(corr, GPUPROF_OP_KERNEL, stream, dur_ns, 0, name, 0);
     gpuprof_be_op_end(corr);
     return st;
 }
@@ -380,14 +397,10 @@ __attribute__((noinline)) gpuprof_status
 gpuprof__sim_copy(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
                   uint64_t dur_ns)
 {
-    if (stream >= cfg.streams ||
-        !(kind == GPUPROF_OP_MEMSET ||
-          (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
+    if (stream >= cfg.streams || !copy_kind(kind))
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof_be_op_begin(kind, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL, 0};
-    note_launch(corr, stream, 0);
-    gpuprof_status st = enqueue(&j, 1);
+    gpuprof_status st = launch(corr, kind, stream, dur_ns, bytes, NULL, 0);
     gpuprof_be_op_end(corr);
     return st;
 }
@@ -486,14 +499,11 @@ __attribute__((noinline)) gpuprof_status
 gpuprof__sim_copy_sync(unsigned stream, gpuprof_op_kind kind, uint64_t bytes,
                        uint64_t dur_ns)
 {
-    if (stream >= cfg.streams ||
-        !(kind == GPUPROF_OP_MEMSET ||
-          (kind >= GPUPROF_OP_COPY_H2D && kind <= GPUPROF_OP_COPY_OTHER)))
+    if (stream >= cfg.streams || !copy_kind(kind))
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof_be_op_begin(kind, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, gpuprof_be_now_ns(), NULL, 0};
-    note_launch(corr, stream, GPUPROF_DEP_BLOCKING);
-    gpuprof_status st = enqueue(&j, 1);
+    gpuprof_status st =
+        launch(corr, kind, stream, dur_ns, bytes, NULL, GPUPROF_DEP_BLOCKING);
     if (st == GPUPROF_OK)
         st = wait_for(stream, UINT32_MAX);
     gpuprof_be_op_end(corr);
@@ -514,7 +524,7 @@ gpuprof__sim_event_record(unsigned stream, uint32_t *event)
     pthread_mutex_unlock(&mu);
     gpuprof_status st = GPUPROF_E_LIMIT;
     if (ev != UINT32_MAX) {
-        job j = {0, 0, stream, JOB_EVENT, 0, 0, gpuprof_be_now_ns(), NULL, ev};
+        job j = {0, 0, stream, JOB_EVENT, 0, 0, host_now(), NULL, ev};
         st = enqueue(&j, 1);
     }
     gpuprof_be_op_end(corr);
@@ -577,7 +587,7 @@ gpuprof__sim_stream_wait_event(unsigned stream, uint32_t ev)
         return GPUPROF_E_INVALID;
     uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_OTHER, 1);
     gpuprof_be_op_dep(corr, GPUPROF_DEP_STREAM_WAIT, 0, 0, stream, evs[ev].corr);
-    job j = {0, 0, stream, JOB_WAIT, 0, 0, gpuprof_be_now_ns(), NULL, ev};
+    job j = {0, 0, stream, JOB_WAIT, 0, 0, host_now(), NULL, ev};
     gpuprof_status st = enqueue(&j, 1);
     gpuprof_be_op_end(corr);
     return st;
@@ -633,9 +643,7 @@ gpuprof__sim_copy_host(unsigned stream, gpuprof_op_kind kind, const void *host,
         gpuprof_be_detect_readback(host, bytes);
     else if (gpuprof_be_detect_sent_again(host, bytes))
         gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_OUTPUT_AS_INPUT, 1);
-    job j = {corr, kind, stream, 0, dur_ns, bytes, host_now(), NULL, 0};
-    note_launch(corr, stream, 0);
-    gpuprof_status st = enqueue(&j, 1);
+    gpuprof_status st = launch(corr, kind, stream, dur_ns, bytes, NULL, 0);
     gpuprof_be_op_end(corr);
     return st;
 }
@@ -649,10 +657,8 @@ gpuprof__sim_kernel_in(unsigned stream, const char *name, uint32_t context,
     uint64_t corr = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 1);
     if (gpuprof_be_detect_kernel_context(name, context))
         gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_MULTI_CONTEXT, 1);
-    job j = {corr, GPUPROF_OP_KERNEL, stream, 0, dur_ns, 0, host_now(), name,
-             0};
-    note_launch(corr, stream, 0);
-    gpuprof_status st = enqueue(&j, 1);
+    gpuprof_status st =
+        launch(corr, GPUPROF_OP_KERNEL, stream, dur_ns, 0, name, 0);
     gpuprof_be_op_end(corr);
     return st;
 }

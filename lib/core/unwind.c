@@ -227,23 +227,42 @@ const gp_module_info *gpuprof__module(uint32_t id)
 /* Hidden text ranges (gpuprof__unwind_hide): written once each, then read
  * by every hook; nhidden is published after the range. */
 #define MAX_HIDDEN 8
-static struct { _Atomic uintptr_t lo, hi; } hidden[MAX_HIDDEN];
+typedef struct { _Atomic uintptr_t lo, hi; } hidden_range;
+static hidden_range hidden[MAX_HIDDEN];
 static _Atomic int nhidden;
 static pthread_mutex_t hide_mu = PTHREAD_MUTEX_INITIALIZER;
 
-void gpuprof__unwind_hide(uintptr_t lo, uintptr_t hi)
+/* Adds [lo, hi) to table `tab` of MAX_HIDDEN ranges, *n of them used (a
+ * range already there or a full table: nothing). */
+static void hide_add(hidden_range *tab, _Atomic int *count, uintptr_t lo,
+                     uintptr_t hi)
 {
     pthread_mutex_lock(&hide_mu);
-    int n = gp_load_relaxed(&nhidden);
+    int n = gp_load_relaxed(count);
     bool dup = false;
     for (int i = 0; i < n; i++)
-        dup |= gp_load_relaxed(&hidden[i].lo) == lo;
+        dup |= gp_load_relaxed(&tab[i].lo) == lo;
     if (!dup && n < MAX_HIDDEN && lo < hi) {
-        gp_store_relaxed(&hidden[n].lo, lo);
-        gp_store_relaxed(&hidden[n].hi, hi);
-        gp_store_release(&nhidden, n + 1);
+        gp_store_relaxed(&tab[n].lo, lo);
+        gp_store_relaxed(&tab[n].hi, hi);
+        gp_store_release(count, n + 1);
     }
     pthread_mutex_unlock(&hide_mu);
+}
+
+void gpuprof__unwind_hide(uintptr_t lo, uintptr_t hi)
+{
+    hide_add(hidden, &nhidden, lo, hi);
+}
+
+/* Whether pc lies in one of the first n ranges of `tab`. */
+static inline bool in_ranges(const hidden_range *tab, int n, uintptr_t pc)
+{
+    for (int i = 0; i < n; i++)
+        if (pc >= gp_load_relaxed(&tab[i].lo) &&
+            pc < gp_load_relaxed(&tab[i].hi))
+            return true;
+    return false;
 }
 
 /* `skip`, grown past innermost frames in hidden ranges. */
@@ -252,48 +271,21 @@ static inline int skip_hidden(void *const *buf, int n, int skip)
     int nh = gp_load_acquire(&nhidden);
     if (!nh)
         return skip;
-    while (skip < n) {
-        uintptr_t pc = (uintptr_t)buf[skip];
-        bool in = false;
-        for (int i = 0; i < nh && !in; i++)
-            in = pc >= gp_load_relaxed(&hidden[i].lo) &&
-                 pc < gp_load_relaxed(&hidden[i].hi);
-        if (!in)
-            break;
+    while (skip < n && in_ranges(hidden, nh, (uintptr_t)buf[skip]))
         skip++;
-    }
     return skip;
 }
 
 /* The library's own text (libgpuprof.so, the OpenCL layer), hidden from
  * every call path wherever it stands in it (gpuprof__unwind_hide_always). */
-#define MAX_HIDDEN_ALL 8
-static struct { _Atomic uintptr_t lo, hi; } hidden_all[MAX_HIDDEN_ALL];
+static hidden_range hidden_all[MAX_HIDDEN];
 static _Atomic int nhidden_all;
 
 void gpuprof__unwind_hide_always(uintptr_t lo, uintptr_t hi)
 {
-    pthread_mutex_lock(&hide_mu);
-    int n = gp_load_relaxed(&nhidden_all);
-    bool dup = false;
-    for (int i = 0; i < n; i++)
-        dup |= gp_load_relaxed(&hidden_all[i].lo) == lo;
-    if (!dup && n < MAX_HIDDEN_ALL && lo < hi) {
-        gp_store_relaxed(&hidden_all[n].lo, lo);
-        gp_store_relaxed(&hidden_all[n].hi, hi);
-        gp_store_release(&nhidden_all, n + 1);
-    }
-    pthread_mutex_unlock(&hide_mu);
+    hide_add(hidden_all, &nhidden_all, lo, hi);
 }
 
-static inline bool hidden_always(uintptr_t pc, int nh)
-{
-    for (int i = 0; i < nh; i++)
-        if (pc >= gp_load_relaxed(&hidden_all[i].lo) &&
-            pc < gp_load_relaxed(&hidden_all[i].hi))
-            return true;
-    return false;
-}
 
 /* Finds the module holding `arg` (an address) and hides its executable
  * segments always, unless it is the main program (a static link: the
@@ -345,7 +337,7 @@ static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
             id = (uint32_t)(key >> 32) & 0x7fffffffu;
             off = (uint32_t)key;
             keep = true;
-        } else if (nh && hidden_always((uintptr_t)ip, nh)) {
+        } else if (nh && in_ranges(hidden_all, nh, (uintptr_t)ip)) {
             /* the library's own frame: the path goes on without it */
         } else if (!gpuprof__module_find((uintptr_t)ip, &id, &off)) {
             (*unknown)++;

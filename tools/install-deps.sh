@@ -25,10 +25,18 @@ py="python3-pandas python3-setuptools python3-pip"
 # (tests/scripts/export-otf2.sh). Without them the export says it was
 # built without OTF2 support.
 otf2="libotf2-trace-dev"
+# Level Zero: the loader's headers build the levelzero backend and its example
+# (the loader is dlopened, never linked); its tracing layer is what the
+# backend observes calls through. Without a driver the backend says
+# "unavailable"; the tests bring a fake driver of their own.
+ze="libze-dev libze1"
+# PAPI: its headers build the papi backend (libpapi is dlopened); papi-tools
+# (papi_avail, papi_native_avail) show which events this machine has.
+papi="libpapi-dev papi-tools"
 case "$group" in
   demo) pkgs="$base" ;;
-  bench) pkgs="$base $otf2" ;;
-  check) pkgs="$base g++ check zstd binutils python3 $mpi $py $otf2 otf2-tools" ;;
+  bench) pkgs="$base $otf2 $ze $papi" ;;
+  check) pkgs="$base g++ check zstd binutils python3 $mpi $py $otf2 otf2-tools $ze $papi" ;;
   *) echo "install-deps.sh: unknown group '$group' (demo, bench, check)" >&2; exit 2 ;;
 esac
 

@@ -201,28 +201,15 @@ static gpuprof_status gather(build *b)
 }
 
 /* ---- CPU lanes ---------------------------------------------------------- */
-typedef struct region {
-    uint64_t start, end;
-    uint32_t context;
-} region;
-
 static int by_start_outer_first(const void *x, const void *y)
 {
-    const region *a = x, *b = y;
+    const cp_region *a = x, *b = y;
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
     return (a->end < b->end) - (a->end > b->end);
 }
 
-/* The innermost region at a time, moving forward (regions nest). */
-typedef struct rsweep {
-    region *r;
-    uint64_t n, next;
-    uint32_t *stack;
-    uint32_t depth;
-} rsweep;
-
-static void sweep_to(rsweep *s, uint64_t t)
+void cp_sweep_to(cp_rsweep *s, uint64_t t)
 {
     for (;;) {
         while (s->depth && s->r[s->stack[s->depth - 1]].end <= t)
@@ -237,17 +224,22 @@ static void sweep_to(rsweep *s, uint64_t t)
     }
 }
 
+uint64_t cp_sweep_next(const cp_rsweep *s, uint64_t e)
+{
+    if (s->depth && s->r[s->stack[s->depth - 1]].end < e)
+        e = s->r[s->stack[s->depth - 1]].end;
+    if (s->next < s->n && s->r[s->next].start < e)
+        e = s->r[s->next].start;
+    return e;
+}
+
 /* CPU work on [a, b): pieces where the innermost region changes. */
-static gpuprof_status work(build *b, cp_lane *l, rsweep *s, uint64_t a,
+static gpuprof_status work(build *b, cp_lane *l, cp_rsweep *s, uint64_t a,
                            uint64_t e)
 {
     while (a < e) {
-        sweep_to(s, a);
-        uint64_t nb = e;
-        if (s->depth && s->r[s->stack[s->depth - 1]].end < nb)
-            nb = s->r[s->stack[s->depth - 1]].end;
-        if (s->next < s->n && s->r[s->next].start < nb)
-            nb = s->r[s->next].start;
+        cp_sweep_to(s, a);
+        uint64_t nb = cp_sweep_next(s, e);
         uint32_t ctx = s->depth ? s->r[s->stack[s->depth - 1]].context : 0;
         cp_graph *g = b->g;
         cp_act *prev = l->n ? &g->act[g->nact - 1] : NULL;
@@ -267,30 +259,38 @@ static gpuprof_status work(build *b, cp_lane *l, rsweep *s, uint64_t a,
     return GPUPROF_OK;
 }
 
-static gpuprof_status regions_of(const thread_in *t, rsweep *s)
+gpuprof_status cp_regions_load(const uint8_t *raw, uint64_t n, cp_rsweep *s)
 {
     memset(s, 0, sizeof(*s));
-    s->r = malloc((t->nreg ? t->nreg : 1) * sizeof(*s->r));
-    s->stack = malloc((t->nreg ? t->nreg : 1) * sizeof(*s->stack));
+    s->r = malloc((n ? n : 1) * sizeof(*s->r));
+    s->stack = malloc((n ? n : 1) * sizeof(*s->stack));
     if (!s->r || !s->stack)
         return nomem();
-    for (uint64_t i = 0; i < t->nreg; i++) {
-        const uint8_t *q = t->reg + i * DB_TRACE_REC;
-        s->r[i] = (region){db_get64(q), db_get64(q + 8), db_get32(q + 24)};
+    for (uint64_t i = 0; i < n; i++) {
+        const uint8_t *q = raw + i * DB_TRACE_REC;
+        s->r[i] = (cp_region){db_get64(q), db_get64(q + 8), db_get32(q + 24),
+                              (uint32_t)i};
         if (s->r[i].context == UINT32_MAX)
             s->r[i].context = 0;
     }
-    s->n = t->nreg;
+    s->n = n;
     qsort(s->r, s->n, sizeof(*s->r), by_start_outer_first);
     return GPUPROF_OK;
+}
+
+void cp_rsweep_free(cp_rsweep *s)
+{
+    free(s->r);
+    free(s->stack);
+    memset(s, 0, sizeof(*s));
 }
 
 /* A thread's lane: calls, and CPU work tiling the rest of its span. */
 static gpuprof_status cpu_lane(build *b, const thread_in *t)
 {
     cp_lane *l = add_lane(b, 0, t->profile, 0, 0);
-    rsweep s = {0};
-    gpuprof_status st = l ? regions_of(t, &s) : nomem();
+    cp_rsweep s = {0};
+    gpuprof_status st = l ? cp_regions_load(t->reg, t->nreg, &s) : nomem();
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint64_t i = 0; i < s.n && st == GPUPROF_OK; i++) {
         lo = s.r[i].start < lo ? s.r[i].start : lo;
@@ -328,8 +328,7 @@ static gpuprof_status cpu_lane(build *b, const thread_in *t)
     }
     if (st == GPUPROF_OK && hi > cur && lo != UINT64_MAX)
         st = work(b, l, &s, cur, hi);
-    free(s.r);
-    free(s.stack);
+    cp_rsweep_free(&s);
     return st;
 }
 

@@ -14,7 +14,11 @@
  * a system tree node per host, a group per process, the later-booted
  * host's times moved onto the first's clock by the difference of their
  * realtime offsets (a host's is its first process's: they share its
- * monotonic clock), the clock properties' offset, length and date exact. Also:
+ * monotonic clock), the clock properties' offset, length and date exact.
+ * The critical path of a trace with dependency notes (check_an_cpath's
+ * basic): exactly its records' events carry critical_path 1, with their
+ * time on it; a trace without notes, and one the analysis refuses, export
+ * without the attributes and say why. Also:
  * bad arguments, no traces, and a build without OTF2 support (then only that it
  * says so).
  */
@@ -370,7 +374,7 @@ END_TEST
  * The path: R 1000, L1 200 (until kA starts), kA 20000, S2 100, R 100, S3
  * 100, R 500. So R (1600 ns in all), L1, kA, S2 and S3 carry
  * critical_path 1 with their time on it; cpu, L2, S1 and kB 0. */
-static void write_cpath_run(void)
+static void write_cpath_run(int damaged)
 {
     snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -413,13 +417,15 @@ static void write_cpath_run(void)
         {2000, 0, GPUPROF_IO_DEP_INFO(GPUPROF_DEP_SYNC_STREAM, 0, 0, 1), 3},
         {16500, 0, GPUPROF_IO_DEP_INFO(GPUPROF_DEP_SYNC_STREAM, 0, 0, 0), 4},
         {21400, 0, GPUPROF_IO_DEP_INFO(GPUPROF_DEP_SYNC_STREAM, 0, 0, 0), 5}};
+    if (damaged) /* a note naming a call the trace does not hold */
+        deps[2].corr = 99;
     off += gpuprof__io_trace_dep_records(buf + off, 0, 0, deps, 3);
     write_file("h1-p10.gptrace", buf, off);
 }
 
 START_TEST(critical_path_exact)
 {
-    write_cpath_run();
+    write_cpath_run(0);
     gpuprof_an_db *db = analyze();
     char archive[600], *note = NULL;
     size_t nsize = 0;
@@ -463,6 +469,38 @@ START_TEST(critical_path_exact)
 }
 END_TEST
 
+/* A trace the analysis refuses (a note naming a call it does not hold):
+ * exported all the same, without the attributes, the note saying why. */
+START_TEST(critical_path_refused)
+{
+    write_cpath_run(1);
+    gpuprof_an_db *db = analyze();
+    char archive[600], *note = NULL;
+    size_t nsize = 0;
+    snprintf(archive, sizeof(archive), "%s/x", dir);
+    FILE *notes = open_memstream(&note, &nsize);
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, notes, 0);
+    fclose(notes);
+    if (without_otf2(st)) {
+        gpuprof_an_db_close(db);
+        free(note);
+        return;
+    }
+    ck_assert_int_eq(st, GPUPROF_OK);
+    ck_assert_msg(strstr(note, ": no critical_path attributes: ") &&
+                      strstr(note, "a dependency note names an API call the "
+                                   "trace does not hold") &&
+                      strchr(note, '\n') == note + strlen(note) - 1,
+                  "%s", note);
+    free(note);
+    char *text = events_of(archive);
+    ck_assert_ptr_null(strstr(text, "cp="));
+    ck_assert_ptr_nonnull(strstr(text, "ENTER 1 1200 kA\n"));
+    free(text);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -470,6 +508,7 @@ int main(void)
         {"hosts_share_a_clock", hosts_share_a_clock, 30},
         {"no_traces_and_bad_arguments", no_traces_and_bad_arguments, 30},
         {"critical_path_exact", critical_path_exact, 30},
+        {"critical_path_refused", critical_path_refused, 30},
     };
     return RUN_SUITE("an_otf2", cases);
 }

@@ -77,12 +77,15 @@ $(B)/tests/cupti_static_prog: tests/unit/fixtures/cupti_static_prog.cu
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $@")
 	$(Q)$(CUPTI_NVCC) -arch=sm_90 -o $@ $<
-$(B)/tests/check_cupti: tests/unit/check_cupti.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(CUPTI_FIXTURE)
+# It also analyses what it measured (the trace analysis on its dependency
+# notes): the analysis objects come along.
+$(B)/tests/check_cupti: tests/unit/check_cupti.c $(LIB_OBJS) $(AN_OBJS) $(TEST_HELPER_OBJS) $(CUPTI_FIXTURE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests -isystem $(CUDA_HOME)/include \
 	  -isystem $(CUPTI_INC) $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
-	  $(LIB_OBJS) $(TEST_HELPER_OBJS) -rdynamic $(LDFLAGS) $(TEST_LIBS)
+	  $(LIB_OBJS) $(AN_OBJS) $(TEST_HELPER_OBJS) -rdynamic $(LDFLAGS) \
+	  $(TEST_LIBS) $(DW_LIBS)
 # check_an_gpudwarf reads the line tables of a cubin built beside it, as
 # nvcc makes it (ET_EXEC) and with -rdc (ET_REL), and compares them with
 # the rows binutils' readelf decodes (tests/support/cubin-lines.sh). No

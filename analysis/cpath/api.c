@@ -86,7 +86,10 @@ static gpuprof_status timed(proc *p, const double *scale)
     return st;
 }
 
-static gpuprof_status one(const gpuprof_an_db *db, uint32_t process, proc *p)
+/* Process `process` into p; without `full`, its graph and critical path
+ * only (no wait states, no idleness blame). */
+static gpuprof_status one(const gpuprof_an_db *db, uint32_t process, proc *p,
+                          bool full)
 {
     shared *s = calloc(1, sizeof(*s));
     if (!s)
@@ -97,6 +100,8 @@ static gpuprof_status one(const gpuprof_an_db *db, uint32_t process, proc *p)
     if (st != GPUPROF_OK)
         return st;
     cp_weights(&s->g);
+    if (!full)
+        return timed(p, NULL);
     s->idle = malloc((s->g.nact ? s->g.nact : 1) * sizeof(*s->idle));
     st = s->idle ? cp_idle(&s->g, s->idle) : nomem();
     if (st == GPUPROF_OK)
@@ -122,10 +127,9 @@ static gpuprof_status kernels(gpuprof_an_cpath *cp)
     return GPUPROF_OK;
 }
 
-GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_new(const gpuprof_an_db *db,
-                                                   gpuprof_an_progress_fn fn,
-                                                   void *user,
-                                                   gpuprof_an_cpath **out)
+static gpuprof_status cpath_new(const gpuprof_an_db *db, bool full,
+                                gpuprof_an_progress_fn fn, void *user,
+                                gpuprof_an_cpath **out)
 {
     if (!db || !out)
         return gpuprof__an_fail(GPUPROF_E_INVALID, "NULL argument");
@@ -151,7 +155,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_new(const gpuprof_an_db *db,
         if (fn)
             fn("cpath", i, n, user);
         cp->n = i + 1;
-        st = one(db, ids[i], &cp->p[i]);
+        st = one(db, ids[i], &cp->p[i], full);
     }
     if (fn && st == GPUPROF_OK)
         fn("cpath", n, n, user);
@@ -162,6 +166,28 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_new(const gpuprof_an_db *db,
     }
     *out = cp;
     return GPUPROF_OK;
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_new(const gpuprof_an_db *db,
+                                                   gpuprof_an_progress_fn fn,
+                                                   void *user,
+                                                   gpuprof_an_cpath **out)
+{
+    return cpath_new(db, true, fn, user, out);
+}
+
+gpuprof_status gpuprof__an_cpath_new_path(const gpuprof_an_db *db,
+                                          gpuprof_an_cpath **out)
+{
+    return cpath_new(db, false, NULL, NULL, out);
+}
+
+const cp_graph *gpuprof__an_cpath_path(const gpuprof_an_cpath *cp, uint32_t i,
+                                       const cp_step **steps, uint64_t *n)
+{
+    *steps = cp->p[i].path;
+    *n = cp->p[i].npath;
+    return &cp->p[i].s->g;
 }
 
 GPUPROF_AN_API uint32_t

@@ -137,6 +137,29 @@ void cp_graph_free(cp_graph *g);
 /* The processes trace.db holds, ascending; how many (at most max). */
 uint32_t cp_processes(const gpuprof_an_db *db, uint32_t *out, uint32_t max);
 
+/* graph.c: a thread's regions (trace.db REGIONS records, which nest) swept
+ * forward in time for the innermost one at each moment. */
+typedef struct cp_region {
+    uint64_t start, end;
+    uint32_t context; /* 0: unknown */
+    uint32_t rec;     /* its record in the stream */
+} cp_region;
+typedef struct cp_rsweep {
+    cp_region *r; /* by start, the enclosing one first */
+    uint64_t n, next;
+    uint32_t *stack; /* the regions open at the time swept to */
+    uint32_t depth;
+} cp_rsweep;
+/* Loads n raw records; GPUPROF_E_NOMEM. */
+gpuprof_status cp_regions_load(const uint8_t *raw, uint64_t n, cp_rsweep *s);
+/* Moves to time t (never backwards): the innermost region open at t is
+ * r[stack[depth - 1]] when depth is not 0. */
+void cp_sweep_to(cp_rsweep *s, uint64_t t);
+/* The first time after the one swept to and before e where the innermost
+ * region changes (e when none). */
+uint64_t cp_sweep_next(const cp_rsweep *s, uint64_t e);
+void cp_rsweep_free(cp_rsweep *s);
+
 /* path.c: times and the critical path. */
 typedef struct cp_times {
     int64_t *t;        /* per node */
@@ -206,5 +229,14 @@ void gpuprof__an_cpath_blames(const gpuprof_an_cpath *cp, uint32_t i,
                               void (*cb)(void *arg, const char *name,
                                          uint64_t ns),
                               void *arg);
+
+/* api.c, for the OTF2 export (analysis/export/an_otf2_cpath.c): the
+ * analysis with each process's graph and critical path only (no wait
+ * states, no idleness blame: it must not be given to the functions that
+ * report those); process i's graph and its path, *n steps in time order. */
+gpuprof_status gpuprof__an_cpath_new_path(const gpuprof_an_db *db,
+                                          gpuprof_an_cpath **out);
+const cp_graph *gpuprof__an_cpath_path(const gpuprof_an_cpath *cp, uint32_t i,
+                                       const cp_step **steps, uint64_t *n);
 
 #endif /* GPUPROF_AN_CPATH_H */

@@ -101,11 +101,30 @@ typedef struct build {
     corrmap calls;     /* call correlation id -> activity */
     uint32_t *work_of; /* call -> its last device work */
     uint64_t *launch;  /* per activity of a GPU lane: when it was launched */
+    uint64_t ngpu;     /* device work records */
 } build;
 
 static gpuprof_status nomem(void)
 {
     return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+}
+
+/* The call with correlation id corr. Device work and notes mostly come in
+ * the order of their calls, so the few activities after the last one found
+ * (*hint) are tried before the map: a hash probe into a table of millions
+ * is a cache miss, those are not. Calls' ids are unique (cpu_lane). */
+static uint32_t call_of(const build *b, uint64_t corr, uint32_t *hint)
+{
+    const cp_graph *g = b->g;
+    for (uint32_t k = *hint; k < g->nact && k < *hint + 4; k++)
+        if (g->act[k].corr == corr && g->act[k].kind == CP_CALL && corr) {
+            *hint = k + 1;
+            return k;
+        }
+    uint32_t c = map_get(&b->calls, corr);
+    if (c != CP_NONE)
+        *hint = c + 1;
+    return c;
 }
 
 static gpuprof_status add_act(build *b, cp_act a)
@@ -185,8 +204,10 @@ static gpuprof_status gather(build *b)
             continue;
         uint64_t n;
         const uint8_t *r = gpuprof__an_db_trace_raw(b->db, i, &n);
-        if (s.kind == GPUPROF_AN_TRACE_GPU)
+        if (s.kind == GPUPROF_AN_TRACE_GPU) {
+            b->ngpu += n;
             continue; /* after the calls (device work joins them) */
+        }
         thread_in *t = thread_of(b, s.profile, &capth);
         if (!t)
             return nomem();
@@ -201,28 +222,15 @@ static gpuprof_status gather(build *b)
 }
 
 /* ---- CPU lanes ---------------------------------------------------------- */
-typedef struct region {
-    uint64_t start, end;
-    uint32_t context;
-} region;
-
 static int by_start_outer_first(const void *x, const void *y)
 {
-    const region *a = x, *b = y;
+    const cp_region *a = x, *b = y;
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
     return (a->end < b->end) - (a->end > b->end);
 }
 
-/* The innermost region at a time, moving forward (regions nest). */
-typedef struct rsweep {
-    region *r;
-    uint64_t n, next;
-    uint32_t *stack;
-    uint32_t depth;
-} rsweep;
-
-static void sweep_to(rsweep *s, uint64_t t)
+void cp_sweep_to(cp_rsweep *s, uint64_t t)
 {
     for (;;) {
         while (s->depth && s->r[s->stack[s->depth - 1]].end <= t)
@@ -237,17 +245,22 @@ static void sweep_to(rsweep *s, uint64_t t)
     }
 }
 
+uint64_t cp_sweep_next(const cp_rsweep *s, uint64_t e)
+{
+    if (s->depth && s->r[s->stack[s->depth - 1]].end < e)
+        e = s->r[s->stack[s->depth - 1]].end;
+    if (s->next < s->n && s->r[s->next].start < e)
+        e = s->r[s->next].start;
+    return e;
+}
+
 /* CPU work on [a, b): pieces where the innermost region changes. */
-static gpuprof_status work(build *b, cp_lane *l, rsweep *s, uint64_t a,
+static gpuprof_status work(build *b, cp_lane *l, cp_rsweep *s, uint64_t a,
                            uint64_t e)
 {
     while (a < e) {
-        sweep_to(s, a);
-        uint64_t nb = e;
-        if (s->depth && s->r[s->stack[s->depth - 1]].end < nb)
-            nb = s->r[s->stack[s->depth - 1]].end;
-        if (s->next < s->n && s->r[s->next].start < nb)
-            nb = s->r[s->next].start;
+        cp_sweep_to(s, a);
+        uint64_t nb = cp_sweep_next(s, e);
         uint32_t ctx = s->depth ? s->r[s->stack[s->depth - 1]].context : 0;
         cp_graph *g = b->g;
         cp_act *prev = l->n ? &g->act[g->nact - 1] : NULL;
@@ -267,30 +280,38 @@ static gpuprof_status work(build *b, cp_lane *l, rsweep *s, uint64_t a,
     return GPUPROF_OK;
 }
 
-static gpuprof_status regions_of(const thread_in *t, rsweep *s)
+gpuprof_status cp_regions_load(const uint8_t *raw, uint64_t n, cp_rsweep *s)
 {
     memset(s, 0, sizeof(*s));
-    s->r = malloc((t->nreg ? t->nreg : 1) * sizeof(*s->r));
-    s->stack = malloc((t->nreg ? t->nreg : 1) * sizeof(*s->stack));
+    s->r = malloc((n ? n : 1) * sizeof(*s->r));
+    s->stack = malloc((n ? n : 1) * sizeof(*s->stack));
     if (!s->r || !s->stack)
         return nomem();
-    for (uint64_t i = 0; i < t->nreg; i++) {
-        const uint8_t *q = t->reg + i * DB_TRACE_REC;
-        s->r[i] = (region){db_get64(q), db_get64(q + 8), db_get32(q + 24)};
+    for (uint64_t i = 0; i < n; i++) {
+        const uint8_t *q = raw + i * DB_TRACE_REC;
+        s->r[i] = (cp_region){db_get64(q), db_get64(q + 8), db_get32(q + 24),
+                              (uint32_t)i};
         if (s->r[i].context == UINT32_MAX)
             s->r[i].context = 0;
     }
-    s->n = t->nreg;
+    s->n = n;
     qsort(s->r, s->n, sizeof(*s->r), by_start_outer_first);
     return GPUPROF_OK;
+}
+
+void cp_rsweep_free(cp_rsweep *s)
+{
+    free(s->r);
+    free(s->stack);
+    memset(s, 0, sizeof(*s));
 }
 
 /* A thread's lane: calls, and CPU work tiling the rest of its span. */
 static gpuprof_status cpu_lane(build *b, const thread_in *t)
 {
     cp_lane *l = add_lane(b, 0, t->profile, 0, 0);
-    rsweep s = {0};
-    gpuprof_status st = l ? regions_of(t, &s) : nomem();
+    cp_rsweep s = {0};
+    gpuprof_status st = l ? cp_regions_load(t->reg, t->nreg, &s) : nomem();
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint64_t i = 0; i < s.n && st == GPUPROF_OK; i++) {
         lo = s.r[i].start < lo ? s.r[i].start : lo;
@@ -328,8 +349,7 @@ static gpuprof_status cpu_lane(build *b, const thread_in *t)
     }
     if (st == GPUPROF_OK && hi > cur && lo != UINT64_MAX)
         st = work(b, l, &s, cur, hi);
-    free(s.r);
-    free(s.stack);
+    cp_rsweep_free(&s);
     return st;
 }
 
@@ -347,11 +367,11 @@ static gpuprof_status gpu_lanes(build *b)
         cp_lane *l = add_lane(b, 1, CP_NONE, s.device, s.stream);
         if (!l)
             return nomem();
-        uint32_t li = (uint32_t)(l - b->g->lane);
+        uint32_t li = (uint32_t)(l - b->g->lane), hint = 0;
         for (uint64_t k = 0; k < n; k++) {
             const uint8_t *q = r + k * DB_TRACE_REC;
             uint64_t corr = db_get64(q + 16);
-            uint32_t call = map_get(&b->calls, corr), ctx = db_get32(q + 24);
+            uint32_t call = call_of(b, corr, &hint), ctx = db_get32(q + 24);
             gpuprof_status st = add_act(
                 b, (cp_act){db_get64(q), db_get64(q + 8), corr, li,
                             ctx == UINT32_MAX ? 0 : ctx,
@@ -379,9 +399,10 @@ static gpuprof_status notes(build *b)
     cp_graph *g = b->g;
     for (uint32_t i = 0; i < b->nth; i++) {
         const thread_in *t = &b->th[i];
+        uint32_t hint = 0;
         for (uint64_t k = 0; k < t->ndeps; k++) {
             const uint8_t *q = t->deps + k * DB_TRACE_REC;
-            uint32_t call = map_get(&b->calls, db_get64(q + 16));
+            uint32_t call = call_of(b, db_get64(q + 16), &hint);
             uint32_t info = db_get32(q + 24);
             if (call == CP_NONE)
                 return corrupt(b, "a dependency note names an API call the "
@@ -395,7 +416,11 @@ static gpuprof_status notes(build *b)
                           db_get64(q + 8)};
         }
     }
-    if (g->nnote)
+    bool sorted = true; /* mostly: threads' lanes and their notes both
+                           come in thread order */
+    for (uint32_t k = 1; k < g->nnote && sorted; k++)
+        sorted = g->note[k - 1].call <= g->note[k].call;
+    if (!sorted)
         qsort(g->note, g->nnote, sizeof(*g->note), by_call);
     for (uint32_t k = 0; k < g->nnote; k++) {
         cp_act *a = &g->act[g->note[k].call];
@@ -707,6 +732,27 @@ static void shrink(cp_graph *g)
     }
 }
 
+/* Room for what the trace will most likely give at once, rather than by
+ * doubling (each doubling copies everything so far): a call and the CPU
+ * work before it per call, two pieces per region, the device work; per
+ * activity its own edge and its order edge, a launch edge per device
+ * work. */
+static bool reserve(build *b)
+{
+    uint64_t n = b->ngpu + 1;
+    for (uint32_t i = 0; i < b->nth; i++)
+        n += 2 * (b->th[i].nops + b->th[i].nreg);
+    if (n >= CP_MAX_NODES)
+        return true; /* refused later, by count */
+    uint64_t cap = b->capact;
+    cp_graph *g = b->g;
+    if (!grow((void **)&g->act, &cap, n, sizeof(cp_act)))
+        return false;
+    b->capact = cap;
+    return grow((void **)&g->edge, &g->capedge, 2 * n + b->ngpu,
+                sizeof(cp_edge));
+}
+
 gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
                               cp_graph *g)
 {
@@ -718,6 +764,8 @@ gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
     for (uint32_t i = 0; i < b.nth; i++)
         ncalls += b.th[i].nops;
     if (st == GPUPROF_OK && !map_init(&b.calls, ncalls))
+        st = nomem();
+    if (st == GPUPROF_OK && !reserve(&b))
         st = nomem();
     for (uint32_t i = 0; i < b.nth && st == GPUPROF_OK; i++)
         st = cpu_lane(&b, &b.th[i]);

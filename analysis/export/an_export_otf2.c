@@ -36,7 +36,9 @@
  * overlaps the one enclosing it without ending inside it (concurrent work
  * on one stream, a region left late) is cut at that one's end; how many
  * were cut goes to `notes`. Every event carries the "critical_path"
- * attribute when the critical path is known (an_otf2.h).
+ * attribute, and those on the path "critical_path_ns", when the critical
+ * path is known (an_otf2.h, an_otf2_cpath.c); when it is not, `notes` says
+ * why.
  *
  * Memory: trace.db is the database's (read once, an_db.c); records are
  * taken from it in batches and written one location at a time. libotf2
@@ -64,16 +66,6 @@ static gpuprof_status no_traces(void)
                             "GPUPROF_TRACE=1)");
 }
 
-bool gpuprof__an_otf2_cpath(const gpuprof_an_db *db,
-                            gpuprof__an_cpath_marks *out)
-{
-    /* The critical-path analysis (analysis/cpath/) answers here once it
-     * exists; until then: not computed. */
-    (void)db;
-    (void)out;
-    return false;
-}
-
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_otf2(const gpuprof_an_db *db,
                                                         const char *dir,
                                                         FILE *notes,
@@ -86,11 +78,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_otf2(const gpuprof_an_db *db,
         return no_traces();
     gpuprof__an_cpath_marks m;
     memset(&m, 0, sizeof(m));
-    bool have = gpuprof__an_otf2_cpath(db, &m);
+    char why[512] = "";
+    bool have = gpuprof__an_otf2_cpath(db, &m, why, sizeof(why));
     gpuprof_status st =
         gpuprof__an_export_otf2(db, dir, notes, have ? &m : NULL);
     if (have && m.release)
         m.release(m.arg);
+    if (st == GPUPROF_OK && !have && notes)
+        fprintf(notes, "gpuprof: %s: no critical_path attributes: %s\n", dir,
+                why);
     return st;
 }
 

@@ -9,12 +9,15 @@
  * later, from the Makefile), and each pointer below has the type of the
  * header's declaration, so every call is type checked as if linked.
  *
- * Critical-path membership: every event of the archive carries the
- * attribute "critical_path" (uint8, 1 on the path, 0 off it) once the
- * critical path is known. gpuprof__an_otf2_cpath is the one place that
- * asks for it; until the critical-path analysis (analysis/cpath/) answers
- * there, it says "not computed", the attribute is defined in the archive
- * and no event carries it.
+ * Critical-path membership: once the critical path is known, every event
+ * of the archive carries the attribute "critical_path" (uint8, 1 on the
+ * path, 0 off it), and those on it also "critical_path_ns" (uint64: the
+ * record's time on the path; a region's is the part of the path spent in
+ * it while it was the innermost one). gpuprof__an_otf2_cpath
+ * (an_otf2_cpath.c) is the one place that asks for it: when trace.db holds
+ * no dependency notes, or the analysis refuses the trace, both attributes
+ * are defined in the archive, no event carries them, and the export says
+ * why in its notes.
  */
 #ifndef GPUPROF_AN_OTF2_H
 #define GPUPROF_AN_OTF2_H
@@ -26,18 +29,21 @@
 #include "gpuprof_analysis.h"
 
 /* Critical-path membership of trace.db's records: on_path(arg, stream,
- * record) is 1 when record `record` of trace.db stream `stream` lies on
- * the critical path, else 0; release(arg) (may be NULL) frees arg. */
+ * record, &ns) is 1 when record `record` of trace.db stream `stream` lies
+ * on the critical path, its time on the path in ns, else 0 (ns untouched);
+ * release(arg) (may be NULL) frees arg. */
 typedef struct gpuprof__an_cpath_marks {
-    int (*on_path)(void *arg, uint32_t stream, uint64_t record);
+    int (*on_path)(void *arg, uint32_t stream, uint64_t record, uint64_t *ns);
     void (*release)(void *arg);
     void *arg;
 } gpuprof__an_cpath_marks;
 
 /* The critical path of db's traces as marks; false when it is not computed
- * (then the events carry no critical_path attribute). */
+ * (then the events carry no critical_path attribute), with the reason in
+ * why[size]. */
 bool gpuprof__an_otf2_cpath(const gpuprof_an_db *db,
-                            gpuprof__an_cpath_marks *out);
+                            gpuprof__an_cpath_marks *out, char *why,
+                            size_t size);
 
 /* gpuprof_an_db_export_otf2 with the marks given (NULL: none), so tests
  * can see the attribute written. */
@@ -72,6 +78,7 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db, const char *dir,
     X(OTF2_AttributeList_New)                                                  \
     X(OTF2_AttributeList_Delete)                                               \
     X(OTF2_AttributeList_AddUint8)                                             \
+    X(OTF2_AttributeList_AddUint64)                                            \
     X(OTF2_GlobalDefWriter_WriteClockProperties)                               \
     X(OTF2_GlobalDefWriter_WriteString)                                        \
     X(OTF2_GlobalDefWriter_WriteAttribute)                                     \

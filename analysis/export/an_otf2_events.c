@@ -32,7 +32,8 @@ typedef struct cursor { /* one trace.db stream, read in batches */
 typedef struct open_rec { /* a record entered, not yet left */
     uint64_t end;
     uint32_t region;
-    int mark; /* critical_path: 0, 1; -1 unknown */
+    int mark;   /* critical_path: 0, 1; -1 unknown */
+    uint64_t ns; /* critical_path_ns when mark is 1 */
 } open_rec;
 
 typedef struct pending { /* a record about to be entered */
@@ -91,11 +92,14 @@ static uint64_t stamp(lw *l, uint64_t t)
     return u;
 }
 
-static OTF2_AttributeList *attrs(lw *l, int mark)
+/* The attributes of an event of record o (the writer empties the list). */
+static OTF2_AttributeList *attrs(lw *l, const open_rec *o)
 {
-    if (mark < 0)
+    if (o->mark < 0)
         return NULL;
-    l->x->L->OTF2_AttributeList_AddUint8(l->attrs, 0, (uint8_t)mark);
+    l->x->L->OTF2_AttributeList_AddUint8(l->attrs, 0, (uint8_t)o->mark);
+    if (o->mark)
+        l->x->L->OTF2_AttributeList_AddUint64(l->attrs, 1, o->ns);
     return l->attrs;
 }
 
@@ -105,7 +109,7 @@ static gpuprof_status leave_until(lw *l, uint64_t t)
     while (l->depth && l->stack[l->depth - 1].end <= t) {
         open_rec *o = &l->stack[--l->depth];
         OTF2_ErrorCode rc = L->OTF2_EvtWriter_Leave(
-            l->w, attrs(l, o->mark), stamp(l, o->end), o->region);
+            l->w, attrs(l, o), stamp(l, o->end), o->region);
         if (rc != OTF2_SUCCESS)
             return otf2_fail("writing an event", rc, L);
     }
@@ -118,7 +122,7 @@ static gpuprof_status enter(lw *l, const pending *p)
     gpuprof_status st = leave_until(l, p->r.start_ns);
     if (st != GPUPROF_OK)
         return st;
-    open_rec o = {p->r.end_ns, 0, -1};
+    open_rec o = {p->r.end_ns, 0, -1, 0};
     if (l->depth && o.end > l->stack[l->depth - 1].end) {
         o.end = l->stack[l->depth - 1].end; /* cut to nest */
         x->clipped++;
@@ -127,7 +131,9 @@ static gpuprof_status enter(lw *l, const pending *p)
     if (st != GPUPROF_OK)
         return st;
     if (x->marks)
-        o.mark = x->marks->on_path(x->marks->arg, p->stream, p->index) ? 1 : 0;
+        o.mark = x->marks->on_path(x->marks->arg, p->stream, p->index, &o.ns)
+                     ? 1
+                     : 0;
     if (l->depth == l->cap) {
         uint32_t cap = l->cap ? l->cap * 2 : 64;
         open_rec *v = realloc(l->stack, cap * sizeof(*v));
@@ -138,7 +144,7 @@ static gpuprof_status enter(lw *l, const pending *p)
     }
     l->stack[l->depth++] = o;
     OTF2_ErrorCode rc = x->L->OTF2_EvtWriter_Enter(
-        l->w, attrs(l, o.mark), stamp(l, p->r.start_ns), o.region);
+        l->w, attrs(l, &o), stamp(l, p->r.start_ns), o.region);
     return rc == OTF2_SUCCESS ? GPUPROF_OK
                               : otf2_fail("writing an event", rc, x->L);
 }
@@ -285,6 +291,7 @@ static gpuprof_status local_defs(gpuprof__an_ox *x, OTF2_Archive *ar)
 /* Strings a definition below names, interned before any is written. */
 typedef struct fixed_str {
     uint32_t machine, machine_class, node_class, attr, attr_desc;
+    uint32_t attr_ns, attr_ns_desc;
 } fixed_str;
 
 static gpuprof_status fixed_strings(gpuprof__an_ox *x, fixed_str *f)
@@ -303,6 +310,15 @@ static gpuprof_status fixed_strings(gpuprof__an_ox *x, fixed_str *f)
                                    "critical path, 0: it does not (gpuprof "
                                    "report --critical-path)",
                                    &f->attr_desc);
+    if (st == GPUPROF_OK)
+        st = gpuprof__an_ox_intern(in, "critical_path_ns", &f->attr_ns);
+    if (st == GPUPROF_OK)
+        st = gpuprof__an_ox_intern(in,
+                                   "ns of the critical path spent in the "
+                                   "event's activity (a region: while it was "
+                                   "the innermost one); only on events with "
+                                   "critical_path 1",
+                                   &f->attr_ns_desc);
     return st;
 }
 
@@ -358,6 +374,9 @@ static gpuprof_status global_defs(gpuprof__an_ox *x, OTF2_Archive *ar)
         rc = L->OTF2_GlobalDefWriter_WriteAttribute(g, 0, f.attr, f.attr_desc,
                                                     OTF2_TYPE_UINT8);
     if (rc == OTF2_SUCCESS)
+        rc = L->OTF2_GlobalDefWriter_WriteAttribute(
+            g, 1, f.attr_ns, f.attr_ns_desc, OTF2_TYPE_UINT64);
+    if (rc == OTF2_SUCCESS)
         rc = tree_and_groups(x, g, &f);
     for (uint32_t i = 0; i < x->nregions && rc == OTF2_SUCCESS; i++) {
         const gpuprof__an_ox_region *r = &x->regions[i];
@@ -365,9 +384,9 @@ static gpuprof_status global_defs(gpuprof__an_ox *x, OTF2_Archive *ar)
             g, i, r->name, r->name, r->desc, r->role, r->paradigm,
             OTF2_REGION_FLAG_NONE, 0, 0, 0);
     }
-    /* What the anchor file counts: clock properties, strings, the
-     * attribute, the tree, groups, locations, regions. */
-    x->ndefs = 1 + (uint64_t)x->strings.n + 1 + 1 + x->nhosts + x->ngroups +
+    /* What the anchor file counts: clock properties, strings, the two
+     * attributes, the tree, groups, locations, regions. */
+    x->ndefs = 1 + (uint64_t)x->strings.n + 2 + 1 + x->nhosts + x->ngroups +
                x->nlocs + x->nregions;
     OTF2_ErrorCode rc2 = L->OTF2_Archive_CloseGlobalDefWriter(ar, g);
     if (rc == OTF2_SUCCESS)

@@ -3,7 +3,10 @@
  * generated trace of about a million events: one process, two threads,
  * each with a region around 1,000 step regions and 125,000 kernel
  * launches, and two GPU streams with the 125,000 kernels: 502,002 records,
- * 1,004,004 events. The measurement (a profile written with
+ * 1,004,004 events. Every launch has its dependency note (the stream its
+ * kernel goes to), so the export computes the critical path and writes
+ * the critical_path attributes, as it does for a trace of sim, OpenCL or
+ * CUPTI. The measurement (a profile written with
  * support/mkprofile, a trace with lib/io's chunk writer) is analyzed once,
  * untimed; then the export runs REPS times into a fresh directory.
  *
@@ -35,7 +38,8 @@
 static char root[256];
 static uint64_t archive_bytes;
 
-/* Records of one stream in chunks of at most the format's maximum. */
+/* Records of one stream in chunks of at most the format's maximum (corr:
+ * 0 plain records, 1 with correlation ids, 2 dependency notes). */
 static void put(FILE *f, uint32_t flags, uint32_t dev, uint32_t id,
                 const gpuprof__io_trace_rec *r, uint64_t n, int corr)
 {
@@ -47,8 +51,10 @@ static void put(FILE *f, uint32_t flags, uint32_t dev, uint32_t id,
                                     ? n - i
                                     : GPUPROF_IO_TRACE_MAX_RECORDS);
         size_t len =
-            corr ? gpuprof__io_trace_corr_records(buf, flags, dev, id, r + i, k)
-                 : gpuprof__io_trace_records(buf, flags, dev, id, r + i, k);
+            corr == 2 ? gpuprof__io_trace_dep_records(buf, flags, id, r + i, k)
+            : corr    ? gpuprof__io_trace_corr_records(buf, flags, dev, id,
+                                                       r + i, k)
+                      : gpuprof__io_trace_records(buf, flags, dev, id, r + i, k);
         fwrite(buf, 1, len, f);
     }
 }
@@ -101,6 +107,11 @@ static int write_measurement(const char *dir)
                                            1000 + i * 1000 + 900, ctx | 3,
                                            ctx | (i + 1)};
         put(f, GPUPROF_IO_TRACE_GPU, 0, t, r, LAUNCHES, 1);
+        for (uint64_t i = 0; i < LAUNCHES; i++) /* LAUNCH (8) onto stream t */
+            r[i] = (gpuprof__io_trace_rec){1000 + i * 1000 + 100, 0,
+                                           GPUPROF_IO_DEP_INFO(8, 0, 0, t),
+                                           ctx | (i + 1)};
+        put(f, 0, 0, t, r, LAUNCHES, 2);
     }
     free(r);
     return fclose(f) ? -1 : 0;

@@ -9,7 +9,9 @@
 # stderr, and per location exactly the events, region names, durations and
 # nesting the program made, timestamps never decreasing, the definitions
 # (system tree, process and accelerator groups, event counts, the
-# critical_path attribute, clock properties) as documented. Two
+# critical_path attribute, clock properties) as documented. The
+# critical path of tests/sim/cpath_prog's "basic" (computed by hand there)
+# in the attributes: exactly its records carry critical_path 1. Two
 # processes: a group each, one host. Then: an
 # earlier export is replaced, anything else at DIR refused untouched; a
 # database without traces, a damaged trace.db and a libotf2 that cannot be
@@ -151,7 +153,7 @@ check "a process location group on the host" 1 "group PROCESS pid N parent node 
 check "its GPU: an accelerator group it created" 1 "group ACCELERATOR GPU N of pid N parent node creator \"pid N\" <N>"
 check "system tree: machine > host" 1 'node HOST class node parent "machine::machine" <0>'
 check "system tree: the machine root" 1 "node machine class machine parent UNDEFINED"
-check "critical path not computed: no event carries the attribute" 1 "events with attributes: 0"
+check "critical path computed (sim notes its dependencies): all 512 events carry the attribute" 1 "events with attributes: 512"
 grep -qE '^ATTRIBUTE +0  Name: "critical_path" <[0-9]+>, .*Type: UINT8$' "$tmp/print" &&
   pass "the critical_path attribute is defined (uint8)" || fail "the critical_path attribute is defined"
 # Times are CLOCK_MONOTONIC ns (far below 2^53: readers that compute in
@@ -211,6 +213,43 @@ truncate -s -20 "$f"
   otf2-print "$tmp/xt/traces.otf2" >/dev/null 2>&1 &&
   pass "traces used in part: exported, one line says so" ||
   fail "traces used in part: $(cat "$tmp/err")"
+
+# Critical-path membership on cpath_prog basic (tests/sim/cpath_prog.c):
+# kA (on stream 0) outlasts kB (stream 1) and region "cpu", so the path is
+# kA's launch (until kA starts), kA, then both syncs of stream 0 (the first
+# ends when kA does, the second right after); kB, its launch, the sync of
+# stream 1 and "cpu" are off it. Per record: its name and critical_path,
+# the events on it with their critical_path_ns.
+if [ -x "$B/tests/cpath_prog" ]; then
+  CPATH_MS=3 GPUPROF_OUTPUT=$tmp/cp GPUPROF_TRACE=1 GPUPROF_BACKENDS=sim "$B/tests/cpath_prog" basic >/dev/null 2>&1 &&
+    "$G" analyze -o "$tmp/cpdb" "$tmp/cp" >/dev/null 2>&1 &&
+    "$G" export --otf2 -o "$tmp/cpx" "$tmp/cpdb" >/dev/null 2>"$tmp/err" && [ ! -s "$tmp/err" ] ||
+    fail "cpath_prog basic: measured, analysed, exported: $(cat "$tmp/err")"
+  otf2-print "$tmp/cpx/traces.otf2" 2>/dev/null | awk '
+    $1 == "ENTER" || $1 == "LEAVE" { ev = $1; sub(/.*Region: "/, ""); sub(/" <[0-9]+>$/, ""); name = $0; next }
+    /ADDITIONAL ATTRIBUTES/ && ev != "" {
+      cp = $0; sub(/.*"critical_path" <0>; UINT8; /, "", cp); sub(/\).*/, "", cp)
+      ns = "-"; if ($0 ~ /critical_path_ns/) { ns = $0; sub(/.*UINT64; /, "", ns); sub(/\).*/, "", ns) }
+      print ev "\t" name "\t" cp "\t" ns; ev = "" }' >"$tmp/cp.ev"
+  got=$(awk -F'\t' '$1 == "ENTER" { print $2 "=" $3 }' "$tmp/cp.ev" | sort | tr '\n' ' ')
+  want="cpu=0 kA=1 kB=0 kernel launch: kA=1 kernel launch: kB=0 sync=0 sync=1 sync=1 "
+  [ "$got" = "$want" ] && pass "cpath basic: exactly kA, its launch and the two syncs of stream 0 carry critical_path 1" ||
+    { fail "cpath basic: critical_path membership: got '$got', want '$want'"; cat "$tmp/cp.ev"; }
+  got=$(awk -F'\t' '$1 == "ENTER" && $2 == "sync" { printf "%s", $3 }' "$tmp/cp.ev")
+  [ "$got" = 011 ] && pass "cpath basic: the sync of stream 1 is off the path, the later two on it" ||
+    fail "cpath basic: syncs in order: $got, want 011"
+  # Each on-path record's enter and leave carry one critical_path_ns > 0,
+  # and kA's is its whole run (20 units of 3 ms: the path waits for all of
+  # it).
+  bad=$(awk -F'\t' '$3 == 1 && ($4 == "-" || $4 == 0) { n++ } $3 == 0 && $4 != "-" { n++ } END { print n + 0 }' "$tmp/cp.ev")
+  ka=$(awk -F'\t' '$2 == "kA" { print $4; exit }' "$tmp/cp.ev")
+  kad=$(otf2-print "$tmp/cpx/traces.otf2" 2>/dev/null | awk '/Region: "kA"/ { t[n++] = $3 } END { print t[1] - t[0] }')
+  [ "$bad" = 0 ] && [ -n "$ka" ] && [ "$ka" = "$kad" ] &&
+    pass "cpath basic: critical_path_ns on exactly the path's events; kA's is its whole run ($ka ns)" ||
+    fail "cpath basic: critical_path_ns: $bad events wrong, kA's $ka ns, its run $kad ns"
+else
+  fail "$B/tests/cpath_prog is built"
+fi
 
 # Errors leave nothing behind.
 cp -r "$tmp/db" "$tmp/dbx"

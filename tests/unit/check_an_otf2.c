@@ -14,7 +14,11 @@
  * a system tree node per host, a group per process, the later-booted
  * host's times moved onto the first's clock by the difference of their
  * realtime offsets (a host's is its first process's: they share its
- * monotonic clock), the clock properties' offset, length and date exact. Also:
+ * monotonic clock), the clock properties' offset, length and date exact.
+ * The critical path of a trace with dependency notes (check_an_cpath's
+ * basic): exactly its records' events carry critical_path 1, with their
+ * time on it; a trace without notes, and one the analysis refuses, export
+ * without the attributes and say why. Also:
  * bad arguments, no traces, and a build without OTF2 support (then only that it
  * says so).
  */
@@ -28,6 +32,7 @@
 
 #include "../analysis/export/an_otf2.h"
 #include "gpuprof_analysis.h"
+#include "gpuprof_backend.h"
 #include "io/trace.h"
 #include "support/mkprofile.h"
 #include "support/suite.h"
@@ -98,11 +103,14 @@ static gpuprof_an_db *analyze(void)
     return db;
 }
 
-/* Marks: the first record of every stream is on the path. */
-static int first_on_path(void *arg, uint32_t stream, uint64_t record)
+/* Marks: the first record of every stream is on the path, for 100 ns
+ * times its stream's number + 1 (trace.db's streams: regions 0, the GPU
+ * stream 1, API calls 2). */
+static int first_on_path(void *arg, uint32_t stream, uint64_t record,
+                         uint64_t *ns)
 {
-    (void)stream;
     ++*(int *)arg;
+    *ns = 100 * (stream + 1);
     return record == 0;
 }
 
@@ -127,6 +135,8 @@ static char *events_of(const char *archive)
         unsigned loc;
         uint64_t ts;
         unsigned cp;
+        int used = 0;
+        uint64_t ns;
         if (sscanf(line, "%15s %u %" SCNu64 " Region: \"%127[^\"]\"", ev, &loc,
                    &ts, region) == 4) {
             fprintf(out, "%s%s %u %" PRIu64 " %s", open_line ? "\n" : "", ev,
@@ -134,9 +144,13 @@ static char *events_of(const char *archive)
             open_line = true;
         } else if (sscanf(line,
                           " ADDITIONAL ATTRIBUTES: (\"critical_path\" "
-                          "<0>; UINT8; %u)",
-                          &cp) == 1) {
+                          "<0>; UINT8; %u)%n",
+                          &cp, &used) == 1) {
             fprintf(out, " cp=%u", cp);
+            if (sscanf(line + used,
+                       ", (\"critical_path_ns\" <1>; UINT64; %" SCNu64 ")",
+                       &ns) == 1)
+                fprintf(out, " ns=%" PRIu64, ns);
         } else if (strncmp(line, "===", 3) && strncmp(line, "Event ", 6) &&
                    strncmp(line, "-----", 5) && strcmp(line, "\n")) {
             fprintf(out, "%sUNEXPECTED %s", open_line ? "\n" : "", line);
@@ -203,14 +217,14 @@ START_TEST(exact_events)
      * written. */
     char *text = events_of(archive);
     ck_assert_str_eq(text, "ENTER 0 1000 R cp=0\n"
-                           "ENTER 0 1000 S cp=1\n"
-                           "ENTER 0 1000 kernel launch: k cp=1\n"
-                           "LEAVE 0 1500 kernel launch: k cp=1\n"
-                           "ENTER 1 2000 k cp=1\n"
+                           "ENTER 0 1000 S cp=1 ns=100\n"
+                           "ENTER 0 1000 kernel launch: k cp=1 ns=300\n"
+                           "LEAVE 0 1500 kernel launch: k cp=1 ns=300\n"
+                           "ENTER 1 2000 k cp=1 ns=200\n"
                            "ENTER 1 2500 k cp=0\n"
                            "LEAVE 1 3000 k cp=0\n"
-                           "LEAVE 1 3000 k cp=1\n"
-                           "LEAVE 0 4000 S cp=1\n"
+                           "LEAVE 1 3000 k cp=1 ns=200\n"
+                           "LEAVE 0 4000 S cp=1 ns=100\n"
                            "ENTER 1 5000 k cp=0\n"
                            "LEAVE 1 6000 k cp=0\n"
                            "ENTER 0 8500 kernel launch: k cp=0\n"
@@ -238,10 +252,18 @@ START_TEST(exact_events)
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i], text);
     free(text);
-    /* Without marks (the critical path not computed): no attributes, and
-     * an earlier export is replaced. */
-    ck_assert_int_eq(gpuprof_an_db_export_otf2(db, archive, NULL, 0),
+    /* Through the public entry: the trace has no dependency notes, so no
+     * critical path (no attributes, and the notes say why); an earlier
+     * export is replaced. */
+    notes = open_memstream(&note, &nsize);
+    ck_assert_int_eq(gpuprof_an_db_export_otf2(db, archive, notes, 0),
                      GPUPROF_OK);
+    fclose(notes);
+    ck_assert_msg(strstr(note, "gpuprof: ") && strstr(note, archive) &&
+                      strstr(note, ": no critical_path attributes: trace.db "
+                                   "holds no dependency notes"),
+                  "%s", note);
+    free(note);
     text = events_of(archive);
     ck_assert_ptr_null(strstr(text, "cp="));
     ck_assert_ptr_nonnull(strstr(text, "ENTER 0 1000 R\nENTER 0 1000 S\n"));
@@ -344,14 +366,138 @@ START_TEST(no_traces_and_bad_arguments)
 }
 END_TEST
 
-START_TEST(not_computed_today)
+/* The critical path of a trace with dependency notes (check_an_cpath's
+ * "basic", computed by hand there): region R [0, 22000] > region cpu
+ * [6500, 16500]; launches L1 [1000, 1100] (kA on stream 0 [1200, 21200])
+ * and L2 [1200, 1300] (kB on stream 1 [1400, 6400]); S1 [2000, 6500]
+ * synchronizes stream 1, S2 [16500, 21300] and S3 [21400, 21500] stream 0.
+ * The path: R 1000, L1 200 (until kA starts), kA 20000, S2 100, R 100, S3
+ * 100, R 500. So R (1600 ns in all), L1, kA, S2 and S3 carry
+ * critical_path 1 with their time on it; cpu, L2, S1 and kB 0. */
+static void write_cpath_run(int damaged)
 {
-    /* The critical path is not computed yet: the hook says so (this test
-     * changes when analysis/cpath/ answers there). */
-    gpuprof__an_cpath_marks m;
-    memset(&m, 0, sizeof(m));
-    ck_assert(!gpuprof__an_otf2_cpath(NULL, &m));
-    ck_assert_ptr_null(m.on_path);
+    snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[700];
+    snprintf(path, sizeof(path), "%s/in", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    tp_builder *b = tp_new("h1", 10, -1);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t r = tp_region(b, 0, "R", 1, 22000, 22000);   /* 1 */
+    tp_region(b, r, "cpu", 1, 10000, 10000);                /* 2 */
+    uint32_t mod = tp_gpu_module(b, "binaries/4a88.cubin"); /* no node */
+    uint32_t la = tp_gpu_op(b, r, GPUPROF_OP_KERNEL);       /* 3 */
+    tp_kernel(b, la, "kA", mod);                            /* 4 */
+    uint32_t lb = tp_gpu_op(b, 2, GPUPROF_OP_KERNEL);       /* 5 */
+    tp_kernel(b, lb, "kB", mod);                            /* 6 */
+    tp_gpu_op(b, r, GPUPROF_OP_SYNC);                       /* 7 */
+    tp_times(b, 0, 100000, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
+    snprintf(path, sizeof(path), "%s/in/h1-p10.gpuprof", dir);
+    ck_assert_int_eq(tp_write(b, path, 0), 0);
+    tp_free(b);
+    uint8_t buf[4096];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 10, 1000000);
+    off += gpuprof__io_trace_thread_chunk(buf + off, 0, 100, "main");
+    gpuprof__io_trace_rec reg[2] = {{0, 22000, 1, 0}, {6500, 16500, 2, 0}};
+    off += gpuprof__io_trace_records(buf + off, 0, 0, 0, reg, 2);
+    gpuprof__io_trace_rec ops[5] = {{1000, 1100, 3, 1},
+                                    {1200, 1300, 5, 2},
+                                    {2000, 6500, 7, 3},
+                                    {16500, 21300, 7, 4},
+                                    {21400, 21500, 7, 5}};
+    off += gpuprof__io_trace_corr_records(buf + off, 0, 0, 0, ops, 5);
+    gpuprof__io_trace_rec ka = {1200, 21200, 3, 1}, kb = {1400, 6400, 5, 2};
+    off += gpuprof__io_trace_corr_records(buf + off, GPUPROF_IO_TRACE_GPU, 0,
+                                          0, &ka, 1);
+    off += gpuprof__io_trace_corr_records(buf + off, GPUPROF_IO_TRACE_GPU, 0,
+                                          1, &kb, 1);
+    gpuprof__io_trace_rec deps[3] = {
+        {2000, 0, GPUPROF_IO_DEP_INFO(GPUPROF_DEP_SYNC_STREAM, 0, 0, 1), 3},
+        {16500, 0, GPUPROF_IO_DEP_INFO(GPUPROF_DEP_SYNC_STREAM, 0, 0, 0), 4},
+        {21400, 0, GPUPROF_IO_DEP_INFO(GPUPROF_DEP_SYNC_STREAM, 0, 0, 0), 5}};
+    if (damaged) /* a note naming a call the trace does not hold */
+        deps[2].corr = 99;
+    off += gpuprof__io_trace_dep_records(buf + off, 0, 0, deps, 3);
+    write_file("h1-p10.gptrace", buf, off);
+}
+
+START_TEST(critical_path_exact)
+{
+    write_cpath_run(0);
+    gpuprof_an_db *db = analyze();
+    char archive[600], *note = NULL;
+    size_t nsize = 0;
+    snprintf(archive, sizeof(archive), "%s/x", dir);
+    FILE *notes = open_memstream(&note, &nsize);
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, notes, 0);
+    fclose(notes);
+    if (without_otf2(st)) {
+        gpuprof_an_db_close(db);
+        free(note);
+        return;
+    }
+    ck_assert_int_eq(st, GPUPROF_OK);
+    ck_assert_str_eq(note, ""); /* nothing cut, the path known */
+    free(note);
+    /* Location 0 the thread, 1 and 2 the streams. */
+    char *text = events_of(archive);
+    ck_assert_str_eq(text, "ENTER 0 0 R cp=1 ns=1600\n"
+                           "ENTER 0 1000 kernel launch: kA cp=1 ns=200\n"
+                           "LEAVE 0 1100 kernel launch: kA cp=1 ns=200\n"
+                           "ENTER 0 1200 kernel launch: kB cp=0\n"
+                           "ENTER 1 1200 kA cp=1 ns=20000\n"
+                           "LEAVE 0 1300 kernel launch: kB cp=0\n"
+                           "ENTER 2 1400 kB cp=0\n"
+                           "ENTER 0 2000 sync cp=0\n"
+                           "LEAVE 2 6400 kB cp=0\n"
+                           "LEAVE 0 6500 sync cp=0\n"
+                           "ENTER 0 6500 cpu cp=0\n"
+                           "LEAVE 0 16500 cpu cp=0\n"
+                           "ENTER 0 16500 sync cp=1 ns=100\n"
+                           "LEAVE 1 21200 kA cp=1 ns=20000\n"
+                           "LEAVE 0 21300 sync cp=1 ns=100\n"
+                           "ENTER 0 21400 sync cp=1 ns=100\n"
+                           "LEAVE 0 21500 sync cp=1 ns=100\n"
+                           "LEAVE 0 22000 R cp=1 ns=1600\n");
+    free(text);
+    text = defs_of(archive);
+    ck_assert_msg(strstr(text, "Name: \"critical_path_ns\""), "%s", text);
+    free(text);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* A trace the analysis refuses (a note naming a call it does not hold):
+ * exported all the same, without the attributes, the note saying why. */
+START_TEST(critical_path_refused)
+{
+    write_cpath_run(1);
+    gpuprof_an_db *db = analyze();
+    char archive[600], *note = NULL;
+    size_t nsize = 0;
+    snprintf(archive, sizeof(archive), "%s/x", dir);
+    FILE *notes = open_memstream(&note, &nsize);
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, notes, 0);
+    fclose(notes);
+    if (without_otf2(st)) {
+        gpuprof_an_db_close(db);
+        free(note);
+        return;
+    }
+    ck_assert_int_eq(st, GPUPROF_OK);
+    ck_assert_msg(strstr(note, ": no critical_path attributes: ") &&
+                      strstr(note, "a dependency note names an API call the "
+                                   "trace does not hold") &&
+                      strchr(note, '\n') == note + strlen(note) - 1,
+                  "%s", note);
+    free(note);
+    char *text = events_of(archive);
+    ck_assert_ptr_null(strstr(text, "cp="));
+    ck_assert_ptr_nonnull(strstr(text, "ENTER 1 1200 kA\n"));
+    free(text);
+    gpuprof_an_db_close(db);
 }
 END_TEST
 
@@ -361,7 +507,8 @@ int main(void)
         {"exact_events", exact_events, 30},
         {"hosts_share_a_clock", hosts_share_a_clock, 30},
         {"no_traces_and_bad_arguments", no_traces_and_bad_arguments, 30},
-        {"not_computed_today", not_computed_today, 10},
+        {"critical_path_exact", critical_path_exact, 30},
+        {"critical_path_refused", critical_path_refused, 30},
     };
     return RUN_SUITE("an_otf2", cases);
 }

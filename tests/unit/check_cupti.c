@@ -26,8 +26,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../analysis/cpath/cpath.h"
 #include "backends/cupti/cupti.h"
 #include "core/gpu.h"
+#include "gpuprof_analysis.h"
 #include "core/internal.h"
 #include "io/io.h"
 #include "io/trace.h"
@@ -480,7 +482,14 @@ START_TEST(classify_names)
         {"cuCtxSynchronize", GPUPROF_OP_SYNC},
         {"cudaEventSynchronize_v3020", GPUPROF_OP_SYNC},
         {"cudaGetLastError_v3020", 0},
-        {"cudaEventRecord_v3020", 0},
+        {"cudaEventRecord_v3020",
+         GPUPROF_OP_OTHER | GP_CU_HOSTDONE | GP_CU_TRACED},
+        {"cuStreamWaitEvent_ptsz",
+         GPUPROF_OP_OTHER | GP_CU_HOSTDONE | GP_CU_TRACED},
+        {"cudaStreamQuery_v3020",
+         GPUPROF_OP_OTHER | GP_CU_HOSTDONE | GP_CU_TRACED},
+        {"cuEventQuery", GPUPROF_OP_OTHER | GP_CU_HOSTDONE | GP_CU_TRACED},
+        {"cuEventSynchronize", GPUPROF_OP_SYNC},
         {"cuModuleLoadData", GPUPROF_OP_BUILD | GP_CU_HOSTDONE},
         {"cuLibraryLoadData", GPUPROF_OP_BUILD | GP_CU_HOSTDONE},
         {"cudaLibraryLoadData", 0},
@@ -1904,6 +1913,274 @@ START_TEST(dependency_notes_offline)
 }
 END_TEST
 
+/* ---- event notes, and the graph the analysis builds from them ----------
+ * Offline, with CUPTI's stream ids from a stand-in for cuptiGetStreamIdEx
+ * (a stream handle's id is its value; the per-thread default stream 99)
+ * and a context that is only a non-NULL pointer. The program: kA launched
+ * on stream 7; event E1 recorded on 7 (cudaEventRecord); stream 8 waits
+ * for E1 (cudaStreamWaitEvent); kB launched on 8; E2 recorded on 8 (the
+ * driver's cuEventRecord); E2 polled: cudaEventQuery not ready, 2 ms later
+ * cuEventQuery not ready, 2 ms later cudaEventQuery ready; then
+ * cudaEventSynchronize(E2), cuStreamQuery_ptsz on the per-thread default
+ * stream (ready), cudaStreamQuery(7) (ready); an unknown event queried and
+ * E2 queried with an error note nothing. The device: kA from 1 us after
+ * its launch to 0.5 ms after the first query, kB from kA's end (it waited
+ * for E1) to 0.5 ms after the second query. The analysis (analysis/cpath)
+ * must find: kB waited for kA (a stream wait), the two failed queries
+ * polled kB (an EventQuery wait from the first query's start to kB's
+ * end), the ready query and the synchronization found kB done, the stream
+ * query kA. */
+uint32_t gpuprof__cupti_dep_role(const char *name);
+void gpuprof__cupti_deps_reset(void);
+
+static CUptiResult CUPTIAPI fake_stream_id(CUcontext ctx, CUstream s,
+                                           uint8_t pt, uint32_t *id)
+{
+    (void)ctx;
+    *id = s ? (uint32_t)(uintptr_t)s : pt ? 99u : 1u;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult CUPTIAPI fake_device_id(CUcontext ctx, uint32_t *dev)
+{
+    (void)ctx;
+    *dev = 0;
+    return CUPTI_SUCCESS;
+}
+
+/* One call (no nested driver call) in a context, returning `ret`; its
+ * operation's start and end (process clock) around it. */
+__attribute__((noinline)) static void ctx_call(CUpti_CallbackDomain dom,
+                                               CUpti_CallbackId cbid,
+                                               uint32_t id, const void *params,
+                                               int ret)
+{
+    uint64_t slot = 0;
+    CUpti_CallbackData d = cbd(CUPTI_API_ENTER, id, params, &slot);
+    d.context = (CUcontext)(uintptr_t)0xC0;
+    gpuprof__cupti_test_callback(dom, cbid, &d);
+    d.callbackSite = CUPTI_API_EXIT;
+    d.functionReturnValue = &ret;
+    gpuprof__cupti_test_callback(dom, cbid, &d);
+    __asm__ volatile("" ::: "memory");
+}
+
+#define RT CUPTI_CB_DOMAIN_RUNTIME_API
+#define DRV CUPTI_CB_DOMAIN_DRIVER_API
+
+/* The program above; kernel times from the clock around its calls. */
+static void event_program(uint64_t *ka, uint64_t *kb)
+{
+    void *e1 = (void *)(uintptr_t)0xE1, *e2 = (void *)(uintptr_t)0xE2;
+    CUstream s7 = (CUstream)(uintptr_t)7, s8 = (CUstream)(uintptr_t)8;
+    struct { void *ev; CUstream s; } rec1 = {e1, s7}, rec2 = {e2, s8};
+    struct { CUstream s; void *ev; unsigned f; } wait = {s8, e1, 0};
+    struct { void *h; } q2 = {e2}, qn = {(void *)(uintptr_t)0xE3},
+                        st7 = {s7}, ptds = {NULL};
+    uint64_t t0 = gpuprof_be_now_ns();
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 601, NULL, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, 602, &rec1, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, 603,
+             &wait, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 604, NULL, 0);
+    ctx_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuEventRecord, 605, &rec2, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, 606, &q2,
+             cudaErrorNotReady);
+    uint64_t q1 = gpuprof_be_now_ns();
+    usleep(2000);
+    ctx_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuEventQuery, 607, &q2,
+             CUDA_ERROR_NOT_READY);
+    uint64_t q2e = gpuprof_be_now_ns();
+    usleep(2000);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, 608, &q2, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, 609,
+             &q2, 0);
+    ctx_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz, 610, &ptds, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, 611, &st7, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, 612, &qn, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, 613, &q2,
+             cudaErrorInvalidResourceHandle);
+    ka[0] = t0 + 1000;
+    ka[1] = q1 + 500000;
+    kb[0] = ka[1];
+    kb[1] = q2e + 500000;
+    rbuf r = {0};
+    kernel_rec(&r, 601, "kA", ka[0], ka[1], 1, 32, 8, 0, 0, 7);
+    kernel_rec(&r, 604, "kB", kb[0], kb[1], 1, 32, 8, 0, 0, 8);
+    ck_assert_uint_eq(decode(&r), 2);
+}
+
+/* The trace's notes: what, flags, stream, and the target's place among
+ * the program's operations (-1: none), in the order made; the thread's
+ * operations begin with `skip` others. */
+static void check_notes(const gpuprof__io_trace *t, uint32_t skip)
+{
+    static const uint32_t want[][4] = {
+        {GPUPROF_DEP_EVENT_RECORD, 0, 7, UINT32_MAX},
+        {GPUPROF_DEP_STREAM_WAIT, 0, 8, 1},
+        {GPUPROF_DEP_EVENT_RECORD, 0, 8, UINT32_MAX},
+        {GPUPROF_DEP_QUERY_EVENT, 0, 8, 4},
+        {GPUPROF_DEP_QUERY_EVENT, 0, 8, 4},
+        {GPUPROF_DEP_QUERY_EVENT, GPUPROF_DEP_READY, 8, 4},
+        {GPUPROF_DEP_SYNC_EVENT, 0, 8, 4},
+        {GPUPROF_DEP_QUERY_STREAM, GPUPROF_DEP_READY, 99, UINT32_MAX},
+        {GPUPROF_DEP_QUERY_STREAM, GPUPROF_DEP_READY, 7, UINT32_MAX}};
+    /* the notes' calls: operations 1, 2, 4, 5, 6, 7, 8, 9, 10 */
+    static const uint32_t call[] = {1, 2, 4, 5, 6, 7, 8, 9, 10};
+    ck_assert_uint_eq(t->op_stream_count, 1);
+    ck_assert_uint_eq(t->dep_stream_count, 1);
+    const gpuprof__io_trace_stream *ops = &t->ops[0], *ds = &t->deps[0];
+    /* Every call an operation, after the one the devices detector begins
+     * at the first measured call (claimed before the program). */
+    ck_assert_uint_eq(ops->count, 13 + skip);
+    ck_assert_uint_eq(ds->count, 9);
+    for (uint32_t i = 0; i < 9; i++) {
+        const gpuprof__io_trace_rec *n = &ds->recs[i];
+        ck_assert_uint_eq(GPUPROF_IO_DEP_WHAT(n->context), want[i][0]);
+        ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(n->context), want[i][1]);
+        ck_assert_uint_eq(GPUPROF_IO_DEP_DEVICE(n->context), 0);
+        ck_assert_uint_eq(GPUPROF_IO_DEP_STREAM(n->context), want[i][2]);
+        ck_assert_uint_eq(n->end_ns, want[i][3] == UINT32_MAX
+                                         ? 0
+                                         : ops->recs[skip + want[i][3]].corr);
+        ck_assert_uint_eq(n->corr, ops->recs[skip + call[i]].corr);
+        ck_assert_uint_eq(n->start_ns, ops->recs[skip + call[i]].start_ns);
+    }
+}
+
+/* The database of the measurement in outdir. */
+static gpuprof_an_db *analyzed(void)
+{
+    char db_dir[600];
+    snprintf(db_dir, sizeof(db_dir), "%s/db", outdir);
+    gpuprof_an_analysis *a;
+    ck_assert_int_eq(gpuprof_an_analysis_new(&a), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_add_input(a, outdir), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_set_output(a, db_dir), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_set_structure(a, 0), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_run(a), GPUPROF_OK);
+    gpuprof_an_analysis_free(a);
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(db_dir, &db), GPUPROF_OK);
+    return db;
+}
+
+/* The graph's API call (CP_CALL) or device work (CP_GPU) of an
+ * operation. */
+static uint32_t act_of(const cp_graph *g, uint64_t corr, uint8_t kind)
+{
+    for (uint32_t a = 0; a < g->nact; a++)
+        if (g->act[a].corr == corr && g->act[a].kind == kind)
+            return a;
+    return CP_NONE;
+}
+
+/* The graph's dependency of `type` from waiter to cause, counted. */
+static uint32_t deps_of(const cp_graph *g, uint8_t type, uint32_t waiter,
+                        uint32_t cause)
+{
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < g->ndep; i++)
+        n += g->dep[i].type == type && g->dep[i].waiter == waiter &&
+             g->dep[i].cause == cause;
+    return n;
+}
+
+START_TEST(event_notes_offline)
+{
+    if (!have_cupti())
+        return;
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaEventRecord_v3020"), 6);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cuEventRecordWithFlags_ptsz"),
+                      6 | 0x40);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaStreamWaitEvent_v3020"), 7);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cuEventSynchronize"), 8);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cuEventQuery"), 9);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaStreamQuery_ptsz_v7000"),
+                      10 | 0x40);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cuStreamWaitValue32"), 1);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "none";
+    o.signals = 0;
+    o.trace = 1;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    gpuprof__cupti_ring_reset();
+    gpuprof__cupti_counts_reset();
+    gpuprof__cupti_set_clock_offset(0);
+    gpuprof__cupti_deps_reset();
+    gp_cupti_api keep = gpuprof__cu;
+    gpuprof__cu.GetStreamIdEx = fake_stream_id;
+    gpuprof__cu.GetDeviceId = fake_device_id;
+    gpuprof__cupti_classify_all();
+    /* Traced: event records, waits and queries are operations. */
+    ck_assert_uint_eq(gpuprof__cupti_class_of(
+                          0, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020),
+                      GPUPROF_OP_OTHER | GP_CU_HOSTDONE | GP_CU_TRACED);
+    gpuprof__cupti_test_on(1);
+    gpuprof__cupti_devices_first_call(); /* its operation before ours */
+    uint64_t ka[2], kb[2];
+    event_program(ka, kb);
+    gpuprof__cupti_test_on(0);
+    gpuprof__cu = keep;
+    ck_assert_uint_eq(gpuprof__cupti_api_failed(), 0); /* not ready is no
+                                                          failure */
+    char prof[1024], trace[1100], err[256];
+    ck_assert_int_eq(gpuprof_output_path(prof, sizeof(prof)), GPUPROF_OK);
+    snprintf(trace, sizeof(trace), "%.*s.gptrace",
+             (int)(strrchr(prof, '.') - prof), prof);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    uint32_t skip = t->ops[0].count - 13;
+    ck_assert_uint_le(skip, 1);
+    check_notes(t, skip);
+    const gpuprof__io_trace_rec *op = t->ops[0].recs + skip;
+    uint64_t corr[13], q1s = op[5].start_ns, lb = op[3].start_ns; /* the
+                                         first poll; kB's launch */
+    for (int i = 0; i < 13; i++)
+        corr[i] = op[i].corr;
+    gpuprof__io_trace_free(t);
+
+    gpuprof_an_db *db = analyzed();
+    uint32_t proc;
+    ck_assert_uint_eq(cp_processes(db, &proc, 1), 1);
+    cp_graph g;
+    ck_assert_int_eq(cp_graph_build(db, proc, &g), GPUPROF_OK);
+    uint32_t a = act_of(&g, corr[0], CP_GPU), b = act_of(&g, corr[3], CP_GPU);
+    ck_assert_uint_ne(a, CP_NONE);
+    ck_assert_uint_ne(b, CP_NONE);
+    uint32_t c[13];
+    for (int i = 0; i < 13; i++)
+        c[i] = act_of(&g, corr[i], CP_CALL);
+    ck_assert_uint_eq(deps_of(&g, CP_E_STREAM, b, a), 1);
+    ck_assert_uint_eq(deps_of(&g, CP_E_POLL, c[5], b), 1);
+    ck_assert_uint_eq(deps_of(&g, CP_E_POLL, c[6], b), 1);
+    ck_assert_uint_eq(deps_of(&g, CP_E_QUERY, c[7], b), 1);
+    ck_assert_uint_eq(deps_of(&g, CP_E_SYNC, c[8], b), 1);
+    ck_assert_uint_eq(deps_of(&g, CP_E_QUERY, c[10], a), 1);
+    ck_assert_uint_eq(g.ndep, 6); /* and nothing else */
+    cp_graph_free(&g);
+    /* The wait states: a stream wait of kB from its launch to its start,
+     * an event query from the first poll to kB's end. */
+    gpuprof_an_cpath *cp;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp), GPUPROF_OK);
+    gpuprof_an_wait_totals w;
+    ck_assert_int_eq(gpuprof_an_cpath_waits(cp, 0, &w), GPUPROF_OK);
+    ck_assert_uint_eq(w.count[GPUPROF_AN_WAIT_STREAM_WAIT], 1);
+    ck_assert_uint_eq(w.ns[GPUPROF_AN_WAIT_STREAM_WAIT], kb[0] - lb);
+    ck_assert_uint_eq(w.ns[GPUPROF_AN_WAIT_EVENT_QUERY], kb[1] - q1s);
+    ck_assert_uint_gt(w.count[GPUPROF_AN_WAIT_EVENT_QUERY], 0);
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -1916,6 +2193,7 @@ int main(void)
         {"classify_names", classify_names, 60},
         {"hooks_offline", hooks_offline, 60},
         {"dependency_notes_offline", dependency_notes_offline, 60},
+        {"event_notes_offline", event_notes_offline, 60},
         {"cubin_kernels", cubin_kernels, 60},
         {"static_cudart_range", static_cudart_range, 60},
         {"stall_reason_names", stall_reason_names, 30},

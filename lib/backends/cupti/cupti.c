@@ -9,7 +9,10 @@
  * it) and notes its CUPTI correlation id -> our correlation in the ring;
  * the nested call's id is noted too, since records carry either. At the
  * outermost exit the operation ends; allocations and frees, which produce
- * no device record, are closed there with their time in the call.
+ * no device record, are closed there with their time in the call. When
+ * traces are written, event records, stream waits for events and queries
+ * are operations too (closed at exit likewise), for their dependency notes
+ * (cupti_deps.c).
  *
  * Records. CUPTI asks for buffers (a bounded pool: when it is spent CUPTI
  * drops records and says how many, and we count them) and hands them back
@@ -184,6 +187,10 @@ uint32_t gpuprof__cupti_classify_name(const char *n)
         return GPUPROF_OP_FREE | GP_CU_HOSTDONE;
     if (strstr(b, "Synchronize"))
         return GPUPROF_OP_SYNC;
+    /* For the trace analysis only: what the dependency notes need. */
+    if (starts(b, "EventRecord") || starts(b, "StreamWaitEvent") ||
+        starts(b, "EventQuery") || starts(b, "StreamQuery"))
+        return GPUPROF_OP_OTHER | GP_CU_HOSTDONE | GP_CU_TRACED;
     /* Modules loaded from memory: JIT time when the image is PTX
      * (cupti_detect.c), closed at exit with the time in the call. */
     if (!rt && (starts(b, "ModuleLoadData") || starts(b, "LibraryLoadData")))
@@ -210,6 +217,8 @@ static unsigned classify_all(bool enable)
             if (gpuprof__cu.GetCallbackName(dom, id, &name) != CUPTI_SUCCESS)
                 continue;
             cls[id] = (uint16_t)gpuprof__cupti_classify_name(name);
+            if ((cls[id] & GP_CU_TRACED) && !gpuprof_be_tracing())
+                cls[id] = 0;
             if (!cls[id])
                 continue;
             if (enable && gpuprof__cu.EnableCallback(1, subscriber, dom, id) !=
@@ -413,12 +422,16 @@ __attribute__((noinline)) static void api_enter(CUpti_CallbackDomain dom,
         gpuprof__cupti_pcs_launch(cb->context, cb->symbolName, corr);
 }
 
-__attribute__((noinline)) static void api_exit(const CUpti_CallbackData *cb)
+__attribute__((noinline)) static void api_exit(CUpti_CallbackDomain dom,
+                                               CUpti_CallbackId id,
+                                               const CUpti_CallbackData *cb)
 {
     if (tls.depth == 0 || --tls.depth != 0 || !tls.corr)
         return;
     uint64_t corr = tls.corr;
     tls.corr = 0;
+    if (tls.cls & GP_CU_TRACED) /* a query's answer, before it ends */
+        gpuprof__cupti_deps_exit(dom, id, cb, corr);
     /* A call that failed launched nothing: no record will close its
      * operation, so close it here (the monitor's entry would stay); an
      * allocation that failed allocated nothing. */
@@ -500,7 +513,7 @@ __attribute__((noinline)) static void CUPTIAPI on_callback(
         if (cb->callbackSite == CUPTI_API_ENTER)
             api_enter(dom, id, cb, cls);
         else
-            api_exit(cb);
+            api_exit(dom, id, cb);
         __asm__ volatile("" ::: "memory"); /* keep this frame */
     } else if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
         resource(id, data);

@@ -93,10 +93,14 @@ bool gpuprof__cupti_load(char *reason, size_t rsize);
 gpuprof_status gpuprof__cupti_subscribe(char *reason, size_t rsize);
 
 /* Dependency notes for traces at a measured call's API enter
- * (cupti_deps.c): device and stream synchronizations, synchronous copies.
- * `corr` is the call's open operation. */
+ * (cupti_deps.c): device, stream and event synchronizations, synchronous
+ * copies, event records, stream waits for events; and at its exit, before
+ * its operation ends, the queries with their answer. `corr` is the call's
+ * open operation. */
 void gpuprof__cupti_deps(CUpti_CallbackDomain dom, CUpti_CallbackId id,
                          const CUpti_CallbackData *cb, uint64_t corr);
+void gpuprof__cupti_deps_exit(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                              const CUpti_CallbackData *cb, uint64_t corr);
 
 /* "CUPTI_ERROR_UNKNOWN (999)" for an error code. */
 const char *gpuprof__cupti_err(CUptiResult r, char *buf, size_t size);
@@ -106,6 +110,9 @@ const char *gpuprof__cupti_err(CUptiResult r, char *buf, size_t size);
  * the op kind it begins (0: not ours) and flags. */
 #define GP_CU_GRAPH 0x100u    /* a graph launch: its kernels share its id */
 #define GP_CU_HOSTDONE 0x200u /* closed at API exit with api.time (allocs) */
+#define GP_CU_TRACED 0x400u   /* measured only when traces are written: event
+                                 records, stream waits, queries (their
+                                 dependency notes, cupti_deps.c) */
 #define GP_CU_KIND_MASK 0xffu
 uint32_t gpuprof__cupti_classify_name(const char *name);
 /* cupti_detect.c: the detectors' facts from an API call's parameters, at

@@ -1,7 +1,7 @@
 /*
  * cupti_deps.c - the CUPTI backend's dependency notes for traces (trace
- * format 1.3; include/gpuprof_backend.h gpuprof_be_op_dep), written at a call's API
- * enter, for the calls the backend already measures:
+ * format 1.3; include/gpuprof_backend.h gpuprof_be_op_dep), for the calls
+ * the backend measures, runtime and driver forms alike:
  *
  *   cudaDeviceSynchronize, cuCtxSynchronize    SYNC_DEVICE (the context's
  *                                              device)
@@ -11,18 +11,54 @@
  *                                              stream for the _ptsz forms)
  *   cudaMemcpy and the driver's synchronous    LAUNCH | BLOCKING (the call
  *   copies (no "Async" in the name)            returns when its copy ran)
+ *   cudaEventRecord(WithFlags), cuEventRecord  EVENT_RECORD on its stream
+ *   cudaStreamWaitEvent, cuStreamWaitEvent     STREAM_WAIT: the stream's
+ *                                              later work waits for the
+ *                                              event's record
+ *   cudaEventSynchronize, cuEventSynchronize   SYNC_EVENT (the record)
+ *   cudaEventQuery, cuEventQuery               QUERY_EVENT, READY when it
+ *                                              returned success
+ *   cudaStreamQuery, cuStreamQuery             QUERY_STREAM, likewise
+ *
+ * Notes are written at the API enter, a query's at its exit (its answer is
+ * the call's return value: success is "done", cudaErrorNotReady /
+ * CUDA_ERROR_NOT_READY is not; another error notes nothing). Event records,
+ * stream waits and queries are measured only when traces are written
+ * (cupti.c, GP_CU_TRACED): they exist for these notes.
+ *
+ * An event is named in traces by the correlation id of its latest record
+ * (the analysis finds its device work from that record's EVENT_RECORD
+ * note): a small table maps the program's events to it, with the record's
+ * device and stream. As in the OpenCL backend (cl_deps.c) it is a cache: a
+ * collision replaces the older entry and a lookup that misses notes
+ * nothing (a wait the analysis does not see), never a wrong record; an
+ * event destroyed and created again at the same address names its old
+ * record until it is recorded again.
  *
  * Each callback id's role is found once from CUPTI's own callback name and
  * kept (relaxed atomics: any thread may find it first, all find the same).
- * A stream id CUPTI cannot give (no context) notes nothing: the analysis
- * sees no wait there, never a wrong one. Events (cudaEventRecord,
- * cudaStreamWaitEvent, queries) need calls the backend does not hook yet.
+ * A stream CUPTI cannot name (no context) notes nothing: the analysis sees
+ * no wait there, never a wrong one.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "backends/cupti/cupti.h"
 
-enum { R_UNKNOWN = 0, R_NONE, R_DEVICE, R_STREAM, R_STREAM_PT, R_COPY };
+enum {
+    R_UNKNOWN = 0,
+    R_NONE = 1,
+    R_DEVICE = 2,
+    R_STREAM = 3,
+    R_STREAM_PT = 4,
+    R_COPY = 5,
+    R_EVENT_RECORD = 6,
+    R_STREAM_WAIT = 7,
+    R_EVENT_SYNC = 8,
+    R_EVENT_QUERY = 9,
+    R_STREAM_QUERY = 10
+};
+#define R_PT 0x40u /* with the event roles: a per-thread default stream form */
 
 static _Atomic uint8_t role_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static _Atomic uint8_t role_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
@@ -32,7 +68,20 @@ static bool starts(const char *s, const char *p)
     return !strncmp(s, p, strlen(p));
 }
 
-/* A callback name's role ("cudaStreamSynchronize_v3020", "cuMemcpyDtoH_v2"). */
+/* The event roles, | R_PT for the _ptsz forms; R_NONE for others. */
+static uint32_t event_role(const char *b, bool pt)
+{
+    uint32_t r = starts(b, "EventRecord")       ? R_EVENT_RECORD
+                 : starts(b, "StreamWaitEvent") ? R_STREAM_WAIT
+                 : starts(b, "EventSynchronize") ? R_EVENT_SYNC
+                 : starts(b, "EventQuery")       ? R_EVENT_QUERY
+                 : starts(b, "StreamQuery")      ? R_STREAM_QUERY
+                                                 : R_NONE;
+    return r != R_NONE && pt ? r | R_PT : r;
+}
+
+/* A callback name's role ("cudaStreamSynchronize_v3020", "cuMemcpyDtoH_v2",
+ * "cuEventRecord_ptsz"). */
 uint32_t gpuprof__cupti_dep_role(const char *name);
 uint32_t gpuprof__cupti_dep_role(const char *name)
 {
@@ -49,7 +98,7 @@ uint32_t gpuprof__cupti_dep_role(const char *name)
         !strstr(b, "ToSymbol") && !strstr(b, "FromSymbol") &&
         !strstr(b, "2D") && !strstr(b, "3D") && !strstr(b, "Array"))
         return R_COPY;
-    return R_NONE;
+    return event_role(b, pt);
 }
 
 static uint32_t role_of(CUpti_CallbackDomain dom, CUpti_CallbackId id)
@@ -69,11 +118,100 @@ static uint32_t role_of(CUpti_CallbackDomain dom, CUpti_CallbackId id)
     return r;
 }
 
-/* The stream a (cuda|cu)StreamSynchronize names: its first parameter in
- * both APIs' parameter structs. */
-typedef struct stream_params {
+/* ---- events: the latest record of each ---------------------------------- */
+#define EV_SLOTS 4096u
+
+typedef struct ev_rec {
+    const void *ev;
+    uint64_t corr; /* its latest record */
+    uint32_t device, stream;
+} ev_rec;
+
+static ev_rec ev_slot[EV_SLOTS];
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t ev_hash(const void *ev)
+{
+    uint64_t k = (uint64_t)(uintptr_t)ev * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(k >> 52) & (EV_SLOTS - 1);
+}
+
+static void ev_put(const void *ev, uint64_t corr, uint32_t dev, uint32_t sid)
+{
+    pthread_mutex_lock(&ev_mu);
+    ev_slot[ev_hash(ev)] = (ev_rec){ev, corr, dev, sid};
+    pthread_mutex_unlock(&ev_mu);
+}
+
+/* The event's latest record; false when unknown. */
+static bool ev_get(const void *ev, ev_rec *out)
+{
+    pthread_mutex_lock(&ev_mu);
+    *out = ev_slot[ev_hash(ev)];
+    pthread_mutex_unlock(&ev_mu);
+    return ev && out->ev == ev && out->corr;
+}
+
+/* For the offline tests: forget every event. */
+void gpuprof__cupti_deps_reset(void);
+void gpuprof__cupti_deps_reset(void)
+{
+    pthread_mutex_lock(&ev_mu);
+    memset(ev_slot, 0, sizeof(ev_slot));
+    pthread_mutex_unlock(&ev_mu);
+}
+
+/* ---- the calls' parameters ------------------------------------------------
+ * As generated_cuda_runtime_api_meta.h and generated_cuda_meta.h lay them
+ * out (identical in both APIs and their _ptsz forms): a stream
+ * synchronization or query and an event synchronization or query take one
+ * handle; an event record (event, stream); a stream wait (stream, event). */
+typedef struct one_param {
+    void *handle;
+} one_param;
+typedef struct record_params {
+    void *event;
     CUstream stream;
-} stream_params;
+} record_params;
+typedef struct wait_params {
+    CUstream stream;
+    void *event;
+} wait_params;
+
+/* CUPTI's id of `stream` in the call's context; false when it cannot say. */
+static bool stream_id(const CUpti_CallbackData *cb, CUstream stream, bool pt,
+                      uint32_t *sid)
+{
+    return cb->context && gpuprof__cu.GetStreamIdEx &&
+           gpuprof__cu.GetStreamIdEx(cb->context, stream, pt, sid) ==
+               CUPTI_SUCCESS;
+}
+
+static void event_notes(uint32_t role, const CUpti_CallbackData *cb,
+                        uint32_t dev, uint64_t corr)
+{
+    bool pt = (role & R_PT) != 0;
+    uint32_t sid;
+    ev_rec e;
+    role &= ~R_PT;
+    if (role == R_EVENT_RECORD) {
+        const record_params *p = cb->functionParams;
+        if (p->event && stream_id(cb, p->stream, pt, &sid)) {
+            gpuprof_be_op_dep(corr, GPUPROF_DEP_EVENT_RECORD, 0, dev, sid, 0);
+            ev_put(p->event, corr, dev, sid);
+        }
+    } else if (role == R_STREAM_WAIT) {
+        const wait_params *p = cb->functionParams;
+        if (ev_get(p->event, &e) && stream_id(cb, p->stream, pt, &sid))
+            gpuprof_be_op_dep(corr, GPUPROF_DEP_STREAM_WAIT, 0, dev, sid,
+                              e.corr);
+    } else if (role == R_EVENT_SYNC) {
+        const one_param *p = cb->functionParams;
+        if (ev_get(p->handle, &e))
+            gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_EVENT, 0, e.device,
+                              e.stream, e.corr);
+    }
+}
 
 void gpuprof__cupti_deps(CUpti_CallbackDomain dom, CUpti_CallbackId id,
                          const CUpti_CallbackData *cb, uint64_t corr)
@@ -81,23 +219,57 @@ void gpuprof__cupti_deps(CUpti_CallbackDomain dom, CUpti_CallbackId id,
     if (!corr || !gpuprof_be_tracing())
         return;
     uint32_t role = role_of(dom, id);
-    if (role == R_NONE)
-        return;
+    if (role == R_NONE || (role & ~R_PT) == R_EVENT_QUERY ||
+        (role & ~R_PT) == R_STREAM_QUERY)
+        return; /* queries: at their exit */
     uint32_t dev = 0;
     if (cb->context && gpuprof__cu.GetDeviceId &&
         gpuprof__cu.GetDeviceId(cb->context, &dev) != CUPTI_SUCCESS)
         dev = 0;
+    uint32_t sid;
     if (role == R_DEVICE) {
         gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_DEVICE, 0, dev, GPUPROF_DEP_ALL, 0);
     } else if (role == R_COPY) {
         gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, GPUPROF_DEP_BLOCKING, dev, 0, 0);
-    } else if (cb->functionParams && cb->context &&
-               gpuprof__cu.GetStreamIdEx) {
-        uint32_t sid;
-        const stream_params *p = cb->functionParams;
-        if (gpuprof__cu.GetStreamIdEx(cb->context, p->stream,
-                                      role == R_STREAM_PT, &sid) ==
-            CUPTI_SUCCESS)
+    } else if (!cb->functionParams) {
+        return;
+    } else if (role == R_STREAM || role == R_STREAM_PT) {
+        const one_param *p = cb->functionParams;
+        if (stream_id(cb, p->handle, role == R_STREAM_PT, &sid))
             gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_STREAM, 0, dev, sid, 0);
+    } else {
+        event_notes(role, cb, dev, corr);
     }
+}
+
+void gpuprof__cupti_deps_exit(CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                              const CUpti_CallbackData *cb, uint64_t corr)
+{
+    if (!corr || !cb->functionParams || !cb->functionReturnValue ||
+        !gpuprof_be_tracing())
+        return;
+    uint32_t role = role_of(dom, id);
+    bool pt = (role & R_PT) != 0;
+    role &= ~R_PT;
+    if (role != R_EVENT_QUERY && role != R_STREAM_QUERY)
+        return;
+    int ret = *(const int *)cb->functionReturnValue;
+    if (ret != 0 && ret != (dom == CUPTI_CB_DOMAIN_RUNTIME_API
+                                ? (int)cudaErrorNotReady
+                                : (int)CUDA_ERROR_NOT_READY))
+        return; /* the call failed: it answered nothing */
+    uint32_t flags = ret == 0 ? GPUPROF_DEP_READY : 0, dev = 0, sid;
+    const one_param *p = cb->functionParams;
+    ev_rec e;
+    if (role == R_EVENT_QUERY) {
+        if (ev_get(p->handle, &e))
+            gpuprof_be_op_dep(corr, GPUPROF_DEP_QUERY_EVENT, flags, e.device,
+                              e.stream, e.corr);
+        return;
+    }
+    if (cb->context && gpuprof__cu.GetDeviceId &&
+        gpuprof__cu.GetDeviceId(cb->context, &dev) != CUPTI_SUCCESS)
+        dev = 0;
+    if (stream_id(cb, p->handle, pt, &sid))
+        gpuprof_be_op_dep(corr, GPUPROF_DEP_QUERY_STREAM, flags, dev, sid, 0);
 }

@@ -305,6 +305,13 @@ START_TEST(blame_offline)
     op(GPUPROF_OP_COPY_D2H, 203, 0, false);
     op(GPUPROF_OP_SYNC, 204, 0, false);
     gpuprof_region_end("blame");
+    /* The records' times are small numbers: put them just after the calls
+     * on the process clock. The monitor keeps device work for blame only
+     * while a wait begun after it may still come; work that seemed to end
+     * long before its launch was read could be dropped in a round between
+     * the kernels' records and the sync's (seen under TSan on a busy
+     * machine: blame 0 instead of 355). */
+    gpuprof__cupti_set_clock_offset((int64_t)gpuprof_be_now_ns());
     rbuf r = {0};
     kernel_rec(&r, 201, "kB1", 1000, 2000, 1, 32, 8, 0, 0, 7);
     kernel_rec(&r, 202, "kB2", 1500, 1700, 1, 32, 8, 0, 0, 8);

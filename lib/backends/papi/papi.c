@@ -198,12 +198,14 @@ static gpuprof_status pp_init(void *user)
     return st;
 }
 
-/* Resuming starts a new generation; so does pausing, after the pausing
- * thread gave what it counted so far (also at finalize). */
+/* Resuming starts a new generation (the resuming thread counts again from
+ * now: its paused interval is dropped at once); so does pausing, after the
+ * pausing thread gave what it counted so far (also at finalize). */
 static gpuprof_status pp_start(void *user)
 {
     (void)user;
     gpuprof__pp_new_generation();
+    gpuprof__pp_thread_settle();
     return GPUPROF_OK;
 }
 

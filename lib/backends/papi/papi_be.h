@@ -103,7 +103,5 @@ void gpuprof__pp_thread_settle(void);
 void gpuprof__pp_new_generation(void);
 /* The calling thread's event sets and state go (PAPI_unregister_thread). */
 void gpuprof__pp_thread_release(void);
-/* Threads whose counting could not start (white-box tests). */
-uint64_t gpuprof__pp_threads_failed(void);
 
 #endif /* GPUPROF_PAPI_BE_H */

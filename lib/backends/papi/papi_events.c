@@ -106,11 +106,15 @@ static int try_event(const char *name, int *es, int *code_out, int *set_out)
         return PAPI_ECMP;
     if ((rc = gpuprof__pp.add_event(es[s], code)) != PAPI_OK)
         return rc;
+    if ((rc = gpuprof__pp.start(es[s])) != PAPI_OK) {
+        gpuprof__pp.remove_event(es[s], code);
+        return rc;
+    }
     long long v[PP_MAX_EVENTS];
-    if ((rc = gpuprof__pp.start(es[s])) == PAPI_OK)
-        return gpuprof__pp.stop(es[s], v), *code_out = code, *set_out = s, 0;
-    gpuprof__pp.remove_event(es[s], code);
-    return rc;
+    gpuprof__pp.stop(es[s], v);
+    *code_out = code;
+    *set_out = s;
+    return PAPI_OK;
 }
 
 /* One line for an event that is not counted. */

@@ -42,16 +42,10 @@ static __thread pp_thread *self;
  * tried again. */
 static pp_thread failed_mark;
 static _Atomic uint32_t generation;
-static _Atomic uint64_t threads_failed;
 static _Atomic int warned_failed, warned_fork;
 _Atomic int gpuprof__pp_on;
 
 #define PL gpuprof__pp_plan
-
-uint64_t gpuprof__pp_threads_failed(void)
-{
-    return atomic_load_explicit(&threads_failed, memory_order_relaxed);
-}
 
 void gpuprof__pp_new_generation(void)
 {
@@ -134,7 +128,6 @@ __attribute__((cold, noinline)) static pp_thread *thread_start(void)
         free(t);
     }
     self = &failed_mark;
-    atomic_fetch_add_explicit(&threads_failed, 1, memory_order_relaxed);
     if (!atomic_exchange(&warned_failed, 1))
         gpuprof_be_log(GPUPROF_LOG_WARN,
                        "papi: counting could not start on a thread (%s); "

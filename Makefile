@@ -109,6 +109,13 @@ $(GEN_BACKENDS): gen-backends-force
 	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 $(B)/obj/lib/core/backend.o: $(GEN_BACKENDS)
 $(B)/obj/lib/core/backend.o: LIB_CFLAGS += -I$(B)
+# The PAPI backend is built when papi.h is there (Debian: libpapi-dev);
+# libpapi is dlopened at run time, never linked.
+HAVE_PAPI := $(shell printf '\043include <papi.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_PAPI),1)
+CORE_SRCS += $(wildcard lib/backends/papi/*.c)
+BUILTIN_BACKENDS += papi
+endif
 
 # gpuprof-mpi (the aggregation on the ranks of an MPI job) is built when
 # mpicc is found (Debian: libopenmpi-dev). Only its own file is compiled

@@ -319,6 +319,59 @@ GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
                                                  uint64_t value);
 
 /* ------------------------------------------------------------------------ */
+/* Observing application threads                                            */
+/* ------------------------------------------------------------------------ */
+
+/* For a backend that measures the application threads themselves (a
+ * counter library: PAPI): what happens on a thread, told on that thread,
+ * synchronously. Node ids are those gpuprof_be_sample_add takes on the
+ * calling thread (0: its root, outside every region). Fill with
+ * GPUPROF_OBSERVER_INIT; NULL callbacks are skipped. Callbacks sit on the
+ * region path: they must be short, must not begin or end regions or
+ * operations, and may call gpuprof_be_sample_add, gpuprof_be_sample_region
+ * and gpuprof_be_measuring.
+ *  region: the thread's innermost open region changes from `from` to `to`.
+ *          A begin (while measuring): `to` is the new region, `from` its
+ *          parent, told before the region takes its start time. An end (also
+ *          each region an unbalanced end closes, and those still open when
+ *          the thread exits, whatever the mode): `from` is the region
+ *          closed, told after it took its end time.
+ *  op_begin: an operation begins on the thread (gpuprof_op_begin or
+ *          gpuprof_be_op_begin of any backend, while measuring; nested
+ *          begins are not told): `region` is the innermost open region,
+ *          `context` the node of the operation's calling context (the
+ *          innermost frame of its call path beneath `region`; its
+ *          placeholder hangs beneath that node).
+ *  op_end: that operation ends (its gpuprof_op_end / gpuprof_be_op_end).
+ *  thread_exit: the thread exits (after its open regions were closed and
+ *          told); gpuprof_be_sample_add still works in it. Not told for a
+ *          thread that never used the library, nor for the thread that
+ *          returns from main. */
+typedef struct gpuprof_observer {
+    size_t size; /* sizeof(gpuprof_observer) */
+    void *user;
+    void (*region)(void *user, uint32_t from, uint32_t to);
+    void (*op_begin)(void *user, uint32_t region, uint32_t context);
+    void (*op_end)(void *user);
+    void (*thread_exit)(void *user);
+} gpuprof_observer;
+
+#define GPUPROF_OBSERVER_INIT                                                  \
+    {                                                                          \
+        sizeof(gpuprof_observer), NULL, NULL, NULL, NULL, NULL                 \
+    }
+
+/* Installs `obs` (copied) as the observer of application threads, or
+ * removes the one installed (`obs` NULL). `flags` must be 0. One observer
+ * at a time: GPUPROF_E_EXISTS when another is installed; GPUPROF_E_INVALID
+ * for a bad struct or flags; GPUPROF_E_LIMIT after 8 installations in a
+ * process. After a removal, callbacks already running on other threads may
+ * still finish: their code must stay loaded. A backend installs it in
+ * `init` and removes it in `fini`. Since 0.1. */
+GPUPROF_API gpuprof_status gpuprof_be_observe(const gpuprof_observer *obs,
+                                              uint32_t flags);
+
+/* ------------------------------------------------------------------------ */
 /* Blame and detectors (doc/CORE.md, "Blame and detectors")                  */
 /* ------------------------------------------------------------------------ */
 

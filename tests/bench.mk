@@ -11,6 +11,9 @@ endif
 ifneq ($(HAVE_CUPTI),1)
 BENCH_SRCS := $(filter-out tests/bench/bench_cupti.c,$(BENCH_SRCS))
 endif
+ifneq ($(HAVE_PAPI),1)
+BENCH_SRCS := $(filter-out tests/bench/bench_papi.c,$(BENCH_SRCS))
+endif
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(B)/bench/%)
 
 $(B)/bench/bench_cupti: tests/bench/bench_cupti.c $(LIB_OBJS)

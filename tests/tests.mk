@@ -24,6 +24,9 @@ endif
 ifneq ($(HAVE_CUPTI),1)
 UNIT_SRCS := $(filter-out tests/unit/check_cupti.c,$(UNIT_SRCS))
 endif
+ifneq ($(HAVE_PAPI),1)
+UNIT_SRCS := $(filter-out tests/unit/check_papi.c,$(UNIT_SRCS))
+endif
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 BB_SRCS := $(wildcard tests/blackbox/*.c)
 BB_BINS := $(BB_SRCS:tests/blackbox/%.c=$(B)/tests/bb_%) \

@@ -301,6 +301,72 @@ GPUPROF_API void gpuprof_be_helpers_busy(int64_t delta)
     gpuprof__helpers_busy(delta);
 }
 
+/* ---- the observer of application threads ----------------------------- */
+/* Installed copies live in slots that are never reused, so a callback still
+ * running on another thread after a removal reads a struct nobody writes. */
+#define MAX_OBSERVERS 8
+static gpuprof_observer observers[MAX_OBSERVERS];
+static int observers_used;
+static pthread_mutex_t observers_mu = PTHREAD_MUTEX_INITIALIZER;
+const gpuprof_observer *_Atomic gpuprof__observer;
+
+GPUPROF_API gpuprof_status gpuprof_be_observe(const gpuprof_observer *obs,
+                                              uint32_t flags)
+{
+    if (flags || (obs && (obs->size < offsetof(gpuprof_observer, thread_exit) +
+                                          sizeof(obs->thread_exit) ||
+                          obs->size > (1u << 16))))
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_WARN,
+                             "gpuprof_be_observe: bad struct or flags");
+    gpuprof_status st = GPUPROF_OK;
+    pthread_mutex_lock(&observers_mu);
+    if (!obs)
+        gp_store_release(&gpuprof__observer, NULL);
+    else if (gp_load_relaxed(&gpuprof__observer))
+        st = gpuprof__fail(GPUPROF_E_EXISTS, GPUPROF_LOG_WARN,
+                           "gpuprof_be_observe: another observer is "
+                           "installed");
+    else if (observers_used == MAX_OBSERVERS)
+        st = gpuprof__fail(GPUPROF_E_LIMIT, GPUPROF_LOG_WARN,
+                           "gpuprof_be_observe: more than %d installations",
+                           MAX_OBSERVERS);
+    else {
+        gpuprof_observer *o = &observers[observers_used++];
+        memcpy(o, obs, obs->size < sizeof(*o) ? obs->size : sizeof(*o));
+        o->size = sizeof(*o);
+        gp_store_release(&gpuprof__observer, o);
+    }
+    pthread_mutex_unlock(&observers_mu);
+    return st;
+}
+
+void gpuprof__observe_region(const gpuprof_observer *o, uint32_t from,
+                             uint32_t to)
+{
+    if (o->region)
+        o->region(o->user, from, to);
+}
+
+void gpuprof__observe_op_begin(const gpuprof_observer *o, uint32_t region,
+                               uint32_t context)
+{
+    if (o->op_begin)
+        o->op_begin(o->user, region, context);
+}
+
+void gpuprof__observe_op_end(const gpuprof_observer *o)
+{
+    if (o->op_end)
+        o->op_end(o->user);
+}
+
+void gpuprof__observe_thread_exit(void)
+{
+    const gpuprof_observer *o = gp_load_acquire(&gpuprof__observer);
+    if (o && o->thread_exit)
+        o->thread_exit(o->user);
+}
+
 /* ---- blame and detectors (blame.c, idle.c, detect.c) ------------------ */
 GPUPROF_API void gpuprof_be_gpu_done(void) { gpuprof__gpu_done(); }
 

@@ -361,6 +361,9 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
     g->open_corr = corr;
     g->open_ticks = t0;
     g->open_node = t->trace != NULL ? ph : 0; /* 0: nothing to record */
+    const struct gpuprof_observer *o = gp_load_acquire(&gpuprof__observer);
+    if (unlikely(o != NULL))
+        gpuprof__observe_op_begin(o, parent, leaf);
     return corr;
 }
 
@@ -379,6 +382,9 @@ gpuprof_status gpuprof__op_end(uint64_t corr)
         if (unlikely(t->trace != NULL) && g->open_node)
             gpuprof__trace_op(t->trace, g->open_ticks, gp_ticks(), g->open_node,
                               corr);
+        const struct gpuprof_observer *o = gp_load_acquire(&gpuprof__observer);
+        if (unlikely(o != NULL))
+            gpuprof__observe_op_end(o);
     }
     gpuprof__gpu_poll(g);
     gpuprof__idle_drain();

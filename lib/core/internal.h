@@ -299,6 +299,19 @@ void gpuprof__backends_atfork_prepare(void);
 void gpuprof__backends_atfork_parent(void);
 void gpuprof__backends_atfork_child(void);
 
+/* ---- The observer of application threads (be_api.c) ------------------ */
+/* What gpuprof_be_observe installed (NULL: none): one load on the region
+ * and operation paths; the calls are out of line (include/gpuprof_backend.h
+ * says when each is made). */
+struct gpuprof_observer;
+extern GP_HIDDEN const struct gpuprof_observer *_Atomic gpuprof__observer;
+void gpuprof__observe_region(const struct gpuprof_observer *o, uint32_t from,
+                             uint32_t to);
+void gpuprof__observe_op_begin(const struct gpuprof_observer *o,
+                               uint32_t region, uint32_t context);
+void gpuprof__observe_op_end(const struct gpuprof_observer *o);
+void gpuprof__observe_thread_exit(void);
+
 /* ---- Service thread (service.c) --------------------------------------- */
 /* Starts the background thread (periodic flushes, termination signals)
  * when the configuration asks for either; from init. */

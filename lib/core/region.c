@@ -8,7 +8,10 @@
  * Visits are counted at begin, times at end; exclusive time is inclusive
  * time minus the inclusive time of closed child regions, kept per frame.
  * Anything unusual (first use of a name, mismatch, depth overflow, wrong
- * state) leaves through a cold function.
+ * state) leaves through a cold function. An observer of the thread
+ * (gpuprof_be_observe: a counter backend) costs one load while none is
+ * installed; when one is, each change of the innermost region is told to
+ * it.
  */
 #include <string.h>
 
@@ -58,6 +61,10 @@ __attribute__((cold, noinline)) static gpuprof_status too_deep(gp_thread *t)
 static inline void push(gp_thread *t, uint32_t d, uint32_t node,
                         gp_mblock *blk, const char *name)
 {
+    const struct gpuprof_observer *o = gp_load_acquire(&gpuprof__observer);
+    if (unlikely(o != NULL))
+        gpuprof__observe_region(
+            o, d ? gp_load_relaxed(&t->stack[d - 1].node) : 0, node);
     gp_frame *f = &t->stack[d];
     gp_store_relaxed(&f->node, node);
     gp_store_relaxed(&f->child_ticks, 0);
@@ -96,6 +103,11 @@ void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
             gpuprof__trace_region(t->trace, start, now,
                                   gp_load_relaxed(&f->node));
         gp_store_release(&t->depth, d);
+        const struct gpuprof_observer *o = gp_load_acquire(&gpuprof__observer);
+        if (unlikely(o != NULL))
+            gpuprof__observe_region(
+                o, gp_load_relaxed(&f->node),
+                d ? gp_load_relaxed(&t->stack[d - 1].node) : 0);
     }
     gp_gpu *g = gp_load_relaxed(&t->gpu);
     if (unlikely(g != NULL))

@@ -180,6 +180,7 @@ static void on_thread_exit(void *arg)
         gpuprof__region_close_from(t, 0, gp_ticks(), GPUPROF_IO_NODE_OPEN);
         gpuprof__stat_add(GP_STAT_REGIONS_OPEN_AT_THREAD_EXIT, open);
     }
+    gpuprof__observe_thread_exit(); /* while its state is still ours */
     gp_store_relaxed(&t->end_ticks, gp_ticks());
     gp_gpu *g = gp_load_relaxed(&t->gpu);
     if (g)

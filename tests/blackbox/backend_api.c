@@ -4,13 +4,14 @@
  * registers metrics (accepted descriptors, refusals, the same name again,
  * the limit of 32), submits activities with extra values (which metric ids
  * an activity may carry), reaches the counters, the clock, the measuring
- * state (paused operations), hidden ranges and the interception-layer
- * table. Values in files are checked by tests/scripts/thirdparty-backend.sh;
+ * state (paused operations), hidden ranges, the interception-layer
+ * table and the thread observer. Values in files are checked by tests/scripts/thirdparty-backend.sh;
  * here, what the calls return. Compiled as C99 (-Wpedantic -Werror) and as
  * C++11; Check forks every test.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +294,137 @@ START_TEST(layer_dispatch)
 }
 END_TEST
 
+/* ---- the thread observer ---------------------------------------------- */
+/* What the observer was told, in order: kind ('R' region, 'B' op begin,
+ * 'E' op end, 'X' thread exit), two values, and on which thread (0 main). */
+typedef struct seen {
+    char kind;
+    uint32_t a, b;
+    int worker;
+} seen;
+static seen evs[64];
+static int nev;
+static __thread int on_worker;
+
+static void note(char kind, uint32_t a, uint32_t b)
+{
+    if (nev < 64) {
+        evs[nev].kind = kind;
+        evs[nev].a = a;
+        evs[nev].b = b;
+        evs[nev].worker = on_worker;
+        nev++;
+    }
+}
+static void obs_region(void *user, uint32_t from, uint32_t to)
+{
+    ck_assert_ptr_eq(user, (void *)evs);
+    note('R', from, to);
+}
+static void obs_op_begin(void *user, uint32_t region, uint32_t context)
+{
+    (void)user;
+    note('B', region, context);
+}
+static void obs_op_end(void *user)
+{
+    (void)user;
+    note('E', 0, 0);
+}
+static void obs_exit(void *user)
+{
+    (void)user;
+    note('X', 0, 0);
+}
+
+static void expect(int i, char kind, uint32_t a, uint32_t b)
+{
+    ck_assert_int_gt(nev, i);
+    ck_assert_msg(evs[i].kind == kind && evs[i].a == a && evs[i].b == b,
+                  "event %d: %c %u %u, want %c %u %u", i, evs[i].kind,
+                  evs[i].a, evs[i].b, kind, a, b);
+}
+
+static void *observed_worker(void *arg)
+{
+    (void)arg;
+    on_worker = 1;
+    gpuprof_region_begin("t"); /* left open: closed at exit */
+    return NULL;
+}
+
+/* Region changes (from, to) with the node ids sample_add takes, outermost
+ * operation begin/end (nested ones and paused ones not told), regions an
+ * unbalanced end closes, a thread's exit; one observer at a time. */
+START_TEST(thread_observer)
+{
+    gpuprof_observer o = GPUPROF_OBSERVER_INIT;
+    uint32_t a, b;
+    uint64_t c;
+    pthread_t th;
+    init_with_backend(0);
+    o.user = evs;
+    o.region = obs_region;
+    o.op_begin = obs_op_begin;
+    o.op_end = obs_op_end;
+    o.thread_exit = obs_exit;
+    ck_assert_int_eq(gpuprof_be_observe(&o, 1), GPUPROF_E_INVALID);
+    o.size = 8;
+    ck_assert_int_eq(gpuprof_be_observe(&o, 0), GPUPROF_E_INVALID);
+    o.size = sizeof(o);
+    ck_assert_int_eq(gpuprof_be_observe(&o, 0), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_be_observe(&o, 0), GPUPROF_E_EXISTS);
+    gpuprof_region_begin("a");
+    a = gpuprof_be_sample_region();
+    gpuprof_region_begin("b");
+    b = gpuprof_be_sample_region();
+    ck_assert_uint_ne(a, 0);
+    ck_assert_uint_ne(b, a);
+    c = gpuprof_be_op_begin(GPUPROF_OP_KERNEL, 0);
+    ck_assert_uint_eq(gpuprof_be_op_begin(GPUPROF_OP_COPY_H2D, 0), c);
+    ck_assert_int_eq(gpuprof_be_op_end(c), GPUPROF_OK); /* the nested one */
+    ck_assert_int_eq(gpuprof_be_op_end(c), GPUPROF_OK);
+    gpuprof_region_end("b");
+    gpuprof_region_end("a");
+    expect(0, 'R', 0, a);
+    expect(1, 'R', a, b);
+    ck_assert_int_eq(evs[2].kind, 'B');
+    ck_assert_uint_eq(evs[2].a, b);
+    ck_assert_uint_ne(evs[2].b, b); /* the call path's innermost frame */
+    ck_assert_uint_ne(evs[2].b, 0);
+    expect(3, 'E', 0, 0);
+    expect(4, 'R', b, a);
+    expect(5, 'R', a, 0);
+    ck_assert_int_eq(nev, 6);
+    gpuprof_region_begin("a");
+    gpuprof_region_begin("b");
+    ck_assert_int_eq(gpuprof_region_end("a"), GPUPROF_E_UNBALANCED);
+    expect(6, 'R', 0, a);
+    expect(7, 'R', a, b);
+    expect(8, 'R', b, a);
+    expect(9, 'R', a, 0);
+    ck_assert_int_eq(nev, 10);
+    gpuprof_stop();
+    gpuprof_region_begin("a");
+    gpuprof_region_end("a");
+    ck_assert_int_eq(nev, 10); /* nothing while paused */
+    gpuprof_start();
+    ck_assert_int_eq(pthread_create(&th, NULL, observed_worker, NULL), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(nev, 13);
+    ck_assert_int_eq(evs[10].worker + evs[11].worker + evs[12].worker, 3);
+    ck_assert_int_eq(evs[10].kind, 'R');
+    ck_assert_uint_eq(evs[10].a, 0);
+    expect(11, 'R', evs[10].b, 0);
+    expect(12, 'X', 0, 0);
+    ck_assert_int_eq(gpuprof_be_observe(NULL, 0), GPUPROF_OK);
+    gpuprof_region_begin("a");
+    gpuprof_region_end("a");
+    ck_assert_int_eq(nev, 13);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("backend_api");
@@ -306,6 +438,7 @@ int main(void)
     tcase_add_test(tc, paused_operations);
     tcase_add_test(tc, services);
     tcase_add_test(tc, layer_dispatch);
+    tcase_add_test(tc, thread_observer);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_FORK);

@@ -205,11 +205,11 @@ $(B)/tests/libfakeze.so: $(FAKEZE_SRCS) tests/fakeze/fakeze.h
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(CFLAGS) -shared \
 	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(FAKEZE_SRCS) -lpthread
-$(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(TEST_HELPER_OBJS) $(FAKEZE_SO)
+$(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(FAKEZE_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
-	  $(TEST_HELPER_OBJS) $(LDFLAGS) -lze_loader $(TEST_LIBS)
+	  $(LDFLAGS) -lze_loader $(CHECK_LIBS)
 
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(CPATH_PROG) \

@@ -196,6 +196,12 @@ struct fz_state {
 
 FZ_HIDDEN extern struct fz_state fz;
 
+/* Handle objects (fz_driver.c): zeroed, and kept on a driver-wide list
+ * until destroyed, as a real driver tracks them, so a program that exits
+ * without destroying its handles leaks nothing (LeakSanitizer). */
+FZ_HIDDEN void *fz_new(size_t size);
+FZ_HIDDEN void fz_delete(void *p);
+
 /* Clock (fz_event.c). */
 FZ_HIDDEN uint64_t fz_now(void);
 FZ_HIDDEN uint64_t fz_tick_floor(uint64_t host_ns);

@@ -419,7 +419,7 @@ static ze_result_t list_new(ze_device_handle_t dev, uint32_t ordinal,
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (fz_engine_of(dev, ordinal, 0) == NULL)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    struct _ze_command_list_handle_t *l = calloc(1, sizeof *l);
+    struct _ze_command_list_handle_t *l = fz_new(sizeof *l);
     if (l == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     l->dev = dev;
@@ -473,7 +473,7 @@ static ze_result_t list_destroy(ze_command_list_handle_t l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     list_clear(l);
     free(l->cmds);
-    free(l);
+    fz_delete(l);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -531,7 +531,7 @@ static ze_result_t queue_create(ze_context_handle_t c, ze_device_handle_t dev,
     struct fz_engine *e = fz_engine_of(dev, desc->ordinal, desc->index);
     if (e == NULL)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    struct _ze_command_queue_handle_t *q = calloc(1, sizeof *q);
+    struct _ze_command_queue_handle_t *q = fz_new(sizeof *q);
     if (q == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     q->dev = dev;
@@ -544,7 +544,7 @@ static ze_result_t queue_create(ze_context_handle_t c, ze_device_handle_t dev,
 
 static ze_result_t queue_destroy(ze_command_queue_handle_t q)
 {
-    free(q);
+    fz_delete(q);
     return ZE_RESULT_SUCCESS;
 }
 

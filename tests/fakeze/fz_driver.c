@@ -14,6 +14,49 @@
 
 struct fz_state fz = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* -------------------------------------------------------------- objects -- */
+
+static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
+static void **objects;
+static size_t n_objects, cap_objects;
+
+void *fz_new(size_t size)
+{
+    void *p = calloc(1, size);
+    if (p == NULL)
+        return NULL;
+    pthread_mutex_lock(&objects_lock);
+    if (n_objects == cap_objects) {
+        size_t cap = cap_objects ? 2 * cap_objects : 64;
+        void **n = realloc(objects, cap * sizeof *n);
+        if (n == NULL) {
+            pthread_mutex_unlock(&objects_lock);
+            free(p);
+            return NULL;
+        }
+        objects = n;
+        cap_objects = cap;
+    }
+    objects[n_objects++] = p;
+    pthread_mutex_unlock(&objects_lock);
+    return p;
+}
+
+void fz_delete(void *p)
+{
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&objects_lock);
+    for (size_t i = n_objects; i-- > 0;) {
+        if (objects[i] == p) {
+            objects[i] = objects[--n_objects];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&objects_lock);
+    free(p);
+}
+
 /* ---------------------------------------------------------------- knobs -- */
 
 static bool knob_u64(const char *var, uint64_t def, uint64_t *out)
@@ -139,10 +182,13 @@ static ze_result_t fz_init(ze_init_flags_t flags)
     pthread_mutex_lock(&fz.lock);
     ze_result_t r = ZE_RESULT_SUCCESS;
     if (!fz.initialised) {
-        if (!read_knobs(&fz.k)) {
-            r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        } else if (fz.k.init_result != ZE_RESULT_SUCCESS) {
-            r = fz.k.init_result;
+        bool ok = read_knobs(&fz.k);
+        if (!ok || fz.k.init_result != ZE_RESULT_SUCCESS) {
+            /* The loader unloads a driver whose init fails: free all. */
+            r = ok ? fz.k.init_result : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            free(fz.k.kernels);
+            fz.k.kernels = NULL;
+            fz.k.n_kernels = 0;
         } else {
             fz.h0 = fz_now();
             setup_devices();
@@ -387,7 +433,7 @@ static ze_result_t context_create(ze_driver_handle_t d, const ze_context_desc_t 
 {
     if (out == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    *out = calloc(1, sizeof **out);
+    *out = fz_new(sizeof **out);
     return *out ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 }
 
@@ -400,7 +446,7 @@ static ze_result_t context_create_ex(ze_driver_handle_t d, const ze_context_desc
 
 static ze_result_t context_destroy(ze_context_handle_t c)
 {
-    free(c);
+    fz_delete(c);
     return ZE_RESULT_SUCCESS;
 }
 

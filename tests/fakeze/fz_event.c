@@ -102,7 +102,7 @@ static ze_result_t pool_create(ze_context_handle_t c, const ze_event_pool_desc_t
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->count == 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
-    struct _ze_event_pool_handle_t *p = calloc(1, sizeof *p);
+    struct _ze_event_pool_handle_t *p = fz_new(sizeof *p);
     if (p == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     p->flags = desc->flags;
@@ -113,7 +113,7 @@ static ze_result_t pool_create(ze_context_handle_t c, const ze_event_pool_desc_t
 
 static ze_result_t pool_destroy(ze_event_pool_handle_t p)
 {
-    free(p);
+    fz_delete(p);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -128,7 +128,7 @@ static ze_result_t event_create(ze_event_pool_handle_t pool, const ze_event_desc
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->index >= pool->count)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    struct _ze_event_handle_t *e = calloc(1, sizeof *e);
+    struct _ze_event_handle_t *e = fz_new(sizeof *e);
     if (e == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     e->pool = pool;
@@ -139,7 +139,7 @@ static ze_result_t event_create(ze_event_pool_handle_t pool, const ze_event_desc
 
 static ze_result_t event_destroy(ze_event_handle_t e)
 {
-    free(e);
+    fz_delete(e);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -223,7 +223,7 @@ static ze_result_t fence_create(ze_command_queue_handle_t q, const ze_fence_desc
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (out == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    struct _ze_fence_handle_t *f = calloc(1, sizeof *f);
+    struct _ze_fence_handle_t *f = fz_new(sizeof *f);
     if (f == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     f->queue = q;
@@ -237,7 +237,7 @@ static ze_result_t fence_create(ze_command_queue_handle_t q, const ze_fence_desc
 
 static ze_result_t fence_destroy(ze_fence_handle_t f)
 {
-    free(f);
+    fz_delete(f);
     return ZE_RESULT_SUCCESS;
 }
 

@@ -182,7 +182,7 @@ static void module_free(struct _ze_module_handle_t *m)
         free(m->kernel_names[i]);
     free(m->kernel_names);
     free(m->bytes);
-    free(m);
+    fz_delete(m);
 }
 
 static ze_result_t module_create(ze_context_handle_t c, ze_device_handle_t dev,
@@ -193,9 +193,9 @@ static ze_result_t module_create(ze_context_handle_t c, ze_device_handle_t dev,
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->inputSize == 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
-    struct _ze_module_handle_t *m = calloc(1, sizeof *m);
+    struct _ze_module_handle_t *m = fz_new(sizeof *m);
     if (m == NULL || (m->bytes = malloc(desc->inputSize)) == NULL) {
-        free(m);
+        fz_delete(m);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     m->dev = dev;
@@ -218,7 +218,7 @@ static ze_result_t module_create(ze_context_handle_t c, ze_device_handle_t dev,
         }
     }
     if (log != NULL)
-        *log = calloc(1, sizeof **log);
+        *log = fz_new(sizeof **log);
     *out = m;
     return ZE_RESULT_SUCCESS;
 }
@@ -268,13 +268,13 @@ static ze_result_t module_dynamic_link(uint32_t n, ze_module_handle_t *m,
                                        ze_module_build_log_handle_t *log)
 {
     if (log != NULL)
-        *log = calloc(1, sizeof **log);
+        *log = fz_new(sizeof **log);
     return ZE_RESULT_SUCCESS;
 }
 
 static ze_result_t log_destroy(ze_module_build_log_handle_t log)
 {
-    free(log);
+    fz_delete(log);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -318,7 +318,7 @@ static ze_result_t kernel_create(ze_module_handle_t m, const ze_kernel_desc_t *d
         known = known || strcmp(m->kernel_names[i], desc->pKernelName) == 0;
     if (!known)
         return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
-    struct _ze_kernel_handle_t *k = calloc(1, sizeof *k);
+    struct _ze_kernel_handle_t *k = fz_new(sizeof *k);
     if (k == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     k->module = m;
@@ -330,7 +330,7 @@ static ze_result_t kernel_create(ze_module_handle_t m, const ze_kernel_desc_t *d
 
 static ze_result_t kernel_destroy(ze_kernel_handle_t k)
 {
-    free(k);
+    fz_delete(k);
     return ZE_RESULT_SUCCESS;
 }
 

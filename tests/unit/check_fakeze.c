@@ -281,7 +281,7 @@ END_TEST
 START_TEST(immediate_kernel_exact_times)
 {
     knobs();
-    setenv("FAKEZE_KERNELS", "vadd=1000000,other=5", 1);
+    setenv("FAKEZE_KERNELS", "vadd=100000000,other=5", 1);
     start();
     ze_kernel_handle_t k = kernel("vadd");
     ze_event_pool_handle_t p = pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 2);
@@ -302,8 +302,8 @@ START_TEST(immediate_kernel_exact_times)
     ck_assert_str_eq(o[0].kind, "kernel");
     ck_assert_str_eq(o[0].name, "vadd");
     ck_assert_uint_eq(o[0].ordinal, 0);
-    ck_assert_uint_eq(o[0].end - o[0].start, 12500);
-    ck_assert_uint_eq(o[0].host_end - o[0].host_start, 1000000);
+    ck_assert_uint_eq(o[0].end - o[0].start, 1250000);
+    ck_assert_uint_eq(o[0].host_end - o[0].host_start, 100000000);
     ck_assert_uint_ge(after, o[0].host_end);
     ck_assert_uint_ge(o[0].start, d1);
     ck_assert_uint_le(o[0].end, d2);
@@ -318,12 +318,13 @@ START_TEST(immediate_kernel_exact_times)
 }
 END_TEST
 
-/* The default FAKEZE_TS_START puts the 32-bit wrap 200 ms after zeInit; a
- * 400 ms kernel launched at once spans it. */
+/* FAKEZE_TS_START puts the 32-bit wrap 500 ms after zeInit; a 1 s kernel
+ * launched at once spans it. (The default puts it at 200 ms.) */
 START_TEST(kernel_timestamps_wrap_at_32_bits)
 {
     knobs();
-    setenv("FAKEZE_KERNELS", "long=400000000", 1);
+    setenv("FAKEZE_KERNELS", "long=1000000000", 1);
+    setenv("FAKEZE_TS_START", "0x7ffa0a1f0", 1); /* 0x7_0000_0000 + 2^32 - 6250000 */
     start();
     ze_kernel_handle_t k = kernel("long");
     ze_event_pool_handle_t p = pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 1);
@@ -338,7 +339,7 @@ START_TEST(kernel_timestamps_wrap_at_32_bits)
     ck_assert_uint_gt(o[0].end, wrap);
     ze_kernel_timestamp_result_t r = kts(e);
     ck_assert_uint_lt(r.global.kernelEnd, r.global.kernelStart);
-    ck_assert_uint_eq((r.global.kernelEnd - r.global.kernelStart) & 0xffffffffu, 5000000);
+    ck_assert_uint_eq((r.global.kernelEnd - r.global.kernelStart) & 0xffffffffu, 12500000);
     ck_assert_uint_eq(r.global.kernelEnd, o[0].end - wrap);
     /* The 64-bit global timestamps do not wrap there. */
     uint64_t h, d;
@@ -353,7 +354,7 @@ END_TEST
 START_TEST(regular_list_queue_and_fence)
 {
     knobs();
-    setenv("FAKEZE_KERNELS", "a=2000000,b=3000000", 1);
+    setenv("FAKEZE_KERNELS", "a=200000000,b=3000000", 1);
     setenv("FAKEZE_COPY_BPS", "1000000000", 1); /* 1 byte per ns */
     setenv("FAKEZE_COPY_NS", "800", 1);
     start();
@@ -386,7 +387,7 @@ START_TEST(regular_list_queue_and_fence)
     ck_assert_int_eq(zeFenceHostSynchronize(f, 1000000), ZE_RESULT_NOT_READY);
     ck_assert_int_eq(zeCommandQueueSynchronize(q, 0), ZE_RESULT_NOT_READY);
     ZE_OK(zeFenceHostSynchronize(f, UINT64_MAX));
-    ck_assert_uint_ge(raw_now() - t0, 2000000 + 1049376 + 800 + 4096 + 800 + 3000000 - 400);
+    ck_assert_uint_ge(raw_now() - t0, 200000000 + 1049376 + 800 + 4096 + 800 + 3000000 - 400);
     ZE_OK(zeFenceQueryStatus(f));
     ZE_OK(zeCommandQueueSynchronize(q, 0));
     ZE_OK(zeEventQueryStatus(eb));
@@ -428,7 +429,7 @@ END_TEST
 START_TEST(engines_are_independent_timelines)
 {
     knobs();
-    setenv("FAKEZE_KERNELS", "k=50000000", 1);
+    setenv("FAKEZE_KERNELS", "k=200000000", 1);
     setenv("FAKEZE_COPY_BPS", "1000000", 1); /* 4096 bytes: 4.096 ms */
     start();
     ze_kernel_handle_t k = kernel("k");

@@ -9,10 +9,10 @@
  * has finished.
  *
  *   build:  cc -O2 -g vadd.c -lgpuprof -lze_loader
- *           clang-15 -cl-std=CL2.0 -target spir64 -O2 -emit-llvm -c vadd.cl -o vadd.bc
- *           llvm-spirv-15 vadd.bc -o vadd.spv
- *   run:    ./a.out [vadd.spv]      (default: vadd.spv beside the program)
- *           gpuprof report gpuprof-a.out-measurements
+ *           clang-15 -cl-std=CL2.0 -target spir64 -O2 -emit-llvm -c vadd.cl -o
+ * vadd.bc llvm-spirv-15 vadd.bc -o vadd.spv run:    ./a.out [vadd.spv]
+ * (default: vadd.spv beside the program) gpuprof report
+ * gpuprof-a.out-measurements
  *
  * What it does: copies a and b to device memory, launches vadd LAUNCHES
  * times on one regular command list (each launch signals a kernel-timestamp
@@ -35,8 +35,8 @@
 #include <gpuprof.h>
 #include <level_zero/ze_api.h>
 #include <libgen.h>
-#include <stdbool.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,13 +45,13 @@
 #define N (1u << 20)
 #define LAUNCHES 4
 
-#define ZE(call)                                                                                 \
-    do {                                                                                         \
-        ze_result_t r_ = (call);                                                                 \
-        if (r_ != ZE_RESULT_SUCCESS) {                                                           \
-            fprintf(stderr, "vadd: %s failed: 0x%x\n", #call, (unsigned)r_);                     \
-            exit(1);                                                                             \
-        }                                                                                        \
+#define ZE(call)                                                               \
+    do {                                                                       \
+        ze_result_t r_ = (call);                                               \
+        if (r_ != ZE_RESULT_SUCCESS) {                                         \
+            fprintf(stderr, "vadd: %s failed: 0x%x\n", #call, (unsigned)r_);   \
+            exit(1);                                                           \
+        }                                                                      \
     } while (0)
 
 /* Whether the levelzero backend measures this run, in one line. */
@@ -79,7 +79,8 @@ static unsigned char *read_file(const char *path, size_t *size)
     }
     unsigned char *buf = NULL;
     long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (len > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len)) != NULL &&
+    if (len > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)len)) != NULL &&
         fread(buf, 1, (size_t)len, f) != (size_t)len) {
         free(buf);
         buf = NULL;
@@ -110,7 +111,8 @@ static void find_gpu(ze_driver_handle_t *drv, ze_device_handle_t *dev)
     exit(2);
 }
 
-static ze_kernel_handle_t load_kernel(ze_context_handle_t ctx, ze_device_handle_t dev,
+static ze_kernel_handle_t load_kernel(ze_context_handle_t ctx,
+                                      ze_device_handle_t dev,
                                       const char *spv_path)
 {
     size_t size;
@@ -133,21 +135,25 @@ static ze_kernel_handle_t load_kernel(ze_context_handle_t ctx, ze_device_handle_
     }
     zeModuleBuildLogDestroy(log);
     free(spv);
-    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC, .pKernelName = "vadd"};
+    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC,
+                           .pKernelName = "vadd"};
     ze_kernel_handle_t kernel;
     ZE(zeKernelCreate(module, &kd, &kernel));
     return kernel;
 }
 
 struct buffers {
-    float *a, *b, *c;    /* host */
-    void *da, *db, *dc;  /* device */
+    float *a, *b, *c;   /* host */
+    void *da, *db, *dc; /* device */
 };
 
-static void alloc_buffers(ze_context_handle_t ctx, ze_device_handle_t dev, struct buffers *m)
+static void alloc_buffers(ze_context_handle_t ctx, ze_device_handle_t dev,
+                          struct buffers *m)
 {
-    ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
-    ze_device_mem_alloc_desc_t dd = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+    ze_host_mem_alloc_desc_t hd = {.stype =
+                                       ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    ze_device_mem_alloc_desc_t dd = {
+        .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
     size_t bytes = N * sizeof(float);
     ZE(zeMemAllocHost(ctx, &hd, bytes, 64, (void **)&m->a));
     ZE(zeMemAllocHost(ctx, &hd, bytes, 64, (void **)&m->b));
@@ -181,10 +187,12 @@ static void record(ze_command_list_handle_t list, ze_kernel_handle_t kernel,
     ZE(zeCommandListAppendMemoryCopy(list, m->db, m->b, bytes, NULL, 0, NULL));
     ZE(zeCommandListAppendBarrier(list, NULL, 0, NULL));
     for (int i = 0; i < LAUNCHES; i++) {
-        ZE(zeCommandListAppendLaunchKernel(list, kernel, &groups, events[i], 0, NULL));
+        ZE(zeCommandListAppendLaunchKernel(list, kernel, &groups, events[i], 0,
+                                           NULL));
         ZE(zeCommandListAppendBarrier(list, NULL, 0, NULL));
     }
-    ZE(zeCommandListAppendMemoryCopy(list, m->c, m->dc, bytes, events[LAUNCHES], 0, NULL));
+    ZE(zeCommandListAppendMemoryCopy(list, m->c, m->dc, bytes, events[LAUNCHES],
+                                     0, NULL));
     ZE(zeCommandListClose(list));
 }
 
@@ -242,14 +250,16 @@ int main(int argc, char **argv)
     gpuprof_region_begin("setup");
     ze_result_t r = zeInit(ZE_INIT_FLAG_GPU_ONLY);
     if (r != ZE_RESULT_SUCCESS) {
-        fprintf(stderr, "vadd: zeInit: 0x%x (no Level Zero GPU driver)\n", (unsigned)r);
+        fprintf(stderr, "vadd: zeInit: 0x%x (no Level Zero GPU driver)\n",
+                (unsigned)r);
         gpuprof_finalize();
         return 2;
     }
     ze_driver_handle_t drv;
     ze_device_handle_t dev;
     find_gpu(&drv, &dev);
-    ze_device_properties_t props = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2};
+    ze_device_properties_t props = {
+        .stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2};
     ZE(zeDeviceGetProperties(dev, &props));
     printf("DEVICE %s\n", props.name);
     bool fake = strncmp(props.name, "fakeze", 6) == 0;
@@ -267,7 +277,8 @@ int main(int argc, char **argv)
     ZE(zeEventPoolCreate(ctx, &pd, 1, &dev, &pool));
     ze_event_handle_t events[LAUNCHES + 1];
     for (uint32_t i = 0; i <= LAUNCHES; i++) {
-        ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC, .index = i,
+        ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
+                              .index = i,
                               .signal = ZE_EVENT_SCOPE_FLAG_HOST,
                               .wait = ZE_EVENT_SCOPE_FLAG_HOST};
         ZE(zeEventCreate(pool, &ed, &events[i]));
@@ -289,7 +300,8 @@ int main(int argc, char **argv)
 
     printf("KERNEL vadd launches %d device_ns", LAUNCHES);
     for (int i = 0; i < LAUNCHES; i++)
-        printf("%s%llu", i ? "," : " ", (unsigned long long)kernel_ns(events[i], &props));
+        printf("%s%llu", i ? "," : " ",
+               (unsigned long long)kernel_ns(events[i], &props));
     printf("\n");
     int rc = check_result(&m, fake);
 

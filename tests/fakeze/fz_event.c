@@ -61,10 +61,12 @@ static void nap(uint64_t ns)
     nanosleep(&ts, NULL);
 }
 
-ze_result_t fz_wait(bool (*ready)(void *arg, uint64_t *end_tick), void *arg, uint64_t timeout_ns)
+ze_result_t fz_wait(bool (*ready)(void *arg, uint64_t *end_tick), void *arg,
+                    uint64_t timeout_ns)
 {
     uint64_t begin = fz_now();
-    uint64_t deadline = timeout_ns > UINT64_MAX - begin ? UINT64_MAX : begin + timeout_ns;
+    uint64_t deadline =
+        timeout_ns > UINT64_MAX - begin ? UINT64_MAX : begin + timeout_ns;
     for (;;) {
         uint64_t end_tick = 0;
         pthread_mutex_lock(&fz.lock);
@@ -94,8 +96,9 @@ bool fz_queue_ready(void *queue_state, uint64_t *end_tick)
 
 /* ----------------------------------------------------------- event pool -- */
 
-static ze_result_t pool_create(ze_context_handle_t c, const ze_event_pool_desc_t *desc,
-                               uint32_t n, ze_device_handle_t *devs,
+static ze_result_t pool_create(ze_context_handle_t c,
+                               const ze_event_pool_desc_t *desc, uint32_t n,
+                               ze_device_handle_t *devs,
                                ze_event_pool_handle_t *out)
 {
     if (desc == NULL || out == NULL)
@@ -119,7 +122,8 @@ static ze_result_t pool_destroy(ze_event_pool_handle_t p)
 
 /* ---------------------------------------------------------------- event -- */
 
-static ze_result_t event_create(ze_event_pool_handle_t pool, const ze_event_desc_t *desc,
+static ze_result_t event_create(ze_event_pool_handle_t pool,
+                                const ze_event_desc_t *desc,
                                 ze_event_handle_t *out)
 {
     if (pool == NULL)
@@ -197,7 +201,8 @@ void fz_event_timestamp(ze_event_handle_t e, ze_kernel_timestamp_result_t *out)
     out->context.kernelEnd = (e->end - off) & m;
 }
 
-static ze_result_t event_kernel_timestamp(ze_event_handle_t e, ze_kernel_timestamp_result_t *out)
+static ze_result_t event_kernel_timestamp(ze_event_handle_t e,
+                                          ze_kernel_timestamp_result_t *out)
 {
     if (e == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -216,7 +221,8 @@ static ze_result_t event_kernel_timestamp(ze_event_handle_t e, ze_kernel_timesta
 
 /* ---------------------------------------------------------------- fence -- */
 
-static ze_result_t fence_create(ze_command_queue_handle_t q, const ze_fence_desc_t *desc,
+static ze_result_t fence_create(ze_command_queue_handle_t q,
+                                const ze_fence_desc_t *desc,
                                 ze_fence_handle_t *out)
 {
     if (q == NULL)

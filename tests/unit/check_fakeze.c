@@ -202,7 +202,8 @@ START_TEST(bad_knob_fails_init)
 {
     knobs();
     setenv("FAKEZE_KERNELS", "vadd=100,oops", 1);
-    ck_assert_int_ne(zeInit(ZE_INIT_FLAG_GPU_ONLY), ZE_RESULT_SUCCESS);
+    /* The loader passes its only driver's answer on. */
+    ck_assert_int_eq(zeInit(ZE_INIT_FLAG_GPU_ONLY), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 END_TEST
 
@@ -812,7 +813,7 @@ START_TEST(no_tracing_layer_no_tracer)
     start();
     zel_tracer_desc_t td = {.stype = ZEL_STRUCTURE_TYPE_TRACER_DESC};
     zel_tracer_handle_t t;
-    ck_assert_int_ne(zelTracerCreate(&td, &t), ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(zelTracerCreate(&td, &t), ZE_RESULT_ERROR_UNINITIALIZED);
     traced_work();
     ck_assert_int_eq(n_launch_pro, 0);
 }

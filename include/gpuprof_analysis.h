@@ -55,8 +55,11 @@ typedef enum gpuprof_an_node_kind {
      * databases only): */
     GPUPROF_AN_NODE_FUNCTION = 6, /* the out-of-line function of a frame */
     GPUPROF_AN_NODE_INLINE = 7,   /* a function inlined there */
-    GPUPROF_AN_NODE_LINE = 8      /* a source line: a call site, or where
+    GPUPROF_AN_NODE_LINE = 8,     /* a source line: a call site, or where
                                      the frame (instruction) itself is */
+    /* A device function in a GPU calling context rebuilt beneath its
+     * kernel from PC samples (database format 4; since 0.1): */
+    GPUPROF_AN_NODE_GPU_FUNCTION = 9
 } gpuprof_an_node_kind;
 #define GPUPROF_AN_NODE_OPEN 0x01u       /* region open when written */
 #define GPUPROF_AN_NODE_UNBALANCED 0x02u /* closed by a mismatched end */
@@ -437,6 +440,24 @@ gpuprof_an_db_metric_unit(const gpuprof_an_db *db, uint32_t m);
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_find(
     const gpuprof_an_db *db, const char *name, gpuprof_an_variant v,
     uint32_t *m);
+/* A metric's descriptor flags, as its backend registered them
+ * (gpuprof_be_metric_register; 0 in databases of format 3 and for
+ * derived metrics). GPUPROF_AN_METRIC_ODD: an odd sum, whose mean over its
+ * count metric (gpuprof_an_db_metric_count_metric: the id of the same
+ * variant) is what means something; GPUPROF_AN_METRIC_NO_INCLUSIVE: its
+ * inclusive values (a subtree's sum) mean nothing. Since 0.1. */
+#define GPUPROF_AN_METRIC_ODD 0x1u
+#define GPUPROF_AN_METRIC_NO_INCLUSIVE 0x2u
+GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
+                                                   uint32_t m);
+/* An odd sum's count metric into *count; GPUPROF_E_NOTFOUND when m is no
+ * odd sum with one (or its profiles did not hold the count metric),
+ * GPUPROF_E_INVALID for no metric m. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(
+    const gpuprof_an_db *db, uint32_t m, uint32_t *count);
+/* The database's format (3: without GPU calling contexts and metric
+ * flags, which every reader reads; 4). Since 0.1. */
+GPUPROF_AN_API unsigned gpuprof_an_db_format(const gpuprof_an_db *db);
 
 /* Profiles: one per thread of each process (the merged exited threads of a
  * process are one profile, flag GPUPROF_AN_THREAD_MERGED), in input order.

@@ -59,7 +59,8 @@ typedef enum gpuprof_an_node_kind {
                                      the frame (instruction) itself is */
     /* A device function in a GPU calling context rebuilt beneath its
      * kernel from PC samples (database format 4; since 0.1): */
-    GPUPROF_AN_NODE_GPU_FUNCTION = 9
+    GPUPROF_AN_NODE_GPU_FUNCTION = 9,
+    GPUPROF_AN_NODE_LOOP = 10 /* a loop in it ("loop at kernel.cu:12") */
 } gpuprof_an_node_kind;
 #define GPUPROF_AN_NODE_OPEN 0x01u       /* region open when written */
 #define GPUPROF_AN_NODE_UNBALANCED 0x02u /* closed by a mismatched end */

@@ -132,11 +132,40 @@ typedef struct kjob {
     uint32_t *by_scc, *scc_at; /* paths grouped by SCC: [scc_at[s], [s+1]) */
 } kjob;
 
-/* The context of the instruction at `offset` (from the kernel's start)
- * beneath `parent`: its lines (with inlined functions), or itself by
- * address without them. */
-static uint32_t insn_ctx(const kjob *j, uint32_t parent, uint64_t offset)
+/* The loops holding instruction insn beneath `parent` (its function's
+ * context), outermost first: LOOP contexts by the source line of their
+ * header's first instruction (as nvdisasm lists it; two loops of one line
+ * are one context, as two instructions of one line are). The innermost's
+ * context; UINT32_MAX when out of memory. */
+static uint32_t loops_ctx(const kjob *j, uint32_t parent, uint32_t insn)
 {
+    enum { MAX_DEPTH = 64 };
+    const sass_insn *in = &j->b->insn[insn];
+    const sass_func *f = &j->b->func[in->func];
+    uint32_t chain[MAX_DEPTH], n = 0;
+    for (uint32_t l = in->block != SASS_NONE ? f->blocks[in->block].loop
+                                             : SASS_NONE;
+         l != SASS_NONE && n < MAX_DEPTH; l = f->loops[l].parent)
+        chain[n++] = l;
+    while (n-- > 0 && parent != UINT32_MAX) {
+        const sass_insn *h =
+            &j->b->insn[f->blocks[f->loops[chain[n]].header].first];
+        gctx k = {parent, DB_KIND_LOOP,
+                  gpuprof__an_tree_intern(j->t, h->file ? h->file : ""),
+                  j->mname, h->line};
+        parent = gpuprof__an_tree_ctx(j->t, &k);
+    }
+    return parent;
+}
+
+/* The context of instruction insn beneath `parent` (its function's
+ * context): its loops, then its lines (with inlined functions), or
+ * itself by address without them. */
+static uint32_t insn_ctx(const kjob *j, uint32_t parent, uint32_t insn)
+{
+    uint64_t offset = j->b->insn[insn].offset - j->b->func[j->kf].start;
+    if ((parent = loops_ctx(j, parent, insn)) == UINT32_MAX)
+        return UINT32_MAX;
     gpuprof__io_node nd = {.kind = GPUPROF_IO_NODE_GPU_INSTR,
                            .key_a = j->module,
                            .key_b = offset};
@@ -168,9 +197,8 @@ static uint32_t path_ctx(kjob *j, uint32_t i)
     const sass_path *pt = &j->path[i];
     if (pt->parent == SASS_NONE)
         return j->kctx;
-    const sass_insn *call = &j->b->insn[j->cg->site[pt->site].insn];
-    uint32_t line = insn_ctx(j, j->pctx[pt->parent],
-                             call->offset - j->b->func[j->kf].start);
+    uint32_t line =
+        insn_ctx(j, j->pctx[pt->parent], j->cg->site[pt->site].insn);
     if (line == UINT32_MAX)
         return UINT32_MAX;
     const char *fn = short_name(j->b->func[scc_rep(j, pt->scc)].name);
@@ -227,7 +255,6 @@ static bool target_add(gsplits *sp, uint32_t head, uint32_t ctx, double w)
 static bool insn_split(kjob *j, uint32_t node, uint32_t insn, uint32_t *ctx,
                        gsplits *sp, uint32_t nodes)
 {
-    const gpuprof__io_node *nd = &j->p->nodes[node];
     uint32_t scc = j->cg->scc[j->b->insn[insn].func];
     if (!sp->at && !(sp->at = calloc(nodes, sizeof(uint32_t))))
         return false;
@@ -238,13 +265,13 @@ static bool insn_split(kjob *j, uint32_t node, uint32_t insn, uint32_t *ctx,
     double sum = 0;
     for (uint32_t k = j->scc_at[scc]; k < j->scc_at[scc + 1]; k++) {
         const sass_path *pt = &j->path[j->by_scc[k]];
-        uint32_t c = insn_ctx(j, j->pctx[j->by_scc[k]], nd->key_b);
+        uint32_t c = insn_ctx(j, j->pctx[j->by_scc[k]], insn);
         if (c == UINT32_MAX || !target_add(sp, head, c, pt->share))
             return false;
         sum += pt->share;
     }
     if (sum < 1 - 1e-9) { /* callers no path reached: without a path */
-        uint32_t c = insn_ctx(j, j->kctx, nd->key_b);
+        uint32_t c = insn_ctx(j, j->kctx, insn);
         if (c == UINT32_MAX || !target_add(sp, head, c, 1 - sum))
             return false;
     }

@@ -299,6 +299,10 @@ static gpuprof_status make_names(gpuprof_an_db *db)
                      key & 1 ? " [recursive]" : "", mb ? mb + 1 : aux);
             break;
         }
+        case DB_KIND_LOOP:
+            snprintf(buf, sizeof(buf), "loop at %s:%" PRIu64,
+                     *base ? base : "??", key);
+            break;
         case DB_KIND_LINE:
             if (key)
                 snprintf(buf, sizeof(buf), "%s:%" PRIu64, *base ? base : "??",

@@ -72,8 +72,11 @@ static inline unsigned db_metric_rec(unsigned major)
  * without its kernel's `$kernel$`, aux: the cubin's path, key: 1 for a
  * recursive SCC, named by its first function, else 0). */
 #define DB_KIND_GPU_FUNCTION 9u
+/* Format 4: a loop (name: the source file of its header, aux: the GPU
+ * binary's path, key: the header's line), beneath its function. */
+#define DB_KIND_LOOP 10u
 #define DB_KIND_COUNT_3 9u
-#define DB_KIND_COUNT 10u
+#define DB_KIND_COUNT 11u
 
 /* Metric variants: every measured metric gives two database metrics. */
 #define DB_INCLUSIVE 0u

@@ -23,7 +23,7 @@ from ._lib import (GpuprofError, TraceRecord, TraceStream, analysis_lib,
                    libc)
 
 KINDS = ("root", "region", "frame", "gpu op", "kernel", "gpu instruction",
-         "function", "inlined", "line", "gpu function")
+         "function", "inlined", "line", "gpu function", "loop")
 UNITS = ("count", "ns", "bytes")
 STATS = ("count", "sum", "min", "mean", "max", "std", "cov")
 VIEWS = {"top-down": 0, "bottom-up": 1, "flat": 2}

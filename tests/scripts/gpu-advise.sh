@@ -68,7 +68,8 @@ GPUPROF_NVDISASM=/nonexistent "$G" advise "$tmp/db" >"$tmp/out2" 2>"$tmp/err" &&
 [ $? = 2 ] && pass "bad --top: exit 2" || fail "bad --top"
 # GPU calling contexts in the database: analyze with nvdisasm (the
 # stand-in) rebuilds the tree beneath each kernel; report shows the device
-# functions beneath the lines of their calls, fib as one recursive frame.
+# functions beneath the lines of their calls, fib as one recursive frame,
+# loops as scopes.
 GPUPROF_NVDISASM=$F/nvdisasm "$G" analyze -o "$tmp/gdb" "$tmp/m" >/dev/null 2>"$tmp/err" &&
   pass "analyze with nvdisasm" || fail "analyze with nvdisasm: $(cat "$tmp/err")"
 "$G" report --metric gpu.pc.samples --depth 12 --threshold 0 "$tmp/gdb" >"$tmp/rep" 2>"$tmp/err" ||
@@ -81,17 +82,19 @@ want=$(cat <<EOF
         969940  79.62%         969940            kernels.cu:52
          37138   3.05%          18150        kernels.cu:56
          18231   1.50%              0          middle(float, int) ($cubin)
-         18191   1.49%            770            kernels.cu:49
-         17421   1.43%              0              leaf(float) ($cubin)
-         17421   1.43%          17421                kernels.cu:46
+         17673   1.45%              0            loop at kernels.cu:49
+         17673   1.45%            252              kernels.cu:49
+         17421   1.43%              0                leaf(float) ($cubin)
+         17421   1.43%          17421                  kernels.cu:46
+           518   0.04%            518            kernels.cu:49
             40   0.00%             40            kernels.cu:50
            757   0.06%              0          leaf(float) ($cubin)
            757   0.06%            757            kernels.cu:46
 EOF
 )
-[ "$(grep -A11 '^ *[0-9]* *[0-9.]*% *0      kernel calls' "$tmp/rep")" = "$want" ] &&
+[ "$(grep -A13 '^ *[0-9]* *[0-9.]*% *0      kernel calls' "$tmp/rep")" = "$want" ] &&
   pass "report: the calling contexts beneath calls" ||
-  fail "report: $(grep -A12 'kernel calls' "$tmp/rep")"
+  fail "report: $(grep -A14 'kernel calls' "$tmp/rep")"
 "$G" export --hatchet -o "$tmp/h.json" "$tmp/gdb" 2>"$tmp/err" &&
   grep -qF "\"name\": \"middle(float, int) ($cubin)\", \"type\": \"gpu function\"" "$tmp/h.json" &&
   pass "hatchet: GPU functions" || fail "hatchet: $(cat "$tmp/err")"

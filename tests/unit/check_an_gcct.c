@@ -8,9 +8,9 @@
  * The hand-computed case samples known instructions of kernels.cu's
  * `calls` kernel (kernel -> middle -> leaf, kernel -> leaf, kernel -> fib,
  * fib -> fib): CALL samples give the call sites' weights, leaf's samples
- * go 3:1 to its calls from middle (line 49, two call sites) and from the
- * kernel (line 56), rounded by largest remainder; fib is one recursive
- * context. The whole fixture checks that every kernel keeps its totals,
+ * go 3:1 to its calls from middle (line 49, two call sites in two loops
+ * of that line) and from the kernel (line 56), rounded by largest
+ * remainder; fib is one recursive context. The whole fixture checks that every kernel keeps its totals,
  * and the database format: 4 with GPU calling contexts or metric flags, 3
  * (as before) without.
  */
@@ -190,9 +190,11 @@ START_TEST(hand_computed)
                          NULL};
     const char *mid49[] = {KPATH, "kernels.cu:56", FN("middle(float, int)"),
                            "kernels.cu:49", NULL};
-    const char *leaf_m[] = {KPATH, "kernels.cu:56", FN("middle(float, int)"),
-                            "kernels.cu:49", FN("leaf(float)"),
-                            "kernels.cu:46", NULL};
+    const char *leaf_m[] = {KPATH,           "kernels.cu:56",
+                            FN("middle(float, int)"),
+                            "loop at kernels.cu:49", "kernels.cu:49",
+                            FN("leaf(float)"), "kernels.cu:46",
+                            NULL};
     const char *leaf_k[] = {KPATH, "kernels.cu:56", FN("leaf(float)"),
                             "kernels.cu:46", NULL};
     const char *l57[] = {KPATH, "kernels.cu:57", NULL};
@@ -209,7 +211,14 @@ START_TEST(hand_computed)
                         2);
     ck_assert_double_eq(val(db, at(db, leaf_k), "gpu.pc.latency_samples", EXC),
                         1);
-    ck_assert_double_eq(val(db, at(db, mid49), "gpu.pc.samples", EXC), 9);
+    /* middle's own: 6 before its loops, its calls' 2 + 1 in them */
+    ck_assert_double_eq(val(db, at(db, mid49), "gpu.pc.samples", EXC), 6);
+    const char *loop49[] = {KPATH, "kernels.cu:56", FN("middle(float, int)"),
+                            "loop at kernels.cu:49", "kernels.cu:49", NULL};
+    ck_assert_double_eq(val(db, at(db, loop49), "gpu.pc.samples", EXC), 3);
+    ck_assert_int_eq(gpuprof_an_db_context_kind(
+                         db, gpuprof_an_db_context_parent(db, at(db, loop49))),
+                     GPUPROF_AN_NODE_LOOP);
     ck_assert_double_eq(val(db, at(db, mid), "gpu.pc.samples", INC), 19);
     ck_assert_double_eq(val(db, at(db, mid), "gpu.pc.samples", EXC), 0);
     ck_assert_double_eq(val(db, at(db, l56), "gpu.pc.samples", EXC), 4);
@@ -239,9 +248,11 @@ START_TEST(static_weights)
     static const sample s[] = {{0x3a0, 8, 0}};
     calls_measurement("m", s, 1, false);
     gpuprof_an_db *db = analyze("m", "db", 1, 0);
-    const char *leaf_m[] = {KPATH, "kernels.cu:56", FN("middle(float, int)"),
-                            "kernels.cu:49", FN("leaf(float)"),
-                            "kernels.cu:46", NULL};
+    const char *leaf_m[] = {KPATH,           "kernels.cu:56",
+                            FN("middle(float, int)"),
+                            "loop at kernels.cu:49", "kernels.cu:49",
+                            FN("leaf(float)"), "kernels.cu:46",
+                            NULL};
     const char *leaf_k[] = {KPATH, "kernels.cu:56", FN("leaf(float)"),
                             "kernels.cu:46", NULL};
     ck_assert_double_eq(val(db, at(db, leaf_m), "gpu.pc.samples", EXC), 7);

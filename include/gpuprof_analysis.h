@@ -343,7 +343,13 @@ gpuprof_an_analysis_set_threads(gpuprof_an_analysis *a, unsigned threads);
  * symbols. Likewise each GPU instruction whose cubin (under the
  * measurement directory's binaries/) has a line table (nvcc -lineinfo)
  * becomes its source line beneath its kernel, with the functions inlined
- * there; the others stay instructions. 0 turns it off (faster; frames and
+ * there; the others stay instructions. When nvdisasm can list the cubin
+ * (GPUPROF_NVDISASM, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH) and the
+ * instructions carry gpu.pc.samples, the kernel's GPU calling contexts
+ * are rebuilt too: device functions (GPUPROF_AN_NODE_GPU_FUNCTION)
+ * beneath the lines of their calls and loops (GPUPROF_AN_NODE_LOOP), each
+ * instruction's values split among its call paths (doc/ANALYSIS.md).
+ * 0 turns it off (faster; frames and
  * instructions by address). Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_structure(gpuprof_an_analysis *a, int on);

@@ -175,8 +175,8 @@ static void ident_compute(run *r)
 {
     uint64_t h = ident_mix(0xCBF29CE484222325ull, "gpuprof analysis", 16);
     h = ident_u64(h, (uint64_t)r->major << 16 | DB_MINOR);
-    h = ident_u64(h, (uint64_t)(r->a->structure != 0) |
-                         (uint64_t)r->t.gcct << 1);
+    h = ident_u64(h,
+                  (uint64_t)(r->a->structure != 0) | (uint64_t)r->t.gcct << 1);
     h = ident_u64(h, r->ns);
     for (uint32_t i = 0; i < r->ns; i++) {
         const src *s = &r->s[i];
@@ -351,9 +351,8 @@ static void drop_aside(void *ctx, uint32_t i)
 static gpuprof_status finish_files(run *r, bool traced)
 {
     const an_tree *t = &r->t;
-    gpuprof_status st =
-        gpuprof__an_dbfile_finish(&r->f[F_STATS], DB_STATS_MAGIC, t->nc,
-                                  2 * t->nm, r->ident, r->major);
+    gpuprof_status st = gpuprof__an_dbfile_finish(
+        &r->f[F_STATS], DB_STATS_MAGIC, t->nc, 2 * t->nm, r->ident, r->major);
     if (st == GPUPROF_OK)
         st = gpuprof__an_dbfile_finish(&r->f[F_CMS], DB_CMS_MAGIC, t->nc, t->np,
                                        r->ident, r->major);

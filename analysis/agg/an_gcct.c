@@ -20,7 +20,8 @@
 #include "../gpu/an_sass.h"
 #include "an_gcct.h"
 
-#define MAX_PATHS 4096u /* tree nodes per kernel: a DAG splits exponentially */
+/* Tree nodes per kernel: a DAG splits exponentially. */
+#define MAX_PATHS 4096u
 
 typedef struct gbin {
     char *path;
@@ -166,12 +167,11 @@ static uint32_t insn_ctx(const kjob *j, uint32_t parent, uint32_t insn)
     uint64_t offset = j->b->insn[insn].offset - j->b->func[j->kf].start;
     if ((parent = loops_ctx(j, parent, insn)) == UINT32_MAX)
         return UINT32_MAX;
-    gpuprof__io_node nd = {.kind = GPUPROF_IO_NODE_GPU_INSTR,
-                           .key_a = j->module,
-                           .key_b = offset};
+    gpuprof__io_node nd = {
+        .kind = GPUPROF_IO_NODE_GPU_INSTR, .key_a = j->module, .key_b = offset};
     gctx k = {parent, GPUPROF_IO_NODE_GPU_INSTR, j->mname, 0, offset};
-    return gpuprof__an_instr_ctx(j->x, j->t, j->profile, j->p,
-                                 j->kernel, &nd, &k);
+    return gpuprof__an_instr_ctx(j->x, j->t, j->profile, j->p, j->kernel, &nd,
+                                 &k);
 }
 
 /* Each SCC's first function (the name of a recursive SCC's context). */
@@ -324,10 +324,10 @@ static bool kernel_graph(kjob *j, const gcct_thread *g, uint32_t lo,
         if (insn[k - lo] != SASS_NONE && m != UINT32_MAX)
             gb->samples[insn[k - lo]] += node_value(j->p, node, m);
     }
-    gpuprof_status st = m == UINT32_MAX ? GPUPROF_E_NOTFOUND
-                                        : gpuprof__sass_cg_new(j->b, j->kname,
-                                                               gb->samples,
-                                                               &j->cg);
+    gpuprof_status st =
+        m == UINT32_MAX
+            ? GPUPROF_E_NOTFOUND
+            : gpuprof__sass_cg_new(j->b, j->kname, gb->samples, &j->cg);
     for (uint32_t k = 0; k < hi - lo; k++) /* zero again for the next */
         if (insn[k] != SASS_NONE)
             gb->samples[insn[k]] = 0;
@@ -412,7 +412,7 @@ gpuprof_status gpuprof__an_gcct_kernel(an_structure *x, an_tree *t,
     return ok ? GPUPROF_OK : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
 }
 
-/* ---- pass 2: the values ---------------------------------------------------- */
+/* ---- pass 2: the values -------------------------------------------------- */
 typedef struct frac {
     double f;
     uint32_t i;

@@ -35,8 +35,8 @@ typedef struct gsplit { /* one context of a split node */
 } gsplit;
 
 typedef struct gsplits { /* a file's split nodes */
-    uint32_t *at;  /* per absolute node: 0, or 1 + the index in t of its
-                      header, whose ctx is the number of targets after it */
+    uint32_t *at;        /* per absolute node: 0, or 1 + the index in t of its
+                            header, whose ctx is the number of targets after it */
     gsplit *t;
     uint32_t nt, capt;
 } gsplits;
@@ -65,8 +65,7 @@ gpuprof_status gpuprof__an_gcct_kernel(an_structure *x, an_tree *t,
                                        gcct_thread *g, const char *profile,
                                        const gpuprof__io_profile *p,
                                        const gpuprof__io_thread *th,
-                                       uint32_t kn, uint32_t *ctx,
-                                       gsplits *sp);
+                                       uint32_t kn, uint32_t *ctx, gsplits *sp);
 
 /* Value v divided among the n targets of a split node by their shares,
  * into out[0..n): the parts add up to v exactly (an integer v gives
@@ -79,8 +78,7 @@ void gpuprof__an_gcct_apportion(double v, bool sums, const gsplit *t,
 /* The targets of absolute node `node` of a file, *n of them; NULL when it
  * is not split. */
 static inline const gsplit *gpuprof__an_gcct_targets(const gsplits *sp,
-                                                     uint32_t node,
-                                                     uint32_t *n)
+                                                     uint32_t node, uint32_t *n)
 {
     if (!sp->at || !sp->at[node])
         return NULL;

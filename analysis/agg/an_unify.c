@@ -141,9 +141,8 @@ static gpuprof_status unify_metrics(run *r, uint32_t i)
     for (uint32_t m = 0; m < p->metric_count; m++) { /* odd sums' counts */
         gmetric *g = &r->t.m[s->metric[m]];
         const char *cn = gpuprof__io_str(p, p->metrics[m].count_name);
-        for (uint32_t c = 0; *cn && g->src == i && !g->count &&
-                             c < p->metric_count;
-             c++)
+        for (uint32_t c = 0;
+             *cn && g->src == i && !g->count && c < p->metric_count; c++)
             if (!strcmp(gpuprof__io_str(p, p->metrics[c].name), cn))
                 g->count = s->metric[c] + 1;
     }

@@ -37,7 +37,7 @@ struct gpuprof_an_db {
     uint32_t ssize, nmetrics, nprofiles, ncontexts;
     uint32_t tr_damaged, tr_dropped; /* what the traces could not give */
     uint64_t tr_ignored;
-    unsigned cms_value; /* bytes of a cct.db value (db_cms_value) */
+    unsigned cms_value;  /* bytes of a cct.db value (db_cms_value) */
     unsigned metric_rec; /* bytes of a metric record (db_metric_rec) */
     const uint8_t *metrics, *profiles, *contexts;
     char **names; /* display names of contexts */
@@ -166,8 +166,8 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
         uint32_t parent = db_get32(r);
         if ((c == 0) != (parent == UINT32_MAX) || (c && parent >= c) ||
             r[4] >= (f->major < 4 ? DB_KIND_COUNT_3 : DB_KIND_COUNT) ||
-            (c == 0) != (r[4] == 0) ||
-            !STR_OK(db_get32(r + 8)) || !STR_OK(db_get32(r + 12)))
+            (c == 0) != (r[4] == 0) || !STR_OK(db_get32(r + 8)) ||
+            !STR_OK(db_get32(r + 12)))
             return bad(db, "meta.db", "bad context record");
     }
     return GPUPROF_OK;
@@ -541,7 +541,7 @@ GPUPROF_AN_API void gpuprof_an_db_close(gpuprof_an_db *db)
 
 /* ---- identity ------------------------------------------------------------------ */
 #define CTX(c) (db->contexts + (size_t)(c) * DB_CONTEXT_REC)
-#define MET(m) (db->metrics + (size_t)(m) * db->metric_rec)
+#define MET(m) (db->metrics + (size_t)(m)*db->metric_rec)
 #define PRO(p) (db->profiles + (size_t)(p) * DB_PROFILE_REC)
 
 GPUPROF_AN_API uint32_t gpuprof_an_db_context_count(const gpuprof_an_db *db)
@@ -623,9 +623,8 @@ GPUPROF_AN_API gpuprof_an_unit gpuprof_an_db_metric_unit(const gpuprof_an_db *db
 GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
                                                    uint32_t m)
 {
-    return db && m < db->nmetrics && db->meta.major >= 4
-               ? db_get32(MET(m) + 12)
-               : 0;
+    return db && m < db->nmetrics && db->meta.major >= 4 ? db_get32(MET(m) + 12)
+                                                         : 0;
 }
 
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(

@@ -28,11 +28,13 @@
 
 #include <stdint.h>
 
-#define DB_MAJOR 4 /* 2: cct.db values with u16 profile ids; 3: identity;
-                      4: GPU calling contexts, metric flags */
-#define DB_MAJOR_OLDEST 3 /* the oldest this reader reads; the writer writes
-                             it when the database needs nothing newer, so
-                             its readers keep reading such databases */
+#define DB_MAJOR                                                               \
+    4 /* 2: cct.db values with u16 profile ids; 3: identity;                   \
+         4: GPU calling contexts, metric flags */
+#define DB_MAJOR_OLDEST                                                        \
+    3 /* the oldest this reader reads; the writer writes                       \
+         it when the database needs nothing newer, so                          \
+         its readers keep reading such databases */
 #define DB_MINOR 0
 #define DB_HEADER 40u /* ... u64 identity at 32 */
 
@@ -48,10 +50,11 @@
 #define DB_META_COUNTS 32u
 #define DB_METRIC_REC 12u  /* str name, str description, u8 unit,
                               u8 combine, u8 kind, u8 variant */
-#define DB_METRIC_REC_4 20u /* format 4: then u32 flags (DB_METRIC_*), u32
-                               the count metric of an odd sum (database id,
-                               the same variant; UINT32_MAX: none) */
-#define DB_METRIC_ODD 0x1u          /* as GPUPROF_IO_METRIC_ODD */
+#define DB_METRIC_REC_4                                                        \
+    20u                    /* format 4: then u32 flags (DB_METRIC_*), u32      \
+                              the count metric of an odd sum (database id,     \
+                              the same variant; UINT32_MAX: none) */
+#define DB_METRIC_ODD 0x1u /* as GPUPROF_IO_METRIC_ODD */
 #define DB_METRIC_NO_INCLUSIVE 0x2u /* as GPUPROF_IO_METRIC_NO_INCLUSIVE */
 static inline unsigned db_metric_rec(unsigned major)
 {

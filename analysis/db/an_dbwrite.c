@@ -165,8 +165,7 @@ gpuprof_status gpuprof__an_dbfile_finish(gpuprof__an_dbfile *f,
         gpuprof__io_crc32c_combine(gpuprof__io_crc32c(0, f->tab, f->tabsize),
                                    f->crc, f->at - DB_HEADER - f->tabsize);
     uint8_t h[DB_HEADER];
-    gpuprof__an_db_header(h, magic, crc, f->at - DB_HEADER, a, c, ident,
-                          major);
+    gpuprof__an_db_header(h, magic, crc, f->at - DB_HEADER, a, c, ident, major);
     ok = ok && gpuprof__an_pwrite_all(f->fd, h, DB_HEADER, 0);
     int e = errno;
     if (close(f->fd) != 0 && ok)

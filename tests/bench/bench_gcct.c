@@ -30,8 +30,7 @@ static double analyze_s(const char *m, const char *db)
     gpuprof_an_analysis *an;
     double t0 = bench_now_s();
     if (gpuprof_an_analysis_new(&an) || gpuprof_an_analysis_add_input(an, m) ||
-        gpuprof_an_analysis_set_output(an, db) ||
-        gpuprof_an_analysis_run(an)) {
+        gpuprof_an_analysis_set_output(an, db) || gpuprof_an_analysis_run(an)) {
         fprintf(stderr, "bench_gcct: %s\n", gpuprof_an_last_error());
         exit(1);
     }

@@ -10,9 +10,9 @@
  * fib -> fib): CALL samples give the call sites' weights, leaf's samples
  * go 3:1 to its calls from middle (line 49, two call sites in two loops
  * of that line) and from the kernel (line 56), rounded by largest
- * remainder; fib is one recursive context. The whole fixture checks that every kernel keeps its totals,
- * and the database format: 4 with GPU calling contexts or metric flags, 3
- * (as before) without.
+ * remainder; fib is one recursive context. The whole fixture checks that every
+ * kernel keeps its totals, and the database format: 4 with GPU calling contexts
+ * or metric flags, 3 (as before) without.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -74,8 +74,8 @@ static void calls_measurement(const char *dir, const sample *s, size_t n,
                             GPUPROF_IO_KIND_INSTR);
     uint32_t ml = tp_metric(b, "gpu.pc.latency_samples", GPUPROF_IO_UNIT_COUNT,
                             GPUPROF_IO_KIND_INSTR);
-    uint32_t mc = tp_metric(b, "gpu.count", GPUPROF_IO_UNIT_COUNT,
-                            GPUPROF_IO_KIND_GPU);
+    uint32_t mc =
+        tp_metric(b, "gpu.count", GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU);
     uint32_t mr = odd_metric ? tp_metric(b, "x.regs", GPUPROF_IO_UNIT_COUNT,
                                          GPUPROF_IO_KIND_GPU)
                              : 0;
@@ -110,8 +110,7 @@ static gpuprof_an_db *analyze(const char *in, const char *out, unsigned threads,
     ck_assert_int_eq(gpuprof_an_analysis_set_output(a, out), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_an_analysis_set_threads(a, threads), GPUPROF_OK);
     if (memory)
-        ck_assert_int_eq(gpuprof_an_analysis_set_memory(a, memory),
-                         GPUPROF_OK);
+        ck_assert_int_eq(gpuprof_an_analysis_set_memory(a, memory), GPUPROF_OK);
     ck_assert_msg(gpuprof_an_analysis_run(a) == GPUPROF_OK, "%s",
                   gpuprof_an_last_error());
     gpuprof_an_analysis_free(a);
@@ -166,9 +165,9 @@ static double val(const gpuprof_an_db *db, uint32_t c, const char *name,
 
 /* The call samples of the hand-computed case (doc in the file's head). */
 static const sample HAND[] = {
-    {0xa0, 3, 0},  /* kernel: CALL middle, line 56 */
-    {0xd0, 1, 0},  /* kernel: CALL leaf, line 56 */
-    {0x140, 2, 0}, /* kernel: CALL fib, line 57 */
+    {0xa0, 3, 0},   /* kernel: CALL middle, line 56 */
+    {0xd0, 1, 0},   /* kernel: CALL leaf, line 56 */
+    {0x140, 2, 0},  /* kernel: CALL fib, line 57 */
     {0x1a0, 10, 0}, /* fib, line 52 */
     {0x270, 7, 0},  /* fib: CALL fib (recursion) */
     {0x380, 5, 0},  /* leaf, line 46 */
@@ -190,18 +189,21 @@ START_TEST(hand_computed)
                          NULL};
     const char *mid49[] = {KPATH, "kernels.cu:56", FN("middle(float, int)"),
                            "kernels.cu:49", NULL};
-    const char *leaf_m[] = {KPATH,           "kernels.cu:56",
+    const char *leaf_m[] = {KPATH,
+                            "kernels.cu:56",
                             FN("middle(float, int)"),
-                            "loop at kernels.cu:49", "kernels.cu:49",
-                            FN("leaf(float)"), "kernels.cu:46",
+                            "loop at kernels.cu:49",
+                            "kernels.cu:49",
+                            FN("leaf(float)"),
+                            "kernels.cu:46",
                             NULL};
     const char *leaf_k[] = {KPATH, "kernels.cu:56", FN("leaf(float)"),
                             "kernels.cu:46", NULL};
     const char *l57[] = {KPATH, "kernels.cu:57", NULL};
-    const char *fib[] = {KPATH, "kernels.cu:57",
-                         FN("fib(int) [recursive]"), NULL};
-    const char *fib52[] = {KPATH, "kernels.cu:57",
-                           FN("fib(int) [recursive]"), "kernels.cu:52", NULL};
+    const char *fib[] = {KPATH, "kernels.cu:57", FN("fib(int) [recursive]"),
+                         NULL};
+    const char *fib52[] = {KPATH, "kernels.cu:57", FN("fib(int) [recursive]"),
+                           "kernels.cu:52", NULL};
     /* leaf's 8 + 5 samples: 3/4 through middle (2 + 1 of 4 calls), 1/4
      * from the kernel: 6 + 3.75 -> 6 + 4, 2 + 1.25 -> 2 + 1 */
     ck_assert_double_eq(val(db, at(db, leaf_m), "gpu.pc.samples", EXC), 10);
@@ -213,8 +215,12 @@ START_TEST(hand_computed)
                         1);
     /* middle's own: 6 before its loops, its calls' 2 + 1 in them */
     ck_assert_double_eq(val(db, at(db, mid49), "gpu.pc.samples", EXC), 6);
-    const char *loop49[] = {KPATH, "kernels.cu:56", FN("middle(float, int)"),
-                            "loop at kernels.cu:49", "kernels.cu:49", NULL};
+    const char *loop49[] = {KPATH,
+                            "kernels.cu:56",
+                            FN("middle(float, int)"),
+                            "loop at kernels.cu:49",
+                            "kernels.cu:49",
+                            NULL};
     ck_assert_double_eq(val(db, at(db, loop49), "gpu.pc.samples", EXC), 3);
     ck_assert_int_eq(gpuprof_an_db_context_kind(
                          db, gpuprof_an_db_context_parent(db, at(db, loop49))),
@@ -248,10 +254,13 @@ START_TEST(static_weights)
     static const sample s[] = {{0x3a0, 8, 0}};
     calls_measurement("m", s, 1, false);
     gpuprof_an_db *db = analyze("m", "db", 1, 0);
-    const char *leaf_m[] = {KPATH,           "kernels.cu:56",
+    const char *leaf_m[] = {KPATH,
+                            "kernels.cu:56",
                             FN("middle(float, int)"),
-                            "loop at kernels.cu:49", "kernels.cu:49",
-                            FN("leaf(float)"), "kernels.cu:46",
+                            "loop at kernels.cu:49",
+                            "kernels.cu:49",
+                            FN("leaf(float)"),
+                            "kernels.cu:46",
                             NULL};
     const char *leaf_k[] = {KPATH, "kernels.cu:56", FN("leaf(float)"),
                             "kernels.cu:46", NULL};

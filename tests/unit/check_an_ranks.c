@@ -24,10 +24,10 @@
 #include "../../analysis/coll/an_coll.h"
 #include "gpuprof_analysis.h"
 #include "io/io.h"
+#include "support/files.h"
 #include "support/gen.h"
 #include "support/mkprofile.h"
 #include "support/pcfixture.h"
-#include "support/files.h"
 #include "support/suite.h"
 
 #ifndef FIXTURES
@@ -407,10 +407,10 @@ static void odd_sum_file(const char *path)
 {
     tp_builder *b = tp_new("gpuhost", 42, 1);
     tp_clear_metrics(b);
-    uint32_t mr = tp_metric(b, "x.regs", GPUPROF_IO_UNIT_COUNT,
-                            GPUPROF_IO_KIND_GPU);
-    uint32_t mc = tp_metric(b, "x.launches", GPUPROF_IO_UNIT_COUNT,
-                            GPUPROF_IO_KIND_GPU);
+    uint32_t mr =
+        tp_metric(b, "x.regs", GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU);
+    uint32_t mc =
+        tp_metric(b, "x.launches", GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU);
     tp_metric_ext(b, mr, GPUPROF_IO_SUM, GPUPROF_IO_METRIC_ODD, "x.launches");
     tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
     uint32_t op = tp_gpu_op(b, tp_region(b, 0, "main", 0, 0, 0), 1);
@@ -448,9 +448,9 @@ START_TEST(gpu_calling_contexts_and_metric_flags)
     ck_assert_int_eq(gpuprof_an_db_open(one, &db), GPUPROF_OK);
     ck_assert_uint_eq(gpuprof_an_db_format(db), 4);
     uint32_t m, cm;
-    ck_assert_int_eq(gpuprof_an_db_metric_find(db, "x.regs",
-                                               GPUPROF_AN_EXCLUSIVE, &m),
-                     GPUPROF_OK);
+    ck_assert_int_eq(
+        gpuprof_an_db_metric_find(db, "x.regs", GPUPROF_AN_EXCLUSIVE, &m),
+        GPUPROF_OK);
     ck_assert_int_eq(gpuprof_an_db_metric_count_metric(db, m, &cm), GPUPROF_OK);
     ck_assert_str_eq(gpuprof_an_db_metric_name(db, cm), "x.launches");
     gpuprof_an_db_close(db);

@@ -118,7 +118,6 @@ typedef struct kjob {
     an_tree *t;
     const char *profile;
     const gpuprof__io_profile *p;
-    const gpuprof__io_node *nodes; /* the thread's */
     const gpuprof__io_node *kernel;
     const char *kname;
     uint32_t kctx, module; /* the kernel's context, its binary's index */
@@ -306,9 +305,9 @@ static double node_value(const gpuprof__io_profile *p, uint32_t node,
 
 /* Group [lo, hi) of g: each instruction in the listing (insn[k], or
  * SASS_NONE), its samples into the listing's scratch array; the call graph
- * and the paths. */
-static bool kernel_graph(kjob *j, const gcct_thread *g, uint32_t lo,
-                         uint32_t hi, uint32_t first, uint32_t *insn)
+ * and the paths. GPUPROF_E_NOTFOUND: no samples metric (nothing to do). */
+static gpuprof_status kernel_graph(kjob *j, const gcct_thread *g, uint32_t lo,
+                                   uint32_t hi, uint32_t first, uint32_t *insn)
 {
     gbin *gb = j->gb;
     uint32_t m = samples_metric(j->p);
@@ -333,7 +332,7 @@ static bool kernel_graph(kjob *j, const gcct_thread *g, uint32_t lo,
             gb->samples[insn[k]] = 0;
     if (st == GPUPROF_OK)
         st = gpuprof__sass_paths(j->cg, j->kf, MAX_PATHS, &j->path, &j->npath);
-    return st == GPUPROF_OK;
+    return st;
 }
 
 static void kjob_free(kjob *j)
@@ -386,7 +385,6 @@ gpuprof_status gpuprof__an_gcct_kernel(an_structure *x, an_tree *t,
               .t = t,
               .profile = profile,
               .p = p,
-              .nodes = &p->nodes[first],
               .kernel = &p->nodes[first + kn],
               .kctx = ctx[first + kn]};
     bool nomem = false;
@@ -394,8 +392,10 @@ gpuprof_status gpuprof__an_gcct_kernel(an_structure *x, an_tree *t,
         return nomem ? gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory")
                      : GPUPROF_OK;
     uint32_t *insn = malloc((hi - lo) * sizeof(uint32_t));
-    bool ok = insn != NULL;
-    if (ok && kernel_graph(&j, g, lo, hi, first, insn)) {
+    gpuprof_status st =
+        insn ? kernel_graph(&j, g, lo, hi, first, insn) : GPUPROF_E_NOMEM;
+    bool ok = st == GPUPROF_OK || st == GPUPROF_E_NOTFOUND;
+    if (st == GPUPROF_OK) {
         t->structured = t->gcct = true;
         ok = paths_ctx(&j);
         for (uint32_t k = lo; ok && k < hi; k++) {

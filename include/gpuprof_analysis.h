@@ -55,8 +55,12 @@ typedef enum gpuprof_an_node_kind {
      * databases only): */
     GPUPROF_AN_NODE_FUNCTION = 6, /* the out-of-line function of a frame */
     GPUPROF_AN_NODE_INLINE = 7,   /* a function inlined there */
-    GPUPROF_AN_NODE_LINE = 8      /* a source line: a call site, or where
+    GPUPROF_AN_NODE_LINE = 8,     /* a source line: a call site, or where
                                      the frame (instruction) itself is */
+    /* A device function in a GPU calling context rebuilt beneath its
+     * kernel from PC samples (database format 4; since 0.1): */
+    GPUPROF_AN_NODE_GPU_FUNCTION = 9,
+    GPUPROF_AN_NODE_LOOP = 10 /* a loop in it ("loop at kernel.cu:12") */
 } gpuprof_an_node_kind;
 #define GPUPROF_AN_NODE_OPEN 0x01u       /* region open when written */
 #define GPUPROF_AN_NODE_UNBALANCED 0x02u /* closed by a mismatched end */
@@ -339,7 +343,13 @@ gpuprof_an_analysis_set_threads(gpuprof_an_analysis *a, unsigned threads);
  * symbols. Likewise each GPU instruction whose cubin (under the
  * measurement directory's binaries/) has a line table (nvcc -lineinfo)
  * becomes its source line beneath its kernel, with the functions inlined
- * there; the others stay instructions. 0 turns it off (faster; frames and
+ * there; the others stay instructions. When nvdisasm can list the cubin
+ * (GPUPROF_NVDISASM, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH) and the
+ * instructions carry gpu.pc.samples, the kernel's GPU calling contexts
+ * are rebuilt too: device functions (GPUPROF_AN_NODE_GPU_FUNCTION)
+ * beneath the lines of their calls and loops (GPUPROF_AN_NODE_LOOP), each
+ * instruction's values split among its call paths (doc/ANALYSIS.md).
+ * 0 turns it off (faster; frames and
  * instructions by address). Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_structure(gpuprof_an_analysis *a, int on);
@@ -437,6 +447,24 @@ gpuprof_an_db_metric_unit(const gpuprof_an_db *db, uint32_t m);
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_find(
     const gpuprof_an_db *db, const char *name, gpuprof_an_variant v,
     uint32_t *m);
+/* A metric's descriptor flags, as its backend registered them
+ * (gpuprof_be_metric_register; 0 in databases of format 3 and for
+ * derived metrics). GPUPROF_AN_METRIC_ODD: an odd sum, whose mean over its
+ * count metric (gpuprof_an_db_metric_count_metric: the id of the same
+ * variant) is what means something; GPUPROF_AN_METRIC_NO_INCLUSIVE: its
+ * inclusive values (a subtree's sum) mean nothing. Since 0.1. */
+#define GPUPROF_AN_METRIC_ODD 0x1u
+#define GPUPROF_AN_METRIC_NO_INCLUSIVE 0x2u
+GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
+                                                   uint32_t m);
+/* An odd sum's count metric into *count; GPUPROF_E_NOTFOUND when m is no
+ * odd sum with one (or its profiles did not hold the count metric),
+ * GPUPROF_E_INVALID for no metric m. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(
+    const gpuprof_an_db *db, uint32_t m, uint32_t *count);
+/* The database's format (3: without GPU calling contexts and metric
+ * flags, which every reader reads; 4). Since 0.1. */
+GPUPROF_AN_API unsigned gpuprof_an_db_format(const gpuprof_an_db *db);
 
 /* Profiles: one per thread of each process (the merged exited threads of a
  * process are one profile, flag GPUPROF_AN_THREAD_MERGED), in input order.

@@ -58,6 +58,17 @@ $(B)/bench/bench_advise: tests/bench/bench_advise.c $(AN_OBJS) $(IO_OBJS) \
 	  $(B)/obj/tests/support/mkprofile.o $(LDFLAGS) -lzstd -ldl -lpthread -lm \
 	  $(DW_LIBS)
 
+# GPU calling contexts at analyze time, on the same fixture.
+$(B)/bench/bench_gcct: tests/bench/bench_gcct.c $(AN_OBJS) $(IO_OBJS) \
+    $(B)/obj/tests/support/pcfixture.o $(B)/obj/tests/support/mkprofile.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests \
+	  -DFIXTURES='"$(abspath tests/fixtures/gpu-sm90)"' $(CFLAGS) -o $@ $< \
+	  $(AN_OBJS) $(IO_OBJS) $(B)/obj/tests/support/pcfixture.o \
+	  $(B)/obj/tests/support/mkprofile.o $(LDFLAGS) -lzstd -ldl -lpthread -lm \
+	  $(DW_LIBS)
+
 $(B)/bench/bench_opencl: tests/bench/bench_opencl.c $(LIB_OBJS) $(AN_OBJS) $(CL_LAYER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")

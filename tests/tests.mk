@@ -258,7 +258,8 @@ check-gpu:
 # The GPU advisor's suites read the H100 fixtures (tests/fixtures/gpu-sm90)
 # from wherever the tests run.
 GPU_SM90_FIXTURES := -DFIXTURES='"$(abspath tests/fixtures/gpu-sm90)"'
-$(B)/tests/check_an_sass $(B)/tests/check_an_advise: \
+$(B)/tests/check_an_sass $(B)/tests/check_an_advise $(B)/tests/check_an_gcct \
+    $(B)/tests/check_an_ranks: \
     BASE_CFLAGS += $(GPU_SM90_FIXTURES)
 
 # Python frames: check_pyframes checks pyframes_layout.h against CPython

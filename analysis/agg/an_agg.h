@@ -61,6 +61,7 @@
 #include "../db/an_dbwrite.h"
 #include "../db/an_tracedb.h"
 #include "an_frames.h"
+#include "an_gcct.h"
 #include "an_tree.h"
 
 struct gpuprof_an_analysis {
@@ -89,6 +90,7 @@ typedef struct src { /* one profile file */
     uint64_t cost;            /* bytes of memory it took in the current pass */
     uint32_t *metric;         /* local metric -> global base metric */
     uint32_t *ctx;            /* absolute node -> context, while io is held */
+    gsplits split;            /* nodes in several GPU calling contexts */
     uint32_t p0, np;          /* its profiles (threads) */
     uint32_t nodes, nmetrics; /* to see it unchanged in pass 2 */
 } src;
@@ -134,6 +136,7 @@ typedef struct run {
     dbfile *aside[4];
     uint32_t naside;
     uint64_t ident; /* the database's identity (inputs, options) */
+    unsigned major; /* the format written (db_format, an_analysis.c) */
     bool made_dir;  /* the output directory is this run's: removed, empty,
                        when the run fails */
 } run;

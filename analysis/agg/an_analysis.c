@@ -174,8 +174,9 @@ static void ident_head(const char *path, uint8_t *b, size_t n)
 static void ident_compute(run *r)
 {
     uint64_t h = ident_mix(0xCBF29CE484222325ull, "gpuprof analysis", 16);
-    h = ident_u64(h, (uint64_t)DB_MAJOR << 16 | DB_MINOR);
-    h = ident_u64(h, (uint64_t)(r->a->structure != 0));
+    h = ident_u64(h, (uint64_t)r->major << 16 | DB_MINOR);
+    h = ident_u64(h,
+                  (uint64_t)(r->a->structure != 0) | (uint64_t)r->t.gcct << 1);
     h = ident_u64(h, r->ns);
     for (uint32_t i = 0; i < r->ns; i++) {
         const src *s = &r->s[i];
@@ -351,16 +352,30 @@ static gpuprof_status finish_files(run *r, bool traced)
 {
     const an_tree *t = &r->t;
     gpuprof_status st = gpuprof__an_dbfile_finish(
-        &r->f[F_STATS], DB_STATS_MAGIC, t->nc, 2 * t->nm, r->ident);
+        &r->f[F_STATS], DB_STATS_MAGIC, t->nc, 2 * t->nm, r->ident, r->major);
     if (st == GPUPROF_OK)
         st = gpuprof__an_dbfile_finish(&r->f[F_CMS], DB_CMS_MAGIC, t->nc, t->np,
-                                       r->ident);
+                                       r->ident, r->major);
     if (st == GPUPROF_OK)
         st = gpuprof__an_dbfile_finish(&r->f[F_PMS], DB_PMS_MAGIC, t->np, t->nc,
-                                       r->ident);
+                                       r->ident, r->major);
     if (st == GPUPROF_OK && traced)
-        st = gpuprof__an_tracedb_finish(&r->tr, t->np, r->ident);
+        st = gpuprof__an_tracedb_finish(&r->tr, t->np, r->ident, r->major);
     return st;
+}
+
+/* The format the database is written in: the oldest that holds what it
+ * has (format 3 readers read every database without GPU calling contexts
+ * or metric flags), and its identity for that format. */
+static void db_format(run *r)
+{
+    bool newer = r->t.gcct;
+    for (uint32_t m = 0; m < r->t.nm && !newer; m++)
+        newer = r->t.m[m].flags != 0;
+    if (newer == (r->major >= 4))
+        return;
+    r->major = newer ? DB_MAJOR : DB_MAJOR_OLDEST;
+    ident_compute(r);
 }
 
 /* Rank 0, at the end: the tables and headers, the files renamed into
@@ -368,6 +383,7 @@ static gpuprof_status finish_files(run *r, bool traced)
 static gpuprof_status finish(run *r, bool traced)
 {
     gpuprof__an_progress(r, "write", 0, 4);
+    db_format(r);
     gpuprof_status st = finish_files(r, traced);
     for (int i = 0; i < 3 && st == GPUPROF_OK; i++) /* stats, cct, profile */
         st = place(r, &r->f[2 - i]);
@@ -375,7 +391,8 @@ static gpuprof_status finish(run *r, bool traced)
         st = traced ? place(r, &r->tr.f) : trace_db_aside(r);
     gpuprof__an_meta_traces mt = {r->tr.damaged, r->tr.dropped, r->tr.ignored};
     if (st == GPUPROF_OK) /* last: a reader checks the others agree */
-        st = gpuprof__an_metadb_write(r->a->output, &r->t, &mt, r->ident);
+        st = gpuprof__an_metadb_write(r->a->output, &r->t, &mt, r->ident,
+                                      r->major);
     if (st == GPUPROF_OK) {
         gpuprof__an_parallel_for(r->a->threads, r->naside, drop_aside,
                                  r->aside);
@@ -555,6 +572,7 @@ static gpuprof_status run_ranks(gpuprof_an_analysis *a,
                     .threads = a->threads},
              .coll = c,
              .rank = c ? c->rank : 0,
+             .major = DB_MAJOR_OLDEST,
              .nranks = c ? c->size : 1,
              .blame = -1};
     memset(a->phase_s, 0, sizeof(a->phase_s));

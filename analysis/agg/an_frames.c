@@ -9,6 +9,7 @@
 #include "../base/an_buf.h"
 #include "../db/an_db.h"
 #include "an_frames.h"
+#include "an_gcct.h"
 
 static uint64_t frame_hash(uint32_t module, uint64_t offset)
 {
@@ -83,6 +84,18 @@ uint32_t gpuprof__an_frame_expand(an_tree *t, const an_structure *x,
     return parent;
 }
 
+/* A GPU binary's path is relative to its measurement directory: the
+ * profile's directory. */
+void gpuprof__an_binary_path(const char *profile, const char *bin, char *out,
+                             size_t size)
+{
+    const char *slash = strrchr(profile, '/');
+    if (bin[0] == '/' || !slash)
+        snprintf(out, size, "%s", bin);
+    else
+        snprintf(out, size, "%.*s/%s", (int)(slash - profile), profile, bin);
+}
+
 /* ---- GPU instructions (an_gpudwarf.c) ----------------------------------
  * A GPU instruction (kind GPU_INSTR: cubin, offset in the function its
  * kernel node names) whose cubin's line table describes it becomes LINE
@@ -94,16 +107,10 @@ uint32_t gpuprof__an_instr_ctx(an_structure *x, an_tree *t, const char *profile,
                                const gpuprof__io_node *kernel,
                                const gpuprof__io_node *nd, const gctx *k)
 {
-    /* A GPU binary's path is relative to its measurement directory: the
-     * profile's directory. */
-    const char *bin = gpuprof__io_str(p, p->modules[nd->key_a].path),
-               *slash = strrchr(profile, '/');
     char path[4200];
-    if (bin[0] == '/' || !slash)
-        snprintf(path, sizeof(path), "%s", bin);
-    else
-        snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - profile), profile,
-                 bin);
+    gpuprof__an_binary_path(profile,
+                            gpuprof__io_str(p, p->modules[nd->key_a].path),
+                            path, sizeof(path));
     enum { MAX_LEVELS = 64 };
     gpuprof__an_srclevel lv[MAX_LEVELS];
     uint32_t n = kernel->kind == GPUPROF_IO_NODE_KERNEL
@@ -143,5 +150,6 @@ void gpuprof__an_structure_free(an_structure *x)
     free(x->lvl);
     gpuprof__an_dwarf_free(x->dw);
     gpuprof__an_cubin_free(x->cubins);
+    gpuprof__an_gcct_free(x->gcct);
     *x = (an_structure){0};
 }

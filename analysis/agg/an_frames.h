@@ -12,6 +12,7 @@
 #define GPUPROF_AN_FRAMES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../base/an_internal.h"
@@ -27,6 +28,8 @@ typedef struct sframe { /* a CPU frame's structure, looked up once */
     uint32_t first, n; /* its levels in lvl; n = 0: none (symbols) */
 } sframe;
 
+typedef struct gpuprof__an_gcct gpuprof__an_gcct; /* an_gcct.c */
+
 typedef struct an_structure {
     gpuprof__an_dwarf *dw; /* CPU modules opened */
     sframe *sf;
@@ -35,6 +38,7 @@ typedef struct an_structure {
     slevel *lvl;
     uint32_t nlvl, caplvl;
     gpuprof__an_cubin *cubins; /* GPU binaries opened */
+    gpuprof__an_gcct *gcct;    /* GPU binaries listed by nvdisasm */
 } an_structure;
 
 /* The structure of frame (module: strtab offset of `path`, offset); NULL
@@ -53,6 +57,10 @@ uint32_t gpuprof__an_instr_ctx(an_structure *x, an_tree *t, const char *profile,
                                const gpuprof__io_profile *p,
                                const gpuprof__io_node *kernel,
                                const gpuprof__io_node *nd, const gctx *k);
+/* The path of GPU binary `bin` (as a profile names it: relative to its
+ * measurement directory) of the profile file `profile` into out. */
+void gpuprof__an_binary_path(const char *profile, const char *bin, char *out,
+                             size_t size);
 /* The frame hash rebuilt (after the ranks' merge renamed modules). */
 bool gpuprof__an_frames_rehash(an_structure *x);
 /* Bytes the structure keeps (counted against a memory budget). */

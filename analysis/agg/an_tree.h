@@ -23,6 +23,8 @@ typedef struct gmetric {
     uint8_t unit, combine, kind, type;
     uint32_t at, src; /* before the merge: the size of the rank's strtab
                          when the metric was added, the file that added it */
+    uint32_t flags;   /* GPUPROF_IO_METRIC_* (the adding file's) */
+    uint32_t count;   /* an odd sum's count metric + 1; 0: none */
 } gmetric;
 
 typedef struct gctx {
@@ -51,6 +53,7 @@ typedef struct an_tree {
     gprof *p;
     uint32_t np, capp;
     bool structured; /* some frame or instruction was expanded */
+    bool gcct;       /* some kernel's GPU calling contexts were rebuilt */
     bool nomem;      /* a string could not be added */
 } an_tree;
 

@@ -68,7 +68,9 @@ static uint32_t metric_unify(an_tree *t, uint32_t file,
         lm->kind,
         lm->type,
         (uint32_t)at,
-        file};
+        file,
+        lm->flags,
+        0};
     return t->nm++;
 }
 
@@ -116,6 +118,7 @@ void gpuprof__an_src_release(src *s)
 {
     free(s->ctx);
     s->ctx = NULL;
+    gpuprof__an_gcct_splits_free(&s->split);
     if (s->io)
         gpuprof__io_profile_free(s->io);
     s->io = NULL;
@@ -135,6 +138,14 @@ static gpuprof_status unify_metrics(run *r, uint32_t i)
         if ((s->metric[m] = metric_unify(&r->t, i, p, m, why, sizeof(why))) ==
             UINT32_MAX)
             return gpuprof__an_fail(GPUPROF_E_INVALID, "%s: %s", s->path, why);
+    for (uint32_t m = 0; m < p->metric_count; m++) { /* odd sums' counts */
+        gmetric *g = &r->t.m[s->metric[m]];
+        const char *cn = gpuprof__io_str(p, p->metrics[m].count_name);
+        for (uint32_t c = 0;
+             *cn && g->src == i && !g->count && c < p->metric_count; c++)
+            if (!strcmp(gpuprof__io_str(p, p->metrics[c].name), cn))
+                g->count = s->metric[c] + 1;
+    }
     s->nodes = p->node_count;
     s->nmetrics = p->metric_count;
     s->p0 = r->t.np;
@@ -187,13 +198,23 @@ static gpuprof_status unify_thread(run *r, uint32_t i, uint32_t tn, bool again,
             th->tid};
     }
     s->ctx[th->first_node] = 0; /* every root is the one root */
-    for (uint32_t n = 1; n < th->node_count; n++) {
+    gcct_thread g = {0};
+    if (r->a->structure && !gpuprof__an_gcct_begin(&g, p, th))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    gpuprof_status st = GPUPROF_OK;
+    for (uint32_t n = 1; n < th->node_count && st == GPUPROF_OK; n++) {
+        if (g.done && g.done[n])
+            continue; /* made with its kernel's calling contexts */
         uint32_t c = node_ctx(r, s, th, n);
         if (c == UINT32_MAX)
-            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+            st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
         s->ctx[th->first_node + n] = c;
+        if (g.n && p->nodes[th->first_node + n].kind == GPUPROF_IO_NODE_KERNEL)
+            st = gpuprof__an_gcct_kernel(&r->sx, &r->t, &g, s->path, p, th, n,
+                                         s->ctx, &s->split);
     }
-    return GPUPROF_OK;
+    gpuprof__an_gcct_end(&g);
+    return st;
 }
 
 gpuprof_status gpuprof__an_unify_file(run *r, uint32_t i, bool again)
@@ -381,7 +402,8 @@ static gpuprof_status unify_loaded(run *r, uint32_t k, double *ratio)
     gpuprof_status st = gpuprof__an_unify_file(r, k, false);
     /* Reading it took the file, its sections and the profile. */
     uint64_t cost = s->fsize + 2 * gpuprof__an_io_bytes(s->io) +
-                    (uint64_t)s->nodes * sizeof(uint32_t);
+                    (uint64_t)s->nodes * sizeof(uint32_t) +
+                    gpuprof__an_gcct_bytes(&s->split, s->nodes);
     if (s->fsize && (double)cost / s->fsize > *ratio)
         *ratio = (double)cost / s->fsize;
     if (r->budget || st != GPUPROF_OK)

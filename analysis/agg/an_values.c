@@ -127,10 +127,36 @@ typedef struct thr {
     uint32_t first, nn; /* its absolute nodes */
 } thr;
 
+/* Value v of split node i (its targets t, n of them) divided among its
+ * contexts (an_gcct.h); with `up`, each part also on the contexts above
+ * its target up to `stop` (inclusive values). */
+static bool split_add(const vround *v, const gmetric *gm, uint16_t dm,
+                      double val, const gsplit *t, uint32_t n, uint32_t stop,
+                      bool up, ents *x)
+{
+    enum { SMALL = 32 };
+    double small[SMALL], *part = n <= SMALL ? small : malloc(n * sizeof(*part));
+    if (!part)
+        return false;
+    gpuprof__an_gcct_apportion(val, gm->combine == GPUPROF_IO_SUM, t, n, part);
+    bool ok = true;
+    for (uint32_t k = 0; k < n && ok; k++) {
+        if (part[k] == 0)
+            continue;
+        ok = ents_add(x, t[k].ctx, dm, part[k]);
+        for (uint32_t c = up ? v->t->c[t[k].ctx].parent : stop;
+             ok && c != stop && c != UINT32_MAX; c = v->t->c[c].parent)
+            ok = ents_add(x, c, dm, part[k]);
+    }
+    if (part != small)
+        free(part);
+    return ok;
+}
+
 /* Local metric m's values at the thread's nodes into inc (as stored),
  * the non-zero ones added as exclusive entries. */
-static bool metric_exclusive(const thr *h, uint32_t m, const gmetric *gm,
-                             double *inc, ents *x)
+static bool metric_exclusive(const vround *vr, const thr *h, uint32_t m,
+                             const gmetric *gm, double *inc, ents *x)
 {
     const gpuprof__io_profile *p = h->p;
     memset(inc, 0, h->nn * sizeof(*inc));
@@ -141,10 +167,14 @@ static bool metric_exclusive(const thr *h, uint32_t m, const gmetric *gm,
             if (val->metric != m)
                 continue;
             double d = as_double(gm, val->bits);
+            uint16_t dm = (uint16_t)(2 * h->s->metric[m] + DB_EXCLUSIVE);
+            uint32_t nt;
+            const gsplit *t =
+                gpuprof__an_gcct_targets(&h->s->split, h->first + i, &nt);
             inc[i] = d;
-            if (d != 0 &&
-                !ents_add(x, h->s->ctx[h->first + i],
-                          (uint16_t)(2 * h->s->metric[m] + DB_EXCLUSIVE), d))
+            if (d != 0 && t && !split_add(vr, gm, dm, d, t, nt, 0, false, x))
+                return false;
+            if (d != 0 && !t && !ents_add(x, h->s->ctx[h->first + i], dm, d))
                 return false;
         }
     }
@@ -168,6 +198,17 @@ static bool metric_inclusive(const vround *v, const thr *h, uint32_t m,
     for (uint32_t i = 0; i < h->nn; i++) {
         if (inc[i] == 0)
             continue;
+        uint32_t nt;
+        const gsplit *t =
+            i ? gpuprof__an_gcct_targets(&h->s->split, h->first + i, &nt)
+              : NULL;
+        if (t) { /* in several GPU calling contexts */
+            if (!split_add(v, gm, dm, inc[i], t, nt,
+                           ctx[h->first + p->nodes[h->first + i].parent], true,
+                           x))
+                return false;
+            continue;
+        }
         if (!ents_add(x, ctx[h->first + i], dm, inc[i]))
             return false;
         if (!i || !v->t->structured)
@@ -215,7 +256,7 @@ static void values_one(vround *v, uint32_t pi)
             used[p->values[p->nodes[i].first_value + k].metric] = 1;
     for (uint32_t m = 0; m < p->metric_count; m++) { /* one at a time */
         const gmetric *gm = &v->t->m[s->metric[m]];
-        if (used[m] && (!metric_exclusive(&h, m, gm, inc, &x) ||
+        if (used[m] && (!metric_exclusive(v, &h, m, gm, inc, &x) ||
                         !metric_inclusive(v, &h, m, gm, inc, &x)))
             goto nomem;
     }
@@ -298,6 +339,7 @@ static gpuprof_status round_files(run *r, uint32_t i, uint32_t j)
             st = gpuprof__an_unify_file(r, k, true);
         s->cost = s->fsize + 2 * gpuprof__an_io_bytes(s->io) +
                   (uint64_t)s->nodes * sizeof(uint32_t) +
+                  gpuprof__an_gcct_bytes(&s->split, s->nodes) +
                   2 * s->tsize; /* the trace, read whole */
     }
     return st;

@@ -19,9 +19,10 @@ typedef gpuprof__an_rdr rdr;
  * apart (mst): which of them the merged strings hold depends on the
  * ranks before it. */
 /* Records: a metric is name, desc, unit|combine<<8|kind<<16|type<<24, at,
- * src; a context parent, kind, name, aux, u64 key; a profile src, thread,
- * host, tname, file, pid, flags, rank, u64 tid. */
-#define TB_METRIC 20u
+ * src, flags, count; a context parent, kind, name, aux, u64 key; a profile
+ * src, thread, host, tname, file, pid, flags, rank, u64 tid. The tree's
+ * flags: 1 structured, 2 GPU calling contexts rebuilt. */
+#define TB_METRIC 28u
 #define TB_CTX 24u
 #define TB_PROF 40u
 
@@ -34,7 +35,7 @@ static void tree_blob(const an_tree *t, buf *b)
     gpuprof__an_put_bytes(b, sd, ssize);
     gpuprof__an_put_u64(b, msize);
     gpuprof__an_put_bytes(b, md, msize);
-    gpuprof__an_put_u32(b, t->structured);
+    gpuprof__an_put_u32(b, (uint32_t)t->structured | (uint32_t)t->gcct << 1);
     gpuprof__an_put_u32(b, t->nm);
     for (uint32_t i = 0; i < t->nm; i++) {
         const gmetric *m = &t->m[i];
@@ -45,6 +46,8 @@ static void tree_blob(const an_tree *t, buf *b)
                                    (uint32_t)m->type << 24);
         gpuprof__an_put_u32(b, m->at);
         gpuprof__an_put_u32(b, m->src);
+        gpuprof__an_put_u32(b, m->flags);
+        gpuprof__an_put_u32(b, m->count);
     }
     gpuprof__an_put_u32(b, t->nc);
     for (uint32_t i = 0; i < t->nc; i++) {
@@ -138,7 +141,9 @@ static gpuprof_status metric_merge(an_tree *g, const src *s, uint32_t ns,
                  (uint8_t)(how >> 16),
                  (uint8_t)(how >> 24),
                  0,
-                 file};
+                 file,
+                 db_get32(q + 20),
+                 0}; /* the count: once every metric is merged */
     for (uint32_t i = 0; i < g->nm; i++) {
         if (strcmp(gpuprof__an_tree_metric_str(g, g->m[i].name), v->ms + name))
             continue;
@@ -188,6 +193,15 @@ static gpuprof_status strings_merge(an_tree *g, const src *s, uint32_t ns,
         mp->sto[mp->nstr++] = gpuprof__an_tree_intern(g, v->s + o);
         o += strlen(v->s + o) + 1;
     }
+    for (uint32_t mi = 0; mi < v->nm; mi++) { /* odd sums' counts */
+        const uint8_t *q = v->m + (size_t)mi * TB_METRIC;
+        uint32_t count = db_get32(q + 24);
+        gmetric *m = &g->m[mp->metric[mi]];
+        if (count > v->nm)
+            return gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged tree");
+        if (count && !m->count && m->src == db_get32(q + 16))
+            m->count = mp->metric[count - 1] + 1;
+    }
     return g->nomem ? gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory")
                     : GPUPROF_OK;
 }
@@ -227,7 +241,8 @@ static gpuprof_status tree_merge(an_tree *g, const src *s, uint32_t ns,
                                 (int32_t)db_get32(q + 28),
                                 db_get64(q + 32)};
     }
-    g->structured = g->structured || v->structured;
+    g->structured = g->structured || (v->structured & 1);
+    g->gcct = g->gcct || (v->structured & 2);
     if (st == GPUPROF_OK && mp->bad)
         st = gpuprof__an_fail(GPUPROF_E_INTERNAL, "damaged tree");
     return st;
@@ -257,7 +272,9 @@ static gpuprof_status tree_adopt(run *r, const tview *v)
                               (uint8_t)(how >> 16),
                               (uint8_t)(how >> 24),
                               0,
-                              db_get32(q + 16)};
+                              db_get32(q + 16),
+                              db_get32(q + 20),
+                              db_get32(q + 24)};
     }
     r->t.nm = r->t.capm = v->nm;
     for (uint32_t i = 0; i < v->nc; i++) {
@@ -274,7 +291,8 @@ static gpuprof_status tree_adopt(run *r, const tview *v)
             db_get32(q + 24), (int32_t)db_get32(q + 28), db_get64(q + 32)};
     }
     r->t.np = r->t.capp = v->np;
-    r->t.structured = v->structured;
+    r->t.structured = v->structured & 1;
+    r->t.gcct = (v->structured & 2) != 0;
     return gpuprof__an_tree_rehash(&r->t)
                ? GPUPROF_OK
                : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -289,6 +307,7 @@ static gpuprof_status tree_remap(run *r, tmaps *mp, const tview *own)
             s->metric[m] = mp->metric[s->metric[m]];
         for (uint32_t n = 0; s->ctx && n < s->nodes; n++)
             s->ctx[n] = mp->ctx[s->ctx[n]];
+        gpuprof__an_gcct_remap(&s->split, mp->ctx);
     }
     /* Profiles are in file order: this rank's start at its first file's. */
     uint32_t lo = 0, hi = r->t.np;

@@ -28,6 +28,7 @@ typedef struct dbfile {
     size_t n;
     uint32_t a, b;  /* the header's counts */
     uint64_t ident; /* the analysis that wrote it */
+    unsigned major; /* its format */
 } dbfile;
 
 struct gpuprof_an_db {
@@ -36,7 +37,8 @@ struct gpuprof_an_db {
     uint32_t ssize, nmetrics, nprofiles, ncontexts;
     uint32_t tr_damaged, tr_dropped; /* what the traces could not give */
     uint64_t tr_ignored;
-    unsigned cms_value; /* bytes of a cct.db value (db_cms_value) */
+    unsigned cms_value;  /* bytes of a cct.db value (db_cms_value) */
+    unsigned metric_rec; /* bytes of a metric record (db_metric_rec) */
     const uint8_t *metrics, *profiles, *contexts;
     char **names; /* display names of contexts */
     char *dir;
@@ -59,10 +61,17 @@ static gpuprof_status read_file(const char *dir, const char *name,
     if (f->n < DB_HEADER || memcmp(h, magic, 8))
         return gpuprof__an_fail(GPUPROF_E_CORRUPT,
                                 "%s: not an analysis database file", path);
-    if (db_get16(h + 8) != DB_MAJOR)
+    f->major = db_get16(h + 8);
+    if (f->major > DB_MAJOR)
         return gpuprof__an_fail(GPUPROF_E_CORRUPT,
-                                "%s: database version %u, this reader reads %u",
-                                path, db_get16(h + 8), DB_MAJOR);
+                                "%s: database format %u is newer than this "
+                                "reader's %u: it needs a newer gpuprof",
+                                path, f->major, DB_MAJOR);
+    if (f->major < DB_MAJOR_OLDEST)
+        return gpuprof__an_fail(GPUPROF_E_CORRUPT,
+                                "%s: database version %u, this reader reads "
+                                "%u to %u (analyze the measurements again)",
+                                path, f->major, DB_MAJOR_OLDEST, DB_MAJOR);
     if (db_get64(h + 16) != f->n - DB_HEADER)
         return gpuprof__an_fail(GPUPROF_E_CORRUPT,
                                 "%s: truncated (%zu bytes of %" PRIu64 ")",
@@ -88,9 +97,10 @@ static gpuprof_status same_run(const gpuprof_an_db *db, const char *name,
                                 "%016" PRIx64 "): files of two databases "
                                 "are mixed",
                                 db->dir, name, f->ident, db->meta.ident);
-    if (f->a != a || f->b != b)
+    if (f->a != a || f->b != b || f->major != db->meta.major)
         return gpuprof__an_fail(GPUPROF_E_CORRUPT,
-                                "%s/%s: its counts disagree with meta.db",
+                                "%s/%s: its counts or format disagree with "
+                                "meta.db",
                                 db->dir, name);
     return GPUPROF_OK;
 }
@@ -118,8 +128,9 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
     db->tr_damaged = db_get32(b + 16);
     db->tr_dropped = db_get32(b + 20);
     db->tr_ignored = db_get64(b + 24);
+    db->metric_rec = db_metric_rec(f->major);
     uint64_t need = DB_META_COUNTS + (uint64_t)db->ssize +
-                    (uint64_t)db->nmetrics * DB_METRIC_REC +
+                    (uint64_t)db->nmetrics * db->metric_rec +
                     (uint64_t)db->nprofiles * DB_PROFILE_REC +
                     (uint64_t)db->ncontexts * DB_CONTEXT_REC;
     if (need != n || db->ssize == 0 || db->ncontexts == 0 ||
@@ -129,12 +140,19 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
     if (db->strings[0] || db->strings[db->ssize - 1])
         return bad(db, "meta.db", "string table not terminated");
     db->metrics = b + DB_META_COUNTS + db->ssize;
-    db->profiles = db->metrics + (size_t)db->nmetrics * DB_METRIC_REC;
+    db->profiles = db->metrics + (size_t)db->nmetrics * db->metric_rec;
     db->contexts = db->profiles + (size_t)db->nprofiles * DB_PROFILE_REC;
     for (uint32_t m = 0; m < db->nmetrics; m++) {
-        const uint8_t *r = db->metrics + (size_t)m * DB_METRIC_REC;
+        const uint8_t *r = db->metrics + (size_t)m * db->metric_rec;
         if (!STR_OK(db_get32(r)) || !STR_OK(db_get32(r + 4)) ||
             r[8] > GPUPROF_IO_UNIT_BYTES || r[11] != m % 2)
+            return bad(db, "meta.db", "bad metric record");
+        if (f->major < 4)
+            continue;
+        uint32_t flags = db_get32(r + 12), cm = db_get32(r + 16);
+        if ((flags & ~(uint32_t)(DB_METRIC_ODD | DB_METRIC_NO_INCLUSIVE)) ||
+            (cm != UINT32_MAX && (cm >= db->nmetrics || cm % 2 != m % 2 ||
+                                  !(flags & DB_METRIC_ODD))))
             return bad(db, "meta.db", "bad metric record");
     }
     for (uint32_t p = 0; p < db->nprofiles; p++) {
@@ -147,8 +165,9 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
         const uint8_t *r = db->contexts + (size_t)c * DB_CONTEXT_REC;
         uint32_t parent = db_get32(r);
         if ((c == 0) != (parent == UINT32_MAX) || (c && parent >= c) ||
-            r[4] >= DB_KIND_COUNT || (c == 0) != (r[4] == 0) ||
-            !STR_OK(db_get32(r + 8)) || !STR_OK(db_get32(r + 12)))
+            r[4] >= (f->major < 4 ? DB_KIND_COUNT_3 : DB_KIND_COUNT) ||
+            (c == 0) != (r[4] == 0) || !STR_OK(db_get32(r + 8)) ||
+            !STR_OK(db_get32(r + 12)))
             return bad(db, "meta.db", "bad context record");
     }
     return GPUPROF_OK;
@@ -272,6 +291,18 @@ static gpuprof_status make_names(gpuprof_an_db *db)
                      *name ? name : "<unknown>", mb ? mb + 1 : aux);
             break;
         }
+        case DB_KIND_GPU_FUNCTION: {
+            const char *mb = strrchr(aux, '/');
+            if ((readable = gpuprof__an_demangle(name)))
+                name = readable;
+            snprintf(buf, sizeof(buf), "%s%s (%s)", *name ? name : "<unknown>",
+                     key & 1 ? " [recursive]" : "", mb ? mb + 1 : aux);
+            break;
+        }
+        case DB_KIND_LOOP:
+            snprintf(buf, sizeof(buf), "loop at %s:%" PRIu64,
+                     *base ? base : "??", key);
+            break;
         case DB_KIND_LINE:
             if (key)
                 snprintf(buf, sizeof(buf), "%s:%" PRIu64, *base ? base : "??",
@@ -510,7 +541,7 @@ GPUPROF_AN_API void gpuprof_an_db_close(gpuprof_an_db *db)
 
 /* ---- identity ------------------------------------------------------------------ */
 #define CTX(c) (db->contexts + (size_t)(c) * DB_CONTEXT_REC)
-#define MET(m) (db->metrics + (size_t)(m) * DB_METRIC_REC)
+#define MET(m) (db->metrics + (size_t)(m)*db->metric_rec)
 #define PRO(p) (db->profiles + (size_t)(p) * DB_PROFILE_REC)
 
 GPUPROF_AN_API uint32_t gpuprof_an_db_context_count(const gpuprof_an_db *db)
@@ -587,6 +618,34 @@ GPUPROF_AN_API gpuprof_an_unit gpuprof_an_db_metric_unit(const gpuprof_an_db *db
         return gpuprof__an_table_unit(table_of(db, m));
     return db && m < db->nmetrics ? (gpuprof_an_unit)MET(m)[8]
                                   : GPUPROF_AN_UNIT_COUNT;
+}
+
+GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
+                                                   uint32_t m)
+{
+    return db && m < db->nmetrics && db->meta.major >= 4 ? db_get32(MET(m) + 12)
+                                                         : 0;
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(
+    const gpuprof_an_db *db, uint32_t m, uint32_t *count)
+{
+    if (!db || !count || m >= gpuprof_an_db_metric_count(db))
+        return gpuprof__an_fail(GPUPROF_E_INVALID, "no metric %u", m);
+    uint32_t c = gpuprof_an_db_metric_flags(db, m) & DB_METRIC_ODD
+                     ? db_get32(MET(m) + 16)
+                     : UINT32_MAX;
+    if (c == UINT32_MAX)
+        return gpuprof__an_fail(GPUPROF_E_NOTFOUND,
+                                "metric %s is not an odd sum with a count",
+                                gpuprof_an_db_metric_name(db, m));
+    *count = c;
+    return GPUPROF_OK;
+}
+
+GPUPROF_AN_API unsigned gpuprof_an_db_format(const gpuprof_an_db *db)
+{
+    return db ? db->meta.major : 0;
 }
 
 const gpuprof__an_formula *gpuprof__an_db_formula(const gpuprof_an_db *db,

@@ -28,7 +28,13 @@
 
 #include <stdint.h>
 
-#define DB_MAJOR 3 /* 2: cct.db values with u16 profile ids; 3: identity */
+#define DB_MAJOR                                                               \
+    4 /* 2: cct.db values with u16 profile ids; 3: identity;                   \
+         4: GPU calling contexts, metric flags */
+#define DB_MAJOR_OLDEST                                                        \
+    3 /* the oldest this reader reads; the writer writes                       \
+         it when the database needs nothing newer, so                          \
+         its readers keep reading such databases */
 #define DB_MINOR 0
 #define DB_HEADER 40u /* ... u64 identity at 32 */
 
@@ -44,6 +50,16 @@
 #define DB_META_COUNTS 32u
 #define DB_METRIC_REC 12u  /* str name, str description, u8 unit,
                               u8 combine, u8 kind, u8 variant */
+#define DB_METRIC_REC_4                                                        \
+    20u                    /* format 4: then u32 flags (DB_METRIC_*), u32      \
+                              the count metric of an odd sum (database id,     \
+                              the same variant; UINT32_MAX: none) */
+#define DB_METRIC_ODD 0x1u /* as GPUPROF_IO_METRIC_ODD */
+#define DB_METRIC_NO_INCLUSIVE 0x2u /* as GPUPROF_IO_METRIC_NO_INCLUSIVE */
+static inline unsigned db_metric_rec(unsigned major)
+{
+    return major >= 4 ? DB_METRIC_REC_4 : DB_METRIC_REC;
+}
 #define DB_PROFILE_REC 40u /* str host, str thread name, str source file,
                               u32 pid, i32 rank, u32 thread flags,
                               u64 tid, u64 reserved */
@@ -55,7 +71,15 @@
 #define DB_KIND_FUNCTION 6u
 #define DB_KIND_INLINE 7u
 #define DB_KIND_LINE 8u
-#define DB_KIND_COUNT 9u
+/* Format 4: a device function in a GPU calling context (name: its symbol
+ * without its kernel's `$kernel$`, aux: the cubin's path, key: 1 for a
+ * recursive SCC, named by its first function, else 0). */
+#define DB_KIND_GPU_FUNCTION 9u
+/* Format 4: a loop (name: the source file of its header, aux: the GPU
+ * binary's path, key: the header's line), beneath its function. */
+#define DB_KIND_LOOP 10u
+#define DB_KIND_COUNT_3 9u
+#define DB_KIND_COUNT 11u
 
 /* Metric variants: every measured metric gives two database metrics. */
 #define DB_INCLUSIVE 0u

@@ -52,10 +52,10 @@ bool gpuprof__an_pread_all(int fd, void *buf, size_t n, uint64_t off)
 
 void gpuprof__an_db_header(uint8_t *h, const char *magic, uint32_t crc,
                            uint64_t body, uint32_t a, uint32_t c,
-                           uint64_t ident)
+                           uint64_t ident, unsigned major)
 {
     memcpy(h, magic, 8);
-    db_put16(h + 8, DB_MAJOR);
+    db_put16(h + 8, (uint16_t)major);
     db_put16(h + 10, DB_MINOR);
     db_put64(h + 16, body);
     db_put32(h + 24, a);
@@ -157,14 +157,15 @@ gpuprof_status gpuprof__an_dbfile_put(gpuprof__an_dbfile *f, const uint8_t *buf,
  * combined with the planes' (accumulated as they were written). */
 gpuprof_status gpuprof__an_dbfile_finish(gpuprof__an_dbfile *f,
                                          const char *magic, uint32_t a,
-                                         uint32_t c, uint64_t ident)
+                                         uint32_t c, uint64_t ident,
+                                         unsigned major)
 {
     bool ok = gpuprof__an_pwrite_all(f->fd, f->tab, f->tabsize, DB_HEADER);
     uint32_t crc =
         gpuprof__io_crc32c_combine(gpuprof__io_crc32c(0, f->tab, f->tabsize),
                                    f->crc, f->at - DB_HEADER - f->tabsize);
     uint8_t h[DB_HEADER];
-    gpuprof__an_db_header(h, magic, crc, f->at - DB_HEADER, a, c, ident);
+    gpuprof__an_db_header(h, magic, crc, f->at - DB_HEADER, a, c, ident, major);
     ok = ok && gpuprof__an_pwrite_all(f->fd, h, DB_HEADER, 0);
     int e = errno;
     if (close(f->fd) != 0 && ok)

@@ -57,7 +57,8 @@ gpuprof_status gpuprof__an_dbfile_put(gpuprof__an_dbfile *f, const uint8_t *buf,
 /* The table, then the header with the body's checksum; closes the file. */
 gpuprof_status gpuprof__an_dbfile_finish(gpuprof__an_dbfile *f,
                                          const char *magic, uint32_t a,
-                                         uint32_t c, uint64_t ident);
+                                         uint32_t c, uint64_t ident,
+                                         unsigned major);
 /* Into place; an earlier file of that name is moved aside (f->aside set:
  * the caller drops it once the database is complete). */
 gpuprof_status gpuprof__an_dbfile_rename(gpuprof__an_dbfile *f);
@@ -75,11 +76,11 @@ gpuprof_status gpuprof__an_dbfile_reopen(gpuprof__an_dbfile *f);
 /* n bytes of `from` (from its start) into `to` at `at`. */
 bool gpuprof__an_copy_part(int from, int to, uint64_t n, uint64_t at);
 
-/* A header (DB_HEADER bytes); crc is the body's: the header's checksum
- * covers the identity (bytes 32..39) and then the body. */
+/* A header (DB_HEADER bytes) of format `major`; crc is the body's: the
+ * header's checksum covers the identity (bytes 32..39) and then the body. */
 void gpuprof__an_db_header(uint8_t *h, const char *magic, uint32_t crc,
                            uint64_t body, uint32_t a, uint32_t c,
-                           uint64_t ident);
+                           uint64_t ident, unsigned major);
 /* Whole reads and writes at an offset (EINTR retried; a short transfer
  * is EIO). */
 bool gpuprof__an_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);

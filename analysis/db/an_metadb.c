@@ -17,11 +17,11 @@
 typedef gpuprof__an_buf buf;
 #define reserve gpuprof__an_reserve
 
-static void meta_metrics(buf *b, const an_tree *t)
+static void meta_metrics(buf *b, const an_tree *t, unsigned major)
 {
     for (uint32_t m = 0; m < 2 * t->nm; m++) {
         const gmetric *g = &t->m[m / 2];
-        uint8_t *q = reserve(b, DB_METRIC_REC);
+        uint8_t *q = reserve(b, db_metric_rec(major));
         if (!q)
             return;
         db_put32(q, g->name);
@@ -30,6 +30,10 @@ static void meta_metrics(buf *b, const an_tree *t)
         q[9] = g->combine;
         q[10] = g->kind;
         q[11] = (uint8_t)(m % 2);
+        if (major < 4)
+            continue;
+        db_put32(q + 12, g->flags);
+        db_put32(q + 16, g->count ? 2 * (g->count - 1) + m % 2 : UINT32_MAX);
     }
 }
 
@@ -67,7 +71,7 @@ static void meta_contexts(buf *b, const an_tree *t)
 
 gpuprof_status gpuprof__an_metadb_write(const char *dir, const an_tree *t,
                                         const gpuprof__an_meta_traces *tr,
-                                        uint64_t ident)
+                                        uint64_t ident, unsigned major)
 {
     buf b = {0};
     uint64_t ssize;
@@ -85,7 +89,7 @@ gpuprof_status gpuprof__an_metadb_write(const char *dir, const an_tree *t,
     }
     if ((q = reserve(&b, ssize)))
         memcpy(q, sdata, ssize);
-    meta_metrics(&b, t);
+    meta_metrics(&b, t, major);
     meta_profiles(&b, t);
     meta_contexts(&b, t);
     if (b.nomem) {
@@ -95,7 +99,7 @@ gpuprof_status gpuprof__an_metadb_write(const char *dir, const an_tree *t,
     gpuprof__an_db_header(
         b.d, DB_META_MAGIC,
         gpuprof__io_crc32c(0, b.d + DB_HEADER, b.n - DB_HEADER),
-        b.n - DB_HEADER, t->nc, t->np, ident);
+        b.n - DB_HEADER, t->nc, t->np, ident, major);
     char path[4200], err[256];
     snprintf(path, sizeof(path), "%s/meta.db", dir);
     gpuprof_status st = GPUPROF_OK;

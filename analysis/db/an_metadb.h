@@ -14,9 +14,9 @@ typedef struct gpuprof__an_meta_traces { /* what the traces could not give */
     uint64_t ignored;
 } gpuprof__an_meta_traces;
 
-/* DIR/meta.db for tree t, replaced atomically. */
+/* DIR/meta.db of format `major` for tree t, replaced atomically. */
 gpuprof_status gpuprof__an_metadb_write(const char *dir, const an_tree *t,
                                         const gpuprof__an_meta_traces *tr,
-                                        uint64_t ident);
+                                        uint64_t ident, unsigned major);
 
 #endif /* GPUPROF_AN_METADB_H */

@@ -289,13 +289,14 @@ gpuprof_status gpuprof__an_tracedb_add(gpuprof__an_tracedb *d,
 }
 
 gpuprof_status gpuprof__an_tracedb_finish(gpuprof__an_tracedb *d,
-                                          uint32_t profiles, uint64_t ident)
+                                          uint32_t profiles, uint64_t ident,
+                                          unsigned major)
 {
     gpuprof_status st =
         trace_put(d, d->tab, (size_t)d->nstreams * DB_TRACE_STREAM);
     uint8_t h[DB_HEADER];
     gpuprof__an_db_header(h, DB_TRACE_MAGIC, d->f.crc, d->f.at - DB_HEADER,
-                          d->nstreams, profiles, ident);
+                          d->nstreams, profiles, ident, major);
     if (st == GPUPROF_OK && !gpuprof__an_pwrite_all(d->f.fd, h, DB_HEADER, 0))
         st = gpuprof__an_fail(GPUPROF_E_IO, "%s: cannot write: %s", d->f.path,
                               strerror(errno));

@@ -42,6 +42,7 @@ gpuprof_status gpuprof__an_tracedb_add(gpuprof__an_tracedb *t, const char *path,
                                        const uint32_t *ctx, uint32_t p0);
 /* The table, then the header (its checksum accumulated as written). */
 gpuprof_status gpuprof__an_tracedb_finish(gpuprof__an_tracedb *t,
-                                          uint32_t profiles, uint64_t ident);
+                                          uint32_t profiles, uint64_t ident,
+                                          unsigned major);
 
 #endif /* GPUPROF_AN_TRACEDB_H */

@@ -34,9 +34,10 @@
 
 static const char *kind_name(gpuprof_an_node_kind k)
 {
-    static const char *const n[] = {"root",     "region",  "frame",
-                                    "gpu op",   "kernel",  "gpu instruction",
-                                    "function", "inlined", "line"};
+    static const char *const n[] = {
+        "root",   "region",          "frame",    "gpu op",
+        "kernel", "gpu instruction", "function", "inlined",
+        "line",   "gpu function",    "loop"};
     return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "other";
 }
 

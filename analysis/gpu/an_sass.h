@@ -216,6 +216,24 @@ gpuprof_status gpuprof__sass_cct(const gpuprof__sass_bin *b,
                                  uint32_t kernel, const double *fsamples,
                                  sass_cct **out, uint32_t *n);
 
+/* A node of the GPU calling context tree by call site (the database's):
+ * SCC `scc` reached through call site `site` of its parent; `share` is
+ * the fraction of the SCC's samples that are this node's (gprof's
+ * assumption: every call costs the same). Parents before children. */
+typedef struct sass_path {
+    uint32_t parent; /* node, SASS_NONE for the kernel */
+    uint32_t scc;    /* the SCC of cg */
+    uint32_t site;   /* call site in cg, SASS_NONE for the kernel */
+    double share;
+} sass_path;
+/* The tree beneath `kernel`, one child per call site of positive weight,
+ * at most `max` nodes (the rest of the samples stay with the kernel). */
+gpuprof_status gpuprof__sass_paths(const gpuprof__sass_cg *cg, uint32_t kernel,
+                                   uint32_t max, sass_path **out, uint32_t *n);
+/* Whether SCC `scc` is recursion: several functions, or one calling
+ * itself. */
+bool gpuprof__sass_recursive(const gpuprof__sass_cg *cg, uint32_t scc);
+
 /* ---- an_blame.c ----------------------------------------------------------
  * Stall reasons, as the CUPTI backend names its gpu.pc.stall.* metrics. */
 typedef enum sass_reason {

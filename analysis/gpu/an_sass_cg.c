@@ -290,3 +290,80 @@ gpuprof_status gpuprof__sass_cct(const gpuprof__sass_bin *b,
     *n = t.n;
     return GPUPROF_OK;
 }
+
+/* ---- the tree by call site (the database's, agg/an_gcct.c) --------------
+ * As gpuprof__sass_cct, but one child per call site rather than per
+ * callee (a function called from two lines is two contexts, as a CPU
+ * function is), and each node keeps its share: the fraction of its SCC's
+ * samples that are its own, the product of site weight over the callee's
+ * incoming weight along its path. The shares of an SCC's nodes add up to
+ * 1 when every caller is reached, less otherwise (the rest stays with the
+ * kernel). */
+typedef struct pbuild {
+    const gpuprof__sass_cg *cg;
+    double *in_weight; /* per SCC, from other SCCs */
+    sass_path *node;
+    uint32_t n, cap, max;
+} pbuild;
+
+static bool path_add(pbuild *t, uint32_t parent, uint32_t scc, uint32_t site,
+                     double share)
+{
+    if (t->n == t->max)
+        return true; /* the rest stays with the kernel */
+    if (t->n == t->cap) {
+        uint32_t nc = t->cap ? t->cap * 2 : 16;
+        sass_path *nn = realloc(t->node, nc * sizeof(*nn));
+        if (!nn)
+            return false;
+        t->node = nn;
+        t->cap = nc;
+    }
+    uint32_t me = t->n++;
+    t->node[me] = (sass_path){parent, scc, site, share};
+    for (uint32_t s = 0; s < t->cg->nsite; s++) {
+        const sass_callsite *cs = &t->cg->site[s];
+        if (cs->callee == SASS_NONE || t->cg->scc[cs->caller] != scc ||
+            t->cg->scc[cs->callee] == scc || cs->weight <= 0)
+            continue;
+        uint32_t to = t->cg->scc[cs->callee];
+        if (!path_add(t, me, to, s, share * cs->weight / t->in_weight[to]))
+            return false;
+    }
+    return true;
+}
+
+gpuprof_status gpuprof__sass_paths(const gpuprof__sass_cg *cg, uint32_t kernel,
+                                   uint32_t max, sass_path **out, uint32_t *n)
+{
+    pbuild t = {.cg = cg, .max = max ? max : 1};
+    *out = NULL;
+    *n = 0;
+    t.in_weight = calloc(cg->nscc + 1, sizeof(double));
+    bool ok = t.in_weight != NULL;
+    for (uint32_t s = 0; ok && s < cg->nsite; s++)
+        if (cg->site[s].callee != SASS_NONE &&
+            cg->scc[cg->site[s].caller] != cg->scc[cg->site[s].callee])
+            t.in_weight[cg->scc[cg->site[s].callee]] += cg->site[s].weight;
+    ok = ok && path_add(&t, SASS_NONE, cg->scc[kernel], SASS_NONE, 1.0);
+    free(t.in_weight);
+    if (!ok) {
+        free(t.node);
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    *out = t.node;
+    *n = t.n;
+    return GPUPROF_OK;
+}
+
+bool gpuprof__sass_recursive(const gpuprof__sass_cg *cg, uint32_t scc)
+{
+    if (cg->scc_size[scc] > 1)
+        return true;
+    for (uint32_t s = 0; s < cg->nsite; s++)
+        if (cg->site[s].callee != SASS_NONE &&
+            cg->scc[cg->site[s].caller] == scc &&
+            cg->scc[cg->site[s].callee] == scc)
+            return true;
+    return false;
+}

@@ -109,8 +109,9 @@ static char *proc_key(const gpuprof_an_db *db, uint32_t c)
 {
     gpuprof_an_node_kind k = gpuprof_an_db_context_kind(db, c);
     const char *name = gpuprof_an_db_context_name(db, c);
-    if (k == GPUPROF_AN_NODE_ROOT || k == GPUPROF_AN_NODE_LINE || !name)
-        return NULL; /* a line is a place in its function, not one */
+    if (k == GPUPROF_AN_NODE_ROOT || k == GPUPROF_AN_NODE_LINE ||
+        k == GPUPROF_AN_NODE_LOOP || !name)
+        return NULL; /* a line or loop is a place in its function, not one */
     if (k == GPUPROF_AN_NODE_INLINE && !strncmp(name, "[inlined] ", 10))
         name += 10; /* inlined or not, the same function */
     char *s = strdup(name);

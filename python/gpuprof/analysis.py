@@ -23,7 +23,7 @@ from ._lib import (GpuprofError, TraceRecord, TraceStream, analysis_lib,
                    libc)
 
 KINDS = ("root", "region", "frame", "gpu op", "kernel", "gpu instruction",
-         "function", "inlined", "line")
+         "function", "inlined", "line", "gpu function", "loop")
 UNITS = ("count", "ns", "bytes")
 STATS = ("count", "sum", "min", "mean", "max", "std", "cov")
 VIEWS = {"top-down": 0, "bottom-up": 1, "flat": 2}
@@ -93,8 +93,10 @@ class Database:
             kind = lib.gpuprof_an_db_context_kind(db, c)
             name = _text(lib.gpuprof_an_db_context_name(db, c)) or ""
             file = line = None
-            if kind == 8 and ":" in name:
-                f, _, l = name.rpartition(":")
+            where = name[8:] if kind == 10 and name.startswith("loop at ") \
+                else name if kind == 8 else ""
+            if ":" in where:
+                f, _, l = where.rpartition(":")
                 if l.isdigit():
                     file, line = f, int(l)
             rows.append((c, None if parent == NONE32 else parent,
@@ -109,13 +111,26 @@ class Database:
 
     def metrics(self):
         """Database metrics: id, name, variant (inclusive, exclusive), unit
-        (count, ns, bytes); measured metrics first, then derived ones."""
+        (count, ns, bytes), flags (1: an odd sum, 2: no meaningful
+        inclusive value; as the backend registered it), count (an odd sum's
+        count metric id, else <NA>); measured metrics first, then derived
+        ones."""
         lib, db = self._lib, self._handle()
-        rows = [(m, _text(lib.gpuprof_an_db_metric_name(db, m)),
-                 ("inclusive", "exclusive")[lib.gpuprof_an_db_metric_variant(db, m)],
-                 UNITS[lib.gpuprof_an_db_metric_unit(db, m)])
-                for m in range(lib.gpuprof_an_db_metric_count(db))]
-        return _pd().DataFrame(rows, columns=["id", "name", "variant", "unit"])
+        rows = []
+        for m in range(lib.gpuprof_an_db_metric_count(db)):
+            cm = ctypes.c_uint32()
+            has = lib.gpuprof_an_db_metric_count_metric(db, m,
+                                                        ctypes.byref(cm)) == 0
+            rows.append((m, _text(lib.gpuprof_an_db_metric_name(db, m)),
+                         ("inclusive", "exclusive")[
+                             lib.gpuprof_an_db_metric_variant(db, m)],
+                         UNITS[lib.gpuprof_an_db_metric_unit(db, m)],
+                         lib.gpuprof_an_db_metric_flags(db, m),
+                         cm.value if has else None))
+        df = _pd().DataFrame(rows, columns=["id", "name", "variant", "unit",
+                                            "flags", "count"])
+        df["count"] = df["count"].astype("Int64")
+        return df
 
     def profiles(self):
         """One row per profile (a thread of a process): profile, host,

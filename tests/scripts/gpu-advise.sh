@@ -21,7 +21,7 @@ if [ ! -x "$B/tests/gen_pc_measure" ] || [ ! -x "$G" ]; then
   exit 1
 fi
 "$B/tests/gen_pc_measure" "$F" "$tmp/m" 2>"$tmp/err" &&
-  "$G" analyze -o "$tmp/db" "$tmp/m" >/dev/null 2>>"$tmp/err" &&
+  GPUPROF_NVDISASM=/nonexistent "$G" analyze -o "$tmp/db" "$tmp/m" >/dev/null 2>>"$tmp/err" &&
   pass "measurement analyzed" || { fail "analyze: $(cat "$tmp/err")"; exit 1; }
 
 GPUPROF_NVDISASM=$F/nvdisasm "$G" advise --top 1 "$tmp/db" >"$tmp/out" 2>"$tmp/err" &&
@@ -66,4 +66,39 @@ GPUPROF_NVDISASM=/nonexistent "$G" advise "$tmp/db" >"$tmp/out2" 2>"$tmp/err" &&
   fail "a missing database: $(cat "$tmp/err")"
 "$G" advise --top x "$tmp/db" >/dev/null 2>&1
 [ $? = 2 ] && pass "bad --top: exit 2" || fail "bad --top"
+# GPU calling contexts in the database: analyze with nvdisasm (the
+# stand-in) rebuilds the tree beneath each kernel; report shows the device
+# functions beneath the lines of their calls, fib as one recursive frame,
+# loops as scopes.
+GPUPROF_NVDISASM=$F/nvdisasm "$G" analyze -o "$tmp/gdb" "$tmp/m" >/dev/null 2>"$tmp/err" &&
+  pass "analyze with nvdisasm" || fail "analyze with nvdisasm: $(cat "$tmp/err")"
+"$G" report --metric gpu.pc.samples --depth 12 --threshold 0 "$tmp/gdb" >"$tmp/rep" 2>"$tmp/err" ||
+  fail "report: $(cat "$tmp/err")"
+cubin="0123456789abcdef0123456789abcdef.cubin"
+want=$(cat <<EOF
+       1007392  82.69%              0      kernel calls(float*, int*, int) [binaries/$cubin]
+        970094  79.63%            154        kernels.cu:57
+        969940  79.62%              0          fib(int) [recursive] ($cubin)
+        969940  79.62%         969940            kernels.cu:52
+         37138   3.05%          18150        kernels.cu:56
+         18231   1.50%              0          middle(float, int) ($cubin)
+         17673   1.45%              0            loop at kernels.cu:49
+         17673   1.45%            252              kernels.cu:49
+         17421   1.43%              0                leaf(float) ($cubin)
+         17421   1.43%          17421                  kernels.cu:46
+           518   0.04%            518            kernels.cu:49
+            40   0.00%             40            kernels.cu:50
+           757   0.06%              0          leaf(float) ($cubin)
+           757   0.06%            757            kernels.cu:46
+EOF
+)
+[ "$(grep -A13 '^ *[0-9]* *[0-9.]*% *0      kernel calls' "$tmp/rep")" = "$want" ] &&
+  pass "report: the calling contexts beneath calls" ||
+  fail "report: $(grep -A14 'kernel calls' "$tmp/rep")"
+"$G" export --hatchet -o "$tmp/h.json" "$tmp/gdb" 2>"$tmp/err" &&
+  grep -qF "\"name\": \"middle(float, int) ($cubin)\", \"type\": \"gpu function\"" "$tmp/h.json" &&
+  pass "hatchet: GPU functions" || fail "hatchet: $(cat "$tmp/err")"
+"$G" report --metric gpu.pc.samples --depth 12 --threshold 0 "$tmp/db" | grep -q "middle" &&
+  fail "without nvdisasm at analyze: GPU functions" ||
+  pass "without nvdisasm at analyze: lines beneath kernels as before"
 exit $((fails > 0))

@@ -85,4 +85,31 @@ if PYTHONPATH=$PWD/python "$PY" examples/python/kernels.py "$tmp/simdb" --csv "$
 else
   fail "examples/python/kernels.py"; cat "$tmp/ex.out"
 fi
+# GPU calling contexts (the H100 fixture, its cubin listed by the fixture's
+# nvdisasm stand-in): kinds, loops' lines, and the kernel's exclusive
+# values beneath it adding up to its inclusive one.
+F=$PWD/tests/fixtures/gpu-sm90
+if "$B/tests/gen_pc_measure" "$F" "$tmp/pc" >/dev/null 2>&1 &&
+   GPUPROF_NVDISASM=$F/nvdisasm "$G" analyze -o "$tmp/pcdb" "$tmp/pc" >/dev/null 2>&1 &&
+   out=$(PYTHONPATH=$PWD/python "$PY" -c '
+import sys, gpuprof
+db = gpuprof.open(sys.argv[1])
+c = db.contexts()
+fib = c[c.kind == "gpu function"].name.str.startswith("fib(int) [recursive]").sum()
+loop = c[(c.kind == "loop") & (c.line == 12)].file.str.endswith("kernels.cu").sum()
+k = int(c[c.name.str.startswith("kernel calls(")].context.iloc[0])
+kids = {}
+for r in c.itertuples():
+    kids.setdefault(r.parent, []).append(r.context)
+under, todo = set(), [k]
+while todo:
+    x = todo.pop(); under.add(x); todo += kids.get(x, [])
+v = db.values()
+s = v[(v.metric == "gpu.pc.samples") & v.context.isin(under)].value.sum()
+inc = v[(v.metric == "gpu.pc.samples (inc)") & (v.context == k)].value.sum()
+print(fib, loop, int(s), int(inc))' "$tmp/pcdb" 2>&1) && [ "$out" = "1 1 1007392 1007392" ]; then
+  pass "python: GPU calling contexts (gpu function, loop) and the kernel's exact sum"
+else
+  fail "python: GPU calling contexts: ${out:-not analyzed}"
+fi
 [ $fails -eq 0 ]

@@ -24,10 +24,15 @@
 #include "../../analysis/coll/an_coll.h"
 #include "gpuprof_analysis.h"
 #include "io/io.h"
+#include "support/files.h"
 #include "support/gen.h"
 #include "support/mkprofile.h"
-#include "support/files.h"
+#include "support/pcfixture.h"
 #include "support/suite.h"
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/gpu-sm90"
+#endif
 
 /* ---- ranks as threads ------------------------------------------------ */
 #define MAX_RANKS 8
@@ -396,9 +401,76 @@ START_TEST(a_metric_conflict_across_ranks_names_the_file)
 }
 END_TEST
 
+/* A profile whose odd sum comes before its count metric in the table,
+ * one node of each. */
+static void odd_sum_file(const char *path)
+{
+    tp_builder *b = tp_new("gpuhost", 42, 1);
+    tp_clear_metrics(b);
+    uint32_t mr =
+        tp_metric(b, "x.regs", GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU);
+    uint32_t mc =
+        tp_metric(b, "x.launches", GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_GPU);
+    tp_metric_ext(b, mr, GPUPROF_IO_SUM, GPUPROF_IO_METRIC_ODD, "x.launches");
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t op = tp_gpu_op(b, tp_region(b, 0, "main", 0, 0, 0), 1);
+    uint32_t k = tp_kernel(b, op, "k", UINT32_MAX);
+    tp_node_value(b, k, mr, 64);
+    tp_node_value(b, k, mc, 2);
+    ck_assert_int_eq(tp_write(b, path, 1), 0);
+    tp_free(b);
+}
+
+/* GPU calling contexts (the H100 fixture's PC samples, its cubin listed
+ * by the fixture's nvdisasm stand-in; the split nodes' contexts renamed
+ * into the merged tree's ids) and an odd sum whose count metric comes
+ * after it: the same bytes. */
+START_TEST(gpu_calling_contexts_and_metric_flags)
+{
+    mkdir_tmp();
+    setenv("GPUPROF_NVDISASM", FIXTURES "/nvdisasm", 1);
+    char in[600], one[600], many[600], path[800], cmd[2000];
+    sub(in, sizeof(in), "run");
+    sub(one, sizeof(one), "one");
+    ck_assert_int_eq(pcfix_write(FIXTURES, in, 1), 0);
+    for (int i = 1; i < 3; i++) {
+        snprintf(cmd, sizeof(cmd),
+                 "cp %s/h100-r0-p7.gpuprof %s/h100-r%d-p%d.gpuprof", in, in, i,
+                 7 + i);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    /* First: the ranks after rank 0 have contexts of other ids. */
+    snprintf(path, sizeof(path), "%s/a-odd.gpuprof", in);
+    odd_sum_file(path);
+    const char *ins[] = {in};
+    ck_assert_int_eq(analyze(ins, 1, one), GPUPROF_OK);
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(one, &db), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_db_format(db), 4);
+    uint32_t m, cm;
+    ck_assert_int_eq(
+        gpuprof_an_db_metric_find(db, "x.regs", GPUPROF_AN_EXCLUSIVE, &m),
+        GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_db_metric_count_metric(db, m, &cm), GPUPROF_OK);
+    ck_assert_str_eq(gpuprof_an_db_metric_name(db, cm), "x.launches");
+    gpuprof_an_db_close(db);
+    char err[1024], what[64];
+    for (int n = 2; n <= 4; n++) {
+        snprintf(many, sizeof(many), "%s/db%d", tmp, n);
+        ck_assert_msg(analyze_ranks(ins, 1, many, n, n == 3 ? 16u << 20 : 0,
+                                    err, sizeof(err)) == GPUPROF_OK,
+                      "%d ranks: %s", n, err);
+        snprintf(what, sizeof(what), "%d ranks", n);
+        same_db(one, many, what);
+    }
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
+        {"gpu_calling_contexts_and_metric_flags",
+         gpu_calling_contexts_and_metric_flags, 120},
         {"the_same_bytes_on_any_number_of_ranks",
          the_same_bytes_on_any_number_of_ranks, 120},
         {"merge_order_of_strings_and_metrics",

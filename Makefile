@@ -143,6 +143,20 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 ifeq ($(HAVE_OPENCL),1)
 EXAMPLES += $(patsubst examples/opencl/%.c,$(B)/examples/opencl/%,$(wildcard examples/opencl/*.c))
 endif
+# The Level Zero example (examples/levelzero/) is built when the loader's
+# headers are there (Debian: libze-dev); it links libze_loader like any
+# Level Zero program. Its kernel's SPIR-V is built beside it when clang-15
+# and llvm-spirv-15 are found (LZ_CLANG, LZ_LLVM_SPIRV).
+HAVE_ZE_HEADERS := $(shell printf '\043include <level_zero/ze_api.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+LZ_CLANG ?= clang-15
+LZ_LLVM_SPIRV ?= llvm-spirv-15
+HAVE_LZ_SPIRV := $(shell command -v $(LZ_CLANG) >/dev/null 2>&1 && command -v $(LZ_LLVM_SPIRV) >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_ZE_HEADERS),1)
+EXAMPLES += $(patsubst examples/levelzero/%.c,$(B)/examples/levelzero/%,$(wildcard examples/levelzero/*.c))
+ifeq ($(HAVE_LZ_SPIRV),1)
+EXAMPLES += $(patsubst examples/levelzero/%.cl,$(B)/examples/levelzero/%.spv,$(wildcard examples/levelzero/*.cl))
+endif
+endif
 # The CUDA examples (examples/cuda/*.cu) are built when nvcc works (NVCC,
 # default $(CUDA_HOME)/bin/nvcc); a machine without CUDA builds the rest.
 # NVCC_ARCH: the GPUs to build machine code for, plus PTX that newer GPUs
@@ -235,6 +249,19 @@ $(B)/examples/opencl/%: examples/opencl/%.c $(LIB_SO) $(CL_LAYER_TARGET)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
 	  -Wl,-rpath,'$$ORIGIN/../../lib' $(LDFLAGS) -lOpenCL -lm
+
+$(B)/examples/levelzero/%: examples/levelzero/%.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../../lib' $(LDFLAGS) -lze_loader
+
+# OpenCL C -> LLVM bitcode -> SPIR-V (what zeModuleCreate takes).
+$(B)/examples/levelzero/%.spv: examples/levelzero/%.cl
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  SPIRV   $@")
+	$(Q)$(LZ_CLANG) -cl-std=CL2.0 -target spir64 -O2 -emit-llvm -c -o $@.bc $<
+	$(Q)$(LZ_LLVM_SPIRV) $@.bc -o $@ && rm -f $@.bc
 
 # -lineinfo: device code keeps its source lines (for the CUPTI backend's
 # cubins); -g: host DWARF, so reports show the host functions and lines.

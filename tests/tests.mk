@@ -24,6 +24,9 @@ endif
 ifneq ($(HAVE_CUPTI),1)
 UNIT_SRCS := $(filter-out tests/unit/check_cupti.c,$(UNIT_SRCS))
 endif
+ifneq ($(HAVE_ZE_HEADERS),1)
+UNIT_SRCS := $(filter-out tests/unit/check_fakeze.c,$(UNIT_SRCS))
+endif
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 BB_SRCS := $(wildcard tests/blackbox/*.c)
 BB_BINS := $(BB_SRCS:tests/blackbox/%.c=$(B)/tests/bb_%) \
@@ -192,9 +195,25 @@ $(GEN_PC_MEASURE): tests/tools/gen_pc_measure.c \
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd -lpthread
 
+# The fake Level Zero driver (tests/fakeze/README.md), which the real loader
+# loads through ZE_ENABLE_ALT_DRIVERS; check_fakeze drives it through the
+# loader (linked to the loader: a test, not the library).
+FAKEZE_SO := $(if $(filter 1,$(HAVE_ZE_HEADERS)),$(B)/tests/libfakeze.so)
+FAKEZE_SRCS := $(wildcard tests/fakeze/*.c)
+$(B)/tests/libfakeze.so: $(FAKEZE_SRCS) tests/fakeze/fakeze.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(CFLAGS) -shared \
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(FAKEZE_SRCS) -lpthread
+$(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(FAKEZE_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
+	  $(LDFLAGS) -lze_loader $(CHECK_LIBS)
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(CPATH_PROG) \
-       $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG)
+       $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

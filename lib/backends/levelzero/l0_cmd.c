@@ -123,14 +123,16 @@ static uint32_t count_kinds(uint32_t n, ze_command_list_handle_t *lists,
     return total;
 }
 
-/* One operation per kind of work, in the execute's calling context. */
-static void begin_ops(l0_exec *ex, const uint32_t *per_kind, const l0_engine *e)
+/* One operation per kind of work, in the execute's calling context (our
+ * frames above it: this, gpuprof__l0_execute, the prologue). */
+__attribute__((noinline)) static void begin_ops(l0_exec *ex, const uint32_t *per_kind, const l0_engine *e)
 {
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         uint32_t kind = kinds[k];
         if (!per_kind[kind])
             continue;
-        uint64_t corr = gpuprof_be_op_begin(kind, 0);
+        uint64_t corr = gpuprof_be_op_begin(kind, 3);
+        __asm__ volatile("" ::: "memory");
         if (corr && corr != GPUPROF_CORR_PAUSED) {
             ex->corr[kind] = corr;
             gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, 0, e->dev->index,
@@ -183,8 +185,9 @@ static void close_empty(const uint64_t *corr, const uint32_t *filed)
     }
 }
 
-l0_exec *gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
-                             ze_command_list_handle_t *lists)
+__attribute__((noinline)) l0_exec *
+gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
+                    ze_command_list_handle_t *lists)
 {
     const l0_engine *e = gpuprof__l0_engine(q);
     if (!e || !n || !lists)

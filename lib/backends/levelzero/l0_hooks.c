@@ -80,15 +80,19 @@ static frame *append_open(ze_command_list_handle_t l)
 }
 
 /* After the kind is known: the operation (immediate lists) and our event
- * when the program passed none. */
-static frame *append_start(frame *f, uint32_t kind, ze_event_handle_t *sig,
-                           void **inst)
+ * when the program passed none. `skip`: our frames above the operation's
+ * call path (this one and its callers up to the prologue), exact in a
+ * static link too, where the library's text is the program's: the helpers
+ * that begin operations are never inlined. */
+__attribute__((noinline)) static frame *
+append_start(frame *f, uint32_t kind, ze_event_handle_t *sig, void **inst,
+             unsigned skip)
 {
     f->t.kind = kind;
     if (f->e) {
         gpuprof__l0_settle(4); /* a few earlier ones, cheaply */
         f->t0 = gpuprof_be_now_ns();
-        f->corr = gpuprof_be_op_begin(kind, 0);
+        f->corr = gpuprof_be_op_begin(kind, skip);
         if (!f->corr || f->corr == GPUPROF_CORR_PAUSED) {
             gpuprof_be_op_end(f->corr);
             return NULL;
@@ -176,7 +180,7 @@ static void kernel_notes(const frame *f)
         if (!f)                                                                \
             return;                                                            \
         kernel_facts(f, KERNEL, GROUPS);                                       \
-        if (append_start(f, GPUPROF_OP_KERNEL, p->phSignalEvent, inst))        \
+        if (append_start(f, GPUPROF_OP_KERNEL, p->phSignalEvent, inst, 2))        \
             kernel_notes(f);                                                   \
     }                                                                          \
     static void ZE_APICALL epi_##Name(PARAMS(ptype))                           \
@@ -201,7 +205,7 @@ LAUNCH_HOOKS(LaunchMultipleKernelsIndirect,
              NULL)
 
 /* Copies: the direction from the memory types of both ends. */
-static void copy_pro(void **inst, ze_command_list_handle_t l, void *dst,
+__attribute__((noinline)) static void copy_pro(void **inst, ze_command_list_handle_t l, void *dst,
                      const void *src, uint64_t bytes, ze_event_handle_t *sig)
 {
     *inst = NULL;
@@ -211,7 +215,7 @@ static void copy_pro(void **inst, ze_command_list_handle_t l, void *dst,
     uint32_t kind =
         gpuprof__l0_copy_kind((ze_context_handle_t)f->t.ctx, dst, src);
     f->t.bytes = bytes;
-    if (!append_start(f, kind, sig, inst))
+    if (!append_start(f, kind, sig, inst, 3))
         return;
     if (kind == GPUPROF_OP_COPY_D2H)
         gpuprof_be_detect_readback(dst, bytes);
@@ -226,6 +230,7 @@ static void ZE_APICALL pro_MemoryCopy(
     UNUSED;
     copy_pro(inst, *p->phCommandList, *p->pdstptr, *p->psrcptr, *p->psize,
              p->phSignalEvent);
+    __asm__ volatile("" ::: "memory"); /* no tail call: the skip counts it */
 }
 static void ZE_APICALL epi_MemoryCopy(
     PARAMS(ze_command_list_append_memory_copy_params_t))
@@ -247,6 +252,7 @@ static void ZE_APICALL pro_MemoryCopyRegion(
     UNUSED;
     copy_pro(inst, *p->phCommandList, *p->pdstptr, *p->psrcptr,
              region_bytes(*p->pdstRegion), p->phSignalEvent);
+    __asm__ volatile("" ::: "memory");
 }
 static void ZE_APICALL epi_MemoryCopyRegion(
     PARAMS(ze_command_list_append_memory_copy_region_params_t))
@@ -261,6 +267,7 @@ static void ZE_APICALL pro_MemoryCopyFromContext(
     UNUSED;
     copy_pro(inst, *p->phCommandList, *p->pdstptr, *p->psrcptr, *p->psize,
              p->phSignalEvent);
+    __asm__ volatile("" ::: "memory"); /* no tail call: the skip counts it */
 }
 static void ZE_APICALL epi_MemoryCopyFromContext(
     PARAMS(ze_command_list_append_memory_copy_from_context_params_t))
@@ -278,7 +285,8 @@ static void ZE_APICALL pro_MemoryFill(
     if (!f)
         return;
     f->t.bytes = *p->psize;
-    append_start(f, GPUPROF_OP_MEMSET, p->phSignalEvent, inst);
+    append_start(f, GPUPROF_OP_MEMSET, p->phSignalEvent, inst, 2);
+    __asm__ volatile("" ::: "memory");
 }
 static void ZE_APICALL epi_MemoryFill(
     PARAMS(ze_command_list_append_memory_fill_params_t))
@@ -294,7 +302,8 @@ static void ZE_APICALL pro_Barrier(
     *inst = NULL;
     frame *f = append_open(*p->phCommandList);
     if (f)
-        append_start(f, GPUPROF_OP_OTHER, p->phSignalEvent, inst);
+        append_start(f, GPUPROF_OP_OTHER, p->phSignalEvent, inst, 2);
+    __asm__ volatile("" ::: "memory");
 }
 static void ZE_APICALL epi_Barrier(
     PARAMS(ze_command_list_append_barrier_params_t))
@@ -310,7 +319,8 @@ static void ZE_APICALL pro_RangesBarrier(
     *inst = NULL;
     frame *f = append_open(*p->phCommandList);
     if (f)
-        append_start(f, GPUPROF_OP_OTHER, p->phSignalEvent, inst);
+        append_start(f, GPUPROF_OP_OTHER, p->phSignalEvent, inst, 2);
+    __asm__ volatile("" ::: "memory");
 }
 static void ZE_APICALL epi_RangesBarrier(
     PARAMS(ze_command_list_append_memory_ranges_barrier_params_t))
@@ -357,14 +367,14 @@ static void ZE_APICALL epi_Execute(
 
 /* ---- host waits and queries -------------------------------------------- */
 /* A wait with a timeout is a SYNC operation; timeout 0 is a query. */
-static void wait_pro(void **inst, uint64_t timeout, uint32_t what,
+__attribute__((noinline)) static void wait_pro(void **inst, uint64_t timeout, uint32_t what,
                      const l0_engine *e, uint64_t target)
 {
     *inst = NULL;
     if (!timeout || !l0_on() || !gpuprof_be_measuring())
         return;
     frame *f = &tls_frame;
-    f->corr = gpuprof_be_op_begin(GPUPROF_OP_SYNC, 0);
+    f->corr = gpuprof_be_op_begin(GPUPROF_OP_SYNC, 2);
     if (!f->corr || f->corr == GPUPROF_CORR_PAUSED) {
         gpuprof_be_op_end(f->corr);
         return;
@@ -395,6 +405,7 @@ static void ZE_APICALL pro_EventSync(PARAMS(ze_event_host_synchronize_params_t))
     UNUSED;
     uint64_t t = gpuprof_be_tracing() ? gpuprof__l0_event_corr(*p->phEvent) : 0;
     wait_pro(inst, *p->ptimeout, GPUPROF_DEP_SYNC_EVENT, NULL, t);
+    __asm__ volatile("" ::: "memory");
 }
 static void ZE_APICALL epi_EventSync(PARAMS(ze_event_host_synchronize_params_t))
 {
@@ -408,6 +419,7 @@ static void ZE_APICALL pro_FenceSync(PARAMS(ze_fence_host_synchronize_params_t))
     const l0_engine *e =
         gpuprof__l0_engine(gpuprof__l0_fence_queue(*p->phFence));
     wait_pro(inst, *p->ptimeout, GPUPROF_DEP_SYNC_STREAM, e, 0);
+    __asm__ volatile("" ::: "memory");
 }
 static void ZE_APICALL epi_FenceSync(PARAMS(ze_fence_host_synchronize_params_t))
 {
@@ -420,6 +432,7 @@ static void ZE_APICALL pro_QueueSync(PARAMS(ze_command_queue_synchronize_params_
     UNUSED;
     wait_pro(inst, *p->ptimeout, GPUPROF_DEP_SYNC_STREAM,
              gpuprof__l0_engine(*p->phCommandQueue), 0);
+    __asm__ volatile("" ::: "memory");
 }
 static void ZE_APICALL epi_QueueSync(PARAMS(ze_command_queue_synchronize_params_t))
 {
@@ -541,7 +554,7 @@ static void ZE_APICALL pro_ModuleCreate(PARAMS(ze_module_create_params_t))
     if (!l0_on() || !gpuprof_be_measuring())
         return;
     frame *f = &tls_frame;
-    f->corr = gpuprof_be_op_begin(GPUPROF_OP_BUILD, 0);
+    f->corr = gpuprof_be_op_begin(GPUPROF_OP_BUILD, 1);
     if (!f->corr || f->corr == GPUPROF_CORR_PAUSED) {
         gpuprof_be_op_end(f->corr);
         return;

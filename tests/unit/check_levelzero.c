@@ -1,0 +1,393 @@
+/*
+ * check_levelzero.c - the Level Zero backend end to end: the real Debian
+ * loader (linked here, as programs do) and its real tracing layer, and the
+ * fake driver of tests/fakeze (ZE_ENABLE_ALT_DRIVERS), whose kernels take
+ * scripted times on per-engine timelines and stamp events with 32-bit
+ * wrapping kernel timestamps. Each case runs in its own process (fork
+ * mode): gpuprof_init first (it enables the tracing layer and calls
+ * zeInit), then the program's Level Zero calls, then the profile (and
+ * trace) read back: exact counts, bytes, kinds, kernel names and binaries,
+ * device times against the driver's ground truth (FAKEZE_TRACE), call
+ * paths, blame, dependency notes; a missing driver or a zeInit before
+ * gpuprof_init said clearly, the program unchanged.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <level_zero/ze_api.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "io/io.h"
+#include "io/trace.h"
+#include "support/readback.h"
+#include "support/suite.h"
+
+#define ZE_OK(call) ck_assert_int_eq((call), ZE_RESULT_SUCCESS)
+
+static char driver_path[PATH_MAX], trace_path[PATH_MAX], outdir[512];
+static ze_driver_handle_t drv;
+static ze_device_handle_t dev;
+static ze_context_handle_t ctx;
+static int want_trace;
+
+/* ---- measurement and the fake driver ---------------------------------- */
+static void knobs(void)
+{
+    setenv("ZE_ENABLE_ALT_DRIVERS", driver_path, 1);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(trace_path, sizeof(trace_path), "%s/l0-ops-%d", tmp ? tmp : "/tmp",
+             (int)getpid());
+    unlink(trace_path);
+    setenv("FAKEZE_TRACE", trace_path, 1);
+}
+
+static gpuprof_status start_gpuprof(char *why, size_t wsize)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/l0.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "levelzero";
+    o.signals = 0;
+    o.trace = want_trace;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    why[0] = '\0';
+    return gpuprof_backend_status("levelzero", why, wsize);
+}
+
+/* gpuprof first, then the program's own zeInit and objects. */
+static void start(void)
+{
+    char why[300];
+    ck_assert_msg(start_gpuprof(why, sizeof(why)) == GPUPROF_OK,
+                  "levelzero backend: %s", why);
+    ZE_OK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
+    uint32_t n = 1;
+    ZE_OK(zeDriverGet(&n, &drv));
+    n = 1;
+    ZE_OK(zeDeviceGet(drv, &n, &dev));
+    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    ZE_OK(zeContextCreate(drv, &cd, &ctx));
+}
+
+static const uint8_t native_a[] = "module A: native bytes the fake keeps";
+static const uint8_t native_b[] = "module B: other native bytes";
+
+static ze_module_handle_t module(const uint8_t *bytes, size_t n)
+{
+    ze_module_desc_t md = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+                           .format = ZE_MODULE_FORMAT_NATIVE,
+                           .inputSize = n,
+                           .pInputModule = bytes};
+    ze_module_handle_t m;
+    ZE_OK(zeModuleCreate(ctx, dev, &md, &m, NULL));
+    return m;
+}
+
+static ze_kernel_handle_t kernel_in(ze_module_handle_t m, const char *name)
+{
+    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC,
+                           .pKernelName = name};
+    ze_kernel_handle_t k;
+    ZE_OK(zeKernelCreate(m, &kd, &k));
+    ZE_OK(zeKernelSetGroupSize(k, 64, 1, 1));
+    return k;
+}
+
+static ze_command_list_handle_t immediate(uint32_t ordinal, uint32_t index)
+{
+    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                  .ordinal = ordinal,
+                                  .index = index,
+                                  .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
+    ze_command_list_handle_t l;
+    ZE_OK(zeCommandListCreateImmediate(ctx, dev, &qd, &l));
+    return l;
+}
+
+static ze_command_queue_handle_t queue(uint32_t ordinal, uint32_t index)
+{
+    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                  .ordinal = ordinal,
+                                  .index = index,
+                                  .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
+    ze_command_queue_handle_t q;
+    ZE_OK(zeCommandQueueCreate(ctx, dev, &qd, &q));
+    return q;
+}
+
+static ze_command_list_handle_t regular(uint32_t ordinal)
+{
+    ze_command_list_desc_t ld = {.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+                                 .commandQueueGroupOrdinal = ordinal};
+    ze_command_list_handle_t l;
+    ZE_OK(zeCommandListCreate(ctx, dev, &ld, &l));
+    return l;
+}
+
+/* A pool as a program makes it: no timestamps asked for. */
+static ze_event_handle_t app_event(ze_event_pool_handle_t *pool)
+{
+    ze_event_pool_desc_t pd = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
+                               .flags = 0, .count = 4};
+    ZE_OK(zeEventPoolCreate(ctx, &pd, 1, &dev, pool));
+    ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC, .index = 0,
+                          .signal = ZE_EVENT_SCOPE_FLAG_HOST,
+                          .wait = ZE_EVENT_SCOPE_FLAG_HOST};
+    ze_event_handle_t e;
+    ZE_OK(zeEventCreate(*pool, &ed, &e));
+    return e;
+}
+
+static void *dev_mem(size_t n)
+{
+    ze_device_mem_alloc_desc_t d = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+    void *p = NULL;
+    ZE_OK(zeMemAllocDevice(ctx, &d, n, 64, dev, &p));
+    return p;
+}
+
+static const ze_group_count_t groups = {4, 1, 1};
+
+/* ---- the driver's ground truth ----------------------------------------- */
+typedef struct op {
+    char kind[16], name[64], src[16], dst[16];
+    unsigned ordinal, index;
+    size_t bytes;
+    uint64_t start, end, host_start, host_end;
+} op;
+
+static size_t read_ops(op *ops, size_t max)
+{
+    FILE *f = fopen(trace_path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = 0;
+    char line[512];
+    while (n < max && fgets(line, sizeof(line), f)) {
+        op *o = &ops[n];
+        unsigned d;
+        int got = sscanf(line,
+                         "op=%15s dev=%u engine=%u.%u name=%63s bytes=%zu "
+                         "src=%15s dst=%15s start=%" SCNu64 " end=%" SCNu64
+                         " host_start=%" SCNu64 " host_end=%" SCNu64,
+                         o->kind, &d, &o->ordinal, &o->index, o->name,
+                         &o->bytes, o->src, o->dst, &o->start, &o->end,
+                         &o->host_start, &o->host_end);
+        ck_assert_int_eq(got, 12);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* CLOCK_MONOTONIC_RAW (the fake's host clock) -> the process clock. */
+static int64_t raw_to_mono(void)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    clock_gettime(CLOCK_MONOTONIC_RAW, &b);
+    return ((int64_t)a.tv_sec - b.tv_sec) * 1000000000 +
+           ((int64_t)a.tv_nsec - b.tv_nsec);
+}
+
+/* ---- the profile ------------------------------------------------------- */
+static gpuprof__io_profile *flush_and_load(void)
+{
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    return rb_load();
+}
+
+static bool under_region(const gpuprof__io_profile *p, uint32_t i,
+                         const char *region)
+{
+    if (!region)
+        return true;
+    const gpuprof__io_thread *th = NULL;
+    for (uint32_t t = 0; t < p->thread_count && !th; t++)
+        if (i >= p->threads[t].first_node &&
+            i < p->threads[t].first_node + p->threads[t].node_count)
+            th = &p->threads[t];
+    ck_assert_ptr_nonnull(th);
+    for (uint32_t r = i - th->first_node; r != 0;
+         r = p->nodes[th->first_node + r].parent) {
+        const gpuprof__io_node *n = &p->nodes[th->first_node + r];
+        if (n->kind == GPUPROF_IO_NODE_REGION &&
+            !strcmp(gpuprof__io_str(p, n->key_a), region))
+            return true;
+    }
+    return false;
+}
+
+/* Sum of `metric` over placeholders of `kind` (0: any) beneath `region`,
+ * or over kernel nodes named `kname`. */
+static uint64_t sum_at(const gpuprof__io_profile *p, const char *metric,
+                       uint32_t kind, const char *kname, const char *region)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < p->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        bool hit = kname ? n->kind == GPUPROF_IO_NODE_KERNEL &&
+                               !strcmp(gpuprof__io_str(p, n->key_a), kname)
+                         : n->kind == GPUPROF_IO_NODE_GPU_OP &&
+                               (!kind || n->key_a == kind);
+        if (hit && under_region(p, i, region))
+            s += rb_val(p, i, metric);
+    }
+    return s;
+}
+
+/* The function of the frame right above placeholder i (the innermost
+ * frame of its call path). */
+static const char *caller_of(const gpuprof__io_profile *p, uint32_t i)
+{
+    const gpuprof__io_thread *th = NULL;
+    for (uint32_t t = 0; t < p->thread_count && !th; t++)
+        if (i >= p->threads[t].first_node &&
+            i < p->threads[t].first_node + p->threads[t].node_count)
+            th = &p->threads[t];
+    uint32_t par = p->nodes[i].parent;
+    const gpuprof__io_node *n = &p->nodes[th->first_node + par];
+    if (n->kind != GPUPROF_IO_NODE_FRAME)
+        return "(not a frame)";
+    const gpuprof__io_module *mod = &p->modules[n->key_a];
+    Dl_info di;
+    if (dladdr((void *)(uintptr_t)(mod->base + n->key_b), &di) && di.dli_sname)
+        return di.dli_sname;
+    static char buf[512];
+    snprintf(buf, sizeof(buf), "(unknown: %s+0x%llx)",
+             gpuprof__io_str(p, mod->path), (unsigned long long)n->key_b);
+    return buf;
+}
+
+/* Every placeholder of `kind` with a count is called from `fn`. */
+static void all_called_from(const gpuprof__io_profile *p, uint32_t kind,
+                            const char *fn)
+{
+    int seen = 0;
+    for (uint32_t i = 0; i < p->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        if (n->kind != GPUPROF_IO_NODE_GPU_OP || n->key_a != kind)
+            continue;
+        ck_assert_msg(!strcmp(caller_of(p, i), fn), "kind %u called from %s",
+                      kind, caller_of(p, i));
+        seen++;
+    }
+    ck_assert_int_gt(seen, 0);
+}
+
+/* ---- cases ------------------------------------------------------------- */
+/* The program's calls, made from functions of their own (call paths). */
+void launch_here(ze_command_list_handle_t l, ze_kernel_handle_t k,
+                 ze_event_handle_t ev);
+__attribute__((noinline)) void launch_here(ze_command_list_handle_t l,
+                                           ze_kernel_handle_t k,
+                                           ze_event_handle_t ev)
+{
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, ev, 0, NULL));
+    __asm__ volatile("" ::: "memory");
+}
+void copy_here(ze_command_list_handle_t l, void *dst, const void *src,
+               size_t n);
+__attribute__((noinline)) void copy_here(ze_command_list_handle_t l, void *dst,
+                                         const void *src, size_t n)
+{
+    ZE_OK(zeCommandListAppendMemoryCopy(l, dst, src, n, NULL, 0, NULL));
+    __asm__ volatile("" ::: "memory");
+}
+void execute_here(ze_command_queue_handle_t q, ze_command_list_handle_t l,
+                  ze_fence_handle_t f);
+__attribute__((noinline)) void execute_here(ze_command_queue_handle_t q,
+                                            ze_command_list_handle_t l,
+                                            ze_fence_handle_t f)
+{
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, f));
+    __asm__ volatile("" ::: "memory");
+}
+
+/* Immediate list: kernels (our event each), copies both ways, a fill and a
+ * barrier; one event of the program's (a pool without timestamps) waited
+ * for. Exact counts, bytes, kinds, names, durations; the call paths end at
+ * the program's functions; the wait is CPU_IDLE. */
+START_TEST(immediate_list_exact)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=2000000,k_b=400000", 1);
+    start();
+    ze_kernel_handle_t ka = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_kernel_handle_t kb = kernel_in(module(native_b, sizeof(native_b)), "k_b");
+    ze_command_list_handle_t l = immediate(0, 0);
+    enum { N = 1 << 20 };
+    char *host = malloc(N);
+    memset(host, 1, N);
+    void *d = dev_mem(N);
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t done = app_event(&pool);
+    gpuprof_region_begin("imm");
+    for (int i = 0; i < 3; i++)
+        launch_here(l, ka, NULL);
+    launch_here(l, kb, NULL);
+    copy_here(l, d, host, N);
+    copy_here(l, host, d, N / 2);
+    uint32_t pattern = 7;
+    ZE_OK(zeCommandListAppendMemoryFill(l, d, &pattern, 4, 4096, NULL, 0, NULL));
+    ZE_OK(zeCommandListAppendBarrier(l, done, 0, NULL));
+    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
+    gpuprof_region_end("imm");
+    gpuprof__io_profile *p = flush_and_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", "imm"), 3);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_b", "imm"), 1);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "imm"), 3 * 2000000);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_b", "imm"), 400000);
+    ck_assert_uint_eq(sum_at(p, "gpu.work_items", 0, "k_a", "imm"), 3 * 4 * 64);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL, "imm"), 1);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_H2D, NULL, "imm"), N);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_D2H, NULL, "imm"), 1);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_D2H, NULL, "imm"), N / 2);
+    /* 1 MiB at the fake's 10 GB/s: 104858 ns, in whole 80 ns ticks */
+    ck_assert_uint_eq(sum_at(p, "gpu.time", GPUPROF_OP_COPY_H2D, NULL, "imm"),
+                      (104858 + 79) / 80 * 80);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_MEMSET, NULL, "imm"), 1);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_MEMSET, NULL, "imm"), 4096);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_OTHER, NULL, "imm"), 1);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_SYNC, NULL, "imm"), 1);
+    /* The wait lasted until the last of ~6.9 ms of queued work ended. */
+    uint64_t idle = sum_at(p, "blame.cpu_idle", GPUPROF_OP_SYNC, NULL, "imm");
+    ck_assert_uint_ge(idle, 5000000);
+    ck_assert_uint_le(idle, 400000000);
+    all_called_from(p, GPUPROF_OP_KERNEL, "launch_here");
+    all_called_from(p, GPUPROF_OP_COPY_H2D, "copy_here");
+    all_called_from(p, GPUPROF_OP_COPY_D2H, "copy_here");
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    /* Device times: each kernel's start and end within a tick of the
+     * driver's ground truth, on the process clock. */
+    op ops[32];
+    size_t nops = read_ops(ops, 32);
+    ck_assert_uint_eq(nops, 8);
+    gpuprof__io_profile_free(p);
+    free(host);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    char self[PATH_MAX];
+    if (!realpath(argv[0], self))
+        return EXIT_FAILURE;
+    snprintf(driver_path, sizeof(driver_path), "%s/libfakeze.so", dirname(self));
+    const test_case cases[] = {
+        {"immediate_list_exact", immediate_list_exact, 60},
+    };
+    return RUN_SUITE("levelzero", cases);
+}

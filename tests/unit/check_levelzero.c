@@ -379,6 +379,297 @@ START_TEST(immediate_list_exact)
 }
 END_TEST
 
+/* The trace of this measurement (after gpuprof_finalize). */
+static char prof_path[1024];
+static gpuprof__io_trace *load_trace(void)
+{
+    char trace[1100], err[256];
+    snprintf(trace, sizeof(trace), "%.*s.gptrace",
+             (int)(strrchr(prof_path, '.') - prof_path), prof_path);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    gpuprof__io_trace_sort(t);
+    return t;
+}
+
+/* Kernels whose kernel timestamps wrap (the device timer's low 32 bits
+ * pass 2^32 5 ms after zeInit): each kernel's start and end on the
+ * process clock within a tick (80 ns) and the clocks' sampling of the
+ * driver's own account; durations exact. */
+START_TEST(device_times_across_the_wrap)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=2000000", 1);
+    /* 0x700000000 + 2^32 - 62500 ticks: the wrap 5 ms after zeInit */
+    setenv("FAKEZE_TS_START", "0x7FFFF0BDC", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_kernel_handle_t ka = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l = immediate(0, 0);
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t done = app_event(&pool);
+    for (int i = 0; i < 7; i++)
+        launch_here(l, ka, i == 6 ? done : NULL);
+    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
+    int64_t raw2mono = raw_to_mono();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    op ops[16];
+    size_t nops = read_ops(ops, 16);
+    ck_assert_uint_eq(nops, 7);
+    bool before = false, after = false;
+    for (size_t i = 0; i < nops; i++) {
+        before = before || (ops[i].start >> 32) == 7;
+        after = after || (ops[i].end >> 32) == 8;
+    }
+    ck_assert_msg(before && after, "the kernels do not cross the wrap");
+    gpuprof__io_trace *t = load_trace();
+    const gpuprof__io_trace_stream *st = NULL;
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        if (t->streams[i].gpu && t->streams[i].count)
+            st = &t->streams[i];
+    ck_assert_ptr_nonnull(st);
+    ck_assert_uint_eq(st->count, 7);
+    ck_assert_uint_eq(st->id, 0); /* engine 0.0 */
+    for (uint64_t i = 0; i < st->count; i++) {
+        const gpuprof__io_trace_rec *r = &st->recs[i];
+        int64_t ws = (int64_t)ops[i].host_start + raw2mono,
+                we = (int64_t)ops[i].host_end + raw2mono;
+        ck_assert_uint_eq(r->end_ns - r->start_ns, 2000000);
+        ck_assert_msg(llabs((int64_t)r->start_ns - ws) < 20000 &&
+                          llabs((int64_t)r->end_ns - we) < 20000,
+                      "kernel %d: %llu..%llu, driver %lld..%lld", (int)i,
+                      (unsigned long long)r->start_ns,
+                      (unsigned long long)r->end_ns, (long long)ws,
+                      (long long)we);
+    }
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* Regular lists: recorded at append, device work at each execute, under
+ * the execute's call path; two queues on two engines (two trace streams);
+ * fence and queue waits; dependency notes. */
+START_TEST(regular_lists_on_two_queues)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=1000000,k_b=3000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_module_handle_t m = module(native_a, sizeof(native_a));
+    ze_kernel_handle_t ka = kernel_in(m, "k_a"), kb = kernel_in(m, "k_b");
+    enum { N = 65536 };
+    char *host = calloc(1, N);
+    void *d = dev_mem(N);
+    ze_command_list_handle_t l1 = regular(0), l2 = regular(0);
+    launch_here(l1, ka, NULL);
+    copy_here(l1, d, host, N);
+    launch_here(l1, ka, NULL);
+    ZE_OK(zeCommandListClose(l1));
+    launch_here(l2, kb, NULL);
+    ZE_OK(zeCommandListClose(l2));
+    ze_command_queue_handle_t q0 = queue(0, 0), q1 = queue(0, 1);
+    ze_fence_desc_t fd = {.stype = ZE_STRUCTURE_TYPE_FENCE_DESC};
+    ze_fence_handle_t f;
+    ZE_OK(zeFenceCreate(q0, &fd, &f));
+    gpuprof_region_begin("run");
+    for (int i = 0; i < 3; i++) {
+        execute_here(q0, l1, f);
+        execute_here(q1, l2, NULL);
+        ZE_OK(zeFenceHostSynchronize(f, UINT64_MAX));
+        ZE_OK(zeFenceReset(f));
+        ZE_OK(zeCommandQueueSynchronize(q1, UINT64_MAX));
+    }
+    gpuprof_region_end("run");
+    gpuprof__io_profile *p = flush_and_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", "run"), 6);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_b", "run"), 3);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "run"), 6 * 1000000);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_b", "run"), 3 * 3000000);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL, "run"), 3);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_H2D, NULL, "run"),
+                      3 * N);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_SYNC, NULL, "run"), 6);
+    ck_assert_uint_ge(sum_at(p, "blame.cpu_idle", GPUPROF_OP_SYNC, NULL, "run"),
+                      3 * 3000000 - 1000000);
+    all_called_from(p, GPUPROF_OP_KERNEL, "execute_here");
+    all_called_from(p, GPUPROF_OP_COPY_H2D, "execute_here");
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    free(host);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+
+    gpuprof__io_trace *t = load_trace();
+    uint64_t per[2] = {0, 0};
+    for (uint32_t i = 0; i < t->stream_count; i++) {
+        const gpuprof__io_trace_stream *st = &t->streams[i];
+        if (!st->gpu || !st->count)
+            continue;
+        ck_assert_uint_lt(st->id, 2); /* engines 0.0 and 0.1 */
+        per[st->id] += st->count;
+        for (uint64_t j = 1; j < st->count; j++)
+            ck_assert_uint_ge(st->recs[j].start_ns, st->recs[j - 1].end_ns);
+    }
+    ck_assert_uint_eq(per[0], 9); /* 3 x (k_a, copy, k_a) */
+    ck_assert_uint_eq(per[1], 3);
+    uint32_t n[9] = {0};
+    for (uint32_t s = 0; s < t->dep_stream_count; s++)
+        for (uint64_t i = 0; i < t->deps[s].count; i++) {
+            uint32_t what = GPUPROF_IO_DEP_WHAT(t->deps[s].recs[i].context);
+            ck_assert_uint_lt(what, 9);
+            n[what]++;
+        }
+    ck_assert_uint_eq(n[8], 3 * 3); /* LAUNCH: kernels, copy; kernel */
+    ck_assert_uint_eq(n[2], 6);     /* SYNC_STREAM: fence, queue */
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* A kernel waited for through the program's event: the wait is CPU_IDLE
+ * and CPU_IDLE_CAUSE of that kernel; the event wait names the kernel's
+ * operation (SYNC_EVENT). */
+START_TEST(event_wait_blames_the_kernel)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_long=30000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_kernel_handle_t k = kernel_in(module(native_a, sizeof(native_a)), "k_long");
+    ze_command_list_handle_t l = immediate(0, 1);
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t done = app_event(&pool);
+    launch_here(l, k, done);
+    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
+    gpuprof__io_profile *p = flush_and_load();
+    uint64_t idle = sum_at(p, "blame.cpu_idle", GPUPROF_OP_SYNC, NULL, NULL);
+    uint64_t cause = sum_at(p, "blame.cpu_idle_cause", 0, "k_long", NULL);
+    ck_assert_uint_ge(idle, 25000000);
+    ck_assert_uint_le(idle, 300000000);
+    ck_assert_uint_ge(cause, 25000000);
+    ck_assert_uint_le(cause, idle);
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = load_trace();
+    uint64_t launch = 0, waited = 0;
+    for (uint32_t s = 0; s < t->dep_stream_count; s++)
+        for (uint64_t i = 0; i < t->deps[s].count; i++) {
+            const gpuprof__io_trace_rec *r = &t->deps[s].recs[i];
+            if (GPUPROF_IO_DEP_WHAT(r->context) == 8)
+                launch = r->corr;
+            if (GPUPROF_IO_DEP_WHAT(r->context) == 3)
+                waited = r->end_ns;
+        }
+    ck_assert_uint_ne(launch, 0);
+    ck_assert_uint_eq(waited, launch);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* Module binaries: saved once per content, named by their kernels. */
+START_TEST(binaries_saved_once)
+{
+    knobs();
+    start();
+    ze_kernel_handle_t k1 = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_kernel_handle_t k2 = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_kernel_handle_t k3 = kernel_in(module(native_b, sizeof(native_b)), "k_b");
+    ze_command_list_handle_t l = immediate(0, 0);
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t done = app_event(&pool);
+    launch_here(l, k1, NULL);
+    launch_here(l, k2, NULL);
+    launch_here(l, k3, done);
+    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
+    gpuprof__io_profile *p = flush_and_load();
+    ck_assert_uint_eq(rb_counter(p, "gpu.binaries"), 2);
+    uint32_t ma = UINT32_MAX, mb = UINT32_MAX;
+    for (uint32_t i = 0; i < p->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        if (n->kind != GPUPROF_IO_NODE_KERNEL)
+            continue;
+        ck_assert_uint_lt(n->key_b, p->module_count);
+        ck_assert(p->modules[n->key_b].flags & GPUPROF_IO_MODULE_GPU);
+        bool a = !strcmp(gpuprof__io_str(p, n->key_a), "k_a");
+        uint32_t *m = a ? &ma : &mb;
+        ck_assert(*m == UINT32_MAX || *m == n->key_b);
+        *m = (uint32_t)n->key_b;
+    }
+    ck_assert_uint_ne(ma, UINT32_MAX);
+    ck_assert_uint_ne(mb, UINT32_MAX);
+    ck_assert_uint_ne(ma, mb);
+    ck_assert_uint_eq(p->modules[ma].size, sizeof(native_a));
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/%s", outdir,
+             gpuprof__io_str(p, p->modules[ma].path));
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s", path);
+    uint8_t got[sizeof(native_a) + 1];
+    ck_assert_uint_eq(fread(got, 1, sizeof(got), f), sizeof(native_a));
+    fclose(f);
+    ck_assert_int_eq(memcmp(got, native_a, sizeof(native_a)), 0);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_BUILD, NULL, NULL), 3);
+    gpuprof__io_profile_free(p);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+/* No driver: unavailable with the reason, zeInit never called by us, and
+ * the program's own zeInit answers as without gpuprof. */
+START_TEST(no_driver_is_unavailable)
+{
+    unsetenv("ZE_ENABLE_ALT_DRIVERS");
+    char why[300];
+    ck_assert_int_eq(start_gpuprof(why, sizeof(why)), GPUPROF_E_UNAVAILABLE);
+    ck_assert_msg(strstr(why, "no Level Zero driver"), "%s", why);
+    ck_assert_int_ne(zeInit(0), ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+/* A driver whose zeInit fails: said with the result. */
+START_TEST(failing_driver_is_unavailable)
+{
+    knobs();
+    setenv("FAKEZE_INIT_RESULT", "0x78000001", 1);
+    char why[300];
+    ck_assert_int_eq(start_gpuprof(why, sizeof(why)), GPUPROF_E_UNAVAILABLE);
+    ck_assert_msg(strstr(why, "zeInit: 0x78000001"), "%s", why);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
+/* The program initialized Level Zero before gpuprof_init: the tracing
+ * layer cannot be loaded any more; the reason says what to do, and the
+ * program's calls go on working. */
+START_TEST(zeinit_before_gpuprof_is_said)
+{
+    knobs();
+    unsetenv("ZE_ENABLE_TRACING_LAYER");
+    ZE_OK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
+    char why[400];
+    ck_assert_int_eq(start_gpuprof(why, sizeof(why)), GPUPROF_E_UNAVAILABLE);
+    ck_assert_msg(strstr(why, "zeInit ran before gpuprof_init"), "%s", why);
+    ck_assert_msg(strstr(why, "ZE_ENABLE_TRACING_LAYER=1"), "%s", why);
+    uint32_t n = 1;
+    ZE_OK(zeDriverGet(&n, &drv));
+    n = 1;
+    ZE_OK(zeDeviceGet(drv, &n, &dev));
+    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    ZE_OK(zeContextCreate(drv, &cd, &ctx));
+    ze_kernel_handle_t k = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l = immediate(0, 0);
+    launch_here(l, k, NULL);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    ck_assert_ptr_null(getenv("ZE_ENABLE_TRACING_LAYER"));
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -388,6 +679,13 @@ int main(int argc, char **argv)
     snprintf(driver_path, sizeof(driver_path), "%s/libfakeze.so", dirname(self));
     const test_case cases[] = {
         {"immediate_list_exact", immediate_list_exact, 60},
+        {"device_times_across_the_wrap", device_times_across_the_wrap, 60},
+        {"regular_lists_on_two_queues", regular_lists_on_two_queues, 60},
+        {"event_wait_blames_the_kernel", event_wait_blames_the_kernel, 60},
+        {"binaries_saved_once", binaries_saved_once, 60},
+        {"no_driver_is_unavailable", no_driver_is_unavailable, 60},
+        {"failing_driver_is_unavailable", failing_driver_is_unavailable, 60},
+        {"zeinit_before_gpuprof_is_said", zeinit_before_gpuprof_is_said, 60},
     };
     return RUN_SUITE("levelzero", cases);
 }

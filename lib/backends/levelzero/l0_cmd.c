@@ -44,9 +44,41 @@ static void unlink_inst(l0_inst *i)
     npending--;
 }
 
+/* Instances come from a pool (under MU) refilled as they are submitted:
+ * an append then allocates nothing of ours. */
+#define POOL_MAX 4096
+static l0_inst *inst_pool;
+static uint32_t inst_pool_n;
+
+static l0_inst *inst_alloc_locked(void)
+{
+    l0_inst *i = inst_pool;
+    if (i) {
+        inst_pool = i->next;
+        inst_pool_n--;
+        memset(i, 0, sizeof(*i));
+        return i;
+    }
+    return calloc(1, sizeof(*i));
+}
+
+static void inst_free(l0_inst *i)
+{
+    pthread_mutex_lock(&MU);
+    if (inst_pool_n < POOL_MAX) {
+        i->next = inst_pool;
+        inst_pool = i;
+        inst_pool_n++;
+        i = NULL;
+    }
+    pthread_mutex_unlock(&MU);
+    free(i);
+}
+
+/* Under MU. */
 static l0_inst *inst_new(const l0_tmpl *t, uint64_t corr, const l0_engine *e)
 {
-    l0_inst *i = calloc(1, sizeof(*i));
+    l0_inst *i = inst_alloc_locked();
     if (!i)
         return NULL;
     i->corr = corr;
@@ -67,7 +99,11 @@ static l0_inst *inst_new(const l0_tmpl *t, uint64_t corr, const l0_engine *e)
 
 void gpuprof__l0_file(const l0_tmpl *t, uint64_t corr, const l0_engine *e)
 {
+    pthread_mutex_lock(&MU);
     l0_inst *i = e && t->ev ? inst_new(t, corr, e) : NULL;
+    if (i)
+        link_tail(i);
+    pthread_mutex_unlock(&MU);
     if (!i) {
         if (t->ours)
             gpuprof__l0_ev_put(t->ours);
@@ -78,11 +114,7 @@ void gpuprof__l0_file(const l0_tmpl *t, uint64_t corr, const l0_engine *e)
         a.flags = GPUPROF_ACTIVITY_NOTE;
         gpuprof_be_activity_submit(&a, NULL);
         gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
-        return;
     }
-    pthread_mutex_lock(&MU);
-    link_tail(i);
-    pthread_mutex_unlock(&MU);
 }
 
 /* ---- executes of regular lists ---------------------------------------- */
@@ -396,7 +428,7 @@ static bool settle_batch(unsigned max)
         submit(out[k], fin[k]);
         if (out[k]->ours)
             gpuprof__l0_ev_put(out[k]->ours);
-        free(out[k]);
+        inst_free(out[k]);
     }
     return more;
 }
@@ -405,10 +437,8 @@ void gpuprof__l0_settle(unsigned max)
 {
     if (!__atomic_load_n(&npending, __ATOMIC_RELAXED))
         return;
-    gpuprof_be_self_begin();
     while (settle_batch(max) && !max)
         ;
-    gpuprof_be_self_end();
 }
 
 void gpuprof__l0_exec_failed(l0_exec *ex)
@@ -435,7 +465,7 @@ void gpuprof__l0_exec_failed(l0_exec *ex)
             submit(out[k], fin[k]);
             if (out[k]->ours)
                 gpuprof__l0_ev_put(out[k]->ours);
-            free(out[k]);
+            inst_free(out[k]);
         }
         if (nout < BATCH)
             break;
@@ -462,7 +492,7 @@ void gpuprof__l0_drain(void)
         submit(i, fin);
         if (i->ours)
             gpuprof__l0_ev_put(i->ours);
-        free(i);
+        inst_free(i);
         lost++;
     }
     if (lost)

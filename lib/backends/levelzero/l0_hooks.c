@@ -91,7 +91,7 @@ append_start(frame *f, uint32_t kind, ze_event_handle_t *sig, void **inst,
     f->t.kind = kind;
     if (f->e) {
         gpuprof__l0_settle(4); /* a few earlier ones, cheaply */
-        f->t0 = gpuprof_be_now_ns();
+        f->t0 = f->e->sync ? gpuprof_be_now_ns() : 0;
         f->corr = gpuprof_be_op_begin(kind, skip);
         if (!f->corr || f->corr == GPUPROF_CORR_PAUSED) {
             gpuprof_be_op_end(f->corr);

@@ -180,6 +180,21 @@ l0_dev *gpuprof__l0_dev(ze_device_handle_t h)
 }
 
 /* ---- engines: command queues and immediate lists ---------------------- */
+/* Each thread keeps its last lookup (hit or miss), valid while the
+ * engines and lists have not changed since (a destroyed object's address
+ * may come back as another). */
+static _Atomic uint64_t objs_gen = 1;
+static __thread struct {
+    void *h;
+    const l0_engine *e;
+    uint64_t gen;
+} last_engine __attribute__((tls_model("initial-exec")));
+
+static void objs_changed(void)
+{
+    atomic_fetch_add_explicit(&objs_gen, 1, memory_order_release);
+}
+
 void gpuprof__l0_engine_new(void *handle, ze_device_handle_t d,
                             const ze_command_queue_desc_t *desc, bool imm,
                             ze_context_handle_t ctx)
@@ -197,14 +212,21 @@ void gpuprof__l0_engine_new(void *handle, ze_device_handle_t d,
     e->sync = desc && desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
     if (!e->dev || !ptab_put(&engines, handle, e))
         free(e);
+    objs_changed(); /* a miss cached for this address is stale */
     pthread_mutex_unlock(&MU);
 }
 
 const l0_engine *gpuprof__l0_engine(void *handle)
 {
+    uint64_t g = atomic_load_explicit(&objs_gen, memory_order_acquire);
+    if (handle && last_engine.h == handle && last_engine.gen == g)
+        return last_engine.e;
     pthread_mutex_lock(&MU);
     const l0_engine *e = ptab_get(&engines, handle);
     pthread_mutex_unlock(&MU);
+    last_engine.h = handle;
+    last_engine.e = e;
+    last_engine.gen = g;
     return e; /* freed only when the program destroys the object */
 }
 
@@ -212,6 +234,7 @@ void gpuprof__l0_engine_forget(void *handle)
 {
     pthread_mutex_lock(&MU);
     free(ptab_del(&engines, handle));
+    objs_changed();
     pthread_mutex_unlock(&MU);
 }
 

@@ -24,7 +24,8 @@
 
 #define MU gpuprof__l0_mu
 
-/* Pending instances, oldest submission first (under MU). */
+/* Pending instances, oldest submission first (under MU; the count is
+ * also read without it, as a hint). */
 static l0_inst pending = {.next = &pending, .prev = &pending};
 static uint32_t npending;
 
@@ -34,14 +35,14 @@ static void link_tail(l0_inst *i)
     i->next = &pending;
     pending.prev->next = i;
     pending.prev = i;
-    npending++;
+    __atomic_store_n(&npending, npending + 1, __ATOMIC_RELAXED);
 }
 
 static void unlink_inst(l0_inst *i)
 {
     i->prev->next = i->next;
     i->next->prev = i->prev;
-    npending--;
+    __atomic_store_n(&npending, npending - 1, __ATOMIC_RELAXED);
 }
 
 /* Instances come from a pool (under MU) refilled as they are submitted:

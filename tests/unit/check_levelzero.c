@@ -405,16 +405,16 @@ static gpuprof__io_trace *load_trace(void)
 }
 
 /* Kernels whose kernel timestamps wrap (the device timer's low 32 bits
- * pass 2^32 150 ms after zeInit): launched in groups, waited for, until the
+ * pass 2^32 400 ms after zeInit): launched in groups, waited for, until the
  * device clock is past the wrap, whatever the machine's speed. Each
  * kernel's start and end on the process clock within a tick (80 ns) and
  * the clocks' sampling of the driver's own account; durations exact. */
 START_TEST(device_times_across_the_wrap)
 {
     knobs();
-    setenv("FAKEZE_KERNELS", "k_a=2000000", 1);
-    /* 0x700000000 + 2^32 - 1875000 ticks: the wrap 150 ms after zeInit */
-    setenv("FAKEZE_TS_START", "0x7FFE363C8", 1);
+    setenv("FAKEZE_KERNELS", "k_a=5000000", 1);
+    /* 0x700000000 + 2^32 - 5000000 ticks: the wrap 400 ms after zeInit */
+    setenv("FAKEZE_TS_START", "0x7FFB3B4C0", 1);
     want_trace = 1;
     start();
     ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
@@ -442,7 +442,10 @@ START_TEST(device_times_across_the_wrap)
         before = before || (ops[i].start >> 32) == 7;
         after = after || (ops[i].end >> 32) == 8;
     }
-    ck_assert_msg(before && after, "the kernels do not cross the wrap");
+    ck_assert_msg(before && after,
+                  "the kernels do not cross the wrap: %zu, ticks %" PRIx64
+                  "..%" PRIx64,
+                  nops, ops[0].start, ops[nops - 1].end);
     gpuprof__io_trace *t = load_trace();
     const gpuprof__io_trace_stream *st = NULL;
     for (uint32_t i = 0; i < t->stream_count; i++)
@@ -455,7 +458,7 @@ START_TEST(device_times_across_the_wrap)
         const gpuprof__io_trace_rec *r = &st->recs[i];
         int64_t ws = (int64_t)ops[i].host_start + raw2mono,
                 we = (int64_t)ops[i].host_end + raw2mono;
-        ck_assert_uint_eq(r->end_ns - r->start_ns, 2000000);
+        ck_assert_uint_eq(r->end_ns - r->start_ns, 5000000);
         ck_assert_msg(llabs((int64_t)r->start_ns - ws) < 20000 &&
                           llabs((int64_t)r->end_ns - we) < 20000,
                       "kernel %d: %llu..%llu, driver %lld..%lld", (int)i,
@@ -764,6 +767,120 @@ START_TEST(synchronous_list_blocks_in_the_append)
 }
 END_TEST
 
+/* Each Level Zero detector on its positive and negative case: JIT from
+ * SPIR-V (not from a native binary), a write of host memory that received
+ * a read-back, a kernel name in a second context, a device nobody used. */
+START_TEST(detectors_fire_and_stay_silent)
+{
+    knobs();
+    setenv("FAKEZE_DEVICES", "2", 1);
+    start();
+    static const uint8_t il[] = "IL bytes the fake accepts";
+    ze_module_desc_t md = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+                           .format = ZE_MODULE_FORMAT_IL_SPIRV,
+                           .inputSize = sizeof(il),
+                           .pInputModule = il};
+    ze_module_handle_t mil;
+    gpuprof_region_begin("jit");
+    ZE_OK(zeModuleCreate(ctx, dev, &md, &mil, NULL));
+    gpuprof_region_end("jit");
+    gpuprof_region_begin("aot");
+    ze_module_handle_t mn = module(native_a, sizeof(native_a));
+    gpuprof_region_end("aot");
+    ze_kernel_handle_t k1 = kernel_in(mn, "k_a");
+    ze_command_list_handle_t l = immediate(0, 0);
+    enum { N = 4096 };
+    char *h = calloc(1, N), *other = calloc(1, N);
+    void *d = dev_mem(N);
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t done = app_event(&pool);
+    launch_here(l, k1, NULL);
+    copy_here(l, h, d, N); /* read back */
+    gpuprof_region_begin("again");
+    copy_here(l, d, h, N); /* sent again */
+    gpuprof_region_end("again");
+    gpuprof_region_begin("fresh");
+    copy_here(l, d, other, N);
+    gpuprof_region_end("fresh");
+    /* The same kernel name in a second context. */
+    ze_context_handle_t c2;
+    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    ZE_OK(zeContextCreate(drv, &cd, &c2));
+    ze_context_handle_t c1 = ctx;
+    ctx = c2;
+    ze_kernel_handle_t k2 = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l2 = immediate(0, 1);
+    gpuprof_region_begin("second");
+    launch_here(l2, k2, NULL);
+    gpuprof_region_end("second");
+    ctx = c1;
+    ZE_OK(zeCommandListAppendBarrier(l, done, 0, NULL));
+    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "detect.jit_single_device", 0, NULL, "jit"), 1);
+    ck_assert_uint_eq(sum_at(p, "detect.jit_single_device", 0, NULL, "aot"), 0);
+    ck_assert_uint_eq(sum_at(p, "detect.output_as_input", 0, NULL, "again"), 1);
+    ck_assert_uint_eq(sum_at(p, "detect.output_as_input", 0, NULL, "fresh"), 0);
+    ck_assert_uint_eq(sum_at(p, "detect.kernel_multi_context", 0, NULL, "second"), 1);
+    ck_assert_uint_eq(sum_at(p, "detect.kernel_multi_context", 0, NULL, NULL), 1);
+    ck_assert_uint_eq(sum_at(p, "detect.devices_unused", GPUPROF_OP_OTHER, NULL,
+                             NULL), 1);
+    gpuprof__io_profile_free(p);
+    free(h);
+    free(other);
+}
+END_TEST
+
+/* Regular lists on two queues linked by the program's event: the waiting
+ * execute's kernel operation waits (STREAM_WAIT) for the signalling one's,
+ * and a wait for that event names it (SYNC_EVENT). */
+START_TEST(regular_list_event_deps)
+{
+    knobs();
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_module_handle_t m = module(native_a, sizeof(native_a));
+    ze_kernel_handle_t ka = kernel_in(m, "k_a"), kb = kernel_in(m, "k_b");
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t e1 = app_event(&pool);
+    ze_command_list_handle_t l1 = regular(0), l2 = regular(0);
+    launch_here(l1, ka, e1);
+    ZE_OK(zeCommandListClose(l1));
+    ZE_OK(zeCommandListAppendLaunchKernel(l2, kb, &groups, NULL, 1, &e1));
+    ZE_OK(zeCommandListClose(l2));
+    ze_command_queue_handle_t q0 = queue(0, 0), q1 = queue(0, 1);
+    execute_here(q0, l1, NULL);
+    execute_here(q1, l2, NULL);
+    ZE_OK(zeEventHostSynchronize(e1, UINT64_MAX));
+    ZE_OK(zeCommandQueueSynchronize(q1, UINT64_MAX));
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = load_trace();
+    uint64_t launch[2] = {0, 0}, waiter = 0, waited = 0, synced = 0;
+    int nl = 0;
+    for (uint32_t s = 0; s < t->dep_stream_count; s++)
+        for (uint64_t i = 0; i < t->deps[s].count; i++) {
+            const gpuprof__io_trace_rec *r = &t->deps[s].recs[i];
+            uint32_t what = GPUPROF_IO_DEP_WHAT(r->context);
+            if (what == 8 && nl < 2)
+                launch[nl++] = r->corr;
+            if (what == 7) {
+                waiter = r->corr;
+                waited = r->end_ns;
+            }
+            if (what == 3)
+                synced = r->end_ns;
+        }
+    ck_assert_int_eq(nl, 2);
+    ck_assert_uint_eq(waiter, launch[1]);
+    ck_assert_uint_eq(waited, launch[0]);
+    ck_assert_uint_eq(synced, launch[0]);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -781,6 +898,8 @@ int main(int argc, char **argv)
         {"failing_driver_is_unavailable", failing_driver_is_unavailable, 60},
         {"zeinit_before_gpuprof_is_said", zeinit_before_gpuprof_is_said, 60},
         {"threads_append_at_once", threads_append_at_once, 120},
+        {"detectors_fire_and_stay_silent", detectors_fire_and_stay_silent, 60},
+        {"regular_list_event_deps", regular_list_event_deps, 60},
         {"synchronous_list_blocks_in_the_append",
          synchronous_list_blocks_in_the_append, 60},
     };

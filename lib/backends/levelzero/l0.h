@@ -123,7 +123,9 @@ typedef struct l0_engine {
     bool sync;       /* ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS */
 } l0_engine;
 
-/* A command appended to a regular list, run at each execute. */
+/* A command appended to a regular list, run at each execute. Traces name
+ * the first L0_WAITS events it waits for. */
+#define L0_WAITS 4
 typedef struct l0_tmpl {
     uint32_t kind;
     const char *name;    /* kernels: interned */
@@ -133,6 +135,9 @@ typedef struct l0_tmpl {
     ze_event_handle_t ev;
     l0_ev *ours;         /* our event (NULL: the program's) */
     uintptr_t ctx;
+    const void *src;     /* host-to-device copies: the host memory */
+    uint32_t nwait;      /* events the command waits for (traces) */
+    ze_event_handle_t wait[L0_WAITS];
 } l0_tmpl;
 
 /* One execute's operations, one per kind: the last instance of a kind is
@@ -220,7 +225,14 @@ void gpuprof__l0_wait_done(uint64_t corr, uint64_t t0);
 /* At finalize: what never completed is counted as dropped. */
 void gpuprof__l0_drain(void);
 
+/* Devices unused: of `present`, how many no queue or list was made on. */
+uint32_t gpuprof__l0_devices_unused(const ze_device_handle_t *present,
+                                    uint32_t n);
+
 /* ---- l0_hooks.c ------------------------------------------------------- */
+/* The process's first context creation: its operation stays open until
+ * finalize, which adds the devices no queue or list used (0: none). */
+extern _Atomic uint64_t gpuprof__l0_first_ctx;
 void gpuprof__l0_callbacks(zel_core_callbacks_t *pro, zel_core_callbacks_t *epi);
 
 #endif /* GPUPROF_BACKENDS_LEVELZERO_L0_H */

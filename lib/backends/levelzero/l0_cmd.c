@@ -156,9 +156,45 @@ static uint32_t count_kinds(uint32_t n, ze_command_list_handle_t *lists,
     return total;
 }
 
+/* What the operation of `kind` states while it is open (under MU): the
+ * events its commands wait for and the program's events they signal
+ * (traces), the detectors' facts. */
+static void kind_facts(uint64_t corr, uint32_t kind, uint32_t n,
+                       ze_command_list_handle_t *lists, const l0_engine *e)
+{
+    bool multi = false, again = false, tracing = gpuprof_be_tracing();
+    for (uint32_t l = 0; l < n; l++) {
+        uint32_t nt;
+        const l0_tmpl *t = gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++) {
+            if (t[j].kind != kind)
+                continue;
+            for (uint32_t w = 0; tracing && w < t[j].nwait; w++) {
+                uint64_t target = gpuprof__l0_event_corr(t[j].wait[w]);
+                if (target)
+                    gpuprof_be_op_dep(corr, GPUPROF_DEP_STREAM_WAIT, 0,
+                                      e->dev->index, e->stream, target);
+            }
+            if (tracing && !t[j].ours)
+                gpuprof__l0_event_note(t[j].ev, corr);
+            if (kind == GPUPROF_OP_KERNEL && t[j].name && !multi)
+                multi = gpuprof_be_detect_kernel_context(t[j].name, t[j].ctx);
+            if (kind == GPUPROF_OP_COPY_H2D && t[j].src && !again)
+                again = gpuprof_be_detect_sent_again(t[j].src, t[j].bytes);
+        }
+    }
+    if (multi)
+        gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_MULTI_CONTEXT, 1);
+    if (again)
+        gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_OUTPUT_AS_INPUT, 1);
+}
+
 /* One operation per kind of work, in the execute's calling context (our
  * frames above it: this, gpuprof__l0_execute, the prologue). */
-__attribute__((noinline)) static void begin_ops(l0_exec *ex, const uint32_t *per_kind, const l0_engine *e)
+__attribute__((noinline)) static void begin_ops(l0_exec *ex,
+                                                const uint32_t *per_kind,
+                                                const l0_engine *e, uint32_t n,
+                                                ze_command_list_handle_t *lists)
 {
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         uint32_t kind = kinds[k];
@@ -170,6 +206,9 @@ __attribute__((noinline)) static void begin_ops(l0_exec *ex, const uint32_t *per
             ex->corr[kind] = corr;
             gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, 0, e->dev->index,
                               e->stream, 0);
+            pthread_mutex_lock(&MU);
+            kind_facts(corr, kind, n, lists, e);
+            pthread_mutex_unlock(&MU);
         }
         gpuprof_be_op_end(corr);
     }
@@ -239,7 +278,7 @@ gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
         return NULL;
     memcpy(ex->left, per_kind, sizeof(per_kind));
     ex->refs = 1; /* the caller's, until its epilogue */
-    begin_ops(ex, per_kind, e);
+    begin_ops(ex, per_kind, e, n, lists);
     pthread_mutex_lock(&MU);
     file_templates(ex, n, lists, e);
     uint32_t filed[GPUPROF_OP_KIND_COUNT];

@@ -140,6 +140,8 @@ static void append_end(void **inst, ze_result_t r, uint32_t nwait,
         return;
     }
     if (!f->e) {
+        for (uint32_t i = 0; waits && i < nwait && i < L0_WAITS; i++)
+            f->t.wait[f->t.nwait++] = waits[i];
         gpuprof__l0_list_add(f->list, &f->t);
         return;
     }
@@ -215,6 +217,7 @@ __attribute__((noinline)) static void copy_pro(void **inst, ze_command_list_hand
     uint32_t kind =
         gpuprof__l0_copy_kind((ze_context_handle_t)f->t.ctx, dst, src);
     f->t.bytes = bytes;
+    f->t.src = kind == GPUPROF_OP_COPY_H2D ? src : NULL;
     if (!append_start(f, kind, sig, inst, 3))
         return;
     if (kind == GPUPROF_OP_COPY_D2H)
@@ -524,6 +527,49 @@ static void ZE_APICALL pro_ListReset(PARAMS(ze_command_list_reset_params_t))
         gpuprof__l0_list_reset(*p->phCommandList, false);
 }
 
+/* The first context: an operation (its creation's time), open until
+ * finalize for the devices-unused detector (levelzero.c). */
+_Atomic uint64_t gpuprof__l0_first_ctx;
+static _Atomic int ctx_seen;
+
+static void ZE_APICALL pro_ContextCreate(PARAMS(ze_context_create_params_t))
+{
+    UNUSED, (void)p;
+    *inst = NULL;
+    if (!l0_on() || !gpuprof_be_measuring() ||
+        atomic_exchange_explicit(&ctx_seen, 1, memory_order_relaxed))
+        return;
+    frame *f = &tls_frame;
+    f->corr = gpuprof_be_op_begin(GPUPROF_OP_OTHER, 1);
+    if (!f->corr || f->corr == GPUPROF_CORR_PAUSED) {
+        gpuprof_be_op_end(f->corr);
+        return;
+    }
+    f->t0 = gpuprof_be_now_ns();
+    *inst = f;
+}
+static void ZE_APICALL epi_ContextCreate(PARAMS(ze_context_create_params_t))
+{
+    (void)ud, (void)p;
+    frame *f = *inst;
+    if (!f)
+        return;
+    *inst = NULL;
+    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+    a.correlation = f->corr;
+    a.kind = GPUPROF_OP_OTHER;
+    a.flags = GPUPROF_ACTIVITY_HOST | GPUPROF_ACTIVITY_MORE;
+    a.start_ns = f->t0;
+    a.end_ns = gpuprof_be_now_ns();
+    gpuprof_be_activity_submit(&a, NULL);
+    if (r == ZE_RESULT_SUCCESS)
+        atomic_store_explicit(&gpuprof__l0_first_ctx, f->corr,
+                              memory_order_release);
+    else
+        close_note(f->corr, GPUPROF_OP_OTHER);
+    gpuprof_be_op_end(f->corr);
+}
+
 static void ZE_APICALL pro_ContextDestroy(PARAMS(ze_context_destroy_params_t))
 {
     UNUSED;
@@ -637,6 +683,7 @@ void gpuprof__l0_callbacks(zel_core_callbacks_t *pro, zel_core_callbacks_t *epi)
     BOTH(Event, pfnHostSynchronizeCb, EventSync);
     BOTH(Fence, pfnHostSynchronizeCb, FenceSync);
     BOTH(Module, pfnCreateCb, ModuleCreate);
+    BOTH(Context, pfnCreateCb, ContextCreate);
 #undef BOTH
     epi->Event.pfnQueryStatusCb = epi_EventQuery;
     epi->Fence.pfnQueryStatusCb = epi_FenceQuery;

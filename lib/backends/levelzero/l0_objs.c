@@ -179,6 +179,19 @@ l0_dev *gpuprof__l0_dev(ze_device_handle_t h)
     return v;
 }
 
+uint32_t gpuprof__l0_devices_unused(const ze_device_handle_t *present,
+                                    uint32_t n)
+{
+    uint32_t unused = 0;
+    pthread_mutex_lock(&MU);
+    for (uint32_t i = 0; i < n; i++) {
+        const l0_dev *v = ptab_get(&devices, present[i]);
+        unused += !v || !v->used;
+    }
+    pthread_mutex_unlock(&MU);
+    return unused;
+}
+
 /* ---- engines: command queues and immediate lists ---------------------- */
 /* Each thread keeps its last lookup (hit or miss), valid while the
  * engines and lists have not changed since (a destroyed object's address
@@ -604,19 +617,22 @@ void gpuprof__l0_fence_forget(ze_fence_handle_t f)
     pthread_mutex_unlock(&MU);
 }
 
+/* Under a lock of their own: executes note them while holding MU. */
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
+
 void gpuprof__l0_event_note(ze_event_handle_t ev, uint64_t corr)
 {
     if (!ev || !corr || !gpuprof_be_tracing())
         return;
-    pthread_mutex_lock(&MU);
+    pthread_mutex_lock(&ev_mu);
     ptab_put(&evcorr, ev, (void *)(uintptr_t)corr);
-    pthread_mutex_unlock(&MU);
+    pthread_mutex_unlock(&ev_mu);
 }
 
 uint64_t gpuprof__l0_event_corr(ze_event_handle_t ev)
 {
-    pthread_mutex_lock(&MU);
+    pthread_mutex_lock(&ev_mu);
     uint64_t c = (uint64_t)(uintptr_t)ptab_get(&evcorr, ev);
-    pthread_mutex_unlock(&MU);
+    pthread_mutex_unlock(&ev_mu);
     return c;
 }

@@ -31,6 +31,10 @@ static bool registered, probed;
 static zel_tracer_handle_t tracer;
 static int tracer_user; /* pUserData must not be NULL */
 static zel_core_callbacks_t pro_cbs, epi_cbs;
+/* The devices of every driver, for the devices-unused detector. */
+#define MAX_PRESENT 64
+static ze_device_handle_t present[MAX_PRESENT];
+static uint32_t npresent;
 
 static const char *loader_name(void)
 {
@@ -179,6 +183,43 @@ static bool make_tracer(bool early, const char *prev_env, char *reason,
     return true;
 }
 
+static void list_devices(void)
+{
+    ze_driver_handle_t drv[8];
+    uint32_t nd = 8;
+    npresent = 0;
+    if (L0_CALL(Z.DriverGet(&nd, drv)) != ZE_RESULT_SUCCESS)
+        return;
+    for (uint32_t i = 0; i < nd && i < 8; i++) {
+        uint32_t n = MAX_PRESENT - npresent;
+        if (n && L0_CALL(Z.DeviceGet(drv[i], &n, present + npresent)) ==
+                     ZE_RESULT_SUCCESS)
+            npresent += n;
+    }
+}
+
+/* At finalize: devices present that no queue or list used, on the first
+ * context's operation (which this closes). */
+static void devices_unused_report(void)
+{
+    uint64_t corr = atomic_exchange_explicit(&gpuprof__l0_first_ctx, 0,
+                                             memory_order_acq_rel);
+    if (!corr)
+        return;
+    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+    a.correlation = corr;
+    a.kind = GPUPROF_OP_OTHER;
+    a.flags = GPUPROF_ACTIVITY_NOTE;
+    gpuprof_activity_extra x = GPUPROF_ACTIVITY_EXTRA_INIT;
+    uint32_t unused = gpuprof__l0_devices_unused(present, npresent);
+    if (unused) {
+        x.count = 1;
+        x.metric[0] = GPUPROF_METRIC_DET_DEVICES_UNUSED;
+        x.value[0] = unused;
+    }
+    gpuprof_be_activity_submit(&a, &x);
+}
+
 /* ---- backend life cycle ------------------------------------------------ */
 static gpuprof_status l0_probe(void *user, char *reason, size_t rsize)
 {
@@ -226,6 +267,7 @@ static gpuprof_status l0_probe(void *user, char *reason, size_t rsize)
     if (!make_tracer(early != NULL, penv ? prev_env : NULL, reason, rsize))
         return GPUPROF_E_UNAVAILABLE;
     dl_iterate_phdr(find_loader, NULL);
+    list_devices();
     if (early)
         gpuprof_be_log(GPUPROF_LOG_DEBUG,
                        "levelzero: the loader was loaded before gpuprof_init; "
@@ -266,8 +308,10 @@ static void l0_fini(void *user)
 {
     (void)user;
     atomic_store_explicit(&gpuprof__l0_on, 0, memory_order_release);
-    if (tracer)
+    if (tracer) {
         gpuprof__l0_drain();
+        devices_unused_report();
+    }
     /* The tracer stays enabled (the program may go on calling Level Zero;
      * the callbacks then do nothing): a measurement started again uses it.
      * Destroying it here could race with callbacks on other threads. */

@@ -29,7 +29,8 @@ otf2="libotf2-trace-dev"
 # (the loader is dlopened, never linked); its tracing layer is what the
 # backend observes calls through. Without a driver the backend says
 # "unavailable"; the tests bring a fake driver of their own.
-ze="libze-dev libze1"
+# clang-15 and llvm-spirv-15 build the SPIR-V of examples/levelzero.
+ze="libze-dev libze1 clang-15 llvm-spirv-15"
 # PAPI: its headers build the papi backend (libpapi is dlopened); papi-tools
 # (papi_avail, papi_native_avail) show which events this machine has.
 papi="libpapi-dev papi-tools"

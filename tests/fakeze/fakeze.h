@@ -73,45 +73,45 @@ enum fz_op_kind {
  * immediate list submits each at once). Owns waits and events (copies). */
 struct fz_cmd {
     enum fz_op_kind kind;
-    char name[FZ_NAME_MAX];  /* kernel name */
-    void *dst;               /* copy, fill, timestamp, query destination */
-    const void *src;         /* copy source */
-    size_t bytes;            /* copy / fill size */
+    char name[FZ_NAME_MAX]; /* kernel name */
+    void *dst;              /* copy, fill, timestamp, query destination */
+    const void *src;        /* copy source */
+    size_t bytes;           /* copy / fill size */
     unsigned char pattern[FZ_PATTERN_MAX];
     size_t pattern_size;
     ze_event_handle_t signal;
     uint32_t n_waits;
-    ze_event_handle_t *waits; /* owned */
-    uint32_t n_events;        /* query-timestamps / reset targets */
+    ze_event_handle_t *waits;  /* owned */
+    uint32_t n_events;         /* query-timestamps / reset targets */
     ze_event_handle_t *events; /* owned */
-    size_t *offsets;          /* query-timestamps offsets (owned) or NULL */
+    size_t *offsets;           /* query-timestamps offsets (owned) or NULL */
 };
 
 struct fz_queue_state;
 
 /* A command on its engine, waiting to be scheduled. */
 struct fz_op {
-    struct fz_cmd cmd;           /* a copy; waits/events owned by the op */
-    uint64_t earliest;           /* tick it may start at (submission) */
+    struct fz_cmd cmd; /* a copy; waits/events owned by the op */
+    uint64_t earliest; /* tick it may start at (submission) */
     struct fz_queue_state *queue;
-    ze_fence_handle_t fence;     /* signalled at the end of this op */
+    ze_fence_handle_t fence; /* signalled at the end of this op */
     uint64_t list_id;
-    bool silent;                 /* no FAKEZE_TRACE line (a fence carrier) */
+    bool silent; /* no FAKEZE_TRACE line (a fence carrier) */
     struct fz_op *next;
 };
 
 struct fz_engine {
     struct _ze_device_handle_t *dev;
     uint32_t ordinal, index;
-    uint64_t free_tick;          /* end of the last scheduled op */
-    struct fz_op *head, *tail;   /* not yet scheduled */
+    uint64_t free_tick;        /* end of the last scheduled op */
+    struct fz_op *head, *tail; /* not yet scheduled */
 };
 
 /* What a queue (or an immediate list) has submitted: for Synchronize. */
 struct fz_queue_state {
     struct fz_engine *engine;
-    uint64_t pending;            /* ops not yet scheduled */
-    uint64_t last_end;           /* end tick of the latest scheduled op */
+    uint64_t pending;  /* ops not yet scheduled */
+    uint64_t last_end; /* end tick of the latest scheduled op */
     bool synchronous;
     uint64_t id;
 };
@@ -134,7 +134,7 @@ struct _ze_module_handle_t {
     struct _ze_device_handle_t *dev;
     unsigned char *bytes;
     size_t size;
-    char **kernel_names;         /* SPIR-V entry points; NULL: any name */
+    char **kernel_names; /* SPIR-V entry points; NULL: any name */
     uint32_t n_kernel_names;
 };
 
@@ -155,7 +155,7 @@ struct _ze_command_list_handle_t {
     uint32_t ordinal;
     struct fz_cmd *cmds;
     size_t n_cmds, cap_cmds;
-    struct fz_queue_state q;     /* immediate lists only */
+    struct fz_queue_state q; /* immediate lists only */
     uint64_t id;
 };
 
@@ -172,8 +172,8 @@ struct _ze_event_pool_handle_t {
 struct _ze_event_handle_t {
     struct _ze_event_pool_handle_t *pool;
     uint32_t index;
-    bool scheduled;              /* start/end known */
-    uint64_t start, end;         /* ticks */
+    bool scheduled;      /* start/end known */
+    uint64_t start, end; /* ticks */
 };
 
 struct _ze_fence_handle_t {
@@ -187,7 +187,7 @@ struct fz_state {
     pthread_mutex_t lock;
     bool initialised;
     struct fz_knobs k;
-    uint64_t h0;                 /* host ns at zeInit */
+    uint64_t h0; /* host ns at zeInit */
     struct _ze_driver_handle_t driver;
     struct _ze_device_handle_t devices[FZ_MAX_DEVICES];
     FILE *trace;
@@ -195,6 +195,12 @@ struct fz_state {
 };
 
 FZ_HIDDEN extern struct fz_state fz;
+
+/* Handle objects (fz_driver.c): zeroed, and kept on a driver-wide list
+ * until destroyed, as a real driver tracks them, so a program that exits
+ * without destroying its handles leaks nothing (LeakSanitizer). */
+FZ_HIDDEN void *fz_new(size_t size);
+FZ_HIDDEN void fz_delete(void *p);
 
 /* Clock (fz_event.c). */
 FZ_HIDDEN uint64_t fz_now(void);
@@ -206,18 +212,20 @@ FZ_HIDDEN uint64_t fz_mask(uint32_t bits);
 /* Waits (fz.lock not held) until ready(arg) says done; SUCCESS or
  * NOT_READY after timeout_ns. ready() runs under fz.lock and returns
  * whether the tick is known (and sets *end_tick). */
-FZ_HIDDEN ze_result_t fz_wait(bool (*ready)(void *arg, uint64_t *end_tick), void *arg,
-                              uint64_t timeout_ns);
+FZ_HIDDEN ze_result_t fz_wait(bool (*ready)(void *arg, uint64_t *end_tick),
+                              void *arg, uint64_t timeout_ns);
 FZ_HIDDEN bool fz_queue_ready(void *queue_state, uint64_t *end_tick);
 
 /* Scheduling (fz_cmdlist.c); fz.lock held. */
 FZ_HIDDEN void fz_advance(void);
 FZ_HIDDEN void fz_cmd_free(struct fz_cmd *c);
-FZ_HIDDEN void fz_queue_init(struct fz_queue_state *q, struct fz_engine *e, bool sync);
-FZ_HIDDEN struct fz_engine *fz_engine_of(struct _ze_device_handle_t *dev, uint32_t ordinal,
-                                         uint32_t index);
+FZ_HIDDEN void fz_queue_init(struct fz_queue_state *q, struct fz_engine *e,
+                             bool sync);
+FZ_HIDDEN struct fz_engine *fz_engine_of(struct _ze_device_handle_t *dev,
+                                         uint32_t ordinal, uint32_t index);
 FZ_HIDDEN uint64_t fz_kernel_ns(const char *name);
-FZ_HIDDEN void fz_event_timestamp(ze_event_handle_t ev, ze_kernel_timestamp_result_t *out);
+FZ_HIDDEN void fz_event_timestamp(ze_event_handle_t ev,
+                                  ze_kernel_timestamp_result_t *out);
 
 /* Table fillers, one per file's objects. */
 FZ_HIDDEN void fz_fill_mem(ze_mem_dditable_t *t);

@@ -12,9 +12,11 @@
 #include <string.h>
 
 static const char *const kind_names[] = {
-    [FZ_OP_KERNEL] = "kernel", [FZ_OP_COPY] = "copy",   [FZ_OP_FILL] = "fill",
-    [FZ_OP_BARRIER] = "barrier", [FZ_OP_SIGNAL] = "signal", [FZ_OP_WAIT] = "wait",
-    [FZ_OP_RESET] = "reset",   [FZ_OP_TIMESTAMP] = "timestamp", [FZ_OP_QUERY_TS] = "timestamp",
+    [FZ_OP_KERNEL] = "kernel",      [FZ_OP_COPY] = "copy",
+    [FZ_OP_FILL] = "fill",          [FZ_OP_BARRIER] = "barrier",
+    [FZ_OP_SIGNAL] = "signal",      [FZ_OP_WAIT] = "wait",
+    [FZ_OP_RESET] = "reset",        [FZ_OP_TIMESTAMP] = "timestamp",
+    [FZ_OP_QUERY_TS] = "timestamp",
 };
 
 void fz_cmd_free(struct fz_cmd *c)
@@ -36,7 +38,8 @@ static bool cmd_copy(struct fz_cmd *dst, const struct fz_cmd *src)
     size_t ew = sizeof(ze_event_handle_t);
     if ((src->n_waits && !(dst->waits = malloc(src->n_waits * ew))) ||
         (src->n_events && !(dst->events = malloc(src->n_events * ew))) ||
-        (src->offsets && !(dst->offsets = malloc(src->n_events * sizeof(size_t))))) {
+        (src->offsets &&
+         !(dst->offsets = malloc(src->n_events * sizeof(size_t))))) {
         fz_cmd_free(dst);
         return false;
     }
@@ -49,8 +52,8 @@ static bool cmd_copy(struct fz_cmd *dst, const struct fz_cmd *src)
     return true;
 }
 
-struct fz_engine *fz_engine_of(struct _ze_device_handle_t *dev, uint32_t ordinal,
-                               uint32_t index)
+struct fz_engine *fz_engine_of(struct _ze_device_handle_t *dev,
+                               uint32_t ordinal, uint32_t index)
 {
     if (ordinal == 0 && index < fz.k.compute_engines)
         return &dev->compute[index];
@@ -77,7 +80,8 @@ static uint64_t op_ns(const struct fz_cmd *c)
     case FZ_OP_COPY:
     case FZ_OP_FILL: {
         unsigned __int128 t = (unsigned __int128)c->bytes * 1000000000u;
-        return fz.k.copy_ns + (uint64_t)((t + fz.k.copy_bps - 1) / fz.k.copy_bps);
+        return fz.k.copy_ns +
+               (uint64_t)((t + fz.k.copy_bps - 1) / fz.k.copy_bps);
     }
     default:
         return 0;
@@ -89,14 +93,17 @@ static void trace_op(const struct fz_op *op, uint64_t start, uint64_t end)
     const struct fz_cmd *c = &op->cmd;
     const struct fz_engine *e = op->queue->engine;
     fprintf(fz.trace,
-            "op=%s dev=%" PRIu32 " engine=%" PRIu32 ".%" PRIu32 " name=%s bytes=%zu src=%s "
-            "dst=%s start=%" PRIu64 " end=%" PRIu64 " host_start=%" PRIu64 " host_end=%" PRIu64
-            " queue=%" PRIu64 " list=%" PRIu64 "\n",
+            "op=%s dev=%" PRIu32 " engine=%" PRIu32 ".%" PRIu32
+            " name=%s bytes=%zu src=%s "
+            "dst=%s start=%" PRIu64 " end=%" PRIu64 " host_start=%" PRIu64
+            " host_end=%" PRIu64 " queue=%" PRIu64 " list=%" PRIu64 "\n",
             kind_names[c->kind], e->dev->id, e->ordinal, e->index,
             c->kind == FZ_OP_KERNEL ? c->name : "-", c->bytes,
             c->kind == FZ_OP_COPY ? fz_mem_kind(c->src) : "-",
-            c->kind == FZ_OP_COPY || c->kind == FZ_OP_FILL ? fz_mem_kind(c->dst) : "-", start,
-            end, fz_host_of(start), fz_host_of(end), op->queue->id, op->list_id);
+            c->kind == FZ_OP_COPY || c->kind == FZ_OP_FILL ? fz_mem_kind(c->dst)
+                                                           : "-",
+            start, end, fz_host_of(start), fz_host_of(end), op->queue->id,
+            op->list_id);
     fflush(fz.trace);
 }
 
@@ -192,8 +199,9 @@ static void data_effects(const struct fz_cmd *c)
 }
 
 /* Puts a command on q's engine; fz.lock held. */
-static ze_result_t enqueue(struct fz_queue_state *q, const struct fz_cmd *c, uint64_t earliest,
-                           ze_fence_handle_t fence, uint64_t list_id, bool silent)
+static ze_result_t enqueue(struct fz_queue_state *q, const struct fz_cmd *c,
+                           uint64_t earliest, ze_fence_handle_t fence,
+                           uint64_t list_id, bool silent)
 {
     struct fz_op *op = calloc(1, sizeof *op);
     if (op == NULL || !cmd_copy(&op->cmd, c)) {
@@ -228,7 +236,8 @@ static ze_result_t record(ze_command_list_handle_t l, struct fz_cmd *c)
     if (l == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (c->kind == FZ_OP_KERNEL && l->ordinal != 0)
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* no kernels on copy engines */
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* no kernels on copy engines
+                                                  */
     if (l->immediate) {
         pthread_mutex_lock(&fz.lock);
         ze_result_t r = enqueue(&l->q, c, submit_tick(), NULL, l->id, false);
@@ -254,15 +263,18 @@ static ze_result_t record(ze_command_list_handle_t l, struct fz_cmd *c)
     return ZE_RESULT_SUCCESS;
 }
 
-static struct fz_cmd cmd_of(enum fz_op_kind kind, ze_event_handle_t signal, uint32_t n_waits,
-                            ze_event_handle_t *waits)
+static struct fz_cmd cmd_of(enum fz_op_kind kind, ze_event_handle_t signal,
+                            uint32_t n_waits, ze_event_handle_t *waits)
 {
-    return (struct fz_cmd){
-        .kind = kind, .signal = signal, .n_waits = waits ? n_waits : 0, .waits = waits};
+    return (struct fz_cmd){.kind = kind,
+                           .signal = signal,
+                           .n_waits = waits ? n_waits : 0,
+                           .waits = waits};
 }
 
 static ze_result_t launch(ze_command_list_handle_t l, ze_kernel_handle_t k,
-                          ze_event_handle_t signal, uint32_t n, ze_event_handle_t *waits)
+                          ze_event_handle_t signal, uint32_t n,
+                          ze_event_handle_t *waits)
 {
     if (k == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -271,8 +283,10 @@ static ze_result_t launch(ze_command_list_handle_t l, ze_kernel_handle_t k,
     return record(l, &c);
 }
 
-static ze_result_t append_launch(ze_command_list_handle_t l, ze_kernel_handle_t k,
-                                 const ze_group_count_t *g, ze_event_handle_t signal, uint32_t n,
+static ze_result_t append_launch(ze_command_list_handle_t l,
+                                 ze_kernel_handle_t k,
+                                 const ze_group_count_t *g,
+                                 ze_event_handle_t signal, uint32_t n,
                                  ze_event_handle_t *waits)
 {
     if (g == NULL)
@@ -280,22 +294,26 @@ static ze_result_t append_launch(ze_command_list_handle_t l, ze_kernel_handle_t 
     return launch(l, k, signal, n, waits);
 }
 
-static ze_result_t append_launch_multiple(ze_command_list_handle_t l, uint32_t nk,
-                                          ze_kernel_handle_t *ks, const uint32_t *count,
-                                          const ze_group_count_t *g, ze_event_handle_t signal,
-                                          uint32_t n, ze_event_handle_t *waits)
+static ze_result_t append_launch_multiple(ze_command_list_handle_t l,
+                                          uint32_t nk, ze_kernel_handle_t *ks,
+                                          const uint32_t *count,
+                                          const ze_group_count_t *g,
+                                          ze_event_handle_t signal, uint32_t n,
+                                          ze_event_handle_t *waits)
 {
     if (ks == NULL || count == NULL || g == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     uint32_t m = *count < nk ? *count : nk;
     ze_result_t r = ZE_RESULT_SUCCESS;
     for (uint32_t i = 0; i < m && r == ZE_RESULT_SUCCESS; i++)
-        r = launch(l, ks[i], i + 1 == m ? signal : NULL, i == 0 ? n : 0, i == 0 ? waits : NULL);
+        r = launch(l, ks[i], i + 1 == m ? signal : NULL, i == 0 ? n : 0,
+                   i == 0 ? waits : NULL);
     return r;
 }
 
-static ze_result_t append_copy(ze_command_list_handle_t l, void *dst, const void *src,
-                               size_t size, ze_event_handle_t signal, uint32_t n,
+static ze_result_t append_copy(ze_command_list_handle_t l, void *dst,
+                               const void *src, size_t size,
+                               ze_event_handle_t signal, uint32_t n,
                                ze_event_handle_t *waits)
 {
     if (dst == NULL || src == NULL)
@@ -307,15 +325,17 @@ static ze_result_t append_copy(ze_command_list_handle_t l, void *dst, const void
     return record(l, &c);
 }
 
-static ze_result_t append_copy_ctx(ze_command_list_handle_t l, void *dst, ze_context_handle_t sc,
-                                   const void *src, size_t size, ze_event_handle_t signal,
+static ze_result_t append_copy_ctx(ze_command_list_handle_t l, void *dst,
+                                   ze_context_handle_t sc, const void *src,
+                                   size_t size, ze_event_handle_t signal,
                                    uint32_t n, ze_event_handle_t *waits)
 {
     return append_copy(l, dst, src, size, signal, n, waits);
 }
 
-static ze_result_t append_fill(ze_command_list_handle_t l, void *dst, const void *pattern,
-                               size_t psize, size_t size, ze_event_handle_t signal, uint32_t n,
+static ze_result_t append_fill(ze_command_list_handle_t l, void *dst,
+                               const void *pattern, size_t psize, size_t size,
+                               ze_event_handle_t signal, uint32_t n,
                                ze_event_handle_t *waits)
 {
     if (dst == NULL || pattern == NULL)
@@ -330,22 +350,25 @@ static ze_result_t append_fill(ze_command_list_handle_t l, void *dst, const void
     return record(l, &c);
 }
 
-static ze_result_t append_barrier(ze_command_list_handle_t l, ze_event_handle_t signal,
-                                  uint32_t n, ze_event_handle_t *waits)
+static ze_result_t append_barrier(ze_command_list_handle_t l,
+                                  ze_event_handle_t signal, uint32_t n,
+                                  ze_event_handle_t *waits)
 {
     struct fz_cmd c = cmd_of(FZ_OP_BARRIER, signal, n, waits);
     return record(l, &c);
 }
 
-static ze_result_t append_ranges_barrier(ze_command_list_handle_t l, uint32_t nr,
-                                         const size_t *sizes, const void **ranges,
+static ze_result_t append_ranges_barrier(ze_command_list_handle_t l,
+                                         uint32_t nr, const size_t *sizes,
+                                         const void **ranges,
                                          ze_event_handle_t signal, uint32_t n,
                                          ze_event_handle_t *waits)
 {
     return append_barrier(l, signal, n, waits);
 }
 
-static ze_result_t append_signal(ze_command_list_handle_t l, ze_event_handle_t e)
+static ze_result_t append_signal(ze_command_list_handle_t l,
+                                 ze_event_handle_t e)
 {
     if (e == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -353,7 +376,8 @@ static ze_result_t append_signal(ze_command_list_handle_t l, ze_event_handle_t e
     return record(l, &c);
 }
 
-static ze_result_t append_wait(ze_command_list_handle_t l, uint32_t n, ze_event_handle_t *waits)
+static ze_result_t append_wait(ze_command_list_handle_t l, uint32_t n,
+                               ze_event_handle_t *waits)
 {
     if (waits == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -383,7 +407,8 @@ static ze_result_t append_timestamp(ze_command_list_handle_t l, uint64_t *dst,
 }
 
 static ze_result_t append_query_ts(ze_command_list_handle_t l, uint32_t ne,
-                                   ze_event_handle_t *events, void *dst, const size_t *offsets,
+                                   ze_event_handle_t *events, void *dst,
+                                   const size_t *offsets,
                                    ze_event_handle_t signal, uint32_t n,
                                    ze_event_handle_t *waits)
 {
@@ -397,12 +422,14 @@ static ze_result_t append_query_ts(ze_command_list_handle_t l, uint32_t ne,
     return record(l, &c);
 }
 
-static ze_result_t append_prefetch(ze_command_list_handle_t l, const void *p, size_t size)
+static ze_result_t append_prefetch(ze_command_list_handle_t l, const void *p,
+                                   size_t size)
 {
     return l ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
-static ze_result_t append_advise(ze_command_list_handle_t l, ze_device_handle_t d, const void *p,
+static ze_result_t append_advise(ze_command_list_handle_t l,
+                                 ze_device_handle_t d, const void *p,
                                  size_t size, ze_memory_advice_t a)
 {
     return l ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -419,7 +446,7 @@ static ze_result_t list_new(ze_device_handle_t dev, uint32_t ordinal,
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (fz_engine_of(dev, ordinal, 0) == NULL)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    struct _ze_command_list_handle_t *l = calloc(1, sizeof *l);
+    struct _ze_command_list_handle_t *l = fz_new(sizeof *l);
     if (l == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     l->dev = dev;
@@ -432,14 +459,16 @@ static ze_result_t list_new(ze_device_handle_t dev, uint32_t ordinal,
 }
 
 static ze_result_t list_create(ze_context_handle_t c, ze_device_handle_t dev,
-                               const ze_command_list_desc_t *desc, ze_command_list_handle_t *out)
+                               const ze_command_list_desc_t *desc,
+                               ze_command_list_handle_t *out)
 {
     if (desc == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return list_new(dev, desc->commandQueueGroupOrdinal, out);
 }
 
-static ze_result_t list_create_immediate(ze_context_handle_t c, ze_device_handle_t dev,
+static ze_result_t list_create_immediate(ze_context_handle_t c,
+                                         ze_device_handle_t dev,
                                          const ze_command_queue_desc_t *desc,
                                          ze_command_list_handle_t *out)
 {
@@ -473,7 +502,7 @@ static ze_result_t list_destroy(ze_command_list_handle_t l)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     list_clear(l);
     free(l->cmds);
-    free(l);
+    fz_delete(l);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -531,7 +560,7 @@ static ze_result_t queue_create(ze_context_handle_t c, ze_device_handle_t dev,
     struct fz_engine *e = fz_engine_of(dev, desc->ordinal, desc->index);
     if (e == NULL)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    struct _ze_command_queue_handle_t *q = calloc(1, sizeof *q);
+    struct _ze_command_queue_handle_t *q = fz_new(sizeof *q);
     if (q == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     q->dev = dev;
@@ -544,14 +573,15 @@ static ze_result_t queue_create(ze_context_handle_t c, ze_device_handle_t dev,
 
 static ze_result_t queue_destroy(ze_command_queue_handle_t q)
 {
-    free(q);
+    fz_delete(q);
     return ZE_RESULT_SUCCESS;
 }
 
 /* Enqueues every command of the lists; the last op (or a silent one when
  * there is none) carries the fence. fz.lock held. */
 static ze_result_t execute_locked(ze_command_queue_handle_t q, uint32_t n,
-                                  ze_command_list_handle_t *lists, ze_fence_handle_t fence)
+                                  ze_command_list_handle_t *lists,
+                                  ze_fence_handle_t fence)
 {
     uint64_t earliest = submit_tick();
     ze_result_t r = ZE_RESULT_SUCCESS;
@@ -559,7 +589,8 @@ static ze_result_t execute_locked(ze_command_queue_handle_t q, uint32_t n,
         ze_command_list_handle_t l = lists[i];
         for (size_t j = 0; j < l->n_cmds && r == ZE_RESULT_SUCCESS; j++) {
             bool last = i + 1 == n && j + 1 == l->n_cmds;
-            r = enqueue(&q->q, &l->cmds[j], earliest, last ? fence : NULL, l->id, false);
+            r = enqueue(&q->q, &l->cmds[j], earliest, last ? fence : NULL,
+                        l->id, false);
         }
     }
     if (r == ZE_RESULT_SUCCESS && lists[n - 1]->n_cmds == 0 && fence != NULL) {
@@ -571,7 +602,8 @@ static ze_result_t execute_locked(ze_command_queue_handle_t q, uint32_t n,
 }
 
 static ze_result_t queue_execute(ze_command_queue_handle_t q, uint32_t n,
-                                 ze_command_list_handle_t *lists, ze_fence_handle_t fence)
+                                 ze_command_list_handle_t *lists,
+                                 ze_fence_handle_t fence)
 {
     if (q == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;

@@ -5,14 +5,57 @@
  * properties, global timestamps, and contexts. */
 #include "fakeze.h"
 
-#include <level_zero/zes_ddi.h>
-#include <level_zero/zet_ddi.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <level_zero/zes_ddi.h>
+#include <level_zero/zet_ddi.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct fz_state fz = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* -------------------------------------------------------------- objects -- */
+
+static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
+static void **objects;
+static size_t n_objects, cap_objects;
+
+void *fz_new(size_t size)
+{
+    void *p = calloc(1, size);
+    if (p == NULL)
+        return NULL;
+    pthread_mutex_lock(&objects_lock);
+    if (n_objects == cap_objects) {
+        size_t cap = cap_objects ? 2 * cap_objects : 64;
+        void **n = realloc(objects, cap * sizeof *n);
+        if (n == NULL) {
+            pthread_mutex_unlock(&objects_lock);
+            free(p);
+            return NULL;
+        }
+        objects = n;
+        cap_objects = cap;
+    }
+    objects[n_objects++] = p;
+    pthread_mutex_unlock(&objects_lock);
+    return p;
+}
+
+void fz_delete(void *p)
+{
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&objects_lock);
+    for (size_t i = n_objects; i-- > 0;) {
+        if (objects[i] == p) {
+            objects[i] = objects[--n_objects];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&objects_lock);
+    free(p);
+}
 
 /* ---------------------------------------------------------------- knobs -- */
 
@@ -45,9 +88,11 @@ static bool knob_kernels(struct fz_knobs *k)
         const char *eq = memchr(p, '=', len);
         char num[32];
         size_t nlen = eq ? len - (size_t)(eq + 1 - p) : 0;
-        if (eq == NULL || eq == p || (size_t)(eq - p) >= FZ_NAME_MAX || nlen == 0 ||
-            nlen >= sizeof num) {
-            fprintf(stderr, "fakeze: FAKEZE_KERNELS entry '%.*s' is not name=ns\n", (int)len, p);
+        if (eq == NULL || eq == p || (size_t)(eq - p) >= FZ_NAME_MAX ||
+            nlen == 0 || nlen >= sizeof num) {
+            fprintf(stderr,
+                    "fakeze: FAKEZE_KERNELS entry '%.*s' is not name=ns\n",
+                    (int)len, p);
             return false;
         }
         memcpy(num, eq + 1, nlen);
@@ -55,10 +100,13 @@ static bool knob_kernels(struct fz_knobs *k)
         char *end;
         unsigned long long ns = strtoull(num, &end, 0);
         if (*end != '\0' || num[0] == '-') {
-            fprintf(stderr, "fakeze: FAKEZE_KERNELS entry '%.*s' is not name=ns\n", (int)len, p);
+            fprintf(stderr,
+                    "fakeze: FAKEZE_KERNELS entry '%.*s' is not name=ns\n",
+                    (int)len, p);
             return false;
         }
-        struct fz_kernel_time *n = realloc(k->kernels, (k->n_kernels + 1) * sizeof *n);
+        struct fz_kernel_time *n =
+            realloc(k->kernels, (k->n_kernels + 1) * sizeof *n);
         if (n == NULL)
             return false;
         k->kernels = n;
@@ -81,31 +129,36 @@ static bool knob_clock(struct fz_knobs *k)
         k->clock = CLOCK_MONOTONIC;
         return true;
     }
-    fprintf(stderr, "fakeze: FAKEZE_HOST_CLOCK=%s is neither raw nor monotonic\n", s);
+    fprintf(stderr,
+            "fakeze: FAKEZE_HOST_CLOCK=%s is neither raw nor monotonic\n", s);
     return false;
 }
 
 static bool read_knobs(struct fz_knobs *k)
 {
     uint64_t dev, bits, kbits, ce, cpe, res;
-    bool ok = knob_u64("FAKEZE_DEVICES", 1, &dev) &&
-              knob_u64("FAKEZE_TIMER_HZ", 12500000, &k->timer_hz) &&
-              knob_u64("FAKEZE_TS_VALID_BITS", 64, &bits) &&
-              knob_u64("FAKEZE_KERNEL_TS_VALID_BITS", 32, &kbits) &&
-              knob_u64("FAKEZE_CONTEXT_TS_OFFSET", 1000, &k->context_ts_offset) &&
-              knob_u64("FAKEZE_KERNEL_NS", 100000, &k->kernel_ns) &&
-              knob_u64("FAKEZE_COPY_BPS", 10000000000ull, &k->copy_bps) &&
-              knob_u64("FAKEZE_COPY_NS", 0, &k->copy_ns) &&
-              knob_u64("FAKEZE_SUBMIT_NS", 0, &k->submit_ns) &&
-              knob_u64("FAKEZE_COMPUTE_ENGINES", 2, &ce) &&
-              knob_u64("FAKEZE_COPY_ENGINES", 1, &cpe) &&
-              knob_u64("FAKEZE_INIT_RESULT", 0, &res) && knob_clock(k) && knob_kernels(k);
+    bool ok =
+        knob_u64("FAKEZE_DEVICES", 1, &dev) &&
+        knob_u64("FAKEZE_TIMER_HZ", 12500000, &k->timer_hz) &&
+        knob_u64("FAKEZE_TS_VALID_BITS", 64, &bits) &&
+        knob_u64("FAKEZE_KERNEL_TS_VALID_BITS", 32, &kbits) &&
+        knob_u64("FAKEZE_CONTEXT_TS_OFFSET", 1000, &k->context_ts_offset) &&
+        knob_u64("FAKEZE_KERNEL_NS", 100000, &k->kernel_ns) &&
+        knob_u64("FAKEZE_COPY_BPS", 10000000000ull, &k->copy_bps) &&
+        knob_u64("FAKEZE_COPY_NS", 0, &k->copy_ns) &&
+        knob_u64("FAKEZE_SUBMIT_NS", 0, &k->submit_ns) &&
+        knob_u64("FAKEZE_COMPUTE_ENGINES", 2, &ce) &&
+        knob_u64("FAKEZE_COPY_ENGINES", 1, &cpe) &&
+        knob_u64("FAKEZE_INIT_RESULT", 0, &res) && knob_clock(k) &&
+        knob_kernels(k);
     if (!ok)
         return false;
-    if (dev < 1 || dev > FZ_MAX_DEVICES || k->timer_hz == 0 || bits < 1 || bits > 64 ||
-        kbits < 1 || kbits > 64 || ce < 1 || ce > FZ_MAX_ENGINES || cpe > FZ_MAX_ENGINES ||
-        k->copy_bps == 0) {
-        fprintf(stderr, "fakeze: a knob is out of range (see tests/fakeze/README.md)\n");
+    if (dev < 1 || dev > FZ_MAX_DEVICES || k->timer_hz == 0 || bits < 1 ||
+        bits > 64 || kbits < 1 || kbits > 64 || ce < 1 || ce > FZ_MAX_ENGINES ||
+        cpe > FZ_MAX_ENGINES || k->copy_bps == 0) {
+        fprintf(
+            stderr,
+            "fakeze: a knob is out of range (see tests/fakeze/README.md)\n");
         return false;
     }
     k->devices = (uint32_t)dev;
@@ -124,8 +177,10 @@ static void setup_devices(void)
         struct _ze_device_handle_t *dev = &fz.devices[d];
         dev->id = d;
         for (uint32_t i = 0; i < FZ_MAX_ENGINES; i++) {
-            dev->compute[i] = (struct fz_engine){.dev = dev, .ordinal = 0, .index = i};
-            dev->copy[i] = (struct fz_engine){.dev = dev, .ordinal = 1, .index = i};
+            dev->compute[i] =
+                (struct fz_engine){.dev = dev, .ordinal = 0, .index = i};
+            dev->copy[i] =
+                (struct fz_engine){.dev = dev, .ordinal = 1, .index = i};
         }
     }
 }
@@ -135,14 +190,18 @@ static void setup_devices(void)
 static ze_result_t fz_init(ze_init_flags_t flags)
 {
     if (flags != 0 && !(flags & ZE_INIT_FLAG_GPU_ONLY))
-        return ZE_RESULT_ERROR_UNINITIALIZED; /* a VPU-only request: no device */
+        return ZE_RESULT_ERROR_UNINITIALIZED; /* a VPU-only request: no device
+                                               */
     pthread_mutex_lock(&fz.lock);
     ze_result_t r = ZE_RESULT_SUCCESS;
     if (!fz.initialised) {
-        if (!read_knobs(&fz.k)) {
-            r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        } else if (fz.k.init_result != ZE_RESULT_SUCCESS) {
-            r = fz.k.init_result;
+        bool ok = read_knobs(&fz.k);
+        if (!ok || fz.k.init_result != ZE_RESULT_SUCCESS) {
+            /* The loader unloads a driver whose init fails: free all. */
+            r = ok ? fz.k.init_result : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            free(fz.k.kernels);
+            fz.k.kernels = NULL;
+            fz.k.n_kernels = 0;
         } else {
             fz.h0 = fz_now();
             setup_devices();
@@ -150,8 +209,8 @@ static ze_result_t fz_init(ze_init_flags_t flags)
             if (path != NULL && *path != '\0') {
                 fz.trace = fopen(path, "a");
                 if (fz.trace == NULL)
-                    fprintf(stderr, "fakeze: cannot open FAKEZE_TRACE=%s: %s\n", path,
-                            strerror(errno));
+                    fprintf(stderr, "fakeze: cannot open FAKEZE_TRACE=%s: %s\n",
+                            path, strerror(errno));
             }
             fz.initialised = true;
         }
@@ -185,7 +244,8 @@ static ze_result_t driver_api_version(ze_driver_handle_t d, ze_api_version_t *v)
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t driver_properties(ze_driver_handle_t d, ze_driver_properties_t *p)
+static ze_result_t driver_properties(ze_driver_handle_t d,
+                                     ze_driver_properties_t *p)
 {
     memset(p->uuid.id, 0, sizeof p->uuid.id);
     memcpy(p->uuid.id, "fakeze", 6);
@@ -193,7 +253,8 @@ static ze_result_t driver_properties(ze_driver_handle_t d, ze_driver_properties_
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t driver_ipc(ze_driver_handle_t d, ze_driver_ipc_properties_t *p)
+static ze_result_t driver_ipc(ze_driver_handle_t d,
+                              ze_driver_ipc_properties_t *p)
 {
     p->flags = 0;
     return ZE_RESULT_SUCCESS;
@@ -206,7 +267,8 @@ static ze_result_t driver_extensions(ze_driver_handle_t d, uint32_t *count,
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t driver_ext_function(ze_driver_handle_t d, const char *name, void **fn)
+static ze_result_t driver_ext_function(ze_driver_handle_t d, const char *name,
+                                       void **fn)
 {
     *fn = NULL;
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -214,7 +276,8 @@ static ze_result_t driver_ext_function(ze_driver_handle_t d, const char *name, v
 
 /* --------------------------------------------------------------- device -- */
 
-static ze_result_t device_get(ze_driver_handle_t d, uint32_t *count, ze_device_handle_t *devs)
+static ze_result_t device_get(ze_driver_handle_t d, uint32_t *count,
+                              ze_device_handle_t *devs)
 {
     if (count == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -236,7 +299,8 @@ static ze_result_t device_sub_devices(ze_device_handle_t dev, uint32_t *count,
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t device_properties(ze_device_handle_t dev, ze_device_properties_t *p)
+static ze_result_t device_properties(ze_device_handle_t dev,
+                                     ze_device_properties_t *p)
 {
     if (dev == NULL || p == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -255,7 +319,9 @@ static ze_result_t device_properties(ze_device_handle_t dev, ze_device_propertie
     p->numEUsPerSubslice = 8;
     p->numSubslicesPerSlice = 4;
     p->numSlices = 1;
-    p->timerResolution = hz ? fz.k.timer_hz : (1000000000ull + fz.k.timer_hz / 2) / fz.k.timer_hz;
+    p->timerResolution =
+        hz ? fz.k.timer_hz
+           : (1000000000ull + fz.k.timer_hz / 2) / fz.k.timer_hz;
     p->timestampValidBits = fz.k.ts_valid_bits;
     p->kernelTimestampValidBits = fz.k.kernel_ts_valid_bits;
     memset(&p->uuid, 0, sizeof p->uuid);
@@ -265,7 +331,8 @@ static ze_result_t device_properties(ze_device_handle_t dev, ze_device_propertie
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t device_compute(ze_device_handle_t dev, ze_device_compute_properties_t *p)
+static ze_result_t device_compute(ze_device_handle_t dev,
+                                  ze_device_compute_properties_t *p)
 {
     p->maxTotalGroupSize = 1024;
     p->maxGroupSizeX = p->maxGroupSizeY = p->maxGroupSizeZ = 1024;
@@ -278,7 +345,8 @@ static ze_result_t device_compute(ze_device_handle_t dev, ze_device_compute_prop
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t device_module(ze_device_handle_t dev, ze_device_module_properties_t *p)
+static ze_result_t device_module(ze_device_handle_t dev,
+                                 ze_device_module_properties_t *p)
 {
     p->spirvVersionSupported = ZE_MAKE_VERSION(1, 2);
     p->flags = 0;
@@ -300,11 +368,13 @@ static ze_result_t device_queue_groups(ze_device_handle_t dev, uint32_t *count,
     if (*count > n)
         *count = n;
     for (uint32_t i = 0; i < *count; i++) {
-        p[i].flags = i == 0 ? ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
-                                  ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY |
-                                  ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS |
-                                  ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_METRICS
-                            : ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
+        p[i].flags =
+            i == 0
+                ? ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
+                      ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY |
+                      ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS |
+                      ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_METRICS
+                : ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
         p[i].maxMemoryFillPatternSize = FZ_PATTERN_MAX;
         p[i].numQueues = i == 0 ? fz.k.compute_engines : fz.k.copy_engines;
     }
@@ -332,7 +402,8 @@ static ze_result_t device_memory_access(ze_device_handle_t dev,
 {
     ze_memory_access_cap_flags_t rw = ZE_MEMORY_ACCESS_CAP_FLAG_RW;
     p->hostAllocCapabilities = p->deviceAllocCapabilities = rw;
-    p->sharedSingleDeviceAllocCapabilities = p->sharedCrossDeviceAllocCapabilities = rw;
+    p->sharedSingleDeviceAllocCapabilities =
+        p->sharedCrossDeviceAllocCapabilities = rw;
     p->sharedSystemAllocCapabilities = 0;
     return ZE_RESULT_SUCCESS;
 }
@@ -357,8 +428,8 @@ static ze_result_t device_p2p(ze_device_handle_t a, ze_device_handle_t b,
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t device_can_access_peer(ze_device_handle_t a, ze_device_handle_t b,
-                                          ze_bool_t *v)
+static ze_result_t device_can_access_peer(ze_device_handle_t a,
+                                          ze_device_handle_t b, ze_bool_t *v)
 {
     *v = a == b;
     return ZE_RESULT_SUCCESS;
@@ -369,8 +440,8 @@ static ze_result_t device_status(ze_device_handle_t dev)
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t device_global_timestamps(ze_device_handle_t dev, uint64_t *host,
-                                            uint64_t *device)
+static ze_result_t device_global_timestamps(ze_device_handle_t dev,
+                                            uint64_t *host, uint64_t *device)
 {
     if (dev == NULL || host == NULL || device == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -382,17 +453,19 @@ static ze_result_t device_global_timestamps(ze_device_handle_t dev, uint64_t *ho
 
 /* -------------------------------------------------------------- context -- */
 
-static ze_result_t context_create(ze_driver_handle_t d, const ze_context_desc_t *desc,
+static ze_result_t context_create(ze_driver_handle_t d,
+                                  const ze_context_desc_t *desc,
                                   ze_context_handle_t *out)
 {
     if (out == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    *out = calloc(1, sizeof **out);
+    *out = fz_new(sizeof **out);
     return *out ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 }
 
-static ze_result_t context_create_ex(ze_driver_handle_t d, const ze_context_desc_t *desc,
-                                     uint32_t n, ze_device_handle_t *devs,
+static ze_result_t context_create_ex(ze_driver_handle_t d,
+                                     const ze_context_desc_t *desc, uint32_t n,
+                                     ze_device_handle_t *devs,
                                      ze_context_handle_t *out)
 {
     return context_create(d, desc, out);
@@ -400,7 +473,7 @@ static ze_result_t context_create_ex(ze_driver_handle_t d, const ze_context_desc
 
 static ze_result_t context_destroy(ze_context_handle_t c)
 {
-    free(c);
+    fz_delete(c);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -409,12 +482,14 @@ static ze_result_t context_status(ze_context_handle_t c)
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t context_barrier(ze_context_handle_t c, ze_device_handle_t dev)
+static ze_result_t context_barrier(ze_context_handle_t c,
+                                   ze_device_handle_t dev)
 {
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t context_resident(ze_context_handle_t c, ze_device_handle_t dev, void *p,
+static ze_result_t context_resident(ze_context_handle_t c,
+                                    ze_device_handle_t dev, void *p,
                                     size_t size)
 {
     return ZE_RESULT_SUCCESS;
@@ -433,16 +508,16 @@ static ze_result_t check_version(ze_api_version_t v, const void *table)
 
 /* One export per table: checks the version, empties the table, fills what
  * the driver has. */
-#define FZ_TABLE(getter, type, fill)                                                       \
-    ZE_DLLEXPORT ze_result_t ZE_APICALL getter(ze_api_version_t v, type *t);               \
-    ZE_DLLEXPORT ze_result_t ZE_APICALL getter(ze_api_version_t v, type *t)                \
-    {                                                                                      \
-        ze_result_t r = check_version(v, t);                                               \
-        if (r != ZE_RESULT_SUCCESS)                                                        \
-            return r;                                                                      \
-        memset(t, 0, sizeof *t);                                                           \
-        fill;                                                                              \
-        return ZE_RESULT_SUCCESS;                                                          \
+#define FZ_TABLE(getter, type, fill)                                           \
+    ZE_DLLEXPORT ze_result_t ZE_APICALL getter(ze_api_version_t v, type *t);   \
+    ZE_DLLEXPORT ze_result_t ZE_APICALL getter(ze_api_version_t v, type *t)    \
+    {                                                                          \
+        ze_result_t r = check_version(v, t);                                   \
+        if (r != ZE_RESULT_SUCCESS)                                            \
+            return r;                                                          \
+        memset(t, 0, sizeof *t);                                               \
+        fill;                                                                  \
+        return ZE_RESULT_SUCCESS;                                              \
     }
 
 static void fill_global(ze_global_dditable_t *t)
@@ -493,12 +568,15 @@ FZ_TABLE(zeGetDriverProcAddrTable, ze_driver_dditable_t, fill_driver(t))
 FZ_TABLE(zeGetDeviceProcAddrTable, ze_device_dditable_t, fill_device(t))
 FZ_TABLE(zeGetDeviceExpProcAddrTable, ze_device_exp_dditable_t, (void)0)
 FZ_TABLE(zeGetContextProcAddrTable, ze_context_dditable_t, fill_context(t))
-FZ_TABLE(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t, fz_fill_command_queue(t))
-FZ_TABLE(zeGetCommandListProcAddrTable, ze_command_list_dditable_t, fz_fill_command_list(t))
+FZ_TABLE(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t,
+         fz_fill_command_queue(t))
+FZ_TABLE(zeGetCommandListProcAddrTable, ze_command_list_dditable_t,
+         fz_fill_command_list(t))
 FZ_TABLE(zeGetImageProcAddrTable, ze_image_dditable_t, (void)0)
 FZ_TABLE(zeGetImageExpProcAddrTable, ze_image_exp_dditable_t, (void)0)
 FZ_TABLE(zeGetFenceProcAddrTable, ze_fence_dditable_t, fz_fill_fence(t))
-FZ_TABLE(zeGetEventPoolProcAddrTable, ze_event_pool_dditable_t, fz_fill_event_pool(t))
+FZ_TABLE(zeGetEventPoolProcAddrTable, ze_event_pool_dditable_t,
+         fz_fill_event_pool(t))
 FZ_TABLE(zeGetEventProcAddrTable, ze_event_dditable_t, fz_fill_event(t))
 FZ_TABLE(zeGetEventExpProcAddrTable, ze_event_exp_dditable_t, (void)0)
 FZ_TABLE(zeGetModuleProcAddrTable, ze_module_dditable_t, fz_fill_module(t))
@@ -510,8 +588,10 @@ FZ_TABLE(zeGetSamplerProcAddrTable, ze_sampler_dditable_t, (void)0)
 FZ_TABLE(zeGetPhysicalMemProcAddrTable, ze_physical_mem_dditable_t, (void)0)
 FZ_TABLE(zeGetMemProcAddrTable, ze_mem_dditable_t, fz_fill_mem(t))
 FZ_TABLE(zeGetVirtualMemProcAddrTable, ze_virtual_mem_dditable_t, (void)0)
-FZ_TABLE(zeGetFabricVertexExpProcAddrTable, ze_fabric_vertex_exp_dditable_t, (void)0)
-FZ_TABLE(zeGetFabricEdgeExpProcAddrTable, ze_fabric_edge_exp_dditable_t, (void)0)
+FZ_TABLE(zeGetFabricVertexExpProcAddrTable, ze_fabric_vertex_exp_dditable_t,
+         (void)0)
+FZ_TABLE(zeGetFabricEdgeExpProcAddrTable, ze_fabric_edge_exp_dditable_t,
+         (void)0)
 
 /* Tools (zet) and sysman (zes): nothing, but the loader needs the exports. */
 FZ_TABLE(zetGetDeviceProcAddrTable, zet_device_dditable_t, (void)0)
@@ -520,17 +600,21 @@ FZ_TABLE(zetGetCommandListProcAddrTable, zet_command_list_dditable_t, (void)0)
 FZ_TABLE(zetGetModuleProcAddrTable, zet_module_dditable_t, (void)0)
 FZ_TABLE(zetGetKernelProcAddrTable, zet_kernel_dditable_t, (void)0)
 FZ_TABLE(zetGetMetricGroupProcAddrTable, zet_metric_group_dditable_t, (void)0)
-FZ_TABLE(zetGetMetricGroupExpProcAddrTable, zet_metric_group_exp_dditable_t, (void)0)
+FZ_TABLE(zetGetMetricGroupExpProcAddrTable, zet_metric_group_exp_dditable_t,
+         (void)0)
 FZ_TABLE(zetGetMetricProcAddrTable, zet_metric_dditable_t, (void)0)
-FZ_TABLE(zetGetMetricStreamerProcAddrTable, zet_metric_streamer_dditable_t, (void)0)
-FZ_TABLE(zetGetMetricQueryPoolProcAddrTable, zet_metric_query_pool_dditable_t, (void)0)
+FZ_TABLE(zetGetMetricStreamerProcAddrTable, zet_metric_streamer_dditable_t,
+         (void)0)
+FZ_TABLE(zetGetMetricQueryPoolProcAddrTable, zet_metric_query_pool_dditable_t,
+         (void)0)
 FZ_TABLE(zetGetMetricQueryProcAddrTable, zet_metric_query_dditable_t, (void)0)
 FZ_TABLE(zetGetTracerExpProcAddrTable, zet_tracer_exp_dditable_t, (void)0)
 FZ_TABLE(zetGetDebugProcAddrTable, zet_debug_dditable_t, (void)0)
 FZ_TABLE(zesGetDriverProcAddrTable, zes_driver_dditable_t, (void)0)
 FZ_TABLE(zesGetDeviceProcAddrTable, zes_device_dditable_t, (void)0)
 FZ_TABLE(zesGetSchedulerProcAddrTable, zes_scheduler_dditable_t, (void)0)
-FZ_TABLE(zesGetPerformanceFactorProcAddrTable, zes_performance_factor_dditable_t, (void)0)
+FZ_TABLE(zesGetPerformanceFactorProcAddrTable,
+         zes_performance_factor_dditable_t, (void)0)
 FZ_TABLE(zesGetPowerProcAddrTable, zes_power_dditable_t, (void)0)
 FZ_TABLE(zesGetFrequencyProcAddrTable, zes_frequency_dditable_t, (void)0)
 FZ_TABLE(zesGetEngineProcAddrTable, zes_engine_dditable_t, (void)0)

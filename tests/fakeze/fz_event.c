@@ -61,10 +61,12 @@ static void nap(uint64_t ns)
     nanosleep(&ts, NULL);
 }
 
-ze_result_t fz_wait(bool (*ready)(void *arg, uint64_t *end_tick), void *arg, uint64_t timeout_ns)
+ze_result_t fz_wait(bool (*ready)(void *arg, uint64_t *end_tick), void *arg,
+                    uint64_t timeout_ns)
 {
     uint64_t begin = fz_now();
-    uint64_t deadline = timeout_ns > UINT64_MAX - begin ? UINT64_MAX : begin + timeout_ns;
+    uint64_t deadline =
+        timeout_ns > UINT64_MAX - begin ? UINT64_MAX : begin + timeout_ns;
     for (;;) {
         uint64_t end_tick = 0;
         pthread_mutex_lock(&fz.lock);
@@ -94,15 +96,16 @@ bool fz_queue_ready(void *queue_state, uint64_t *end_tick)
 
 /* ----------------------------------------------------------- event pool -- */
 
-static ze_result_t pool_create(ze_context_handle_t c, const ze_event_pool_desc_t *desc,
-                               uint32_t n, ze_device_handle_t *devs,
+static ze_result_t pool_create(ze_context_handle_t c,
+                               const ze_event_pool_desc_t *desc, uint32_t n,
+                               ze_device_handle_t *devs,
                                ze_event_pool_handle_t *out)
 {
     if (desc == NULL || out == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->count == 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
-    struct _ze_event_pool_handle_t *p = calloc(1, sizeof *p);
+    struct _ze_event_pool_handle_t *p = fz_new(sizeof *p);
     if (p == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     p->flags = desc->flags;
@@ -113,13 +116,14 @@ static ze_result_t pool_create(ze_context_handle_t c, const ze_event_pool_desc_t
 
 static ze_result_t pool_destroy(ze_event_pool_handle_t p)
 {
-    free(p);
+    fz_delete(p);
     return ZE_RESULT_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- event -- */
 
-static ze_result_t event_create(ze_event_pool_handle_t pool, const ze_event_desc_t *desc,
+static ze_result_t event_create(ze_event_pool_handle_t pool,
+                                const ze_event_desc_t *desc,
                                 ze_event_handle_t *out)
 {
     if (pool == NULL)
@@ -128,7 +132,7 @@ static ze_result_t event_create(ze_event_pool_handle_t pool, const ze_event_desc
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->index >= pool->count)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    struct _ze_event_handle_t *e = calloc(1, sizeof *e);
+    struct _ze_event_handle_t *e = fz_new(sizeof *e);
     if (e == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     e->pool = pool;
@@ -139,7 +143,7 @@ static ze_result_t event_create(ze_event_pool_handle_t pool, const ze_event_desc
 
 static ze_result_t event_destroy(ze_event_handle_t e)
 {
-    free(e);
+    fz_delete(e);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -197,7 +201,8 @@ void fz_event_timestamp(ze_event_handle_t e, ze_kernel_timestamp_result_t *out)
     out->context.kernelEnd = (e->end - off) & m;
 }
 
-static ze_result_t event_kernel_timestamp(ze_event_handle_t e, ze_kernel_timestamp_result_t *out)
+static ze_result_t event_kernel_timestamp(ze_event_handle_t e,
+                                          ze_kernel_timestamp_result_t *out)
 {
     if (e == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -216,14 +221,15 @@ static ze_result_t event_kernel_timestamp(ze_event_handle_t e, ze_kernel_timesta
 
 /* ---------------------------------------------------------------- fence -- */
 
-static ze_result_t fence_create(ze_command_queue_handle_t q, const ze_fence_desc_t *desc,
+static ze_result_t fence_create(ze_command_queue_handle_t q,
+                                const ze_fence_desc_t *desc,
                                 ze_fence_handle_t *out)
 {
     if (q == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (out == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    struct _ze_fence_handle_t *f = calloc(1, sizeof *f);
+    struct _ze_fence_handle_t *f = fz_new(sizeof *f);
     if (f == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     f->queue = q;
@@ -237,7 +243,7 @@ static ze_result_t fence_create(ze_command_queue_handle_t q, const ze_fence_desc
 
 static ze_result_t fence_destroy(ze_fence_handle_t f)
 {
-    free(f);
+    fz_delete(f);
     return ZE_RESULT_SUCCESS;
 }
 

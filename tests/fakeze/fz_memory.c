@@ -20,7 +20,8 @@ struct fz_alloc {
 
 static struct fz_alloc *allocs; /* fz.lock */
 
-static ze_result_t mem_alloc(size_t size, size_t align, ze_memory_type_t type, void **out)
+static ze_result_t mem_alloc(size_t size, size_t align, ze_memory_type_t type,
+                             void **out)
 {
     if (out == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -48,21 +49,25 @@ static ze_result_t mem_alloc(size_t size, size_t align, ze_memory_type_t type, v
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t mem_alloc_shared(ze_context_handle_t c, const ze_device_mem_alloc_desc_t *dd,
-                                    const ze_host_mem_alloc_desc_t *hd, size_t size,
-                                    size_t align, ze_device_handle_t dev, void **out)
+static ze_result_t mem_alloc_shared(ze_context_handle_t c,
+                                    const ze_device_mem_alloc_desc_t *dd,
+                                    const ze_host_mem_alloc_desc_t *hd,
+                                    size_t size, size_t align,
+                                    ze_device_handle_t dev, void **out)
 {
     return mem_alloc(size, align, ZE_MEMORY_TYPE_SHARED, out);
 }
 
-static ze_result_t mem_alloc_device(ze_context_handle_t c, const ze_device_mem_alloc_desc_t *d,
-                                    size_t size, size_t align, ze_device_handle_t dev,
-                                    void **out)
+static ze_result_t mem_alloc_device(ze_context_handle_t c,
+                                    const ze_device_mem_alloc_desc_t *d,
+                                    size_t size, size_t align,
+                                    ze_device_handle_t dev, void **out)
 {
     return mem_alloc(size, align, ZE_MEMORY_TYPE_DEVICE, out);
 }
 
-static ze_result_t mem_alloc_host(ze_context_handle_t c, const ze_host_mem_alloc_desc_t *d,
+static ze_result_t mem_alloc_host(ze_context_handle_t c,
+                                  const ze_host_mem_alloc_desc_t *d,
                                   size_t size, size_t align, void **out)
 {
     return mem_alloc(size, align, ZE_MEMORY_TYPE_HOST, out);
@@ -124,7 +129,8 @@ static ze_result_t mem_properties(ze_context_handle_t c, const void *p,
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t mem_range(ze_context_handle_t c, const void *p, void **base, size_t *size)
+static ze_result_t mem_range(ze_context_handle_t c, const void *p, void **base,
+                             size_t *size)
 {
     pthread_mutex_lock(&fz.lock);
     struct fz_alloc *a = find(p);
@@ -152,7 +158,8 @@ void fz_fill_mem(ze_mem_dditable_t *t)
 
 /* Adds the OpEntryPoint names of a SPIR-V module (words in host order, the
  * magic checked by the caller). Returns false on a malformed module. */
-static bool spirv_entry_points(struct _ze_module_handle_t *m, const uint32_t *w, size_t n)
+static bool spirv_entry_points(struct _ze_module_handle_t *m, const uint32_t *w,
+                               size_t n)
 {
     for (size_t i = 5; i < n;) {
         uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
@@ -162,7 +169,8 @@ static bool spirv_entry_points(struct _ze_module_handle_t *m, const uint32_t *w,
             const char *name = (const char *)&w[i + 3];
             size_t max = (count - 3) * 4;
             size_t len = strnlen(name, max);
-            char **names = realloc(m->kernel_names, (m->n_kernel_names + 1) * sizeof *names);
+            char **names = realloc(m->kernel_names,
+                                   (m->n_kernel_names + 1) * sizeof *names);
             if (len == max || names == NULL)
                 return false;
             m->kernel_names = names;
@@ -182,20 +190,21 @@ static void module_free(struct _ze_module_handle_t *m)
         free(m->kernel_names[i]);
     free(m->kernel_names);
     free(m->bytes);
-    free(m);
+    fz_delete(m);
 }
 
 static ze_result_t module_create(ze_context_handle_t c, ze_device_handle_t dev,
-                                 const ze_module_desc_t *desc, ze_module_handle_t *out,
+                                 const ze_module_desc_t *desc,
+                                 ze_module_handle_t *out,
                                  ze_module_build_log_handle_t *log)
 {
     if (desc == NULL || out == NULL || desc->pInputModule == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->inputSize == 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
-    struct _ze_module_handle_t *m = calloc(1, sizeof *m);
+    struct _ze_module_handle_t *m = fz_new(sizeof *m);
     if (m == NULL || (m->bytes = malloc(desc->inputSize)) == NULL) {
-        free(m);
+        fz_delete(m);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     m->dev = dev;
@@ -218,7 +227,7 @@ static ze_result_t module_create(ze_context_handle_t c, ze_device_handle_t dev,
         }
     }
     if (log != NULL)
-        *log = calloc(1, sizeof **log);
+        *log = fz_new(sizeof **log);
     *out = m;
     return ZE_RESULT_SUCCESS;
 }
@@ -231,7 +240,8 @@ static ze_result_t module_destroy(ze_module_handle_t m)
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t module_native_binary(ze_module_handle_t m, size_t *size, uint8_t *out)
+static ze_result_t module_native_binary(ze_module_handle_t m, size_t *size,
+                                        uint8_t *out)
 {
     if (m == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -243,7 +253,8 @@ static ze_result_t module_native_binary(ze_module_handle_t m, size_t *size, uint
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t module_kernel_names(ze_module_handle_t m, uint32_t *count, const char **names)
+static ze_result_t module_kernel_names(ze_module_handle_t m, uint32_t *count,
+                                       const char **names)
 {
     if (m == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -258,7 +269,8 @@ static ze_result_t module_kernel_names(ze_module_handle_t m, uint32_t *count, co
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t module_properties(ze_module_handle_t m, ze_module_properties_t *p)
+static ze_result_t module_properties(ze_module_handle_t m,
+                                     ze_module_properties_t *p)
 {
     p->flags = 0;
     return ZE_RESULT_SUCCESS;
@@ -268,17 +280,18 @@ static ze_result_t module_dynamic_link(uint32_t n, ze_module_handle_t *m,
                                        ze_module_build_log_handle_t *log)
 {
     if (log != NULL)
-        *log = calloc(1, sizeof **log);
+        *log = fz_new(sizeof **log);
     return ZE_RESULT_SUCCESS;
 }
 
 static ze_result_t log_destroy(ze_module_build_log_handle_t log)
 {
-    free(log);
+    fz_delete(log);
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t log_string(ze_module_build_log_handle_t log, size_t *size, char *out)
+static ze_result_t log_string(ze_module_build_log_handle_t log, size_t *size,
+                              char *out)
 {
     if (out != NULL && *size > 0)
         out[0] = '\0';
@@ -304,7 +317,8 @@ void fz_fill_module_build_log(ze_module_build_log_dditable_t *t)
 
 /* --------------------------------------------------------------- kernel -- */
 
-static ze_result_t kernel_create(ze_module_handle_t m, const ze_kernel_desc_t *desc,
+static ze_result_t kernel_create(ze_module_handle_t m,
+                                 const ze_kernel_desc_t *desc,
                                  ze_kernel_handle_t *out)
 {
     if (m == NULL)
@@ -318,7 +332,7 @@ static ze_result_t kernel_create(ze_module_handle_t m, const ze_kernel_desc_t *d
         known = known || strcmp(m->kernel_names[i], desc->pKernelName) == 0;
     if (!known)
         return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
-    struct _ze_kernel_handle_t *k = calloc(1, sizeof *k);
+    struct _ze_kernel_handle_t *k = fz_new(sizeof *k);
     if (k == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     k->module = m;
@@ -330,11 +344,12 @@ static ze_result_t kernel_create(ze_module_handle_t m, const ze_kernel_desc_t *d
 
 static ze_result_t kernel_destroy(ze_kernel_handle_t k)
 {
-    free(k);
+    fz_delete(k);
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t kernel_group_size(ze_kernel_handle_t k, uint32_t x, uint32_t y, uint32_t z)
+static ze_result_t kernel_group_size(ze_kernel_handle_t k, uint32_t x,
+                                     uint32_t y, uint32_t z)
 {
     if (k == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -354,8 +369,9 @@ static uint32_t suggest(uint32_t n)
     return g;
 }
 
-static ze_result_t kernel_suggest(ze_kernel_handle_t k, uint32_t x, uint32_t y, uint32_t z,
-                                  uint32_t *gx, uint32_t *gy, uint32_t *gz)
+static ze_result_t kernel_suggest(ze_kernel_handle_t k, uint32_t x, uint32_t y,
+                                  uint32_t z, uint32_t *gx, uint32_t *gy,
+                                  uint32_t *gz)
 {
     *gx = suggest(x);
     *gy = 1;
@@ -369,22 +385,26 @@ static ze_result_t kernel_max_coop(ze_kernel_handle_t k, uint32_t *count)
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t kernel_arg(ze_kernel_handle_t k, uint32_t index, size_t size, const void *v)
+static ze_result_t kernel_arg(ze_kernel_handle_t k, uint32_t index, size_t size,
+                              const void *v)
 {
     return k ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
-static ze_result_t kernel_indirect(ze_kernel_handle_t k, ze_kernel_indirect_access_flags_t f)
+static ze_result_t kernel_indirect(ze_kernel_handle_t k,
+                                   ze_kernel_indirect_access_flags_t f)
 {
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t kernel_cache_config(ze_kernel_handle_t k, ze_cache_config_flags_t f)
+static ze_result_t kernel_cache_config(ze_kernel_handle_t k,
+                                       ze_cache_config_flags_t f)
 {
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t kernel_properties(ze_kernel_handle_t k, ze_kernel_properties_t *p)
+static ze_result_t kernel_properties(ze_kernel_handle_t k,
+                                     ze_kernel_properties_t *p)
 {
     if (k == NULL)
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;

@@ -881,6 +881,54 @@ START_TEST(regular_list_event_deps)
 }
 END_TEST
 
+/* Paused: objects made meanwhile are still known, and work run meanwhile
+ * is not counted; a regular list run while paused is timed right when
+ * it runs again measured (our event reset first). */
+START_TEST(paused_then_measured)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=1000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_stop(), GPUPROF_OK);
+    ze_kernel_handle_t ka = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l = regular(0);
+    launch_here(l, ka, NULL);
+    ZE_OK(zeCommandListClose(l));
+    ze_command_queue_handle_t q = queue(0, 0);
+    ze_command_list_handle_t imm = immediate(0, 1);
+    execute_here(q, l, NULL);
+    launch_here(imm, ka, NULL);
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    /* the paused run ended well before the measured one starts */
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+    ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
+    uint64_t t0 = gpuprof_be_now_ns();
+    execute_here(q, l, NULL);
+    launch_here(imm, ka, NULL);
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", NULL), 2);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", NULL), 2000000);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    /* Both measured kernels ran after gpuprof_start (nothing stale). */
+    gpuprof__io_trace *t = load_trace();
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        for (uint64_t j = 0; t->streams[i].gpu && j < t->streams[i].count; j++) {
+            ck_assert_uint_ge(t->streams[i].recs[j].start_ns, t0);
+            n++;
+        }
+    ck_assert_uint_eq(n, 2);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -900,6 +948,7 @@ int main(int argc, char **argv)
         {"threads_append_at_once", threads_append_at_once, 120},
         {"detectors_fire_and_stay_silent", detectors_fire_and_stay_silent, 60},
         {"regular_list_event_deps", regular_list_event_deps, 60},
+        {"paused_then_measured", paused_then_measured, 60},
         {"synchronous_list_blocks_in_the_append",
          synchronous_list_blocks_in_the_append, 60},
     };

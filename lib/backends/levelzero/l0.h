@@ -56,6 +56,7 @@ typedef struct l0_api {
                                ze_event_handle_t *);
     ze_result_t (*EventDestroy)(ze_event_handle_t);
     ze_result_t (*EventQueryStatus)(ze_event_handle_t);
+    ze_result_t (*EventHostSynchronize)(ze_event_handle_t, uint64_t);
     ze_result_t (*EventHostReset)(ze_event_handle_t);
     ze_result_t (*EventQueryKernelTimestamp)(ze_event_handle_t,
                                              ze_kernel_timestamp_result_t *);
@@ -136,6 +137,7 @@ typedef struct l0_tmpl {
     l0_ev *ours;         /* our event (NULL: the program's) */
     uintptr_t ctx;
     const void *src;     /* host-to-device copies: the host memory */
+    bool dirty;          /* run while not measuring: our event is stale */
     uint32_t nwait;      /* events the command waits for (traces) */
     ze_event_handle_t wait[L0_WAITS];
 } l0_tmpl;
@@ -207,6 +209,10 @@ l0_exec *gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
 /* The first operation of an execute (for a wait inside it). */
 uint64_t gpuprof__l0_exec_corr(const l0_exec *ex);
 void gpuprof__l0_exec_failed(l0_exec *ex);
+/* An execute while not measuring: our events of these lists get signalled
+ * and must be reset before a measured run reads them. */
+void gpuprof__l0_execute_unmeasured(uint32_t n,
+                                    ze_command_list_handle_t *lists);
 void gpuprof__l0_exec_release(l0_exec *ex); /* the epilogue, on success */
 /* Fences: the queue each belongs to. */
 void gpuprof__l0_fence_new(ze_fence_handle_t f, ze_command_queue_handle_t q);

@@ -127,6 +127,35 @@ static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,   GPUPROF_OP_COPY_H2D,
                                  GPUPROF_OP_COPY_OTHER, GPUPROF_OP_MEMSET,
                                  GPUPROF_OP_OTHER};
 
+void gpuprof__l0_execute_unmeasured(uint32_t n,
+                                    ze_command_list_handle_t *lists)
+{
+    pthread_mutex_lock(&MU);
+    for (uint32_t l = 0; lists && l < n; l++) {
+        uint32_t nt;
+        l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++)
+            if (t[j].ours)
+                t[j].dirty = true;
+    }
+    pthread_mutex_unlock(&MU);
+}
+
+/* Our events that ran unmeasured are reset before a measured run (under
+ * MU; the program does not run a list while executing it elsewhere). */
+static void reset_dirty(uint32_t n, ze_command_list_handle_t *lists)
+{
+    for (uint32_t l = 0; l < n; l++) {
+        uint32_t nt;
+        l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++)
+            if (t[j].dirty && t[j].ours && t[j].ours->refs == 1) {
+                L0_CALL(Z.EventHostReset(t[j].ev));
+                t[j].dirty = false;
+            }
+    }
+}
+
 /* Is one of our events of these lists still held by an earlier run? */
 static bool lists_busy(uint32_t n, ze_command_list_handle_t *lists)
 {
@@ -265,6 +294,7 @@ gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
     if (!e || !n || !lists)
         return NULL;
     pthread_mutex_lock(&MU);
+    reset_dirty(n, lists);
     bool busy = lists_busy(n, lists);
     pthread_mutex_unlock(&MU);
     if (busy) /* read the earlier run first: its events are reset then */
@@ -513,8 +543,31 @@ void gpuprof__l0_exec_failed(l0_exec *ex)
     gpuprof__l0_exec_release(ex);
 }
 
+/* Work still running at finalize gets up to 100 ms to end (the program
+ * may finalize right after its last launch): waited for oldest first. */
+static void grace(void)
+{
+    uint64_t deadline = gpuprof_be_now_ns() + 100000000u;
+    for (;;) {
+        pthread_mutex_lock(&MU);
+        ze_event_handle_t ev = NULL;
+        for (l0_inst *i = pending.next; i != &pending && !ev; i = i->next)
+            if ((!i->ours || i->ours->ctx) &&
+                L0_CALL(Z.EventQueryStatus(i->ev)) == ZE_RESULT_NOT_READY)
+                ev = i->ev;
+        pthread_mutex_unlock(&MU);
+        uint64_t now = gpuprof_be_now_ns();
+        if (!ev || now >= deadline)
+            return;
+        if (L0_CALL(Z.EventHostSynchronize(ev, deadline - now)) !=
+            ZE_RESULT_SUCCESS)
+            return;
+    }
+}
+
 void gpuprof__l0_drain(void)
 {
+    grace();
     gpuprof__l0_settle(0);
     uint32_t lost = 0;
     for (;;) {

@@ -338,8 +338,13 @@ static void ZE_APICALL pro_Execute(
 {
     UNUSED;
     *inst = NULL;
-    if (!l0_on() || !gpuprof_be_measuring())
+    if (!l0_on())
         return;
+    if (!gpuprof_be_measuring()) {
+        gpuprof__l0_execute_unmeasured(*p->pnumCommandLists,
+                                       *p->pphCommandLists);
+        return;
+    }
     gpuprof__l0_settle(4);
     frame *f = &tls_frame;
     f->e = gpuprof__l0_engine(*p->phCommandQueue);

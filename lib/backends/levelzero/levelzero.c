@@ -64,6 +64,7 @@ static bool resolve(void *h, char *reason, size_t rsize)
     SYM(EventCreate, "zeEventCreate");
     SYM(EventDestroy, "zeEventDestroy");
     SYM(EventQueryStatus, "zeEventQueryStatus");
+    SYM(EventHostSynchronize, "zeEventHostSynchronize");
     SYM(EventHostReset, "zeEventHostReset");
     SYM(EventQueryKernelTimestamp, "zeEventQueryKernelTimestamp");
     SYM(MemGetAllocProperties, "zeMemGetAllocProperties");
@@ -288,11 +289,13 @@ static gpuprof_status l0_start(void *user)
     return GPUPROF_OK;
 }
 
+/* Paused: objects are still tracked (a queue made while paused is
+ * measured after gpuprof_start); operations are not begun. */
 static gpuprof_status l0_stop(void *user)
 {
     (void)user;
-    gpuprof__l0_settle(0);
-    atomic_store_explicit(&gpuprof__l0_on, 0, memory_order_release);
+    if (tracer)
+        gpuprof__l0_settle(0);
     return GPUPROF_OK;
 }
 

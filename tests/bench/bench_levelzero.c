@@ -69,7 +69,8 @@ static int open_device(void)
     if (zeDeviceGet(drv, &n, &dev) || !n)
         return -1;
     ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
-    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC};
+    ze_command_queue_desc_t qd = {.stype =
+                                      ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC};
     static const uint8_t bin[] = "bench module";
     ze_module_desc_t md = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
                            .format = ZE_MODULE_FORMAT_NATIVE,

@@ -17,8 +17,8 @@
 #include <inttypes.h>
 #include <level_zero/ze_api.h>
 #include <libgen.h>
-#include <pthread.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,10 +147,11 @@ static ze_command_list_handle_t regular(uint32_t ordinal)
 /* A pool as a program makes it: no timestamps asked for. */
 static ze_event_handle_t app_event(ze_event_pool_handle_t *pool)
 {
-    ze_event_pool_desc_t pd = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
-                               .flags = 0, .count = 4};
+    ze_event_pool_desc_t pd = {
+        .stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, .flags = 0, .count = 4};
     ZE_OK(zeEventPoolCreate(ctx, &pd, 1, &dev, pool));
-    ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC, .index = 0,
+    ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
+                          .index = 0,
                           .signal = ZE_EVENT_SCOPE_FLAG_HOST,
                           .wait = ZE_EVENT_SCOPE_FLAG_HOST};
     ze_event_handle_t e;
@@ -160,7 +161,8 @@ static ze_event_handle_t app_event(ze_event_pool_handle_t *pool)
 
 static void *dev_mem(size_t n)
 {
-    ze_device_mem_alloc_desc_t d = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+    ze_device_mem_alloc_desc_t d = {
+        .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
     void *p = NULL;
     ZE_OK(zeMemAllocDevice(ctx, &d, n, 64, dev, &p));
     return p;
@@ -332,8 +334,10 @@ START_TEST(immediate_list_exact)
     knobs();
     setenv("FAKEZE_KERNELS", "k_a=2000000,k_b=400000", 1);
     start();
-    ze_kernel_handle_t ka = kernel_in(module(native_a, sizeof(native_a)), "k_a");
-    ze_kernel_handle_t kb = kernel_in(module(native_b, sizeof(native_b)), "k_b");
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_kernel_handle_t kb =
+        kernel_in(module(native_b, sizeof(native_b)), "k_b");
     ze_command_list_handle_t l = immediate(0, 0);
     enum { N = 1 << 20 };
     char *host = malloc(N);
@@ -348,7 +352,8 @@ START_TEST(immediate_list_exact)
     copy_here(l, d, host, N);
     copy_here(l, host, d, N / 2);
     uint32_t pattern = 7;
-    ZE_OK(zeCommandListAppendMemoryFill(l, d, &pattern, 4, 4096, NULL, 0, NULL));
+    ZE_OK(
+        zeCommandListAppendMemoryFill(l, d, &pattern, 4, 4096, NULL, 0, NULL));
     ZE_OK(zeCommandListAppendBarrier(l, done, 0, NULL));
     uint64_t w0 = gpuprof_be_now_ns();
     ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
@@ -360,15 +365,21 @@ START_TEST(immediate_list_exact)
     ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "imm"), 3 * 2000000);
     ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_b", "imm"), 400000);
     ck_assert_uint_eq(sum_at(p, "gpu.work_items", 0, "k_a", "imm"), 3 * 4 * 64);
-    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL, "imm"), 1);
-    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_H2D, NULL, "imm"), N);
-    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_D2H, NULL, "imm"), 1);
-    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_D2H, NULL, "imm"), N / 2);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL, "imm"),
+                      1);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_H2D, NULL, "imm"),
+                      N);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_D2H, NULL, "imm"),
+                      1);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_D2H, NULL, "imm"),
+                      N / 2);
     /* 1 MiB at the fake's 10 GB/s: 104858 ns, in whole 80 ns ticks */
     ck_assert_uint_eq(sum_at(p, "gpu.time", GPUPROF_OP_COPY_H2D, NULL, "imm"),
                       (104858 + 79) / 80 * 80);
-    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_MEMSET, NULL, "imm"), 1);
-    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_MEMSET, NULL, "imm"), 4096);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_MEMSET, NULL, "imm"),
+                      1);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_MEMSET, NULL, "imm"),
+                      4096);
     ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_OTHER, NULL, "imm"), 1);
     ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_SYNC, NULL, "imm"), 1);
     /* The wait is CPU_IDLE: the call's time less our hooks' work. */
@@ -419,7 +430,8 @@ START_TEST(device_times_across_the_wrap)
     start();
     ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
                      GPUPROF_OK);
-    ze_kernel_handle_t ka = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
     ze_command_list_handle_t l = immediate(0, 0);
     ze_event_pool_handle_t pool;
     ze_event_handle_t done = app_event(&pool);
@@ -511,7 +523,8 @@ START_TEST(regular_lists_on_two_queues)
     ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_b", "run"), 3);
     ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "run"), 6 * 1000000);
     ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_b", "run"), 3 * 3000000);
-    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL, "run"), 3);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL, "run"),
+                      3);
     ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_H2D, NULL, "run"),
                       3 * N);
     ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_SYNC, NULL, "run"), 6);
@@ -561,7 +574,8 @@ START_TEST(event_wait_blames_the_kernel)
     start();
     ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
                      GPUPROF_OK);
-    ze_kernel_handle_t k = kernel_in(module(native_a, sizeof(native_a)), "k_long");
+    ze_kernel_handle_t k =
+        kernel_in(module(native_a, sizeof(native_a)), "k_long");
     ze_command_list_handle_t l = immediate(0, 1);
     ze_event_pool_handle_t pool;
     ze_event_handle_t done = app_event(&pool);
@@ -597,9 +611,12 @@ START_TEST(binaries_saved_once)
 {
     knobs();
     start();
-    ze_kernel_handle_t k1 = kernel_in(module(native_a, sizeof(native_a)), "k_a");
-    ze_kernel_handle_t k2 = kernel_in(module(native_a, sizeof(native_a)), "k_a");
-    ze_kernel_handle_t k3 = kernel_in(module(native_b, sizeof(native_b)), "k_b");
+    ze_kernel_handle_t k1 =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_kernel_handle_t k2 =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_kernel_handle_t k3 =
+        kernel_in(module(native_b, sizeof(native_b)), "k_b");
     ze_command_list_handle_t l = immediate(0, 0);
     ze_event_pool_handle_t pool;
     ze_event_handle_t done = app_event(&pool);
@@ -808,7 +825,8 @@ START_TEST(detectors_fire_and_stay_silent)
     ZE_OK(zeContextCreate(drv, &cd, &c2));
     ze_context_handle_t c1 = ctx;
     ctx = c2;
-    ze_kernel_handle_t k2 = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_kernel_handle_t k2 =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
     ze_command_list_handle_t l2 = immediate(0, 1);
     gpuprof_region_begin("second");
     launch_here(l2, k2, NULL);
@@ -822,10 +840,12 @@ START_TEST(detectors_fire_and_stay_silent)
     ck_assert_uint_eq(sum_at(p, "detect.jit_single_device", 0, NULL, "aot"), 0);
     ck_assert_uint_eq(sum_at(p, "detect.output_as_input", 0, NULL, "again"), 1);
     ck_assert_uint_eq(sum_at(p, "detect.output_as_input", 0, NULL, "fresh"), 0);
-    ck_assert_uint_eq(sum_at(p, "detect.kernel_multi_context", 0, NULL, "second"), 1);
-    ck_assert_uint_eq(sum_at(p, "detect.kernel_multi_context", 0, NULL, NULL), 1);
-    ck_assert_uint_eq(sum_at(p, "detect.devices_unused", GPUPROF_OP_OTHER, NULL,
-                             NULL), 1);
+    ck_assert_uint_eq(
+        sum_at(p, "detect.kernel_multi_context", 0, NULL, "second"), 1);
+    ck_assert_uint_eq(sum_at(p, "detect.kernel_multi_context", 0, NULL, NULL),
+                      1);
+    ck_assert_uint_eq(
+        sum_at(p, "detect.devices_unused", GPUPROF_OP_OTHER, NULL, NULL), 1);
     gpuprof__io_profile_free(p);
     free(h);
     free(other);
@@ -893,7 +913,8 @@ START_TEST(paused_then_measured)
     ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
                      GPUPROF_OK);
     ck_assert_int_eq(gpuprof_stop(), GPUPROF_OK);
-    ze_kernel_handle_t ka = kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
     ze_command_list_handle_t l = regular(0);
     launch_here(l, ka, NULL);
     ZE_OK(zeCommandListClose(l));
@@ -920,7 +941,8 @@ START_TEST(paused_then_measured)
     gpuprof__io_trace *t = load_trace();
     uint64_t n = 0;
     for (uint32_t i = 0; i < t->stream_count; i++)
-        for (uint64_t j = 0; t->streams[i].gpu && j < t->streams[i].count; j++) {
+        for (uint64_t j = 0; t->streams[i].gpu && j < t->streams[i].count;
+             j++) {
             ck_assert_uint_ge(t->streams[i].recs[j].start_ns, t0);
             n++;
         }
@@ -935,7 +957,8 @@ int main(int argc, char **argv)
     char self[PATH_MAX];
     if (!realpath(argv[0], self))
         return EXIT_FAILURE;
-    snprintf(driver_path, sizeof(driver_path), "%s/libfakeze.so", dirname(self));
+    snprintf(driver_path, sizeof(driver_path), "%s/libfakeze.so",
+             dirname(self));
     const test_case cases[] = {
         {"immediate_list_exact", immediate_list_exact, 60},
         {"device_times_across_the_wrap", device_times_across_the_wrap, 60},

@@ -101,9 +101,9 @@ static inline bool l0_on(void)
 typedef struct l0_dev {
     ze_device_handle_t h;
     uint32_t index;
-    uint64_t hz;      /* timer ticks per second */
-    uint64_t kmask;   /* kernel timestamps: 2^kernelTimestampValidBits - 1 */
-    int clock;        /* host clock of zeDeviceGetGlobalTimestamps, -1: ours */
+    uint64_t hz;    /* timer ticks per second */
+    uint64_t kmask; /* kernel timestamps: 2^kernelTimestampValidBits - 1 */
+    int clock;      /* host clock of zeDeviceGetGlobalTimestamps, -1: ours */
     bool used;
 } l0_dev;
 
@@ -129,16 +129,16 @@ typedef struct l0_engine {
 #define L0_WAITS 4
 typedef struct l0_tmpl {
     uint32_t kind;
-    const char *name;    /* kernels: interned */
+    const char *name; /* kernels: interned */
     uint32_t binary;
     uint64_t bytes;
     uint64_t items, group;
     ze_event_handle_t ev;
-    l0_ev *ours;         /* our event (NULL: the program's) */
+    l0_ev *ours; /* our event (NULL: the program's) */
     uintptr_t ctx;
-    const void *src;     /* host-to-device copies: the host memory */
-    bool dirty;          /* run while not measuring: our event is stale */
-    uint32_t nwait;      /* events the command waits for (traces) */
+    const void *src; /* host-to-device copies: the host memory */
+    bool dirty;      /* run while not measuring: our event is stale */
+    uint32_t nwait;  /* events the command waits for (traces) */
     ze_event_handle_t wait[L0_WAITS];
 } l0_tmpl;
 
@@ -162,9 +162,9 @@ typedef struct l0_inst {
     uint64_t bytes, items, group;
     ze_event_handle_t ev;
     l0_ev *ours;
-    l0_exec *ex;         /* NULL: an immediate append (its own operation) */
+    l0_exec *ex; /* NULL: an immediate append (its own operation) */
     uint64_t start_ns, end_ns;
-    int status;          /* 0 read, < 0 lost */
+    int status; /* 0 read, < 0 lost */
 } l0_inst;
 
 /* ---- l0_cmd.c --------------------------------------------------------- */
@@ -239,6 +239,7 @@ uint32_t gpuprof__l0_devices_unused(const ze_device_handle_t *present,
 /* The process's first context creation: its operation stays open until
  * finalize, which adds the devices no queue or list used (0: none). */
 extern _Atomic uint64_t gpuprof__l0_first_ctx;
-void gpuprof__l0_callbacks(zel_core_callbacks_t *pro, zel_core_callbacks_t *epi);
+void gpuprof__l0_callbacks(zel_core_callbacks_t *pro,
+                           zel_core_callbacks_t *epi);
 
 #endif /* GPUPROF_BACKENDS_LEVELZERO_L0_H */

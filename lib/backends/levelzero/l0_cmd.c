@@ -122,13 +122,12 @@ void gpuprof__l0_file(const l0_tmpl *t, uint64_t corr, const l0_engine *e)
 const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
 
 /* The order operations of one execute are begun in. */
-static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,   GPUPROF_OP_COPY_H2D,
-                                 GPUPROF_OP_COPY_D2H, GPUPROF_OP_COPY_D2D,
+static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,     GPUPROF_OP_COPY_H2D,
+                                 GPUPROF_OP_COPY_D2H,   GPUPROF_OP_COPY_D2D,
                                  GPUPROF_OP_COPY_OTHER, GPUPROF_OP_MEMSET,
                                  GPUPROF_OP_OTHER};
 
-void gpuprof__l0_execute_unmeasured(uint32_t n,
-                                    ze_command_list_handle_t *lists)
+void gpuprof__l0_execute_unmeasured(uint32_t n, ze_command_list_handle_t *lists)
 {
     pthread_mutex_lock(&MU);
     for (uint32_t l = 0; lists && l < n; l++) {
@@ -405,8 +404,8 @@ static void ref_take(dev_ref *r, const l0_dev *d)
 {
     uint64_t h = 0, t = 0;
     r->dev = d;
-    r->ok = L0_CALL(Z.DeviceGetGlobalTimestamps(d->h, &h, &t)) ==
-            ZE_RESULT_SUCCESS;
+    r->ok =
+        L0_CALL(Z.DeviceGetGlobalTimestamps(d->h, &h, &t)) == ZE_RESULT_SUCCESS;
     if (r->ok && d->clock > 0 && d->clock != 1) /* REALTIME, BOOTTIME */
         h = h + clock_ns(CLOCK_MONOTONIC) - clock_ns(host_clocks[d->clock]);
     else if (r->ok && d->clock == 0) /* MONOTONIC_RAW */
@@ -424,7 +423,8 @@ static void convert(l0_inst *i, const dev_ref *r, uint64_t ks, uint64_t ke)
     uint64_t ago_end = (r->ticks - ke) & d->kmask;
     uint64_t ago_start = ago_end + ((ke - ks) & d->kmask);
     int64_t off = (int64_t)r->host; /* offset of tick "0 ago" */
-    i->end_ns = gpuprof_be_clock_to_host(0, off - (int64_t)ticks_ns(d, ago_end));
+    i->end_ns =
+        gpuprof_be_clock_to_host(0, off - (int64_t)ticks_ns(d, ago_end));
     i->start_ns =
         gpuprof_be_clock_to_host(0, off - (int64_t)ticks_ns(d, ago_start));
 }

@@ -47,8 +47,8 @@ static void wait_note(uint64_t corr, uint64_t t0)
     gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
     a.correlation = corr;
     a.kind = GPUPROF_OP_SYNC;
-    a.flags = GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_WAIT |
-              GPUPROF_ACTIVITY_MORE;
+    a.flags =
+        GPUPROF_ACTIVITY_NOTE | GPUPROF_ACTIVITY_WAIT | GPUPROF_ACTIVITY_MORE;
     a.start_ns = t0;
     a.end_ns = t1 > t0 ? t1 : t0 + 1;
     if (corr)
@@ -84,9 +84,9 @@ static frame *append_open(ze_command_list_handle_t l)
  * call path (this one and its callers up to the prologue), exact in a
  * static link too, where the library's text is the program's: the helpers
  * that begin operations are never inlined. */
-__attribute__((noinline)) static frame *
-append_start(frame *f, uint32_t kind, ze_event_handle_t *sig, void **inst,
-             unsigned skip)
+__attribute__((noinline)) static frame *append_start(frame *f, uint32_t kind,
+                                                     ze_event_handle_t *sig,
+                                                     void **inst, unsigned skip)
 {
     f->t.kind = kind;
     if (f->e) {
@@ -98,7 +98,8 @@ append_start(frame *f, uint32_t kind, ze_event_handle_t *sig, void **inst,
             return NULL;
         }
     }
-    if (!*sig && (f->t.ours = gpuprof__l0_ev_get((ze_context_handle_t)f->t.ctx)))
+    if (!*sig &&
+        (f->t.ours = gpuprof__l0_ev_get((ze_context_handle_t)f->t.ctx)))
         *sig = f->t.ours->h;
     f->t.ev = *sig;
     *inst = f;
@@ -161,9 +162,9 @@ static void kernel_facts(frame *f, ze_kernel_handle_t k,
     uint64_t group = 0;
     f->t.name = gpuprof__l0_kernel(k, &f->t.binary, &group);
     f->t.group = group;
-    f->t.items = g ? (uint64_t)g->groupCountX * g->groupCountY *
-                         g->groupCountZ * group
-                   : 0;
+    f->t.items =
+        g ? (uint64_t)g->groupCountX * g->groupCountY * g->groupCountZ * group
+          : 0;
 }
 
 static void kernel_notes(const frame *f)
@@ -182,7 +183,7 @@ static void kernel_notes(const frame *f)
         if (!f)                                                                \
             return;                                                            \
         kernel_facts(f, KERNEL, GROUPS);                                       \
-        if (append_start(f, GPUPROF_OP_KERNEL, p->phSignalEvent, inst, 2))        \
+        if (append_start(f, GPUPROF_OP_KERNEL, p->phSignalEvent, inst, 2))     \
             kernel_notes(f);                                                   \
     }                                                                          \
     static void ZE_APICALL epi_##Name(PARAMS(ptype))                           \
@@ -203,12 +204,13 @@ LAUNCH_HOOKS(LaunchKernelIndirect,
 /* Several kernels, one signal event: one operation named by the first. */
 LAUNCH_HOOKS(LaunchMultipleKernelsIndirect,
              ze_command_list_append_launch_multiple_kernels_indirect_params_t,
-             *p->pnumKernels && *p->pphKernels ? (*p->pphKernels)[0] : NULL,
+             *p->pnumKernels && * p->pphKernels ? (*p->pphKernels)[0] : NULL,
              NULL)
 
 /* Copies: the direction from the memory types of both ends. */
-__attribute__((noinline)) static void copy_pro(void **inst, ze_command_list_handle_t l, void *dst,
-                     const void *src, uint64_t bytes, ze_event_handle_t *sig)
+__attribute__((noinline)) static void
+copy_pro(void **inst, ze_command_list_handle_t l, void *dst, const void *src,
+         uint64_t bytes, ze_event_handle_t *sig)
 {
     *inst = NULL;
     frame *f = append_open(l);
@@ -227,16 +229,16 @@ __attribute__((noinline)) static void copy_pro(void **inst, ze_command_list_hand
         gpuprof_be_detect_note(f->corr, GPUPROF_METRIC_DET_OUTPUT_AS_INPUT, 1);
 }
 
-static void ZE_APICALL pro_MemoryCopy(
-    PARAMS(ze_command_list_append_memory_copy_params_t))
+static void ZE_APICALL
+pro_MemoryCopy(PARAMS(ze_command_list_append_memory_copy_params_t))
 {
     UNUSED;
     copy_pro(inst, *p->phCommandList, *p->pdstptr, *p->psrcptr, *p->psize,
              p->phSignalEvent);
     __asm__ volatile("" ::: "memory"); /* no tail call: the skip counts it */
 }
-static void ZE_APICALL epi_MemoryCopy(
-    PARAMS(ze_command_list_append_memory_copy_params_t))
+static void ZE_APICALL
+epi_MemoryCopy(PARAMS(ze_command_list_append_memory_copy_params_t))
 {
     (void)ud;
     append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
@@ -249,16 +251,16 @@ static uint64_t region_bytes(const ze_copy_region_t *g)
              : 0;
 }
 
-static void ZE_APICALL pro_MemoryCopyRegion(
-    PARAMS(ze_command_list_append_memory_copy_region_params_t))
+static void ZE_APICALL
+pro_MemoryCopyRegion(PARAMS(ze_command_list_append_memory_copy_region_params_t))
 {
     UNUSED;
     copy_pro(inst, *p->phCommandList, *p->pdstptr, *p->psrcptr,
              region_bytes(*p->pdstRegion), p->phSignalEvent);
     __asm__ volatile("" ::: "memory");
 }
-static void ZE_APICALL epi_MemoryCopyRegion(
-    PARAMS(ze_command_list_append_memory_copy_region_params_t))
+static void ZE_APICALL
+epi_MemoryCopyRegion(PARAMS(ze_command_list_append_memory_copy_region_params_t))
 {
     (void)ud;
     append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
@@ -279,8 +281,8 @@ static void ZE_APICALL epi_MemoryCopyFromContext(
     append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
 }
 
-static void ZE_APICALL pro_MemoryFill(
-    PARAMS(ze_command_list_append_memory_fill_params_t))
+static void ZE_APICALL
+pro_MemoryFill(PARAMS(ze_command_list_append_memory_fill_params_t))
 {
     UNUSED;
     *inst = NULL;
@@ -291,15 +293,15 @@ static void ZE_APICALL pro_MemoryFill(
     append_start(f, GPUPROF_OP_MEMSET, p->phSignalEvent, inst, 2);
     __asm__ volatile("" ::: "memory");
 }
-static void ZE_APICALL epi_MemoryFill(
-    PARAMS(ze_command_list_append_memory_fill_params_t))
+static void ZE_APICALL
+epi_MemoryFill(PARAMS(ze_command_list_append_memory_fill_params_t))
 {
     (void)ud;
     append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
 }
 
-static void ZE_APICALL pro_Barrier(
-    PARAMS(ze_command_list_append_barrier_params_t))
+static void ZE_APICALL
+pro_Barrier(PARAMS(ze_command_list_append_barrier_params_t))
 {
     UNUSED;
     *inst = NULL;
@@ -308,15 +310,15 @@ static void ZE_APICALL pro_Barrier(
         append_start(f, GPUPROF_OP_OTHER, p->phSignalEvent, inst, 2);
     __asm__ volatile("" ::: "memory");
 }
-static void ZE_APICALL epi_Barrier(
-    PARAMS(ze_command_list_append_barrier_params_t))
+static void ZE_APICALL
+epi_Barrier(PARAMS(ze_command_list_append_barrier_params_t))
 {
     (void)ud;
     append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
 }
 
-static void ZE_APICALL pro_RangesBarrier(
-    PARAMS(ze_command_list_append_memory_ranges_barrier_params_t))
+static void ZE_APICALL
+pro_RangesBarrier(PARAMS(ze_command_list_append_memory_ranges_barrier_params_t))
 {
     UNUSED;
     *inst = NULL;
@@ -325,16 +327,16 @@ static void ZE_APICALL pro_RangesBarrier(
         append_start(f, GPUPROF_OP_OTHER, p->phSignalEvent, inst, 2);
     __asm__ volatile("" ::: "memory");
 }
-static void ZE_APICALL epi_RangesBarrier(
-    PARAMS(ze_command_list_append_memory_ranges_barrier_params_t))
+static void ZE_APICALL
+epi_RangesBarrier(PARAMS(ze_command_list_append_memory_ranges_barrier_params_t))
 {
     (void)ud;
     append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
 }
 
 /* ---- executes ---------------------------------------------------------- */
-static void ZE_APICALL pro_Execute(
-    PARAMS(ze_command_queue_execute_command_lists_params_t))
+static void ZE_APICALL
+pro_Execute(PARAMS(ze_command_queue_execute_command_lists_params_t))
 {
     UNUSED;
     *inst = NULL;
@@ -354,8 +356,8 @@ static void ZE_APICALL pro_Execute(
     if (f->ex)
         *inst = f;
 }
-static void ZE_APICALL epi_Execute(
-    PARAMS(ze_command_queue_execute_command_lists_params_t))
+static void ZE_APICALL
+epi_Execute(PARAMS(ze_command_queue_execute_command_lists_params_t))
 {
     (void)ud, (void)p;
     frame *f = *inst;
@@ -375,8 +377,10 @@ static void ZE_APICALL epi_Execute(
 
 /* ---- host waits and queries -------------------------------------------- */
 /* A wait with a timeout is a SYNC operation; timeout 0 is a query. */
-__attribute__((noinline)) static void wait_pro(void **inst, uint64_t timeout, uint32_t what,
-                     const l0_engine *e, uint64_t target)
+__attribute__((noinline)) static void wait_pro(void **inst, uint64_t timeout,
+                                               uint32_t what,
+                                               const l0_engine *e,
+                                               uint64_t target)
 {
     *inst = NULL;
     if (!timeout || !l0_on() || !gpuprof_be_measuring())
@@ -435,14 +439,16 @@ static void ZE_APICALL epi_FenceSync(PARAMS(ze_fence_host_synchronize_params_t))
     wait_epi(inst, r);
 }
 
-static void ZE_APICALL pro_QueueSync(PARAMS(ze_command_queue_synchronize_params_t))
+static void ZE_APICALL
+pro_QueueSync(PARAMS(ze_command_queue_synchronize_params_t))
 {
     UNUSED;
     wait_pro(inst, *p->ptimeout, GPUPROF_DEP_SYNC_STREAM,
              gpuprof__l0_engine(*p->phCommandQueue), 0);
     __asm__ volatile("" ::: "memory");
 }
-static void ZE_APICALL epi_QueueSync(PARAMS(ze_command_queue_synchronize_params_t))
+static void ZE_APICALL
+epi_QueueSync(PARAMS(ze_command_queue_synchronize_params_t))
 {
     (void)ud, (void)p;
     wait_epi(inst, r);
@@ -494,7 +500,8 @@ static void ZE_APICALL epi_QueueCreate(PARAMS(ze_command_queue_create_params_t))
         gpuprof__l0_engine_new(**p->pphCommandQueue, *p->phDevice, *p->pdesc,
                                false, *p->phContext);
 }
-static void ZE_APICALL pro_QueueDestroy(PARAMS(ze_command_queue_destroy_params_t))
+static void ZE_APICALL
+pro_QueueDestroy(PARAMS(ze_command_queue_destroy_params_t))
 {
     UNUSED;
     if (!l0_on())
@@ -509,8 +516,8 @@ static void ZE_APICALL epi_ListCreate(PARAMS(ze_command_list_create_params_t))
     if (r == ZE_RESULT_SUCCESS && l0_on() && *p->pphCommandList)
         gpuprof__l0_list_new(**p->pphCommandList, *p->phContext, *p->phDevice);
 }
-static void ZE_APICALL epi_ListCreateImm(
-    PARAMS(ze_command_list_create_immediate_params_t))
+static void ZE_APICALL
+epi_ListCreateImm(PARAMS(ze_command_list_create_immediate_params_t))
 {
     (void)ud, (void)inst;
     if (r == ZE_RESULT_SUCCESS && l0_on() && *p->pphCommandList)

@@ -110,8 +110,7 @@ static void *ptab_del(ptab *t, const void *k)
     return v;
 }
 
-static ptab devices, engines, lists, contexts, modules, kernels, fences,
-    evcorr;
+static ptab devices, engines, lists, contexts, modules, kernels, fences, evcorr;
 
 /* ---- devices ---------------------------------------------------------- */
 static uint32_t ndevices;
@@ -131,12 +130,14 @@ static uint64_t clock_ns(clockid_t c)
  * answer (Intel's driver: CLOCK_MONOTONIC_RAW). */
 static void dev_describe(l0_dev *v)
 {
-    ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2};
+    ze_device_properties_t p = {.stype =
+                                    ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2};
     v->hz = 0;
     if (L0_CALL(Z.DeviceGetProperties(v->h, &p)) == ZE_RESULT_SUCCESS)
         v->hz = p.timerResolution; /* 1.2: cycles per second */
     if (!v->hz) {
-        ze_device_properties_t q = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+        ze_device_properties_t q = {.stype =
+                                        ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
         if (L0_CALL(Z.DeviceGetProperties(v->h, &q)) == ZE_RESULT_SUCCESS &&
             q.timerResolution) /* nanoseconds per tick */
             v->hz = 1000000000u / q.timerResolution;
@@ -369,7 +370,8 @@ static bool pool_add(ze_context_handle_t c, l0_ctx *x)
     uint32_t made = 0;
     for (uint32_t i = 0; ev && i < POOL_EVENTS; i++) {
         ze_event_desc_t ed = {ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, i,
-                              ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+                              ZE_EVENT_SCOPE_FLAG_HOST,
+                              ZE_EVENT_SCOPE_FLAG_HOST};
         if (L0_CALL(Z.EventCreate(p, &ed, &ev[i].h)) != ZE_RESULT_SUCCESS)
             break;
         made++;
@@ -437,7 +439,8 @@ void gpuprof__l0_ctx_forget(ze_context_handle_t c)
 {
     pthread_mutex_lock(&MU);
     l0_ctx *x = ptab_del(&contexts, c);
-    ze_event_handle_t *h = x ? calloc(x->npools * POOL_EVENTS, sizeof(*h)) : NULL;
+    ze_event_handle_t *h =
+        x ? calloc(x->npools * POOL_EVENTS, sizeof(*h)) : NULL;
     uint32_t nh = 0;
     for (uint32_t p = 0; x && p < x->npools; p++)
         for (uint32_t i = 0; i < POOL_EVENTS; i++) {
@@ -462,8 +465,8 @@ bool gpuprof__l0_pool_flags(ze_event_pool_flags_t *flags)
     /* Bit 3 (kernel-mapped timestamps, Level Zero 1.6) excludes ours. */
     if (*flags & 0x8u)
         return false;
-    ze_event_pool_flags_t want = ZE_EVENT_POOL_FLAG_HOST_VISIBLE |
-                                 ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
+    ze_event_pool_flags_t want =
+        ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
     if ((*flags & want) == want)
         return false;
     *flags |= want;
@@ -578,8 +581,8 @@ static bool on_device(ze_context_handle_t c, const void *p)
 {
     ze_memory_allocation_properties_t a = {
         .stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES};
-    if (!c || L0_CALL(Z.MemGetAllocProperties(c, p, &a, NULL)) !=
-                  ZE_RESULT_SUCCESS)
+    if (!c ||
+        L0_CALL(Z.MemGetAllocProperties(c, p, &a, NULL)) != ZE_RESULT_SUCCESS)
         return false;
     return a.type == ZE_MEMORY_TYPE_DEVICE || a.type == ZE_MEMORY_TYPE_SHARED;
 }
@@ -588,10 +591,10 @@ uint32_t gpuprof__l0_copy_kind(ze_context_handle_t c, const void *dst,
                                const void *src)
 {
     bool d = on_device(c, dst), s = on_device(c, src);
-    return s && d   ? GPUPROF_OP_COPY_D2D
-           : d      ? GPUPROF_OP_COPY_H2D
-           : s      ? GPUPROF_OP_COPY_D2H
-                    : GPUPROF_OP_COPY_OTHER;
+    return s && d ? GPUPROF_OP_COPY_D2D
+           : d    ? GPUPROF_OP_COPY_H2D
+           : s    ? GPUPROF_OP_COPY_D2H
+                  : GPUPROF_OP_COPY_OTHER;
 }
 
 /* ---- fences and the program's events ---------------------------------- */

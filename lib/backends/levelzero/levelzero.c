@@ -49,8 +49,10 @@ static bool resolve(void *h, char *reason, size_t rsize)
     do {                                                                       \
         *(void **)&Z.field = dlsym(h, name);                                   \
         if (!Z.field) {                                                        \
-            snprintf(reason, rsize, "%s has no %s (a Level Zero loader older " \
-                     "than 1.2?)", loader_name(), name);                       \
+            snprintf(reason, rsize,                                            \
+                     "%s has no %s (a Level Zero loader older "                \
+                     "than 1.2?)",                                             \
+                     loader_name(), name);                                     \
             return false;                                                      \
         }                                                                      \
     } while (0)
@@ -92,7 +94,8 @@ static bool driver_possible(char *reason, size_t rsize)
         dlclose(h);
         return true;
     }
-    snprintf(reason, rsize, "no Level Zero driver (libze_intel_gpu.so.1 not "
+    snprintf(reason, rsize,
+             "no Level Zero driver (libze_intel_gpu.so.1 not "
              "found, ZE_ENABLE_ALT_DRIVERS unset); zeInit not called");
     return false;
 }
@@ -167,9 +170,10 @@ static bool make_tracer(bool early, const char *prev_env, char *reason,
                      "ZE_ENABLE_TRACING_LAYER=1",
                      (unsigned)r);
         else
-            snprintf(reason, rsize, "zelTracerCreate: 0x%x (%s): the loader "
-                     "did not load its tracing layer", (unsigned)r,
-                     result_name(r));
+            snprintf(reason, rsize,
+                     "zelTracerCreate: 0x%x (%s): the loader "
+                     "did not load its tracing layer",
+                     (unsigned)r, result_name(r));
         return false;
     }
     gpuprof__l0_callbacks(&pro_cbs, &epi_cbs);
@@ -253,16 +257,20 @@ static gpuprof_status l0_probe(void *user, char *reason, size_t rsize)
         return GPUPROF_E_UNAVAILABLE; /* h stays: the loader unloads badly */
     void *layer = dlopen("libze_tracing_layer.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (!layer) {
-        snprintf(reason, rsize, "no Level Zero tracing layer "
-                 "(libze_tracing_layer.so.1): %s", dlerror());
+        snprintf(reason, rsize,
+                 "no Level Zero tracing layer "
+                 "(libze_tracing_layer.so.1): %s",
+                 dlerror());
         return GPUPROF_E_UNAVAILABLE;
     }
     dlclose(layer);
     probed = true;
     ze_result_t r = init_with_layer();
     if (r != ZE_RESULT_SUCCESS) {
-        snprintf(reason, rsize, "zeInit: 0x%x (%s): no usable Level Zero "
-                 "driver", (unsigned)r, result_name(r));
+        snprintf(reason, rsize,
+                 "zeInit: 0x%x (%s): no usable Level Zero "
+                 "driver",
+                 (unsigned)r, result_name(r));
         return GPUPROF_E_UNAVAILABLE;
     }
     if (!make_tracer(early != NULL, penv ? prev_env : NULL, reason, rsize))

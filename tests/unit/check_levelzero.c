@@ -943,7 +943,11 @@ START_TEST(paused_then_measured)
     for (uint32_t i = 0; i < t->stream_count; i++)
         for (uint64_t j = 0; t->streams[i].gpu && j < t->streams[i].count;
              j++) {
-            ck_assert_uint_ge(t->streams[i].recs[j].start_ns, t0);
+            ck_assert_msg(t->streams[i].recs[j].start_ns >= t0,
+                          "stream %u record %llu starts %llu, before %llu",
+                          t->streams[i].id, (unsigned long long)j,
+                          (unsigned long long)t->streams[i].recs[j].start_ns,
+                          (unsigned long long)t0);
             n++;
         }
     ck_assert_uint_eq(n, 2);

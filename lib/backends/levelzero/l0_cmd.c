@@ -459,11 +459,14 @@ static int inst_poll(l0_inst *i, ze_kernel_timestamp_result_t *ts)
 }
 
 /* One batch: takes up to BATCH complete instances out (querying at most
- * `max`, 0: no limit; a bounded pass stops at the first not complete).
+ * `max`, 0: no limit; a bounded pass stops at the first not complete),
+ * then reads each device's reference -- after every query of the batch,
+ * so that all the work it saw complete ended before it -- and converts.
  * Returns whether more may be complete. */
 static bool settle_batch(unsigned max)
 {
     l0_inst *out[BATCH];
+    uint64_t ks[BATCH], ke[BATCH];
     bool fin[BATCH];
     int nout = 0;
     unsigned asked = 0;
@@ -485,13 +488,21 @@ static bool settle_batch(unsigned max)
                 break;
             continue;
         }
-        const dev_ref *r = st > 0 ? ref_for(refs, &nrefs, i->dev) : NULL;
-        i->status = r ? 0 : -1;
-        if (r)
-            convert(i, r, ts.global.kernelStart, ts.global.kernelEnd);
+        i->status = st > 0 ? 0 : -1;
+        ks[nout] = ts.global.kernelStart;
+        ke[nout] = ts.global.kernelEnd;
         unlink_inst(i);
         fin[nout] = inst_final(i);
         out[nout++] = i;
+    }
+    for (int k = 0; k < nout; k++) {
+        if (out[k]->status != 0)
+            continue;
+        const dev_ref *r = ref_for(refs, &nrefs, out[k]->dev);
+        if (r)
+            convert(out[k], r, ks[k], ke[k]);
+        else
+            out[k]->status = -1;
     }
     pthread_mutex_unlock(&MU);
     for (int k = 0; k < nout; k++) {

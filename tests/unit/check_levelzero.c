@@ -955,6 +955,63 @@ START_TEST(paused_then_measured)
 }
 END_TEST
 
+/* CPU time sampled while no kernel is in flight is GPU_IDLE_CAUSE; while
+ * a long kernel is in flight (not yet seen complete), none is. */
+double busy_cpu(uint64_t ns);
+__attribute__((noinline)) double busy_cpu(uint64_t ns)
+{
+    struct timespec ts;
+    double x = 1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    uint64_t end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
+    for (;;) {
+        for (int i = 0; i < 10000; i++)
+            x = x * 1.0000001 + 1e-9;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec >= end)
+            break;
+    }
+    return x;
+}
+
+START_TEST(gpu_idle_cause_only_while_no_kernel_runs)
+{
+#if defined(__SANITIZE_THREAD__)
+    fprintf(stderr, "TSan build: no unwinding in signal handlers, skipped\n");
+    return;
+#endif
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_long=10000000000", 1); /* 10 s */
+    start();
+    ze_kernel_handle_t k = kernel_in(module(native_a, sizeof(native_a)), "k_long");
+    ze_command_list_handle_t l = immediate(0, 0);
+    gpuprof_region_begin("cpu only");
+    volatile double x = busy_cpu(200000000); /* 200 ms of CPU */
+    gpuprof_region_end("cpu only");
+    launch_here(l, k, NULL); /* drains the samples; in flight from now */
+    gpuprof_region_begin("gpu busy");
+    x = busy_cpu(100000000);
+    gpuprof_region_end("gpu busy");
+    (void)x;
+    launch_here(l, k, NULL); /* drains again */
+    gpuprof__io_profile *p = flush_and_load();
+    const char *m = "blame.gpu_idle_cause";
+    uint64_t idle = 0, busy = 0;
+    for (uint32_t i = 0; i < p->node_count; i++) {
+        idle += under_region(p, i, "cpu only") ? rb_val(p, i, m) : 0;
+        busy += under_region(p, i, "gpu busy") ? rb_val(p, i, m) : 0;
+    }
+    /* 2 ms samples of CPU time: 200 ms give about 100 of them. */
+    ck_assert_uint_ge(idle, 120000000);
+    ck_assert_uint_le(idle, 260000000);
+    ck_assert_uint_eq(busy, 0);
+    gpuprof__io_profile_free(p);
+    /* The 10 s kernels are not waited for: finalize gives them 100 ms and
+     * counts them dropped. */
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -976,6 +1033,8 @@ int main(int argc, char **argv)
         {"detectors_fire_and_stay_silent", detectors_fire_and_stay_silent, 60},
         {"regular_list_event_deps", regular_list_event_deps, 60},
         {"paused_then_measured", paused_then_measured, 60},
+        {"gpu_idle_cause_only_while_no_kernel_runs",
+         gpu_idle_cause_only_while_no_kernel_runs, 60},
         {"synchronous_list_blocks_in_the_append",
          synchronous_list_blocks_in_the_append, 60},
     };

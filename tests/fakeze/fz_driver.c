@@ -421,6 +421,26 @@ static ze_result_t device_cache(ze_device_handle_t dev, uint32_t *count,
     return ZE_RESULT_SUCCESS;
 }
 
+/* No images, samplers or external memory: all zero ("not supported"). */
+static ze_result_t device_image(ze_device_handle_t dev,
+                                ze_device_image_properties_t *p)
+{
+    p->maxImageDims1D = p->maxImageDims2D = p->maxImageDims3D = 0;
+    p->maxImageBufferSize = 0;
+    p->maxImageArraySlices = p->maxSamplers = 0;
+    p->maxReadImageArgs = p->maxWriteImageArgs = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t
+device_external_memory(ze_device_handle_t dev,
+                       ze_device_external_memory_properties_t *p)
+{
+    p->memoryAllocationImportTypes = p->memoryAllocationExportTypes = 0;
+    p->imageImportTypes = p->imageExportTypes = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
 static ze_result_t device_p2p(ze_device_handle_t a, ze_device_handle_t b,
                               ze_device_p2p_properties_t *p)
 {
@@ -546,6 +566,8 @@ static void fill_device(ze_device_dditable_t *t)
     t->pfnGetMemoryProperties = device_memory;
     t->pfnGetMemoryAccessProperties = device_memory_access;
     t->pfnGetCacheProperties = device_cache;
+    t->pfnGetImageProperties = device_image;
+    t->pfnGetExternalMemoryProperties = device_external_memory;
     t->pfnGetP2PProperties = device_p2p;
     t->pfnCanAccessPeer = device_can_access_peer;
     t->pfnGetStatus = device_status;

@@ -397,6 +397,23 @@ static ze_result_t kernel_indirect(ze_kernel_handle_t k,
     return ZE_RESULT_SUCCESS;
 }
 
+static ze_result_t kernel_get_indirect(ze_kernel_handle_t k,
+                                       ze_kernel_indirect_access_flags_t *f)
+{
+    *f = 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t kernel_source_attributes(ze_kernel_handle_t k,
+                                            uint32_t *size, char **s)
+{
+    static char none[] = "";
+    if (s != NULL && *size > 0)
+        *s = none;
+    *size = 1;
+    return ZE_RESULT_SUCCESS;
+}
+
 static ze_result_t kernel_cache_config(ze_kernel_handle_t k,
                                        ze_cache_config_flags_t f)
 {
@@ -442,6 +459,8 @@ void fz_fill_kernel(ze_kernel_dditable_t *t)
     t->pfnSuggestMaxCooperativeGroupCount = kernel_max_coop;
     t->pfnSetArgumentValue = kernel_arg;
     t->pfnSetIndirectAccess = kernel_indirect;
+    t->pfnGetIndirectAccess = kernel_get_indirect;
+    t->pfnGetSourceAttributes = kernel_source_attributes;
     t->pfnGetProperties = kernel_properties;
     t->pfnGetName = kernel_name;
 }

@@ -203,7 +203,8 @@ START_TEST(bad_knob_fails_init)
     knobs();
     setenv("FAKEZE_KERNELS", "vadd=100,oops", 1);
     /* The loader passes its only driver's answer on. */
-    ck_assert_int_eq(zeInit(ZE_INIT_FLAG_GPU_ONLY), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(zeInit(ZE_INIT_FLAG_GPU_ONLY),
+                     ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 END_TEST
 
@@ -243,7 +244,13 @@ START_TEST(properties_follow_the_knobs)
     ze_command_queue_handle_t q;
     ck_assert_int_eq(zeCommandQueueCreate(ctx, dev, &qd, &q),
                      ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    /* And what it has not: a NULL table entry, answered by the loader. */
+    /* No images (but the query answers), and no image calls: a NULL table
+     * entry, answered by the loader. */
+    ze_device_image_properties_t ip = {
+        .stype = ZE_STRUCTURE_TYPE_DEVICE_IMAGE_PROPERTIES,
+        .maxImageDims2D = 7};
+    ZE_OK(zeDeviceGetImageProperties(dev, &ip));
+    ck_assert_uint_eq(ip.maxImageDims2D, 0);
     ze_image_desc_t id = {.stype = ZE_STRUCTURE_TYPE_IMAGE_DESC};
     ze_image_handle_t img;
     ck_assert_int_eq(zeImageCreate(ctx, dev, &id, &img),

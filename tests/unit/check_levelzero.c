@@ -902,8 +902,10 @@ START_TEST(regular_list_event_deps)
 END_TEST
 
 /* Paused: objects made meanwhile are still known, and work run meanwhile
- * is not counted; a regular list run while paused is timed right when
- * it runs again measured (our event reset first). */
+ * is not counted. A regular list run while paused is timed right when it
+ * runs again measured: its kernel waits for a gate the host opens later,
+ * and a settling meanwhile must not take our event, still signalled by the
+ * paused run, for the new run's (it is reset first). */
 START_TEST(paused_then_measured)
 {
     knobs();
@@ -915,21 +917,24 @@ START_TEST(paused_then_measured)
     ck_assert_int_eq(gpuprof_stop(), GPUPROF_OK);
     ze_kernel_handle_t ka =
         kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_event_pool_handle_t pool, pool2;
+    ze_event_handle_t gate = app_event(&pool), done = app_event(&pool2);
     ze_command_list_handle_t l = regular(0);
-    launch_here(l, ka, NULL);
+    ZE_OK(zeCommandListAppendLaunchKernel(l, ka, &groups, NULL, 1, &gate));
     ZE_OK(zeCommandListClose(l));
     ze_command_queue_handle_t q = queue(0, 0);
     ze_command_list_handle_t imm = immediate(0, 1);
+    ZE_OK(zeEventHostSignal(gate));
     execute_here(q, l, NULL);
     launch_here(imm, ka, NULL);
     ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
-    /* the paused run ended well before the measured one starts */
-    struct timespec ts = {0, 5000000};
-    nanosleep(&ts, NULL);
+    ZE_OK(zeEventHostReset(gate));
     ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
     uint64_t t0 = gpuprof_be_now_ns();
-    execute_here(q, l, NULL);
-    launch_here(imm, ka, NULL);
+    execute_here(q, l, NULL); /* held by the gate */
+    launch_here(imm, ka, done);
+    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX)); /* settles all */
+    ZE_OK(zeEventHostSignal(gate));
     ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
     gpuprof__io_profile *p = rb_load();
@@ -937,7 +942,7 @@ START_TEST(paused_then_measured)
     ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", NULL), 2000000);
     ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
     gpuprof__io_profile_free(p);
-    /* Both measured kernels ran after gpuprof_start (nothing stale). */
+    /* The measured kernels ran after gpuprof_start (nothing stale). */
     gpuprof__io_trace *t = load_trace();
     uint64_t n = 0;
     for (uint32_t i = 0; i < t->stream_count; i++)
@@ -963,7 +968,8 @@ __attribute__((noinline)) double busy_cpu(uint64_t ns)
     struct timespec ts;
     double x = 1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    uint64_t end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
+    uint64_t end =
+        (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
     for (;;) {
         for (int i = 0; i < 10000; i++)
             x = x * 1.0000001 + 1e-9;
@@ -983,7 +989,8 @@ START_TEST(gpu_idle_cause_only_while_no_kernel_runs)
     knobs();
     setenv("FAKEZE_KERNELS", "k_long=10000000000", 1); /* 10 s */
     start();
-    ze_kernel_handle_t k = kernel_in(module(native_a, sizeof(native_a)), "k_long");
+    ze_kernel_handle_t k =
+        kernel_in(module(native_a, sizeof(native_a)), "k_long");
     ze_command_list_handle_t l = immediate(0, 0);
     gpuprof_region_begin("cpu only");
     volatile double x = busy_cpu(200000000); /* 200 ms of CPU */
@@ -1012,6 +1019,51 @@ START_TEST(gpu_idle_cause_only_while_no_kernel_runs)
 }
 END_TEST
 
+/* A regular list run twice, measured: the second run waits for a gate the
+ * host opens later, and a settling meanwhile must not read the first
+ * run's timestamps again for it (our event is reset once read). */
+START_TEST(list_run_again_is_not_read_stale)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=1000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_event_pool_handle_t pool, pool2;
+    ze_event_handle_t gate = app_event(&pool), done = app_event(&pool2);
+    ze_command_list_handle_t l = regular(0);
+    ZE_OK(zeCommandListAppendLaunchKernel(l, ka, &groups, NULL, 1, &gate));
+    ZE_OK(zeCommandListClose(l));
+    ze_command_queue_handle_t q = queue(0, 0);
+    ze_command_list_handle_t imm = immediate(0, 1);
+    ZE_OK(zeEventHostSignal(gate));
+    execute_here(q, l, NULL);
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    ZE_OK(zeEventHostReset(gate));
+    uint64_t t0 = gpuprof_be_now_ns();
+    execute_here(q, l, NULL); /* held by the gate */
+    launch_here(imm, ka, done);
+    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX)); /* settles all */
+    ZE_OK(zeEventHostSignal(gate));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", NULL), 3);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    gpuprof__io_trace *t = load_trace();
+    uint64_t after = 0;
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        for (uint64_t j = 0; t->streams[i].gpu && j < t->streams[i].count; j++)
+            after += t->streams[i].recs[j].start_ns >= t0;
+    ck_assert_uint_eq(after, 2); /* the second run and the immediate one */
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -1033,6 +1085,8 @@ int main(int argc, char **argv)
         {"detectors_fire_and_stay_silent", detectors_fire_and_stay_silent, 60},
         {"regular_list_event_deps", regular_list_event_deps, 60},
         {"paused_then_measured", paused_then_measured, 60},
+        {"list_run_again_is_not_read_stale", list_run_again_is_not_read_stale,
+         60},
         {"gpu_idle_cause_only_while_no_kernel_runs",
          gpu_idle_cause_only_while_no_kernel_runs, 60},
         {"synchronous_list_blocks_in_the_append",

@@ -467,7 +467,7 @@ static bool settle_batch(unsigned max)
 {
     l0_inst *out[BATCH];
     uint64_t ks[BATCH], ke[BATCH];
-    bool fin[BATCH];
+    bool fin[BATCH], reset[BATCH];
     int nout = 0;
     unsigned asked = 0;
     dev_ref refs[MAX_REFS];
@@ -493,6 +493,9 @@ static bool settle_batch(unsigned max)
         ke[nout] = ts.global.kernelEnd;
         unlink_inst(i);
         fin[nout] = inst_final(i);
+        /* A list's event goes on with its list: reset for its next run
+         * (the list is not run again while this instance holds it). */
+        reset[nout] = i->ours && i->ours->refs > 1 && i->ours->ctx;
         out[nout++] = i;
     }
     for (int k = 0; k < nout; k++) {
@@ -507,6 +510,8 @@ static bool settle_batch(unsigned max)
     pthread_mutex_unlock(&MU);
     for (int k = 0; k < nout; k++) {
         submit(out[k], fin[k]);
+        if (reset[k])
+            L0_CALL(Z.EventHostReset(out[k]->ev));
         if (out[k]->ours)
             gpuprof__l0_ev_put(out[k]->ours);
         inst_free(out[k]);

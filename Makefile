@@ -80,6 +80,14 @@ $(CUPTI_SRCS:%.c=$(B)/obj/%.o): LIB_CFLAGS += -isystem $(CUDA_HOME)/include \
     -isystem $(CUPTI_INC) -DGPUPROF_CUDA_HOME='"$(CUDA_HOME)"'
 endif
 endif
+# The Level Zero backend is built when the loader's headers are there
+# (Debian: libze-dev, with layers/zel_tracing_api.h); libze_loader is
+# dlopened at run time, never linked.
+HAVE_LEVELZERO := $(shell printf '\043include <level_zero/ze_api.h>\n\043include <level_zero/layers/zel_tracing_api.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_LEVELZERO),1)
+CORE_SRCS += $(wildcard lib/backends/levelzero/*.c)
+LIB_CFLAGS += -DGPUPROF_HAVE_LEVELZERO
+endif
 # The analysis library: every room of analysis/ (analysis/README.md) but
 # the command (cli/) and the MPI driver (mpi/), which link it.
 AN_LIB_SRCS := $(filter-out analysis/cli/% analysis/mpi/%,\
@@ -99,7 +107,8 @@ endif
 # defines gpuprof__backend_<name>_register). The file is rewritten only
 # when the list changes. tests/scripts/backend-isolation.sh checks it.
 BUILTIN_BACKENDS := $(if $(filter 1,$(HAVE_OPENCL)),opencl) \
-                    $(if $(filter 1,$(HAVE_CUPTI)),cupti)
+                    $(if $(filter 1,$(HAVE_CUPTI)),cupti) \
+                    $(if $(filter 1,$(HAVE_LEVELZERO)),levelzero)
 GEN_BACKENDS := $(B)/gen/backends.h
 .PHONY: gen-backends-force
 $(GEN_BACKENDS): gen-backends-force

@@ -14,7 +14,18 @@ endif
 ifneq ($(HAVE_PAPI),1)
 BENCH_SRCS := $(filter-out tests/bench/bench_papi.c,$(BENCH_SRCS))
 endif
+ifneq ($(HAVE_LEVELZERO),1)
+BENCH_SRCS := $(filter-out tests/bench/bench_levelzero.c,$(BENCH_SRCS))
+endif
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(B)/bench/%)
+
+# The Level Zero append benchmark: the real loader (linked, as programs do)
+# and the fake driver (tests/fakeze) beside the tests.
+$(B)/bench/bench_levelzero: tests/bench/bench_levelzero.c $(LIB_OBJS) $(FAKEZE_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm -lze_loader
 
 $(B)/bench/bench_cupti: tests/bench/bench_cupti.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -30,6 +30,9 @@ endif
 ifneq ($(HAVE_ZE_HEADERS),1)
 UNIT_SRCS := $(filter-out tests/unit/check_fakeze.c,$(UNIT_SRCS))
 endif
+ifneq ($(HAVE_LEVELZERO),1)
+UNIT_SRCS := $(filter-out tests/unit/check_levelzero.c,$(UNIT_SRCS))
+endif
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 BB_SRCS := $(wildcard tests/blackbox/*.c)
 BB_BINS := $(BB_SRCS:tests/blackbox/%.c=$(B)/tests/bb_%) \
@@ -211,6 +214,10 @@ $(B)/tests/libfakeze.so: $(FAKEZE_SRCS) tests/fakeze/fakeze.h
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(CFLAGS) -shared \
 	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(FAKEZE_SRCS) -lpthread
+# The Level Zero backend's suite: the library objects, the real loader
+# (linked, as programs do) and the fake driver beside it.
+$(B)/tests/check_levelzero: tests/unit/check_levelzero.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(FAKEZE_SO)
+	$(call unit_link,$(LIB_OBJS) -lze_loader)
 $(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(FAKEZE_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")

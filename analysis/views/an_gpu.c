@@ -38,7 +38,8 @@ enum { M_COUNT, M_TIME, M_BYTES, M_API, M_IDLE, M_IDLE_CAUSE, M_GPU_IDLE,
 
 static const char *const det_text[NDET] = {
     "program compiled at run time (JIT) where an offline binary would do "
-    "(OpenCL: built for a single device; CUDA: a module loaded from PTX): "
+    "(OpenCL: built for a single device; CUDA: a module loaded from PTX; "
+    "Level Zero: a module created from SPIR-V): "
     "compile ahead of time and skip the build",
     "data read back from the device is sent to it again: keep it on the "
     "device",

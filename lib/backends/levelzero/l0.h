@@ -1,0 +1,245 @@
+/*
+ * l0.h - the Level Zero backend's internals, shared by levelzero.c (the
+ * loader, the tracer, the life cycle), l0_cmd.c (devices, clocks, our
+ * timestamp events, commands and their completion) and l0_hooks.c (the
+ * tracing layer's prologues and epilogues). doc/BACKENDS.md "Level Zero".
+ *
+ * How a command travels. The loader's tracing layer calls our prologue
+ * before the driver and our epilogue after it, on the program's thread.
+ * An append to an immediate command list is device work at once: the
+ * prologue begins an operation (call path + placeholder), gives the call
+ * a kernel-timestamp event of ours when the program passed none (the
+ * layer hands the driver the argument as the prologue left it), and the
+ * epilogue files an *instance* on the pending list. An append to a regular
+ * list only records a *template* in the list (with its event); each
+ * zeCommandQueueExecuteCommandLists turns the templates of the executed
+ * lists into instances, under one operation per kind of work (kernels,
+ * each copy direction, fills, barriers) in the execute's calling context.
+ *
+ * Level Zero has no completion callback: pending instances are settled
+ * (their events queried, their kernel timestamps read, converted to the
+ * process clock and submitted) after every host wait the program makes
+ * (event, fence, queue), when the program queries an event or fence and
+ * it is done, a few at each hook, and at flush and finalize.
+ */
+#ifndef GPUPROF_BACKENDS_LEVELZERO_L0_H
+#define GPUPROF_BACKENDS_LEVELZERO_L0_H
+
+#include <level_zero/layers/zel_tracing_api.h>
+#include <level_zero/ze_api.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpuprof_backend.h"
+
+/* The loader's entry points we call (dlsym'd; libze_loader is never
+ * linked). Our own calls pass through the tracing layer too: a
+ * thread-local guard (l0_inside) makes our callbacks ignore them. */
+typedef struct l0_api {
+    ze_result_t (*Init)(ze_init_flags_t);
+    ze_result_t (*DriverGet)(uint32_t *, ze_driver_handle_t *);
+    ze_result_t (*DeviceGet)(ze_driver_handle_t, uint32_t *,
+                             ze_device_handle_t *);
+    ze_result_t (*DeviceGetProperties)(ze_device_handle_t,
+                                       ze_device_properties_t *);
+    ze_result_t (*DeviceGetGlobalTimestamps)(ze_device_handle_t, uint64_t *,
+                                             uint64_t *);
+    ze_result_t (*EventPoolCreate)(ze_context_handle_t,
+                                   const ze_event_pool_desc_t *, uint32_t,
+                                   ze_device_handle_t *,
+                                   ze_event_pool_handle_t *);
+    ze_result_t (*EventPoolDestroy)(ze_event_pool_handle_t);
+    ze_result_t (*EventCreate)(ze_event_pool_handle_t, const ze_event_desc_t *,
+                               ze_event_handle_t *);
+    ze_result_t (*EventDestroy)(ze_event_handle_t);
+    ze_result_t (*EventQueryStatus)(ze_event_handle_t);
+    ze_result_t (*EventHostSynchronize)(ze_event_handle_t, uint64_t);
+    ze_result_t (*EventHostReset)(ze_event_handle_t);
+    ze_result_t (*EventQueryKernelTimestamp)(ze_event_handle_t,
+                                             ze_kernel_timestamp_result_t *);
+    ze_result_t (*MemGetAllocProperties)(ze_context_handle_t, const void *,
+                                         ze_memory_allocation_properties_t *,
+                                         ze_device_handle_t *);
+    ze_result_t (*ModuleGetNativeBinary)(ze_module_handle_t, size_t *,
+                                         uint8_t *);
+    ze_result_t (*TracerCreate)(const zel_tracer_desc_t *,
+                                zel_tracer_handle_t *);
+    ze_result_t (*TracerDestroy)(zel_tracer_handle_t);
+    ze_result_t (*TracerSetPrologues)(zel_tracer_handle_t,
+                                      zel_core_callbacks_t *);
+    ze_result_t (*TracerSetEpilogues)(zel_tracer_handle_t,
+                                      zel_core_callbacks_t *);
+    ze_result_t (*TracerSetEnabled)(zel_tracer_handle_t, ze_bool_t);
+} l0_api;
+extern l0_api gpuprof__l0;
+#define Z gpuprof__l0
+
+/* Set while we call the driver ourselves: our callbacks do nothing. */
+extern __thread int gpuprof__l0_inside
+    __attribute__((tls_model("initial-exec")));
+#define L0_CALL(expr)                                                          \
+    __extension__({                                                            \
+        gpuprof__l0_inside++;                                                  \
+        ze_result_t r_ = (expr);                                               \
+        gpuprof__l0_inside--;                                                  \
+        r_;                                                                    \
+    })
+
+/* Hooks record objects while the backend is started; they begin
+ * operations only while the library measures. */
+extern _Atomic int gpuprof__l0_on;
+static inline bool l0_on(void)
+{
+    return atomic_load_explicit(&gpuprof__l0_on, memory_order_relaxed) &&
+           !gpuprof__l0_inside;
+}
+
+/* A device and its timer. */
+typedef struct l0_dev {
+    ze_device_handle_t h;
+    uint32_t index;
+    uint64_t hz;    /* timer ticks per second */
+    uint64_t kmask; /* kernel timestamps: 2^kernelTimestampValidBits - 1 */
+    int clock;      /* host clock of zeDeviceGetGlobalTimestamps, -1: ours */
+    bool used;
+} l0_dev;
+
+/* A context: our event pools and the free events in them. */
+typedef struct l0_ctx l0_ctx;
+typedef struct l0_ev {
+    ze_event_handle_t h;
+    l0_ctx *ctx;        /* NULL once its context is gone */
+    struct l0_ev *next; /* free list */
+    uint32_t refs;      /* a template + pending instances */
+} l0_ev;
+
+/* A command queue or an immediate list: where work runs (an engine). */
+typedef struct l0_engine {
+    l0_dev *dev;
+    ze_context_handle_t ctx;
+    uint32_t stream; /* ordinal << 8 | index */
+    bool sync;       /* ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS */
+} l0_engine;
+
+/* A command appended to a regular list, run at each execute. Traces name
+ * the first L0_WAITS events it waits for. */
+#define L0_WAITS 4
+typedef struct l0_tmpl {
+    uint32_t kind;
+    const char *name; /* kernels: interned */
+    uint32_t binary;
+    uint64_t bytes;
+    uint64_t items, group;
+    ze_event_handle_t ev;
+    l0_ev *ours; /* our event (NULL: the program's) */
+    uintptr_t ctx;
+    const void *src; /* host-to-device copies: the host memory */
+    bool dirty;      /* run while not measuring: our event is stale */
+    uint32_t nwait;  /* events the command waits for (traces) */
+    ze_event_handle_t wait[L0_WAITS];
+} l0_tmpl;
+
+/* One execute's operations, one per kind: the last instance of a kind is
+ * the operation's final activity. */
+typedef struct l0_exec {
+    uint32_t refs; /* instances pending, under l0_mu */
+    uint64_t corr[GPUPROF_OP_KIND_COUNT];
+    uint32_t left[GPUPROF_OP_KIND_COUNT];
+} l0_exec;
+
+/* One piece of device work, from submission until its activity is
+ * submitted. */
+typedef struct l0_inst {
+    struct l0_inst *next, *prev;
+    uint64_t corr;
+    uint32_t kind, device, stream;
+    l0_dev *dev;
+    const char *name;
+    uint32_t binary;
+    uint64_t bytes, items, group;
+    ze_event_handle_t ev;
+    l0_ev *ours;
+    l0_exec *ex; /* NULL: an immediate append (its own operation) */
+    uint64_t start_ns, end_ns;
+    int status; /* 0 read, < 0 lost */
+} l0_inst;
+
+/* ---- l0_cmd.c --------------------------------------------------------- */
+extern pthread_mutex_t gpuprof__l0_mu;
+l0_dev *gpuprof__l0_dev(ze_device_handle_t h);
+void gpuprof__l0_engine_new(void *handle, ze_device_handle_t d,
+                            const ze_command_queue_desc_t *desc, bool imm,
+                            ze_context_handle_t ctx);
+const l0_engine *gpuprof__l0_engine(void *handle); /* queue or imm list */
+void gpuprof__l0_engine_forget(void *handle);
+/* Regular lists: their context, their templates. */
+void gpuprof__l0_list_new(ze_command_list_handle_t l, ze_context_handle_t c,
+                          ze_device_handle_t d);
+bool gpuprof__l0_is_regular(ze_command_list_handle_t l);
+ze_context_handle_t gpuprof__l0_list_ctx(ze_command_list_handle_t l);
+void gpuprof__l0_list_add(ze_command_list_handle_t l, const l0_tmpl *t);
+void gpuprof__l0_list_reset(ze_command_list_handle_t l, bool destroy);
+/* Our timestamp events, per context (NULL: none to be had). */
+l0_ev *gpuprof__l0_ev_get(ze_context_handle_t ctx);
+void gpuprof__l0_ev_put(l0_ev *e);
+/* Pools created while tracing get timestamps: the flags to use. */
+bool gpuprof__l0_pool_flags(ze_event_pool_flags_t *flags);
+/* Kernels and modules. */
+void gpuprof__l0_module_new(ze_module_handle_t m);
+void gpuprof__l0_module_forget(ze_module_handle_t m);
+void gpuprof__l0_kernel_new(ze_kernel_handle_t k, ze_module_handle_t m,
+                            const char *name);
+void gpuprof__l0_kernel_group(ze_kernel_handle_t k, uint64_t group);
+void gpuprof__l0_kernel_forget(ze_kernel_handle_t k);
+const char *gpuprof__l0_kernel(ze_kernel_handle_t k, uint32_t *binary,
+                               uint64_t *group);
+/* Copies: the kind of a copy from the memory types of its ends. */
+uint32_t gpuprof__l0_copy_kind(ze_context_handle_t c, const void *dst,
+                               const void *src);
+/* Instances: an immediate append's (its own operation) ... */
+void gpuprof__l0_file(const l0_tmpl *t, uint64_t corr, const l0_engine *e);
+/* ... and an execute's, for the lists it runs (operations begun here);
+ * NULL when nothing was filed. When the driver refused the call, its
+ * instances are taken back (their operations closed). */
+l0_exec *gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
+                             ze_command_list_handle_t *lists);
+/* The first operation of an execute (for a wait inside it). */
+uint64_t gpuprof__l0_exec_corr(const l0_exec *ex);
+void gpuprof__l0_exec_failed(l0_exec *ex);
+/* An execute while not measuring: our events of these lists get signalled
+ * and must be reset before a measured run reads them. */
+void gpuprof__l0_execute_unmeasured(uint32_t n,
+                                    ze_command_list_handle_t *lists);
+void gpuprof__l0_exec_release(l0_exec *ex); /* the epilogue, on success */
+/* Fences: the queue each belongs to. */
+void gpuprof__l0_fence_new(ze_fence_handle_t f, ze_command_queue_handle_t q);
+ze_command_queue_handle_t gpuprof__l0_fence_queue(ze_fence_handle_t f);
+void gpuprof__l0_fence_forget(ze_fence_handle_t f);
+/* A context going away: our pools in it go first. */
+void gpuprof__l0_ctx_forget(ze_context_handle_t c);
+/* The program's event -> the operation whose work signals it (traces). */
+void gpuprof__l0_event_note(ze_event_handle_t ev, uint64_t corr);
+uint64_t gpuprof__l0_event_corr(ze_event_handle_t ev);
+/* Reads what is complete and submits it; max: at most this many queries
+ * (0: all). */
+void gpuprof__l0_settle(unsigned max);
+/* A host wait [t0, now] as its SYNC operation's activity (blame). */
+void gpuprof__l0_wait_done(uint64_t corr, uint64_t t0);
+/* At finalize: what never completed is counted as dropped. */
+void gpuprof__l0_drain(void);
+
+/* Devices unused: of `present`, how many no queue or list was made on. */
+uint32_t gpuprof__l0_devices_unused(const ze_device_handle_t *present,
+                                    uint32_t n);
+
+/* ---- l0_hooks.c ------------------------------------------------------- */
+/* The process's first context creation: its operation stays open until
+ * finalize, which adds the devices no queue or list used (0: none). */
+extern _Atomic uint64_t gpuprof__l0_first_ctx;
+void gpuprof__l0_callbacks(zel_core_callbacks_t *pro,
+                           zel_core_callbacks_t *epi);
+
+#endif /* GPUPROF_BACKENDS_LEVELZERO_L0_H */

@@ -1,0 +1,636 @@
+/*
+ * l0_cmd.c - Level Zero device work from submission to activity: the
+ * instances of immediate appends and of executed regular lists, their
+ * settling (event status, kernel timestamps, conversion to the process
+ * clock) and submission, and the host waits' activities. Design: l0.h.
+ *
+ * Clocks. Kernel timestamps count device timer ticks in their low
+ * kernelTimestampValidBits bits (32 on current Intel GPUs: they wrap every
+ * few minutes). Settling reads, once per device and batch, the device's
+ * global timestamp pair (host ns, device ticks; zeDeviceGetGlobalTimestamps)
+ * just after the work was seen complete: the work ended (D - end) mod 2^bits
+ * ticks before D, and began (end - start) mod 2^bits ticks before its end,
+ * so neither the wrap nor the device epoch matters as long as the work is
+ * read within 2^bits ticks of its end. Ticks become nanoseconds by the
+ * timer frequency, and the pair's host clock (found per device,
+ * l0_objs.c) is mapped to the process clock once per batch.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backends/levelzero/l0.h"
+
+#define MU gpuprof__l0_mu
+
+/* Pending instances, oldest submission first (under MU; the count is
+ * also read without it, as a hint). */
+static l0_inst pending = {.next = &pending, .prev = &pending};
+static uint32_t npending;
+
+static void link_tail(l0_inst *i)
+{
+    i->prev = pending.prev;
+    i->next = &pending;
+    pending.prev->next = i;
+    pending.prev = i;
+    __atomic_store_n(&npending, npending + 1, __ATOMIC_RELAXED);
+}
+
+static void unlink_inst(l0_inst *i)
+{
+    i->prev->next = i->next;
+    i->next->prev = i->prev;
+    __atomic_store_n(&npending, npending - 1, __ATOMIC_RELAXED);
+}
+
+/* Instances come from a pool (under MU) refilled as they are submitted:
+ * an append then allocates nothing of ours. */
+#define POOL_MAX 4096
+static l0_inst *inst_pool;
+static uint32_t inst_pool_n;
+
+static l0_inst *inst_alloc_locked(void)
+{
+    l0_inst *i = inst_pool;
+    if (i) {
+        inst_pool = i->next;
+        inst_pool_n--;
+        memset(i, 0, sizeof(*i));
+        return i;
+    }
+    return calloc(1, sizeof(*i));
+}
+
+static void inst_free(l0_inst *i)
+{
+    pthread_mutex_lock(&MU);
+    if (inst_pool_n < POOL_MAX) {
+        i->next = inst_pool;
+        inst_pool = i;
+        inst_pool_n++;
+        i = NULL;
+    }
+    pthread_mutex_unlock(&MU);
+    free(i);
+}
+
+/* Under MU. */
+static l0_inst *inst_new(const l0_tmpl *t, uint64_t corr, const l0_engine *e)
+{
+    l0_inst *i = inst_alloc_locked();
+    if (!i)
+        return NULL;
+    i->corr = corr;
+    i->kind = t->kind;
+    i->dev = e->dev;
+    i->device = e->dev ? e->dev->index : 0;
+    i->stream = e->stream;
+    i->name = t->kind == GPUPROF_OP_KERNEL ? t->name : NULL;
+    i->binary = t->binary;
+    i->bytes = t->bytes;
+    i->items = t->items;
+    i->group = t->group;
+    i->ev = t->ev;
+    i->ours = t->ours;
+    i->status = 1;
+    return i;
+}
+
+void gpuprof__l0_file(const l0_tmpl *t, uint64_t corr, const l0_engine *e)
+{
+    pthread_mutex_lock(&MU);
+    l0_inst *i = e && t->ev ? inst_new(t, corr, e) : NULL;
+    if (i)
+        link_tail(i);
+    pthread_mutex_unlock(&MU);
+    if (!i) {
+        if (t->ours)
+            gpuprof__l0_ev_put(t->ours);
+        /* Not timed: the operation is closed with nothing measured. */
+        gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+        a.correlation = corr;
+        a.kind = t->kind;
+        a.flags = GPUPROF_ACTIVITY_NOTE;
+        gpuprof_be_activity_submit(&a, NULL);
+        gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
+    }
+}
+
+/* ---- executes of regular lists ---------------------------------------- */
+const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
+
+/* The order operations of one execute are begun in. */
+static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,     GPUPROF_OP_COPY_H2D,
+                                 GPUPROF_OP_COPY_D2H,   GPUPROF_OP_COPY_D2D,
+                                 GPUPROF_OP_COPY_OTHER, GPUPROF_OP_MEMSET,
+                                 GPUPROF_OP_OTHER};
+
+void gpuprof__l0_execute_unmeasured(uint32_t n, ze_command_list_handle_t *lists)
+{
+    pthread_mutex_lock(&MU);
+    for (uint32_t l = 0; lists && l < n; l++) {
+        uint32_t nt;
+        l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++)
+            if (t[j].ours)
+                t[j].dirty = true;
+    }
+    pthread_mutex_unlock(&MU);
+}
+
+/* Our events that ran unmeasured are reset before a measured run (under
+ * MU; the program does not run a list while executing it elsewhere). */
+static void reset_dirty(uint32_t n, ze_command_list_handle_t *lists)
+{
+    for (uint32_t l = 0; l < n; l++) {
+        uint32_t nt;
+        l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++)
+            if (t[j].dirty && t[j].ours && t[j].ours->refs == 1) {
+                L0_CALL(Z.EventHostReset(t[j].ev));
+                t[j].dirty = false;
+            }
+    }
+}
+
+/* Is one of our events of these lists still held by an earlier run? */
+static bool lists_busy(uint32_t n, ze_command_list_handle_t *lists)
+{
+    for (uint32_t l = 0; l < n; l++) {
+        uint32_t nt;
+        const l0_tmpl *t = gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++)
+            if (t[j].ours && t[j].ours->refs > 1)
+                return true;
+    }
+    return false;
+}
+
+static uint32_t count_kinds(uint32_t n, ze_command_list_handle_t *lists,
+                            uint32_t *per_kind)
+{
+    uint32_t total = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        uint32_t nt;
+        const l0_tmpl *t = gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++)
+            if (t[j].ev && t[j].kind < GPUPROF_OP_KIND_COUNT) {
+                per_kind[t[j].kind]++;
+                total++;
+            }
+    }
+    return total;
+}
+
+/* What the operation of `kind` states while it is open (under MU): the
+ * events its commands wait for and the program's events they signal
+ * (traces), the detectors' facts. */
+static void kind_facts(uint64_t corr, uint32_t kind, uint32_t n,
+                       ze_command_list_handle_t *lists, const l0_engine *e)
+{
+    bool multi = false, again = false, tracing = gpuprof_be_tracing();
+    for (uint32_t l = 0; l < n; l++) {
+        uint32_t nt;
+        const l0_tmpl *t = gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++) {
+            if (t[j].kind != kind)
+                continue;
+            for (uint32_t w = 0; tracing && w < t[j].nwait; w++) {
+                uint64_t target = gpuprof__l0_event_corr(t[j].wait[w]);
+                if (target)
+                    gpuprof_be_op_dep(corr, GPUPROF_DEP_STREAM_WAIT, 0,
+                                      e->dev->index, e->stream, target);
+            }
+            if (tracing && !t[j].ours)
+                gpuprof__l0_event_note(t[j].ev, corr);
+            if (kind == GPUPROF_OP_KERNEL && t[j].name && !multi)
+                multi = gpuprof_be_detect_kernel_context(t[j].name, t[j].ctx);
+            if (kind == GPUPROF_OP_COPY_H2D && t[j].src && !again)
+                again = gpuprof_be_detect_sent_again(t[j].src, t[j].bytes);
+        }
+    }
+    if (multi)
+        gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_MULTI_CONTEXT, 1);
+    if (again)
+        gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_OUTPUT_AS_INPUT, 1);
+}
+
+/* One operation per kind of work, in the execute's calling context (our
+ * frames above it: this, gpuprof__l0_execute, the prologue). */
+__attribute__((noinline)) static void begin_ops(l0_exec *ex,
+                                                const uint32_t *per_kind,
+                                                const l0_engine *e, uint32_t n,
+                                                ze_command_list_handle_t *lists)
+{
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        uint32_t kind = kinds[k];
+        if (!per_kind[kind])
+            continue;
+        uint64_t corr = gpuprof_be_op_begin(kind, 3);
+        __asm__ volatile("" ::: "memory");
+        if (corr && corr != GPUPROF_CORR_PAUSED) {
+            ex->corr[kind] = corr;
+            gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, 0, e->dev->index,
+                              e->stream, 0);
+            pthread_mutex_lock(&MU);
+            kind_facts(corr, kind, n, lists, e);
+            pthread_mutex_unlock(&MU);
+        }
+        gpuprof_be_op_end(corr);
+    }
+}
+
+/* Instances of the templates (under MU); what cannot be timed is counted
+ * and taken out of its operation's count. */
+static void file_templates(l0_exec *ex, uint32_t n,
+                           ze_command_list_handle_t *lists, const l0_engine *e)
+{
+    for (uint32_t l = 0; l < n; l++) {
+        uint32_t nt;
+        const l0_tmpl *t = gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++) {
+            if (!t[j].ev || t[j].kind >= GPUPROF_OP_KIND_COUNT ||
+                !ex->corr[t[j].kind])
+                continue;
+            l0_inst *i = NULL;
+            if (!(t[j].ours && t[j].ours->refs > 1))
+                i = inst_new(&t[j], ex->corr[t[j].kind], e);
+            if (!i) { /* an earlier run not read yet, or no memory */
+                ex->left[t[j].kind]--;
+                gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
+                continue;
+            }
+            if (i->ours)
+                i->ours->refs++;
+            i->ex = ex;
+            ex->refs++;
+            link_tail(i);
+        }
+    }
+}
+
+/* Operations left with no instance are closed now (a note). */
+static void close_empty(const uint64_t *corr, const uint32_t *filed)
+{
+    for (uint32_t k = 1; k < GPUPROF_OP_KIND_COUNT; k++) {
+        if (!corr[k] || filed[k])
+            continue;
+        gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+        a.correlation = corr[k];
+        a.kind = k;
+        a.flags = GPUPROF_ACTIVITY_NOTE;
+        gpuprof_be_activity_submit(&a, NULL);
+    }
+}
+
+__attribute__((noinline)) l0_exec *
+gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
+                    ze_command_list_handle_t *lists)
+{
+    const l0_engine *e = gpuprof__l0_engine(q);
+    if (!e || !n || !lists)
+        return NULL;
+    pthread_mutex_lock(&MU);
+    reset_dirty(n, lists);
+    bool busy = lists_busy(n, lists);
+    pthread_mutex_unlock(&MU);
+    if (busy) /* read the earlier run first: its events are reset then */
+        gpuprof__l0_settle(0);
+    uint32_t per_kind[GPUPROF_OP_KIND_COUNT] = {0};
+    pthread_mutex_lock(&MU);
+    uint32_t total = count_kinds(n, lists, per_kind);
+    pthread_mutex_unlock(&MU);
+    l0_exec *ex = total ? calloc(1, sizeof(*ex)) : NULL;
+    if (!ex)
+        return NULL;
+    memcpy(ex->left, per_kind, sizeof(per_kind));
+    ex->refs = 1; /* the caller's, until its epilogue */
+    begin_ops(ex, per_kind, e, n, lists);
+    pthread_mutex_lock(&MU);
+    file_templates(ex, n, lists, e);
+    uint32_t filed[GPUPROF_OP_KIND_COUNT];
+    uint64_t corr[GPUPROF_OP_KIND_COUNT];
+    memcpy(filed, ex->left, sizeof(filed));
+    memcpy(corr, ex->corr, sizeof(corr));
+    pthread_mutex_unlock(&MU);
+    close_empty(corr, filed);
+    return ex;
+}
+
+void gpuprof__l0_exec_release(l0_exec *ex)
+{
+    if (!ex)
+        return;
+    pthread_mutex_lock(&MU);
+    bool last = --ex->refs == 0;
+    pthread_mutex_unlock(&MU);
+    if (last)
+        free(ex);
+}
+
+/* ---- submission -------------------------------------------------------- */
+/* Under MU: the instance leaves; true when its activity closes its
+ * operation. */
+static bool inst_final(l0_inst *i)
+{
+    if (!i->ex)
+        return true;
+    bool last = --i->ex->left[i->kind] == 0;
+    if (--i->ex->refs == 0)
+        free(i->ex);
+    i->ex = NULL;
+    return last;
+}
+
+static void submit(const l0_inst *i, bool final)
+{
+    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+    a.correlation = i->corr;
+    a.kind = i->kind;
+    a.flags = final ? 0 : GPUPROF_ACTIVITY_MORE;
+    if (i->status != 0) {
+        gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
+        if (!final)
+            return;
+        a.flags |= GPUPROF_ACTIVITY_NOTE; /* closes it, nothing measured */
+        gpuprof_be_activity_submit(&a, NULL);
+        return;
+    }
+    a.device = i->device;
+    a.stream = i->stream;
+    a.start_ns = i->start_ns;
+    a.end_ns = i->end_ns;
+    a.bytes = i->bytes;
+    a.name = i->name;
+    gpuprof_activity_extra x = GPUPROF_ACTIVITY_EXTRA_INIT;
+    if (i->kind == GPUPROF_OP_KERNEL) {
+        x.binary = i->binary;
+        x.count = 2;
+        x.metric[0] = GPUPROF_METRIC_GPU_WORK_ITEMS;
+        x.value[0] = i->items;
+        x.metric[1] = GPUPROF_METRIC_GPU_GROUP_SIZE;
+        x.value[1] = i->group;
+    }
+    gpuprof_be_activity_submit(&a, &x);
+}
+
+/* ---- clocks ------------------------------------------------------------ */
+static const clockid_t host_clocks[] = {CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC,
+                                        CLOCK_REALTIME, CLOCK_BOOTTIME};
+
+static uint64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t ticks_ns(const l0_dev *d, uint64_t ticks)
+{
+    return (uint64_t)((unsigned __int128)ticks * 1000000000u / d->hz);
+}
+
+/* A device's reference for one batch: process-clock ns and device ticks
+ * of one moment after the batch's work was seen complete. */
+typedef struct dev_ref {
+    const l0_dev *dev;
+    uint64_t host, ticks;
+    bool ok;
+} dev_ref;
+
+static void ref_take(dev_ref *r, const l0_dev *d)
+{
+    uint64_t h = 0, t = 0;
+    r->dev = d;
+    r->ok =
+        L0_CALL(Z.DeviceGetGlobalTimestamps(d->h, &h, &t)) == ZE_RESULT_SUCCESS;
+    if (r->ok && d->clock > 0 && d->clock != 1) /* REALTIME, BOOTTIME */
+        h = h + clock_ns(CLOCK_MONOTONIC) - clock_ns(host_clocks[d->clock]);
+    else if (r->ok && d->clock == 0) /* MONOTONIC_RAW */
+        h = h + clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_MONOTONIC_RAW);
+    else if (r->ok && d->clock < 0) /* unknown: read it now */
+        h = gpuprof_be_now_ns();
+    r->host = h;
+    r->ticks = t;
+}
+
+/* Kernel timestamps (device ticks, kmask bits) -> process clock. */
+static void convert(l0_inst *i, const dev_ref *r, uint64_t ks, uint64_t ke)
+{
+    const l0_dev *d = r->dev;
+    uint64_t ago_end = (r->ticks - ke) & d->kmask;
+    uint64_t ago_start = ago_end + ((ke - ks) & d->kmask);
+    int64_t off = (int64_t)r->host; /* offset of tick "0 ago" */
+    i->end_ns =
+        gpuprof_be_clock_to_host(0, off - (int64_t)ticks_ns(d, ago_end));
+    i->start_ns =
+        gpuprof_be_clock_to_host(0, off - (int64_t)ticks_ns(d, ago_start));
+}
+
+/* ---- settling ---------------------------------------------------------- */
+#define BATCH 64
+#define MAX_REFS 8
+
+static const dev_ref *ref_for(dev_ref *refs, int *nrefs, const l0_dev *d)
+{
+    for (int k = 0; k < *nrefs; k++)
+        if (refs[k].dev == d)
+            return refs[k].ok ? &refs[k] : NULL;
+    if (*nrefs == MAX_REFS)
+        return NULL;
+    ref_take(&refs[*nrefs], d);
+    return refs[(*nrefs)++].ok ? &refs[*nrefs - 1] : NULL;
+}
+
+/* Under MU: is `i` complete (1), not yet (0)? Reads its timestamps. */
+static int inst_poll(l0_inst *i, ze_kernel_timestamp_result_t *ts)
+{
+    if (i->ours && !i->ours->ctx)
+        return -1; /* its context was destroyed */
+    ze_result_t r = L0_CALL(Z.EventQueryStatus(i->ev));
+    if (r == ZE_RESULT_NOT_READY)
+        return 0;
+    if (r != ZE_RESULT_SUCCESS ||
+        L0_CALL(Z.EventQueryKernelTimestamp(i->ev, ts)) != ZE_RESULT_SUCCESS)
+        return -1;
+    return 1;
+}
+
+/* One batch: takes up to BATCH complete instances out (querying at most
+ * `max`, 0: no limit; a bounded pass stops at the first not complete),
+ * then reads each device's reference -- after every query of the batch,
+ * so that all the work it saw complete ended before it -- and converts.
+ * Returns whether more may be complete. */
+static bool settle_batch(unsigned max)
+{
+    l0_inst *out[BATCH];
+    uint64_t ks[BATCH], ke[BATCH];
+    bool fin[BATCH], reset[BATCH];
+    int nout = 0;
+    unsigned asked = 0;
+    dev_ref refs[MAX_REFS];
+    int nrefs = 0;
+    bool more = false;
+    pthread_mutex_lock(&MU);
+    for (l0_inst *i = pending.next, *n; i != &pending; i = n) {
+        n = i->next;
+        if (nout == BATCH || (max && asked == max)) {
+            more = nout == BATCH;
+            break;
+        }
+        asked++;
+        ze_kernel_timestamp_result_t ts;
+        int st = inst_poll(i, &ts);
+        if (st == 0) {
+            if (max)
+                break;
+            continue;
+        }
+        i->status = st > 0 ? 0 : -1;
+        ks[nout] = ts.global.kernelStart;
+        ke[nout] = ts.global.kernelEnd;
+        unlink_inst(i);
+        fin[nout] = inst_final(i);
+        /* A list's event goes on with its list: reset for its next run
+         * (the list is not run again while this instance holds it). */
+        reset[nout] = i->ours && i->ours->refs > 1 && i->ours->ctx;
+        out[nout++] = i;
+    }
+    for (int k = 0; k < nout; k++) {
+        if (out[k]->status != 0)
+            continue;
+        const dev_ref *r = ref_for(refs, &nrefs, out[k]->dev);
+        if (r)
+            convert(out[k], r, ks[k], ke[k]);
+        else
+            out[k]->status = -1;
+    }
+    pthread_mutex_unlock(&MU);
+    for (int k = 0; k < nout; k++) {
+        submit(out[k], fin[k]);
+        if (reset[k])
+            L0_CALL(Z.EventHostReset(out[k]->ev));
+        if (out[k]->ours)
+            gpuprof__l0_ev_put(out[k]->ours);
+        inst_free(out[k]);
+    }
+    return more;
+}
+
+void gpuprof__l0_settle(unsigned max)
+{
+    if (!__atomic_load_n(&npending, __ATOMIC_RELAXED))
+        return;
+    while (settle_batch(max) && !max)
+        ;
+}
+
+void gpuprof__l0_exec_failed(l0_exec *ex)
+{
+    if (!ex)
+        return;
+    l0_inst *out[BATCH];
+    bool fin[BATCH];
+    for (;;) {
+        int nout = 0;
+        pthread_mutex_lock(&MU);
+        for (l0_inst *i = pending.next, *n; i != &pending && nout < BATCH;
+             i = n) {
+            n = i->next;
+            if (i->ex != ex)
+                continue;
+            unlink_inst(i);
+            i->status = -1;
+            fin[nout] = inst_final(i); /* ex stays: the caller's ref */
+            out[nout++] = i;
+        }
+        pthread_mutex_unlock(&MU);
+        for (int k = 0; k < nout; k++) {
+            submit(out[k], fin[k]);
+            if (out[k]->ours)
+                gpuprof__l0_ev_put(out[k]->ours);
+            inst_free(out[k]);
+        }
+        if (nout < BATCH)
+            break;
+    }
+    gpuprof__l0_exec_release(ex);
+}
+
+/* Work still running at finalize gets up to 100 ms to end (the program
+ * may finalize right after its last launch): waited for oldest first. */
+static void grace(void)
+{
+    uint64_t deadline = gpuprof_be_now_ns() + 100000000u;
+    for (;;) {
+        pthread_mutex_lock(&MU);
+        ze_event_handle_t ev = NULL;
+        for (l0_inst *i = pending.next; i != &pending && !ev; i = i->next)
+            if ((!i->ours || i->ours->ctx) &&
+                L0_CALL(Z.EventQueryStatus(i->ev)) == ZE_RESULT_NOT_READY)
+                ev = i->ev;
+        pthread_mutex_unlock(&MU);
+        uint64_t now = gpuprof_be_now_ns();
+        if (!ev || now >= deadline)
+            return;
+        if (L0_CALL(Z.EventHostSynchronize(ev, deadline - now)) !=
+            ZE_RESULT_SUCCESS)
+            return;
+    }
+}
+
+void gpuprof__l0_drain(void)
+{
+    grace();
+    gpuprof__l0_settle(0);
+    uint32_t lost = 0;
+    for (;;) {
+        pthread_mutex_lock(&MU);
+        l0_inst *i = pending.next != &pending ? pending.next : NULL;
+        bool fin = false;
+        if (i) {
+            unlink_inst(i);
+            i->status = -1;
+            fin = inst_final(i);
+        }
+        pthread_mutex_unlock(&MU);
+        if (!i)
+            break;
+        submit(i, fin);
+        if (i->ours)
+            gpuprof__l0_ev_put(i->ours);
+        inst_free(i);
+        lost++;
+    }
+    if (lost)
+        gpuprof_be_log(GPUPROF_LOG_WARN,
+                       "levelzero: %u commands had not completed at finalize "
+                       "(counted in records.dropped)",
+                       lost);
+}
+
+/* ---- host waits -------------------------------------------------------- */
+void gpuprof__l0_wait_done(uint64_t corr, uint64_t t0)
+{
+    uint64_t t1 = gpuprof_be_now_ns();
+    gpuprof__l0_settle(0); /* what the wait saw finish, in first */
+    if (!corr || corr == GPUPROF_CORR_PAUSED)
+        return;
+    gpuprof_activity a = GPUPROF_ACTIVITY_INIT;
+    a.correlation = corr;
+    a.kind = GPUPROF_OP_SYNC;
+    a.flags = GPUPROF_ACTIVITY_HOST;
+    a.start_ns = t0;
+    a.end_ns = t1 > t0 ? t1 : t0 + 1;
+    gpuprof_be_activity_submit(&a, NULL);
+}
+
+uint64_t gpuprof__l0_exec_corr(const l0_exec *ex)
+{
+    for (size_t k = 0; ex && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        if (ex->corr[kinds[k]])
+            return ex->corr[kinds[k]];
+    return 0;
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Backends are plug-ins on the public interface (doc/BACKENDS.md, issue 14):
 #  - a file under lib/backends/<name>/ includes only public headers
-#    (include/gpuprof*.h) and files of its own folder: never lib/core,
-#    lib/io or another backend;
+#    (include/gpuprof*.h), files of its own folder and the backends' shared
+#    kit (lib/backends/kit: header-only, itself built on public headers and
+#    the C library alone): never lib/core, lib/io or another backend;
 #  - lib/core names no backend: no include of lib/backends, no backend's
 #    gpuprof__<name>_ symbol, no GPUPROF_HAVE_<NAME> switch;
 #  - the core registers the built-in backends from the list the build writes
@@ -32,6 +33,7 @@ bad_includes() {
           case $inc in
             gpuprof*.h) [ -f "$root/include/$inc" ] && continue ;;
             backends/"$name"/*) continue ;;
+            backends/kit/*) [ -f "$root/lib/$inc" ] && continue ;;
             */*) ;;
             *) [ -f "$dir$inc" ] && continue ;;
           esac
@@ -69,9 +71,11 @@ fi
 # The checks catch what they are for (a scratch copy with one bad line each).
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/include" "$tmp/lib/core" "$tmp/lib/backends/fake" "$tmp/lib/backends/other"
+mkdir -p "$tmp/include" "$tmp/lib/core" "$tmp/lib/backends/fake" "$tmp/lib/backends/other" \
+  "$tmp/lib/backends/kit"
 cp include/gpuprof*.h "$tmp/include/"
-printf '#include "gpuprof_backend.h"\n#include "backends/fake/fake.h"\n#include "fake.h"\n' >"$tmp/lib/backends/fake/ok.c"
+printf '#include "gpuprof_backend.h"\n#include "backends/fake/fake.h"\n#include "fake.h"\n#include "backends/kit/k.h"\n' >"$tmp/lib/backends/fake/ok.c"
+printf '#include "gpuprof_backend.h"\n' >"$tmp/lib/backends/kit/k.h"
 : >"$tmp/lib/backends/fake/fake.h"
 printf 'int x;\n' >"$tmp/lib/core/clean.c"
 if [ -z "$(bad_includes "$tmp")" ] && [ -z "$(core_names_backend "$tmp")" ]; then
@@ -88,6 +92,22 @@ for bad in '#include "core/internal.h"' '#include "io/io.h"' \
     fail "not detected: a backend file with $bad"
   fi
 done
+rm -f "$tmp/lib/backends/fake/bad.c"
+for bad in '#include "core/internal.h"' '#include "backends/fake/fake.h"'; do
+  printf '%s\n' "$bad" >"$tmp/lib/backends/kit/bad.h"
+  if bad_includes "$tmp" | grep -qF "kit/bad.h:1:"; then
+    pass "detected: the backends' kit with $bad"
+  else
+    fail "not detected: the backends' kit with $bad"
+  fi
+done
+rm -f "$tmp/lib/backends/kit/bad.h"
+printf '#include "backends/kit/missing.h"\n' >"$tmp/lib/backends/fake/bad.c"
+if bad_includes "$tmp" | grep -qF "bad.c:1:"; then
+  pass "detected: a backend file including a kit header that does not exist"
+else
+  fail "not detected: a backend file including a kit header that does not exist"
+fi
 rm -f "$tmp/lib/backends/fake/bad.c"
 for bad in '#include "backends/fake/fake.h"' 'void gpuprof__fake_register(void);' \
            '#ifdef GPUPROF_HAVE_FAKE' 'gpuprof__backend_other_register();'; do

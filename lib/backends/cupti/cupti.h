@@ -29,28 +29,8 @@
 
 #include "gpuprof_backend.h"
 
-/* Memory orders, named as the core names them (its atomics.h). */
-#define gp_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
-#define gp_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
-#define gp_store_relaxed(p, v)                                                 \
-    atomic_store_explicit((p), (v), memory_order_relaxed)
-#define gp_store_release(p, v)                                                 \
-    atomic_store_explicit((p), (v), memory_order_release)
-#define gp_fetch_add_relaxed(p, v)                                             \
-    atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
-
-/* An activity with `nx` extra values of metrics `xm` and a GPU binary. */
-static inline gpuprof_status be_submit(const gpuprof_activity *a,
-                                       uint32_t binary, unsigned nx,
-                                       const uint32_t *xm, const uint64_t *xv)
-{
-    gpuprof_activity_extra x = GPUPROF_ACTIVITY_EXTRA_INIT;
-    x.binary = binary;
-    x.count = nx < GPUPROF_EXTRA_MAX ? nx : GPUPROF_EXTRA_MAX;
-    for (unsigned i = 0; i < x.count; i++)
-        x.metric[i] = xm[i], x.value[i] = xv[i];
-    return gpuprof_be_activity_submit(a, &x);
-}
+#include "backends/kit/atomics.h"
+#include "backends/kit/submit.h"
 
 /* The CUPTI entry points we use (cupti.c, gpuprof__cupti_load). */
 typedef struct gp_cupti_api {

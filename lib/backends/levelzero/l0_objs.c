@@ -16,101 +16,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "backends/kit/ptrmap.h"
 #include "backends/levelzero/l0.h"
 
 pthread_mutex_t gpuprof__l0_mu = PTHREAD_MUTEX_INITIALIZER;
 #define MU gpuprof__l0_mu
 
-/* ---- pointer tables (linear probing, backward-shift deletion) ---------- */
-typedef struct ptab {
-    void **key, **val;
-    uint32_t cap, n;
-} ptab;
-
-static uint32_t phash(const void *p, uint32_t cap)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(x >> 32) & (cap - 1);
-}
-
-static void *ptab_get(const ptab *t, const void *k)
-{
-    if (!t->n || !k)
-        return NULL;
-    for (uint32_t i = phash(k, t->cap);; i = (i + 1) & (t->cap - 1)) {
-        if (!t->key[i])
-            return NULL;
-        if (t->key[i] == k)
-            return t->val[i];
-    }
-}
-
-static bool ptab_grow(ptab *t)
-{
-    uint32_t cap = t->cap ? t->cap * 2 : 64;
-    void **nk = calloc(cap, sizeof(void *)), **nv = calloc(cap, sizeof(void *));
-    if (!nk || !nv) {
-        free(nk);
-        free(nv);
-        return false;
-    }
-    for (uint32_t i = 0; i < t->cap; i++) {
-        if (!t->key[i])
-            continue;
-        uint32_t j = phash(t->key[i], cap);
-        while (nk[j])
-            j = (j + 1) & (cap - 1);
-        nk[j] = t->key[i];
-        nv[j] = t->val[i];
-    }
-    free(t->key);
-    free(t->val);
-    t->key = nk;
-    t->val = nv;
-    t->cap = cap;
-    return true;
-}
-
-static bool ptab_put(ptab *t, void *k, void *v)
-{
-    if ((t->n + 1) * 2 > t->cap && !ptab_grow(t))
-        return false;
-    uint32_t i = phash(k, t->cap);
-    while (t->key[i] && t->key[i] != k)
-        i = (i + 1) & (t->cap - 1);
-    if (!t->key[i])
-        t->n++;
-    t->key[i] = k;
-    t->val[i] = v;
-    return true;
-}
-
-static void *ptab_del(ptab *t, const void *k)
-{
-    if (!t->n || !k)
-        return NULL;
-    uint32_t i = phash(k, t->cap);
-    while (t->key[i] != k) {
-        if (!t->key[i])
-            return NULL;
-        i = (i + 1) & (t->cap - 1);
-    }
-    void *v = t->val[i];
-    t->n--;
-    for (uint32_t j = (i + 1) & (t->cap - 1); t->key[j];
-         j = (j + 1) & (t->cap - 1)) {
-        uint32_t h = phash(t->key[j], t->cap);
-        if (((j - h) & (t->cap - 1)) >= ((j - i) & (t->cap - 1))) {
-            t->key[i] = t->key[j];
-            t->val[i] = t->val[j];
-            i = j;
-        }
-    }
-    t->key[i] = t->val[i] = NULL;
-    return v;
-}
-
-static ptab devices, engines, lists, contexts, modules, kernels, fences, evcorr;
+static gp_ptrmap devices, engines, lists, contexts, modules, kernels, fences, evcorr;
 
 /* ---- devices ---------------------------------------------------------- */
 static uint32_t ndevices;
@@ -165,7 +77,7 @@ static void dev_describe(l0_dev *v)
 
 l0_dev *gpuprof__l0_dev(ze_device_handle_t h)
 {
-    l0_dev *v = ptab_get(&devices, h);
+    l0_dev *v = gp_ptrmap_get(&devices, h);
     if (v || !h)
         return v;
     if (!(v = calloc(1, sizeof(*v))))
@@ -173,7 +85,7 @@ l0_dev *gpuprof__l0_dev(ze_device_handle_t h)
     v->h = h;
     v->index = ndevices++;
     dev_describe(v);
-    if (!ptab_put(&devices, h, v)) {
+    if (!gp_ptrmap_put(&devices, h, v)) {
         free(v);
         return NULL;
     }
@@ -186,7 +98,7 @@ uint32_t gpuprof__l0_devices_unused(const ze_device_handle_t *present,
     uint32_t unused = 0;
     pthread_mutex_lock(&MU);
     for (uint32_t i = 0; i < n; i++) {
-        const l0_dev *v = ptab_get(&devices, present[i]);
+        const l0_dev *v = gp_ptrmap_get(&devices, present[i]);
         unused += !v || !v->used;
     }
     pthread_mutex_unlock(&MU);
@@ -224,7 +136,7 @@ void gpuprof__l0_engine_new(void *handle, ze_device_handle_t d,
     e->ctx = ctx;
     e->stream = desc ? (desc->ordinal << 8) | (desc->index & 0xffu) : 0;
     e->sync = desc && desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
-    if (!e->dev || !ptab_put(&engines, handle, e))
+    if (!e->dev || !gp_ptrmap_put(&engines, handle, e))
         free(e);
     objs_changed(); /* a miss cached for this address is stale */
     pthread_mutex_unlock(&MU);
@@ -236,7 +148,7 @@ const l0_engine *gpuprof__l0_engine(void *handle)
     if (handle && last_engine.h == handle && last_engine.gen == g)
         return last_engine.e;
     pthread_mutex_lock(&MU);
-    const l0_engine *e = ptab_get(&engines, handle);
+    const l0_engine *e = gp_ptrmap_get(&engines, handle);
     pthread_mutex_unlock(&MU);
     last_engine.h = handle;
     last_engine.e = e;
@@ -247,7 +159,7 @@ const l0_engine *gpuprof__l0_engine(void *handle)
 void gpuprof__l0_engine_forget(void *handle)
 {
     pthread_mutex_lock(&MU);
-    free(ptab_del(&engines, handle));
+    free(gp_ptrmap_del(&engines, handle));
     objs_changed();
     pthread_mutex_unlock(&MU);
 }
@@ -270,7 +182,7 @@ void gpuprof__l0_list_new(ze_command_list_handle_t l, ze_context_handle_t c,
     l0_dev *dv = gpuprof__l0_dev(d);
     if (dv)
         dv->used = true;
-    if (!ptab_put(&lists, l, v))
+    if (!gp_ptrmap_put(&lists, l, v))
         free(v);
     pthread_mutex_unlock(&MU);
 }
@@ -278,7 +190,7 @@ void gpuprof__l0_list_new(ze_command_list_handle_t l, ze_context_handle_t c,
 bool gpuprof__l0_is_regular(ze_command_list_handle_t l)
 {
     pthread_mutex_lock(&MU);
-    bool r = ptab_get(&lists, l) != NULL;
+    bool r = gp_ptrmap_get(&lists, l) != NULL;
     pthread_mutex_unlock(&MU);
     return r;
 }
@@ -286,8 +198,8 @@ bool gpuprof__l0_is_regular(ze_command_list_handle_t l)
 ze_context_handle_t gpuprof__l0_list_ctx(ze_command_list_handle_t l)
 {
     pthread_mutex_lock(&MU);
-    const l0_list *v = ptab_get(&lists, l);
-    const l0_engine *e = v ? NULL : ptab_get(&engines, l);
+    const l0_list *v = gp_ptrmap_get(&lists, l);
+    const l0_engine *e = v ? NULL : gp_ptrmap_get(&engines, l);
     ze_context_handle_t c = v ? v->ctx : e ? e->ctx : NULL;
     pthread_mutex_unlock(&MU);
     return c;
@@ -296,7 +208,7 @@ ze_context_handle_t gpuprof__l0_list_ctx(ze_command_list_handle_t l)
 void gpuprof__l0_list_add(ze_command_list_handle_t l, const l0_tmpl *t)
 {
     pthread_mutex_lock(&MU);
-    l0_list *v = ptab_get(&lists, l);
+    l0_list *v = gp_ptrmap_get(&lists, l);
     bool ok = v != NULL;
     if (ok && v->n == v->cap) {
         uint32_t cap = v->cap ? v->cap * 2 : 16;
@@ -321,7 +233,7 @@ void gpuprof__l0_list_add(ze_command_list_handle_t l, const l0_tmpl *t)
 const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
 const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n)
 {
-    const l0_list *v = ptab_get(&lists, l);
+    const l0_list *v = gp_ptrmap_get(&lists, l);
     *n = v ? v->n : 0;
     return v ? v->t : NULL;
 }
@@ -329,7 +241,7 @@ const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n)
 void gpuprof__l0_list_reset(ze_command_list_handle_t l, bool destroy)
 {
     pthread_mutex_lock(&MU);
-    l0_list *v = destroy ? ptab_del(&lists, l) : ptab_get(&lists, l);
+    l0_list *v = destroy ? gp_ptrmap_del(&lists, l) : gp_ptrmap_get(&lists, l);
     l0_tmpl *t = v ? v->t : NULL;
     uint32_t n = v ? v->n : 0;
     if (v) {
@@ -399,8 +311,8 @@ l0_ev *gpuprof__l0_ev_get(ze_context_handle_t c)
         return NULL;
     for (int tries = 0; tries < 2; tries++) {
         pthread_mutex_lock(&MU);
-        l0_ctx *x = ptab_get(&contexts, c);
-        if (!x && (x = calloc(1, sizeof(*x))) && !ptab_put(&contexts, c, x)) {
+        l0_ctx *x = gp_ptrmap_get(&contexts, c);
+        if (!x && (x = calloc(1, sizeof(*x))) && !gp_ptrmap_put(&contexts, c, x)) {
             free(x);
             x = NULL;
         }
@@ -438,7 +350,7 @@ void gpuprof__l0_ev_put(l0_ev *e)
 void gpuprof__l0_ctx_forget(ze_context_handle_t c)
 {
     pthread_mutex_lock(&MU);
-    l0_ctx *x = ptab_del(&contexts, c);
+    l0_ctx *x = gp_ptrmap_del(&contexts, c);
     ze_event_handle_t *h =
         x ? calloc(x->npools * POOL_EVENTS, sizeof(*h)) : NULL;
     uint32_t nh = 0;
@@ -520,14 +432,14 @@ void gpuprof__l0_module_new(ze_module_handle_t m)
     free(buf);
     gpuprof_be_self_end();
     pthread_mutex_lock(&MU);
-    ptab_put(&modules, m, (void *)(uintptr_t)((uint64_t)id + 1));
+    gp_ptrmap_put(&modules, m, (void *)(uintptr_t)((uint64_t)id + 1));
     pthread_mutex_unlock(&MU);
 }
 
 void gpuprof__l0_module_forget(ze_module_handle_t m)
 {
     pthread_mutex_lock(&MU);
-    ptab_del(&modules, m);
+    gp_ptrmap_del(&modules, m);
     pthread_mutex_unlock(&MU);
 }
 
@@ -538,10 +450,10 @@ void gpuprof__l0_kernel_new(ze_kernel_handle_t k, ze_module_handle_t m,
     if (!v)
         return;
     pthread_mutex_lock(&MU);
-    uintptr_t b = (uintptr_t)ptab_get(&modules, m);
+    uintptr_t b = (uintptr_t)gp_ptrmap_get(&modules, m);
     v->binary = b ? (uint32_t)(b - 1) : GPUPROF_NO_BINARY;
     v->name = intern(name && *name ? name : "(unnamed kernel)");
-    if (!v->name || !ptab_put(&kernels, k, v))
+    if (!v->name || !gp_ptrmap_put(&kernels, k, v))
         free(v);
     pthread_mutex_unlock(&MU);
 }
@@ -549,14 +461,14 @@ void gpuprof__l0_kernel_new(ze_kernel_handle_t k, ze_module_handle_t m,
 void gpuprof__l0_kernel_forget(ze_kernel_handle_t k)
 {
     pthread_mutex_lock(&MU);
-    free(ptab_del(&kernels, k));
+    free(gp_ptrmap_del(&kernels, k));
     pthread_mutex_unlock(&MU);
 }
 
 void gpuprof__l0_kernel_group(ze_kernel_handle_t k, uint64_t group)
 {
     pthread_mutex_lock(&MU);
-    l0_kern *v = ptab_get(&kernels, k);
+    l0_kern *v = gp_ptrmap_get(&kernels, k);
     if (v)
         v->group = group;
     pthread_mutex_unlock(&MU);
@@ -566,7 +478,7 @@ const char *gpuprof__l0_kernel(ze_kernel_handle_t k, uint32_t *binary,
                                uint64_t *group)
 {
     pthread_mutex_lock(&MU);
-    const l0_kern *v = ptab_get(&kernels, k);
+    const l0_kern *v = gp_ptrmap_get(&kernels, k);
     const char *n = v ? v->name : "(unknown kernel)";
     *binary = v ? v->binary : GPUPROF_NO_BINARY;
     *group = v ? v->group : 0;
@@ -601,14 +513,14 @@ uint32_t gpuprof__l0_copy_kind(ze_context_handle_t c, const void *dst,
 void gpuprof__l0_fence_new(ze_fence_handle_t f, ze_command_queue_handle_t q)
 {
     pthread_mutex_lock(&MU);
-    ptab_put(&fences, f, q);
+    gp_ptrmap_put(&fences, f, q);
     pthread_mutex_unlock(&MU);
 }
 
 ze_command_queue_handle_t gpuprof__l0_fence_queue(ze_fence_handle_t f)
 {
     pthread_mutex_lock(&MU);
-    ze_command_queue_handle_t q = ptab_get(&fences, f);
+    ze_command_queue_handle_t q = gp_ptrmap_get(&fences, f);
     pthread_mutex_unlock(&MU);
     return q;
 }
@@ -616,7 +528,7 @@ ze_command_queue_handle_t gpuprof__l0_fence_queue(ze_fence_handle_t f)
 void gpuprof__l0_fence_forget(ze_fence_handle_t f)
 {
     pthread_mutex_lock(&MU);
-    ptab_del(&fences, f);
+    gp_ptrmap_del(&fences, f);
     pthread_mutex_unlock(&MU);
 }
 
@@ -628,14 +540,14 @@ void gpuprof__l0_event_note(ze_event_handle_t ev, uint64_t corr)
     if (!ev || !corr || !gpuprof_be_tracing())
         return;
     pthread_mutex_lock(&ev_mu);
-    ptab_put(&evcorr, ev, (void *)(uintptr_t)corr);
+    gp_ptrmap_put(&evcorr, ev, (void *)(uintptr_t)corr);
     pthread_mutex_unlock(&ev_mu);
 }
 
 uint64_t gpuprof__l0_event_corr(ze_event_handle_t ev)
 {
     pthread_mutex_lock(&ev_mu);
-    uint64_t c = (uint64_t)(uintptr_t)ptab_get(&evcorr, ev);
+    uint64_t c = (uint64_t)(uintptr_t)gp_ptrmap_get(&evcorr, ev);
     pthread_mutex_unlock(&ev_mu);
     return c;
 }

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/kit/ptrmap.h"
 #include "backends/opencl/cl.h"
 
 struct _cl_icd_dispatch gpuprof__cl_T;
@@ -36,96 +37,7 @@ static char layer_path[4096];
 /* Everything below is under cl_mu unless it says otherwise. */
 static pthread_mutex_t cl_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---- pointer tables --------------------------------------------------- */
-/* Open addressing on runtime handles, backward-shift deletion. */
-typedef struct ptab {
-    void **key;
-    void **val;
-    uint32_t cap, n;
-} ptab;
-
-static uint32_t phash(const void *p, uint32_t cap)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(x >> 32) & (cap - 1);
-}
-
-static void *ptab_get(const ptab *t, const void *k)
-{
-    if (!t->n)
-        return NULL;
-    for (uint32_t i = phash(k, t->cap);; i = (i + 1) & (t->cap - 1)) {
-        if (!t->key[i])
-            return NULL;
-        if (t->key[i] == k)
-            return t->val[i];
-    }
-}
-
-static bool ptab_put(ptab *t, void *k, void *v)
-{
-    if ((t->n + 1) * 2 > t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 64;
-        void **nk = calloc(cap, sizeof(void *)), **nv = calloc(cap, sizeof(void *));
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return false;
-        }
-        for (uint32_t i = 0; i < t->cap; i++) {
-            if (!t->key[i])
-                continue;
-            uint32_t j = phash(t->key[i], cap);
-            while (nk[j])
-                j = (j + 1) & (cap - 1);
-            nk[j] = t->key[i];
-            nv[j] = t->val[i];
-        }
-        free(t->key);
-        free(t->val);
-        t->key = nk;
-        t->val = nv;
-        t->cap = cap;
-    }
-    uint32_t i = phash(k, t->cap);
-    while (t->key[i] && t->key[i] != k)
-        i = (i + 1) & (t->cap - 1);
-    if (!t->key[i])
-        t->n++;
-    t->key[i] = k;
-    t->val[i] = v;
-    return true;
-}
-
-/* Removes k and returns its value (NULL when absent). */
-static void *ptab_del(ptab *t, const void *k)
-{
-    if (!t->n)
-        return NULL;
-    uint32_t i = phash(k, t->cap);
-    while (t->key[i] != k) {
-        if (!t->key[i])
-            return NULL;
-        i = (i + 1) & (t->cap - 1);
-    }
-    void *v = t->val[i];
-    t->n--;
-    for (uint32_t j = (i + 1) & (t->cap - 1); t->key[j];
-         j = (j + 1) & (t->cap - 1)) {
-        uint32_t h = phash(t->key[j], t->cap);
-        /* Move j back to i when its home is not in (i, j]. */
-        if (((j - h) & (t->cap - 1)) >= ((j - i) & (t->cap - 1))) {
-            t->key[i] = t->key[j];
-            t->val[i] = t->val[j];
-            i = j;
-        }
-    }
-    t->key[i] = NULL;
-    t->val[i] = NULL;
-    return v;
-}
-
-static ptab queues, kernels, mems, devices, progs;
+static gp_ptrmap queues, kernels, mems, devices, progs;
 
 /* ---- kernel names (interned for the process) -------------------------- */
 typedef struct kname {
@@ -172,7 +84,7 @@ static uint64_t clock_ns(clockid_t c)
 
 static cl_dev *dev_get(cl_device_id d)
 {
-    cl_dev *v = ptab_get(&devices, d);
+    cl_dev *v = gp_ptrmap_get(&devices, d);
     if (v)
         return v;
     if (!(v = calloc(1, sizeof(*v))))
@@ -180,7 +92,7 @@ static cl_dev *dev_get(cl_device_id d)
     v->id = d;
     v->index = ndevices_seen++;
     gp_store_relaxed(&v->clock, -1);
-    if (!ptab_put(&devices, d, v)) {
+    if (!gp_ptrmap_put(&devices, d, v)) {
         free(v);
         return NULL;
     }
@@ -276,7 +188,7 @@ cl_queue *gpuprof__cl_queue(cl_command_queue q)
     if (last_queue.q == q && last_queue.forgotten == f && q)
         return last_queue.v;
     pthread_mutex_lock(&cl_mu);
-    cl_queue *v = ptab_get(&queues, q);
+    cl_queue *v = gp_ptrmap_get(&queues, q);
     pthread_mutex_unlock(&cl_mu);
     if (v) {
         last_queue.q = q;
@@ -302,7 +214,7 @@ void gpuprof__cl_queue_new(cl_command_queue q, cl_context ctx, cl_device_id d,
     bool cal = v->dev && !v->dev->calibrated;
     if (cal)
         v->dev->calibrated = true; /* claimed: one thread calibrates */
-    if (!ptab_put(&queues, q, v)) {
+    if (!gp_ptrmap_put(&queues, q, v)) {
         free(v);
         v = NULL;
     }
@@ -316,7 +228,7 @@ void gpuprof__cl_queue_new(cl_command_queue q, cl_context ctx, cl_device_id d,
 void gpuprof__cl_queue_forget(cl_command_queue q)
 {
     pthread_mutex_lock(&cl_mu);
-    free(ptab_del(&queues, q));
+    free(gp_ptrmap_del(&queues, q));
     gp_fetch_add_relaxed(&queues_forgotten, 1);
     pthread_mutex_unlock(&cl_mu);
 }
@@ -340,13 +252,13 @@ static cl_kern *kern_new_locked(cl_kernel k)
     uint32_t idx = name_intern(name);
     if (name != buf)
         free(name);
-    if (!v || idx == UINT32_MAX || !ptab_put(&kernels, k, v)) {
+    if (!v || idx == UINT32_MAX || !gp_ptrmap_put(&kernels, k, v)) {
         free(v);
         return NULL;
     }
     v->k = k;
     v->ctx = ctx;
-    const cl_bins *b = prog ? ptab_get(&progs, prog) : NULL;
+    const cl_bins *b = prog ? gp_ptrmap_get(&progs, prog) : NULL;
     if (b)
         v->bins = *b;
     v->name_idx = idx;
@@ -358,7 +270,7 @@ static cl_kern *kern_new_locked(cl_kernel k)
 void gpuprof__cl_kern_new(cl_kernel k)
 {
     pthread_mutex_lock(&cl_mu);
-    if (!ptab_get(&kernels, k))
+    if (!gp_ptrmap_get(&kernels, k))
         kern_new_locked(k);
     pthread_mutex_unlock(&cl_mu);
 }
@@ -366,7 +278,7 @@ void gpuprof__cl_kern_new(cl_kernel k)
 void gpuprof__cl_kern_forget(cl_kernel k)
 {
     pthread_mutex_lock(&cl_mu);
-    free(ptab_del(&kernels, k));
+    free(gp_ptrmap_del(&kernels, k));
     pthread_mutex_unlock(&cl_mu);
 }
 
@@ -376,14 +288,14 @@ void gpuprof__cl_kern_set_arg(cl_kernel k, cl_uint i, size_t size,
     if (i >= CL_MAX_ARGS)
         return;
     pthread_mutex_lock(&cl_mu);
-    cl_kern *v = ptab_get(&kernels, k);
+    cl_kern *v = gp_ptrmap_get(&kernels, k);
     if (!v)
         v = kern_new_locked(k);
     if (v) {
         cl_mem m = NULL;
         if (!svm && size == sizeof(cl_mem) && value) {
             memcpy(&m, value, sizeof(m));
-            if (!ptab_get(&mems, m))
+            if (!gp_ptrmap_get(&mems, m))
                 m = NULL; /* not a buffer we know: a scalar */
         }
         v->arg[i] = m;
@@ -418,7 +330,7 @@ void gpuprof__cl_mem_new(cl_mem m)
     v->size = size;
     v->host = (uintptr_t)host;
     pthread_mutex_lock(&cl_mu);
-    if (!ptab_put(&mems, m, v))
+    if (!gp_ptrmap_put(&mems, m, v))
         free(v);
     pthread_mutex_unlock(&cl_mu);
 }
@@ -426,7 +338,7 @@ void gpuprof__cl_mem_new(cl_mem m)
 void gpuprof__cl_mem_forget(cl_mem m)
 {
     pthread_mutex_lock(&cl_mu);
-    free(ptab_del(&mems, m));
+    free(gp_ptrmap_del(&mems, m));
     /* A kernel still naming it gets NULL at its next check. */
     for (uint32_t i = 0; i < kernels.cap; i++) {
         cl_kern *k = kernels.val[i];
@@ -465,7 +377,7 @@ const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
 {
     *binary = GPUPROF_NO_BINARY;
     pthread_mutex_lock(&cl_mu);
-    cl_kern *v = ptab_get(&kernels, k);
+    cl_kern *v = gp_ptrmap_get(&kernels, k);
     if (!v && !(v = kern_new_locked(k))) {
         pthread_mutex_unlock(&cl_mu);
         *not_aliased = *multi_ctx = false;
@@ -478,7 +390,7 @@ const char *gpuprof__cl_kernel_launch(cl_kernel k, const cl_queue *q,
         cl_memobj *m[CL_MAX_ARGS];
         int n = 0;
         for (int i = 0; i < CL_MAX_ARGS; i++)
-            if (v->arg[i] && (m[n] = ptab_get(&mems, v->arg[i])))
+            if (v->arg[i] && (m[n] = gp_ptrmap_get(&mems, v->arg[i])))
                 m[n++]->kernel_arg = true;
         bool ok = n >= 2 && !v->svm_args;
         for (int i = 0; ok && i < n; i++)
@@ -503,7 +415,7 @@ void gpuprof__cl_note_readback(const void *ptr, size_t size, cl_mem src)
     if (!ptr || !size)
         return;
     pthread_mutex_lock(&cl_mu);
-    cl_memobj *m = ptab_get(&mems, src);
+    cl_memobj *m = gp_ptrmap_get(&mems, src);
     bool arg = m && m->kernel_arg;
     pthread_mutex_unlock(&cl_mu);
     if (arg)
@@ -582,7 +494,7 @@ static void devices_unused_report(void)
     pthread_mutex_lock(&cl_mu);
     uint64_t corr = first_ctx_corr, unused = 0;
     for (uint32_t i = 0; i < ndev_present; i++) {
-        cl_dev *v = ptab_get(&devices, present[i]);
+        cl_dev *v = gp_ptrmap_get(&devices, present[i]);
         if (!v || !v->used)
             unused++;
     }
@@ -657,7 +569,7 @@ void gpuprof__cl_program_binaries(cl_program p)
     if (!gpuprof_be_gpu_binaries_wanted())
         return;
     pthread_mutex_lock(&cl_mu);
-    bool have = ptab_get(&progs, p) != NULL;
+    bool have = gp_ptrmap_get(&progs, p) != NULL;
     pthread_mutex_unlock(&cl_mu);
     cl_bins *b = have ? NULL : calloc(1, sizeof(*b));
     /* The library's own work: PoCL compiles every kernel to hand out a
@@ -670,7 +582,7 @@ void gpuprof__cl_program_binaries(cl_program p)
         return;
     }
     pthread_mutex_lock(&cl_mu);
-    if (!ptab_get(&progs, p) && ptab_put(&progs, p, b))
+    if (!gp_ptrmap_get(&progs, p) && gp_ptrmap_put(&progs, p, b))
         b = NULL;
     pthread_mutex_unlock(&cl_mu);
     free(b); /* another thread was first */
@@ -679,7 +591,7 @@ void gpuprof__cl_program_binaries(cl_program p)
 void gpuprof__cl_program_forget(cl_program p)
 {
     pthread_mutex_lock(&cl_mu);
-    free(ptab_del(&progs, p));
+    free(gp_ptrmap_del(&progs, p));
     pthread_mutex_unlock(&cl_mu);
 }
 
@@ -922,7 +834,6 @@ void gpuprof__cl_wait_end(cl_wait w, uint64_t corr, bool own)
     gp_store_relaxed(&settle_wanted, 1);
     gpuprof__cl_settle(false);
 }
-
 
 /* ---- the layer's attach ----------------------------------------------- */
 /* Frames of the ICD loader (libOpenCL) are hidden from call paths: the

@@ -495,7 +495,7 @@ typedef enum gpuprof_an_trace_kind {
     GPUPROF_AN_TRACE_REGIONS = 0, /* a CPU thread's closed regions */
     GPUPROF_AN_TRACE_OPS = 1,     /* a CPU thread's GPU API calls */
     GPUPROF_AN_TRACE_GPU = 2,     /* a GPU stream's device work */
-    GPUPROF_AN_TRACE_DEPS = 3     /* a CPU thread's dependency notes (trace
+    GPUPROF_AN_TRACE_DEPS = 3,    /* a CPU thread's dependency notes (trace
                                      format 1.3): what its GPU API calls
                                      wait for or mark; records hold start_ns
                                      (the call's start), end_ns (the target
@@ -503,6 +503,12 @@ typedef enum gpuprof_an_trace_kind {
                                      call's) and context (the note: what |
                                      flags << 8 | device << 16); doc/
                                      FORMATS.md. Since 0.1. */
+    GPUPROF_AN_TRACE_MPI = 4      /* a CPU thread's MPI calls (trace format
+                                     1.4, libgpuprof-pmpi.so): 64 bytes a
+                                     call, two records each; doc/
+                                     FORMATS.md has the layout (the
+                                     critical path across ranks reads
+                                     them). Since 0.1. */
 } gpuprof_an_trace_kind;
 
 typedef struct gpuprof_an_trace_stream {

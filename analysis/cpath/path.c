@@ -34,7 +34,8 @@ static int64_t t0(const cp_graph *g, uint64_t v)
 
 static bool waits(uint8_t kind)
 {
-    return kind == CP_E_SYNC || kind == CP_E_QUERY;
+    return kind == CP_E_SYNC || kind == CP_E_QUERY || kind == CP_E_MSG ||
+           kind == CP_E_COLL;
 }
 
 /* A blocking call's end: targets' weights and its own. */
@@ -167,9 +168,11 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
     }
     if (tail < nn) {
         st = gpuprof__an_fail(GPUPROF_E_CORRUPT,
-                              "trace.db: process %u: the trace's dependencies "
+                              "trace.db: process %u%s: the trace's dependencies "
                               "form a cycle (damaged trace); no critical path",
-                              g->process);
+                              g->process,
+                              g->nranks > 1 ? " and the ranks joined to it"
+                                            : "");
         goto done;
     }
     tm->last = 0;

@@ -22,6 +22,20 @@
  *                 until the event's work ended; that work is blamed.
  *   NullStream    the same because of the legacy default stream's
  *                 serialization.
+ * MPI (cp_mpi_waits, on the ranks' joined graph; the names are Scalasca's):
+ *   LateSender    a receive (MPI_Recv, or the MPI_Wait* completing an
+ *                 MPI_Irecv) began before its message was sent: it waited
+ *                 from its start until the send began; blamed on what the
+ *                 sender ran before its send.
+ *   LateReceiver  a send that returned only after its receive was posted
+ *                 (a synchronous or rendezvous send) began before that: it
+ *                 waited until then; blamed on what the receiver ran
+ *                 before posting.
+ *   WaitAtCollective  a member of a collective began before the last
+ *                 member it waits for (every member; a broadcast's or
+ *                 scatter's root, a reduction's or gather's members at
+ *                 the root): it waited until then; blamed on what that
+ *                 member ran before.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -159,8 +173,8 @@ gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
             d = j - 1;
             continue;
         }
-        if (p->type == CP_E_POLL)
-            continue;
+        if (p->type == CP_E_POLL || p->type >= CP_D_LATE_SENDER)
+            continue; /* MPI's: cp_mpi_waits */
         if (!c.type[p->waiter] ||
             g->act[p->cause].end > g->act[c.cause[p->waiter]].end) {
             c.cause[p->waiter] = p->cause;
@@ -181,4 +195,50 @@ gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
     *out = c.w;
     *n = c.n;
     return GPUPROF_OK;
+}
+
+/* ---- MPI ------------------------------------------------------------------ */
+/* What `a` ran after: the activity before it on its lane, else a. */
+static uint32_t before_on_lane(const cp_graph *g, uint32_t a)
+{
+    const cp_lane *l = &g->lane[g->act[a].lane];
+    return a > l->first ? a - 1 : a;
+}
+
+/* Per waiting MPI call, the cause that began last of each type. */
+gpuprof_status cp_mpi_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
+{
+    waits_ctx c = {.g = g, .w = *out, .n = *n, .cap = *n};
+    bool ok = true;
+    static const uint8_t kind[] = {[CP_D_LATE_SENDER] = CP_W_LATE_SENDER,
+                                   [CP_D_COLL] = CP_W_WAIT_COLL,
+                                   [CP_D_LATE_RECEIVER] = CP_W_LATE_RECEIVER};
+    uint64_t d = 0;
+    while (ok && d < g->ndep) {
+        const cp_dep *p = &g->dep[d];
+        uint64_t j = d + 1, last = d;
+        if (p->type < CP_D_LATE_SENDER) {
+            d++;
+            continue;
+        }
+        /* ranks.c adds a waiter's dependencies of one type together */
+        while (j < g->ndep && g->dep[j].waiter == p->waiter &&
+               g->dep[j].type == p->type) {
+            if (g->act[g->dep[j].cause].start > g->act[g->dep[last].cause].start)
+                last = j;
+            j++;
+        }
+        const cp_act *w = &g->act[p->waiter];
+        uint64_t until = g->act[g->dep[last].cause].start;
+        until = until < w->end ? until : w->end;
+        if (until > w->start)
+            ok = add(&c, (cp_wait){p->waiter,
+                                   before_on_lane(g, g->dep[last].cause),
+                                   kind[p->type], 0, 0, until - w->start});
+        d = j;
+    }
+    *out = c.w;
+    *n = c.n;
+    return ok ? GPUPROF_OK
+              : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
 }

@@ -25,17 +25,16 @@
  * MPI (cp_mpi_waits, on the ranks' joined graph; the names are Scalasca's):
  *   LateSender    a receive (MPI_Recv, or the MPI_Wait* completing an
  *                 MPI_Irecv) began before its message was sent: it waited
- *                 from its start until the send began; blamed on what the
- *                 sender ran before its send.
+ *                 from its start until the send began.
  *   LateReceiver  a send that returned only after its receive was posted
  *                 (a synchronous or rendezvous send) began before that: it
- *                 waited until then; blamed on what the receiver ran
- *                 before posting.
+ *                 waited until then.
  *   WaitAtCollective  a member of a collective began before the last
  *                 member it waits for (every member; a broadcast's or
  *                 scatter's root, a reduction's or gather's members at
- *                 the root): it waited until then; blamed on what that
- *                 member ran before.
+ *                 the root): it waited until then.
+ *   The late side's activities since its previous MPI call (what made it
+ *   late) are blamed in proportion to their time.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -198,11 +197,32 @@ gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
 }
 
 /* ---- MPI ------------------------------------------------------------------ */
-/* What `a` ran after: the activity before it on its lane, else a. */
-static uint32_t before_on_lane(const cp_graph *g, uint32_t a)
+/* A wait of `ns` caused by MPI call c being late: blamed on what c's lane
+ * ran since its previous MPI call, in proportion to their time (the
+ * first part counted, the others marked parts); on c itself when nothing
+ * ran. */
+static bool blame_late(waits_ctx *c, uint32_t waiter, uint32_t cause,
+                       uint8_t kind, uint64_t ns)
 {
-    const cp_lane *l = &g->lane[g->act[a].lane];
-    return a > l->first ? a - 1 : a;
+    const cp_graph *g = c->g;
+    uint32_t first = g->lane[g->act[cause].lane].first, a = cause;
+    uint64_t all = 0;
+    while (a > first && g->act[a - 1].kind != CP_MPI)
+        a--, all += g->act[a].end - g->act[a].start;
+    if (!all)
+        return add(c, (cp_wait){waiter, cause, kind, 0, 0, ns});
+    uint64_t given = 0, n0 = c->n;
+    for (uint32_t i = a; i < cause; i++) {
+        uint64_t d = g->act[i].end - g->act[i].start;
+        uint64_t part = i + 1 == cause ? ns - given
+                                       : (uint64_t)((double)ns * (double)d /
+                                                    (double)all);
+        part = part > ns - given ? ns - given : part;
+        given += part;
+        if (!add(c, (cp_wait){waiter, i, kind, 0, c->n > n0, part}))
+            return false;
+    }
+    return true;
 }
 
 /* Per waiting MPI call, the cause that began last of each type. */
@@ -232,9 +252,8 @@ gpuprof_status cp_mpi_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
         uint64_t until = g->act[g->dep[last].cause].start;
         until = until < w->end ? until : w->end;
         if (until > w->start)
-            ok = add(&c, (cp_wait){p->waiter,
-                                   before_on_lane(g, g->dep[last].cause),
-                                   kind[p->type], 0, 0, until - w->start});
+            ok = blame_late(&c, p->waiter, g->dep[last].cause, kind[p->type],
+                            until - w->start);
         d = j;
     }
     *out = c.w;

@@ -308,7 +308,7 @@ static void take_mpi(tstream *s, gpuprof__io_trace_rec r, uint8_t *scratch)
     const gpuprof__io_trace_rec *h = &s->half;
     s->mpi_buf[s->mpi_n++] = (gpuprof__io_mpi_rec){
         h->start_ns, h->end_ns, h->corr, r.start_ns, r.end_ns,
-        (uint32_t)(r.context >> 32), (int32_t)(uint32_t)r.corr,
+        (uint32_t)(r.context >> 8), (int32_t)(uint32_t)r.corr,
         (int32_t)(uint32_t)(r.corr >> 32), (uint8_t)(h->context >> 8),
         (uint8_t)(h->context >> 16)};
     if (s->mpi_n == MPI_CHUNK_RECS)
@@ -657,7 +657,7 @@ void gpuprof__trace_mpi(gp_trace_thread *s, const gpuprof__io_mpi_rec *m)
             (uint64_t)m->flags << 16,
         m->bytes};
     gpuprof__io_trace_rec b = {
-        m->request, m->aux, 1ull << 63 | MPI_ITEM2 | (uint64_t)m->comm << 32,
+        m->request, m->aux, 1ull << 63 | MPI_ITEM2 | (uint64_t)m->comm << 8,
         (uint64_t)(uint32_t)m->peer | (uint64_t)(uint32_t)m->tag << 32};
     if (!gpuprof__chan_push(&s->ch, &a) || !gpuprof__chan_push(&s->ch, &b))
         drop(1);

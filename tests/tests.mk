@@ -195,9 +195,15 @@ $(GEN_PC_MEASURE): tests/tools/gen_pc_measure.c \
 # Three MPI ranks on the realtime simulated GPU with the MPI wrappers
 # linked in (tests/scripts/cpath-mpi.sh); built when mpicc is found.
 MPI_CPATH_PROG := $(B)/tests/mpi_cpath_prog
+MPI_RING := $(B)/tests/mpi_ring
 ifeq ($(HAVE_MPI),1)
-MPI_CPATH_TARGET := $(MPI_CPATH_PROG)
+MPI_CPATH_TARGET := $(MPI_CPATH_PROG) $(MPI_RING)
 endif
+$(MPI_RING): tests/mpi/mpi_ring.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $@")
+	$(Q)$(MPICC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
 $(MPI_CPATH_PROG): tests/mpi/mpi_cpath_prog.c lib/pmpi/comm.c lib/pmpi/wrap.c \
     lib/pmpi/pmpi.h $(LIB_OBJS)
 	@mkdir -p $(dir $@)

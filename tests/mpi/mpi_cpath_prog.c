@@ -21,6 +21,10 @@
  * Critical path from the aligning barrier's end, ~16U: rank 0 r0_prep
  * (2U), k0 (6U), the message to rank 1, rank 1 r1_work (3U), the message
  * to rank 2, rank 2 k2 (5U), rank 2's barrier that ends everyone's.
+ *
+ * MPI_CPATH_LIE=1: rank 2 also records a receive from rank 1 (tag 9) that
+ * never happened (gpuprof_be_mpi_event), records that contradict rank 1's:
+ * the analysis must refuse them.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -29,6 +33,7 @@
 
 #include "backends/sim/sim.h"
 #include "gpuprof.h"
+#include "gpuprof_backend.h"
 
 static uint64_t U = 10000000ull;
 
@@ -75,6 +80,18 @@ static void rank2(void)
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     gpuprof__sim_kernel(0, "k2", 5 * U);
     gpuprof__sim_stream_sync(0);
+    if (getenv("MPI_CPATH_LIE")) {
+        gpuprof_mpi_event e = GPUPROF_MPI_EVENT_INIT;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        e.op = GPUPROF_MPI_RECV;
+        e.peer = 1;
+        e.tag = 9;
+        e.bytes = 4;
+        e.start_ns = e.end_ns =
+            (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        gpuprof_be_mpi_event(&e);
+    }
 }
 
 int main(int argc, char **argv)

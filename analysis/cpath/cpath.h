@@ -22,8 +22,8 @@
  *   api.c      the public functions and the metrics
  *   report.c   the reports (gpuprof report --waits, --critical-path,
  *              gpuprof project)
- *   ranks.c    the ranks of an MPI run (trace.db's MPI calls, from
- *              libgpuprof-pmpi.so): their graphs joined into one by
+ *   ranks.c,   the ranks of an MPI run (trace.db's MPI calls, from
+ *   messages.c libgpuprof-pmpi.so): their graphs joined into one by
  *              message and collective edges, so the path crosses ranks
  *              (seed 004 §4.1, "hybrid EDG")
  */

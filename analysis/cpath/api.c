@@ -347,7 +347,12 @@ GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     }
     const char *name = gpuprof_an_db_context_name(cp->db, c);
     uint32_t parent = gpuprof_an_db_context_parent(cp->db, c);
-    if (s->kind == GPUPROF_AN_ACTIVITY_MPI)
+    if (s->kind == GPUPROF_AN_ACTIVITY_MPI && !strncmp(name, "MPI_", 4))
+        snprintf(buf, size, "%s%s%s", name, parent && parent < nc ? " in " : "",
+                 parent && parent < nc
+                     ? gpuprof_an_db_context_name(cp->db, parent)
+                     : ""); /* the wrapper's region, beneath the caller's */
+    else if (s->kind == GPUPROF_AN_ACTIVITY_MPI)
         snprintf(buf, size, "%s in %s", cp_mpi_name(s->mpi_op),
                  c ? name : "<no region>");
     else if (s->kind == GPUPROF_AN_ACTIVITY_GPU && cp->kern[c] != CP_NONE &&

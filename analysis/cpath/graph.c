@@ -341,6 +341,33 @@ static gpuprof_status mpi_call(build *b, cp_lane *l, rsweep *s,
     return GPUPROF_OK;
 }
 
+/* An MPI call at [*cs, *ce) that its wrapper's region (libgpuprof-pmpi
+ * opens one named after the function around it) holds: the call spans the
+ * region, no earlier than `cur` (its prologue and epilogue are the call's,
+ * not CPU work). */
+static void mpi_span(const build *b, const rsweep *s, uint64_t cur,
+                     uint64_t *cs, uint64_t *ce)
+{
+    uint64_t lo = 0, hi = s->n; /* the last region starting at or before */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (s->r[mid].start <= *cs)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo)
+        return;
+    const region *r = &s->r[lo - 1];
+    const char *name = r->context < gpuprof_an_db_context_count(b->db)
+                           ? gpuprof_an_db_context_name(b->db, r->context)
+                           : "";
+    if (r->end < *ce || strncmp(name, "MPI_", 4))
+        return;
+    *cs = r->start > cur ? r->start : cur;
+    *ce = r->end > *cs ? r->end : *cs;
+}
+
 /* The span of a thread's records: [*lo, *hi). */
 static void span(const thread_in *t, const rsweep *s, uint64_t *lo,
                  uint64_t *hi)
@@ -401,6 +428,8 @@ static gpuprof_status cpu_lane(build *b, const thread_in *t)
             cs = cur;
         if (ce < cs)
             ce = cs;
+        if (mpi)
+            mpi_span(b, &s, cur, &cs, &ce);
         st = work(b, l, &s, cur, cs);
         if (st == GPUPROF_OK && mpi)
             st = mpi_call(b, l, &s, t, &j, cs, ce);

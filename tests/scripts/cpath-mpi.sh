@@ -17,7 +17,8 @@
 # that contradict each other (a receive no one sent; a trace damaged in
 # its MPI records) are refused with a clear error, never a path. A plain
 # MPI program under `gpuprof run --mpi` (LD_PRELOAD) has its MPI calls in
-# its trace too. Skipped when mpicc or mpirun is missing.
+# its trace too; gpuprof-mpi writes the same database as gpuprof analyze.
+# Skipped when mpicc or mpirun is missing.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
@@ -31,7 +32,7 @@ fi
 G=$B/bin/gpuprof
 P=$B/tests/mpi_cpath_prog
 R=$B/tests/mpi_ring
-for x in "$G" "$P" "$R" "$B/lib/libgpuprof-pmpi.so"; do
+for x in "$G" "$P" "$R" "$B/lib/libgpuprof-pmpi.so" "$B/bin/gpuprof-mpi"; do
   [ -e "$x" ] || { fail "$x is built (run make tests first)"; exit 1; }
 done
 tmp=$(mktemp -d)
@@ -159,6 +160,18 @@ scenario_damaged() {
     { fail "damaged MPI records: a clear error, no path (rc $rc)"; cat "$tmp/dmg.p"; }
 }
 
+# gpuprof-mpi (the aggregation on 2 ranks) writes the same trace.db, MPI
+# streams and all, as gpuprof analyze.
+scenario_gpuprof_mpi() {
+  [ -d "$tmp/path-db" ] || return
+  rm -rf "$tmp/gm"
+  timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$B/bin/gpuprof-mpi" analyze \
+    -o "$tmp/gm" "$tmp/path" >/dev/null 2>"$tmp/err" &&
+    cmp -s "$tmp/gm/trace.db" "$tmp/path-db/trace.db" && cmp -s "$tmp/gm/meta.db" "$tmp/path-db/meta.db" &&
+    pass "gpuprof-mpi on 2 ranks: the same trace.db and meta.db bytes" ||
+    fail "gpuprof-mpi on 2 ranks: the same trace.db and meta.db bytes: $(cat "$tmp/err")"
+}
+
 # An unmodified MPI program under `gpuprof run --mpi` (LD_PRELOAD): each
 # rank's 7 calls (Init, Sendrecv's send and receive, Comm_dup, Allreduce,
 # Barrier, Finalize) in its trace, the ranks joined.
@@ -189,6 +202,7 @@ attempt() { # a scenario with real times: once more when a check fails
   fails=$((fails + n))
 }
 attempt scenario_path
+scenario_gpuprof_mpi
 scenario_lie
 scenario_damaged
 scenario_preload

@@ -141,8 +141,9 @@ static bool gather(const cp_graph *g, const uint32_t *done, ends *sends,
         uint32_t a = m->act, d = done[i];
         int32_t me = cp_rank(g, a);
         uint64_t t = g->act[a].start;
-        if (m->comm == UINT32_MAX || m->peer < 0)
-            continue; /* an unknown communicator, MPI_PROC_NULL */
+        if (m->comm == UINT32_MAX || m->peer == -1)
+            continue; /* an unknown communicator, MPI_PROC_NULL (-2, an
+                         MPI_Irecv from MPI_ANY_SOURCE: its completion's) */
         bool ok = true;
         if (m->op == CP_MPI_SEND)
             ok = push(sends, (end){m->comm, me, m->peer, m->tag, t, a, a});

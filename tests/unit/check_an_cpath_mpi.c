@@ -18,8 +18,9 @@
  *   rank 1: INIT; Recv from 0 tag 5 [0,320] (LateSender 300, blamed on
  *           w0); w1 [320,520]; Isend to 2 tag 6 (request 1) [520,525];
  *           Wait [525,530]; Barrier [530,700].
- *   rank 2: INIT; Irecv from 1 tag 6 (request 7) [0,5]; w2 [5,105]; Wait
- *           [105,540] (LateSender 415, blamed on w1); w2b [540,690];
+ *   rank 2: INIT; Irecv from any source, any tag (request 7) [0,5]; w2
+ *           [5,105]; Wait [105,540], rank 1's tag 6 (LateSender 415,
+ *           blamed on w1); w2b [540,690];
  *           Barrier [690,700] (the last: rank 0 waits 380, rank 1 160,
  *           blamed on w2b).
  *   Path (from rank 0's barrier end, the first of the ends at 700): w0
@@ -114,7 +115,7 @@ static void write_run(int damage)
     mpi(&r[1], WAIT, 525, 530, -1, -1, 1, 0);
     mpi(&r[1], damage == 2 ? ALLREDUCE : BARRIER, 530, 700, -1, -1, 0,
         COLL_AUX);
-    mpi(&r[2], IRECV, 0, 5, 1, 6, 7, 0);
+    mpi(&r[2], IRECV, 0, 5, -2, -1, 7, 0); /* any source, any tag */
     region(&r[2], 5, 105, 2);
     mpi(&r[2], WAIT, 105, 540, 1, damage == 1 ? 8 : 6, 7, 0);
     region(&r[2], 540, 690, 3);

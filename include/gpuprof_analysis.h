@@ -375,7 +375,8 @@ gpuprof_an_analysis_set_progress(gpuprof_an_analysis *a,
 /* Called with a one-line message, naming the file, for what the analysis
  * uses only in part: a damaged or empty trace (the bytes it ignores, as
  * `gpuprof dump` says them), a trace stream of a thread its profile does
- * not hold. On the thread that runs the analysis (each rank's, with
+ * not hold; once, PC samples of GPU binaries that stay instruction lines
+ * because nvdisasm was not found (a note). On the thread that runs the analysis (each rank's, with
  * several). NULL: none. Since 0.1. */
 typedef void (*gpuprof_an_warning_fn)(const char *message, void *user);
 GPUPROF_AN_API gpuprof_status

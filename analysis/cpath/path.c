@@ -2,9 +2,9 @@
  * path.c - node times and the critical path (cpath.h; seed 004 §4, §5).
  *
  * Weights come from the measured times. An activity's own edge is its
- * duration; a blocking wait or ready query ends `post` after what it waited
- * for, where post is what it ran after that (or after it started, when it
- * started later): end = max(start + post_own, each target's end + post_k).
+ * duration; a blocking wait or ready query (a receive, a collective) ends
+ * `post` after what it waited for, where post is what it ran after the
+ * latest of that and its own start: end = max(start, each target) + post.
  * Into a start node, the edge that bound it (the latest source) keeps its
  * measured gap (a launch latency), the others weigh 0: if the binding
  * source moves, the node follows the next one at once. Polling keeps its
@@ -34,10 +34,14 @@ static int64_t t0(const cp_graph *g, uint64_t v)
 
 static bool waits(uint8_t kind)
 {
-    return kind == CP_E_SYNC || kind == CP_E_QUERY;
+    return kind == CP_E_SYNC || kind == CP_E_QUERY || kind == CP_E_MSG ||
+           kind == CP_E_COLL;
 }
 
-/* A blocking call's end: targets' weights and its own. */
+/* A blocking call's end: it ran `post` after the latest of what it waited
+ * for and its own start; every input edge weighs that post, so the latest
+ * binds and, replayed, each input moves the end only when it is the
+ * latest (a wait for several streams, ranks or members). */
 static void end_weights(cp_graph *g, uint64_t v)
 {
     int64_t we = t0(g, v), ws = t0(g, v - 1), tk = INT64_MIN;
@@ -45,10 +49,9 @@ static void end_weights(cp_graph *g, uint64_t v)
         if (waits(g->edge[i].kind)) {
             int64_t s = t0(g, g->edge[i].src);
             tk = s > tk ? s : tk;
-            g->edge[i].w = we - (s > ws ? s : ws);
         }
     for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++)
-        if (g->edge[i].kind == CP_E_OWN)
+        if (waits(g->edge[i].kind) || g->edge[i].kind == CP_E_OWN)
             g->edge[i].w = we - (tk > ws ? tk : ws);
 }
 
@@ -167,9 +170,11 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
     }
     if (tail < nn) {
         st = gpuprof__an_fail(GPUPROF_E_CORRUPT,
-                              "trace.db: process %u: the trace's dependencies "
+                              "trace.db: process %u%s: the trace's dependencies "
                               "form a cycle (damaged trace); no critical path",
-                              g->process);
+                              g->process,
+                              g->nranks > 1 ? " and the ranks joined to it"
+                                            : "");
         goto done;
     }
     tm->last = 0;

@@ -18,6 +18,7 @@
 # for every rule (each must be reported at its file and line) and with
 # things that are not drift (placeholders, build/, globs: nothing more may
 # be reported), so the check is seen to fail. Prints PASS/FAIL lines.
+# shellcheck disable=SC2016 # the backticks below are Markdown's, not the shell's
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 fails=0
@@ -50,14 +51,19 @@ base=$(findings)
 
 # add FILE TEXT: appends TEXT as the last line of FILE; prints that line's number.
 add() { printf '%s\n' "$2" >>"$t/$1"; wc -l <"$t/$1"; }
-# after FILE REGEX TEXT: inserts TEXT after the first line matching REGEX;
-# prints its line number.
+# line_in FILE SECTION REGEX: the number of the first line matching REGEX in
+# the "## SECTION" of FILE (0: none).
+line_in() {
+  awk -v s="## $2" -v re="$3" '/^## / { on = ($0 == s); next }
+    on && $0 ~ re { print NR; found = 1; exit } END { if (!found) print 0 }' "$t/$1"
+}
+# after FILE SECTION REGEX TEXT: inserts TEXT after that line; prints its number.
 after() {
   local n
-  n=$(grep -nE -m 1 "$2" "$t/$1" | cut -d: -f1)
-  [ -n "$n" ] || { echo 0; return; }
+  n=$(line_in "$1" "$2" "$3")
+  [ "$n" -gt 0 ] || { echo 0; return; }
   sed -i "${n}a\\
-$3" "$t/$1"
+$4" "$t/$1"
   echo $((n + 1))
 }
 
@@ -67,13 +73,16 @@ n=$(add doc/CORE.md 'Call `gpuprof_region_vanished()` first.')
 expect+=("doc/CORE.md:$n|1|gpuprof_region_vanished")
 n=$(add include/gpuprof.h '/* gpuprof_flush_all() writes every profile. */')
 expect+=("include/gpuprof.h:$n|1|gpuprof_flush_all")
-n=$(after include/gpuprof_analysis.h '^ \* Conventions: prefix gpuprof_an_' ' * gpuprof_an_vanished() was here.')
+n=$(grep -n -m 1 '^ \* ' "$t/include/gpuprof_analysis.h" | cut -d: -f1)
+sed -i "${n}a\\
+ * gpuprof_an_vanished() was here." "$t/include/gpuprof_analysis.h"
+n=$((n + 1))
 expect+=("include/gpuprof_analysis.h:$n|1|gpuprof_an_vanished")
 n=$(add doc/ANALYSIS.md 'The merge is `gpuprof__an_gone_helper`.')
 expect+=("doc/ANALYSIS.md:$n|1|gpuprof__an_gone_helper")
 n=$(add doc/ABI.md 'Pinned: `GPUPROF_OP_TELEPORT`.')
 expect+=("doc/ABI.md:$n|1|GPUPROF_OP_TELEPORT")
-n=$(after README.md '^\| `GPUPROF_CLOCK` ' '| `GPUPROF_NOT_READ` | nothing reads it | `0` |')
+n=$(after README.md 'Environment variables' '^\| `GPUPROF_' '| `GPUPROF_NOT_READ` | nothing reads it | `0` |')
 expect+=("README.md:$n|2|GPUPROF_NOT_READ")
 n=$(add lib/core/config.c 'static const char *knob = "GPUPROF_UNDOCUMENTED_KNOB";')
 expect+=("lib/core/config.c:$n|2|GPUPROF_UNDOCUMENTED_KNOB")
@@ -89,10 +98,10 @@ n=$(add doc/FORMATS.md 'The reader is `an_vanished.c`.')
 expect+=("doc/FORMATS.md:$n|3|an_vanished.c")
 n=$(add doc/CORE.md 'Then `make no-such-target`.')
 expect+=("doc/CORE.md:$n|4|make no-such-target")
-n=$(grep -n -m 1 '^`format`, `sim-demo`' "$t/README.md" | cut -d: -f1)
-sed -i 's/^`format`, `sim-demo`/`format`, `reformat`, `sim-demo`/' "$t/README.md"
-expect+=("README.md:${n:-0}|4|reformat")
-n=$(after README.md '^\| `clock_pair_ns` ' '| `no_such_bench_ns` | nothing prints it | 1 ns |')
+n=$(line_in README.md 'make targets' '^`')
+sed -i "${n}s/^/\`reformat\`, /" "$t/README.md"
+expect+=("README.md:$n|4|reformat")
+n=$(after README.md Benchmarks '^\| `' '| `no_such_bench_ns` | nothing prints it | 1 ns |')
 expect+=("README.md:$n|5|no_such_bench_ns")
 n=$(add tests/bench/bench_region.c 'static const char *fig = "BENCH unlisted_figure_ns %f ns\n";')
 expect+=("tests/bench/bench_region.c:$n|5|unlisted_figure_ns")
@@ -117,7 +126,8 @@ extra=$(comm -13 <(echo "$base") <(echo "$planted") |
 if [ -z "$extra" ]; then
   pass "the planted drift is all that is reported beyond the copy's own"
 else
-  fail "reported beyond the planted drift:"; echo "$extra" | sed 's/^/    /'
+  fail "reported beyond the planted drift:"
+  printf '%s\n' "$extra" | sed 's/^/    /'
 fi
 
 # What is not drift: placeholders, globs, build/ and $OUT paths, prefixes,

@@ -61,6 +61,7 @@ ENV_UNDOCUMENTED_OK = {
 # own, so they are not gpuprof's (rule 6).
 FOREIGN_OPTIONS = {
     "--no-build-isolation": "pip (python/README.md)",
+    "--default-stream": "nvcc's --default-stream per-thread (doc/BACKENDS.md)",
 }
 
 # Backticked file names (rule 3) that are other projects' (or the user's),
@@ -193,16 +194,14 @@ def markdown_segs(text):
 
 
 def doc_files(d):
-    names = ["README.md"] + sorted(glob.glob(d.path("doc/*.md")))
-    names += ["analysis/README.md"]
-    names += sorted(glob.glob(d.path("examples/**/README.md"), recursive=True))
-    names += sorted(glob.glob(d.path("python/**/*.md"), recursive=True))
-    names += ["tests/fakeze/README.md"]
+    pats = ["README.md", "doc/*.md", "analysis/README.md", "examples/**/README.md",
+            "python/**/*.md", "tests/fakeze/README.md"]
     out = []
-    for n in names:
-        rel = os.path.relpath(n, d.root) if os.path.isabs(n) or n.startswith(d.root) else n
-        if os.path.isfile(d.path(rel)) and rel not in out:
-            out.append(rel)
+    for pat in pats:
+        for p in sorted(glob.glob(d.path(pat), recursive=True)):
+            rel = os.path.relpath(p, d.root)
+            if os.path.isfile(p) and rel not in out:
+                out.append(rel)
     return out
 
 
@@ -214,12 +213,8 @@ def load_docs(d):
     for h in sorted(glob.glob(d.path("include/*.h"))):
         rel = os.path.relpath(h, d.root)
         _, comments = strip_c(d.read(rel))
-        segs = []
-        for line, text in comments:
-            segs += [Seg("span", m.group(2), line + text.count("\n", 0, m.start(2)))
-                     for m in SPAN_RE.finditer(text)]
-            segs.append(Seg("prose", text, line))
-        docs[rel] = segs
+        docs[rel] = [seg for line, text in comments
+                     for seg in paragraph_segs(text.split("\n"), line)]
     # The Python package's docstrings, comments and the C names it binds.
     for rel in sources(d, ["python/gpuprof"], ("py",)):
         docs[rel] = [Seg("prose", d.read(rel), 1)]
@@ -262,33 +257,49 @@ def table_first_cells(rows):
 
 # ------------------------------------------------------------ the truth --
 
-def truth(d):
-    t = {}
-    hdr = set()
+def c_names(d):
+    """Names of the public headers' code; internal gpuprof__ names and
+    GPUPROF_ macros of lib/ and analysis/ code, the Makefiles and the .map
+    files (version nodes)."""
+    hdr, internal, macros = set(), set(), set()
     for h in sorted(glob.glob(d.path("include/*.h"))):
         code, _ = strip_c(d.read(os.path.relpath(h, d.root)))
         hdr |= set(re.findall(r"\b(?:gpuprof|GPUPROF)_\w*", code))
-    t["hdr"] = hdr
-    internal, macros, env, getenv_seen = set(), set(), {}, set()
     for rel in sources(d, ["lib", "analysis"], ("c", "h", "cu")):
         code, _ = strip_c(d.read(rel))
         internal |= set(re.findall(r"\bgpuprof__\w+", code))
         macros |= set(re.findall(r"\bGPUPROF_\w+", code))
+    maps = glob.glob(d.path("*/*.map")) + glob.glob(d.path("*/*/*.map"))
+    for rel in makefiles(d) + [os.path.relpath(p, d.root) for p in maps]:
+        macros |= set(re.findall(r"\bGPUPROF_\w+", d.read(rel)))
+    return hdr, internal, macros
+
+
+def env_reads(d):
+    """{GPUPROF_X: "FILE:LINE"} of the variables the sources read: a string
+    literal "GPUPROF_X" in the C of lib/ or analysis/ (where getenv reads it,
+    if it does somewhere) or in python/gpuprof."""
+    env, by_getenv = {}, set()
+    for rel in sources(d, ["lib", "analysis"], ("c", "h", "cu")):
+        code, _ = strip_c(d.read(rel))
         for m in re.finditer(r'"(GPUPROF_[A-Z0-9_]+)"', code):
-            # Where it is read: a getenv() call if there is one.
+            name = m.group(1)
             got = re.search(r"getenv\(\s*$", code[max(0, m.start() - 20):m.start()])
-            if m.group(1) not in env or (got and m.group(1) not in getenv_seen):
-                env[m.group(1)] = "%s:%d" % (rel, code.count("\n", 0, m.start()) + 1)
+            if name not in env or (got and name not in by_getenv):
+                env[name] = "%s:%d" % (rel, code.count("\n", 0, m.start()) + 1)
                 if got:
-                    getenv_seen.add(m.group(1))
+                    by_getenv.add(name)
     for rel in sources(d, ["python/gpuprof"], ("py",)):
         text = d.read(rel)
         for m in re.finditer(r'["\'](GPUPROF_[A-Z0-9_]+)["\']', text):
             env.setdefault(m.group(1), "%s:%d" % (rel, text.count("\n", 0, m.start()) + 1))
-    for rel in makefiles(d) + [os.path.relpath(p, d.root) for p in
-                               glob.glob(d.path("*/*.map")) + glob.glob(d.path("*/*/*.map"))]:
-        macros |= set(re.findall(r"\bGPUPROF_\w+", d.read(rel)))
-    t["internal"], t["macros"], t["env"] = internal, macros, env
+    return env
+
+
+def truth(d):
+    t = {}
+    t["hdr"], t["internal"], t["macros"] = c_names(d)
+    t["env"] = env_reads(d)
     t["targets"] = make_targets(d)
     t["top"] = {e for e in os.listdir(d.root)
                 if e not in ("build", ".git") and not e.startswith(".")}
@@ -428,11 +439,11 @@ def rule3(d, docs, t):
     for rel, segs in docs.items():
         seen = set()
 
-        def check(line, word, exists):
+        def check(line, word, exists, msg="no such file or folder"):
             d.checked[3] += 1
             if not exists and (line, word) not in seen:
                 seen.add((line, word))
-                d.drift(3, "%s:%d" % (rel, line), word, "no such file or folder")
+                d.drift(3, "%s:%d" % (rel, line), word, msg)
         here = os.path.dirname(rel)
         for s in segs:
             for m in bare.finditer(s.text):
@@ -456,7 +467,9 @@ def rule3(d, docs, t):
                         break
             elif re.fullmatch(r"[\w.+-]+\.(?:%s)" % "|".join(SRC_EXT), word) \
                     and word not in FOREIGN_FILES:
-                check(s.line, word, word in t["basenames"])
+                check(s.line, word, word in t["basenames"], "no file of this "
+                      "name in the tree; another project's? then FOREIGN_FILES "
+                      "in tests/support/doc-drift.py")
 
 
 MAKE_RE = re.compile(r"(?<![\w/.$(-])make((?:[ \t]+[^\s;|&#)`]+)*)")
@@ -562,7 +575,8 @@ def rule6(d, docs, t):
                 not name.startswith("--") and name[:2] in opts)
             if not known:
                 d.drift(6, where, name, "not an option of analysis/cli "
-                        "(gpuprof.c, an_cli.h, an_run.h)")
+                        "(gpuprof.c, an_cli.h, an_run.h); another program's? "
+                        "then FOREIGN_OPTIONS in tests/support/doc-drift.py")
 
     for rel, segs in docs.items():
         for s in segs:

@@ -236,12 +236,12 @@ $(MPI_RING): tests/mpi/mpi_ring.c
 	@$(if $(Q),echo "  MPICC   $@")
 	$(Q)$(MPICC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
-$(MPI_CPATH_PROG): tests/mpi/mpi_cpath_prog.c lib/pmpi/comm.c lib/pmpi/wrap.c \
+$(MPI_CPATH_PROG): tests/mpi/mpi_cpath_prog.c $(PMPI_SRCS) \
     lib/pmpi/pmpi.h $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $@")
 	$(Q)$(MPICC) $(BASE_CFLAGS) -Ilib/pmpi $(CFLAGS) -o $@ \
-	  tests/mpi/mpi_cpath_prog.c lib/pmpi/comm.c lib/pmpi/wrap.c $(LIB_OBJS) \
+	  tests/mpi/mpi_cpath_prog.c $(PMPI_SRCS) $(LIB_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
 
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \

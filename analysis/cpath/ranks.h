@@ -12,6 +12,7 @@
 typedef struct cp_deps {
     cp_dep *d;
     uint64_t n, cap;
+    cp_mpi_left left; /* what messages.c and colls.c left out */
 } cp_deps;
 
 /* An edge from src_act's start (or end) to waiter's end, when that goes
@@ -27,10 +28,20 @@ static inline int32_t cp_rank(const cp_graph *g, uint32_t a)
     return g->lane[g->act[a].lane].rank;
 }
 
+/* messages.c: per MPI event of g, the event of its completion (postings
+ * of requests: ISEND, IRECV, the nonblocking collectives), else
+ * UINT32_MAX; requests checked (damaged: GPUPROF_E_CORRUPT), what never
+ * completed or completes nothing counted in v->left. *out freed by the
+ * caller. */
+gpuprof_status cp_completions(const gpuprof_an_db *db, const cp_graph *g,
+                              cp_deps *v, uint32_t **out);
 /* messages.c: point-to-point messages matched and linked. */
-gpuprof_status cp_messages(const gpuprof_an_db *db, cp_graph *g, cp_deps *v);
-/* messages.c: collective operations matched and linked. */
+gpuprof_status cp_messages(const gpuprof_an_db *db, cp_graph *g, cp_deps *v,
+                           const uint32_t *done);
+/* colls.c: collective operations matched and linked. */
 gpuprof_status cp_collectives(const gpuprof_an_db *db, cp_graph *g,
-                              cp_deps *v);
+                              cp_deps *v, const uint32_t *done);
+/* colls.c: is op a (blocking or nonblocking) collective? */
+bool cp_mpi_collective(uint8_t op);
 
 #endif /* GPUPROF_AN_CPATH_RANKS_H */

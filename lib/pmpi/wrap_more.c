@@ -23,7 +23,8 @@
  *                (agreed over the parent), MPI_Comm_create_group and
  *                MPI_Intercomm_merge (agreed over the new one; comm.c).
  * Bytes of a v-collective: what this rank sends (the root of a
- * scatterv: all it sends).
+ * scatterv: all it sends). A scan's tag is the caller's rank in its
+ * communicator (it waits for the members before it).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -410,13 +411,25 @@ int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     return gp_mpi_ended("MPI_Reduce_scatter_block", rc);
 }
 
+/* A scan's event: tag = the caller's rank in comm (whose results it
+ * waits for: those before it). */
+static void scanned(uint32_t op, MPI_Comm comm, uint64_t bytes, uint64_t t0)
+{
+    int me = -1;
+    PMPI_Comm_rank(comm, &me);
+    gp_mpi_comm c = gp_mpi_comm_of(comm);
+    gp_mpi_event(op, c.id, -1, me, bytes, 0,
+                 (uint64_t)(uint32_t)c.size << 32 | (uint32_t)c.leader, t0,
+                 gp_mpi_now());
+}
+
 int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
              MPI_Op op, MPI_Comm comm)
 {
     gpuprof_region_begin("MPI_Scan");
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Scan(sbuf, rbuf, count, type, op, comm);
-    gp_mpi_coll(GPUPROF_MPI_SCAN, comm, -1, gp_mpi_bytes(count, type), t0);
+    scanned(GPUPROF_MPI_SCAN, comm, gp_mpi_bytes(count, type), t0);
     return gp_mpi_ended("MPI_Scan", rc);
 }
 
@@ -426,7 +439,7 @@ int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
     gpuprof_region_begin("MPI_Exscan");
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Exscan(sbuf, rbuf, count, type, op, comm);
-    gp_mpi_coll(GPUPROF_MPI_EXSCAN, comm, -1, gp_mpi_bytes(count, type), t0);
+    scanned(GPUPROF_MPI_EXSCAN, comm, gp_mpi_bytes(count, type), t0);
     return gp_mpi_ended("MPI_Exscan", rc);
 }
 

@@ -25,6 +25,7 @@ typedef struct call {
     int32_t rank, root, tag; /* tag: a scan's rank in the communicator */
     uint8_t op;
     uint32_t act, done; /* posted; ended (CP_NONE: never seen) */
+    bool polled;        /* done: by a test, after others (cp_mpi_polled) */
 } call;
 
 bool cp_mpi_collective(uint8_t op)
@@ -88,12 +89,12 @@ static call *calls_of(const cp_graph *g, const uint32_t *done, uint64_t *n,
             continue;
         }
         bool nb = m->op >= CP_MPI_IBARRIER && m->op <= CP_MPI_ISCATTER;
-        uint32_t fin = !nb ? m->act
-                           : done[i] == UINT32_MAX ? CP_NONE
-                                                   : g->mpi[done[i]].act;
+        bool seen = nb && done[i] != UINT32_MAX;
+        uint32_t fin = !nb ? m->act : seen ? g->mpi[done[i]].act : CP_NONE;
         c[(*n)++] = (call){m->comm, (uint32_t)m->aux, (uint32_t)(m->aux >> 32),
                            0, cp_rank(g, m->act), m->peer, m->tag, m->op,
-                           m->act, fin};
+                           m->act, fin,
+                           seen && cp_mpi_polled(&g->mpi[done[i]])};
     }
     if (!c || !*n)
         return c;
@@ -160,13 +161,20 @@ static gpuprof_status operation(cp_graph *g, cp_deps *v, const call *c,
     for (uint64_t w = 0; w < n && st == GPUPROF_OK; w++) {
         if (c[w].done == CP_NONE)
             continue;
+        uint64_t latest = UINT64_MAX; /* of its sources */
         for (uint64_t s = 0; s < n && st == GPUPROF_OK; s++) {
             bool source = feeds(&c[s], &c[w], kind) &&
                           (n <= COLL_ALL_PAIRS || s == last ||
                            kind == CP_MPI_SCAN || kind == CP_MPI_EXSCAN);
-            if (s != w && source)
-                st = cp_link(g, v, c[s].act, true, c[w].done, CP_D_COLL);
+            if (s == w || !source)
+                continue;
+            st = cp_link(g, v, c[s].act, true, c[w].done, CP_D_COLL);
+            if (latest == UINT64_MAX ||
+                g->act[c[s].act].start > g->act[c[latest].act].start)
+                latest = s;
         }
+        if (st == GPUPROF_OK && c[w].polled && latest != UINT64_MAX)
+            st = cp_poll(g, c[latest].act, c[w].done);
     }
     return st;
 }

@@ -47,6 +47,7 @@ typedef struct end {
     int32_t src, dst, tag;
     uint64_t t;          /* posted */
     uint32_t post, done; /* activities (done: CP_NONE when never completed) */
+    bool polled;         /* done: a test after others found it not done */
 } end;
 
 typedef struct ends {
@@ -236,17 +237,18 @@ static bool gather_one(const cp_graph *g, const uint32_t *done, uint32_t i,
         return true; /* MPI_PROC_NULL */
     if (m->op == CP_MPI_SEND || m->op == CP_MPI_ISEND)
         return push(sends, (end){m->comm, me, m->peer, m->tag, t, a,
-                                 m->op == CP_MPI_SEND ? a : fin});
+                                 m->op == CP_MPI_SEND ? a : fin, false});
     if (m->op == CP_MPI_RECV)
-        return push(recvs, (end){m->comm, m->peer, me, m->tag, t, a, a});
+        return push(recvs,
+                    (end){m->comm, m->peer, me, m->tag, t, a, a, false});
     if (d != UINT32_MAX) /* source and tag: the completion's (-1: none,
                             a cancelled receive) */
         return g->mpi[d].peer < 0 ||
                push(recvs, (end){m->comm, g->mpi[d].peer, me, g->mpi[d].tag,
-                                 t, a, fin});
+                                 t, a, fin, cp_mpi_polled(&g->mpi[d])});
     if (m->peer >= 0 && m->tag >= 0) /* never seen completing, as asked */
         return push(recvs, (end){m->comm, m->peer, me, m->tag, t, a,
-                                 CP_NONE});
+                                 CP_NONE, false});
     return true; /* any source or tag, never seen completing: counted as
                     pending; its send will be unpaired */
 }
@@ -271,13 +273,16 @@ static gpuprof_status gather(const gpuprof_an_db *db, const cp_graph *g,
 }
 
 /* One message: the send's start to the receive's end; a late receiver's
- * posting to the send's completion. */
+ * posting to the send's completion; a polled completion's start to the
+ * send's start. */
 static gpuprof_status message(cp_graph *g, cp_deps *v, const end *s,
                               const end *r)
 {
     gpuprof_status st = GPUPROF_OK;
     if (r->done != CP_NONE)
         st = cp_link(g, v, s->post, true, r->done, CP_D_LATE_SENDER);
+    if (st == GPUPROF_OK && r->done != CP_NONE && r->polled)
+        st = cp_poll(g, s->post, r->done);
     const cp_act *sd = s->done != CP_NONE ? &g->act[s->done] : NULL;
     uint64_t posted = g->act[r->post].start;
     if (st == GPUPROF_OK && sd && sd->start < posted && sd->end >= posted)

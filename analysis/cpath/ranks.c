@@ -261,6 +261,13 @@ gpuprof_status cp_link(cp_graph *g, cp_deps *v, uint32_t src_act,
     return GPUPROF_OK;
 }
 
+gpuprof_status cp_poll(cp_graph *g, uint32_t src_act, uint32_t test)
+{
+    if (g->act[src_act].start > g->act[test].start)
+        return GPUPROF_OK; /* it was ready before the test began */
+    return cp_edge_add(g, (uint32_t)S(src_act), (uint32_t)S(test), CP_E_POLL);
+}
+
 static int by_waiter(const void *x, const void *y)
 {
     const cp_dep *a = x, *b = y;

@@ -19,6 +19,17 @@ typedef struct cp_deps {
  * forward in measured time, and its dependency of `type` (CP_D_*). */
 gpuprof_status cp_link(cp_graph *g, cp_deps *v, uint32_t src_act,
                        bool src_start, uint32_t waiter, uint8_t type);
+/* A completion by an MPI_Test* that others of the same request found not
+ * done before (the program polled; gpuprof_be_mpi_event's WAIT aux). */
+static inline bool cp_mpi_polled(const cp_mpi *m)
+{
+    return (m->aux >> 32 & 1) && (uint32_t)m->aux > 0;
+}
+/* A polled completion `test` of what src_act's start made ready: an edge
+ * (CP_E_POLL, as a GPU query's) from that start to the test's start, when
+ * it goes forward, so that the path follows the source rather than the
+ * polling loop (the poll interval stays the program's). */
+gpuprof_status cp_poll(cp_graph *g, uint32_t src_act, uint32_t test);
 /* GPUPROF_E_CORRUPT: "<dir>/trace.db: <what>: MPI records missing or
  * damaged; no critical path across ranks". */
 gpuprof_status cp_mismatch(const gpuprof_an_db *db, const char *what);

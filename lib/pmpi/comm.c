@@ -257,6 +257,7 @@ int gp_mpi_req_start(MPI_Request r, gp_mpi_req *out)
         slot *s = find(key_of(r));
         if (s->key && s->r.persistent) {
             s->r.id = ++ids;
+            s->r.polls = 0;
             *out = s->r;
             found = 1;
         }
@@ -280,6 +281,17 @@ static void erase(slot *s)
     used--;
 }
 
+void gp_mpi_req_polled(MPI_Request r)
+{
+    pthread_mutex_lock(&mu);
+    if (cap) {
+        slot *s = find(key_of(r));
+        if (s->key && s->r.id)
+            s->r.polls++;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
 /* r's slot taken: `drop` erases it whatever it is, else only a request
  * that is not persistent (a persistent one goes inactive). */
 static int take(MPI_Request r, gp_mpi_req *out, int drop)
@@ -294,7 +306,7 @@ static int take(MPI_Request r, gp_mpi_req *out, int drop)
             if (drop || !s->r.persistent)
                 erase(s);
             else
-                s->r.id = 0;
+                s->r.id = 0, s->r.polls = 0;
         }
     }
     pthread_mutex_unlock(&mu);

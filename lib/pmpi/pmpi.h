@@ -60,6 +60,7 @@ typedef struct gp_mpi_req {
     int persistent; /* then what each start posts: */
     int peer, tag;  /* as asked (the communicator's ranks) */
     uint64_t bytes;
+    uint32_t polls; /* MPI_Test* calls that found it not done */
 } gp_mpi_req;
 /* Notes a posted request; returns its id (0 when the table is full). */
 GP_HIDE uint64_t gp_mpi_req_add(MPI_Request r, uint32_t op, MPI_Comm comm);
@@ -71,6 +72,8 @@ GP_HIDE int gp_mpi_req_start(MPI_Request r, gp_mpi_req *out);
 /* Takes a request out when it completed (found and active: 1, *out set;
  * a persistent one stays, inactive). */
 GP_HIDE int gp_mpi_req_take(MPI_Request r, gp_mpi_req *out);
+/* An MPI_Test* call found r not done (counted while it is active). */
+GP_HIDE void gp_mpi_req_polled(MPI_Request r);
 /* MPI_Request_free of r: out of the table whatever it is; 1 and *out set
  * when it was active. */
 GP_HIDE int gp_mpi_req_free(MPI_Request r, gp_mpi_req *out);
@@ -84,14 +87,19 @@ GP_HIDE void gp_mpi_event(uint32_t op, uint32_t comm, int peer, int tag,
 /* count elements of type in bytes (0 when unknown). */
 GP_HIDE uint64_t gp_mpi_bytes(int count, MPI_Datatype type);
 
+/* A WAIT's aux: bit 32 when an MPI_Test* completed it, and the low 32
+ * bits the MPI_Test* calls that found it not done before (the program
+ * polled: the analysis follows the sender, not the polling loop). */
+#define GP_MPI_TESTED (1ull << 32)
 /* wrap.c, for wrap_more.c: the region closed, rc returned; a request
- * (its handle before the call) that completed with status st; a
+ * (its handle before the call) that completed with status st (`tested`:
+ * by an MPI_Test*); a
  * blocking collective's event (root -1: none) from t0 until now; room
  * for n handles and statuses around a multiple completion (0: out of
  * memory, record nothing) and its release. */
 GP_HIDE int gp_mpi_ended(const char *name, int rc);
 GP_HIDE void gp_mpi_completed(MPI_Request r, const MPI_Status *st,
-                              uint64_t t0, uint64_t t1);
+                              uint64_t t0, uint64_t t1, int tested);
 GP_HIDE void gp_mpi_coll(uint32_t op, MPI_Comm comm, int root,
                          uint64_t bytes, uint64_t t0);
 GP_HIDE int gp_mpi_before(int n, const MPI_Request *reqs,

@@ -138,7 +138,7 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
 /* Request `r` (its handle before the call) completed with status st (a
  * cancelled receive: no message, its source -1). */
 void gp_mpi_completed(MPI_Request r, const MPI_Status *st, uint64_t t0,
-                      uint64_t t1)
+                      uint64_t t1, int tested)
 {
     gp_mpi_req q;
     int cancelled = 0;
@@ -146,12 +146,19 @@ void gp_mpi_completed(MPI_Request r, const MPI_Status *st, uint64_t t0,
         return;
     if (q.op == GPUPROF_MPI_IRECV)
         PMPI_Test_cancelled(st, &cancelled);
+    uint64_t aux = tested ? GP_MPI_TESTED | q.polls : 0;
+    int n = 0;
     if (q.op == GPUPROF_MPI_IRECV && !cancelled &&
-        st->MPI_SOURCE != MPI_PROC_NULL)
-        received(GPUPROF_MPI_WAIT, q.comm, st, q.id, t0, t1);
-    else
+        st->MPI_SOURCE != MPI_PROC_NULL) {
+        PMPI_Get_count(st, MPI_BYTE, &n);
+        gp_mpi_event(GPUPROF_MPI_WAIT, gp_mpi_comm_of(q.comm).id,
+                     gp_mpi_world_rank(q.comm, st->MPI_SOURCE), st->MPI_TAG,
+                     n == MPI_UNDEFINED || n < 0 ? 0 : (uint64_t)n, q.id, aux,
+                     t0, t1);
+    } else {
         gp_mpi_event(GPUPROF_MPI_WAIT, gp_mpi_comm_of(q.comm).id, -1, -1, 0,
-                     q.id, 0, t0, t1);
+                     q.id, aux, t0, t1);
+    }
 }
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status)
@@ -163,7 +170,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Wait(req, st);
     if (rc == MPI_SUCCESS && r != MPI_REQUEST_NULL)
-        gp_mpi_completed(r, st, t0, gp_mpi_now());
+        gp_mpi_completed(r, st, t0, gp_mpi_now(), 0);
     return gp_mpi_ended("MPI_Wait", rc);
 }
 
@@ -176,7 +183,9 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Test(req, flag, st);
     if (rc == MPI_SUCCESS && *flag && r != MPI_REQUEST_NULL)
-        gp_mpi_completed(r, st, t0, gp_mpi_now());
+        gp_mpi_completed(r, st, t0, gp_mpi_now(), 1);
+    else if (rc == MPI_SUCCESS && r != MPI_REQUEST_NULL)
+        gp_mpi_req_polled(r);
     return gp_mpi_ended("MPI_Test", rc);
 }
 
@@ -218,7 +227,7 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
     uint64_t t1 = gp_mpi_now();
     for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
         if (copy[i] != MPI_REQUEST_NULL)
-            gp_mpi_completed(copy[i], &st[i], t0, t1);
+            gp_mpi_completed(copy[i], &st[i], t0, t1, 0);
     gp_mpi_after(copy, st, statuses);
     return gp_mpi_ended("MPI_Waitall", rc);
 }
@@ -236,7 +245,7 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
     int rc = PMPI_Waitany(n, reqs, index, st);
     if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED && *index >= 0 &&
         *index < n)
-        gp_mpi_completed(copy[*index], st, t0, gp_mpi_now());
+        gp_mpi_completed(copy[*index], st, t0, gp_mpi_now(), 0);
     free(copy);
     return gp_mpi_ended("MPI_Waitany", rc);
 }
@@ -256,7 +265,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
                     i < *outcount;
          i++)
         if (indices[i] >= 0 && indices[i] < n)
-            gp_mpi_completed(copy[indices[i]], &st[i], t0, t1);
+            gp_mpi_completed(copy[indices[i]], &st[i], t0, t1, 0);
     gp_mpi_after(copy, st, statuses);
     return gp_mpi_ended("MPI_Waitsome", rc);
 }

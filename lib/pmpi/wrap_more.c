@@ -2,7 +2,9 @@
  * wrap_more.c - the rest of the MPI calls libgpuprof-pmpi.so wraps
  * (pmpi.h; the first ones are wrap.c's, whose helpers these share):
  *   completions  MPI_Testall, _Testany, _Testsome (a WAIT per request
- *                they completed, as MPI_Waitall and its kin);
+ *                they completed, as MPI_Waitall and its kin; a test's
+ *                WAIT says so, with how many tests found the request not
+ *                done before: GP_MPI_TESTED, pmpi.h);
  *                MPI_Request_free of an active request (REQUEST_FREE: its
  *                completion is never seen, the analysis counts it);
  *   persistent   MPI_Send_init, _Ssend_init, _Bsend_init, _Rsend_init,
@@ -32,6 +34,14 @@
 #include "pmpi.h"
 
 /* ---- completions ------------------------------------------------------- */
+/* A test that completed nothing: each of its requests polled once. */
+static void polled(int n, const MPI_Request *copy)
+{
+    for (int i = 0; i < n; i++)
+        if (copy[i] != MPI_REQUEST_NULL)
+            gp_mpi_req_polled(copy[i]);
+}
+
 int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     gpuprof_region_begin("MPI_Testall");
@@ -45,7 +55,9 @@ int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
     uint64_t t1 = gp_mpi_now();
     for (int i = 0; rc == MPI_SUCCESS && *flag && i < n; i++)
         if (copy[i] != MPI_REQUEST_NULL)
-            gp_mpi_completed(copy[i], &st[i], t0, t1);
+            gp_mpi_completed(copy[i], &st[i], t0, t1, 1);
+    if (rc == MPI_SUCCESS && !*flag)
+        polled(n, copy);
     gp_mpi_after(copy, st, statuses);
     return gp_mpi_ended("MPI_Testall", rc);
 }
@@ -65,7 +77,9 @@ int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
     int rc = PMPI_Testany(n, reqs, index, flag, st);
     if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED &&
         *index >= 0 && *index < n)
-        gp_mpi_completed(copy[*index], st, t0, gp_mpi_now());
+        gp_mpi_completed(copy[*index], st, t0, gp_mpi_now(), 1);
+    else if (rc == MPI_SUCCESS && !*flag)
+        polled(n, copy);
     free(copy);
     return gp_mpi_ended("MPI_Testany", rc);
 }
@@ -86,7 +100,9 @@ int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
                     i < *outcount;
          i++)
         if (indices[i] >= 0 && indices[i] < n)
-            gp_mpi_completed(copy[indices[i]], &st[i], t0, t1);
+            gp_mpi_completed(copy[indices[i]], &st[i], t0, t1, 1);
+    if (rc == MPI_SUCCESS && *outcount == 0)
+        polled(n, copy);
     gp_mpi_after(copy, st, statuses);
     return gp_mpi_ended("MPI_Testsome", rc);
 }
@@ -110,7 +126,7 @@ static int persist(int rc, MPI_Request *req, uint32_t op, MPI_Comm comm,
 {
     if (rc == MPI_SUCCESS)
         gp_mpi_req_persist(*req, (gp_mpi_req){0, op, comm, 1, peer, tag,
-                                              bytes});
+                                              bytes, 0});
     return rc;
 }
 

@@ -21,7 +21,9 @@
  *   rank 2: MPI_Recv from rank 1 (tag 2), posted at 0 (LateSender ~5U);
  *           region "a2" 4U; MPI_Iallreduce (the last, ~9U), MPI_Wait;
  *           MPI_Allgatherv.
- * Then a barrier and MPI_Finalize. Critical path from the aligning
+ * Then rank 0 sends rank 2 two messages through persistent requests (one
+ * MPI_Send_init, one MPI_Recv_init, each started twice), a barrier and
+ * MPI_Finalize. Critical path from the aligning
  * barrier's end, ~11U: rank 0 a0 (3U), the message to rank 1's completing
  * MPI_Testall, a1 (2U), the message to rank 2's MPI_Recv, a2 (4U), rank 2's
  * MPI_Iallreduce posting to rank 0's MPI_Wait, c0 (2U), rank 0's
@@ -93,6 +95,27 @@ static void phase_b(int rank, MPI_Comm cart)
     }
 }
 
+/* Persistent requests: rank 0 sends rank 2 two messages (tag 3) through
+ * one MPI_Send_init, rank 2 takes them through one MPI_Recv_init; each
+ * MPI_Start is a posting of its own, so both messages match (the note
+ * still counts one record). */
+static void phase_c(int rank)
+{
+    MPI_Request r;
+    int v = 5;
+    if (rank == 1)
+        return;
+    if (rank == 0)
+        MPI_Send_init(&v, 1, MPI_INT, 2, 3, MPI_COMM_WORLD, &r);
+    else
+        MPI_Recv_init(&v, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, &r);
+    for (int i = 0; i < 2; i++) {
+        MPI_Start(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    MPI_Request_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (getenv("MPI_CPATH_MS") && atoi(getenv("MPI_CPATH_MS")) > 0)
@@ -114,6 +137,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     phase_a(rank, cart);
     phase_b(rank, cart);
+    phase_c(rank);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Comm_free(&cart);
     MPI_Finalize();

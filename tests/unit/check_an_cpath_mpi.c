@@ -121,7 +121,10 @@ static void write_run(int damage)
         mpi(&r[1], WAIT, 525, 530, -1, -1, 1, 0);
     mpi(&r[2], IRECV, 0, 5, -2, -1, 7, 0); /* any source, any tag */
     region(&r[2], 5, 105, 2);
-    mpi(&r[2], WAIT, 105, 540, 1, damage == 1 ? 8 : 6, 7, 0);
+    if (damage == 11) /* an MPI_Test that 5 tests before found not done */
+        mpi(&r[2], WAIT, 535, 540, 1, 6, 7, 1ull << 32 | 5);
+    else
+        mpi(&r[2], WAIT, 105, 540, 1, damage == 1 ? 8 : 6, 7, 0);
     region(&r[2], 540, 690, 3);
     if (damage == 7 || damage == 10) { /* MPI_Ibarrier, then MPI_Wait */
         uint64_t req = damage == 10 ? 0 : 3;
@@ -337,6 +340,36 @@ START_TEST(nonblocking_collective)
 }
 END_TEST
 
+/* Rank 2 polls for rank 1's message with MPI_Test from 105 on; the test
+ * that completes it runs [535, 540]. The path follows the sender (its
+ * start, 520, to the test's start: the poll interval, 15, stays), not
+ * the polling loop: the same steps as a blocking wait's. */
+START_TEST(polled_completion)
+{
+    gpuprof_an_db *db;
+    gpuprof_an_cpath *cp = left_out(
+        11, &db,
+        "0:w0:300,1:MPI_Recv in R:20,1:w1:200,2:MPI_Wait in R:20,"
+        "2:w2b:150,0:MPI_Barrier in R:10,",
+        0, "");
+    gpuprof_an_wait_totals w;
+    ck_assert_int_eq(gpuprof_an_cpath_waits(cp, 0, &w), GPUPROF_OK);
+    ck_assert_uint_eq(w.count[GPUPROF_AN_WAIT_LATE_SENDER], 1); /* rank 1 */
+    /* Rank 1's w1 twice as fast: its send at 420, but rank 2's polling
+     * loop is CPU work, which a projection keeps (doc/ANALYSIS.md
+     * "Projection"): its test still begins at 535, the run still ends at
+     * 700; with a blocking wait it ends at 600 (path_across_ranks). */
+    const char *rules[] = {"region:w1=2"};
+    gpuprof_an_cpath *pj;
+    ck_assert_int_eq(gpuprof_an_cpath_project(cp, rules, 1, NULL, &pj),
+                     GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_cpath_run_ns(pj, 0), 700);
+    gpuprof_an_cpath_free(pj);
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 START_TEST(damaged_request_twice)
 {
     refused(8, "rank 1: request 1 posted twice: MPI records missing or "
@@ -382,6 +415,7 @@ int main(void)
         {"left_out_message", left_out_message, 20},
         {"left_out_completion", left_out_completion, 20},
         {"nonblocking_collective", nonblocking_collective, 20},
+        {"polled_completion", polled_completion, 20},
         {"damaged_request_twice", damaged_request_twice, 20},
         {"damaged_peer", damaged_peer, 20},
         {"damaged_no_request", damaged_no_request, 20},

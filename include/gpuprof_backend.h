@@ -98,7 +98,9 @@ typedef enum gpuprof_mpi_op {
                                   peer and tag as asked, -1: any) */
     GPUPROF_MPI_WAIT = 6,      /* `request` completed (MPI_Wait*, Test*);
                                   a receive's: the message's source, tag
-                                  and bytes */
+                                  and bytes; aux: 1 << 32 | the tests that
+                                  found it not done before, when a test
+                                  completed it */
     GPUPROF_MPI_BARRIER = 7,   /* collectives: peer = root (-1: none), */
     GPUPROF_MPI_BCAST = 8,     /* bytes = this rank's send (or receive) */
     GPUPROF_MPI_REDUCE = 9,    /* buffer, aux = size << 32 | the lowest */
@@ -132,7 +134,7 @@ typedef enum gpuprof_mpi_op {
     GPUPROF_MPI_ALLTOALLV = 30,
     GPUPROF_MPI_REDUCE_SCATTER = 31,
     GPUPROF_MPI_REDUCE_SCATTER_BLOCK = 32,
-    GPUPROF_MPI_SCAN = 33,
+    GPUPROF_MPI_SCAN = 33,     /* scans: tag = the caller's rank in comm */
     GPUPROF_MPI_EXSCAN = 34,
     GPUPROF_MPI_OP_LAST = 34
 } gpuprof_mpi_op;

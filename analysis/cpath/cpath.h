@@ -255,10 +255,11 @@ gpuprof_status cp_mpi_waits(const cp_graph *g, cp_wait **out, uint64_t *n);
 /* ranks.c: the processes of trace.db that hold MPI calls, g[0 .. n), joined
  * into one graph *out (g's are freed, *waits and *idle, per graph, joined
  * alike); the messages and collectives matched, their edges and
- * dependencies added, the edges indexed. GPUPROF_E_CORRUPT, naming what
- * does not match, when the MPI records contradict each other (a message
- * sent and never received, a collective some members lack, two processes
- * with one rank): then no path across ranks. */
+ * dependencies added, the edges indexed; records that cannot be matched
+ * left out, counted in out->left. GPUPROF_E_CORRUPT, naming it, when the
+ * MPI records are damaged (a request posted twice, a collective some
+ * members lack, two processes with one rank: ranks.c's opening comment):
+ * then no path across ranks. */
 /* MPI records the joining left out, by why (ranks.c's opening comment;
  * their edges are missing, the rest is joined). */
 typedef struct cp_mpi_left {

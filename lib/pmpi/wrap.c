@@ -7,9 +7,11 @@
  * Alltoall, Scatter), communicators (Comm_dup, _split, _create: ids,
  * comm.c), Init and Finalize. Peers are translated to MPI_COMM_WORLD
  * ranks; a receive's peer, tag and bytes are the message's (its status).
- * Each runs inside a region named after its function (`ended`), so MPI
- * time, waits and blame land on contexts of their own. Anything else
- * passes straight to the MPI library.
+ * Each runs inside a region named after its function (gp_mpi_ended), so
+ * MPI time, waits and blame land on contexts of their own. The other
+ * wrapped calls are wrap_more.c's, which shares the helpers below
+ * (gp_mpi_ prefix, pmpi.h); anything else passes straight to the MPI
+ * library.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -227,11 +227,12 @@ $(PRELOAD_SO): lib/preload/preload.c $(LIB_SO)
 	  -Wl,--no-undefined $(LDFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
 	  -Wl,-rpath,'$$ORIGIN'
 
-$(PMPI_SO): lib/pmpi/comm.c lib/pmpi/wrap.c lib/pmpi/pmpi.h $(LIB_SO)
+PMPI_SRCS := lib/pmpi/comm.c lib/pmpi/wrap.c lib/pmpi/wrap_more.c
+$(PMPI_SO): $(PMPI_SRCS) lib/pmpi/pmpi.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $@")
 	$(Q)$(MPICC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -Ilib/pmpi $(CFLAGS) \
-	  -shared -Wl,--no-undefined $(LDFLAGS) -o $@ lib/pmpi/comm.c lib/pmpi/wrap.c \
+	  -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $(PMPI_SRCS) \
 	  -L$(B)/lib -lgpuprof -Wl,-rpath,'$$ORIGIN' -pthread
 
 .PHONY: pmpi-note

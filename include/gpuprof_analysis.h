@@ -802,6 +802,14 @@ GPUPROF_AN_API uint32_t gpuprof_an_cpath_process(const gpuprof_an_cpath *cp,
 /* The MPI ranks entry i joins (0: not an MPI run). Since 0.1. */
 GPUPROF_AN_API uint32_t
 gpuprof_an_cpath_rank_count(const gpuprof_an_cpath *cp, uint32_t i);
+/* The MPI records entry i's joining left out (doc/ANALYSIS.md "Across MPI
+ * ranks": sends and receives that pair with none, records on unknown
+ * communicators, postings never seen completing, completions without
+ * their posting): their edges are missing, the rest is joined. Returns how
+ * many (0: none, or not an MPI run); why (NULL: not wanted) gets the
+ * counts by reason in words, NUL-terminated, cut to size. Since 0.1. */
+GPUPROF_AN_API uint64_t gpuprof_an_cpath_mpi_left_out(
+    const gpuprof_an_cpath *cp, uint32_t i, char *why, size_t size);
 
 /* Wait-state patterns (seed 004 §3). The OpenCL counterparts count under
  * the same kind: clFinish and clWaitForEvents as BLAME_KERNEL or

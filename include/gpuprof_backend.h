@@ -98,7 +98,9 @@ typedef enum gpuprof_mpi_op {
                                   peer and tag as asked, -1: any) */
     GPUPROF_MPI_WAIT = 6,      /* `request` completed (MPI_Wait*, Test*);
                                   a receive's: the message's source, tag
-                                  and bytes */
+                                  and bytes; aux: 1 << 32 | the tests that
+                                  found it not done before, when a test
+                                  completed it */
     GPUPROF_MPI_BARRIER = 7,   /* collectives: peer = root (-1: none), */
     GPUPROF_MPI_BCAST = 8,     /* bytes = this rank's send (or receive) */
     GPUPROF_MPI_REDUCE = 9,    /* buffer, aux = size << 32 | the lowest */
@@ -110,7 +112,31 @@ typedef enum gpuprof_mpi_op {
                                   its parent's id; aux as collectives) */
     GPUPROF_MPI_FINALIZE = 15,
     GPUPROF_MPI_SCATTER = 16,
-    GPUPROF_MPI_OP_LAST = 16
+    /* Appended during 0.1 (pinned; an analysis that predates them
+     * refuses them as unknown kinds): */
+    GPUPROF_MPI_REQUEST_FREE = 17, /* MPI_Request_free of an active
+                                      request (request): its completion is
+                                      never seen */
+    GPUPROF_MPI_PROBE = 18,    /* MPI_Probe, an MPI_Iprobe that found a
+                                  message: its source, tag and bytes (not
+                                  matched: the receive is) */
+    GPUPROF_MPI_IBARRIER = 19, /* nonblocking collectives posted (request; */
+    GPUPROF_MPI_IBCAST = 20,   /* otherwise as their blocking twins): the */
+    GPUPROF_MPI_IREDUCE = 21,  /* WAIT of the request completes them */
+    GPUPROF_MPI_IALLREDUCE = 22,
+    GPUPROF_MPI_IGATHER = 23,
+    GPUPROF_MPI_IALLGATHER = 24,
+    GPUPROF_MPI_IALLTOALL = 25,
+    GPUPROF_MPI_ISCATTER = 26,
+    GPUPROF_MPI_GATHERV = 27,  /* more blocking collectives, as the others */
+    GPUPROF_MPI_SCATTERV = 28,
+    GPUPROF_MPI_ALLGATHERV = 29,
+    GPUPROF_MPI_ALLTOALLV = 30,
+    GPUPROF_MPI_REDUCE_SCATTER = 31,
+    GPUPROF_MPI_REDUCE_SCATTER_BLOCK = 32,
+    GPUPROF_MPI_SCAN = 33,     /* scans: tag = the caller's rank in comm */
+    GPUPROF_MPI_EXSCAN = 34,
+    GPUPROF_MPI_OP_LAST = 34
 } gpuprof_mpi_op;
 typedef struct gpuprof_mpi_event {
     size_t size;      /* sizeof(gpuprof_mpi_event) */
@@ -119,7 +145,8 @@ typedef struct gpuprof_mpi_event {
     int32_t peer;     /* a world rank; -1: none */
     int32_t tag;      /* -1: none */
     uint64_t bytes;   /* message bytes */
-    uint64_t request; /* ISEND, IRECV, WAIT: the request's id, never 0 */
+    uint64_t request; /* ISEND, IRECV, WAIT, REQUEST_FREE, IBARRIER ..
+                         ISCATTER: the request's id, never 0 */
     uint64_t aux;     /* as the op says, else 0 */
     uint64_t start_ns, end_ns; /* the call, CLOCK_MONOTONIC */
 } gpuprof_mpi_event;

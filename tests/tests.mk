@@ -228,20 +228,31 @@ $(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(FAKEZE_SO)
 # linked in (tests/scripts/cpath-mpi.sh); built when mpicc is found.
 MPI_CPATH_PROG := $(B)/tests/mpi_cpath_prog
 MPI_RING := $(B)/tests/mpi_ring
+MPI_MORE_PROG := $(B)/tests/mpi_more_prog
 ifeq ($(HAVE_MPI),1)
-MPI_CPATH_TARGET := $(MPI_CPATH_PROG) $(MPI_RING)
+MPI_CPATH_TARGET := $(MPI_CPATH_PROG) $(MPI_RING) $(MPI_MORE_PROG)
 endif
 $(MPI_RING): tests/mpi/mpi_ring.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $@")
 	$(Q)$(MPICC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
-$(MPI_CPATH_PROG): tests/mpi/mpi_cpath_prog.c lib/pmpi/comm.c lib/pmpi/wrap.c \
+$(MPI_CPATH_PROG): tests/mpi/mpi_cpath_prog.c $(PMPI_SRCS) \
     lib/pmpi/pmpi.h $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $@")
 	$(Q)$(MPICC) $(BASE_CFLAGS) -Ilib/pmpi $(CFLAGS) -o $@ \
-	  tests/mpi/mpi_cpath_prog.c lib/pmpi/comm.c lib/pmpi/wrap.c $(LIB_OBJS) \
+	  tests/mpi/mpi_cpath_prog.c $(PMPI_SRCS) $(LIB_OBJS) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
+
+# The MPI calls real programs add (Testall polling, Request_free,
+# Iallreduce, Allgatherv, a Cartesian communicator), wrappers linked in.
+$(MPI_MORE_PROG): tests/mpi/mpi_more_prog.c $(PMPI_SRCS) lib/pmpi/pmpi.h \
+    $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $@")
+	$(Q)$(MPICC) $(BASE_CFLAGS) -Ilib/pmpi $(CFLAGS) -o $@ \
+	  tests/mpi/mpi_more_prog.c $(PMPI_SRCS) $(LIB_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
 
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \

@@ -23,6 +23,7 @@ typedef struct shared {
     uint64_t nw;
     double *idle;
     int refs;
+    cp_mpi_left left; /* an MPI run's records left out */
 } shared;
 
 typedef struct proc {
@@ -117,7 +118,7 @@ static gpuprof_status one(cp_part *pt, proc *p, bool full)
         part_drop(pt);
         return nomem();
     }
-    *s = (shared){pt->g, pt->w, pt->nw, pt->idle, 1};
+    *s = (shared){pt->g, pt->w, pt->nw, pt->idle, 1, pt->left};
     p->s = s;
     cp_weights(&s->g);
     gpuprof_status st = GPUPROF_OK;
@@ -268,6 +269,44 @@ GPUPROF_AN_API uint32_t
 gpuprof_an_cpath_rank_count(const gpuprof_an_cpath *cp, uint32_t i)
 {
     return cp && i < cp->n ? cp->p[i].s->g.nranks : 0;
+}
+
+/* Appends ", N what" to buf (at *at) when n. */
+static void reason(char *buf, size_t size, size_t *at, uint64_t n,
+                   const char *what)
+{
+    if (!n || *at >= size)
+        return;
+    int k = snprintf(buf + *at, size - *at, "%s%" PRIu64 " %s",
+                     *at ? "; " : "", n, what);
+    *at += k > 0 ? (size_t)k : 0;
+}
+
+GPUPROF_AN_API uint64_t gpuprof_an_cpath_mpi_left_out(
+    const gpuprof_an_cpath *cp, uint32_t i, char *why, size_t size)
+{
+    if (why && size)
+        why[0] = '\0';
+    if (!cp || i >= cp->n)
+        return 0;
+    const cp_mpi_left *l = &cp->p[i].s->left;
+    size_t at = 0;
+    if (why && size) {
+        reason(why, size, &at, l->unpaired,
+               "send(s) and receive(s) pairing with none (their "
+               "communicator, peers and tag hold more of one than of the "
+               "other: the other side's call unwrapped, or never made)");
+        reason(why, size, &at, l->unknown,
+               "on communicator(s) the wrappers do not know "
+               "(intercommunicators, MPI_Comm_idup's)");
+        reason(why, size, &at, l->pending,
+               "nonblocking posting(s) never seen completing (completed by "
+               "a call the wrappers do not see, freed, or pending at the "
+               "end)");
+        reason(why, size, &at, l->orphan,
+               "completion(s) or free(s) whose posting is not in the trace");
+    }
+    return l->unpaired + l->unknown + l->pending + l->orphan;
 }
 
 GPUPROF_AN_API const char *gpuprof_an_wait_kind_name(gpuprof_an_wait_kind k)

@@ -105,7 +105,9 @@ enum {
     CP_MPI_IRECV = 5, CP_MPI_WAIT = 6, CP_MPI_BARRIER = 7, CP_MPI_BCAST = 8,
     CP_MPI_REDUCE = 9, CP_MPI_ALLREDUCE = 10, CP_MPI_GATHER = 11,
     CP_MPI_ALLGATHER = 12, CP_MPI_ALLTOALL = 13, CP_MPI_COMM = 14,
-    CP_MPI_FINALIZE = 15, CP_MPI_SCATTER = 16, CP_MPI_OPS = 17
+    CP_MPI_FINALIZE = 15, CP_MPI_SCATTER = 16, CP_MPI_REQUEST_FREE = 17,
+    CP_MPI_PROBE = 18, CP_MPI_IBARRIER = 19, CP_MPI_ISCATTER = 26,
+    CP_MPI_GATHERV = 27, CP_MPI_SCAN = 33, CP_MPI_EXSCAN = 34, CP_MPI_OPS = 35
 };
 
 /* An edge into node dst (nodes: 2 * act for its start, + 1 for its end). */
@@ -253,15 +255,26 @@ gpuprof_status cp_mpi_waits(const cp_graph *g, cp_wait **out, uint64_t *n);
 /* ranks.c: the processes of trace.db that hold MPI calls, g[0 .. n), joined
  * into one graph *out (g's are freed, *waits and *idle, per graph, joined
  * alike); the messages and collectives matched, their edges and
- * dependencies added, the edges indexed. GPUPROF_E_CORRUPT, naming what
- * does not match, when the MPI records contradict each other (a message
- * sent and never received, a collective some members lack, two processes
- * with one rank): then no path across ranks. */
+ * dependencies added, the edges indexed; records that cannot be matched
+ * left out, counted in out->left. GPUPROF_E_CORRUPT, naming it, when the
+ * MPI records are damaged (a request posted twice, a collective some
+ * members lack, two processes with one rank: ranks.c's opening comment):
+ * then no path across ranks. */
+/* MPI records the joining left out, by why (ranks.c's opening comment;
+ * their edges are missing, the rest is joined). */
+typedef struct cp_mpi_left {
+    uint64_t unpaired; /* sends and receives of a (communicator, source,
+                          destination, tag) whose counts differ */
+    uint64_t unknown;  /* on communicators the wrappers do not know */
+    uint64_t pending;  /* nonblocking postings never seen completing */
+    uint64_t orphan;   /* completions or frees whose posting is missing */
+} cp_mpi_left;
 typedef struct cp_part {
     cp_graph g;
     cp_wait *w;
     uint64_t nw;
     double *idle;
+    cp_mpi_left left; /* a joined graph's */
 } cp_part;
 gpuprof_status cp_join(const gpuprof_an_db *db, cp_part *parts, uint32_t n,
                        cp_part *out);

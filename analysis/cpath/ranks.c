@@ -15,18 +15,31 @@
  * the order they were posted, are the receives of that key in the order
  * those were posted (MPI's non-overtaking rule); a receive's source and
  * tag are the message's (its status). Edge: the send's start (MPI_Send,
- * MPI_Isend) to the receive's end (MPI_Recv, or the MPI_Wait* that
- * completed the MPI_Irecv); when the send's completion ran across the
+ * MPI_Isend) to the receive's end (MPI_Recv, or the MPI_Wait* / Test*
+ * that completed the MPI_Irecv); when the send's completion ran across the
  * moment the receive was posted and ended after it, also the receive's
  * start to that completion's end (late receiver).
- * Collectives: the i-th collective call of each member of a communicator
- * (its id and lowest world rank) is one operation; every member's end
- * depends on the other members' starts (a broadcast's or scatter's only on
- * the root's; a reduction's or gather's only the root's on the others').
+ * Collectives (colls.c): the i-th collective call of each member of a
+ * communicator (its id and lowest world rank), blocking or nonblocking, is
+ * one operation; every member's end (a nonblocking one's: its request's
+ * completion) depends on the other members' starts (a broadcast's or
+ * scatter's only on the root's; a reduction's or gather's only the root's
+ * on the others'; a scan's on the members before it).
  * An edge goes only forward in measured time.
- * A message without its receive, a collective some member lacks or calls
- * as another operation, two processes of one rank: GPUPROF_E_CORRUPT,
- * naming it; never a path that crosses ranks where the run did not.
+ *
+ * Left out, counted (cp_mpi_left; doc/ANALYSIS.md draws the line): what a
+ * correct program produces when some of its MPI calls are not wrapped or
+ * never complete: a key whose sends and receives differ in number (all its
+ * messages: which pairs with which is unknowable), a posting never seen
+ * completing (its completion's edges), a completion whose posting is not
+ * in the trace, records on a communicator the wrappers do not know.
+ * Refused (GPUPROF_E_CORRUPT, naming it; never a path that crosses ranks
+ * where the run did not): what no run through the wrappers can produce:
+ * a record of an unknown kind, a nonblocking one without its request, a
+ * request posted, completed or freed twice in a process, or completed
+ * before it was posted, a peer or root outside the run, a collective some
+ * member lacks or calls as another operation, two processes of one rank,
+ * a rank missing.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -248,6 +261,13 @@ gpuprof_status cp_link(cp_graph *g, cp_deps *v, uint32_t src_act,
     return GPUPROF_OK;
 }
 
+gpuprof_status cp_poll(cp_graph *g, uint32_t src_act, uint32_t test)
+{
+    if (g->act[src_act].start > g->act[test].start)
+        return GPUPROF_OK; /* it was ready before the test began */
+    return cp_edge_add(g, (uint32_t)S(src_act), (uint32_t)S(test), CP_E_POLL);
+}
+
 static int by_waiter(const void *x, const void *y)
 {
     const cp_dep *a = x, *b = y;
@@ -290,12 +310,17 @@ gpuprof_status cp_join(const gpuprof_an_db *db, cp_part *parts, uint32_t n,
     for (uint32_t k = 0; k < n; k++)
         part_free(&parts[k]);
     cp_deps v = {0};
+    uint32_t *done = NULL;
     if (st == GPUPROF_OK)
-        st = cp_messages(db, &out->g, &v);
+        st = cp_completions(db, &out->g, &v, &done);
     if (st == GPUPROF_OK)
-        st = cp_collectives(db, &out->g, &v);
+        st = cp_messages(db, &out->g, &v, done);
+    if (st == GPUPROF_OK)
+        st = cp_collectives(db, &out->g, &v, done);
+    free(done);
     if (st == GPUPROF_OK)
         st = add_deps(&out->g, &v);
+    out->left = v.left;
     if (st == GPUPROF_OK)
         st = cp_graph_index(&out->g);
     free(v.d);

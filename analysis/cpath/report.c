@@ -108,6 +108,17 @@ static const char *pct(char *buf, size_t size, uint64_t part, uint64_t whole)
     return buf;
 }
 
+/* Entry i's one note on the MPI records its joining left out, if any. */
+static void left_note(const gpuprof_an_cpath *cp, uint32_t i, FILE *out)
+{
+    char why[1024], e[64];
+    uint64_t n = gpuprof_an_cpath_mpi_left_out(cp, i, why, sizeof(why));
+    if (n)
+        fprintf(out, "note, %s: %" PRIu64 " MPI record(s) left out, their "
+                "edges missing, the rest joined: %s\n",
+                entry(cp, i, e, sizeof(e)), n, why);
+}
+
 /* One process's path: a line per step, then the ratings of its names. */
 static int print_process(const gpuprof_an_cpath *cp, const gpuprof_an_db *db,
                          uint32_t i, FILE *out, ratings *rv)
@@ -120,6 +131,7 @@ static int print_process(const gpuprof_an_cpath *cp, const gpuprof_an_db *db,
     gpuprof__an_fmt_ns(b, sizeof(b), run);
     fprintf(out, "critical path, %s: %s of a %s run, %" PRIu64
             " activities\n", entry(cp, i, e, sizeof(e)), a, b, n);
+    left_note(cp, i, out);
     fprintf(out, "  %12s %12s %6s  %-16s %s\n", "at", "on path", "share",
             "where", "activity");
     for (uint64_t k = 0; k < n; k++) {
@@ -191,6 +203,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_waits(
         gpuprof__an_fmt_ns(a, sizeof(a), all);
         fprintf(out, "wait states, %s: %s waiting\n",
                 entry(cp, i, e, sizeof(e)), a);
+        left_note(cp, i, out);
         fprintf(out, "  %-16s %8s %12s %6s %8s\n", "pattern", "count", "time",
                 "share", "OpenCL");
         for (int k = 0; k < GPUPROF_AN_WAIT_KINDS; k++) {

@@ -110,7 +110,10 @@ GPUPROF_API gpuprof_status gpuprof_be_mpi_event(const gpuprof_mpi_event *e)
 {
     bool needs_req = e && (e->op == GPUPROF_MPI_ISEND ||
                            e->op == GPUPROF_MPI_IRECV ||
-                           e->op == GPUPROF_MPI_WAIT);
+                           e->op == GPUPROF_MPI_WAIT ||
+                           e->op == GPUPROF_MPI_REQUEST_FREE ||
+                           (e->op >= GPUPROF_MPI_IBARRIER &&
+                            e->op <= GPUPROF_MPI_ISCATTER));
     if (!e || e->size < sizeof(gpuprof_mpi_event) || e->size > 65536 ||
         e->op < GPUPROF_MPI_INIT || e->op > GPUPROF_MPI_OP_LAST ||
         e->end_ns < e->start_ns || (needs_req && !e->request))

@@ -2,15 +2,19 @@
  * comm.c - communicators and requests for the MPI wrappers (pmpi.h).
  *
  * Communicator ids: MPI_COMM_WORLD is 0, MPI_COMM_SELF 1; a communicator
- * made by MPI_Comm_dup, _split or _create gets the largest "next id" of
- * the parent's members (an MPI_Allreduce over the parent, which every
- * member of the parent takes part in), so all its members agree; the
- * disjoint communicators one split makes share that id and differ in
- * their leader (the lowest world rank), which every collective's event
- * carries. The id and the members' world ranks hang on the communicator
- * as an attribute. Communicators made otherwise (MPI_Cart_create, ...)
- * are unknown: their events carry id 0xFFFFFFFF and the analysis leaves
- * their messages unmatched.
+ * made by MPI_Comm_dup, _split, _split_type, _create, MPI_Cart_create or
+ * MPI_Cart_sub gets the largest "next id" of the parent's members (an
+ * MPI_Allreduce over the parent, which every member of the parent takes
+ * part in), so all its members agree; the disjoint communicators one split
+ * makes share that id and differ in their leader (the lowest world rank),
+ * which every collective's event carries. One made by a call over its own
+ * members only (MPI_Comm_create_group, MPI_Intercomm_merge) agrees over
+ * itself. Two communicators with one id and one leader cannot be: the
+ * leader took part in making both, one after the other, and its next id
+ * grew past the first. The id and the members' world ranks hang on the
+ * communicator as an attribute. Others (intercommunicators, MPI_Comm_idup's,
+ * which is usable only once it completes) are unknown: their events carry
+ * id 0xFFFFFFFF and the analysis leaves them out, counting them.
  *
  * Requests: a table from MPI_Request handles to what was posted, under a
  * mutex (MPI_THREAD_MULTIPLE programs post from several threads).
@@ -107,15 +111,10 @@ static int *world_ranks(MPI_Comm comm, int size)
     return out;
 }
 
-void gp_mpi_comm_new(MPI_Comm parent, MPI_Comm *made)
+/* Attaches id `agreed` to *made and records its GPUPROF_MPI_COMM event
+ * (parent: the parent's id). */
+static void attach(uint32_t agreed, uint32_t parent, MPI_Comm *made)
 {
-    uint32_t mine = next_id, agreed = 0;
-    if (PMPI_Allreduce(&mine, &agreed, 1, MPI_UNSIGNED, MPI_MAX, parent) !=
-        MPI_SUCCESS)
-        return;
-    next_id = agreed + 1;
-    if (!made || *made == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID)
-        return;
     comm_attr *a = calloc(1, sizeof(*a));
     int size = 0;
     PMPI_Comm_size(*made, &size);
@@ -129,9 +128,45 @@ void gp_mpi_comm_new(MPI_Comm parent, MPI_Comm *made)
     a->c = (gp_mpi_comm){agreed, size, leader};
     PMPI_Comm_set_attr(*made, keyval, a);
     uint64_t t = gp_mpi_now();
-    gp_mpi_event(GPUPROF_MPI_COMM, agreed, (int)gp_mpi_comm_of(parent).id, -1,
-                 0, 0, (uint64_t)(uint32_t)size << 32 | (uint32_t)leader, t,
-                 t);
+    gp_mpi_event(GPUPROF_MPI_COMM, agreed, (int)parent, -1, 0, 0,
+                 (uint64_t)(uint32_t)size << 32 | (uint32_t)leader, t, t);
+}
+
+static int inter(MPI_Comm comm)
+{
+    int flag = 0;
+    return comm != MPI_COMM_NULL &&
+           PMPI_Comm_test_inter(comm, &flag) == MPI_SUCCESS && flag;
+}
+
+/* An intercommunicator (parent or made) stays unknown: an MPI_Allreduce
+ * over one reduces each group's values into the other's, so its two
+ * groups would not agree on an id. Every member sees the same, so every
+ * member skips alike. */
+void gp_mpi_comm_new(MPI_Comm parent, MPI_Comm *made)
+{
+    uint32_t mine = next_id, agreed = 0;
+    if (inter(parent) ||
+        PMPI_Allreduce(&mine, &agreed, 1, MPI_UNSIGNED, MPI_MAX, parent) !=
+            MPI_SUCCESS)
+        return;
+    next_id = agreed + 1;
+    if (!made || *made == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID ||
+        inter(*made))
+        return;
+    attach(agreed, gp_mpi_comm_of(parent).id, made);
+}
+
+void gp_mpi_comm_new_within(MPI_Comm *made)
+{
+    uint32_t mine = next_id, agreed = 0;
+    if (!made || *made == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID ||
+        inter(*made) ||
+        PMPI_Allreduce(&mine, &agreed, 1, MPI_UNSIGNED, MPI_MAX, *made) !=
+            MPI_SUCCESS)
+        return;
+    next_id = agreed + 1;
+    attach(agreed, UINT32_MAX, made);
 }
 
 /* ---- requests ----------------------------------------------------------- */
@@ -177,18 +212,58 @@ static int grow(void)
     return 1;
 }
 
+/* A slot for r (the table grown as needed), NULL when full; under mu. */
+static slot *place(MPI_Request r)
+{
+    if (2 * (used + 1) > cap && !grow())
+        return NULL;
+    slot *s = find(key_of(r));
+    used += !s->key;
+    s->key = key_of(r);
+    return s;
+}
+
 uint64_t gp_mpi_req_add(MPI_Request r, uint32_t op, MPI_Comm comm)
 {
     uint64_t id = 0;
     pthread_mutex_lock(&mu);
-    if (2 * (used + 1) <= cap || grow()) {
-        slot *s = find(key_of(r));
-        used += !s->key;
+    slot *s = place(r);
+    if (s) {
         id = ++ids;
-        *s = (slot){key_of(r), {id, op, comm}};
+        s->r = (gp_mpi_req){.id = id, .op = op, .comm = comm};
     }
     pthread_mutex_unlock(&mu);
     return id;
+}
+
+int gp_mpi_req_persist(MPI_Request r, gp_mpi_req q)
+{
+    pthread_mutex_lock(&mu);
+    slot *s = place(r);
+    if (s) {
+        s->r = q;
+        s->r.id = 0;
+        s->r.persistent = 1;
+    }
+    pthread_mutex_unlock(&mu);
+    return s != NULL;
+}
+
+int gp_mpi_req_start(MPI_Request r, gp_mpi_req *out)
+{
+    int found = 0;
+    pthread_mutex_lock(&mu);
+    if (cap) {
+        slot *s = find(key_of(r));
+        if (s->key && s->r.persistent) {
+            s->r.id = ++ids;
+            s->r.polls = 0;
+            *out = s->r;
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return found;
 }
 
 /* Backward-shift deletion keeps every probe chain whole. */
@@ -206,7 +281,20 @@ static void erase(slot *s)
     used--;
 }
 
-int gp_mpi_req_take(MPI_Request r, gp_mpi_req *out)
+void gp_mpi_req_polled(MPI_Request r)
+{
+    pthread_mutex_lock(&mu);
+    if (cap) {
+        slot *s = find(key_of(r));
+        if (s->key && s->r.id)
+            s->r.polls++;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* r's slot taken: `drop` erases it whatever it is, else only a request
+ * that is not persistent (a persistent one goes inactive). */
+static int take(MPI_Request r, gp_mpi_req *out, int drop)
 {
     int found = 0;
     pthread_mutex_lock(&mu);
@@ -214,12 +302,25 @@ int gp_mpi_req_take(MPI_Request r, gp_mpi_req *out)
         slot *s = find(key_of(r));
         if (s->key) {
             *out = s->r;
-            erase(s);
-            found = 1;
+            found = s->r.id != 0;
+            if (drop || !s->r.persistent)
+                erase(s);
+            else
+                s->r.id = 0, s->r.polls = 0;
         }
     }
     pthread_mutex_unlock(&mu);
     return found;
+}
+
+int gp_mpi_req_take(MPI_Request r, gp_mpi_req *out)
+{
+    return take(r, out, 0);
+}
+
+int gp_mpi_req_free(MPI_Request r, gp_mpi_req *out)
+{
+    return take(r, out, 1);
 }
 
 /* ---- events --------------------------------------------------------------- */

@@ -7,9 +7,11 @@
  * Alltoall, Scatter), communicators (Comm_dup, _split, _create: ids,
  * comm.c), Init and Finalize. Peers are translated to MPI_COMM_WORLD
  * ranks; a receive's peer, tag and bytes are the message's (its status).
- * Each runs inside a region named after its function (`ended`), so MPI
- * time, waits and blame land on contexts of their own. Anything else
- * passes straight to the MPI library.
+ * Each runs inside a region named after its function (gp_mpi_ended), so
+ * MPI time, waits and blame land on contexts of their own. The other
+ * wrapped calls are wrap_more.c's, which shares the helpers below
+ * (gp_mpi_ prefix, pmpi.h); anything else passes straight to the MPI
+ * library.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@
  * before the call, closed after its events), so an MPI call's time, its
  * waits and its blame have a calling context of their own, beneath the
  * caller's region. */
-static int ended(const char *name, int rc)
+int gp_mpi_ended(const char *name, int rc)
 {
     gpuprof_region_end(name);
     return rc;
@@ -52,7 +54,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
     int rc = PMPI_Send(buf, count, type, dest, tag, comm);
     p2p(GPUPROF_MPI_SEND, comm, dest, tag, gp_mpi_bytes(count, type), 0, t0,
         gp_mpi_now());
-    return ended("MPI_Send", rc);
+    return gp_mpi_ended("MPI_Send", rc);
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest,
@@ -63,7 +65,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest,
     int rc = PMPI_Ssend(buf, count, type, dest, tag, comm);
     p2p(GPUPROF_MPI_SEND, comm, dest, tag, gp_mpi_bytes(count, type), 0, t0,
         gp_mpi_now());
-    return ended("MPI_Ssend", rc);
+    return gp_mpi_ended("MPI_Ssend", rc);
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag,
@@ -77,7 +79,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag,
     uint64_t t1 = gp_mpi_now();
     if (rc == MPI_SUCCESS && st->MPI_SOURCE != MPI_PROC_NULL)
         received(GPUPROF_MPI_RECV, comm, st, 0, t0, t1);
-    return ended("MPI_Recv", rc);
+    return gp_mpi_ended("MPI_Recv", rc);
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest,
@@ -93,7 +95,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest,
     if (id)
         p2p(GPUPROF_MPI_ISEND, comm, dest, tag, gp_mpi_bytes(count, type), id,
             t0, t1);
-    return ended("MPI_Isend", rc);
+    return gp_mpi_ended("MPI_Isend", rc);
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
@@ -110,7 +112,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
         p2p(GPUPROF_MPI_IRECV, comm, source,
             tag == MPI_ANY_TAG ? -1 : tag, gp_mpi_bytes(count, type), id, t0,
             t1);
-    return ended("MPI_Irecv", rc);
+    return gp_mpi_ended("MPI_Irecv", rc);
 }
 
 int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
@@ -125,28 +127,40 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
                            rtype, source, rtag, comm, st);
     uint64_t t1 = gp_mpi_now();
     if (rc != MPI_SUCCESS)
-        return ended("MPI_Sendrecv", rc);
+        return gp_mpi_ended("MPI_Sendrecv", rc);
     if (dest != MPI_PROC_NULL)
         p2p(GPUPROF_MPI_SEND, comm, dest, stag, gp_mpi_bytes(scount, stype),
             0, t0, t1);
     if (st->MPI_SOURCE != MPI_PROC_NULL)
         received(GPUPROF_MPI_RECV, comm, st, 0, t0, t1);
-    return ended("MPI_Sendrecv", rc);
+    return gp_mpi_ended("MPI_Sendrecv", rc);
 }
 
 /* ---- completions ------------------------------------------------------- */
-/* Request `r` (its handle before the call) completed with status st. */
-static void completed(MPI_Request r, const MPI_Status *st, uint64_t t0,
-                      uint64_t t1)
+/* Request `r` (its handle before the call) completed with status st (a
+ * cancelled receive: no message, its source -1). */
+void gp_mpi_completed(MPI_Request r, const MPI_Status *st, uint64_t t0,
+                      uint64_t t1, int tested)
 {
     gp_mpi_req q;
+    int cancelled = 0;
     if (!gp_mpi_req_take(r, &q))
         return;
-    if (q.op == GPUPROF_MPI_IRECV && st->MPI_SOURCE != MPI_PROC_NULL)
-        received(GPUPROF_MPI_WAIT, q.comm, st, q.id, t0, t1);
-    else
+    if (q.op == GPUPROF_MPI_IRECV)
+        PMPI_Test_cancelled(st, &cancelled);
+    uint64_t aux = tested ? GP_MPI_TESTED | q.polls : 0;
+    int n = 0;
+    if (q.op == GPUPROF_MPI_IRECV && !cancelled &&
+        st->MPI_SOURCE != MPI_PROC_NULL) {
+        PMPI_Get_count(st, MPI_BYTE, &n);
+        gp_mpi_event(GPUPROF_MPI_WAIT, gp_mpi_comm_of(q.comm).id,
+                     gp_mpi_world_rank(q.comm, st->MPI_SOURCE), st->MPI_TAG,
+                     n == MPI_UNDEFINED || n < 0 ? 0 : (uint64_t)n, q.id, aux,
+                     t0, t1);
+    } else {
         gp_mpi_event(GPUPROF_MPI_WAIT, gp_mpi_comm_of(q.comm).id, -1, -1, 0,
-                     q.id, 0, t0, t1);
+                     q.id, aux, t0, t1);
+    }
 }
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status)
@@ -158,8 +172,8 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Wait(req, st);
     if (rc == MPI_SUCCESS && r != MPI_REQUEST_NULL)
-        completed(r, st, t0, gp_mpi_now());
-    return ended("MPI_Wait", rc);
+        gp_mpi_completed(r, st, t0, gp_mpi_now(), 0);
+    return gp_mpi_ended("MPI_Wait", rc);
 }
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
@@ -171,13 +185,15 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Test(req, flag, st);
     if (rc == MPI_SUCCESS && *flag && r != MPI_REQUEST_NULL)
-        completed(r, st, t0, gp_mpi_now());
-    return ended("MPI_Test", rc);
+        gp_mpi_completed(r, st, t0, gp_mpi_now(), 1);
+    else if (rc == MPI_SUCCESS && r != MPI_REQUEST_NULL)
+        gp_mpi_req_polled(r);
+    return gp_mpi_ended("MPI_Test", rc);
 }
 
 /* Copies of n request handles and room for n statuses (the caller's when
  * it gave some); 0 when out of memory (then nothing is recorded). */
-static int before(int n, const MPI_Request *reqs, MPI_Status *statuses,
+int gp_mpi_before(int n, const MPI_Request *reqs, MPI_Status *statuses,
                   MPI_Request **copy, MPI_Status **st)
 {
     size_t k = n > 0 ? (size_t)n : 1;
@@ -194,7 +210,7 @@ static int before(int n, const MPI_Request *reqs, MPI_Status *statuses,
     return 1;
 }
 
-static void after(MPI_Request *copy, MPI_Status *st, MPI_Status *statuses)
+void gp_mpi_after(MPI_Request *copy, MPI_Status *st, MPI_Status *statuses)
 {
     free(copy);
     if (statuses == MPI_STATUSES_IGNORE)
@@ -206,16 +222,16 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
     gpuprof_region_begin("MPI_Waitall");
     MPI_Request *copy;
     MPI_Status *st;
-    if (!before(n, reqs, statuses, &copy, &st))
-        return ended("MPI_Waitall", PMPI_Waitall(n, reqs, statuses));
+    if (!gp_mpi_before(n, reqs, statuses, &copy, &st))
+        return gp_mpi_ended("MPI_Waitall", PMPI_Waitall(n, reqs, statuses));
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Waitall(n, reqs, st);
     uint64_t t1 = gp_mpi_now();
     for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
         if (copy[i] != MPI_REQUEST_NULL)
-            completed(copy[i], &st[i], t0, t1);
-    after(copy, st, statuses);
-    return ended("MPI_Waitall", rc);
+            gp_mpi_completed(copy[i], &st[i], t0, t1, 0);
+    gp_mpi_after(copy, st, statuses);
+    return gp_mpi_ended("MPI_Waitall", rc);
 }
 
 int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
@@ -225,15 +241,15 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     MPI_Request *copy = malloc((n > 0 ? (size_t)n : 1) * sizeof(*copy));
     if (!copy)
-        return ended("MPI_Waitany", PMPI_Waitany(n, reqs, index, status));
+        return gp_mpi_ended("MPI_Waitany", PMPI_Waitany(n, reqs, index, status));
     memcpy(copy, reqs, (size_t)(n > 0 ? n : 0) * sizeof(*copy));
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Waitany(n, reqs, index, st);
     if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED && *index >= 0 &&
         *index < n)
-        completed(copy[*index], st, t0, gp_mpi_now());
+        gp_mpi_completed(copy[*index], st, t0, gp_mpi_now(), 0);
     free(copy);
-    return ended("MPI_Waitany", rc);
+    return gp_mpi_ended("MPI_Waitany", rc);
 }
 
 int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
@@ -242,8 +258,8 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
     gpuprof_region_begin("MPI_Waitsome");
     MPI_Request *copy;
     MPI_Status *st;
-    if (!before(n, reqs, statuses, &copy, &st))
-        return ended("MPI_Waitsome", PMPI_Waitsome(n, reqs, outcount, indices, statuses));
+    if (!gp_mpi_before(n, reqs, statuses, &copy, &st))
+        return gp_mpi_ended("MPI_Waitsome", PMPI_Waitsome(n, reqs, outcount, indices, statuses));
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Waitsome(n, reqs, outcount, indices, st);
     uint64_t t1 = gp_mpi_now();
@@ -251,13 +267,13 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
                     i < *outcount;
          i++)
         if (indices[i] >= 0 && indices[i] < n)
-            completed(copy[indices[i]], &st[i], t0, t1);
-    after(copy, st, statuses);
-    return ended("MPI_Waitsome", rc);
+            gp_mpi_completed(copy[indices[i]], &st[i], t0, t1, 0);
+    gp_mpi_after(copy, st, statuses);
+    return gp_mpi_ended("MPI_Waitsome", rc);
 }
 
 /* ---- collectives ------------------------------------------------------- */
-static void coll(uint32_t op, MPI_Comm comm, int root, uint64_t bytes,
+void gp_mpi_coll(uint32_t op, MPI_Comm comm, int root, uint64_t bytes,
                  uint64_t t0)
 {
     uint64_t t1 = gp_mpi_now();
@@ -273,8 +289,8 @@ int MPI_Barrier(MPI_Comm comm)
     gpuprof_region_begin("MPI_Barrier");
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Barrier(comm);
-    coll(GPUPROF_MPI_BARRIER, comm, -1, 0, t0);
-    return ended("MPI_Barrier", rc);
+    gp_mpi_coll(GPUPROF_MPI_BARRIER, comm, -1, 0, t0);
+    return gp_mpi_ended("MPI_Barrier", rc);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
@@ -283,8 +299,8 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
     gpuprof_region_begin("MPI_Bcast");
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Bcast(buf, count, type, root, comm);
-    coll(GPUPROF_MPI_BCAST, comm, root, gp_mpi_bytes(count, type), t0);
-    return ended("MPI_Bcast", rc);
+    gp_mpi_coll(GPUPROF_MPI_BCAST, comm, root, gp_mpi_bytes(count, type), t0);
+    return gp_mpi_ended("MPI_Bcast", rc);
 }
 
 int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
@@ -293,8 +309,8 @@ int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
     gpuprof_region_begin("MPI_Reduce");
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
-    coll(GPUPROF_MPI_REDUCE, comm, root, gp_mpi_bytes(count, type), t0);
-    return ended("MPI_Reduce", rc);
+    gp_mpi_coll(GPUPROF_MPI_REDUCE, comm, root, gp_mpi_bytes(count, type), t0);
+    return gp_mpi_ended("MPI_Reduce", rc);
 }
 
 int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
@@ -303,8 +319,8 @@ int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
     gpuprof_region_begin("MPI_Allreduce");
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
-    coll(GPUPROF_MPI_ALLREDUCE, comm, -1, gp_mpi_bytes(count, type), t0);
-    return ended("MPI_Allreduce", rc);
+    gp_mpi_coll(GPUPROF_MPI_ALLREDUCE, comm, -1, gp_mpi_bytes(count, type), t0);
+    return gp_mpi_ended("MPI_Allreduce", rc);
 }
 
 int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
@@ -313,8 +329,8 @@ int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     gpuprof_region_begin("MPI_Gather");
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-    coll(GPUPROF_MPI_GATHER, comm, root, gp_mpi_bytes(scount, stype), t0);
-    return ended("MPI_Gather", rc);
+    gp_mpi_coll(GPUPROF_MPI_GATHER, comm, root, gp_mpi_bytes(scount, stype), t0);
+    return gp_mpi_ended("MPI_Gather", rc);
 }
 
 int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype,
@@ -323,8 +339,8 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype,
     gpuprof_region_begin("MPI_Allgather");
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-    coll(GPUPROF_MPI_ALLGATHER, comm, -1, gp_mpi_bytes(rcount, rtype), t0);
-    return ended("MPI_Allgather", rc);
+    gp_mpi_coll(GPUPROF_MPI_ALLGATHER, comm, -1, gp_mpi_bytes(rcount, rtype), t0);
+    return gp_mpi_ended("MPI_Allgather", rc);
 }
 
 int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
@@ -335,9 +351,9 @@ int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     int rc = PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     int size = 0;
     PMPI_Comm_size(comm, &size);
-    coll(GPUPROF_MPI_ALLTOALL, comm, -1,
+    gp_mpi_coll(GPUPROF_MPI_ALLTOALL, comm, -1,
          gp_mpi_bytes(rcount, rtype) * (uint64_t)(size > 0 ? size : 0), t0);
-    return ended("MPI_Alltoall", rc);
+    return gp_mpi_ended("MPI_Alltoall", rc);
 }
 
 int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
@@ -347,8 +363,8 @@ int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     uint64_t t0 = gp_mpi_now();
     int rc = PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root,
                           comm);
-    coll(GPUPROF_MPI_SCATTER, comm, root, gp_mpi_bytes(rcount, rtype), t0);
-    return ended("MPI_Scatter", rc);
+    gp_mpi_coll(GPUPROF_MPI_SCATTER, comm, root, gp_mpi_bytes(rcount, rtype), t0);
+    return gp_mpi_ended("MPI_Scatter", rc);
 }
 
 /* ---- communicators, init, finalize ------------------------------------- */
@@ -358,7 +374,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *made)
     int rc = PMPI_Comm_dup(comm, made);
     if (rc == MPI_SUCCESS)
         gp_mpi_comm_new(comm, made);
-    return ended("MPI_Comm_dup", rc);
+    return gp_mpi_ended("MPI_Comm_dup", rc);
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *made)
@@ -367,7 +383,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *made)
     int rc = PMPI_Comm_split(comm, color, key, made);
     if (rc == MPI_SUCCESS)
         gp_mpi_comm_new(comm, made);
-    return ended("MPI_Comm_split", rc);
+    return gp_mpi_ended("MPI_Comm_split", rc);
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *made)
@@ -376,7 +392,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *made)
     int rc = PMPI_Comm_create(comm, group, made);
     if (rc == MPI_SUCCESS)
         gp_mpi_comm_new(comm, made);
-    return ended("MPI_Comm_create", rc);
+    return gp_mpi_ended("MPI_Comm_create", rc);
 }
 
 static void initialized(uint64_t t0)
@@ -396,7 +412,7 @@ int MPI_Init(int *argc, char ***argv)
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         initialized(t0);
-    return ended("MPI_Init", rc);
+    return gp_mpi_ended("MPI_Init", rc);
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
@@ -406,7 +422,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         initialized(t0);
-    return ended("MPI_Init_thread", rc);
+    return gp_mpi_ended("MPI_Init_thread", rc);
 }
 
 int MPI_Finalize(void)
@@ -414,5 +430,5 @@ int MPI_Finalize(void)
     gpuprof_region_begin("MPI_Finalize");
     uint64_t t = gp_mpi_now();
     gp_mpi_event(GPUPROF_MPI_FINALIZE, 0, -1, -1, 0, 0, 0, t, t);
-    return ended("MPI_Finalize", PMPI_Finalize());
+    return gp_mpi_ended("MPI_Finalize", PMPI_Finalize());
 }

@@ -99,7 +99,6 @@ static gpuprof_status one(const gpuprof_an_db *db, uint32_t process, proc *p,
     gpuprof_status st = cp_graph_build(db, process, &s->g);
     if (st != GPUPROF_OK)
         return st;
-    cp_weights(&s->g);
     if (!full)
         return timed(p, NULL);
     s->idle = malloc((s->g.nact ? s->g.nact : 1) * sizeof(*s->idle));

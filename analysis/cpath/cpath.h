@@ -84,12 +84,13 @@ typedef struct cp_note {
     uint64_t target; /* correlation id, 0 none */
 } cp_note;
 
-/* An edge into node dst (nodes: 2 * act for its start, + 1 for its end). */
-typedef struct cp_edge { /* 16 bytes: graphs have millions */
+/* An edge into node dst (nodes: 2 * act for its start, + 1 for its end).
+ * 8 bytes: graphs have millions. Its weight (ns at least between them) is
+ * no field: path.c works it out from the measured times where needed. */
+typedef struct cp_edge {
     uint32_t src : 29;
     uint32_t kind : 3;
     uint32_t dst;
-    int64_t w; /* ns at least between them (set by path.c's weights) */
 } cp_edge;
 #define CP_MAX_NODES (1u << 29)
 enum {
@@ -122,7 +123,8 @@ typedef struct cp_graph {
     uint32_t nnote;
     cp_edge *edge; /* sorted by dst after cp_graph_build */
     uint64_t nedge, capedge;
-    uint64_t *in; /* per node: its first edge in `edge`; [2 * nact] = nedge */
+    uint32_t *in; /* per node: its first edge in `edge`; [2 * nact] = nedge
+                     (edges < 4G: graph.c) */
     cp_dep *dep;
     uint64_t ndep, capdep;
 } cp_graph;
@@ -164,15 +166,12 @@ void cp_rsweep_free(cp_rsweep *s);
 typedef struct cp_times {
     int64_t *t;        /* per node */
     uint32_t *bind;    /* per node: its binding edge, UINT32_MAX none */
-    uint32_t *order;   /* nodes in topological order */
     uint64_t last;     /* the node that ends last */
 } cp_times;
 typedef struct cp_step {
     uint32_t act;
     int64_t from, to; /* the part of it on the path */
 } cp_step;
-/* Weights from the measured times (binding edges keep their gap). */
-void cp_weights(cp_graph *g);
 /* Replays the graph: node times with durations scaled by `scale` (per
  * activity, NULL: 1); measured times when scale is NULL. GPUPROF_E_CORRUPT
  * when the graph has a cycle. */

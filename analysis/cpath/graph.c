@@ -677,7 +677,7 @@ static gpuprof_status index_edges(cp_graph *g)
     for (uint64_t v = 0; v < nn; v++)
         g->in[v + 1] += g->in[v];
     for (uint64_t i = 0; i < g->nedge; i++) /* places; in[] restored below */
-        to[i] = (uint32_t)g->in[g->edge[i].dst]++;
+        to[i] = g->in[g->edge[i].dst]++;
     for (uint64_t v = nn; v > 0; v--)
         g->in[v] = g->in[v - 1];
     g->in[0] = 0;

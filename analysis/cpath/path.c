@@ -1,16 +1,22 @@
 /*
  * path.c - node times and the critical path (cpath.h; seed 004 §4, §5).
  *
- * Weights come from the measured times. An activity's own edge is its
- * duration; a blocking wait or ready query ends `post` after what it waited
- * for, where post is what it ran after that (or after it started, when it
- * started later): end = max(start + post_own, each target's end + post_k).
- * Into a start node, the edge that bound it (the latest source) keeps its
- * measured gap (a launch latency), the others weigh 0: if the binding
- * source moves, the node follows the next one at once. Polling keeps its
- * gap (the host polled until then). Replaying with these weights gives
- * every node its measured time back; replaying with some own edges
+ * Weights come from the measured times, worked out where the replay needs
+ * them (measured_w) rather than stored per edge. An activity's own edge is
+ * its duration; a blocking wait or ready query ends `post` after what it
+ * waited for, where post is what it ran after that (or after it started,
+ * when it started later): end = max(start + post_own, each target's end +
+ * post_k). Into a start node, the edge that bound it (the latest source)
+ * keeps its measured gap (a launch latency), the others weigh 0: if the
+ * binding source moves, the node follows the next one at once. Polling
+ * keeps its gap (the host polled until then). Replaying with these weights
+ * gives every node its measured time back; replaying with some own edges
  * scaled is the projection.
+ *
+ * The replay visits the nodes depth first along their input edges (the
+ * graph's index holds those; no copy of the edges by source), timing a
+ * node once all its inputs are timed; an input met again while its own
+ * inputs are still being visited is a cycle.
  *
  * The critical path is walked back from the node that ends last along
  * each node's binding edge (the one that gives its time; on a tie an
@@ -37,55 +43,44 @@ static bool waits(uint8_t kind)
     return kind == CP_E_SYNC || kind == CP_E_QUERY;
 }
 
-/* A blocking call's end: targets' weights and its own. */
-static void end_weights(cp_graph *g, uint64_t v)
-{
-    int64_t we = t0(g, v), ws = t0(g, v - 1), tk = INT64_MIN;
-    for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++)
-        if (waits(g->edge[i].kind)) {
-            int64_t s = t0(g, g->edge[i].src);
-            tk = s > tk ? s : tk;
-            g->edge[i].w = we - (s > ws ? s : ws);
-        }
-    for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++)
-        if (g->edge[i].kind == CP_E_OWN)
-            g->edge[i].w = we - (tk > ws ? tk : ws);
-}
+/* What the measured weights of the edges into node v depend on: at a
+ * start, the first edge from the latest source (`ref` its time); at an
+ * end, the latest source of a wait (`ref`, INT64_MIN none). */
+typedef struct inputs {
+    int64_t tv, ws, ref;
+    uint64_t best;
+} inputs;
 
-static void start_weights(cp_graph *g, uint64_t v)
+static inputs inputs_of(const cp_graph *g, uint64_t v)
 {
-    uint64_t best = UINT64_MAX;
-    int64_t bt = INT64_MIN, tv = t0(g, v);
+    inputs x = {t0(g, v), v % 2 ? t0(g, v - 1) : 0, INT64_MIN, UINT64_MAX};
     for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++) {
-        cp_edge *e = &g->edge[i];
+        const cp_edge *e = &g->edge[i];
         int64_t s = t0(g, e->src);
-        e->w = e->kind == CP_E_POLL ? tv - s : 0;
-        if (s > bt)
-            bt = s, best = i;
+        if (v % 2 ? waits(e->kind) && s > x.ref : s > x.ref)
+            x.ref = s, x.best = i;
     }
-    if (best != UINT64_MAX && g->edge[best].kind != CP_E_POLL)
-        g->edge[best].w = tv - bt;
+    return x;
 }
 
-void cp_weights(cp_graph *g)
+/* Edge i into node v as measured: into a start, the binding edge's gap
+ * and a poll's, 0 for the others; into an end, a wait's post after its
+ * source and the own edge's after the latest source (its start when
+ * none), 0 for others. */
+static int64_t measured_w(const cp_graph *g, const inputs *x, uint64_t v,
+                          uint64_t i)
 {
-    uint64_t nn = 2 * (uint64_t)g->nact;
-    for (uint64_t v = 0; v < nn; v++) {
-        if (v % 2 == 0) {
-            start_weights(g, v);
-            continue;
-        }
-        bool w = false;
-        for (uint64_t i = g->in[v]; i < g->in[v + 1] && !w; i++)
-            w = waits(g->edge[i].kind);
-        if (w) {
-            end_weights(g, v);
-            continue;
-        }
-        for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++)
-            if (g->edge[i].kind == CP_E_OWN)
-                g->edge[i].w = t0(g, v) - t0(g, v - 1);
+    const cp_edge *e = &g->edge[i];
+    if (v % 2 == 0)
+        return e->kind == CP_E_POLL || i == x->best ? x->tv - t0(g, e->src)
+                                                    : 0;
+    if (waits(e->kind)) {
+        int64_t s = t0(g, e->src);
+        return x->tv - (s > x->ws ? s : x->ws);
     }
+    if (e->kind == CP_E_OWN)
+        return x->tv - (x->ref > x->ws ? x->ref : x->ws);
+    return 0;
 }
 
 /* Which edge wins a tie into node v. */
@@ -100,28 +95,91 @@ static int rank(uint64_t v, uint8_t kind)
                                  : 1;
 }
 
-static int64_t weight(const cp_graph *g, const cp_edge *e, const double *scale)
-{
-    if (e->kind != CP_E_OWN || !scale || scale[e->dst / 2] == 1.0)
-        return e->w;
-    return (int64_t)((double)e->w * scale[e->dst / 2] + 0.5);
-}
-
 /* Node v's time from its inputs (all already timed). */
 static void settle(const cp_graph *g, const double *scale, cp_times *tm,
                    uint64_t v)
 {
+    if (g->in[v] == g->in[v + 1]) {
+        tm->t[v] = t0(g, v);
+        tm->bind[v] = UINT32_MAX;
+        return;
+    }
+    inputs x = inputs_of(g, v);
+    double f = scale && v % 2 ? scale[v / 2] : 1.0;
     uint64_t best = UINT64_MAX;
     int64_t bt = 0;
     for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++) {
         const cp_edge *e = &g->edge[i];
-        int64_t t = tm->t[e->src] + weight(g, e, scale);
+        int64_t w = measured_w(g, &x, v, i);
+        if (e->kind == CP_E_OWN && f != 1.0)
+            w = (int64_t)((double)w * f + 0.5);
+        int64_t t = tm->t[e->src] + w;
         if (best == UINT64_MAX || t > bt ||
             (t == bt && rank(v, e->kind) > rank(v, g->edge[best].kind)))
             bt = t, best = i;
     }
-    tm->t[v] = best == UINT64_MAX ? t0(g, v) : bt;
-    tm->bind[v] = best == UINT64_MAX ? UINT32_MAX : (uint32_t)best;
+    tm->t[v] = bt;
+    tm->bind[v] = (uint32_t)best;
+}
+
+/* Depth-first visit state: two bits per node. */
+#define SEEN(m, v) ((m)[(v) / 32] >> ((v) % 32 * 2) & 1u)
+#define DONE(m, v) ((m)[(v) / 32] >> ((v) % 32 * 2 + 1) & 1u)
+#define MARK(m, v, b) ((m)[(v) / 32] |= (uint64_t)(b) << ((v) % 32 * 2))
+
+typedef struct frame {
+    uint32_t v, next; /* the node, its next input edge to visit */
+} frame;
+
+typedef struct dfs {
+    frame *f;
+    uint64_t n, cap;
+    uint64_t *mark;
+} dfs;
+
+static bool dfs_push(dfs *d, const cp_graph *g, uint64_t v)
+{
+    if (d->n == d->cap) {
+        uint64_t cap = d->cap ? 2 * d->cap : 1024;
+        frame *f = realloc(d->f, cap * sizeof(*f));
+        if (!f)
+            return false;
+        d->f = f;
+        d->cap = cap;
+    }
+    d->f[d->n++] = (frame){(uint32_t)v, g->in[v]};
+    MARK(d->mark, v, 1u);
+    return true;
+}
+
+/* Times every node that root depends on, and root; GPUPROF_E_CORRUPT on a
+ * cycle. */
+static gpuprof_status visit(const cp_graph *g, const double *scale,
+                            cp_times *tm, dfs *d, uint64_t root)
+{
+    if (!dfs_push(d, g, root))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    while (d->n) {
+        frame *f = &d->f[d->n - 1];
+        if (f->next == g->in[f->v + 1]) {
+            settle(g, scale, tm, f->v);
+            MARK(d->mark, f->v, 2u);
+            d->n--;
+            continue;
+        }
+        uint64_t u = g->edge[f->next++].src;
+        if (!SEEN(d->mark, u)) {
+            if (!dfs_push(d, g, u))
+                return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        } else if (!DONE(d->mark, u)) {
+            return gpuprof__an_fail(
+                GPUPROF_E_CORRUPT,
+                "trace.db: process %u: the trace's dependencies form a "
+                "cycle (damaged trace); no critical path",
+                g->process);
+        }
+    }
+    return GPUPROF_OK;
 }
 
 gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
@@ -130,67 +188,31 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
     memset(tm, 0, sizeof(*tm));
     tm->t = malloc((nn ? nn : 1) * sizeof(*tm->t));
     tm->bind = malloc((nn ? nn : 1) * sizeof(*tm->bind));
-    tm->order = malloc((nn ? nn : 1) * sizeof(*tm->order));
-    uint32_t *out = calloc(nn + 1, sizeof(*out)); /* edges < 4G: graph.c */
-    uint32_t *deg = malloc((nn ? nn : 1) * sizeof(*deg));
-    uint32_t *oe = malloc((g->nedge ? g->nedge : 1) * sizeof(*oe));
+    dfs d = {.mark = calloc(nn / 32 + 1, sizeof(uint64_t))};
     gpuprof_status st = GPUPROF_OK;
-    if (!tm->t || !tm->bind || !tm->order || !out || !deg || !oe) {
+    if (!tm->t || !tm->bind || !d.mark)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-        goto done;
-    }
-    for (uint64_t i = 0; i < g->nedge; i++)
-        out[g->edge[i].src + 1]++;
-    for (uint64_t v = 0; v < nn; v++) {
-        out[v + 1] += out[v];
-        deg[v] = (uint32_t)(g->in[v + 1] - g->in[v]);
-    }
-    uint32_t *at = malloc((nn ? nn : 1) * sizeof(*at)); /* fill positions */
-    if (!at) {
-        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-        goto done;
-    }
-    memcpy(at, out, nn * sizeof(*at));
-    for (uint64_t i = 0; i < g->nedge; i++)
-        oe[at[g->edge[i].src]++] = (uint32_t)i;
-    free(at);
-    uint64_t head = 0, tail = 0;
-    for (uint64_t v = 0; v < nn; v++)
-        if (!deg[v])
-            tm->order[tail++] = (uint32_t)v;
-    while (head < tail) {
-        uint64_t v = tm->order[head++];
-        settle(g, scale, tm, v);
-        for (uint64_t k = out[v]; k < out[v + 1]; k++)
-            if (--deg[g->edge[oe[k]].dst] == 0)
-                tm->order[tail++] = g->edge[oe[k]].dst;
-    }
-    if (tail < nn) {
-        st = gpuprof__an_fail(GPUPROF_E_CORRUPT,
-                              "trace.db: process %u: the trace's dependencies "
-                              "form a cycle (damaged trace); no critical path",
-                              g->process);
-        goto done;
+    for (uint64_t v = 0; v < nn && st == GPUPROF_OK; v++)
+        if (!SEEN(d.mark, v))
+            st = visit(g, scale, tm, &d, v);
+    free(d.f);
+    free(d.mark);
+    if (st != GPUPROF_OK) {
+        cp_times_free(tm);
+        return st;
     }
     tm->last = 0;
     for (uint64_t v = 1; v < nn; v++)
         if (tm->t[v] > tm->t[tm->last] ||
             (tm->t[v] == tm->t[tm->last] && v % 2 && !(tm->last % 2)))
             tm->last = v;
-done:
-    free(out);
-    free(deg);
-    free(oe);
-    if (st != GPUPROF_OK)
-        cp_times_free(tm);
-    return st;
+    return GPUPROF_OK;
 }
 
 void cp_times_free(cp_times *tm)
 {
     free(tm->t);
     free(tm->bind);
-    free(tm->order);
     memset(tm, 0, sizeof(*tm));
 }
 

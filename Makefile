@@ -135,6 +135,14 @@ GPUPROF_MPI_BIN := $(B)/bin/gpuprof-mpi
 ifeq ($(HAVE_MPI),1)
 MPI_TARGET := $(GPUPROF_MPI_BIN)
 endif
+# libgpuprof-pmpi.so (lib/pmpi/): MPI calls as trace events, through the
+# PMPI interface; built with mpicc when found, else skipped with a note.
+PMPI_SO := $(B)/lib/libgpuprof-pmpi.so
+ifeq ($(HAVE_MPI),1)
+PMPI_TARGET := $(PMPI_SO)
+else
+PMPI_TARGET := pmpi-note
+endif
 
 IO_OBJS := $(IO_SRCS:%.c=$(B)/obj/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(B)/obj/%.o)
@@ -186,7 +194,7 @@ endif
 
 all: lib analysis examples
 
-lib: $(LIB_SO) $(B)/lib/libgpuprof.a $(CL_LAYER_TARGET) $(PRELOAD_SO)
+lib: $(LIB_SO) $(B)/lib/libgpuprof.a $(CL_LAYER_TARGET) $(PRELOAD_SO) $(PMPI_TARGET)
 analysis: $(AN_SO) $(GPUPROF_BIN) $(MPI_TARGET)
 examples: $(EXAMPLES)
 
@@ -218,6 +226,17 @@ $(PRELOAD_SO): lib/preload/preload.c $(LIB_SO)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(CFLAGS) -shared \
 	  -Wl,--no-undefined $(LDFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
 	  -Wl,-rpath,'$$ORIGIN'
+
+$(PMPI_SO): lib/pmpi/comm.c lib/pmpi/wrap.c lib/pmpi/pmpi.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $@")
+	$(Q)$(MPICC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -Ilib/pmpi $(CFLAGS) \
+	  -shared -Wl,--no-undefined $(LDFLAGS) -o $@ lib/pmpi/comm.c lib/pmpi/wrap.c \
+	  -L$(B)/lib -lgpuprof -Wl,-rpath,'$$ORIGIN' -pthread
+
+.PHONY: pmpi-note
+pmpi-note:
+	@echo "  NOTE    $(MPICC) not found: libgpuprof-pmpi.so (MPI calls in traces) not built"
 
 $(B)/lib/libgpuprof.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -346,6 +365,7 @@ install: lib analysis
 	install -m 644 $(B)/lib/libgpuprof.a $(DESTDIR)$(LIBDIR)/
 	$(if $(CL_LAYER_TARGET),install -m 755 $(CL_LAYER) $(DESTDIR)$(LIBDIR)/)
 	install -m 755 $(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/
+	$(if $(filter $(PMPI_SO),$(PMPI_TARGET)),install -m 755 $(PMPI_SO) $(DESTDIR)$(LIBDIR)/)
 	ln -sf libgpuprof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libgpuprof.so
 	ln -sf libgpuprof-analysis.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(AN_SONAME)
@@ -362,7 +382,7 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/gpuprof.h $(DESTDIR)$(INCLUDEDIR)/gpuprof_backend.h $(DESTDIR)$(INCLUDEDIR)/gpuprof_analysis.h
 	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof.so* $(DESTDIR)$(LIBDIR)/libgpuprof.a
 	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-analysis.so*
-	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-cl-layer.so $(DESTDIR)$(LIBDIR)/libgpuprof-preload.so
+	rm -f $(DESTDIR)$(LIBDIR)/libgpuprof-cl-layer.so $(DESTDIR)$(LIBDIR)/libgpuprof-preload.so $(DESTDIR)$(LIBDIR)/libgpuprof-pmpi.so
 	rm -f $(DESTDIR)$(BINDIR)/gpuprof $(DESTDIR)$(BINDIR)/gpuprof-mpi
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/gpuprof.pc $(DESTDIR)$(PKGCONFIGDIR)/gpuprof-analysis.pc
 

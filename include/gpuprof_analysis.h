@@ -523,7 +523,7 @@ typedef enum gpuprof_an_trace_kind {
     GPUPROF_AN_TRACE_REGIONS = 0, /* a CPU thread's closed regions */
     GPUPROF_AN_TRACE_OPS = 1,     /* a CPU thread's GPU API calls */
     GPUPROF_AN_TRACE_GPU = 2,     /* a GPU stream's device work */
-    GPUPROF_AN_TRACE_DEPS = 3     /* a CPU thread's dependency notes (trace
+    GPUPROF_AN_TRACE_DEPS = 3,    /* a CPU thread's dependency notes (trace
                                      format 1.3): what its GPU API calls
                                      wait for or mark; records hold start_ns
                                      (the call's start), end_ns (the target
@@ -531,6 +531,12 @@ typedef enum gpuprof_an_trace_kind {
                                      call's) and context (the note: what |
                                      flags << 8 | device << 16); doc/
                                      FORMATS.md. Since 0.1. */
+    GPUPROF_AN_TRACE_MPI = 4      /* a CPU thread's MPI calls (trace format
+                                     1.4, libgpuprof-pmpi.so): 64 bytes a
+                                     call, two records each; doc/
+                                     FORMATS.md has the layout (the
+                                     critical path across ranks reads
+                                     them). Since 0.1. */
 } gpuprof_an_trace_kind;
 
 typedef struct gpuprof_an_trace_stream {
@@ -752,7 +758,10 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_pc_metrics(gpuprof_an_db *db,
  * blocking and polling synchronization, stream waits for events and the
  * legacy default stream. On it: wait states with their blame, GPU
  * idleness blame, the critical path and a projection with chosen
- * activities faster. */
+ * activities faster. The processes of an MPI run whose traces hold MPI
+ * calls (libgpuprof-pmpi.so, trace format 1.4) are one entry: their
+ * graphs joined by their messages and collectives, so its path, waits and
+ * projection cross ranks. */
 typedef struct gpuprof_an_cpath gpuprof_an_cpath;
 
 /* Builds the analysis of every process in db's trace.db; `fn` (NULL:
@@ -765,11 +774,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_new(const gpuprof_an_db *db,
                                                    void *user,
                                                    gpuprof_an_cpath **out);
 GPUPROF_AN_API void gpuprof_an_cpath_free(gpuprof_an_cpath *cp);
-/* Processes analysed; process i's first database profile. Since 0.1. */
+/* Processes analysed (an MPI run's ranks count once); process i's first
+ * database profile (an MPI run's: its first rank's). Since 0.1. */
 GPUPROF_AN_API uint32_t
 gpuprof_an_cpath_process_count(const gpuprof_an_cpath *cp);
 GPUPROF_AN_API uint32_t gpuprof_an_cpath_process(const gpuprof_an_cpath *cp,
                                                  uint32_t i);
+/* The MPI ranks entry i joins (0: not an MPI run). Since 0.1. */
+GPUPROF_AN_API uint32_t
+gpuprof_an_cpath_rank_count(const gpuprof_an_cpath *cp, uint32_t i);
 
 /* Wait-state patterns (seed 004 §3). The OpenCL counterparts count under
  * the same kind: clFinish and clWaitForEvents as BLAME_KERNEL or
@@ -781,7 +794,12 @@ typedef enum gpuprof_an_wait_kind {
     GPUPROF_AN_WAIT_STREAM_QUERY = 3, /* polling a stream */
     GPUPROF_AN_WAIT_NULL_STREAM = 4,  /* the legacy default stream */
     GPUPROF_AN_WAIT_STREAM_WAIT = 5,  /* a stream waiting for an event */
-    GPUPROF_AN_WAIT_KINDS = 6
+    GPUPROF_AN_WAIT_LATE_SENDER = 6,  /* MPI: a receive before its send */
+    GPUPROF_AN_WAIT_LATE_RECEIVER = 7, /* MPI: a blocking send before its
+                                          receive was posted */
+    GPUPROF_AN_WAIT_AT_COLLECTIVE = 8, /* MPI: a collective's member before
+                                          the last one */
+    GPUPROF_AN_WAIT_KINDS = 9
 } gpuprof_an_wait_kind;
 /* Its name ("BlameKernel", ...). Since 0.1. */
 GPUPROF_AN_API const char *gpuprof_an_wait_kind_name(gpuprof_an_wait_kind k);
@@ -798,7 +816,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_waits(
 typedef enum gpuprof_an_activity_kind {
     GPUPROF_AN_ACTIVITY_CPU = 0,  /* CPU work (between GPU API calls) */
     GPUPROF_AN_ACTIVITY_CALL = 1, /* a GPU API call */
-    GPUPROF_AN_ACTIVITY_GPU = 2   /* device work on a stream */
+    GPUPROF_AN_ACTIVITY_GPU = 2,  /* device work on a stream */
+    GPUPROF_AN_ACTIVITY_MPI = 3   /* an MPI call */
 } gpuprof_an_activity_kind;
 
 /* One activity on the critical path, in time order. */
@@ -812,6 +831,11 @@ typedef struct gpuprof_an_path_step {
                                   projection) */
     uint64_t path_ns;          /* its part of the path */
     uint64_t path_from_ns;     /* where that part begins */
+    int32_t rank;              /* the MPI rank it ran on; -1: none */
+    uint32_t mpi_op;           /* an MPI call: what it did first
+                                  (gpuprof_mpi_op of gpuprof_backend.h),
+                                  else 0 */
+    int32_t peer;              /* ... and with whom (a rank; -1 none) */
 } gpuprof_an_path_step;
 
 /* Process i's critical path: its length (ns) and its steps. Since 0.1. */
@@ -825,7 +849,7 @@ GPUPROF_AN_API uint64_t gpuprof_an_cpath_steps(const gpuprof_an_cpath *cp,
 GPUPROF_AN_API uint64_t gpuprof_an_cpath_run_ns(const gpuprof_an_cpath *cp,
                                                 uint32_t i);
 /* A step's name: the kernel (device work), the operation (a call), the
- * region (CPU work). Since 0.1. */
+ * region (CPU work), the MPI function (an MPI call). Since 0.1. */
 GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s, char *buf,
     size_t size);

@@ -78,6 +78,61 @@ typedef enum gpuprof_dep_what {
 GPUPROF_API void gpuprof_be_op_dep(uint64_t correlation, uint32_t what,
                                    uint32_t flags, uint32_t device,
                                    uint32_t stream, uint64_t target);
+/* MPI calls for traces (doc/FORMATS.md, MPI_RECORDS, trace format 1.4),
+ * from an MPI interposition layer (lib/pmpi/, libgpuprof-pmpi.so): each
+ * call of the calling thread as it ended, so the analysis can join the
+ * ranks' event dependency graphs by their messages and collectives
+ * (critical path across ranks, MPI wait states). Ranks are MPI_COMM_WORLD
+ * ranks; `comm` an id the layer gives each communicator, the same on every
+ * member (0: MPI_COMM_WORLD); times CLOCK_MONOTONIC ns. A call that
+ * completes several things (MPI_Waitall, MPI_Sendrecv) is several events
+ * with the same times. Since 0.1. */
+typedef enum gpuprof_mpi_op {
+    GPUPROF_MPI_INIT = 1,      /* MPI_Init: peer = own rank, aux = world
+                                  size */
+    GPUPROF_MPI_SEND = 2,      /* a blocking send to peer (tag, bytes) */
+    GPUPROF_MPI_RECV = 3,      /* a blocking receive: the message's source,
+                                  tag and bytes */
+    GPUPROF_MPI_ISEND = 4,     /* a nonblocking send posted (request) */
+    GPUPROF_MPI_IRECV = 5,     /* a nonblocking receive posted (request;
+                                  peer and tag as asked, -1: any) */
+    GPUPROF_MPI_WAIT = 6,      /* `request` completed (MPI_Wait*, Test*);
+                                  a receive's: the message's source, tag
+                                  and bytes */
+    GPUPROF_MPI_BARRIER = 7,   /* collectives: peer = root (-1: none), */
+    GPUPROF_MPI_BCAST = 8,     /* bytes = this rank's send (or receive) */
+    GPUPROF_MPI_REDUCE = 9,    /* buffer, aux = size << 32 | the lowest */
+    GPUPROF_MPI_ALLREDUCE = 10, /* member's rank */
+    GPUPROF_MPI_GATHER = 11,
+    GPUPROF_MPI_ALLGATHER = 12,
+    GPUPROF_MPI_ALLTOALL = 13,
+    GPUPROF_MPI_COMM = 14,     /* a communicator made (comm: its id; peer:
+                                  its parent's id; aux as collectives) */
+    GPUPROF_MPI_FINALIZE = 15,
+    GPUPROF_MPI_SCATTER = 16,
+    GPUPROF_MPI_OP_LAST = 16
+} gpuprof_mpi_op;
+typedef struct gpuprof_mpi_event {
+    size_t size;      /* sizeof(gpuprof_mpi_event) */
+    uint32_t op;      /* gpuprof_mpi_op */
+    uint32_t comm;    /* the communicator's id */
+    int32_t peer;     /* a world rank; -1: none */
+    int32_t tag;      /* -1: none */
+    uint64_t bytes;   /* message bytes */
+    uint64_t request; /* ISEND, IRECV, WAIT: the request's id, never 0 */
+    uint64_t aux;     /* as the op says, else 0 */
+    uint64_t start_ns, end_ns; /* the call, CLOCK_MONOTONIC */
+} gpuprof_mpi_event;
+#define GPUPROF_MPI_EVENT_INIT                                                  \
+    {                                                                           \
+        sizeof(gpuprof_mpi_event), 0u, 0u, -1, -1, 0u, 0u, 0u, 0u, 0u          \
+    }
+/* Records one event on the calling thread's trace (nothing, GPUPROF_OK,
+ * unless tracing is on). GPUPROF_E_INVALID for an unknown op, an end
+ * before the start, a request missing where the op needs one, or a size
+ * that does not hold every field. Calling thread, wait-free. Since 0.1. */
+GPUPROF_API gpuprof_status gpuprof_be_mpi_event(const gpuprof_mpi_event *e);
+
 /* Are traces being written (GPUPROF_TRACE=1)? A backend may skip the work
  * of finding what a call waits for when they are not. Since 0.1. */
 GPUPROF_API int gpuprof_be_tracing(void);

@@ -224,8 +224,28 @@ $(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(FAKEZE_SO)
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
 	  $(LDFLAGS) -lze_loader $(CHECK_LIBS)
 
+# Three MPI ranks on the realtime simulated GPU with the MPI wrappers
+# linked in (tests/scripts/cpath-mpi.sh); built when mpicc is found.
+MPI_CPATH_PROG := $(B)/tests/mpi_cpath_prog
+MPI_RING := $(B)/tests/mpi_ring
+ifeq ($(HAVE_MPI),1)
+MPI_CPATH_TARGET := $(MPI_CPATH_PROG) $(MPI_RING)
+endif
+$(MPI_RING): tests/mpi/mpi_ring.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $@")
+	$(Q)$(MPICC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+$(MPI_CPATH_PROG): tests/mpi/mpi_cpath_prog.c lib/pmpi/comm.c lib/pmpi/wrap.c \
+    lib/pmpi/pmpi.h $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $@")
+	$(Q)$(MPICC) $(BASE_CFLAGS) -Ilib/pmpi $(CFLAGS) -o $@ \
+	  tests/mpi/mpi_cpath_prog.c lib/pmpi/comm.c lib/pmpi/wrap.c $(LIB_OBJS) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
-       $(CPATH_PROG) \
+       $(CPATH_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.

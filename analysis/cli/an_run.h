@@ -39,7 +39,7 @@ static int run_usage(const char *fmt, ...)
     fputs("gpuprof run: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs("\nusage: gpuprof run [-o DIR] [--trace] [--backends LIST] "
+    fputs("\nusage: gpuprof run [-o DIR] [--trace] [--mpi] [--backends LIST] "
           "[--pc-sampling[=N]]\n"
           "                   [--follow-children] [--log LEVEL] "
           "[--flush-period MS] [--] PROGRAM [ARGS...]\n",
@@ -57,6 +57,9 @@ static bool run_set_output(const char *dir)
     snprintf(abs, sizeof(abs), "%s/%s", cwd, dir);
     return setenv("GPUPROF_OUTPUT", abs, 1) == 0;
 }
+
+/* --mpi: libgpuprof-pmpi.so preloaded too (MPI calls in the traces). */
+static bool run_mpi;
 
 /* One option at argv[*i]; 0 when taken, 2 after a usage message. */
 static int run_option(int argc, char **argv, int *i)
@@ -77,6 +80,10 @@ static int run_option(int argc, char **argv, int *i)
     }
     if (!strcmp(opt, "--trace"))
         return setenv("GPUPROF_TRACE", "1", 1) ? 2 : 0;
+    if (!strcmp(opt, "--mpi")) { /* MPI calls are trace events */
+        run_mpi = true;
+        return setenv("GPUPROF_TRACE", "1", 1) ? 2 : 0;
+    }
     if (!strcmp(opt, "--follow-children"))
         return setenv("GPUPROF_FOLLOW_CHILDREN", "1", 1) ? 2 : 0;
     if (!strcmp(opt, "--pc-sampling"))
@@ -317,6 +324,19 @@ static int run_program(int argc, char **argv)
         snprintf(dir, sizeof(dir), "gpuprof-%.200s-measurements",
                  base ? base + 1 : path);
         if (!run_set_output(dir))
+            return 1;
+    }
+    if (run_mpi) { /* beside the preload library, after it */
+        char pmpi[PATH_MAX + 32];
+        snprintf(pmpi, sizeof(pmpi), "%.*s/libgpuprof-pmpi.so",
+                 (int)(strrchr(lib, '/') ? strrchr(lib, '/') - lib : 1),
+                 strrchr(lib, '/') ? lib : ".");
+        if (access(pmpi, R_OK) != 0) {
+            fprintf(stderr, "gpuprof run: --mpi: no %s (it is built when "
+                    "mpicc is found)\n", pmpi);
+            return 1;
+        }
+        if (!run_set_preload(pmpi))
             return 1;
     }
     if (!run_set_preload(lib))

@@ -44,7 +44,7 @@
  *                         a warning (--strict: refused).
  *                         Started by mpirun on several ranks, it runs
  *                         gpuprof-mpi beside it, which divides the work.
- *   gpuprof run [-o DIR] [--trace] [--backends LIST] [--pc-sampling[=N]]
+ *   gpuprof run [-o DIR] [--trace] [--mpi] [--backends LIST] [--pc-sampling[=N]]
  *               [--follow-children] [--] PROGRAM [ARGS...]
  *                         measure a program that never calls libgpuprof
  *                         (an_run.h): it is exec'd with the preload library
@@ -116,7 +116,7 @@ static int usage(FILE *out, int rc)
                  "[--no-structure] [--strict] [-o DB] DIR...\n"
                  "                             aggregate measurements into "
                  "an analysis database\n"
-                 "       gpuprof run [-o DIR] [--trace] [--backends LIST] "
+                 "       gpuprof run [-o DIR] [--trace] [--mpi] [--backends LIST] "
                  "[--pc-sampling[=N]]\n"
                  "                   [--follow-children] [--log LEVEL] "
                  "[--flush-period MS] [--] PROGRAM [ARGS...]\n"

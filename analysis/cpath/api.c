@@ -5,7 +5,8 @@
  * analysis and its projections, each of which has its own node times and
  * critical path (path.c); the metrics they add to a database (table.c) and
  * the reports of `gpuprof report --waits / --critical-path` and `gpuprof
- * project`.
+ * project`. The processes of an MPI run (their traces hold MPI calls) are
+ * one entry: their graphs joined (ranks.c), its path crossing ranks.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -86,26 +87,74 @@ static gpuprof_status timed(proc *p, const double *scale)
     return st;
 }
 
-/* Process `process` into p; without `full`, its graph and critical path
- * only (no wait states, no idleness blame). */
-static gpuprof_status one(const gpuprof_an_db *db, uint32_t process, proc *p,
-                          bool full)
+/* A process's graph with its GPU wait states and idleness blame; without
+ * `full`, its graph only. */
+static gpuprof_status part_of(const gpuprof_an_db *db, uint32_t process,
+                              cp_part *pt, bool full)
+{
+    memset(pt, 0, sizeof(*pt));
+    gpuprof_status st = cp_graph_build(db, process, &pt->g);
+    if (st != GPUPROF_OK || !full)
+        return st;
+    pt->idle = malloc((pt->g.nact ? pt->g.nact : 1) * sizeof(*pt->idle));
+    st = pt->idle ? cp_idle(&pt->g, pt->idle) : nomem();
+    return st == GPUPROF_OK ? cp_waits(&pt->g, &pt->w, &pt->nw) : st;
+}
+
+static void part_drop(cp_part *pt)
+{
+    cp_graph_free(&pt->g);
+    free(pt->w);
+    free(pt->idle);
+}
+
+/* An entry from a part (taken over), timed as measured; without `full`,
+ * its critical path only (no MPI wait states). */
+static gpuprof_status one(cp_part *pt, proc *p, bool full)
 {
     shared *s = calloc(1, sizeof(*s));
-    if (!s)
+    if (!s) {
+        part_drop(pt);
         return nomem();
-    s->refs = 1;
+    }
+    *s = (shared){pt->g, pt->w, pt->nw, pt->idle, 1};
     p->s = s;
-    gpuprof_status st = cp_graph_build(db, process, &s->g);
-    if (st != GPUPROF_OK)
-        return st;
-    if (!full)
-        return timed(p, NULL);
-    s->idle = malloc((s->g.nact ? s->g.nact : 1) * sizeof(*s->idle));
-    st = s->idle ? cp_idle(&s->g, s->idle) : nomem();
-    if (st == GPUPROF_OK)
-        st = cp_waits(&s->g, &s->w, &s->nw);
+    gpuprof_status st = GPUPROF_OK;
+    if (full && s->g.nranks)
+        st = cp_mpi_waits(&s->g, &s->w, &s->nw);
     return st == GPUPROF_OK ? timed(p, NULL) : st;
+}
+
+/* The parts of processes with MPI calls joined into parts[first]; the
+ * others move up after it. *n: parts left. */
+static gpuprof_status join_ranks(const gpuprof_an_db *db, cp_part *parts,
+                                 uint32_t *n)
+{
+    uint32_t k = 0, m = 0, first = UINT32_MAX;
+    cp_part *mpi = malloc((*n ? *n : 1) * sizeof(*mpi));
+    if (!mpi)
+        return nomem();
+    for (uint32_t i = 0; i < *n; i++) {
+        if (cp_has_mpi(&parts[i].g)) {
+            first = first == UINT32_MAX ? k++ : first;
+            mpi[m++] = parts[i];
+        } else {
+            parts[k++] = parts[i];
+        }
+    }
+    gpuprof_status st = GPUPROF_OK;
+    if (m) {
+        cp_part joined;
+        st = cp_join(db, mpi, m, &joined);
+        if (st == GPUPROF_OK) /* the first MPI process's place */
+            parts[first] = joined;
+        else /* its place is empty: close the gap */
+            memmove(&parts[first], &parts[first + 1],
+                    (size_t)(k - first - 1) * sizeof(*parts)), k--;
+    }
+    free(mpi);
+    *n = k;
+    return st;
 }
 
 static gpuprof_status kernels(gpuprof_an_cpath *cp)
@@ -126,6 +175,8 @@ static gpuprof_status kernels(gpuprof_an_cpath *cp)
     return GPUPROF_OK;
 }
 
+/* Without `full`: each process's graph and critical path only, ranks not
+ * joined (what the OTF2 export marks: trace.db records are per process). */
 static gpuprof_status cpath_new(const gpuprof_an_db *db, bool full,
                                 gpuprof_an_progress_fn fn, void *user,
                                 gpuprof_an_cpath **out)
@@ -147,17 +198,28 @@ static gpuprof_status cpath_new(const gpuprof_an_db *db, bool full,
         return nomem();
     }
     cp->db = db;
-    uint32_t n = cp_processes(db, ids, np);
+    uint32_t n = cp_processes(db, ids, np), built = 0;
+    cp_part *parts = calloc(n ? n : 1, sizeof(*parts));
     cp->p = calloc(n ? n : 1, sizeof(*cp->p));
-    gpuprof_status st = cp->p ? kernels(cp) : nomem();
+    gpuprof_status st = cp->p && parts ? kernels(cp) : nomem();
     for (uint32_t i = 0; i < n && st == GPUPROF_OK; i++) {
         if (fn)
             fn("cpath", i, n, user);
-        cp->n = i + 1;
-        st = one(db, ids[i], &cp->p[i], full);
+        st = part_of(db, ids[i], &parts[i], full);
+        built = i + 1;
     }
+    if (st == GPUPROF_OK && full)
+        st = join_ranks(db, parts, &built);
+    uint32_t used = 0;
+    for (; used < built && st == GPUPROF_OK; used++) {
+        cp->n = used + 1;
+        st = one(&parts[used], &cp->p[used], full);
+    }
+    for (uint32_t i = used; i < built; i++)
+        part_drop(&parts[i]);
     if (fn && st == GPUPROF_OK)
         fn("cpath", n, n, user);
+    free(parts);
     free(ids);
     if (st != GPUPROF_OK) {
         gpuprof_an_cpath_free(cp);
@@ -201,11 +263,19 @@ GPUPROF_AN_API uint32_t gpuprof_an_cpath_process(const gpuprof_an_cpath *cp,
     return cp && i < cp->n ? cp->p[i].s->g.process : UINT32_MAX;
 }
 
+GPUPROF_AN_API uint32_t
+gpuprof_an_cpath_rank_count(const gpuprof_an_cpath *cp, uint32_t i)
+{
+    return cp && i < cp->n ? cp->p[i].s->g.nranks : 0;
+}
+
 GPUPROF_AN_API const char *gpuprof_an_wait_kind_name(gpuprof_an_wait_kind k)
 {
-    static const char *const n[] = {"BlameKernel", "BlameSync",
-                                    "EventQuery",  "StreamQuery",
-                                    "NullStream",  "StreamWait"};
+    static const char *const n[] = {"BlameKernel",  "BlameSync",
+                                    "EventQuery",   "StreamQuery",
+                                    "NullStream",   "StreamWait",
+                                    "LateSender",   "LateReceiver",
+                                    "WaitAtCollective"};
     return (unsigned)k < GPUPROF_AN_WAIT_KINDS ? n[k] : "?";
 }
 
@@ -245,17 +315,33 @@ GPUPROF_AN_API uint64_t gpuprof_an_cpath_run_ns(const gpuprof_an_cpath *cp,
     return (uint64_t)(p->tm.t[p->tm.last] - lo);
 }
 
+/* Activity a as a step (times, path part: the caller's). */
+static gpuprof_an_path_step step_at(const cp_graph *g, uint32_t a)
+{
+    const cp_act *x = &g->act[a];
+    const cp_lane *l = &g->lane[x->lane];
+    const cp_mpi *m = x->kind == CP_MPI ? &g->mpi[x->note] : NULL;
+    return (gpuprof_an_path_step){(gpuprof_an_activity_kind)x->kind,
+                                  x->context,
+                                  x->profile,
+                                  l->gpu ? l->device : 0,
+                                  l->gpu ? l->stream : 0,
+                                  x->start,
+                                  x->end,
+                                  0,
+                                  0,
+                                  l->rank,
+                                  m ? m->op : 0,
+                                  m ? m->peer : -1};
+}
+
 static void step_of(const proc *p, const cp_step *x, gpuprof_an_path_step *o)
 {
-    const cp_graph *g = &p->s->g;
-    const cp_act *a = &g->act[x->act];
-    const cp_lane *l = &g->lane[a->lane];
-    *o = (gpuprof_an_path_step){
-        (gpuprof_an_activity_kind)a->kind, a->context, a->profile,
-        l->gpu ? l->device : 0, l->gpu ? l->stream : 0,
-        (uint64_t)p->tm.t[2 * (uint64_t)x->act],
-        (uint64_t)p->tm.t[2 * (uint64_t)x->act + 1],
-        (uint64_t)(x->to - x->from), (uint64_t)x->from};
+    *o = step_at(&p->s->g, x->act);
+    o->start_ns = (uint64_t)p->tm.t[2 * (uint64_t)x->act];
+    o->end_ns = (uint64_t)p->tm.t[2 * (uint64_t)x->act + 1];
+    o->path_ns = (uint64_t)(x->to - x->from);
+    o->path_from_ns = (uint64_t)x->from;
 }
 
 GPUPROF_AN_API uint64_t gpuprof_an_cpath_steps(const gpuprof_an_cpath *cp,
@@ -285,7 +371,15 @@ GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     }
     const char *name = gpuprof_an_db_context_name(cp->db, c);
     uint32_t parent = gpuprof_an_db_context_parent(cp->db, c);
-    if (s->kind == GPUPROF_AN_ACTIVITY_GPU && cp->kern[c] != CP_NONE &&
+    if (s->kind == GPUPROF_AN_ACTIVITY_MPI && !strncmp(name, "MPI_", 4))
+        snprintf(buf, size, "%s%s%s", name, parent && parent < nc ? " in " : "",
+                 parent && parent < nc
+                     ? gpuprof_an_db_context_name(cp->db, parent)
+                     : ""); /* the wrapper's region, beneath the caller's */
+    else if (s->kind == GPUPROF_AN_ACTIVITY_MPI)
+        snprintf(buf, size, "%s in %s", cp_mpi_name(s->mpi_op),
+                 c ? name : "<no region>");
+    else if (s->kind == GPUPROF_AN_ACTIVITY_GPU && cp->kern[c] != CP_NONE &&
         cp->kern[c] != SEVERAL)
         snprintf(buf, size, "%s", gpuprof_an_db_context_name(cp->db,
                                                              cp->kern[c]));
@@ -313,13 +407,7 @@ void gpuprof__an_cpath_blames(const gpuprof_an_cpath *cp, uint32_t i,
     const cp_graph *g = &p->s->g;
     char name[512];
     for (uint64_t k = 0; k < p->s->nw; k++) {
-        const cp_act *a = &g->act[p->s->w[k].cause];
-        const cp_lane *l = &g->lane[a->lane];
-        gpuprof_an_path_step s = {(gpuprof_an_activity_kind)a->kind,
-                                  a->context, a->profile,
-                                  l->gpu ? l->device : 0,
-                                  l->gpu ? l->stream : 0, a->start, a->end, 0,
-                                  0};
+        gpuprof_an_path_step s = step_at(g, p->s->w[k].cause);
         cb(arg, gpuprof_an_cpath_step_name(cp, &s, name, sizeof(name)),
            p->s->w[k].ns);
     }
@@ -344,7 +432,9 @@ static bool cell(cells *v, const cp_graph *g, uint32_t a, double value)
         v->cap = cap;
     }
     uint32_t p = g->act[a].profile;
-    v->c[v->n++] = (gpuprof__an_cell){p == CP_NONE ? g->process : p,
+    v->c[v->n++] = (gpuprof__an_cell){p == CP_NONE
+                                          ? g->lane[g->act[a].lane].process
+                                          : p,
                                       g->act[a].context, value};
     return true;
 }

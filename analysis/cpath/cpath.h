@@ -22,6 +22,10 @@
  *   api.c      the public functions and the metrics
  *   report.c   the reports (gpuprof report --waits, --critical-path,
  *              gpuprof project)
+ *   ranks.c,   the ranks of an MPI run (trace.db's MPI calls, from
+ *   messages.c libgpuprof-pmpi.so): their graphs joined into one by
+ *              message and collective edges, so the path crosses ranks
+ *              (seed 004 §4.1, "hybrid EDG")
  */
 #ifndef GPUPROF_AN_CPATH_H
 #define GPUPROF_AN_CPATH_H
@@ -34,7 +38,7 @@
 #define CP_NONE UINT32_MAX
 
 /* What an activity is. */
-enum { CP_WORK = 0, CP_CALL = 1, CP_GPU = 2 };
+enum { CP_WORK = 0, CP_CALL = 1, CP_GPU = 2, CP_MPI = 3 };
 
 /* Dependency note kinds and flags as the trace has them (lib/core/gpu.h
  * GP_DEP_*; doc/FORMATS.md). */
@@ -62,14 +66,17 @@ typedef struct cp_act {
     uint32_t profile;    /* the thread's profile (device work: the launching
                             thread's; CP_NONE when unknown) */
     uint32_t call;       /* device work: its launch call, else CP_NONE */
-    uint32_t note;       /* calls: first note in graph.note, else CP_NONE */
-    uint16_t nnotes;
+    uint32_t note;       /* calls: first note in graph.note; MPI calls:
+                            first record in graph.mpi; else CP_NONE */
+    uint16_t nnotes;     /* ... and how many */
     uint8_t kind;        /* CP_WORK, CP_CALL, CP_GPU */
     uint8_t pad;
 } cp_act;
 
 typedef struct cp_lane {
     uint8_t gpu;
+    int32_t rank;      /* MPI_COMM_WORLD rank of its process, -1 none */
+    uint32_t process;  /* its process (a joined graph has several) */
     uint32_t profile;  /* CPU: the thread's profile; GPU: CP_NONE */
     uint32_t device, stream;
     uint32_t first, n; /* its activities: act[first .. first + n) */
@@ -84,15 +91,32 @@ typedef struct cp_note {
     uint64_t target; /* correlation id, 0 none */
 } cp_note;
 
+/* One MPI event of an MPI call (the trace's MPI_RECORDS; gpuprof_mpi_op
+ * in gpuprof_backend.h). */
+typedef struct cp_mpi {
+    uint64_t bytes, request, aux;
+    uint32_t act; /* its call */
+    uint32_t comm;
+    int32_t peer, tag;
+    uint8_t op;
+} cp_mpi;
+enum {
+    CP_MPI_INIT = 1, CP_MPI_SEND = 2, CP_MPI_RECV = 3, CP_MPI_ISEND = 4,
+    CP_MPI_IRECV = 5, CP_MPI_WAIT = 6, CP_MPI_BARRIER = 7, CP_MPI_BCAST = 8,
+    CP_MPI_REDUCE = 9, CP_MPI_ALLREDUCE = 10, CP_MPI_GATHER = 11,
+    CP_MPI_ALLGATHER = 12, CP_MPI_ALLTOALL = 13, CP_MPI_COMM = 14,
+    CP_MPI_FINALIZE = 15, CP_MPI_SCATTER = 16, CP_MPI_OPS = 17
+};
+
 /* An edge into node dst (nodes: 2 * act for its start, + 1 for its end).
  * 8 bytes: graphs have millions. Its weight (ns at least between them) is
  * no field: path.c works it out from the measured times where needed. */
 typedef struct cp_edge {
-    uint32_t src : 29;
-    uint32_t kind : 3;
+    uint32_t src : 28;
+    uint32_t kind : 4;
     uint32_t dst;
 } cp_edge;
-#define CP_MAX_NODES (1u << 29)
+#define CP_MAX_NODES (1u << 28)
 enum {
     CP_E_OWN = 0,    /* an activity's start to its end */
     CP_E_ORDER = 1,  /* the previous activity on the lane */
@@ -102,8 +126,14 @@ enum {
     CP_E_POLL = 5,   /* device work's end to a ready query's start, when
                         failed queries of the same target preceded it */
     CP_E_STREAM = 6, /* an event's device work to a stream's next work */
-    CP_E_NULL = 7    /* legacy default stream serialization */
+    CP_E_NULL = 7,   /* legacy default stream serialization */
+    CP_E_MSG = 8,    /* a message: its send's start to its receive's end
+                        (and a blocking send's end after its receive was
+                        posted: the receive's start) */
+    CP_E_COLL = 9    /* a collective: a member's start to another's end */
 };
+/* Dependency types of MPI waits (cp_dep.type; edges CP_E_MSG, CP_E_COLL). */
+enum { CP_D_LATE_SENDER = 8, CP_D_LATE_RECEIVER = 10, CP_D_COLL = 9 };
 
 /* What the wait-state rules read: `waiter` depended on `cause`. */
 typedef struct cp_dep {
@@ -127,6 +157,9 @@ typedef struct cp_graph {
                      (edges < 4G: graph.c) */
     cp_dep *dep;
     uint64_t ndep, capdep;
+    cp_mpi *mpi; /* MPI calls' events, by call */
+    uint32_t nmpi;
+    uint32_t nranks; /* a joined graph (ranks.c): the ranks it holds */
 } cp_graph;
 
 /* graph.c: the graph of process `process` (a profile id that is some
@@ -136,6 +169,14 @@ typedef struct cp_graph {
 gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
                               cp_graph *g);
 void cp_graph_free(cp_graph *g);
+/* Edges sorted by their destination again, with each node's first (after
+ * edges were added). */
+gpuprof_status cp_graph_index(cp_graph *g);
+/* Adds an edge (unindexed) and a dependency. */
+gpuprof_status cp_edge_add(cp_graph *g, uint32_t src, uint32_t dst,
+                           uint8_t kind);
+gpuprof_status cp_dep_add(cp_graph *g, uint32_t waiter, uint32_t cause,
+                          uint8_t type, uint8_t flags);
 /* The processes trace.db holds, ascending; how many (at most max). */
 uint32_t cp_processes(const gpuprof_an_db *db, uint32_t *out, uint32_t max);
 
@@ -191,7 +232,10 @@ enum {
     CP_W_STREAM_QUERY = 3,
     CP_W_NULL_STREAM = 4,
     CP_W_STREAM_WAIT = 5,
-    CP_W_KINDS = 6
+    CP_W_LATE_SENDER = 6,
+    CP_W_LATE_RECEIVER = 7,
+    CP_W_WAIT_COLL = 8,
+    CP_W_KINDS = 9
 };
 typedef struct cp_wait {
     uint32_t waiter, cause; /* activities: who waited, who is blamed */
@@ -202,6 +246,28 @@ typedef struct cp_wait {
     uint64_t ns;
 } cp_wait;
 gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n);
+/* The MPI wait states of a joined graph, appended to *out (n of them). */
+gpuprof_status cp_mpi_waits(const cp_graph *g, cp_wait **out, uint64_t *n);
+
+/* ranks.c: the processes of trace.db that hold MPI calls, g[0 .. n), joined
+ * into one graph *out (g's are freed, *waits and *idle, per graph, joined
+ * alike); the messages and collectives matched, their edges and
+ * dependencies added, the edges indexed. GPUPROF_E_CORRUPT, naming what
+ * does not match, when the MPI records contradict each other (a message
+ * sent and never received, a collective some members lack, two processes
+ * with one rank): then no path across ranks. */
+typedef struct cp_part {
+    cp_graph g;
+    cp_wait *w;
+    uint64_t nw;
+    double *idle;
+} cp_part;
+gpuprof_status cp_join(const gpuprof_an_db *db, cp_part *parts, uint32_t n,
+                       cp_part *out);
+/* messages.c: an MPI op's function name ("MPI_Send"; "MPI" when unknown). */
+const char *cp_mpi_name(uint32_t op);
+/* Does graph g hold MPI calls? */
+static inline bool cp_has_mpi(const cp_graph *g) { return g->nmpi > 0; }
 
 /* idle.c: per activity, the GPU idleness blamed on it (ns, fractional). */
 gpuprof_status cp_idle(const cp_graph *g, double *blame);

@@ -11,6 +11,9 @@
  * stream's work after a stream-wait-event to the event's work, and the
  * legacy default stream's serialization with every other stream.
  *
+ * A thread's MPI calls (trace format 1.4) are activities of its lane too,
+ * with their events in graph.mpi; ranks.c joins the ranks' graphs by them.
+ *
  * What a wait targets comes from the dependency notes (trace format 1.3):
  * "the work launched on stream S before this call" is the last device work
  * of that lane whose launch call started before the call; an event is the
@@ -88,8 +91,8 @@ static uint32_t map_get(const corrmap *m, uint64_t k)
 /* ---- the build's own context ------------------------------------------ */
 typedef struct thread_in {
     uint32_t profile;
-    const uint8_t *reg, *ops, *deps; /* raw trace.db records */
-    uint64_t nreg, nops, ndeps;
+    const uint8_t *reg, *ops, *deps, *mpi; /* raw trace.db records */
+    uint64_t nreg, nops, ndeps, nmpi; /* nmpi: MPI events (64 bytes) */
 } thread_in;
 
 typedef struct build {
@@ -97,17 +100,12 @@ typedef struct build {
     cp_graph *g;
     thread_in *th;
     uint32_t nth;
-    uint64_t capact, caplane, capnote;
+    uint64_t capact, caplane, capnote, capmpi;
     corrmap calls;     /* call correlation id -> activity */
+    uint64_t ngpu;     /* device work records */
     uint32_t *work_of; /* call -> its last device work */
     uint64_t *launch;  /* per activity of a GPU lane: when it was launched */
-    uint64_t ngpu;     /* device work records */
 } build;
-
-static gpuprof_status nomem(void)
-{
-    return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-}
 
 /* The call with correlation id corr. Device work and notes mostly come in
  * the order of their calls, so the few activities after the last one found
@@ -125,6 +123,11 @@ static uint32_t call_of(const build *b, uint64_t corr, uint32_t *hint)
     if (c != CP_NONE)
         *hint = c + 1;
     return c;
+}
+
+static gpuprof_status nomem(void)
+{
+    return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
 }
 
 static gpuprof_status add_act(build *b, cp_act a)
@@ -147,7 +150,7 @@ static cp_lane *add_lane(build *b, uint8_t gpu, uint32_t profile,
               sizeof(cp_lane)))
         return NULL;
     cp_lane *l = &g->lane[g->nlane++];
-    *l = (cp_lane){gpu, profile, device, stream, g->nact, 0};
+    *l = (cp_lane){gpu, -1, g->process, profile, device, stream, g->nact, 0};
     return l;
 }
 
@@ -215,6 +218,8 @@ static gpuprof_status gather(build *b)
             t->reg = r, t->nreg = n;
         else if (s.kind == GPUPROF_AN_TRACE_OPS)
             t->ops = r, t->nops = n;
+        else if (s.kind == GPUPROF_AN_TRACE_MPI)
+            t->mpi = r, t->nmpi = n / 2;
         else
             t->deps = r, t->ndeps = n;
     }
@@ -306,45 +311,151 @@ void cp_rsweep_free(cp_rsweep *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* A thread's lane: calls, and CPU work tiling the rest of its span. */
+/* ---- MPI calls ----------------------------------------------------------- */
+#define MREC(t, j) ((t)->mpi + (uint64_t)(j) * DB_TRACE_MPI_REC)
+
+/* Whether MPI event j of t is one this reader knows. */
+static bool mpi_known(const uint8_t *q)
+{
+    uint8_t op = q[52];
+    bool req = op == CP_MPI_ISEND || op == CP_MPI_IRECV || op == CP_MPI_WAIT;
+    return op >= CP_MPI_INIT && op < CP_MPI_OPS && (!req || db_get64(q + 24));
+}
+
+/* The MPI call of t from event *j on (its events share start and end) as
+ * an activity of lane l at [cs, ce); *j moves past it. */
+static gpuprof_status mpi_call(build *b, cp_lane *l, cp_rsweep *s,
+                               const thread_in *t, uint64_t *j, uint64_t cs,
+                               uint64_t ce)
+{
+    cp_graph *g = b->g;
+    uint64_t k = *j, s0 = db_get64(MREC(t, k)), e0 = db_get64(MREC(t, k) + 8);
+    while (k < t->nmpi && db_get64(MREC(t, k)) == s0 &&
+           db_get64(MREC(t, k) + 8) == e0)
+        k++;
+    if (k - *j > UINT16_MAX)
+        return gpuprof__an_fail(GPUPROF_E_LIMIT, "process %u: an MPI call "
+                                "completing more than %u requests",
+                                g->process, UINT16_MAX);
+    cp_sweep_to(s, cs);
+    uint32_t ctx = s->depth ? s->r[s->stack[s->depth - 1]].context : 0;
+    gpuprof_status st = add_act(b, (cp_act){cs, ce, 0, l - g->lane, ctx,
+                                            l->profile, 0, 0, 0, CP_MPI, 0});
+    if (st != GPUPROF_OK)
+        return st;
+    l->n++;
+    g->act[g->nact - 1].note = g->nmpi;
+    g->act[g->nact - 1].nnotes = (uint16_t)(k - *j);
+    for (; *j < k; (*j)++) {
+        const uint8_t *q = MREC(t, *j);
+        if (!mpi_known(q))
+            return corrupt(b, "an MPI record of an unknown kind, or a "
+                              "nonblocking one without its request");
+        if (!grow((void **)&g->mpi, &b->capmpi, (uint64_t)g->nmpi + 1,
+                  sizeof(cp_mpi)))
+            return nomem();
+        g->mpi[g->nmpi++] = (cp_mpi){
+            db_get64(q + 16), db_get64(q + 24), db_get64(q + 32),
+            g->nact - 1, db_get32(q + 40), (int32_t)db_get32(q + 44),
+            (int32_t)db_get32(q + 48), q[52]};
+    }
+    return GPUPROF_OK;
+}
+
+/* An MPI call at [*cs, *ce) that its wrapper's region (libgpuprof-pmpi
+ * opens one named after the function around it) holds: the call spans the
+ * region, no earlier than `cur` (its prologue and epilogue are the call's,
+ * not CPU work). */
+static void mpi_span(const build *b, const cp_rsweep *s, uint64_t cur,
+                     uint64_t *cs, uint64_t *ce)
+{
+    uint64_t lo = 0, hi = s->n; /* the last region starting at or before */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (s->r[mid].start <= *cs)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo)
+        return;
+    const cp_region *r = &s->r[lo - 1];
+    const char *name = r->context < gpuprof_an_db_context_count(b->db)
+                           ? gpuprof_an_db_context_name(b->db, r->context)
+                           : "";
+    if (r->end < *ce || strncmp(name, "MPI_", 4))
+        return;
+    *cs = r->start > cur ? r->start : cur;
+    *ce = r->end > *cs ? r->end : *cs;
+}
+
+/* The span of a thread's records: [*lo, *hi). */
+static void span(const thread_in *t, const cp_rsweep *s, uint64_t *lo,
+                 uint64_t *hi)
+{
+    for (uint64_t i = 0; i < s->n; i++) {
+        *lo = s->r[i].start < *lo ? s->r[i].start : *lo;
+        *hi = s->r[i].end > *hi ? s->r[i].end : *hi;
+    }
+    for (uint64_t i = 0; i < t->nops; i++) {
+        uint64_t a = db_get64(t->ops + i * DB_TRACE_REC);
+        uint64_t e = db_get64(t->ops + i * DB_TRACE_REC + 8);
+        *lo = a < *lo ? a : *lo;
+        *hi = e > *hi ? e : *hi;
+    }
+    for (uint64_t i = 0; i < t->nmpi; i++) {
+        uint64_t a = db_get64(MREC(t, i)), e = db_get64(MREC(t, i) + 8);
+        *lo = a < *lo ? a : *lo;
+        *hi = e > *hi ? e : *hi;
+    }
+}
+
+/* A GPU API call of the thread as an activity of lane l at [cs, ce). */
+static gpuprof_status api_call(build *b, cp_lane *l, const thread_in *t,
+                               const uint8_t *q, uint64_t cs, uint64_t ce)
+{
+    uint64_t corr = db_get64(q + 16);
+    uint32_t ctx = db_get32(q + 24);
+    gpuprof_status st = add_act(b, (cp_act){cs, ce, corr, l - b->g->lane,
+                                            ctx == UINT32_MAX ? 0 : ctx,
+                                            t->profile, 0, 0, 0, CP_CALL, 0});
+    if (st != GPUPROF_OK)
+        return st;
+    l->n++;
+    if (map_get(&b->calls, corr) != CP_NONE)
+        return corrupt(b, "two API calls with one correlation id");
+    map_put(&b->calls, corr, b->g->nact - 1);
+    return GPUPROF_OK;
+}
+
+/* A thread's lane: GPU API calls and MPI calls in time order, and CPU work
+ * tiling the rest of its span. */
 static gpuprof_status cpu_lane(build *b, const thread_in *t)
 {
     cp_lane *l = add_lane(b, 0, t->profile, 0, 0);
     cp_rsweep s = {0};
     gpuprof_status st = l ? cp_regions_load(t->reg, t->nreg, &s) : nomem();
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (uint64_t i = 0; i < s.n && st == GPUPROF_OK; i++) {
-        lo = s.r[i].start < lo ? s.r[i].start : lo;
-        hi = s.r[i].end > hi ? s.r[i].end : hi;
-    }
-    if (t->nops) {
-        uint64_t f = db_get64(t->ops);
-        lo = f < lo ? f : lo;
-        for (uint64_t i = 0; i < t->nops; i++) {
-            uint64_t e = db_get64(t->ops + i * DB_TRACE_REC + 8);
-            hi = e > hi ? e : hi;
-        }
-    }
-    uint64_t cur = lo;
-    for (uint64_t i = 0; i < t->nops && st == GPUPROF_OK; i++) {
-        const uint8_t *q = t->ops + i * DB_TRACE_REC;
-        uint64_t cs = db_get64(q), ce = db_get64(q + 8), corr = db_get64(q + 16);
-        uint32_t ctx = db_get32(q + 24);
+    uint64_t lo = UINT64_MAX, hi = 0, cur, i = 0, j = 0;
+    if (st == GPUPROF_OK)
+        span(t, &s, &lo, &hi);
+    cur = lo;
+    while (st == GPUPROF_OK && (i < t->nops || j < t->nmpi)) {
+        const uint8_t *q = i < t->nops ? t->ops + i * DB_TRACE_REC : NULL;
+        bool mpi = j < t->nmpi && (!q || db_get64(MREC(t, j)) < db_get64(q));
+        if (mpi)
+            q = MREC(t, j);
+        uint64_t cs = db_get64(q), ce = db_get64(q + 8);
         if (cs < cur) /* overlapping calls: clock jitter; keep the order */
             cs = cur;
         if (ce < cs)
             ce = cs;
+        if (mpi)
+            mpi_span(b, &s, cur, &cs, &ce);
         st = work(b, l, &s, cur, cs);
-        if (st == GPUPROF_OK)
-            st = add_act(b, (cp_act){cs, ce, corr, l - b->g->lane,
-                                     ctx == UINT32_MAX ? 0 : ctx, t->profile,
-                                     0, 0, 0, CP_CALL, 0});
-        if (st == GPUPROF_OK) {
-            l->n++;
-            if (map_get(&b->calls, corr) != CP_NONE)
-                st = corrupt(b, "two API calls with one correlation id");
-            map_put(&b->calls, corr, b->g->nact - 1);
-        }
+        if (st == GPUPROF_OK && mpi)
+            st = mpi_call(b, l, &s, t, &j, cs, ce);
+        else if (st == GPUPROF_OK)
+            st = api_call(b, l, t, q, cs, ce), i++;
         cur = ce;
     }
     if (st == GPUPROF_OK && hi > cur && lo != UINT64_MAX)
@@ -650,7 +761,7 @@ static gpuprof_status edges(build *b)
         for (uint32_t i = l->first; !l->gpu && i < l->first + l->n &&
                                     st == GPUPROF_OK;
              i++)
-            if (g->act[i].nnotes)
+            if (g->act[i].nnotes && g->act[i].kind == CP_CALL)
                 st = call_edges(b, &p, i);
     }
     free(p.act);
@@ -660,8 +771,10 @@ static gpuprof_status edges(build *b)
 /* Edges sorted by their destination, in place (a counting sort's places,
  * then the permutation's cycles: 4 bytes an edge more, not a copy), with
  * each node's first. */
-static gpuprof_status index_edges(cp_graph *g)
+gpuprof_status cp_graph_index(cp_graph *g)
 {
+    free(g->in);
+    g->in = NULL;
     uint64_t nn = 2 * (uint64_t)g->nact;
     if (g->nedge >= UINT32_MAX)
         return gpuprof__an_fail(GPUPROF_E_LIMIT, "process %u: more than "
@@ -741,7 +854,7 @@ static bool reserve(build *b)
 {
     uint64_t n = b->ngpu + 1;
     for (uint32_t i = 0; i < b->nth; i++)
-        n += 2 * (b->th[i].nops + b->th[i].nreg);
+        n += 2 * (b->th[i].nops + b->th[i].nreg + b->th[i].nmpi);
     if (n >= CP_MAX_NODES)
         return true; /* refused later, by count */
     uint64_t cap = b->capact;
@@ -782,7 +895,7 @@ gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
     if (st == GPUPROF_OK)
         st = edges(&b);
     if (st == GPUPROF_OK)
-        st = index_edges(g);
+        st = cp_graph_index(g);
     if (st == GPUPROF_OK) /* give back what growing by doubling left */
         shrink(g);
     map_free(&b.calls);
@@ -802,7 +915,20 @@ void cp_graph_free(cp_graph *g)
     free(g->edge);
     free(g->in);
     free(g->dep);
+    free(g->mpi);
     memset(g, 0, sizeof(*g));
+}
+
+gpuprof_status cp_edge_add(cp_graph *g, uint32_t src, uint32_t dst,
+                           uint8_t kind)
+{
+    return edge(g, src, dst, kind);
+}
+
+gpuprof_status cp_dep_add(cp_graph *g, uint32_t waiter, uint32_t cause,
+                          uint8_t type, uint8_t flags)
+{
+    return dep(g, waiter, cause, type, flags);
 }
 
 uint32_t cp_processes(const gpuprof_an_db *db, uint32_t *out, uint32_t max)

@@ -3,10 +3,10 @@
  *
  * Weights come from the measured times, worked out where the replay needs
  * them (measured_w) rather than stored per edge. An activity's own edge is
- * its duration; a blocking wait or ready query ends `post` after what it
- * waited for, where post is what it ran after that (or after it started,
- * when it started later): end = max(start + post_own, each target's end +
- * post_k). Into a start node, the edge that bound it (the latest source)
+ * its duration; a blocking wait or ready query (a receive, a collective)
+ * ends `post` after what it waited for, where post is what it ran after
+ * the latest of that and its own start: end = max(start, each target) +
+ * post. Into a start node, the edge that bound it (the latest source)
  * keeps its measured gap (a launch latency), the others weigh 0: if the
  * binding source moves, the node follows the next one at once. Polling
  * keeps its gap (the host polled until then). Replaying with these weights
@@ -40,7 +40,8 @@ static int64_t t0(const cp_graph *g, uint64_t v)
 
 static bool waits(uint8_t kind)
 {
-    return kind == CP_E_SYNC || kind == CP_E_QUERY;
+    return kind == CP_E_SYNC || kind == CP_E_QUERY || kind == CP_E_MSG ||
+           kind == CP_E_COLL;
 }
 
 /* What the measured weights of the edges into node v depend on: at a
@@ -64,9 +65,11 @@ static inputs inputs_of(const cp_graph *g, uint64_t v)
 }
 
 /* Edge i into node v as measured: into a start, the binding edge's gap
- * and a poll's, 0 for the others; into an end, a wait's post after its
- * source and the own edge's after the latest source (its start when
- * none), 0 for others. */
+ * and a poll's, 0 for the others; into an end, every wait and the own edge
+ * weigh the post after the latest of the waits' sources and its start (so
+ * the latest binds and, replayed, each input moves the end only when it is
+ * the latest: a wait for several streams, ranks or members), 0 for
+ * others. */
 static int64_t measured_w(const cp_graph *g, const inputs *x, uint64_t v,
                           uint64_t i)
 {
@@ -74,11 +77,7 @@ static int64_t measured_w(const cp_graph *g, const inputs *x, uint64_t v,
     if (v % 2 == 0)
         return e->kind == CP_E_POLL || i == x->best ? x->tv - t0(g, e->src)
                                                     : 0;
-    if (waits(e->kind)) {
-        int64_t s = t0(g, e->src);
-        return x->tv - (s > x->ws ? s : x->ws);
-    }
-    if (e->kind == CP_E_OWN)
+    if (waits(e->kind) || e->kind == CP_E_OWN)
         return x->tv - (x->ref > x->ws ? x->ref : x->ws);
     return 0;
 }
@@ -174,9 +173,10 @@ static gpuprof_status visit(const cp_graph *g, const double *scale,
         } else if (!DONE(d->mark, u)) {
             return gpuprof__an_fail(
                 GPUPROF_E_CORRUPT,
-                "trace.db: process %u: the trace's dependencies form a "
+                "trace.db: process %u%s: the trace's dependencies form a "
                 "cycle (damaged trace); no critical path",
-                g->process);
+                g->process,
+                g->nranks > 1 ? " and the ranks joined to it" : "");
         }
     }
     return GPUPROF_OK;

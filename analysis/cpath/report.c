@@ -70,18 +70,35 @@ static int by_rating(const void *x, const void *y)
     return strcmp(a->name, b->name);
 }
 
+/* Where a step ran: "[rank R ]GPU d/s", "[rank R ]<thread name>". */
 static void where(const gpuprof_an_db *db, const gpuprof_an_path_step *s,
                   char *buf, size_t size)
 {
     const char *t = s->profile < gpuprof_an_db_profile_count(db)
                         ? gpuprof_an_db_profile_thread_name(db, s->profile)
                         : NULL;
+    char r[24] = "";
+    if (s->rank >= 0)
+        snprintf(r, sizeof(r), "rank %d ", s->rank);
     if (s->kind == GPUPROF_AN_ACTIVITY_GPU)
-        snprintf(buf, size, "GPU %u/%u", s->device, s->stream);
+        snprintf(buf, size, "%sGPU %u/%u", r, s->device, s->stream);
     else if (t && *t)
-        snprintf(buf, size, "%s", t);
+        snprintf(buf, size, "%s%s", r, t);
     else
-        snprintf(buf, size, "thread %u", s->profile);
+        snprintf(buf, size, "%sthread %u", r, s->profile);
+}
+
+/* "process P" or, for an MPI run, "process P (N MPI ranks)". */
+static const char *entry(const gpuprof_an_cpath *cp, uint32_t i, char *buf,
+                         size_t size)
+{
+    uint32_t r = gpuprof_an_cpath_rank_count(cp, i);
+    if (r)
+        snprintf(buf, size, "process %u (%u MPI ranks)",
+                 gpuprof_an_cpath_process(cp, i), r);
+    else
+        snprintf(buf, size, "process %u", gpuprof_an_cpath_process(cp, i));
+    return buf;
 }
 
 static const char *pct(char *buf, size_t size, uint64_t part, uint64_t whole)
@@ -98,11 +115,11 @@ static int print_process(const gpuprof_an_cpath *cp, const gpuprof_an_db *db,
     uint64_t len = gpuprof_an_cpath_length(cp, i),
              run = gpuprof_an_cpath_run_ns(cp, i);
     uint64_t n = gpuprof_an_cpath_steps(cp, i, 0, NULL, 0), t0 = 0;
-    char a[32], b[32], c[16], w[80], name[512];
+    char a[32], b[32], c[16], w[80], name[512], e[64];
     gpuprof__an_fmt_ns(a, sizeof(a), len);
     gpuprof__an_fmt_ns(b, sizeof(b), run);
-    fprintf(out, "critical path, process %u: %s of a %s run, %" PRIu64
-            " activities\n", gpuprof_an_cpath_process(cp, i), a, b, n);
+    fprintf(out, "critical path, %s: %s of a %s run, %" PRIu64
+            " activities\n", entry(cp, i, e, sizeof(e)), a, b, n);
     fprintf(out, "  %12s %12s %6s  %-16s %s\n", "at", "on path", "share",
             "where", "activity");
     for (uint64_t k = 0; k < n; k++) {
@@ -142,8 +159,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_path(
                 (blame ? (double)rv.r[k].blame_ns / (double)blame : 0);
         if (rv.n)
             qsort(rv.r, rv.n, sizeof(*rv.r), by_rating);
+        char e[64];
         fprintf(out, "ratings (share of the critical path + share of the "
-                "blame), process %u:\n", gpuprof_an_cpath_process(cp, i));
+                "blame), %s:\n", entry(cp, i, e, sizeof(e)));
         fprintf(out, "  %6s %6s %6s  %s\n", "path", "blame", "rating",
                 "activity");
         for (uint32_t k = 0; k < rv.n; k++) {
@@ -169,15 +187,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_waits(
         uint64_t all = 0;
         for (int k = 0; k < GPUPROF_AN_WAIT_KINDS; k++)
             all += t.ns[k];
-        char a[32], c[16];
+        char a[32], c[16], e[64];
         gpuprof__an_fmt_ns(a, sizeof(a), all);
-        fprintf(out, "wait states, process %u: %s waiting\n",
-                gpuprof_an_cpath_process(cp, i), a);
-        fprintf(out, "  %-12s %8s %12s %6s %8s\n", "pattern", "count", "time",
+        fprintf(out, "wait states, %s: %s waiting\n",
+                entry(cp, i, e, sizeof(e)), a);
+        fprintf(out, "  %-16s %8s %12s %6s %8s\n", "pattern", "count", "time",
                 "share", "OpenCL");
         for (int k = 0; k < GPUPROF_AN_WAIT_KINDS; k++) {
             gpuprof__an_fmt_ns(a, sizeof(a), t.ns[k]);
-            fprintf(out, "  %-12s %8" PRIu64 " %12s %s %8" PRIu64 "\n",
+            fprintf(out, "  %-16s %8" PRIu64 " %12s %s %8" PRIu64 "\n",
                     gpuprof_an_wait_kind_name((gpuprof_an_wait_kind)k),
                     t.count[k], a, pct(c, sizeof(c), t.ns[k], all),
                     t.opencl[k]);
@@ -188,7 +206,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_waits(
             rv.r[k].rating = (double)rv.r[k].blame_ns;
         if (rv.n)
             qsort(rv.r, rv.n, sizeof(*rv.r), by_rating);
-        fprintf(out, "blamed, process %u:\n", gpuprof_an_cpath_process(cp, i));
+        fprintf(out, "blamed, %s:\n", entry(cp, i, e, sizeof(e)));
         for (uint32_t k = 0; k < rv.n; k++) {
             gpuprof__an_fmt_ns(a, sizeof(a), rv.r[k].blame_ns);
             fprintf(out, "  %12s %s  %s\n", a,
@@ -211,11 +229,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_projection(
     for (uint32_t i = 0; i < gpuprof_an_cpath_process_count(measured); i++) {
         uint64_t m = gpuprof_an_cpath_run_ns(measured, i),
                  p = gpuprof_an_cpath_run_ns(projected, i);
-        char a[32], b[32];
+        char a[32], b[32], e[64];
         gpuprof__an_fmt_ns(a, sizeof(a), m);
         gpuprof__an_fmt_ns(b, sizeof(b), p);
-        fprintf(out, "projection, process %u: run %s -> %s (%+.1f%%)\n",
-                gpuprof_an_cpath_process(measured, i), a, b,
+        fprintf(out, "projection, %s: run %s -> %s (%+.1f%%)\n",
+                entry(measured, i, e, sizeof(e)), a, b,
                 m ? 100.0 * ((double)p - (double)m) / (double)m : 0.0);
     }
     return gpuprof_an_cpath_print_path(projected, out, 0);

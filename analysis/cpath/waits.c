@@ -22,6 +22,19 @@
  *                 until the event's work ended; that work is blamed.
  *   NullStream    the same because of the legacy default stream's
  *                 serialization.
+ * MPI (cp_mpi_waits, on the ranks' joined graph; the names are Scalasca's):
+ *   LateSender    a receive (MPI_Recv, or the MPI_Wait* completing an
+ *                 MPI_Irecv) began before its message was sent: it waited
+ *                 from its start until the send began.
+ *   LateReceiver  a send that returned only after its receive was posted
+ *                 (a synchronous or rendezvous send) began before that: it
+ *                 waited until then.
+ *   WaitAtCollective  a member of a collective began before the last
+ *                 member it waits for (every member; a broadcast's or
+ *                 scatter's root, a reduction's or gather's members at
+ *                 the root): it waited until then.
+ *   The late side's activities since its previous MPI call (what made it
+ *   late) are blamed in proportion to their time.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -159,8 +172,8 @@ gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
             d = j - 1;
             continue;
         }
-        if (p->type == CP_E_POLL)
-            continue;
+        if (p->type == CP_E_POLL || p->type >= CP_D_LATE_SENDER)
+            continue; /* MPI's: cp_mpi_waits */
         if (!c.type[p->waiter] ||
             g->act[p->cause].end > g->act[c.cause[p->waiter]].end) {
             c.cause[p->waiter] = p->cause;
@@ -181,4 +194,70 @@ gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
     *out = c.w;
     *n = c.n;
     return GPUPROF_OK;
+}
+
+/* ---- MPI ------------------------------------------------------------------ */
+/* A wait of `ns` caused by MPI call c being late: blamed on what c's lane
+ * ran since its previous MPI call, in proportion to their time (the
+ * first part counted, the others marked parts); on c itself when nothing
+ * ran. */
+static bool blame_late(waits_ctx *c, uint32_t waiter, uint32_t cause,
+                       uint8_t kind, uint64_t ns)
+{
+    const cp_graph *g = c->g;
+    uint32_t first = g->lane[g->act[cause].lane].first, a = cause;
+    uint64_t all = 0;
+    while (a > first && g->act[a - 1].kind != CP_MPI)
+        a--, all += g->act[a].end - g->act[a].start;
+    if (!all)
+        return add(c, (cp_wait){waiter, cause, kind, 0, 0, ns});
+    uint64_t given = 0, n0 = c->n;
+    for (uint32_t i = a; i < cause; i++) {
+        uint64_t d = g->act[i].end - g->act[i].start;
+        uint64_t part = i + 1 == cause ? ns - given
+                                       : (uint64_t)((double)ns * (double)d /
+                                                    (double)all);
+        part = part > ns - given ? ns - given : part;
+        given += part;
+        if (!add(c, (cp_wait){waiter, i, kind, 0, c->n > n0, part}))
+            return false;
+    }
+    return true;
+}
+
+/* Per waiting MPI call, the cause that began last of each type. */
+gpuprof_status cp_mpi_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
+{
+    waits_ctx c = {.g = g, .w = *out, .n = *n, .cap = *n};
+    bool ok = true;
+    static const uint8_t kind[] = {[CP_D_LATE_SENDER] = CP_W_LATE_SENDER,
+                                   [CP_D_COLL] = CP_W_WAIT_COLL,
+                                   [CP_D_LATE_RECEIVER] = CP_W_LATE_RECEIVER};
+    uint64_t d = 0;
+    while (ok && d < g->ndep) {
+        const cp_dep *p = &g->dep[d];
+        uint64_t j = d + 1, last = d;
+        if (p->type < CP_D_LATE_SENDER) {
+            d++;
+            continue;
+        }
+        /* ranks.c adds a waiter's dependencies of one type together */
+        while (j < g->ndep && g->dep[j].waiter == p->waiter &&
+               g->dep[j].type == p->type) {
+            if (g->act[g->dep[j].cause].start > g->act[g->dep[last].cause].start)
+                last = j;
+            j++;
+        }
+        const cp_act *w = &g->act[p->waiter];
+        uint64_t until = g->act[g->dep[last].cause].start;
+        until = until < w->end ? until : w->end;
+        if (until > w->start)
+            ok = blame_late(&c, p->waiter, g->dep[last].cause, kind[p->type],
+                            until - w->start);
+        d = j;
+    }
+    *out = c.w;
+    *n = c.n;
+    return ok ? GPUPROF_OK
+              : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
 }

@@ -123,6 +123,11 @@ static inline unsigned db_cms_value(uint32_t nprofiles)
                                the call, u64 target correlation id, u64 the
                                call's correlation id, u32 what | flags << 8
                                | device << 16, u32 stream (trace 1.2) */
+#define DB_TRACE_MPI 4u     /* a CPU thread's MPI calls (trace 1.4): each
+                               record 64 bytes, two 32-byte slots (the
+                               stream's count is of slots), laid out as the
+                               trace's MPI_RECORDS (doc/FORMATS.md) */
+#define DB_TRACE_MPI_REC 64u
 
 /* Little-endian access (the format is little-endian on every host). */
 static inline void db_put16(uint8_t *p, uint16_t v)

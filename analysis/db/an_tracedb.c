@@ -126,6 +126,26 @@ static void deps_batch(const gpuprof__io_trace_rec *x, uint32_t n, uint8_t *b)
     }
 }
 
+/* A thread's MPI calls (trace 1.4) as trace.db keeps them: the trace's
+ * 64-byte layout, two slots each. */
+static void mpi_batch(const gpuprof__io_mpi_rec *x, uint32_t n, uint8_t *b)
+{
+    for (uint32_t k = 0; k < n; k++, x++) {
+        uint8_t *q = b + (size_t)k * DB_TRACE_MPI_REC;
+        memset(q, 0, DB_TRACE_MPI_REC);
+        db_put64(q, x->start_ns);
+        db_put64(q + 8, x->end_ns);
+        db_put64(q + 16, x->bytes);
+        db_put64(q + 24, x->request);
+        db_put64(q + 32, x->aux);
+        db_put32(q + 40, x->comm);
+        db_put32(q + 44, (uint32_t)x->peer);
+        db_put32(q + 48, (uint32_t)x->tag);
+        q[52] = x->op;
+        q[53] = x->flags;
+    }
+}
+
 /* One stream: its records, then its table entry. A thread's stream whose
  * thread the profile does not hold (its profile predates the thread) has
  * no profile to belong to: it is left out, with a warning (strict: the
@@ -133,7 +153,8 @@ static void deps_batch(const gpuprof__io_trace_rec *x, uint32_t n, uint8_t *b)
 static gpuprof_status trace_stream(gpuprof__an_tracedb *d, const owner *o,
                                    const gpuprof__io_trace *t,
                                    const gpuprof__io_trace_stream *st,
-                                   uint8_t kind, const char *path)
+                                   uint8_t kind, const char *path,
+                                   const void *mpi)
 {
     if (!st->count)
         return GPUPROF_OK;
@@ -156,18 +177,23 @@ static gpuprof_status trace_stream(gpuprof__an_tracedb *d, const owner *o,
         }
     }
     enum { BATCH = 4096 };
-    uint8_t *b = malloc((size_t)BATCH * DB_TRACE_REC);
+    uint8_t *b = malloc((size_t)BATCH * DB_TRACE_MPI_REC);
     if (!b)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     uint64_t at = d->f.at;
     gpuprof_status rc = GPUPROF_OK;
     for (uint64_t i = 0; i < st->count && rc == GPUPROF_OK; i += BATCH) {
         uint32_t n = st->count - i < BATCH ? (uint32_t)(st->count - i) : BATCH;
-        if (kind == DB_TRACE_DEPS)
+        size_t size = DB_TRACE_REC;
+        if (kind == DB_TRACE_MPI) {
+            mpi_batch(&((const gpuprof__io_mpi_rec *)mpi)[i], n, b);
+            size = DB_TRACE_MPI_REC;
+        } else if (kind == DB_TRACE_DEPS) {
             deps_batch(&st->recs[i], n, b);
-        else
+        } else {
             trace_batch(o, t, &st->recs[i], n, b);
-        rc = trace_put(d, b, (size_t)n * DB_TRACE_REC);
+        }
+        rc = trace_put(d, b, (size_t)n * size);
     }
     free(b);
     if (rc != GPUPROF_OK)
@@ -184,7 +210,7 @@ static gpuprof_status trace_stream(gpuprof__an_tracedb *d, const owner *o,
     db_put32(e + 16, kind == DB_TRACE_GPU ? st->id : 0);
     db_put64(e + 24, o->p->start_realtime_ns - o->p->start_ns);
     db_put64(e + 32, at);
-    db_put64(e + 40, st->count);
+    db_put64(e + 40, kind == DB_TRACE_MPI ? 2 * st->count : st->count);
     return GPUPROF_OK;
 }
 
@@ -279,11 +305,17 @@ gpuprof_status gpuprof__an_tracedb_add(gpuprof__an_tracedb *d,
     for (uint32_t i = 0; i < t->stream_count && st == GPUPROF_OK; i++)
         st = trace_stream(d, &o, t, &t->streams[i],
                           t->streams[i].gpu ? DB_TRACE_GPU : DB_TRACE_REGIONS,
-                          path);
+                          path, NULL);
     for (uint32_t i = 0; i < t->op_stream_count && st == GPUPROF_OK; i++)
-        st = trace_stream(d, &o, t, &t->ops[i], DB_TRACE_OPS, path);
+        st = trace_stream(d, &o, t, &t->ops[i], DB_TRACE_OPS, path, NULL);
     for (uint32_t i = 0; i < t->dep_stream_count && st == GPUPROF_OK; i++)
-        st = trace_stream(d, &o, t, &t->deps[i], DB_TRACE_DEPS, path);
+        st = trace_stream(d, &o, t, &t->deps[i], DB_TRACE_DEPS, path, NULL);
+    for (uint32_t i = 0; i < t->mpi_count && st == GPUPROF_OK; i++) {
+        /* a thread's MPI calls: a stream of its own (records elsewhere) */
+        gpuprof__io_trace_stream ms = {0, 0, t->mpi[i].id, 0, NULL,
+                                       t->mpi[i].count, 0};
+        st = trace_stream(d, &o, t, &ms, DB_TRACE_MPI, path, t->mpi[i].recs);
+    }
     gpuprof__io_trace_free(t);
     return st;
 }

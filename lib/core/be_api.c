@@ -18,6 +18,7 @@
 #include "core/unwind.h"
 #include "gpuprof_backend.h"
 #include "io/io.h"
+#include "io/trace.h"
 
 /* The public metric ids are the core's (a renumbering of the built-in
  * table fails here, not in a backend's profile), and so are the flags. */
@@ -103,6 +104,25 @@ GPUPROF_API void gpuprof_be_op_dep(uint64_t correlation, uint32_t what,
                                    uint32_t stream, uint64_t target)
 {
     gpuprof__op_dep(correlation, what, flags, device, stream, target);
+}
+
+GPUPROF_API gpuprof_status gpuprof_be_mpi_event(const gpuprof_mpi_event *e)
+{
+    bool needs_req = e && (e->op == GPUPROF_MPI_ISEND ||
+                           e->op == GPUPROF_MPI_IRECV ||
+                           e->op == GPUPROF_MPI_WAIT);
+    if (!e || e->size < sizeof(gpuprof_mpi_event) || e->size > 65536 ||
+        e->op < GPUPROF_MPI_INIT || e->op > GPUPROF_MPI_OP_LAST ||
+        e->end_ns < e->start_ns || (needs_req && !e->request))
+        return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
+                             "gpuprof_be_mpi_event: invalid event");
+    gp_thread *t = gpuprof__trace_on() ? gpuprof__thread_get() : NULL;
+    if (t && t->trace)
+        gpuprof__trace_mpi(t->trace, &(gpuprof__io_mpi_rec){
+                                         e->start_ns, e->end_ns, e->bytes,
+                                         e->request, e->aux, e->comm, e->peer,
+                                         e->tag, (uint8_t)e->op, 0});
+    return GPUPROF_OK;
 }
 
 GPUPROF_API int gpuprof_be_tracing(void)

@@ -396,7 +396,8 @@ void gpuprof__op_dep(uint64_t corr, uint32_t what, uint32_t flags,
 {
     gp_thread *t = gpuprof__tls_self;
     gp_gpu *g = t ? gp_load_relaxed(&t->gpu) : NULL;
-    if (corr == 0 || !g || g->depth == 0 || g->open_corr != corr ||
+    if (corr == 0 || what >= 0xF0 /* MPI items' (trace.c) */ || !g ||
+        g->depth == 0 || g->open_corr != corr ||
         !g->open_node || likely(t->trace == NULL))
         return;
     gpuprof__trace_dep(t->trace, g->open_ticks,

@@ -6,7 +6,8 @@
  * on the consumer side, a chunk buffer: a GPU stream's records go out as
  * CORR_RECORDS chunks; a CPU thread's regions (corr 0) as RECORDS chunks
  * and its operations (corr != 0) as CORR_RECORDS chunks, from a second
- * buffer allocated when its first operation arrives. Streams are on one list:
+ * buffer allocated when its first operation arrives (dependency notes and
+ * MPI calls likewise, MPI_RECORDS; an MPI call takes two items). Streams are on one list:
  * producers link a stream at its head under `reg_mu` once every field is set
  * and publish it with a release store; the tracing threads load the head
  * with acquire, never taking the lock. Tracing thread k owns the streams
@@ -32,6 +33,14 @@
 #include "io/trace.h"
 
 #define CHUNK_RECS 4096u
+#define MPI_CHUNK_RECS 1024u
+/* An MPI call is two channel items: context bit 63 (as dependency notes)
+ * and one of these in its low byte, which no note's `what` takes. */
+#define MPI_ITEM1 0xF1u
+#define MPI_ITEM2 0xF2u
+_Static_assert(MPI_CHUNK_RECS * GPUPROF_IO_TRACE_MPI_RECORD <=
+                   CHUNK_RECS * GPUPROF_IO_TRACE_CORR_RECORD,
+               "an MPI chunk fits the scratch buffer");
 #define MAX_TRACE_THREADS 64
 #define GPU_HASH 256u
 
@@ -57,6 +66,10 @@ struct gp_trace_thread { /* a stream, GPU or CPU */
     gpuprof__io_trace_rec *op_buf;
     uint32_t dep_n; /* CPU: dependency notes (allocated on the first) */
     gpuprof__io_trace_rec *dep_buf;
+    uint32_t mpi_n; /* CPU: MPI calls (allocated on the first) */
+    bool mpi_half;  /* the first item of a call came, the second not yet */
+    gpuprof__io_trace_rec half;
+    gpuprof__io_mpi_rec *mpi_buf;
     gpuprof__io_trace_rec buf[CHUNK_RECS];
 };
 
@@ -242,7 +255,12 @@ static void emit(tstream *s, uint8_t *scratch)
             gpuprof__io_trace_dep_records(scratch, 0, s->id, s->dep_buf,
                                           s->dep_n),
             s->dep_n);
-    s->n = s->op_n = s->dep_n = 0;
+    if (s->mpi_n)
+        put(scratch,
+            gpuprof__io_trace_mpi_records(scratch, s->id, s->mpi_buf,
+                                          s->mpi_n),
+            s->mpi_n);
+    s->n = s->op_n = s->dep_n = s->mpi_n = 0;
     s->ooo = s->op_ooo = false;
 }
 
@@ -269,12 +287,46 @@ static void take_dep(tstream *s, const gp_clock_conv *conv,
         emit(s, scratch);
 }
 
+/* A CPU thread's MPI call: its first item waits for its second (times
+ * are ns already). A half without its other half was counted dropped by
+ * the producer; it is let go. */
+static void take_mpi(tstream *s, gpuprof__io_trace_rec r, uint8_t *scratch)
+{
+    if ((r.context & 0xFF) == MPI_ITEM1) {
+        s->half = r;
+        s->mpi_half = true;
+        return;
+    }
+    if (!s->mpi_half)
+        return;
+    s->mpi_half = false;
+    if (!s->mpi_buf &&
+        !(s->mpi_buf = malloc(MPI_CHUNK_RECS * sizeof(*s->mpi_buf)))) {
+        drop(1);
+        return;
+    }
+    const gpuprof__io_trace_rec *h = &s->half;
+    s->mpi_buf[s->mpi_n++] = (gpuprof__io_mpi_rec){
+        h->start_ns, h->end_ns, h->corr, r.start_ns, r.end_ns,
+        (uint32_t)(r.context >> 8), (int32_t)(uint32_t)r.corr,
+        (int32_t)(uint32_t)(r.corr >> 32), (uint8_t)(h->context >> 8),
+        (uint8_t)(h->context >> 16)};
+    if (s->mpi_n == MPI_CHUNK_RECS)
+        emit(s, scratch);
+}
+
 static void take(void *ctx, const void *item)
 {
     drain_ctx *c = ctx;
     tstream *s = c->s;
     gpuprof__io_trace_rec rec = *(const gpuprof__io_trace_rec *)item;
     const gpuprof__io_trace_rec *r = &rec;
+    if (!s->gpu && (rec.context >> 63) &&
+        ((rec.context & 0xFF) == MPI_ITEM1 ||
+         (rec.context & 0xFF) == MPI_ITEM2)) {
+        take_mpi(s, rec, c->scratch);
+        return;
+    }
     if (!s->gpu && (rec.context >> 63)) {
         take_dep(s, &c->conv, rec, c->scratch);
         return;
@@ -341,8 +393,10 @@ static size_t pass(int k, bool all_out, uint8_t *scratch)
             gpuprof__chan_destroy(&s->ch);
             free(s->op_buf);
             free(s->dep_buf);
+            free(s->mpi_buf);
             s->op_buf = NULL;
             s->dep_buf = NULL;
+            s->mpi_buf = NULL;
             s->dead = true; /* its memory stays: the list keeps it */
         }
     }
@@ -590,6 +644,22 @@ void gpuprof__trace_dep(gp_trace_thread *s, uint64_t start_ticks,
         return;
     gpuprof__io_trace_rec r = {start_ticks, target, info | 1ull << 63, corr};
     if (!gpuprof__chan_push(&s->ch, &r))
+        drop(1);
+}
+
+void gpuprof__trace_mpi(gp_trace_thread *s, const gpuprof__io_mpi_rec *m)
+{
+    if (!gp_load_relaxed(&on))
+        return;
+    gpuprof__io_trace_rec a = {
+        m->start_ns, m->end_ns,
+        1ull << 63 | MPI_ITEM1 | (uint64_t)m->op << 8 |
+            (uint64_t)m->flags << 16,
+        m->bytes};
+    gpuprof__io_trace_rec b = {
+        m->request, m->aux, 1ull << 63 | MPI_ITEM2 | (uint64_t)m->comm << 8,
+        (uint64_t)(uint32_t)m->peer | (uint64_t)(uint32_t)m->tag << 32};
+    if (!gpuprof__chan_push(&s->ch, &a) || !gpuprof__chan_push(&s->ch, &b))
         drop(1);
 }
 

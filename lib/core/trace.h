@@ -91,6 +91,13 @@ void gpuprof__trace_op(gp_trace_thread *h, uint64_t start_ticks,
  * id or 0; start_ticks is the operation's begin. Wait-free, owner only. */
 void gpuprof__trace_dep(gp_trace_thread *h, uint64_t start_ticks,
                         uint64_t info, uint64_t target, uint64_t corr);
+/* An MPI call's record (io/trace.h MPI_RECORDS; times CLOCK_MONOTONIC
+ * ns, not ticks): two channel items, the second of which completes it (a
+ * half whose other half was dropped is dropped too). Wait-free, owner
+ * only. */
+struct gpuprof__io_mpi_rec;
+void gpuprof__trace_mpi(gp_trace_thread *h,
+                        const struct gpuprof__io_mpi_rec *r);
 void gpuprof__trace_thread_close(gp_trace_thread *h);
 /* A thread summed into the merged state (thread.c, under G.flush_lock):
  * where each of its n nodes went in the merged state's tree (map[i];

@@ -3,7 +3,8 @@
  * validating reader (trace.h, doc/FORMATS.md "Trace files"). The reader
  * takes every 1.x file: 1.0 files have no CORR_RECORDS chunks (their
  * records' corr is 0), files before 1.2 no MERGED chunks, before 1.3 no
- * DEP_RECORDS, and chunk types it does not know are skipped.
+ * DEP_RECORDS, before 1.4 no MPI_RECORDS, and chunk types it does not know
+ * are skipped.
  */
 #include "io/trace.h"
 
@@ -97,6 +98,29 @@ size_t gpuprof__io_trace_dep_records(uint8_t *out, uint32_t flags,
                                      uint32_t n)
 {
     return records32(out, GPUPROF_IO_TRACE_DEP_RECORDS, flags, 0, id, r, n);
+}
+
+size_t gpuprof__io_trace_mpi_records(uint8_t *out, uint32_t id,
+                                     const gpuprof__io_mpi_rec *r, uint32_t n)
+{
+    uint32_t payload = n * GPUPROF_IO_TRACE_MPI_RECORD;
+    chunk_header(out, GPUPROF_IO_TRACE_MPI_RECORDS, 0, 0, id, n, payload);
+    uint8_t *p = out + GPUPROF_IO_TRACE_CHUNK_HEADER;
+    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_MPI_RECORD) {
+        memset(p, 0, GPUPROF_IO_TRACE_MPI_RECORD);
+        put64(p, r[i].start_ns);
+        put64(p + 8, r[i].end_ns);
+        put64(p + 16, r[i].bytes);
+        put64(p + 24, r[i].request);
+        put64(p + 32, r[i].aux);
+        put32(p + 40, r[i].comm);
+        put32(p + 44, (uint32_t)r[i].peer);
+        put32(p + 48, (uint32_t)r[i].tag);
+        p[52] = r[i].op;
+        p[53] = r[i].flags;
+    }
+    chunk_seal(out, payload);
+    return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
 }
 
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
@@ -217,6 +241,8 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
                      : type == GPUPROF_IO_TRACE_CORR_RECORDS ||
                                type == GPUPROF_IO_TRACE_DEP_RECORDS
                          ? GPUPROF_IO_TRACE_CORR_RECORD
+                     : type == GPUPROF_IO_TRACE_MPI_RECORDS
+                         ? GPUPROF_IO_TRACE_MPI_RECORD
                          : 0;
     if (rsize && (count > GPUPROF_IO_TRACE_MAX_RECORDS ||
                   (uint64_t)count * rsize != payload)) {
@@ -237,6 +263,43 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
         return 0;
     }
     return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
+}
+
+/* An MPI_RECORDS chunk's records (sizes checked by chunk_ok) onto thread
+ * id's. */
+static int add_mpi(gpuprof__io_trace *t, uint32_t id, const uint8_t *p,
+                   uint32_t n)
+{
+    uint32_t i = 0;
+    while (i < t->mpi_count && t->mpi[i].id != id)
+        i++;
+    if (i == t->mpi_count) {
+        if ((t->mpi_count & (t->mpi_count - 1)) == 0) {
+            size_t cap = t->mpi_count ? (size_t)t->mpi_count * 2 : 4;
+            void *nv = realloc(t->mpi, cap * sizeof(*t->mpi));
+            if (!nv)
+                return GPUPROF_IO_ERR_NOMEM;
+            t->mpi = nv;
+        }
+        t->mpi[t->mpi_count++] = (gpuprof__io_trace_mpi){id, NULL, 0, 0};
+    }
+    gpuprof__io_trace_mpi *m = &t->mpi[i];
+    if (m->count + n > m->cap_) {
+        uint64_t cap = m->cap_ ? m->cap_ : 64;
+        while (cap < m->count + n)
+            cap *= 2;
+        void *nr = realloc(m->recs, cap * sizeof(*m->recs));
+        if (!nr)
+            return GPUPROF_IO_ERR_NOMEM;
+        m->recs = nr;
+        m->cap_ = cap;
+    }
+    for (uint32_t k = 0; k < n; k++, p += GPUPROF_IO_TRACE_MPI_RECORD)
+        m->recs[m->count++] = (gpuprof__io_mpi_rec){
+            get64(p), get64(p + 8), get64(p + 16), get64(p + 24),
+            get64(p + 32), get32(p + 40), (int32_t)get32(p + 44),
+            (int32_t)get32(p + 48), p[52], p[53]};
+    return 0;
 }
 
 /* A MERGED chunk's map (checked by chunk_ok). */
@@ -347,6 +410,8 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
             rc = s ? add_records(s, p, get32(h + 16),
                                  GPUPROF_IO_TRACE_CORR_RECORD)
                    : GPUPROF_IO_ERR_NOMEM;
+        } else if (type == GPUPROF_IO_TRACE_MPI_RECORDS) {
+            rc = add_mpi(t, get32(h + 12), p, get32(h + 16));
         } else if (type == GPUPROF_IO_TRACE_THREAD) {
             if ((t->thread_count & (t->thread_count - 1)) == 0) {
                 size_t cap = t->thread_count ? (size_t)t->thread_count * 2 : 4;
@@ -413,11 +478,33 @@ static void sort_streams(gpuprof__io_trace_stream *v, uint32_t n)
                   rec_cmp);
 }
 
+/* MPI records by start, then end, then what they are (a call's records
+ * share its times). */
+static int mpi_cmp(const void *a, const void *b)
+{
+    const gpuprof__io_mpi_rec *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    if (x->end_ns != y->end_ns)
+        return x->end_ns < y->end_ns ? -1 : 1;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    return (x->request > y->request) - (x->request < y->request);
+}
+
+static void sort_mpi(gpuprof__io_trace_mpi *m)
+{
+    if (m->count > 1)
+        qsort(m->recs, m->count, sizeof(*m->recs), mpi_cmp);
+}
+
 void gpuprof__io_trace_sort(gpuprof__io_trace *t)
 {
     sort_streams(t->streams, t->stream_count);
     sort_streams(t->ops, t->op_stream_count);
     sort_streams(t->deps, t->dep_stream_count);
+    for (uint32_t i = 0; i < t->mpi_count; i++)
+        sort_mpi(&t->mpi[i]);
 }
 
 void gpuprof__io_trace_free(gpuprof__io_trace *t)
@@ -433,6 +520,9 @@ void gpuprof__io_trace_free(gpuprof__io_trace *t)
     for (uint32_t i = 0; i < t->dep_stream_count; i++)
         free(t->deps[i].recs);
     free(t->deps);
+    for (uint32_t i = 0; i < t->mpi_count; i++)
+        free(t->mpi[i].recs);
+    free(t->mpi);
     free(t->threads);
     for (uint32_t i = 0; i < t->merge_count; i++)
         free(t->merges[i].map);

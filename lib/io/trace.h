@@ -14,13 +14,14 @@
 
 #define GPUPROF_IO_TRACE_MAGIC "GPTRACE\0" /* 8 bytes at offset 0 */
 #define GPUPROF_IO_TRACE_MAJOR 1
-#define GPUPROF_IO_TRACE_MINOR 3 /* 1.1: CORR_RECORDS; 1.2: MERGED chunks;
-                                    1.3: DEP_RECORDS */
+#define GPUPROF_IO_TRACE_MINOR 4 /* 1.1: CORR_RECORDS; 1.2: MERGED chunks;
+                                    1.3: DEP_RECORDS; 1.4: MPI_RECORDS */
 #define GPUPROF_IO_TRACE_HEADER 32       /* file header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_HEADER 32 /* chunk header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_MAGIC 0x4B484354u /* "TCHK" little-endian */
 #define GPUPROF_IO_TRACE_RECORD 24       /* u64 start, u64 end, u64 context */
 #define GPUPROF_IO_TRACE_CORR_RECORD 32  /* ... and u64 correlation id */
+#define GPUPROF_IO_TRACE_MPI_RECORD 64   /* MPI_RECORDS (below) */
 #define GPUPROF_IO_TRACE_MAX_RECORDS 65536 /* per chunk */
 #define GPUPROF_IO_TRACE_MAX_MERGED 16384  /* map entries per MERGED chunk */
 
@@ -37,9 +38,34 @@ enum {
     GPUPROF_IO_TRACE_THREAD = 2,
     GPUPROF_IO_TRACE_CORR_RECORDS = 3,
     GPUPROF_IO_TRACE_MERGED = 4,
-    GPUPROF_IO_TRACE_DEP_RECORDS = 5 /* since 1.3: a CPU thread's
-                                        dependency notes (below) */
+    GPUPROF_IO_TRACE_DEP_RECORDS = 5, /* since 1.3: a CPU thread's
+                                         dependency notes (below) */
+    GPUPROF_IO_TRACE_MPI_RECORDS = 6  /* since 1.4: a CPU thread's MPI
+                                         calls (below) */
 };
+
+/* MPI_RECORDS (since 1.4): what a CPU thread's MPI calls did, from
+ * gpuprof_be_mpi_event (the PMPI library, lib/pmpi/), 64 bytes a record
+ * (doc/FORMATS.md has the layout and the meaning of each op). Several
+ * records with the same start and end are one call (MPI_Waitall, one per
+ * request it completed; MPI_Sendrecv, its send and its receive). */
+typedef struct gpuprof__io_mpi_rec {
+    uint64_t start_ns, end_ns;
+    uint64_t bytes;
+    uint64_t request; /* nonblocking calls and their completions; 0 none */
+    uint64_t aux;     /* collectives: size << 32 | leader; INIT: world size */
+    uint32_t comm;
+    int32_t peer, tag;
+    uint8_t op, flags;
+} gpuprof__io_mpi_rec;
+
+/* A thread's MPI records (thread_seq `id`), in the order they came. */
+typedef struct gpuprof__io_trace_mpi {
+    uint32_t id;
+    gpuprof__io_mpi_rec *recs;
+    uint64_t count;
+    uint64_t cap_;
+} gpuprof__io_trace_mpi;
 
 /* DEP_RECORDS (since 1.3): what an operation of a CPU thread waits for or
  * marks, from gpuprof__op_dep, 32 bytes a record, held in a
@@ -103,6 +129,8 @@ typedef struct gpuprof__io_trace {
     gpuprof__io_trace_stream *deps; /* CPU threads' dependency notes (1.2;
                                        gpu 0, id: thread_seq) */
     uint32_t dep_stream_count;
+    gpuprof__io_trace_mpi *mpi; /* CPU threads' MPI calls (1.4) */
+    uint32_t mpi_count;
     gpuprof__io_trace_thread *threads;
     uint32_t thread_count;
     gpuprof__io_trace_merge *merges; /* MERGED chunks, in file order */
@@ -132,6 +160,10 @@ size_t gpuprof__io_trace_dep_records(uint8_t *out, uint32_t flags,
                                      uint32_t id,
                                      const gpuprof__io_trace_rec *r,
                                      uint32_t n);
+/* An MPI_RECORDS chunk of a CPU thread's MPI calls: out holds
+ * CHUNK_HEADER + n * MPI_RECORD bytes. */
+size_t gpuprof__io_trace_mpi_records(uint8_t *out, uint32_t id,
+                                     const gpuprof__io_mpi_rec *r, uint32_t n);
 /* A THREAD chunk (at most CHUNK_HEADER + 16 + 64 bytes); returns bytes. */
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name);
@@ -158,7 +190,8 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
 int gpuprof__io_trace_read_file(const char *path, gpuprof__io_trace **out,
                                 char *err, size_t errsize);
 /* Sorts every stream's records (and every op stream's) by start, then end,
- * then context, then correlation id. */
+ * then context, then correlation id; MPI records by start, then end (the
+ * records of one call keep their order). */
 void gpuprof__io_trace_sort(gpuprof__io_trace *t);
 void gpuprof__io_trace_free(gpuprof__io_trace *t);
 

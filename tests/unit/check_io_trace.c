@@ -160,7 +160,7 @@ START_TEST(corr_records)
     ck_assert_uint_eq(n, 32 + (32 + 2 * 32) * 2 + 32 + 24);
     /* The bytes of the GPU chunk, as doc/FORMATS.md has them. */
     const uint8_t *h = buf + GPUPROF_IO_TRACE_HEADER;
-    ck_assert_uint_eq(buf[10] | buf[11] << 8, 3); /* minor (1.3) */
+    ck_assert_uint_eq(buf[10] | buf[11] << 8, 4); /* minor (1.4) */
     ck_assert_uint_eq(h[4] | h[5] << 8, GPUPROF_IO_TRACE_CORR_RECORDS);
     ck_assert_uint_eq(h[4], 3);
     ck_assert_uint_eq(h[6], GPUPROF_IO_TRACE_GPU);
@@ -174,7 +174,7 @@ START_TEST(corr_records)
     ck_assert_uint_eq(r1[24], 3);
     ck_assert_uint_eq(r1[28], 0x10);
     gpuprof__io_trace *t = decode_ok(buf, n);
-    ck_assert_uint_eq(t->minor, 3);
+    ck_assert_uint_eq(t->minor, 4);
     ck_assert_uint_eq(t->chunks, 3);
     ck_assert_uint_eq(t->stream_count, 2);
     ck_assert_uint_eq(t->op_stream_count, 1);
@@ -355,6 +355,66 @@ START_TEST(dep_records)
 }
 END_TEST
 
+/* 1.4: a thread's MPI calls (MPI_RECORDS, type 6), 64-byte records with
+ * their fields where doc/FORMATS.md puts them, read back sorted by start
+ * (a call's events keep their times); a count that disagrees with the
+ * payload is damage like any other. */
+START_TEST(mpi_records)
+{
+    uint8_t buf[1024];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 77, 5);
+    gpuprof__io_mpi_rec m[3] = {
+        {500, 700, 0, 9, 0, 0, -1, -1, 6, 0},      /* a Wait, later */
+        {100, 200, 4096, 0, 0, 3, 2, 17, 2, 0},    /* a Send to 2 */
+        {300, 400, 8, 0, 3ull << 32 | 1, 5, -1, -1, 10, 0}}; /* Allreduce */
+    size_t at = off;
+    off += gpuprof__io_trace_mpi_records(buf + off, 4, m, 3);
+    ck_assert_uint_eq(off - at, 32 + 3 * 64);
+    const uint8_t *h = buf + at;
+    ck_assert_uint_eq(h[4] | h[5] << 8, GPUPROF_IO_TRACE_MPI_RECORDS);
+    ck_assert_uint_eq(h[4], 6);
+    ck_assert_uint_eq(h[12], 4); /* thread_seq */
+    ck_assert_uint_eq(h[16], 3); /* count */
+    const uint8_t *r = h + 32 + 64; /* the Send */
+    ck_assert_uint_eq(r[0], 100);
+    ck_assert_uint_eq(r[8], 200);
+    ck_assert_uint_eq(r[17], 0x10); /* bytes 4096 */
+    ck_assert_uint_eq(r[40], 3);    /* comm */
+    ck_assert_uint_eq(r[44], 2);    /* peer */
+    ck_assert_uint_eq(r[48], 17);   /* tag */
+    ck_assert_uint_eq(r[52], 2);    /* op */
+    ck_assert_uint_eq(h[32 + 24], 9); /* the Wait's request */
+    ck_assert_uint_eq(h[32 + 128 + 36], 3); /* the Allreduce's size */
+    gpuprof__io_trace *t = decode_ok(buf, off);
+    gpuprof__io_trace_sort(t);
+    ck_assert_uint_eq(t->mpi_count, 1);
+    ck_assert_uint_eq(t->mpi[0].id, 4);
+    ck_assert_uint_eq(t->mpi[0].count, 3);
+    const gpuprof__io_mpi_rec *x = t->mpi[0].recs;
+    ck_assert_uint_eq(x[0].start_ns, 100);
+    ck_assert_int_eq(x[0].peer, 2);
+    ck_assert_int_eq(x[0].tag, 17);
+    ck_assert_uint_eq(x[0].bytes, 4096);
+    ck_assert_uint_eq(x[1].op, 10);
+    ck_assert_uint_eq(x[1].aux, 3ull << 32 | 1);
+    ck_assert_int_eq(x[2].peer, -1);
+    ck_assert_uint_eq(x[2].request, 9);
+    gpuprof__io_trace_free(t);
+    uint8_t bad[1024];
+    memcpy(bad, buf, off);
+    bad[at + 16] = 2;
+    uint32_t crc = gpuprof__io_crc32c(0, bad + at, 28);
+    crc = gpuprof__io_crc32c(crc, bad + at + 32, 3 * 64);
+    for (int i = 0; i < 4; i++)
+        bad[at + 28 + i] = (uint8_t)(crc >> (8 * i));
+    t = decode_ok(bad, off);
+    ck_assert_uint_eq(t->mpi_count, 0);
+    ck_assert_uint_eq(t->ignored_bytes, off - at);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 /* MERGED chunks: thread 5's nodes 0-2 in one chunk, 3-4 in a later one
  * (written first: order does not matter), thread 2's node 0. */
 START_TEST(merged_maps)
@@ -408,6 +468,7 @@ int main(void)
 {
     const test_case cases[] = {
         {"dep_records", dep_records, 10},
+        {"mpi_records", mpi_records, 10},
         {"round_trip", round_trip, 10},
         {"torn_tail_every_byte", torn_tail_every_byte, 10},
         {"flips_detected", flips_detected, 30},

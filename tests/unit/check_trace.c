@@ -9,7 +9,9 @@
  * launch is one record on its thread (its placeholder, its correlation id),
  * and each device record finds exactly its launch by correlation id, also
  * for graph launches (several device records, one launch) spread over
- * several streams.
+ * several streams. MPI events (gpuprof_be_mpi_event, two channel items
+ * each): every field back as given, per thread, across chunks; invalid
+ * ones refused and not recorded.
  */
 #include <check.h>
 #include <pthread.h>
@@ -20,6 +22,7 @@
 #include <time.h>
 
 #include "backends/sim/sim.h"
+#include "gpuprof_backend.h"
 #include "core/internal.h"
 #include "core/trace.h"
 #include "io/io.h"
@@ -357,9 +360,96 @@ START_TEST(streams_opened_while_flushing)
 }
 END_TEST
 
+/* Thread k's MPI event i: fields that say who it is. */
+enum { M = 1500 }; /* more than one chunk's worth (1024) */
+static gpuprof_mpi_event mpi_ev(int k, int i)
+{
+    gpuprof_mpi_event e = GPUPROF_MPI_EVENT_INIT;
+    static const uint32_t ops[] = {GPUPROF_MPI_SEND, GPUPROF_MPI_ISEND,
+                                   GPUPROF_MPI_WAIT, GPUPROF_MPI_BARRIER};
+    e.op = ops[i % 4];
+    e.comm = i % 7 == 0 ? 0xFFFFFFFFu : (uint32_t)k;
+    e.peer = i % 5 == 0 ? -1 : i;
+    e.tag = i % 3 == 0 ? -1 : 3 * i;
+    e.bytes = 7ull * (uint64_t)i + ((uint64_t)k << 40);
+    e.request = e.op == GPUPROF_MPI_ISEND || e.op == GPUPROF_MPI_WAIT
+                    ? (uint64_t)i + 1
+                    : 0;
+    e.aux = (uint64_t)i << 32 | (uint32_t)k;
+    e.start_ns = 1000000ull * (uint64_t)k + 10ull * (uint64_t)i;
+    e.end_ns = e.start_ns + 5;
+    return e;
+}
+
+static void *mpi_thread(void *arg)
+{
+    int k = (int)(intptr_t)arg;
+    for (int i = 0; i < M; i++) {
+        gpuprof_mpi_event e = mpi_ev(k, i);
+        ck_assert_int_eq(gpuprof_be_mpi_event(&e), GPUPROF_OK);
+        if (i % 100 == 0) { /* regions between: other items on the channel */
+            gpuprof_region_begin("r");
+            gpuprof_region_end("r");
+        }
+    }
+    return NULL;
+}
+
+START_TEST(mpi_events)
+{
+    start(2);
+    gpuprof_mpi_event bad[5];
+    for (int j = 0; j < 5; j++)
+        bad[j] = mpi_ev(0, 1); /* an ISEND */
+    bad[0].op = 0;
+    bad[1].op = GPUPROF_MPI_OP_LAST + 1;
+    bad[2].end_ns = bad[2].start_ns - 1;
+    bad[3].request = 0;
+    bad[4].size = sizeof(gpuprof_mpi_event) - 8;
+    for (int j = 0; j < 5; j++)
+        ck_assert_int_eq(gpuprof_be_mpi_event(&bad[j]), GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_be_mpi_event(NULL), GPUPROF_E_INVALID);
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++)
+        pthread_create(&th[k], NULL, mpi_thread, (void *)(intptr_t)(k + 1));
+    for (int k = 0; k < 2; k++)
+        pthread_join(th[k], NULL);
+    char prof[1024], trace[1024], err[256];
+    paths(prof, trace, sizeof(prof));
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    ck_assert_uint_eq(t->minor, 4);
+    ck_assert_uint_eq(t->mpi_count, 2); /* the main thread recorded none */
+    for (uint32_t m = 0; m < t->mpi_count; m++) {
+        const gpuprof__io_trace_mpi *x = &t->mpi[m];
+        ck_assert_uint_eq(x->count, M);
+        int k = (int)(x->recs[0].aux & 0xFFFFFFFFu);
+        ck_assert(k == 1 || k == 2);
+        for (int i = 0; i < M; i++) {
+            gpuprof_mpi_event e = mpi_ev(k, i);
+            const gpuprof__io_mpi_rec *r = &x->recs[i];
+            ck_assert_uint_eq(r->start_ns, e.start_ns);
+            ck_assert_uint_eq(r->end_ns, e.end_ns);
+            ck_assert_uint_eq(r->bytes, e.bytes);
+            ck_assert_uint_eq(r->request, e.request);
+            ck_assert_uint_eq(r->aux, e.aux);
+            ck_assert_uint_eq(r->comm, e.comm);
+            ck_assert_int_eq(r->peer, e.peer);
+            ck_assert_int_eq(r->tag, e.tag);
+            ck_assert_uint_eq(r->op, e.op);
+            ck_assert_uint_eq(r->flags, 0);
+        }
+    }
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
+        {"mpi_events", mpi_events, 60},
         {"one_tracing_thread", one_tracing_thread, 60},
         {"three_tracing_threads", three_tracing_threads, 60},
         {"flush_mid_run", flush_mid_run, 60},

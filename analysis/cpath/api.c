@@ -83,7 +83,7 @@ static gpuprof_status timed(proc *p, const double *scale)
         return nomem();
     gpuprof_status st = cp_replay(g, scale, &p->tm);
     if (st == GPUPROF_OK)
-        st = cp_path(g, &p->tm, &p->path, &p->npath, p->on_path);
+        st = cp_path(g, &p->tm, scale, &p->path, &p->npath, p->on_path);
     return st;
 }
 

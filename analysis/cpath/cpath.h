@@ -110,7 +110,10 @@ enum {
 
 /* An edge into node dst (nodes: 2 * act for its start, + 1 for its end).
  * 8 bytes: graphs have millions. Its weight (ns at least between them) is
- * no field: path.c works it out from the measured times where needed. */
+ * no field: path.c works it out from the measured times where needed. An
+ * activity's own edge (start to end) and program order (the previous
+ * activity of its lane to its start) are no edges either: every node v has
+ * that one from v - 1, but a start of the first activity of a lane. */
 typedef struct cp_edge {
     uint32_t src : 28;
     uint32_t kind : 4;
@@ -206,7 +209,6 @@ void cp_rsweep_free(cp_rsweep *s);
 /* path.c: times and the critical path. */
 typedef struct cp_times {
     int64_t *t;        /* per node */
-    uint32_t *bind;    /* per node: its binding edge, UINT32_MAX none */
     uint64_t last;     /* the node that ends last */
 } cp_times;
 typedef struct cp_step {
@@ -218,11 +220,13 @@ typedef struct cp_step {
  * when the graph has a cycle. */
 gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm);
 void cp_times_free(cp_times *tm);
-/* The critical path, last step first reversed into time order; *n steps
- * (malloc'd). Each activity's time on the path also in on_path[act] when
- * not NULL. */
-gpuprof_status cp_path(const cp_graph *g, const cp_times *tm, cp_step **out,
-                       uint64_t *n, int64_t *on_path);
+/* The critical path of tm (replayed with `scale`), walked back along each
+ * node's binding edge (found again, not stored) and reversed into time
+ * order; *n steps (malloc'd). Each activity's time on the path also in
+ * on_path[act] when not NULL. */
+gpuprof_status cp_path(const cp_graph *g, const cp_times *tm,
+                       const double *scale, cp_step **out, uint64_t *n,
+                       int64_t *on_path);
 
 /* waits.c: wait states. */
 enum {

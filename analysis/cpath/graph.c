@@ -747,10 +747,8 @@ static gpuprof_status edges(build *b)
              i++) {
             if (g->act[i].end < g->act[i].start)
                 return corrupt(b, "an activity ends before it starts");
-            st = edge(g, S(i), E(i), CP_E_OWN);
-            if (st == GPUPROF_OK && i > l->first)
-                st = edge(g, E(i - 1), S(i), CP_E_ORDER);
-            if (st == GPUPROF_OK && g->act[i].call != CP_NONE)
+            /* own and program order edges: implicit (cpath.h cp_edge) */
+            if (g->act[i].call != CP_NONE)
                 st = edge(g, S(g->act[i].call), S(i), CP_E_LAUNCH);
         }
     }
@@ -847,9 +845,8 @@ static void shrink(cp_graph *g)
 
 /* Room for what the trace will most likely give at once, rather than by
  * doubling (each doubling copies everything so far): a call and the CPU
- * work before it per call, two pieces per region, the device work; per
- * activity its own edge and its order edge, a launch edge per device
- * work. */
+ * work before it per call, two pieces per region, the device work; a
+ * launch edge per device work and a wait per 8 calls. */
 static bool reserve(build *b)
 {
     uint64_t n = b->ngpu + 1;
@@ -862,7 +859,7 @@ static bool reserve(build *b)
     if (!grow((void **)&g->act, &cap, n, sizeof(cp_act)))
         return false;
     b->capact = cap;
-    return grow((void **)&g->edge, &g->capedge, 2 * n + b->ngpu,
+    return grow((void **)&g->edge, &g->capedge, b->ngpu + n / 16 + 64,
                 sizeof(cp_edge));
 }
 

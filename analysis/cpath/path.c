@@ -44,41 +44,70 @@ static bool waits(uint8_t kind)
            kind == CP_E_COLL;
 }
 
-/* What the measured weights of the edges into node v depend on: at a
- * start, the first edge from the latest source (`ref` its time); at an
- * end, the latest source of a wait (`ref`, INT64_MIN none). */
-typedef struct inputs {
-    int64_t tv, ws, ref;
-    uint64_t best;
-} inputs;
+/* Node v's inputs: first the edge from node v - 1 that the graph does not
+ * store (an activity's own edge into its end; program order into a start,
+ * unless the activity is the first of its lane), then its edges in the
+ * index. */
+typedef struct ins {
+    uint64_t v;
+    uint32_t imp, n; /* the implicit edge (0 or 1), all inputs */
+    const cp_edge *e;
+} ins;
 
-static inputs inputs_of(const cp_graph *g, uint64_t v)
+typedef struct input {
+    uint64_t src;
+    uint8_t kind;
+} input;
+
+static ins ins_of(const cp_graph *g, uint64_t v)
 {
-    inputs x = {t0(g, v), v % 2 ? t0(g, v - 1) : 0, INT64_MIN, UINT64_MAX};
-    for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++) {
-        const cp_edge *e = &g->edge[i];
-        int64_t s = t0(g, e->src);
-        if (v % 2 ? waits(e->kind) && s > x.ref : s > x.ref)
-            x.ref = s, x.best = i;
-    }
-    return x;
+    uint32_t imp = v % 2 || (v && g->act[v / 2 - 1].lane == g->act[v / 2].lane);
+    return (ins){v, imp, imp + g->in[v + 1] - g->in[v], &g->edge[g->in[v]]};
 }
 
-/* Edge i into node v as measured: into a start, the binding edge's gap
+static input ins_at(const ins *x, uint32_t k)
+{
+    if (k < x->imp)
+        return (input){x->v - 1, x->v % 2 ? CP_E_OWN : CP_E_ORDER};
+    const cp_edge *e = &x->e[k - x->imp];
+    return (input){e->src, e->kind};
+}
+
+/* What the measured weights of the inputs of node v depend on: at a
+ * start, the first input from the latest source (`ref` its time); at an
+ * end, the latest source of a wait (`ref`, INT64_MIN none). */
+typedef struct refs {
+    int64_t tv, ws, ref;
+    uint32_t best;
+} refs;
+
+static refs refs_of(const cp_graph *g, const ins *x)
+{
+    uint64_t v = x->v;
+    refs r = {t0(g, v), v % 2 ? t0(g, v - 1) : 0, INT64_MIN, UINT32_MAX};
+    for (uint32_t k = 0; k < x->n; k++) {
+        input in = ins_at(x, k);
+        int64_t s = t0(g, in.src);
+        if (v % 2 ? waits(in.kind) && s > r.ref : s > r.ref)
+            r.ref = s, r.best = k;
+    }
+    return r;
+}
+
+/* Input k of node v as measured: into a start, the binding input's gap
  * and a poll's, 0 for the others; into an end, every wait and the own edge
  * weigh the post after the latest of the waits' sources and its start (so
  * the latest binds and, replayed, each input moves the end only when it is
  * the latest: a wait for several streams, ranks or members), 0 for
  * others. */
-static int64_t measured_w(const cp_graph *g, const inputs *x, uint64_t v,
-                          uint64_t i)
+static int64_t measured_w(const cp_graph *g, const refs *r, uint64_t v,
+                          uint32_t k, input in)
 {
-    const cp_edge *e = &g->edge[i];
     if (v % 2 == 0)
-        return e->kind == CP_E_POLL || i == x->best ? x->tv - t0(g, e->src)
+        return in.kind == CP_E_POLL || k == r->best ? r->tv - t0(g, in.src)
                                                     : 0;
-    if (waits(e->kind) || e->kind == CP_E_OWN)
-        return x->tv - (x->ref > x->ws ? x->ref : x->ws);
+    if (waits(in.kind) || in.kind == CP_E_OWN)
+        return r->tv - (r->ref > r->ws ? r->ref : r->ws);
     return 0;
 }
 
@@ -94,31 +123,29 @@ static int rank(uint64_t v, uint8_t kind)
                                  : 1;
 }
 
-/* Node v's time from its inputs (all already timed). */
-static void settle(const cp_graph *g, const double *scale, cp_times *tm,
-                   uint64_t v)
+/* The input of node x->v that gives its time (*bt), its inputs timed in t
+ * (own edges' durations scaled by `scale`); UINT32_MAX when it has none. */
+static uint32_t binding(const cp_graph *g, const double *scale,
+                        const int64_t *t, const ins *x, int64_t *bt)
 {
-    if (g->in[v] == g->in[v + 1]) {
-        tm->t[v] = t0(g, v);
-        tm->bind[v] = UINT32_MAX;
-        return;
-    }
-    inputs x = inputs_of(g, v);
+    if (!x->n)
+        return UINT32_MAX;
+    uint64_t v = x->v;
+    refs r = refs_of(g, x);
     double f = scale && v % 2 ? scale[v / 2] : 1.0;
-    uint64_t best = UINT64_MAX;
-    int64_t bt = 0;
-    for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++) {
-        const cp_edge *e = &g->edge[i];
-        int64_t w = measured_w(g, &x, v, i);
-        if (e->kind == CP_E_OWN && f != 1.0)
+    uint32_t best = UINT32_MAX;
+    uint8_t bk = 0;
+    for (uint32_t k = 0; k < x->n; k++) {
+        input in = ins_at(x, k);
+        int64_t w = measured_w(g, &r, v, k, in);
+        if (in.kind == CP_E_OWN && f != 1.0)
             w = (int64_t)((double)w * f + 0.5);
-        int64_t t = tm->t[e->src] + w;
-        if (best == UINT64_MAX || t > bt ||
-            (t == bt && rank(v, e->kind) > rank(v, g->edge[best].kind)))
-            bt = t, best = i;
+        int64_t tk = t[in.src] + w;
+        if (best == UINT32_MAX || tk > *bt ||
+            (tk == *bt && rank(v, in.kind) > rank(v, bk)))
+            *bt = tk, best = k, bk = in.kind;
     }
-    tm->t[v] = bt;
-    tm->bind[v] = (uint32_t)best;
+    return best;
 }
 
 /* Depth-first visit state: two bits per node. */
@@ -127,7 +154,8 @@ static void settle(const cp_graph *g, const double *scale, cp_times *tm,
 #define MARK(m, v, b) ((m)[(v) / 32] |= (uint64_t)(b) << ((v) % 32 * 2))
 
 typedef struct frame {
-    uint32_t v, next; /* the node, its next input edge to visit */
+    ins x;
+    uint32_t next; /* its next input to visit */
 } frame;
 
 typedef struct dfs {
@@ -146,7 +174,7 @@ static bool dfs_push(dfs *d, const cp_graph *g, uint64_t v)
         d->f = f;
         d->cap = cap;
     }
-    d->f[d->n++] = (frame){(uint32_t)v, g->in[v]};
+    d->f[d->n++] = (frame){ins_of(g, v), 0};
     MARK(d->mark, v, 1u);
     return true;
 }
@@ -160,13 +188,17 @@ static gpuprof_status visit(const cp_graph *g, const double *scale,
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     while (d->n) {
         frame *f = &d->f[d->n - 1];
-        if (f->next == g->in[f->v + 1]) {
-            settle(g, scale, tm, f->v);
-            MARK(d->mark, f->v, 2u);
+        if (f->next == f->x.n) {
+            int64_t bt = 0;
+            uint64_t v = f->x.v;
+            tm->t[v] = binding(g, scale, tm->t, &f->x, &bt) == UINT32_MAX
+                           ? t0(g, v)
+                           : bt;
+            MARK(d->mark, v, 2u);
             d->n--;
             continue;
         }
-        uint64_t u = g->edge[f->next++].src;
+        uint64_t u = ins_at(&f->x, f->next++).src;
         if (!SEEN(d->mark, u)) {
             if (!dfs_push(d, g, u))
                 return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -187,10 +219,9 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
     uint64_t nn = 2 * (uint64_t)g->nact;
     memset(tm, 0, sizeof(*tm));
     tm->t = malloc((nn ? nn : 1) * sizeof(*tm->t));
-    tm->bind = malloc((nn ? nn : 1) * sizeof(*tm->bind));
     dfs d = {.mark = calloc(nn / 32 + 1, sizeof(uint64_t))};
     gpuprof_status st = GPUPROF_OK;
-    if (!tm->t || !tm->bind || !d.mark)
+    if (!tm->t || !d.mark)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint64_t v = 0; v < nn && st == GPUPROF_OK; v++)
         if (!SEEN(d.mark, v))
@@ -212,7 +243,6 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
 void cp_times_free(cp_times *tm)
 {
     free(tm->t);
-    free(tm->bind);
     memset(tm, 0, sizeof(*tm));
 }
 
@@ -234,8 +264,9 @@ static bool push(cp_step **s, uint64_t *n, uint64_t *cap, cp_step x)
     return true;
 }
 
-gpuprof_status cp_path(const cp_graph *g, const cp_times *tm, cp_step **out,
-                       uint64_t *n, int64_t *on_path)
+gpuprof_status cp_path(const cp_graph *g, const cp_times *tm,
+                       const double *scale, cp_step **out, uint64_t *n,
+                       int64_t *on_path)
 {
     *out = NULL;
     *n = 0;
@@ -243,18 +274,23 @@ gpuprof_status cp_path(const cp_graph *g, const cp_times *tm, cp_step **out,
     if (!g->nact)
         return GPUPROF_OK;
     uint64_t v = tm->last;
-    while (tm->bind[v] != UINT32_MAX) {
-        const cp_edge *e = &g->edge[tm->bind[v]];
-        int64_t d = tm->t[v] - tm->t[e->src];
+    for (;;) {
+        ins x = ins_of(g, v);
+        int64_t bt = 0;
+        uint32_t k = binding(g, scale, tm->t, &x, &bt);
+        if (k == UINT32_MAX)
+            break;
+        input e = ins_at(&x, k);
+        int64_t d = tm->t[v] - tm->t[e.src];
         /* An edge is its destination's time, but a launch's latency is
          * the launching call's (the call ran until the work started). */
-        uint32_t a = (uint32_t)((e->kind == CP_E_LAUNCH ? e->src : v) / 2);
+        uint32_t a = (uint32_t)((e.kind == CP_E_LAUNCH ? e.src : v) / 2);
         if (on_path)
             on_path[a] += d;
         if ((d > 0 || (*n && (*out)[*n - 1].act == a)) &&
-            !push(out, n, &cap, (cp_step){a, tm->t[e->src], tm->t[v]}))
+            !push(out, n, &cap, (cp_step){a, tm->t[e.src], tm->t[v]}))
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-        v = e->src;
+        v = e.src;
     }
     for (uint64_t i = 0; i < *n / 2; i++) { /* into time order */
         cp_step t = (*out)[i];

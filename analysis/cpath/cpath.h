@@ -60,7 +60,6 @@ enum {
 
 typedef struct cp_act {
     uint64_t start, end; /* as measured */
-    uint64_t corr;       /* calls and device work; 0 for CPU work */
     uint32_t lane;
     uint32_t context;    /* database context (CP_NONE: unknown) */
     uint32_t profile;    /* the thread's profile (device work: the launching

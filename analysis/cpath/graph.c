@@ -52,8 +52,8 @@ typedef struct corrmap {
 
 static bool map_init(corrmap *m, uint64_t n)
 {
-    uint64_t size = 64;
-    while (size < 2 * n)
+    uint64_t size = 64; /* at most 2/3 full */
+    while (size < n + n / 2)
         size *= 2;
     m->key = calloc(size, sizeof(*m->key));
     m->val = malloc(size * sizeof(*m->val));
@@ -102,9 +102,13 @@ typedef struct build {
     uint32_t nth;
     uint64_t capact, caplane, capnote, capmpi;
     corrmap calls;     /* call correlation id -> activity */
+    uint64_t *corr;    /* per activity: its correlation id (0: CPU work) */
+    uint64_t capcorr;
     uint64_t ngpu;     /* device work records */
     uint32_t *work_of; /* call -> its last device work */
-    uint64_t *launch;  /* per activity of a GPU lane: when it was launched */
+    uint64_t *launch;  /* per activity of a GPU lane (from gpu0 on, after
+                          the threads' lanes): when it was launched */
+    uint32_t gpu0;
 } build;
 
 /* The call with correlation id corr. Device work and notes mostly come in
@@ -115,7 +119,7 @@ static uint32_t call_of(const build *b, uint64_t corr, uint32_t *hint)
 {
     const cp_graph *g = b->g;
     for (uint32_t k = *hint; k < g->nact && k < *hint + 4; k++)
-        if (g->act[k].corr == corr && g->act[k].kind == CP_CALL && corr) {
+        if (b->corr[k] == corr && g->act[k].kind == CP_CALL && corr) {
             *hint = k + 1;
             return k;
         }
@@ -130,14 +134,17 @@ static gpuprof_status nomem(void)
     return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
 }
 
-static gpuprof_status add_act(build *b, cp_act a)
+static gpuprof_status add_act(build *b, cp_act a, uint64_t corr)
 {
     cp_graph *g = b->g;
     uint64_t cap = b->capact;
-    if (!grow((void **)&g->act, &cap, (uint64_t)g->nact + 1, sizeof(cp_act)))
+    if (!grow((void **)&g->act, &cap, (uint64_t)g->nact + 1, sizeof(cp_act)) ||
+        !grow((void **)&b->corr, &b->capcorr, (uint64_t)g->nact + 1,
+              sizeof(*b->corr)))
         return nomem();
     b->capact = cap;
     a.call = a.note = CP_NONE;
+    b->corr[g->nact] = corr;
     g->act[g->nact++] = a;
     return GPUPROF_OK;
 }
@@ -273,9 +280,12 @@ static gpuprof_status work(build *b, cp_lane *l, cp_rsweep *s, uint64_t a,
             prev->end == a) {
             prev->end = nb;
         } else {
-            gpuprof_status st = add_act(b, (cp_act){a, nb, 0, l - g->lane, ctx,
-                                                    l->profile, 0, 0, 0,
-                                                    CP_WORK, 0});
+            gpuprof_status st = add_act(
+                b,
+                (cp_act){.start = a, .end = nb, .lane = l - g->lane,
+                         .context = ctx, .profile = l->profile,
+                         .kind = CP_WORK},
+                0);
             if (st != GPUPROF_OK)
                 return st;
             l->n++;
@@ -339,8 +349,11 @@ static gpuprof_status mpi_call(build *b, cp_lane *l, cp_rsweep *s,
                                 g->process, UINT16_MAX);
     cp_sweep_to(s, cs);
     uint32_t ctx = s->depth ? s->r[s->stack[s->depth - 1]].context : 0;
-    gpuprof_status st = add_act(b, (cp_act){cs, ce, 0, l - g->lane, ctx,
-                                            l->profile, 0, 0, 0, CP_MPI, 0});
+    gpuprof_status st = add_act(
+        b,
+        (cp_act){.start = cs, .end = ce, .lane = l - g->lane, .context = ctx,
+                 .profile = l->profile, .kind = CP_MPI},
+        0);
     if (st != GPUPROF_OK)
         return st;
     l->n++;
@@ -416,9 +429,12 @@ static gpuprof_status api_call(build *b, cp_lane *l, const thread_in *t,
 {
     uint64_t corr = db_get64(q + 16);
     uint32_t ctx = db_get32(q + 24);
-    gpuprof_status st = add_act(b, (cp_act){cs, ce, corr, l - b->g->lane,
-                                            ctx == UINT32_MAX ? 0 : ctx,
-                                            t->profile, 0, 0, 0, CP_CALL, 0});
+    gpuprof_status st = add_act(
+        b,
+        (cp_act){.start = cs, .end = ce, .lane = l - b->g->lane,
+                 .context = ctx == UINT32_MAX ? 0 : ctx,
+                 .profile = t->profile, .kind = CP_CALL},
+        corr);
     if (st != GPUPROF_OK)
         return st;
     l->n++;
@@ -484,11 +500,14 @@ static gpuprof_status gpu_lanes(build *b)
             uint64_t corr = db_get64(q + 16);
             uint32_t call = call_of(b, corr, &hint), ctx = db_get32(q + 24);
             gpuprof_status st = add_act(
-                b, (cp_act){db_get64(q), db_get64(q + 8), corr, li,
-                            ctx == UINT32_MAX ? 0 : ctx,
-                            call == CP_NONE ? CP_NONE
-                                            : b->g->act[call].profile,
-                            0, 0, 0, CP_GPU, 0});
+                b,
+                (cp_act){.start = db_get64(q), .end = db_get64(q + 8),
+                         .lane = li, .context = ctx == UINT32_MAX ? 0 : ctx,
+                         .profile = call == CP_NONE
+                                        ? CP_NONE
+                                        : b->g->act[call].profile,
+                         .kind = CP_GPU},
+                corr);
             if (st != GPUPROF_OK)
                 return st;
             b->g->act[b->g->nact - 1].call = call;
@@ -559,7 +578,7 @@ static uint32_t last_before(const build *b, uint32_t li, uint64_t t)
     uint32_t lo = 0, hi = l->n; /* first launched at or after t */
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (b->launch[l->first + mid] < t)
+        if (b->launch[l->first + mid - b->gpu0] < t)
             lo = mid + 1;
         else
             hi = mid;
@@ -810,7 +829,7 @@ gpuprof_status cp_graph_index(cp_graph *g)
 static gpuprof_status launches(build *b)
 {
     cp_graph *g = b->g;
-    b->launch = malloc(((size_t)g->nact + 1) * sizeof(*b->launch));
+    b->launch = malloc(((size_t)(g->nact - b->gpu0) + 1) * sizeof(*b->launch));
     b->work_of = malloc(((size_t)g->nact + 1) * sizeof(*b->work_of));
     if (!b->launch || !b->work_of)
         return nomem();
@@ -823,7 +842,7 @@ static gpuprof_status launches(build *b)
             const cp_act *a = &g->act[i];
             uint64_t t = a->call != CP_NONE ? g->act[a->call].start : a->start;
             m = t > m ? t : m;
-            b->launch[i] = m;
+            b->launch[i - b->gpu0] = m;
             if (a->call != CP_NONE)
                 b->work_of[a->call] = i;
         }
@@ -856,7 +875,8 @@ static bool reserve(build *b)
         return true; /* refused later, by count */
     uint64_t cap = b->capact;
     cp_graph *g = b->g;
-    if (!grow((void **)&g->act, &cap, n, sizeof(cp_act)))
+    if (!grow((void **)&g->act, &cap, n, sizeof(cp_act)) ||
+        !grow((void **)&b->corr, &b->capcorr, n, sizeof(*b->corr)))
         return false;
     b->capact = cap;
     return grow((void **)&g->edge, &g->capedge, b->ngpu + n / 16 + 64,
@@ -879,10 +899,13 @@ gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
         st = nomem();
     for (uint32_t i = 0; i < b.nth && st == GPUPROF_OK; i++)
         st = cpu_lane(&b, &b.th[i]);
+    b.gpu0 = g->nact;
     if (st == GPUPROF_OK)
         st = gpu_lanes(&b);
     if (st == GPUPROF_OK)
         st = notes(&b);
+    free(b.corr); /* what each phase no longer needs, before the next */
+    b.corr = NULL;
     if (st == GPUPROF_OK && 2 * (uint64_t)g->nact >= CP_MAX_NODES)
         st = gpuprof__an_fail(GPUPROF_E_LIMIT, "process %u: %u activities, "
                               "more than the analysis takes (%u)", process,
@@ -891,14 +914,14 @@ gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
         st = launches(&b);
     if (st == GPUPROF_OK)
         st = edges(&b);
-    if (st == GPUPROF_OK)
-        st = cp_graph_index(g);
-    if (st == GPUPROF_OK) /* give back what growing by doubling left */
-        shrink(g);
     map_free(&b.calls);
     free(b.th);
     free(b.work_of);
     free(b.launch);
+    if (st == GPUPROF_OK) /* give back what growing by doubling left */
+        shrink(g);
+    if (st == GPUPROF_OK)
+        st = cp_graph_index(g);
     if (st != GPUPROF_OK)
         cp_graph_free(g);
     return st;

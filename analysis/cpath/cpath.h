@@ -171,6 +171,9 @@ typedef struct cp_graph {
 gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
                               cp_graph *g);
 void cp_graph_free(cp_graph *g);
+/* Frees what only the wait states read (notes, dependencies): after
+ * cp_waits and cp_mpi_waits, before the replay. */
+void cp_graph_drop_waits(cp_graph *g);
 /* Edges sorted by their destination again, with each node's first (after
  * edges were added). */
 gpuprof_status cp_graph_index(cp_graph *g);

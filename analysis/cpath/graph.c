@@ -939,6 +939,16 @@ void cp_graph_free(cp_graph *g)
     memset(g, 0, sizeof(*g));
 }
 
+void cp_graph_drop_waits(cp_graph *g)
+{
+    free(g->note);
+    free(g->dep);
+    g->note = NULL;
+    g->dep = NULL;
+    g->nnote = 0;
+    g->ndep = g->capdep = 0;
+}
+
 gpuprof_status cp_edge_add(cp_graph *g, uint32_t src, uint32_t dst,
                            uint8_t kind)
 {

@@ -155,8 +155,9 @@ typedef struct cp_graph {
     uint32_t nnote;
     cp_edge *edge; /* sorted by dst after cp_graph_build */
     uint64_t nedge, capedge;
-    uint32_t *in; /* per node: its first edge in `edge`; [2 * nact] = nedge
-                     (edges < 4G: graph.c) */
+    uint32_t *in; /* per activity: its first edge in `edge` (those into its
+                     start, then those into its end); [nact] = nedge (edges
+                     < 4G: graph.c) */
     cp_dep *dep;
     uint64_t ndep, capdep;
     cp_mpi *mpi; /* MPI calls' events, by call */

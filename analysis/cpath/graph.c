@@ -787,7 +787,7 @@ static gpuprof_status edges(build *b)
 
 /* Edges sorted by their destination, in place (a counting sort's places,
  * then the permutation's cycles: 4 bytes an edge more, not a copy), with
- * each node's first. */
+ * each activity's first (into its start, then into its end). */
 gpuprof_status cp_graph_index(cp_graph *g)
 {
     free(g->in);
@@ -796,21 +796,19 @@ gpuprof_status cp_graph_index(cp_graph *g)
     if (g->nedge >= UINT32_MAX)
         return gpuprof__an_fail(GPUPROF_E_LIMIT, "process %u: more than "
                                 "4G dependencies", g->process);
-    g->in = calloc(nn + 1, sizeof(*g->in));
+    uint32_t *at = calloc(nn + 1, sizeof(*at)); /* per node, while sorting */
     uint32_t *to = malloc((g->nedge ? g->nedge : 1) * sizeof(*to));
-    if (!g->in || !to) {
+    if (!at || !to) {
+        free(at);
         free(to);
         return nomem();
     }
     for (uint64_t i = 0; i < g->nedge; i++)
-        g->in[g->edge[i].dst + 1]++;
+        at[g->edge[i].dst + 1]++;
     for (uint64_t v = 0; v < nn; v++)
-        g->in[v + 1] += g->in[v];
-    for (uint64_t i = 0; i < g->nedge; i++) /* places; in[] restored below */
-        to[i] = g->in[g->edge[i].dst]++;
-    for (uint64_t v = nn; v > 0; v--)
-        g->in[v] = g->in[v - 1];
-    g->in[0] = 0;
+        at[v + 1] += at[v];
+    for (uint64_t i = 0; i < g->nedge; i++)
+        to[i] = at[g->edge[i].dst]++;
     for (uint64_t i = 0; i < g->nedge; i++)
         while (to[i] != i) {
             uint32_t j = to[i];
@@ -821,6 +819,13 @@ gpuprof_status cp_graph_index(cp_graph *g)
             to[j] = j;
         }
     free(to);
+    /* at[v] is now the end of node v's edges: activity a's first is the
+     * end of node 2a - 1's */
+    for (uint64_t a = 1; a <= g->nact; a++) /* 2a - 1 >= a: not yet written */
+        at[a] = at[2 * a - 1];
+    at[0] = 0;
+    uint32_t *in = realloc(at, ((uint64_t)g->nact + 1) * sizeof(*in));
+    g->in = in ? in : at;
     return GPUPROF_OK;
 }
 

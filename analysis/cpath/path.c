@@ -61,8 +61,16 @@ typedef struct input {
 
 static ins ins_of(const cp_graph *g, uint64_t v)
 {
-    uint32_t imp = v % 2 || (v && g->act[v / 2 - 1].lane == g->act[v / 2].lane);
-    return (ins){v, imp, imp + g->in[v + 1] - g->in[v], &g->edge[g->in[v]]};
+    uint64_t a = v / 2;
+    uint32_t imp = v % 2 || (v && g->act[a - 1].lane == g->act[a].lane);
+    uint32_t lo = g->in[a], hi = g->in[a + 1], mid = lo;
+    while (mid < hi && g->edge[mid].dst == 2 * a) /* into its start first */
+        mid++;
+    if (v % 2)
+        lo = mid;
+    else
+        hi = mid;
+    return (ins){v, imp, imp + hi - lo, &g->edge[lo]};
 }
 
 static input ins_at(const ins *x, uint32_t k)

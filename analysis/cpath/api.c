@@ -17,10 +17,11 @@
 #include "cpath.h"
 #include "table.h"
 
-/* Metric cells (table.h), and cells summed by (profile, context) as they
- * come: the table adds a key's cells in the order given, so summing them
- * here first in that order gives it the same sums, without a cell per
- * activity. */
+/* Metric cells (table.h); for integer values (ns on the path) summed by
+ * (profile, context) as they come (the sums are exact in any order, so
+ * the table's are the same), without a cell per activity. Fractional ones
+ * (idleness blame) stay a cell per activity: the table's sums depend on
+ * their order. */
 typedef struct cells {
     gpuprof__an_cell *c;
     uint64_t n, cap;
@@ -32,8 +33,8 @@ typedef struct shared {
     cp_graph g;
     cp_wait *w;
     uint64_t nw;
-    double *idle; /* per activity, until summed into idle_cells */
-    cells idle_cells;
+    double *idle; /* per activity, until its cells are made */
+    cells idle_cells; /* a cell per activity with idleness blame */
     int refs;
 } shared;
 
@@ -154,13 +155,16 @@ static uint32_t profile_of(const cp_graph *g, uint32_t a)
     return p == CP_NONE ? g->lane[g->act[a].lane].process : p;
 }
 
-/* Per-activity values (idle as double, or on_path) summed into v. */
+/* Per-activity values into v: idle a cell each (but zeros), on_path
+ * summed by key. */
 static gpuprof_status sum_cells(const cp_graph *g, const double *idle,
                                 const int64_t *on_path, cells *v)
 {
     for (uint32_t a = 0; a < g->nact; a++)
-        if (!keyed_add(v, profile_of(g, a), g->act[a].context,
-                       idle ? idle[a] : (double)on_path[a]))
+        if (idle ? idle[a] != 0 && !cell_add(v, profile_of(g, a),
+                                             g->act[a].context, idle[a])
+                 : !keyed_add(v, profile_of(g, a), g->act[a].context,
+                              (double)on_path[a]))
             return nomem();
     free(v->slot); /* summed: no more keys */
     v->slot = NULL;

@@ -172,21 +172,92 @@ static gpuprof_status sum_cells(const cp_graph *g, const double *idle,
     return GPUPROF_OK;
 }
 
+/* The walk's time per activity into cells by key, each activity's total
+ * at once (a total of 0 makes no cell, as with an array per activity):
+ * an activity's edges come one after another, so its total is known when
+ * the next one's begin. One met again (`seen`) sends the walk round once
+ * more into an array per activity. */
+typedef struct walk {
+    const cp_graph *g;
+    cells *v;
+    uint64_t *seen; /* a bit per activity: its total given */
+    uint32_t act;
+    int64_t sum;
+    bool any, again, nomem;
+} walk;
+
+static void flush(walk *w)
+{
+    if (!w->any)
+        return;
+    w->any = false;
+    if (w->seen[w->act / 64] >> (w->act % 64) & 1)
+        w->again = true;
+    w->seen[w->act / 64] |= 1ull << (w->act % 64);
+    if (!keyed_add(w->v, profile_of(w->g, w->act), w->g->act[w->act].context,
+                   (double)w->sum))
+        w->nomem = true;
+}
+
+static void spent_run(void *arg, uint32_t act, int64_t ns)
+{
+    walk *w = arg;
+    if (w->any && act != w->act)
+        flush(w);
+    if (!w->any) {
+        w->act = act;
+        w->sum = 0;
+        w->any = true;
+    }
+    w->sum += ns;
+}
+
+static void spent_array(void *arg, uint32_t act, int64_t ns)
+{
+    ((int64_t *)arg)[act] += ns;
+}
+
+/* The walk again, its time per activity in an array first. */
+static gpuprof_status walk_again(proc *p, const double *scale)
+{
+    const cp_graph *g = &p->s->g;
+    free(p->path);
+    free(p->path_cells.c);
+    free(p->path_cells.slot);
+    p->path = NULL;
+    p->npath = 0;
+    p->path_cells = (cells){0};
+    int64_t *on_path = calloc(g->nact ? g->nact : 1, sizeof(*on_path));
+    gpuprof_status st =
+        on_path ? cp_path(g, &p->tm, scale, &p->path, &p->npath, spent_array,
+                          on_path)
+                : nomem();
+    if (st == GPUPROF_OK)
+        st = sum_cells(g, NULL, on_path, &p->path_cells);
+    free(on_path);
+    return st;
+}
+
 /* Times and the critical path of p (scale NULL: as measured). */
 static gpuprof_status timed(proc *p, const double *scale)
 {
     const cp_graph *g = &p->s->g;
     gpuprof_status st = cp_replay(g, scale, &p->tm);
-    int64_t *on_path = NULL;
-    if (st == GPUPROF_OK &&
-        !(on_path = calloc(g->nact ? g->nact : 1, sizeof(*on_path))))
+    walk w = {g, &p->path_cells, calloc(g->nact / 64 + 1, sizeof(uint64_t)),
+              0, 0, false, false, false};
+    if (st == GPUPROF_OK && !w.seen)
         st = nomem();
     if (st == GPUPROF_OK)
-        st = cp_path(g, &p->tm, scale, &p->path, &p->npath, on_path);
+        st = cp_path(g, &p->tm, scale, &p->path, &p->npath, spent_run, &w);
     if (st == GPUPROF_OK)
-        st = sum_cells(g, NULL, on_path, &p->path_cells);
-    free(on_path);
-    return st;
+        flush(&w);
+    free(w.seen);
+    free(p->path_cells.slot); /* summed: no more keys */
+    p->path_cells.slot = NULL;
+    p->path_cells.mask = 0;
+    if (st == GPUPROF_OK && w.nomem)
+        st = nomem();
+    return st == GPUPROF_OK && w.again ? walk_again(p, scale) : st;
 }
 
 /* A process's graph with its GPU wait states and idleness blame; without

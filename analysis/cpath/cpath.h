@@ -225,11 +225,13 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm);
 void cp_times_free(cp_times *tm);
 /* The critical path of tm (replayed with `scale`), walked back along each
  * node's binding edge (found again, not stored) and reversed into time
- * order; *n steps (malloc'd). Each activity's time on the path also in
- * on_path[act] when not NULL. */
+ * order; *n steps (malloc'd). Each edge's time as it is walked, to the
+ * activity it counts for, also given to spent(arg, act, ns) when not
+ * NULL (an activity's edges mostly one after another). */
 gpuprof_status cp_path(const cp_graph *g, const cp_times *tm,
                        const double *scale, cp_step **out, uint64_t *n,
-                       int64_t *on_path);
+                       void (*spent)(void *arg, uint32_t act, int64_t ns),
+                       void *arg);
 
 /* waits.c: wait states. */
 enum {

@@ -274,7 +274,8 @@ static bool push(cp_step **s, uint64_t *n, uint64_t *cap, cp_step x)
 
 gpuprof_status cp_path(const cp_graph *g, const cp_times *tm,
                        const double *scale, cp_step **out, uint64_t *n,
-                       int64_t *on_path)
+                       void (*spent)(void *arg, uint32_t act, int64_t ns),
+                       void *arg)
 {
     *out = NULL;
     *n = 0;
@@ -293,8 +294,8 @@ gpuprof_status cp_path(const cp_graph *g, const cp_times *tm,
         /* An edge is its destination's time, but a launch's latency is
          * the launching call's (the call ran until the work started). */
         uint32_t a = (uint32_t)((e.kind == CP_E_LAUNCH ? e.src : v) / 2);
-        if (on_path)
-            on_path[a] += d;
+        if (spent)
+            spent(arg, a, d);
         if ((d > 0 || (*n && (*out)[*n - 1].act == a)) &&
             !push(out, n, &cap, (cp_step){a, tm->t[e.src], tm->t[v]}))
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");

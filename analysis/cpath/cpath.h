@@ -12,9 +12,9 @@
  *              stream, launches, blocking and polling synchronization,
  *              stream waits for events, the legacy default stream; plus
  *              the list of dependencies the wait-state rules read
- *   path.c     node times (replayed in topological order), the binding
- *              edge of each node and the critical path walked back from
- *              the process's last node
+ *   path.c     node times (replayed depth first along input edges), and
+ *              the critical path walked back from the process's last node
+ *              along each node's binding edge
  *   waits.c    wait states and blame from the dependencies (seed 004 §3)
  *   idle.c     GPU idleness blame (seed 000 §7.2)
  *   project.c  speedup rules and the replay with chosen activities faster
@@ -26,6 +26,40 @@
  *   messages.c libgpuprof-pmpi.so): their graphs joined into one by
  *              message and collective edges, so the path crosses ranks
  *              (seed 004 §4.1, "hybrid EDG")
+ *
+ * Where the bytes go (tests/bench/bench_cpath.c: 575,001 trace.db records,
+ * one thread on 4 streams: 775,001 activities, 1,550,002 nodes; massif
+ * and the peak RSS; before -> after the memory work of issue 16):
+ *   trace.db, read whole by the database   18.4 MB (32 bytes a record)
+ *   activities (cp_act, 48 -> 40 bytes)   37.2 -> 31.0 MB (no correlation
+ *                                          id: the build keeps its own)
+ *   edges (16 -> 8 bytes, 1,818,746 ->    29.1 -> 2.1 MB (no weight:
+ *     268,749: own and program-order       path.c works it out; own and
+ *     edges implicit)                      program order implicit)
+ *   edge index (per node 8 -> per          12.4 -> 3.1 MB
+ *     activity 4 bytes)
+ *   node times (8 bytes a node)            12.4 MB
+ *   binding edges (4 bytes a node)          6.2 -> 0 (found again on the
+ *                                          walk back)
+ *   replay scratch: order, out-edge        32.1 -> 0.4 MB (depth first
+ *     index and list, in-degrees, fill     along input edges, 2 bits a
+ *     positions                            node and its stack)
+ *   idleness blame (8 bytes an activity)    6.2 -> 3.6 MB (a cell for each
+ *                                          of the 225,001 with blame)
+ *   time on the path (8 bytes an act.)      6.2 -> 0 (summed by key as
+ *                                          the walk goes)
+ *   path steps (24 bytes)                  13.8 MB (575,001: the path runs
+ *                                          through the host)
+ *   notes (2.1), dependencies (1.5)         kept -> freed before the replay
+ *   build scratch: call map 12.6 -> 6.3 (at most 2/3 full), launch times
+ *     6.2 -> 1.6 (device work only), correlation ids 6.2 (out of cp_act;
+ *     freed after the notes), last work 3.1; freed before the index is
+ *     sorted (6.2 a node while sorting + 1.1, was 7.3 + the index)
+ *   wait states 1.5 MB; strings none (names come from the database when
+ *   reported); regions: one thread's at a time, while its lane is built.
+ * Peak RSS 169 -> 99 MB (cpath_peak_rss_mb 294 -> 172 per million
+ * records), at the walk back; about 14 MB of it is glibc heap left free by
+ * the build's scratch (malloc_trim would return it; a library must not).
  */
 #ifndef GPUPROF_AN_CPATH_H
 #define GPUPROF_AN_CPATH_H

@@ -375,7 +375,8 @@ gpuprof_an_analysis_set_progress(gpuprof_an_analysis *a,
 /* Called with a one-line message, naming the file, for what the analysis
  * uses only in part: a damaged or empty trace (the bytes it ignores, as
  * `gpuprof dump` says them), a trace stream of a thread its profile does
- * not hold. On the thread that runs the analysis (each rank's, with
+ * not hold; once, PC samples of GPU binaries that stay instruction lines
+ * because nvdisasm was not found (a note). On the thread that runs the analysis (each rank's, with
  * several). NULL: none. Since 0.1. */
 typedef void (*gpuprof_an_warning_fn)(const char *message, void *user);
 GPUPROF_AN_API gpuprof_status
@@ -511,7 +512,10 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_topdown(
 /* Folded stacks of `metric` for flame graphs: one line per context with a
  * non-zero exclusive sum over profiles, "root-most;...;context value"
  * (whole paths at any depth; a context whose name is empty is "<context
- * N>"); the lines re-sum to the whole. `flags` must be 0. Since 0.1. */
+ * N>"); the lines re-sum to the whole. `flags` must be 0.
+ * GPUPROF_E_INVALID for a metric flagged GPUPROF_AN_METRIC_ODD or
+ * GPUPROF_AN_METRIC_NO_INCLUSIVE (a flame graph sums it over subtrees).
+ * Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
     const gpuprof_an_db *db, FILE *out, const char *metric, uint32_t flags);
 
@@ -625,14 +629,24 @@ typedef enum gpuprof_an_view {
  * exclusive sum, then the name indented by depth; rows sorted by the first
  * metric's inclusive (or exclusive, GPUPROF_AN_VIEW_SORT_EXCLUSIVE) sum,
  * largest first, those under `min_share` (0..1) of the whole left out with
- * what lies beneath them; `max_depth` levels (0: all). Since 0.1. */
+ * what lies beneath them; `max_depth` levels (0: all). Metrics their
+ * backend flagged (gpuprof_an_db_metric_flags): an odd sum's values are
+ * its means over its count metric (the row's value / the row's count,
+ * each variant over its own), with no share; a metric without meaningful
+ * inclusive values shows "-" for them, with no share, and when it is the
+ * first, rows are sorted by exclusive values (a row is still left out when
+ * nothing beneath it has a value); the threshold applies to neither.
+ * Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
     const gpuprof_an_db *db, FILE *out, gpuprof_an_view view,
     const char *const *metrics, uint32_t nmetrics, double min_share,
     uint32_t max_depth, uint32_t flags);
 /* The thread-centric view: context `c`'s inclusive and exclusive values of
  * `metric` in every profile that has one (host, rank, pid, tid, thread),
- * then the statistics over them. `flags` must be 0. Since 0.1. */
+ * then the statistics over them (flagged metrics as in
+ * gpuprof_an_db_print_view: an odd sum's values and statistic are its
+ * means; without meaningful inclusive values "-", the profiles with an
+ * exclusive value and their statistics). `flags` must be 0. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
     const gpuprof_an_db *db, FILE *out, uint32_t c, const char *metric,
     uint32_t flags);
@@ -646,8 +660,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
  * "M (min)", "M (mean)", "M (max)" and "M (min) (inc)", "M (mean) (inc)",
  * "M (max) (inc)": the statistics of each variant over the profiles with a
  * non-zero value there (gpuprof_an_db_stat MIN, MEAN, MAX; 0 where none
- * has one). A context whose name is empty is named "<context N>".
- * Numbers are the shortest text that reads back as the same double;
+ * has one). A metric flagged GPUPROF_AN_METRIC_ODD gives its means over
+ * its count metric instead (a context's sum over the count's, and the
+ * statistics of the profiles' means); one flagged
+ * GPUPROF_AN_METRIC_NO_INCLUSIVE has no "(inc)" fields. A context whose
+ * name is empty is named "<context N>". Numbers are the shortest text that reads back as the same double;
  * strings are valid UTF-8. The tree is walked without recursion (any
  * depth), in O(contexts x metrics) time plus one pass over each context's
  * values when there are derived metrics. `flags` must be 0. Errors:
@@ -680,7 +697,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet_metrics(
  * (inc)") and the context's statistics over profiles as in
  * gpuprof_an_db_export_hatchet ("M (min)", "M (mean)", "M (max)", "M (min)
  * (inc)", "M (mean) (inc)", "M (max) (inc)"; the same on each row of a
- * context). Fields holding a comma, quote or line break are quoted. Each
+ * context; flagged metrics as there: odd sums as the profile's mean, no
+ * "(inc)" columns without meaningful inclusive values). Fields holding a
+ * comma, quote or line break are quoted. Each
  * context's values are read once from cct.db (twice with derived
  * metrics): the time is O(values + rows x metrics), not O(contexts x
  * profiles). `flags`, errors and threads as for

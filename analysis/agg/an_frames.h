@@ -39,6 +39,8 @@ typedef struct an_structure {
     uint32_t nlvl, caplvl;
     gpuprof__an_cubin *cubins; /* GPU binaries opened */
     gpuprof__an_gcct *gcct;    /* GPU binaries listed by nvdisasm */
+    gpuprof_an_warning_fn warn; /* the analysis's warnings (NULL: none) */
+    void *warn_user;
 } an_structure;
 
 /* The structure of frame (module: strtab offset of `path`, offset); NULL

@@ -7,6 +7,9 @@
  * (plus, for what no path accounts for, its plain lines beneath the
  * kernel). Cubins are listed once per analysis (nvdisasm, or the listing
  * GPUPROF_NVDISASM names); one that cannot be listed is not tried again.
+ * Without nvdisasm the analysis's warning callback gets one note, at the
+ * first kernel with PC samples of a cubin: what was looked for and what
+ * is lost (the instructions stay lines beneath their kernels).
  * Everything here is deterministic: pass 2 and the ranks make the same
  * contexts again.
  */
@@ -32,12 +35,34 @@ typedef struct gbin {
 struct gpuprof__an_gcct {
     gbin *bin;
     uint32_t n, cap;
+    bool told; /* the note that nvdisasm is missing was given */
 };
+
+/* Once per analysis: nvdisasm was not found (the first time a cubin with
+ * PC samples could not be listed for want of it). */
+static void tell_no_nvdisasm(const an_structure *x, gpuprof__an_gcct *c,
+                             const char *cubin)
+{
+    char tool[4096], why[512], msg[5120];
+    if (c->told || !x->warn ||
+        gpuprof__sass_find_nvdisasm(tool, sizeof(tool), why, sizeof(why)))
+        return;
+    c->told = true;
+    snprintf(msg, sizeof(msg),
+             "note: %s: the PC samples of GPU binaries (first %s) stay "
+             "instruction lines beneath their kernels, and no GPU calling "
+             "contexts (device functions, their call paths, loops) are "
+             "built; set GPUPROF_NVDISASM or CUDA_HOME to the CUDA "
+             "toolkit's nvdisasm and analyze again",
+             why, cubin);
+    x->warn(msg, x->warn_user);
+}
 
 /* The listing of the cubin at `path`, listed the first time; NULL when it
  * cannot be (or out of memory: *nomem). */
-static gbin *bin_get(gpuprof__an_gcct **cp, const char *path, bool *nomem)
+static gbin *bin_get(an_structure *x, const char *path, bool *nomem)
 {
+    gpuprof__an_gcct **cp = &x->gcct;
     if (!*cp && !(*cp = calloc(1, sizeof(**cp))))
         return *nomem = true, NULL;
     gpuprof__an_gcct *c = *cp;
@@ -53,8 +78,12 @@ static gbin *bin_get(gpuprof__an_gcct **cp, const char *path, bool *nomem)
     c->n++;
     size_t len = strlen(path);
     /* Only cubins are listed (an OpenCL binary is no CUDA ELF). */
-    if (len < 6 || strcmp(path + len - 6, ".cubin") ||
-        gpuprof__sass_open(path, &g->b) != GPUPROF_OK)
+    if (len < 6 || strcmp(path + len - 6, ".cubin"))
+        return g->b = NULL, NULL;
+    gpuprof_status st = gpuprof__sass_open(path, &g->b);
+    if (st == GPUPROF_E_NOTFOUND)
+        tell_no_nvdisasm(x, c, path);
+    if (st != GPUPROF_OK)
         return g->b = NULL, NULL;
     if (!(g->samples = calloc(g->b->ninsn + 1, sizeof(double)))) {
         gpuprof__sass_free(g->b);
@@ -354,7 +383,7 @@ static bool kernel_bin(kjob *j, bool *nomem)
     const char *bin = gpuprof__io_str(p, p->modules[j->module].path);
     char path[4200];
     gpuprof__an_binary_path(j->profile, bin, path, sizeof(path));
-    gbin *gb = bin_get(&j->x->gcct, path, nomem);
+    gbin *gb = bin_get(j->x, path, nomem);
     if (!gb)
         return false;
     j->gb = gb;

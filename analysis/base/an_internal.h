@@ -142,6 +142,16 @@ bool gpuprof__an_rows_next(gpuprof__an_rows *r, uint32_t *profile,
 void gpuprof__an_rows_free(gpuprof__an_rows *r);
 /* How a measured metric combines (GPUPROF_IO_SUM, _MIN, _MAX). */
 int gpuprof__an_db_combine(const gpuprof_an_db *db, uint32_t m);
+/* How views and exports show metric m (its backend's flags, doc/ANALYSIS.md
+ * "Metric flags"): _mean_of gives the count metric (the same variant) of
+ * an odd sum with one, whose values are shown as the mean value / count,
+ * else UINT32_MAX; _no_incl whether its inclusive values mean nothing
+ * (shown as "-" or left out, never sorted by). */
+uint32_t gpuprof__an_db_mean_of(const gpuprof_an_db *db, uint32_t m);
+bool gpuprof__an_db_no_incl(const gpuprof_an_db *db, uint32_t m);
+/* value / count, the mean of an odd sum: 0 for nothing, NaN for a value
+ * without a count. */
+double gpuprof__an_mean(double value, double count);
 double gpuprof__an_formula_eval(const gpuprof__an_formula *f, unsigned variant,
                                 gpuprof__an_fetch_fn fetch, void *arg);
 /* Distinct metrics one formula may name (per variant): every user of

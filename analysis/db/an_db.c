@@ -667,6 +667,25 @@ int gpuprof__an_db_combine(const gpuprof_an_db *db, uint32_t m)
     return db && m < db->nmetrics ? MET(m)[9] : GPUPROF_IO_SUM;
 }
 
+uint32_t gpuprof__an_db_mean_of(const gpuprof_an_db *db, uint32_t m)
+{
+    if (!db || m >= db->nmetrics ||
+        !(gpuprof_an_db_metric_flags(db, m) & DB_METRIC_ODD))
+        return UINT32_MAX;
+    uint32_t c = db_get32(MET(m) + 16);
+    return c < db->nmetrics ? c : UINT32_MAX;
+}
+
+bool gpuprof__an_db_no_incl(const gpuprof_an_db *db, uint32_t m)
+{
+    return (gpuprof_an_db_metric_flags(db, m) & DB_METRIC_NO_INCLUSIVE) != 0;
+}
+
+double gpuprof__an_mean(double value, double count)
+{
+    return count != 0 ? value / count : value == 0 ? 0 : NAN;
+}
+
 int gpuprof__an_db_additive(const gpuprof_an_db *db, uint32_t m)
 {
     const gpuprof__an_formula *f = derived(db, m);

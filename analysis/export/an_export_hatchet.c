@@ -12,6 +12,11 @@
  * the minimum, mean and maximum over the context's profiles with a
  * non-zero value, as gpuprof_an_db_stat gives them: "M (min)", "M (mean)",
  * "M (max)", and "M (min) (inc)", "M (mean) (inc)", "M (max) (inc)".
+ * Metrics their backend flagged (doc/ANALYSIS.md "Metric flags"): an odd
+ * sum's values are its means over its count metric (a context's: the sum
+ * over profiles of the one over that of the other; a row's: the profile's;
+ * the statistics are those of the profiles' means), and a metric without
+ * meaningful inclusive values has no inclusive fields.
  *
  * Cost. The tree is walked through first-child and next-sibling arrays
  * and parent links: no recursion and no stack, since a calling context
@@ -82,6 +87,9 @@ typedef struct xport {
     uint32_t *cnt;
     uint32_t at_p, at_c; /* the current row (table metrics read it) */
     uint8_t *used; /* per pair: some row has a non-zero value of it */
+    uint8_t *noinc; /* per pair: no inclusive fields (NO_INCLUSIVE) */
+    uint32_t *mcount; /* per metric: an odd sum's count metric, or none */
+    bool rowstats;    /* some measured metric's statistics come from rows */
     bool stats;    /* Hatchet: the statistics fields too */
 } xport;
 
@@ -105,6 +113,8 @@ static void x_free(xport *x)
     free(x->cnt);
     free(x->text);
     free(x->used);
+    free(x->noinc);
+    free(x->mcount);
 }
 
 /* Every metric with both variants, named once (by its inclusive id). */
@@ -121,6 +131,7 @@ static gpuprof_status x_pairs(xport *x)
         uint32_t k = x->npairs++;
         x->incl[k] = m;
         x->excl[k] = e;
+        x->noinc[k] = gpuprof__an_db_no_incl(x->db, m);
         size_t len = strlen(name) + 16, jlen;
         for (int i = 0; i < NFIELDS; i++) {
             char **f = &x->field[k * NFIELDS + i];
@@ -158,6 +169,15 @@ static gpuprof_status x_init(xport *x, const gpuprof_an_db *db)
     x->cnt = malloc(nm * sizeof(*x->cnt));
     x->text = malloc(nm * STAT_TEXT);
     x->used = calloc(nm, 1);
+    x->noinc = calloc(nm, 1);
+    x->mcount = malloc(nm * sizeof(*x->mcount));
+    if (!x->noinc || !x->mcount)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    for (uint32_t m = 0; m < x->nm; m++) {
+        x->mcount[m] = m < x->measured ? gpuprof__an_db_mean_of(db, m)
+                                       : UINT32_MAX;
+        x->rowstats |= x->mcount[m] != UINT32_MAX;
+    }
     if (!x->used || !x->incl || !x->excl || !x->field || !x->jkey || !x->rows || !x->v ||
         !x->has || !x->ops || !x->nops || !x->st || !x->sum || !x->cnt ||
         !x->text)
@@ -172,6 +192,19 @@ static gpuprof_status x_init(xport *x, const gpuprof_an_db *db)
             x->ops + (size_t)d * MAX_OPS, MAX_OPS);
     }
     return x_pairs(x);
+}
+
+/* Metric m's value in the current row as shown: an odd sum's mean. */
+static double x_shown(const xport *x, uint32_t m)
+{
+    uint32_t c = x->mcount[m];
+    return c == UINT32_MAX ? x->v[m] : gpuprof__an_mean(x->v[m], x->v[c]);
+}
+
+/* Statistics of metric m from the rows (derived metrics, odd sums)? */
+static bool rowstat(const xport *x, uint32_t m)
+{
+    return m >= x->measured || x->mcount[m] != UINT32_MAX;
 }
 
 static double row_fetch(void *arg, uint32_t m)
@@ -236,9 +269,11 @@ static void x_stats(xport *x, uint32_t c)
             (mstat){gpuprof_an_db_stat(x->db, c, m, GPUPROF_AN_STAT_MIN),
                     gpuprof_an_db_stat(x->db, c, m, GPUPROF_AN_STAT_MEAN),
                     gpuprof_an_db_stat(x->db, c, m, GPUPROF_AN_STAT_MAX)};
-    if (x->nm == x->measured)
+    if (x->nm == x->measured && !x->rowstats)
         return;
-    for (uint32_t m = x->measured; m < x->nm; m++) {
+    for (uint32_t m = 0; m < x->nm; m++) {
+        if (!rowstat(x, m))
+            continue;
         x->st[m] = (mstat){0, 0, 0};
         x->sum[m] = 0;
         x->cnt[m] = 0;
@@ -249,10 +284,10 @@ static void x_stats(xport *x, uint32_t c)
         x->at_p = p;
         x->at_c = c;
         x_row(x);
-        for (uint32_t m = x->measured; m < x->nm; m++) {
-            if (!x->has[m])
+        for (uint32_t m = 0; m < x->nm; m++) {
+            if (!rowstat(x, m) || !x->has[m])
                 continue;
-            double v = x->v[m];
+            double v = x_shown(x, m);
             mstat *s = &x->st[m];
             s->min = !x->cnt[m] || v < s->min ? v : s->min;
             s->max = !x->cnt[m] || v > s->max ? v : s->max;
@@ -260,8 +295,9 @@ static void x_stats(xport *x, uint32_t c)
             x->cnt[m]++;
         }
     }
-    for (uint32_t m = x->measured; m < x->nm; m++)
-        x->st[m].mean = x->cnt[m] ? x->sum[m] / x->cnt[m] : 0;
+    for (uint32_t m = 0; m < x->nm; m++)
+        if (rowstat(x, m))
+            x->st[m].mean = x->cnt[m] ? x->sum[m] / x->cnt[m] : 0;
 }
 
 /* Pair k's fields: the two values, then the statistics. */
@@ -272,6 +308,24 @@ static void x_values(const xport *x, uint32_t k, double out[NFIELDS],
     double f[NFIELDS] = {excl,   incl,   e->min,  e->mean,
                          e->max, i->min, i->mean, i->max};
     memcpy(out, f, sizeof(f));
+}
+
+/* Field i of pair k is left out (an inclusive one of a metric without
+ * meaningful inclusive values)? */
+static bool x_skip(const xport *x, uint32_t k, int i)
+{
+    return x->noinc[k] && (i == 1 || i >= 5);
+}
+
+/* Metric m's sum over profiles at context c as shown (an odd sum's mean). */
+static double x_sum(const xport *x, uint32_t c, uint32_t m)
+{
+    double v = gpuprof_an_db_stat(x->db, c, m, GPUPROF_AN_STAT_SUM);
+    uint32_t n = x->mcount[m];
+    return n == UINT32_MAX
+               ? v
+               : gpuprof__an_mean(
+                     v, gpuprof_an_db_stat(x->db, c, n, GPUPROF_AN_STAT_SUM));
 }
 
 /* ---- Hatchet ----------------------------------------------------------- */
@@ -322,10 +376,10 @@ static void hatchet_node(xport *x, FILE *out, uint32_t c, uint32_t depth)
         if (!x->used[k])
             continue;
         double f[NFIELDS];
-        x_values(x, k, f,
-                 gpuprof_an_db_stat(x->db, c, x->excl[k], GPUPROF_AN_STAT_SUM),
-                 gpuprof_an_db_stat(x->db, c, x->incl[k], GPUPROF_AN_STAT_SUM));
+        x_values(x, k, f, x_sum(x, c, x->excl[k]), x_sum(x, c, x->incl[k]));
         for (int i = 0; i < (x->stats ? NFIELDS : 2); i++) {
+            if (x_skip(x, k, i))
+                continue;
             fputs(first ? "" : ", ", out);
             first = false;
             fputs(x->jkey[k * NFIELDS + i], out);
@@ -439,7 +493,7 @@ static void table_header(const xport *x, FILE *out)
 {
     fputs("context,parent,kind,name,profile,host,rank,pid,tid,thread", out);
     for (uint32_t i = 0; i < x->npairs * NFIELDS; i++) {
-        if (!x->used[i / NFIELDS])
+        if (!x->used[i / NFIELDS] || x_skip(x, i / NFIELDS, (int)(i % NFIELDS)))
             continue;
         fputs(",", out);
         gpuprof__an_csv_str(out, x->field[i]);
@@ -456,6 +510,8 @@ static void table_stats(xport *x)
         char *t = x->text + (size_t)k * STAT_TEXT;
         x_values(x, k, f, 0, 0);
         for (int i = 2; i < NFIELDS; i++) {
+            if (x_skip(x, k, i))
+                continue;
             *t++ = ',';
             if (isfinite(f[i]))
                 gpuprof__an_fmt_num(t, 25, f[i]);
@@ -489,9 +545,11 @@ static void table_row(const xport *x, FILE *out, uint32_t c, uint32_t p)
         if (!x->used[k])
             continue;
         fputs(",", out);
-        gpuprof__an_num(out, x->v[x->excl[k]], "");
-        fputs(",", out);
-        gpuprof__an_num(out, x->v[x->incl[k]], "");
+        gpuprof__an_num(out, x_shown(x, x->excl[k]), "");
+        if (!x->noinc[k]) {
+            fputs(",", out);
+            gpuprof__an_num(out, x_shown(x, x->incl[k]), "");
+        }
         fputs(x->text + (size_t)k * STAT_TEXT, out);
     }
     fputs("\n", out);
@@ -503,8 +561,8 @@ static void table_long_rows(const xport *x, FILE *out, uint32_t c, uint32_t p)
 {
     for (uint32_t k = 0; k < x->npairs; k++)
         for (int i = 0; i < 2; i++) {
-            double v = x->v[i ? x->incl[k] : x->excl[k]];
-            if (v == 0)
+            double v = x_shown(x, i ? x->incl[k] : x->excl[k]);
+            if (v == 0 || x_skip(x, k, i))
                 continue;
             fprintf(out, "%" PRIu32 ",%" PRIu32 ",", c, p);
             gpuprof__an_csv_str(out, x->field[k * NFIELDS + i]);

@@ -1,7 +1,10 @@
 /*
  * an_db_view.c - text out of an analysis database:
  *   - views of chosen metrics with inclusive and exclusive sums over
- *     profiles and shares of the whole: top-down (the context tree),
+ *     profiles and shares of the whole (a metric its backend flagged:
+ *     an odd sum as its mean over its count metric, without a share; one
+ *     without meaningful inclusive values with '-' there, its rows sorted
+ *     by exclusive values): top-down (the context tree),
  *     bottom-up (each procedure, then its callers, nearest first) and flat
  *     (each procedure once); a procedure is a frame's function without the
  *     call site's offset, or a region's, operation's or kernel's name, and
@@ -11,7 +14,8 @@
  *   - folded stacks for flame graphs (flamegraph.pl, speedscope, inferno):
  *     one line per context with a non-zero exclusive sum, its path from
  *     the root joined by ';', a space and the value. Folded lines re-sum
- *     to the root's inclusive sum.
+ *     to the root's inclusive sum (so flagged metrics, whose sums over a
+ *     subtree mean nothing, are refused).
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <ctype.h>
@@ -37,7 +41,9 @@ static gpuprof_status metric_pair(const gpuprof_an_db *db, const char *name,
 
 static void fmt_value(char *buf, size_t n, double v, gpuprof_an_unit u)
 {
-    if (u == GPUPROF_AN_UNIT_NS)
+    if (isnan(v)) /* nothing to show: no meaningful value */
+        snprintf(buf, n, "-");
+    else if (u == GPUPROF_AN_UNIT_NS)
         gpuprof__an_fmt_ns(buf, n, (uint64_t)llround(v));
     else if (v == floor(v) && fabs(v) < 1e15)
         snprintf(buf, n, "%.0f", v);
@@ -80,6 +86,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
     gpuprof_status st = metric_pair(db, metric, &mi, &me);
     if (st != GPUPROF_OK)
         return st;
+    if (gpuprof__an_db_no_incl(db, mi) ||
+        gpuprof__an_db_mean_of(db, mi) != UINT32_MAX)
+        return gpuprof__an_fail(
+            GPUPROF_E_INVALID,
+            "metric %s %s: a flame graph's frames would sum it over "
+            "subtrees (see gpuprof report --sort exclusive)", metric,
+            gpuprof__an_db_no_incl(db, mi)
+                ? "has no meaningful inclusive values"
+                : "is an odd sum shown as a mean over its count metric");
     uint32_t *chain = malloc(gpuprof_an_db_context_count(db) * sizeof(*chain));
     if (!chain)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -342,10 +357,13 @@ typedef struct view {
     const rows *r;
     uint32_t ncol;
     const uint32_t *mi, *me;
-    double *total;
+    double *total; /* per column: the whole for shares, 0: no share */
     double min_share;
     uint32_t max_depth;
-    int excl;
+    int excl;      /* rows kept by their exclusive value (else inclusive) */
+    int sort_excl; /* siblings sorted by exclusive values */
+    const double *whole; /* per column: the whole as shown */
+    const uint32_t *ci;  /* per column: an odd sum's count metric, or none */
 } view;
 
 static void print_cols(const view *v, const double *incl, const double *excl)
@@ -353,9 +371,10 @@ static void print_cols(const view *v, const double *incl, const double *excl)
     for (uint32_t k = 0; k < v->ncol; k++) {
         char a[64], b[64];
         gpuprof_an_unit u = gpuprof_an_db_metric_unit(v->db, v->mi[k]);
-        fmt_value(a, sizeof(a), incl[k], u);
+        fmt_value(a, sizeof(a),
+                  gpuprof__an_db_no_incl(v->db, v->mi[k]) ? NAN : incl[k], u);
         fmt_value(b, sizeof(b), excl[k], u);
-        if (gpuprof__an_db_additive(v->db, v->mi[k]) && v->total[k] > 0)
+        if (v->total[k] > 0 && gpuprof__an_db_additive(v->db, v->mi[k]))
             fprintf(v->out, "%14s %6.2f%% %14s ", a,
                     100 * incl[k] / v->total[k], b);
         else /* a ratio or a minimum: no share of a whole */
@@ -384,23 +403,33 @@ static void print_rows(const view *v, uint32_t first, unsigned depth)
 static gpuprof_status print_view_rows(view *v, rows *r, const char *what)
 {
     uint32_t *top = malloc((r->n ? r->n : 1) * sizeof(*top)), ntop;
-    if (!top || !rows_link(r, top, v->excl, &ntop)) {
+    if (!top || !rows_link(r, top, v->sort_excl, &ntop)) {
         free(top);
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     }
     fprintf(v->out, "%s view over %u profiles, by %s %s; the whole:", what,
             gpuprof_an_db_profile_count(v->db),
-            v->excl ? "exclusive" : "inclusive",
+            v->sort_excl ? "exclusive" : "inclusive",
             gpuprof_an_db_metric_name(v->db, v->mi[0]));
     for (uint32_t k = 0; k < v->ncol; k++) {
         char a[64];
-        fmt_value(a, sizeof(a), v->total[k],
+        fmt_value(a, sizeof(a), v->whole[k],
                   gpuprof_an_db_metric_unit(v->db, v->mi[k]));
         fprintf(v->out, "%s %s %s", k ? "," : "",
                 gpuprof_an_db_metric_name(v->db, v->mi[k]), a);
+        if (v->ci[k] != UINT32_MAX)
+            fprintf(v->out, " (mean per %s)",
+                    gpuprof_an_db_metric_name(v->db, v->ci[k]));
+        if (gpuprof__an_db_no_incl(v->db, v->mi[k]))
+            fputs(" (exclusive values only)", v->out);
     }
-    fprintf(v->out, "; columns per metric: inclusive, share, exclusive; "
-            "under %.2f%% left out\n", 100 * v->min_share);
+    fprintf(v->out, "; columns per metric: inclusive, share, exclusive; ");
+    if (v->min_share > 0 && (v->ci[0] != UINT32_MAX ||
+                             gpuprof__an_db_no_incl(v->db, v->mi[0])))
+        fprintf(v->out, "no threshold (%s has no whole)\n",
+                gpuprof_an_db_metric_name(v->db, v->mi[0]));
+    else
+        fprintf(v->out, "under %.2f%% left out\n", 100 * v->min_share);
     /* Column headers: each metric's name over its three columns, then
      * what they are (a ratio has no share). */
     for (uint32_t k = 0; k < v->ncol; k++)
@@ -408,7 +437,7 @@ static gpuprof_status print_view_rows(view *v, rows *r, const char *what)
                 k + 1 < v->ncol ? " " : "\n");
     for (uint32_t k = 0; k < v->ncol; k++)
         fprintf(v->out, "%14s %7s %14s ", "inclusive",
-                gpuprof__an_db_additive(v->db, v->mi[k]) && v->total[k] > 0
+                v->total[k] > 0 && gpuprof__an_db_additive(v->db, v->mi[k])
                     ? "share"
                     : "",
                 "exclusive");
@@ -469,6 +498,14 @@ static double row_value(void *arg, uint32_t m)
     return 0;
 }
 
+/* Column metric m over one row's sums: an odd sum's mean over its count
+ * metric c (UINT32_MAX: none). */
+static double col_value(row_at *at, uint32_t m, uint32_t c)
+{
+    double v = row_value(at, m);
+    return c == UINT32_MAX ? v : gpuprof__an_mean(v, row_value(at, c));
+}
+
 /* Adds v to a row's leaf by the metric's rule. */
 static void leaf_add(const gpuprof_an_db *db, rows *r, uint32_t row,
                      const uint32_t *leaf, uint32_t i, double v)
@@ -492,17 +529,31 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
         min_share < 0 || min_share > 1 || kind > GPUPROF_AN_VIEW_FLAT ||
         (flags & ~GPUPROF_AN_VIEW_SORT_EXCLUSIVE))
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
-    uint32_t mi[16], me[16], leaf[64], nleaf = 0;
-    double total[16];
+    uint32_t mi[16], me[16], ci[16], ce[16], leaf[64], nleaf = 0;
+    double total[16], whole[16];
     for (uint32_t k = 0; k < nmetrics; k++) {
         gpuprof_status st = metric_pair(db, metrics[k], &mi[k], &me[k]);
         if (st != GPUPROF_OK)
             return st;
+        ci[k] = gpuprof__an_db_mean_of(db, mi[k]);
+        ce[k] = gpuprof__an_db_mean_of(db, me[k]);
         if (!leaves_of(db, mi[k], leaf, &nleaf, 64) ||
-            !leaves_of(db, me[k], leaf, &nleaf, 64))
+            !leaves_of(db, me[k], leaf, &nleaf, 64) ||
+            (ci[k] != UINT32_MAX && !leaves_of(db, ci[k], leaf, &nleaf, 64)) ||
+            (ce[k] != UINT32_MAX && !leaves_of(db, ce[k], leaf, &nleaf, 64)))
             return gpuprof__an_fail(GPUPROF_E_LIMIT,
                                     "more than 64 metrics behind a view");
-        total[k] = gpuprof_an_db_stat(db, 0, mi[k], GPUPROF_AN_STAT_SUM);
+        whole[k] = total[k] =
+            gpuprof_an_db_stat(db, 0, mi[k], GPUPROF_AN_STAT_SUM);
+        if (ci[k] != UINT32_MAX) { /* a mean: no share of a whole */
+            whole[k] = gpuprof__an_mean(
+                whole[k], gpuprof_an_db_stat(db, 0, ci[k], GPUPROF_AN_STAT_SUM));
+            total[k] = 0;
+        }
+        if (gpuprof__an_db_no_incl(db, mi[k])) {
+            whole[k] = NAN;
+            total[k] = 0;
+        }
     }
     procs pr;
     rows r = {.ncol = nmetrics, .nleaf = nleaf};
@@ -558,8 +609,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
     for (uint32_t row = 0; st == GPUPROF_OK && row < r.n; row++) {
         row_at at = {db, &r, leaf, row};
         for (uint32_t k = 0; k < nmetrics; k++) {
-            r.incl[(size_t)row * nmetrics + k] = row_value(&at, mi[k]);
-            r.excl[(size_t)row * nmetrics + k] = row_value(&at, me[k]);
+            r.incl[(size_t)row * nmetrics + k] = col_value(&at, mi[k], ci[k]);
+            r.excl[(size_t)row * nmetrics + k] = col_value(&at, me[k], ce[k]);
         }
     }
     if (st == GPUPROF_OK) {
@@ -574,9 +625,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
                 ctx_names[c] = (char *)gpuprof_an_db_context_name(db, c);
             pr.name = ctx_names;
         }
-        view v = {db,  out,   &pr,       &r,        nmetrics,
-                  mi,  me,    total,     min_share, max_depth,
-                  !!(flags & GPUPROF_AN_VIEW_SORT_EXCLUSIVE)};
+        int ex = !!(flags & GPUPROF_AN_VIEW_SORT_EXCLUSIVE);
+        view v = {db,    out,   &pr,   &r,        nmetrics,
+                  mi,    me,    total, min_share, max_depth,
+                  ex,    ex || gpuprof__an_db_no_incl(db, mi[0]),
+                  whole, ci};
         static const char *const what[] = {"top-down", "bottom-up", "flat"};
         if (st == GPUPROF_OK)
             st = print_view_rows(&v, &r, what[kind]);
@@ -591,6 +644,31 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
 }
 
 /* ---- the thread-centric view: one context, every profile ---------------- */
+/* The thread-centric view's closing statistics of metric m at context c:
+ * sum, min, mean, max, std, cov; for an odd sum (count metric cm) its mean
+ * per count alone. */
+static void print_stats(const gpuprof_an_db *db, FILE *out, uint32_t c,
+                        uint32_t m, uint32_t cm, gpuprof_an_unit u)
+{
+    static const char *const sn[] = {"sum", "min", "mean", "max", "std"};
+    char a[64];
+    if (cm != UINT32_MAX) {
+        fmt_value(a, sizeof(a),
+                  gpuprof__an_mean(
+                      gpuprof_an_db_stat(db, c, m, GPUPROF_AN_STAT_SUM),
+                      gpuprof_an_db_stat(db, c, cm, GPUPROF_AN_STAT_SUM)),
+                  u);
+        fprintf(out, " mean per %s %s\n", gpuprof_an_db_metric_name(db, cm), a);
+        return;
+    }
+    for (int s = 0; s < 5; s++) {
+        fmt_value(a, sizeof(a),
+                  gpuprof_an_db_stat(db, c, m, (gpuprof_an_stat)(s + 1)), u);
+        fprintf(out, " %s %s", sn[s], a);
+    }
+    fprintf(out, " cov %.3f\n", gpuprof_an_db_stat(db, c, m, GPUPROF_AN_STAT_COV));
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
     const gpuprof_an_db *db, FILE *out, uint32_t context, const char *metric,
     uint32_t flags)
@@ -616,23 +694,37 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     }
     gpuprof_an_unit u = gpuprof_an_db_metric_unit(db, mi);
+    /* Flagged metrics: an odd sum per profile as its mean, and without
+     * meaningful inclusive values the profiles with an exclusive one. */
+    bool noinc = gpuprof__an_db_no_incl(db, mi);
+    uint32_t ci = gpuprof__an_db_mean_of(db, mi),
+             ce = gpuprof__an_db_mean_of(db, me), sm = noinc ? me : mi;
     fprintf(out, "context %u: ", context);
     if (context)
         folded_path(db, context, out, path);
     else
         fputs("<program root>", out);
-    fprintf(out, "\n%s per profile (inclusive, exclusive):\n", metric);
+    fprintf(out, "\n%s per profile (inclusive, exclusive)%s:\n", metric,
+            noinc ? ", exclusive values only" : "");
+    if (ci != UINT32_MAX)
+        fprintf(out, "(means per %s)\n", gpuprof_an_db_metric_name(db, ci));
     fprintf(out, "%8s %-20s %6s %8s %10s %-16s %14s %14s\n", "profile",
             "host", "rank", "pid", "tid", "thread", "inclusive",
             "exclusive");
     /* Profiles with an inclusive value (a non-zero exclusive value implies
      * one for the additive metrics; for min/max ones both are listed). */
-    uint32_t n = gpuprof_an_db_context_values(db, context, mi, pi, vi, np);
+    uint32_t n = gpuprof_an_db_context_values(db, context, sm, pi, vi, np);
     for (uint32_t i = 0; i < n && i < np; i++) {
         uint32_t p = pi[i];
         char a[64], b[64];
-        fmt_value(a, sizeof(a), vi[i], u);
-        fmt_value(b, sizeof(b), gpuprof_an_db_value(db, p, context, me), u);
+        double vin = gpuprof_an_db_value(db, p, context, mi),
+               vex = gpuprof_an_db_value(db, p, context, me);
+        if (ci != UINT32_MAX) {
+            vin = gpuprof__an_mean(vin, gpuprof_an_db_value(db, p, context, ci));
+            vex = gpuprof__an_mean(vex, gpuprof_an_db_value(db, p, context, ce));
+        }
+        fmt_value(a, sizeof(a), noinc ? NAN : vin, u);
+        fmt_value(b, sizeof(b), vex, u);
         fprintf(out, "%8u %-20s %6d %8u %10" PRIu64 " %-16s %14s %14s\n", p,
                 gpuprof_an_db_profile_host(db, p),
                 gpuprof_an_db_profile_rank(db, p),
@@ -640,18 +732,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
                 gpuprof_an_db_profile_tid(db, p),
                 gpuprof_an_db_profile_thread_name(db, p), a, b);
     }
-    static const char *const sn[] = {"sum", "min", "mean", "max", "std"};
-    fprintf(out, "inclusive over the %u of %u profiles with a value:", n, np);
-    for (int s = 0; s < 5; s++) {
-        char a[64];
-        fmt_value(a, sizeof(a),
-                  gpuprof_an_db_stat(db, context, mi,
-                                     (gpuprof_an_stat)(s + 1)),
-                  u);
-        fprintf(out, " %s %s", sn[s], a);
-    }
-    fprintf(out, " cov %.3f\n",
-            gpuprof_an_db_stat(db, context, mi, GPUPROF_AN_STAT_COV));
+    fprintf(out, "%s over the %u of %u profiles with a value:",
+            noinc ? "exclusive" : "inclusive", n, np);
+    print_stats(db, out, context, sm, noinc ? ce : ci, u);
     free(path);
     free(pi);
     free(vi);

@@ -18,6 +18,7 @@
  * values.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,12 +410,14 @@ static void context_text(const gtree *g, uint32_t j, int levels, char *buf,
 typedef struct top {
     uint64_t v;
     uint32_t j;
+    double key; /* what ranks it: v, or an odd sum's mean */
 } top;
 
 static int cmp_top(const void *a, const void *b)
 {
     const top *x = a, *y = b;
-    return x->v != y->v ? (x->v < y->v ? 1 : -1) : (x->j > y->j) - (x->j < y->j);
+    return x->key != y->key ? (x->key < y->key ? 1 : -1)
+                            : (x->j > y->j) - (x->j < y->j);
 }
 
 /* Node j's exclusive value of metric k (k >= NM: registered metric
@@ -428,8 +431,19 @@ static uint64_t value_of(const gtree *g, uint32_t j, int k)
 
 /* The (at most `n`) nodes with the largest exclusive value of metric k;
  * with `by_region`, values are first moved up to the nearest region. */
+static int print_top_of(const gtree *g, int k, int n, bool ns,
+                        bool by_region, int cm, FILE *out);
+
 static int print_top(const gtree *g, int k, int n, bool ns, bool by_region,
                      FILE *out)
+{
+    return print_top_of(g, k, n, ns, by_region, -1, out);
+}
+
+/* print_top, and for an odd sum (cm: its count metric, else -1) each
+ * context's mean over its count instead of its sum, ranked by it. */
+static int print_top_of(const gtree *g, int k, int n, bool ns,
+                        bool by_region, int cm, FILE *out)
 {
     uint64_t *v = calloc(g->count ? g->count : 1, sizeof(*v));
     if (!v)
@@ -456,8 +470,10 @@ static int print_top(const gtree *g, int k, int n, bool ns, bool by_region,
     }
     m = 0;
     for (uint32_t j = 0; j < g->count; j++)
-        if (v[j])
-            t[m++] = (top){v[j], j};
+        if (v[j]) {
+            double c = cm >= 0 ? (double)g->n[j].v[cm] : 1;
+            t[m++] = (top){v[j], j, gpuprof__an_mean((double)v[j], c)};
+        }
     free(v);
     qsort(t, m, sizeof(*t), cmp_top);
     int rc = 0;
@@ -465,6 +481,10 @@ static int print_top(const gtree *g, int k, int n, bool ns, bool by_region,
         char val[32], ctx[1024];
         if (ns)
             gpuprof__an_fmt_ns(val, sizeof(val), t[a].v);
+        else if (cm >= 0 && isnan(t[a].key)) /* a value without a count */
+            snprintf(val, sizeof(val), "-");
+        else if (cm >= 0)
+            snprintf(val, sizeof(val), "%.4g", t[a].key);
         else
             snprintf(val, sizeof(val), "%" PRIu64 "%s", t[a].v,
                      k < NM ? "x" : "");
@@ -535,7 +555,7 @@ static int print_findings(const gtree *g, FILE *out)
 
 /* The metrics backends registered: total (a maximum for max metrics; an
  * odd sum also as its mean over its count metric) and where it is
- * largest. */
+ * largest (an odd sum: where its mean is, shown as the mean). */
 static int print_registered(const gtree *g, FILE *out)
 {
     static const char *const units[] = {"", " ns", " bytes"};
@@ -566,7 +586,8 @@ static int print_registered(const gtree *g, FILE *out)
                         ? ", exclusive only"
                         : "",
                     total, units[x->unit <= 2 ? x->unit : 0], mean) < 0 ||
-            print_top(g, NM + (int)k, 3, false, false, out))
+            print_top_of(g, NM + (int)k, 3, false, false, count ? cm : -1,
+                         out))
             return -1;
     }
     return 0;

@@ -27,6 +27,7 @@ KINDS = ("root", "region", "frame", "gpu op", "kernel", "gpu instruction",
 UNITS = ("count", "ns", "bytes")
 STATS = ("count", "sum", "min", "mean", "max", "std", "cov")
 VIEWS = {"top-down": 0, "bottom-up": 1, "flat": 2}
+_NO_INCLUSIVE = 2  # GPUPROF_AN_METRIC_NO_INCLUSIVE
 NONE32 = 0xFFFFFFFF
 
 
@@ -202,12 +203,16 @@ class Database:
     def stats(self, metrics=None):
         """Statistics over profiles, per context and metric variant where
         some profile has a value: context, metric ("M", "M (inc)"), count,
-        sum, min, mean, max, std, cov (gpuprof_an_db_stat)."""
+        sum, min, mean, max, std, cov (gpuprof_an_db_stat: of the stored
+        sums, an odd sum's too). A metric without meaningful inclusive
+        values (flag 2) has no "M (inc)" rows."""
         lib, db = self._lib, self._handle()
         ids = []
         for n in self._pairs(metrics):
             ids.append((n, self._metric_id(n, False)))
-            ids.append((n + " (inc)", self._metric_id(n, True)))
+            inc = self._metric_id(n, True)
+            if not lib.gpuprof_an_db_metric_flags(db, inc) & _NO_INCLUSIVE:
+                ids.append((n + " (inc)", inc))
         rows = []
         for c in range(lib.gpuprof_an_db_context_count(db)):
             for label, m in ids:
@@ -225,24 +230,45 @@ class Database:
                                           formula.encode()) != 0:
             _fail("derive %s=%s" % (name, formula))
 
+    def _shown(self, m, n):
+        """Metric m's sums over profiles at contexts 0..n-1 as the views
+        show them: an odd sum (flag 1) as its mean over its count metric
+        (NaN where a value has no count)."""
+        lib, db = self._lib, self._handle()
+        v = [lib.gpuprof_an_db_stat(db, c, m, 1) for c in range(n)]
+        cm = ctypes.c_uint32()
+        if lib.gpuprof_an_db_metric_count_metric(db, m, ctypes.byref(cm)):
+            return v, False
+        k = [lib.gpuprof_an_db_stat(db, c, cm.value, 1) for c in range(n)]
+        return [a / b if b else (0.0 if a == 0 else float("nan"))
+                for a, b in zip(v, k)], True
+
     def view(self, metric):
         """The top-down tree of `metric`: every context with its inclusive
         and exclusive sums over profiles ("M (inc)", "M") and its share of
-        the whole, with depth, in context order (parents first)."""
+        the whole, with depth, in context order (parents first). As the
+        text views: an odd sum (flags 1) gives means over its count metric
+        and no share (NaN), a metric without meaningful inclusive values
+        (flags 2) NaN inclusive values and shares."""
         lib, db = self._lib, self._handle()
         inc, exc = self._metric_id(metric, True), self._metric_id(metric, False)
         ctx = self.contexts()
         n = len(ctx)
-        isum = [lib.gpuprof_an_db_stat(db, c, inc, 1) for c in range(n)]
-        esum = [lib.gpuprof_an_db_stat(db, c, exc, 1) for c in range(n)]
+        isum, mean = self._shown(inc, n)
+        esum, _ = self._shown(exc, n)
         depth = [0] * n
         for c, p in enumerate(ctx["parent"]):
             depth[c] = 0 if p is _pd().NA else depth[int(p)] + 1
         whole = isum[0] if n else 0
+        nan = float("nan")
+        if lib.gpuprof_an_db_metric_flags(db, inc) & _NO_INCLUSIVE:
+            isum = [nan] * n
+            mean = True
         ctx.insert(2, "depth", depth)
         ctx[metric + " (inc)"] = isum
         ctx[metric] = esum
-        ctx["share"] = [v / whole if whole else 0.0 for v in isum]
+        ctx["share"] = [nan if mean else v / whole if whole else 0.0
+                        for v in isum]
         return ctx
 
     def view_text(self, metrics, view="top-down", threshold=0.01, depth=0,

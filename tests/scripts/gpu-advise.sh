@@ -21,8 +21,30 @@ if [ ! -x "$B/tests/gen_pc_measure" ] || [ ! -x "$G" ]; then
   exit 1
 fi
 "$B/tests/gen_pc_measure" "$F" "$tmp/m" 2>"$tmp/err" &&
-  GPUPROF_NVDISASM=/nonexistent "$G" analyze -o "$tmp/db" "$tmp/m" >/dev/null 2>>"$tmp/err" &&
-  pass "measurement analyzed" || { fail "analyze: $(cat "$tmp/err")"; exit 1; }
+  GPUPROF_NVDISASM=/nonexistent "$G" analyze -o "$tmp/db" "$tmp/m" >/dev/null 2>"$tmp/aerr" &&
+  pass "measurement analyzed" || { fail "analyze: $(cat "$tmp/err" "$tmp/aerr")"; exit 1; }
+# Without nvdisasm, analyze says so once: what it looked for, what is lost.
+want="gpuprof: note: GPUPROF_NVDISASM=/nonexistent is not executable: the PC \
+samples of GPU binaries (first $tmp/m/binaries/0123456789abcdef0123456789abcdef.cubin) \
+stay instruction lines beneath their kernels, and no GPU calling contexts \
+(device functions, their call paths, loops) are built; set GPUPROF_NVDISASM \
+or CUDA_HOME to the CUDA toolkit's nvdisasm and analyze again"
+[ "$(grep -c 'note:' "$tmp/aerr")" = 1 ] && grep -qxF "$want" "$tmp/aerr" &&
+  pass "analyze without nvdisasm: one note" ||
+  fail "analyze without nvdisasm: $(cat "$tmp/aerr")"
+env -u GPUPROF_NVDISASM CUDA_HOME="$tmp/nocuda" PATH=/nonexistent \
+  "$G" analyze -o "$tmp/db3" "$tmp/m" >/dev/null 2>"$tmp/aerr"
+if [ -x /usr/local/cuda/bin/nvdisasm ]; then
+  pass "analyze, nvdisasm nowhere: skipped (/usr/local/cuda/bin/nvdisasm exists)"
+else
+  [ "$(grep -c 'note:' "$tmp/aerr")" = 1 ] &&
+    grep -qF "gpuprof: note: nvdisasm not found (GPUPROF_NVDISASM, \$CUDA_HOME/bin, /usr/local/cuda/bin, PATH): the PC samples" "$tmp/aerr" &&
+    pass "analyze, nvdisasm nowhere: one note naming where it looked" ||
+    fail "analyze, nvdisasm nowhere: $(cat "$tmp/aerr")"
+fi
+GPUPROF_NVDISASM=/nonexistent "$G" analyze --no-structure -o "$tmp/db4" "$tmp/m" >/dev/null 2>"$tmp/aerr"
+grep -q "note:" "$tmp/aerr" && fail "analyze --no-structure: a note" ||
+  pass "analyze --no-structure: no note (nothing listed)"
 
 GPUPROF_NVDISASM=$F/nvdisasm "$G" advise --top 1 "$tmp/db" >"$tmp/out" 2>"$tmp/err" &&
   pass "advise exits 0" || fail "advise: $(cat "$tmp/err")"
@@ -72,6 +94,8 @@ GPUPROF_NVDISASM=/nonexistent "$G" advise "$tmp/db" >"$tmp/out2" 2>"$tmp/err" &&
 # loops as scopes.
 GPUPROF_NVDISASM=$F/nvdisasm "$G" analyze -o "$tmp/gdb" "$tmp/m" >/dev/null 2>"$tmp/err" &&
   pass "analyze with nvdisasm" || fail "analyze with nvdisasm: $(cat "$tmp/err")"
+grep -q "note:" "$tmp/err" && fail "analyze with nvdisasm: a note" ||
+  pass "analyze with nvdisasm: no note"
 "$G" report --metric gpu.pc.samples --depth 12 --threshold 0 "$tmp/gdb" >"$tmp/rep" 2>"$tmp/err" ||
   fail "report: $(cat "$tmp/err")"
 cubin="0123456789abcdef0123456789abcdef.cubin"

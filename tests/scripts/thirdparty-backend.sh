@@ -67,6 +67,14 @@ for want in 'tpdev.occupancy (odd sum): 65, mean 16.2 per gpu.count' \
   if grep -qxF "  $want" "$tmp/rdir"; then pass "report DIR: $want"; else
     fail "report DIR: $want: $(sed -n '/registered by backends/,$p' "$tmp/rdir")"; fi
 done
+# Where the odd sum is largest: by its mean per launch, shown as the mean.
+if sed -n '/tpdev.occupancy (odd sum)/,/tpdev.peak_bytes/p' "$tmp/rdir" |
+   grep -E '^  +[0-9]+  kernel ' | sed -E 's/^ +//; s/ <- .*//' | tr '\n' '|' |
+   grep -qxF '20  kernel step|5  kernel other|'; then
+  pass "report DIR: tpdev.occupancy's contexts by mean: step 20, other 5"
+else
+  fail "report DIR: tpdev.occupancy's contexts: $(sed -n '/registered by backends/,$p' "$tmp/rdir")"
+fi
 "$G" analyze -o "$tmp/db" "$tmp/out" >/dev/null 2>"$tmp/err" &&
   pass "analyze" || { fail "analyze: $(cat "$tmp/err")"; exit 1; }
 "$G" export --table -o "$tmp/t.csv" "$tmp/db" 2>"$tmp/err" ||
@@ -83,20 +91,28 @@ check() { # what kind name column want
   if [ "$got" = "$5" ]; then pass "database: $1 = $5"; else
     fail "database: $1 = $5 (got '$got')"; fi
 }
-check "kernel occupancy" kernel "kernel step" tpdev.occupancy 60
+# An odd sum shows as its mean per launch (gpu.count): step 60 / 3, other
+# 5 / 1, the root 65 / 4; the peak has no inclusive column.
+check "kernel occupancy (mean)" kernel "kernel step" tpdev.occupancy 20
 check "kernel peak" kernel "kernel step" tpdev.peak_bytes 300
 check "kernel launches" kernel "kernel step" gpu.count 3
-check "other kernel occupancy" kernel "kernel other" tpdev.occupancy 5
+check "other kernel occupancy (mean)" kernel "kernel other" tpdev.occupancy 5
 check "other kernel peak" kernel "kernel other" tpdev.peak_bytes 250
-check "root occupancy (inclusive, summed)" root "<program root>" "tpdev.occupancy (inc)" 65
-check "root peak (inclusive, the maximum)" root "<program root>" "tpdev.peak_bytes (inc)" 300
+check "root occupancy (inclusive mean)" root "<program root>" "tpdev.occupancy (inc)" 16.25
+head -1 "$tmp/t.csv" | tr , '\n' | grep -qxF "tpdev.peak_bytes (inc)" &&
+  fail "database: a tpdev.peak_bytes (inc) column" ||
+  pass "database: no tpdev.peak_bytes (inc) column (exclusive values only)"
 check "solve host events" region solve tpdev.host_events 12
 check "root host events (inclusive)" root "<program root>" "tpdev.host_events (inc)" 12
 "$G" report --threshold 0 --metric tpdev.occupancy --metric tpdev.peak_bytes \
   "$tmp/db" >"$tmp/report" 2>&1
-if grep -q 'tpdev.occupancy' "$tmp/report" && grep -q 'tpdev.peak_bytes' "$tmp/report" &&
-   grep 'kernel step' "$tmp/report" | grep -q '60' && grep 'kernel step' "$tmp/report" | grep -q '300'; then
-  pass "report shows both registered metrics at the kernel"
+want="top-down view over 1 profiles, by inclusive tpdev.occupancy; the whole: \
+tpdev.occupancy 16.25 (mean per gpu.count), tpdev.peak_bytes - (exclusive values \
+only); columns per metric: inclusive, share, exclusive; under 0.00% left out"
+if [ "$(head -1 "$tmp/report")" = "$want" ] &&
+   grep -qxF '            20                     20              -                    300                    kernel step' "$tmp/report" &&
+   grep -qxF '             5                      5              -                    250                    kernel other' "$tmp/report"; then
+  pass "report shows both registered metrics at the kernels: means, no inclusive peak"
 else
   fail "report shows both registered metrics: $(cat "$tmp/report")"
 fi

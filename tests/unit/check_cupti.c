@@ -614,12 +614,13 @@ START_TEST(hooks_offline)
                         CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, 306, &mp, 0);
     /* cudaMemcpy(..., cudaMemcpyDeviceToHost): the direction from its
      * argument. */
-    struct {
+    struct { /* cudaMemcpyAsync's parameters (cudaMemcpy's first four) */
         void *dst;
         const void *src;
         size_t n;
         enum cudaMemcpyKind k;
-    } cp = {NULL, NULL, 512, cudaMemcpyDeviceToHost};
+        void *stream;
+    } cp = {NULL, NULL, 512, cudaMemcpyDeviceToHost, (void *)(uintptr_t)7};
     cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
                         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 307, 0, 0,
                         &cp, 0);
@@ -1859,8 +1860,10 @@ START_TEST(dependency_notes_offline)
         return;
     ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaStreamSynchronize_ptsz_v7000"),
                       4);
-    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaMemcpyAsync_v3020"), 1);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaMemcpyAsync_v3020"), 12);
     ck_assert_uint_eq(gpuprof__cupti_dep_role("cuMemcpyDtoH_v2"), 5);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaMemcpy_ptds_v7000"),
+                      5 | 0x40);
     ck_assert_uint_eq(gpuprof__cupti_dep_role("cuCtxSynchronize"), 2);
     ck_assert_uint_eq(gpuprof__cupti_dep_role(NULL), 1);
     const char *tmp = getenv("TMPDIR");
@@ -1880,12 +1883,13 @@ START_TEST(dependency_notes_offline)
     cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
                         CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
                         401, 0, 0, NULL, 0);
-    struct {
+    struct { /* cudaMemcpyAsync's parameters (cudaMemcpy's first four) */
         void *dst;
         const void *src;
         size_t n;
         enum cudaMemcpyKind k;
-    } cp = {NULL, NULL, 512, cudaMemcpyDeviceToHost};
+        void *stream;
+    } cp = {NULL, NULL, 512, cudaMemcpyDeviceToHost, (void *)(uintptr_t)7};
     cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
                         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 402, 0, 0,
                         &cp, 0);
@@ -1914,7 +1918,9 @@ START_TEST(dependency_notes_offline)
     ck_assert_uint_eq(GPUPROF_IO_DEP_STREAM(ds->recs[0].context),
                       GPUPROF_IO_DEP_ALL);
     ck_assert_uint_eq(GPUPROF_IO_DEP_WHAT(ds->recs[1].context), 8);
-    ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(ds->recs[1].context), 0x2u);
+    /* a blocking copy on the legacy default stream */
+    ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(ds->recs[1].context),
+                      GPUPROF_DEP_BLOCKING | GPUPROF_DEP_NULL);
     ck_assert_uint_ne(ds->recs[0].corr, ds->recs[1].corr);
     gpuprof__io_trace_free(t);
 }
@@ -2219,6 +2225,147 @@ START_TEST(event_notes_offline)
 }
 END_TEST
 
+/* ---- launches onto the legacy default stream -------------------------------
+ * Offline as above (stream ids: a handle's value, the legacy default
+ * stream 1, the per-thread one 99). The program: kA launched on stream 7
+ * (cudaLaunchKernel), kN on the NULL stream (cudaLaunchKernel), kP on
+ * NULL through cudaLaunchKernel_ptsz (the per-thread default stream),
+ * kQ on cudaStreamPerThread (0x2) through cuLaunchKernel, kL on
+ * CU_STREAM_LEGACY (0x1) through cuLaunchKernel_ptsz, a copy on
+ * cudaStreamLegacy through cudaMemcpyAsync_ptsz, a memset on stream 7
+ * (cudaMemsetAsync). Only kN, kL and the copy go to the legacy default
+ * stream: exactly their three LAUNCH | NULL notes on stream 1. On the
+ * device kN starts when kA ends, which the analysis must find as a
+ * NullStream wait of kN caused by kA, from kN's launch to its start. */
+typedef struct { unsigned x, y, z; } t_dim3;
+typedef struct {
+    const void *func;
+    t_dim3 grid, block;
+    void **args;
+    size_t shared;
+    CUstream stream;
+} t_rt_launch;
+typedef struct {
+    void *f;
+    unsigned grid[3], block[3], shared;
+    CUstream stream;
+    void **params, **extra;
+} t_drv_launch;
+
+START_TEST(null_stream_offline)
+{
+    if (!have_cupti())
+        return;
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaLaunchKernel_v7000"), 11);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaLaunchKernel_ptsz_v7000"),
+                      11 | 0x40);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cuLaunchCooperativeKernel"),
+                      11);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaMemsetAsync_ptsz_v7000"),
+                      13 | 0x40);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaLaunchKernelExC_v11060"),
+                      1);
+    ck_assert_uint_eq(gpuprof__cupti_dep_role("cuMemcpyHtoDAsync_v2"), 1);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(outdir));
+    gpuprof_options o = GPUPROF_OPTIONS_INIT;
+    o.flags = GPUPROF_OPT_IGNORE_ENV;
+    o.output_dir = outdir;
+    o.backends = "none";
+    o.signals = 0;
+    o.trace = 1;
+    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
+    gpuprof__cupti_ring_reset();
+    gpuprof__cupti_counts_reset();
+    gpuprof__cupti_set_clock_offset(0);
+    gpuprof__cupti_deps_reset();
+    gp_cupti_api keep = gpuprof__cu;
+    gpuprof__cu.GetStreamIdEx = fake_stream_id;
+    gpuprof__cu.GetDeviceId = fake_device_id;
+    gpuprof__cupti_classify_all();
+    gpuprof__cupti_test_on(1);
+    gpuprof__cupti_devices_first_call();
+    CUstream s7 = (CUstream)(uintptr_t)7;
+    t_rt_launch la = {NULL, {1, 1, 1}, {32, 1, 1}, NULL, 0, s7},
+                ln = {NULL, {1, 1, 1}, {32, 1, 1}, NULL, 0, NULL},
+                lp = ln;
+    t_drv_launch lq = {NULL, {1, 1, 1}, {32, 1, 1}, 0, CU_STREAM_PER_THREAD,
+                       NULL, NULL},
+                 ll = {NULL, {1, 1, 1}, {32, 1, 1}, 0, CU_STREAM_LEGACY,
+                       NULL, NULL};
+    struct { void *d; const void *s; size_t n; int k; CUstream st; } cp = {
+        NULL, NULL, 64, cudaMemcpyDeviceToHost, CU_STREAM_LEGACY};
+    struct { void *d; int v; size_t n; CUstream st; } ms = {NULL, 0, 64, s7};
+    uint64_t t0 = gpuprof_be_now_ns();
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 701, &la, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 702, &ln, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, 703, &lp,
+             0);
+    ctx_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 704, &lq, 0);
+    ctx_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, 705, &ll, 0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, 706, &cp,
+             0);
+    ctx_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, 707, &ms, 0);
+    uint64_t t1 = gpuprof_be_now_ns();
+    usleep(1000);
+    rbuf r = {0};
+    uint64_t ka1 = t1 + 500000;
+    kernel_rec(&r, 701, "kA", t0 + 1000, ka1, 1, 32, 8, 0, 0, 7);
+    kernel_rec(&r, 702, "kN", ka1, ka1 + 100000, 1, 32, 8, 0, 0, 1);
+    ck_assert_uint_eq(decode(&r), 2);
+    gpuprof__cupti_test_on(0);
+    gpuprof__cu = keep;
+    char prof[1024], trace[1100], err[256];
+    ck_assert_int_eq(gpuprof_output_path(prof, sizeof(prof)), GPUPROF_OK);
+    snprintf(trace, sizeof(trace), "%.*s.gptrace",
+             (int)(strrchr(prof, '.') - prof), prof);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    ck_assert_uint_eq(t->op_stream_count, 1);
+    ck_assert_uint_eq(t->dep_stream_count, 1);
+    uint32_t skip = t->ops[0].count - 7;
+    ck_assert_uint_le(skip, 1);
+    const gpuprof__io_trace_rec *op = t->ops[0].recs + skip;
+    const gpuprof__io_trace_stream *ds = &t->deps[0];
+    static const uint32_t noted[] = {1, 4, 5}; /* kN, kL, the copy */
+    ck_assert_uint_eq(ds->count, 3);
+    for (uint32_t i = 0; i < 3; i++) {
+        const gpuprof__io_trace_rec *n = &ds->recs[i];
+        ck_assert_uint_eq(GPUPROF_IO_DEP_WHAT(n->context), GPUPROF_DEP_LAUNCH);
+        ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(n->context), GPUPROF_DEP_NULL);
+        ck_assert_uint_eq(GPUPROF_IO_DEP_DEVICE(n->context), 0);
+        ck_assert_uint_eq(GPUPROF_IO_DEP_STREAM(n->context), 1);
+        ck_assert_uint_eq(n->end_ns, 0);
+        ck_assert_uint_eq(n->corr, op[noted[i]].corr);
+    }
+    uint64_t corr_a = op[0].corr, corr_n = op[1].corr, ln0 = op[1].start_ns;
+    gpuprof__io_trace_free(t);
+
+    gpuprof_an_db *db = analyzed();
+    uint32_t proc;
+    ck_assert_uint_eq(cp_processes(db, &proc, 1), 1);
+    cp_graph g;
+    ck_assert_int_eq(cp_graph_build(db, proc, &g), GPUPROF_OK);
+    uint32_t a = act_of(&g, corr_a, CP_GPU), n = act_of(&g, corr_n, CP_GPU);
+    ck_assert_uint_ne(a, CP_NONE);
+    ck_assert_uint_ne(n, CP_NONE);
+    ck_assert_uint_eq(deps_of(&g, CP_E_NULL, n, a), 1);
+    ck_assert_uint_eq(g.ndep, 1); /* and nothing else */
+    cp_graph_free(&g);
+    gpuprof_an_cpath *cp2;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp2), GPUPROF_OK);
+    gpuprof_an_wait_totals w;
+    ck_assert_int_eq(gpuprof_an_cpath_waits(cp2, 0, &w), GPUPROF_OK);
+    ck_assert_uint_eq(w.count[GPUPROF_AN_WAIT_NULL_STREAM], 1);
+    ck_assert_uint_eq(w.ns[GPUPROF_AN_WAIT_NULL_STREAM], ka1 - ln0);
+    gpuprof_an_cpath_free(cp2);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -2232,6 +2379,7 @@ int main(void)
         {"hooks_offline", hooks_offline, 60},
         {"dependency_notes_offline", dependency_notes_offline, 60},
         {"event_notes_offline", event_notes_offline, 60},
+        {"null_stream_offline", null_stream_offline, 60},
         {"cubin_kernels", cubin_kernels, 60},
         {"static_cudart_range", static_cudart_range, 60},
         {"stall_reason_names", stall_reason_names, 30},

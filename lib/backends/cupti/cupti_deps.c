@@ -10,7 +10,10 @@
  *                                              carry it; per-thread default
  *                                              stream for the _ptsz forms)
  *   cudaMemcpy and the driver's synchronous    LAUNCH | BLOCKING (the call
- *   copies (no "Async" in the name)            returns when its copy ran)
+ *   copies (no "Async" in the name)            returns when its copy ran),
+ *                                              | NULL but in the per-thread
+ *                                              forms (the legacy default
+ *                                              stream runs them)
  *   cudaEventRecord(WithFlags), cuEventRecord  EVENT_RECORD on its stream
  *   cudaStreamWaitEvent, cuStreamWaitEvent     STREAM_WAIT: the stream's
  *                                              later work waits for the
@@ -19,6 +22,19 @@
  *   cudaEventQuery, cuEventQuery               QUERY_EVENT, READY when it
  *                                              returned success
  *   cudaStreamQuery, cuStreamQuery             QUERY_STREAM, likewise
+ *   cudaLaunchKernel, cudaLaunchCooperative-   LAUNCH | NULL when the
+ *   Kernel, cuLaunchKernel, cuLaunchCooper-    launch goes to the legacy
+ *   ativeKernel, cudaMemcpyAsync,              default stream (below);
+ *   cudaMemsetAsync                            other launches note nothing
+ *
+ * The legacy default stream. A launch's stream parameter NULL or
+ * cudaStreamLegacy / CU_STREAM_LEGACY (0x1) names it, unless the call is
+ * a per-thread default stream form (the _ptsz / _ptds API ids a program
+ * built with --default-stream per-thread calls): there NULL is the
+ * thread's own stream. cudaStreamPerThread / CU_STREAM_PER_THREAD (0x2)
+ * and created streams are not it. Its work serializes with every other
+ * blocking stream of the device; the analysis (analysis/cpath) makes that
+ * the NullStream wait.
  *
  * Notes are written at the API enter, a query's at its exit (its answer is
  * the call's return value: success is "done", cudaErrorNotReady /
@@ -56,9 +72,15 @@ enum {
     R_STREAM_WAIT = 7,
     R_EVENT_SYNC = 8,
     R_EVENT_QUERY = 9,
-    R_STREAM_QUERY = 10
+    R_STREAM_QUERY = 10,
+    R_LAUNCH_KERNEL = 11, /* the stream after a function and two dim3 (the
+                             runtime) or after eight 32-bit values (the
+                             driver) */
+    R_LAUNCH_COPY = 12,   /* cudaMemcpyAsync: the fifth parameter */
+    R_LAUNCH_SET = 13     /* cudaMemsetAsync: the fourth */
 };
-#define R_PT 0x40u /* with the event roles: a per-thread default stream form */
+#define R_PT 0x40u /* with the event, copy and launch roles: a per-thread
+                      default stream form */
 
 static _Atomic uint8_t role_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static _Atomic uint8_t role_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
@@ -80,6 +102,23 @@ static uint32_t event_role(const char *b, bool pt)
     return r != R_NONE && pt ? r | R_PT : r;
 }
 
+/* The launch roles (runtime and driver names alike), | R_PT for the
+ * per-thread forms; R_NONE for others (the Ex, MultiDevice and 2D/3D forms
+ * lay their parameters out otherwise: they note nothing). */
+static uint32_t launch_role(const char *b, bool rt, bool pt)
+{
+    size_t n = strcspn(b, "_");
+    uint32_t r = R_NONE;
+    if ((n == 12 && starts(b, "LaunchKernel")) ||
+        (n == 23 && starts(b, "LaunchCooperativeKernel")))
+        r = R_LAUNCH_KERNEL;
+    else if (rt && n == 11 && starts(b, "MemcpyAsync"))
+        r = R_LAUNCH_COPY;
+    else if (rt && n == 11 && starts(b, "MemsetAsync"))
+        r = R_LAUNCH_SET;
+    return r != R_NONE && pt ? r | R_PT : r;
+}
+
 /* A callback name's role ("cudaStreamSynchronize_v3020", "cuMemcpyDtoH_v2",
  * "cuEventRecord_ptsz"). */
 uint32_t gpuprof__cupti_dep_role(const char *name);
@@ -97,8 +136,9 @@ uint32_t gpuprof__cupti_dep_role(const char *name)
     if (starts(b, "Memcpy") && !strstr(b, "Async") && !strstr(b, "Peer") &&
         !strstr(b, "ToSymbol") && !strstr(b, "FromSymbol") &&
         !strstr(b, "2D") && !strstr(b, "3D") && !strstr(b, "Array"))
-        return R_COPY;
-    return event_role(b, pt);
+        return pt ? R_COPY | R_PT : R_COPY;
+    uint32_t r = launch_role(b, rt, pt);
+    return r != R_NONE ? r : event_role(b, pt);
 }
 
 static uint32_t role_of(CUpti_CallbackDomain dom, CUpti_CallbackId id)
@@ -177,6 +217,34 @@ typedef struct wait_params {
     CUstream stream;
     void *event;
 } wait_params;
+typedef struct dim3_param {
+    unsigned x, y, z;
+} dim3_param;
+typedef struct rt_launch_params { /* cudaLaunch(Cooperative)Kernel */
+    const void *func;
+    dim3_param grid, block;
+    void **args;
+    size_t shared;
+    CUstream stream;
+} rt_launch_params;
+typedef struct drv_launch_params { /* cuLaunch(Cooperative)Kernel */
+    void *f;
+    unsigned grid[3], block[3], shared;
+    CUstream stream;
+} drv_launch_params;
+typedef struct copy_params { /* cudaMemcpyAsync */
+    void *dst;
+    const void *src;
+    size_t count;
+    int kind;
+    CUstream stream;
+} copy_params;
+typedef struct set_params { /* cudaMemsetAsync */
+    void *ptr;
+    int value;
+    size_t count;
+    CUstream stream;
+} set_params;
 
 /* CUPTI's id of `stream` in the call's context; false when it cannot say. */
 static bool stream_id(const CUpti_CallbackData *cb, CUstream stream, bool pt,
@@ -213,6 +281,36 @@ static void event_notes(uint32_t role, const CUpti_CallbackData *cb,
     }
 }
 
+/* A launch's stream parameter; whether it is the legacy default stream
+ * (pt: a per-thread default stream form of the call). */
+static bool legacy_stream(CUpti_CallbackDomain dom, uint32_t role,
+                          const void *params, bool pt)
+{
+    CUstream s;
+    if (role == R_LAUNCH_COPY)
+        s = ((const copy_params *)params)->stream;
+    else if (role == R_LAUNCH_SET)
+        s = ((const set_params *)params)->stream;
+    else if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+        s = ((const rt_launch_params *)params)->stream;
+    else
+        s = ((const drv_launch_params *)params)->stream;
+    return s == CU_STREAM_LEGACY || (!s && !pt);
+}
+
+/* A launch onto the legacy default stream: LAUNCH | NULL on its id. */
+static void launch_note(CUpti_CallbackDomain dom, uint32_t role,
+                        const CUpti_CallbackData *cb, uint32_t dev,
+                        uint64_t corr)
+{
+    bool pt = (role & R_PT) != 0;
+    uint32_t sid;
+    if (legacy_stream(dom, role & ~R_PT, cb->functionParams, pt) &&
+        stream_id(cb, NULL, 0, &sid))
+        gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, GPUPROF_DEP_NULL, dev, sid,
+                          0);
+}
+
 void gpuprof__cupti_deps(CUpti_CallbackDomain dom, CUpti_CallbackId id,
                          const CUpti_CallbackData *cb, uint64_t corr)
 {
@@ -229,14 +327,21 @@ void gpuprof__cupti_deps(CUpti_CallbackDomain dom, CUpti_CallbackId id,
     uint32_t sid;
     if (role == R_DEVICE) {
         gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_DEVICE, 0, dev, GPUPROF_DEP_ALL, 0);
-    } else if (role == R_COPY) {
-        gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH, GPUPROF_DEP_BLOCKING, dev, 0, 0);
+    } else if ((role & ~R_PT) == R_COPY) {
+        bool legacy = !(role & R_PT);
+        if (!legacy || !stream_id(cb, NULL, 0, &sid))
+            sid = 0;
+        gpuprof_be_op_dep(corr, GPUPROF_DEP_LAUNCH,
+                          GPUPROF_DEP_BLOCKING | (legacy ? GPUPROF_DEP_NULL : 0),
+                          dev, sid, 0);
     } else if (!cb->functionParams) {
         return;
     } else if (role == R_STREAM || role == R_STREAM_PT) {
         const one_param *p = cb->functionParams;
         if (stream_id(cb, p->handle, role == R_STREAM_PT, &sid))
             gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_STREAM, 0, dev, sid, 0);
+    } else if ((role & ~R_PT) >= R_LAUNCH_KERNEL) {
+        launch_note(dom, role, cb, dev, corr);
     } else {
         event_notes(role, cb, dev, corr);
     }

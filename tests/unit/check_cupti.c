@@ -2349,7 +2349,8 @@ START_TEST(null_stream_offline)
     ck_assert_uint_eq(cp_processes(db, &proc, 1), 1);
     cp_graph g;
     ck_assert_int_eq(cp_graph_build(db, proc, &g), GPUPROF_OK);
-    uint32_t a = act_of(&g, corr_a, CP_GPU), n = act_of(&g, corr_n, CP_GPU);
+    uint32_t a = act_of(db, &g, corr_a, CP_GPU);
+    uint32_t n = act_of(db, &g, corr_n, CP_GPU);
     ck_assert_uint_ne(a, CP_NONE);
     ck_assert_uint_ne(n, CP_NONE);
     ck_assert_uint_eq(deps_of(&g, CP_E_NULL, n, a), 1);

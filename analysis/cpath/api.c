@@ -17,11 +17,24 @@
 #include "cpath.h"
 #include "table.h"
 
+/* Metric cells (table.h); for integer values (ns on the path) summed by
+ * (profile, context) as they come (the sums are exact in any order, so
+ * the table's are the same), without a cell per activity. Fractional ones
+ * (idleness blame) stay a cell per activity: the table's sums depend on
+ * their order. */
+typedef struct cells {
+    gpuprof__an_cell *c;
+    uint64_t n, cap;
+    uint32_t *slot; /* keyed: per slot its cell + 1, 0 empty */
+    uint64_t mask;
+} cells;
+
 typedef struct shared {
     cp_graph g;
     cp_wait *w;
     uint64_t nw;
-    double *idle;
+    double *idle; /* per activity, until its cells are made */
+    cells idle_cells; /* a cell per activity with idleness blame */
     int refs;
     cp_mpi_left left; /* an MPI run's records left out */
 } shared;
@@ -31,7 +44,7 @@ typedef struct proc {
     cp_times tm;
     cp_step *path;
     uint64_t npath;
-    int64_t *on_path; /* per activity */
+    cells path_cells; /* each activity's time on the path, summed */
 } proc;
 
 struct gpuprof_an_cpath {
@@ -56,6 +69,8 @@ static void shared_drop(shared *s)
         cp_graph_free(&s->g);
         free(s->w);
         free(s->idle);
+        free(s->idle_cells.c);
+        free(s->idle_cells.slot);
         free(s);
     }
 }
@@ -68,24 +83,182 @@ GPUPROF_AN_API void gpuprof_an_cpath_free(gpuprof_an_cpath *cp)
         shared_drop(cp->p[i].s);
         cp_times_free(&cp->p[i].tm);
         free(cp->p[i].path);
-        free(cp->p[i].on_path);
+        free(cp->p[i].path_cells.c);
+        free(cp->p[i].path_cells.slot);
     }
     free(cp->p);
     free(cp->kern);
     free(cp);
 }
 
+static bool cell_add(cells *v, uint32_t profile, uint32_t context,
+                     double value)
+{
+    if (v->n == v->cap) {
+        uint64_t cap = v->cap ? v->cap * 2 : 256;
+        gpuprof__an_cell *n = realloc(v->c, cap * sizeof(*n));
+        if (!n)
+            return false;
+        v->c = n;
+        v->cap = cap;
+    }
+    v->c[v->n++] = (gpuprof__an_cell){profile, context, value};
+    return true;
+}
+
+static uint64_t key_slot(const cells *v, uint32_t profile, uint32_t context)
+{
+    uint64_t h = ((uint64_t)profile << 32 | context) * 0x9E3779B97F4A7C15ull;
+    for (h >>= 20;; h++) {
+        uint32_t i = v->slot[h & v->mask];
+        if (!i || (v->c[i - 1].profile == profile &&
+                   v->c[i - 1].context == context))
+            return h & v->mask;
+    }
+}
+
+static bool rekey(cells *v)
+{
+    uint64_t size = v->mask ? 2 * (v->mask + 1) : 256;
+    free(v->slot);
+    v->slot = calloc(size, sizeof(*v->slot));
+    v->mask = size - 1;
+    for (uint64_t i = 0; v->slot && i < v->n; i++)
+        v->slot[key_slot(v, v->c[i].profile, v->c[i].context)] =
+            (uint32_t)i + 1;
+    return v->slot != NULL;
+}
+
+/* Adds value to the cell of (profile, context); zeros make no cell. */
+static bool keyed_add(cells *v, uint32_t profile, uint32_t context,
+                      double value)
+{
+    if (value == 0)
+        return true;
+    if (2 * (v->n + 1) > v->mask && !rekey(v))
+        return false;
+    uint64_t h = key_slot(v, profile, context);
+    if (v->slot[h]) {
+        v->c[v->slot[h] - 1].value += value;
+        return true;
+    }
+    if (!cell_add(v, profile, context, value))
+        return false;
+    v->slot[h] = (uint32_t)v->n;
+    return true;
+}
+
+/* Where an activity's metrics go: its thread's profile (device work: the
+ * launching thread's, else its process's) and context. */
+static uint32_t profile_of(const cp_graph *g, uint32_t a)
+{
+    uint32_t p = g->act[a].profile;
+    return p == CP_NONE ? g->lane[g->act[a].lane].process : p;
+}
+
+/* Per-activity values into v: idle a cell each (but zeros), on_path
+ * summed by key. */
+static gpuprof_status sum_cells(const cp_graph *g, const double *idle,
+                                const int64_t *on_path, cells *v)
+{
+    for (uint32_t a = 0; a < g->nact; a++)
+        if (idle ? idle[a] != 0 && !cell_add(v, profile_of(g, a),
+                                             g->act[a].context, idle[a])
+                 : !keyed_add(v, profile_of(g, a), g->act[a].context,
+                              (double)on_path[a]))
+            return nomem();
+    free(v->slot); /* summed: no more keys */
+    v->slot = NULL;
+    v->mask = 0;
+    return GPUPROF_OK;
+}
+
+/* The walk's time per activity into cells by key, each activity's total
+ * at once (a total of 0 makes no cell, as with an array per activity):
+ * an activity's edges come one after another, so its total is known when
+ * the next one's begin. One met again (`seen`) sends the walk round once
+ * more into an array per activity. */
+typedef struct walk {
+    const cp_graph *g;
+    cells *v;
+    uint64_t *seen; /* a bit per activity: its total given */
+    uint32_t act;
+    int64_t sum;
+    bool any, again, nomem;
+} walk;
+
+static void flush(walk *w)
+{
+    if (!w->any)
+        return;
+    w->any = false;
+    if (w->seen[w->act / 64] >> (w->act % 64) & 1)
+        w->again = true;
+    w->seen[w->act / 64] |= 1ull << (w->act % 64);
+    if (!keyed_add(w->v, profile_of(w->g, w->act), w->g->act[w->act].context,
+                   (double)w->sum))
+        w->nomem = true;
+}
+
+static void spent_run(void *arg, uint32_t act, int64_t ns)
+{
+    walk *w = arg;
+    if (w->any && act != w->act)
+        flush(w);
+    if (!w->any) {
+        w->act = act;
+        w->sum = 0;
+        w->any = true;
+    }
+    w->sum += ns;
+}
+
+static void spent_array(void *arg, uint32_t act, int64_t ns)
+{
+    ((int64_t *)arg)[act] += ns;
+}
+
+/* The walk again, its time per activity in an array first. */
+static gpuprof_status walk_again(proc *p, const double *scale)
+{
+    const cp_graph *g = &p->s->g;
+    free(p->path);
+    free(p->path_cells.c);
+    free(p->path_cells.slot);
+    p->path = NULL;
+    p->npath = 0;
+    p->path_cells = (cells){0};
+    int64_t *on_path = calloc(g->nact ? g->nact : 1, sizeof(*on_path));
+    gpuprof_status st =
+        on_path ? cp_path(g, &p->tm, scale, &p->path, &p->npath, spent_array,
+                          on_path)
+                : nomem();
+    if (st == GPUPROF_OK)
+        st = sum_cells(g, NULL, on_path, &p->path_cells);
+    free(on_path);
+    return st;
+}
+
 /* Times and the critical path of p (scale NULL: as measured). */
 static gpuprof_status timed(proc *p, const double *scale)
 {
     const cp_graph *g = &p->s->g;
-    p->on_path = calloc(g->nact ? g->nact : 1, sizeof(*p->on_path));
-    if (!p->on_path)
-        return nomem();
     gpuprof_status st = cp_replay(g, scale, &p->tm);
+    walk w = {g, &p->path_cells, calloc(g->nact / 64 + 1, sizeof(uint64_t)),
+              0, 0, false, false, false};
+    if (st == GPUPROF_OK && !w.seen)
+        st = nomem();
     if (st == GPUPROF_OK)
-        st = cp_path(g, &p->tm, &p->path, &p->npath, p->on_path);
-    return st;
+        st = cp_path(g, &p->tm, scale, &p->path, &p->npath, spent_run, &w);
+    if (st == GPUPROF_OK)
+        flush(&w);
+    free(w.seen);
+    free(p->path_cells.slot); /* summed: no more keys */
+    p->path_cells.slot = NULL;
+    p->path_cells.mask = 0;
+    if (st == GPUPROF_OK && w.nomem)
+        st = nomem();
+    return st == GPUPROF_OK && w.again ? walk_again(p, scale) : st;
 }
 
 /* A process's graph with its GPU wait states and idleness blame; without
@@ -118,12 +291,16 @@ static gpuprof_status one(cp_part *pt, proc *p, bool full)
         part_drop(pt);
         return nomem();
     }
-    *s = (shared){pt->g, pt->w, pt->nw, pt->idle, 1, pt->left};
+    *s = (shared){pt->g, pt->w, pt->nw, pt->idle, {0}, 1, pt->left};
     p->s = s;
-    cp_weights(&s->g);
     gpuprof_status st = GPUPROF_OK;
     if (full && s->g.nranks)
         st = cp_mpi_waits(&s->g, &s->w, &s->nw);
+    if (st == GPUPROF_OK && s->idle)
+        st = sum_cells(&s->g, s->idle, NULL, &s->idle_cells);
+    free(s->idle); /* what the replay does not need, before it */
+    s->idle = NULL;
+    cp_graph_drop_waits(&s->g);
     return st == GPUPROF_OK ? timed(p, NULL) : st;
 }
 
@@ -454,29 +631,11 @@ void gpuprof__an_cpath_blames(const gpuprof_an_cpath *cp, uint32_t i,
 }
 
 /* ---- metrics ---------------------------------------------------------- */
-typedef struct cells {
-    gpuprof__an_cell *c;
-    uint64_t n, cap;
-} cells;
 
 static bool cell(cells *v, const cp_graph *g, uint32_t a, double value)
 {
-    if (value == 0)
-        return true;
-    if (v->n == v->cap) {
-        uint64_t cap = v->cap ? v->cap * 2 : 256;
-        gpuprof__an_cell *n = realloc(v->c, cap * sizeof(*n));
-        if (!n)
-            return false;
-        v->c = n;
-        v->cap = cap;
-    }
-    uint32_t p = g->act[a].profile;
-    v->c[v->n++] = (gpuprof__an_cell){p == CP_NONE
-                                          ? g->lane[g->act[a].lane].process
-                                          : p,
-                                      g->act[a].context, value};
-    return true;
+    return value == 0 ||
+           cell_add(v, profile_of(g, a), g->act[a].context, value);
 }
 
 static gpuprof_status add_metric(gpuprof_an_db *db, const char *name,
@@ -512,9 +671,12 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_cpath_metrics(
             for (uint64_t j = 0; k < 2 && j < s->nw && ok; j++)
                 ok = cell(&v, g, k ? s->w[j].cause : s->w[j].waiter,
                           (double)s->w[j].ns);
-            for (uint32_t a = 0; k >= 2 && a < g->nact && ok; a++)
-                ok = cell(&v, g, a,
-                          k == 2 ? s->idle[a] : (double)cp->p[i].on_path[a]);
+            const cells *sum = k == 2 ? &s->idle_cells
+                               : k == 3 ? &cp->p[i].path_cells
+                                        : NULL;
+            for (uint64_t j = 0; sum && j < sum->n && ok; j++)
+                ok = cell_add(&v, sum->c[j].profile, sum->c[j].context,
+                              sum->c[j].value);
         }
         st = ok ? add_metric(db, names[k], &v) : nomem();
         free(v.c);

@@ -12,9 +12,9 @@
  *              stream, launches, blocking and polling synchronization,
  *              stream waits for events, the legacy default stream; plus
  *              the list of dependencies the wait-state rules read
- *   path.c     node times (replayed in topological order), the binding
- *              edge of each node and the critical path walked back from
- *              the process's last node
+ *   path.c     node times (replayed depth first along input edges), and
+ *              the critical path walked back from the process's last node
+ *              along each node's binding edge
  *   waits.c    wait states and blame from the dependencies (seed 004 §3)
  *   idle.c     GPU idleness blame (seed 000 §7.2)
  *   project.c  speedup rules and the replay with chosen activities faster
@@ -26,6 +26,40 @@
  *   messages.c libgpuprof-pmpi.so): their graphs joined into one by
  *              message and collective edges, so the path crosses ranks
  *              (seed 004 §4.1, "hybrid EDG")
+ *
+ * Where the bytes go (tests/bench/bench_cpath.c: 575,001 trace.db records,
+ * one thread on 4 streams: 775,001 activities, 1,550,002 nodes; massif
+ * and the peak RSS; before -> after the memory work of issue 16):
+ *   trace.db, read whole by the database   18.4 MB (32 bytes a record)
+ *   activities (cp_act, 48 -> 40 bytes)   37.2 -> 31.0 MB (no correlation
+ *                                          id: the build keeps its own)
+ *   edges (16 -> 8 bytes, 1,818,746 ->    29.1 -> 2.1 MB (no weight:
+ *     268,749: own and program-order       path.c works it out; own and
+ *     edges implicit)                      program order implicit)
+ *   edge index (per node 8 -> per          12.4 -> 3.1 MB
+ *     activity 4 bytes)
+ *   node times (8 bytes a node)            12.4 MB
+ *   binding edges (4 bytes a node)          6.2 -> 0 (found again on the
+ *                                          walk back)
+ *   replay scratch: order, out-edge        32.1 -> 0.4 MB (depth first
+ *     index and list, in-degrees, fill     along input edges, 2 bits a
+ *     positions                            node and its stack)
+ *   idleness blame (8 bytes an activity)    6.2 -> 3.6 MB (a cell for each
+ *                                          of the 225,001 with blame)
+ *   time on the path (8 bytes an act.)      6.2 -> 0 (summed by key as
+ *                                          the walk goes)
+ *   path steps (24 bytes)                  13.8 MB (575,001: the path runs
+ *                                          through the host)
+ *   notes (2.1), dependencies (1.5)         kept -> freed before the replay
+ *   build scratch: call map 12.6 -> 6.3 (at most 2/3 full), launch times
+ *     6.2 -> 1.6 (device work only), correlation ids 6.2 (out of cp_act;
+ *     freed after the notes), last work 3.1; freed before the index is
+ *     sorted (6.2 a node while sorting + 1.1, was 7.3 + the index)
+ *   wait states 1.5 MB; strings none (names come from the database when
+ *   reported); regions: one thread's at a time, while its lane is built.
+ * Peak RSS 169 -> 99 MB (cpath_peak_rss_mb 294 -> 172 per million
+ * records), at the walk back; about 14 MB of it is glibc heap left free by
+ * the build's scratch (malloc_trim would return it; a library must not).
  */
 #ifndef GPUPROF_AN_CPATH_H
 #define GPUPROF_AN_CPATH_H
@@ -60,7 +94,6 @@ enum {
 
 typedef struct cp_act {
     uint64_t start, end; /* as measured */
-    uint64_t corr;       /* calls and device work; 0 for CPU work */
     uint32_t lane;
     uint32_t context;    /* database context (CP_NONE: unknown) */
     uint32_t profile;    /* the thread's profile (device work: the launching
@@ -110,12 +143,16 @@ enum {
     CP_MPI_GATHERV = 27, CP_MPI_SCAN = 33, CP_MPI_EXSCAN = 34, CP_MPI_OPS = 35
 };
 
-/* An edge into node dst (nodes: 2 * act for its start, + 1 for its end). */
-typedef struct cp_edge { /* 16 bytes: graphs have millions */
+/* An edge into node dst (nodes: 2 * act for its start, + 1 for its end).
+ * 8 bytes: graphs have millions. Its weight (ns at least between them) is
+ * no field: path.c works it out from the measured times where needed. An
+ * activity's own edge (start to end) and program order (the previous
+ * activity of its lane to its start) are no edges either: every node v has
+ * that one from v - 1, but a start of the first activity of a lane. */
+typedef struct cp_edge {
     uint32_t src : 28;
     uint32_t kind : 4;
     uint32_t dst;
-    int64_t w; /* ns at least between them (set by path.c's weights) */
 } cp_edge;
 #define CP_MAX_NODES (1u << 28)
 enum {
@@ -154,7 +191,9 @@ typedef struct cp_graph {
     uint32_t nnote;
     cp_edge *edge; /* sorted by dst after cp_graph_build */
     uint64_t nedge, capedge;
-    uint64_t *in; /* per node: its first edge in `edge`; [2 * nact] = nedge */
+    uint32_t *in; /* per activity: its first edge in `edge` (those into its
+                     start, then those into its end); [nact] = nedge (edges
+                     < 4G: graph.c) */
     cp_dep *dep;
     uint64_t ndep, capdep;
     cp_mpi *mpi; /* MPI calls' events, by call */
@@ -169,6 +208,9 @@ typedef struct cp_graph {
 gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
                               cp_graph *g);
 void cp_graph_free(cp_graph *g);
+/* Frees what only the wait states read (notes, dependencies): after
+ * cp_waits and cp_mpi_waits, before the replay. */
+void cp_graph_drop_waits(cp_graph *g);
 /* Edges sorted by their destination again, with each node's first (after
  * edges were added). */
 gpuprof_status cp_graph_index(cp_graph *g);
@@ -206,26 +248,26 @@ void cp_rsweep_free(cp_rsweep *s);
 /* path.c: times and the critical path. */
 typedef struct cp_times {
     int64_t *t;        /* per node */
-    uint32_t *bind;    /* per node: its binding edge, UINT32_MAX none */
-    uint32_t *order;   /* nodes in topological order */
     uint64_t last;     /* the node that ends last */
 } cp_times;
 typedef struct cp_step {
     uint32_t act;
     int64_t from, to; /* the part of it on the path */
 } cp_step;
-/* Weights from the measured times (binding edges keep their gap). */
-void cp_weights(cp_graph *g);
 /* Replays the graph: node times with durations scaled by `scale` (per
  * activity, NULL: 1); measured times when scale is NULL. GPUPROF_E_CORRUPT
  * when the graph has a cycle. */
 gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm);
 void cp_times_free(cp_times *tm);
-/* The critical path, last step first reversed into time order; *n steps
- * (malloc'd). Each activity's time on the path also in on_path[act] when
- * not NULL. */
-gpuprof_status cp_path(const cp_graph *g, const cp_times *tm, cp_step **out,
-                       uint64_t *n, int64_t *on_path);
+/* The critical path of tm (replayed with `scale`), walked back along each
+ * node's binding edge (found again, not stored) and reversed into time
+ * order; *n steps (malloc'd). Each edge's time as it is walked, to the
+ * activity it counts for, also given to spent(arg, act, ns) when not
+ * NULL (an activity's edges mostly one after another). */
+gpuprof_status cp_path(const cp_graph *g, const cp_times *tm,
+                       const double *scale, cp_step **out, uint64_t *n,
+                       void (*spent)(void *arg, uint32_t act, int64_t ns),
+                       void *arg);
 
 /* waits.c: wait states. */
 enum {

@@ -52,8 +52,8 @@ typedef struct corrmap {
 
 static bool map_init(corrmap *m, uint64_t n)
 {
-    uint64_t size = 64;
-    while (size < 2 * n)
+    uint64_t size = 64; /* at most 2/3 full */
+    while (size < n + n / 2)
         size *= 2;
     m->key = calloc(size, sizeof(*m->key));
     m->val = malloc(size * sizeof(*m->val));
@@ -102,9 +102,13 @@ typedef struct build {
     uint32_t nth;
     uint64_t capact, caplane, capnote, capmpi;
     corrmap calls;     /* call correlation id -> activity */
+    uint64_t *corr;    /* per activity: its correlation id (0: CPU work) */
+    uint64_t capcorr;
     uint64_t ngpu;     /* device work records */
     uint32_t *work_of; /* call -> its last device work */
-    uint64_t *launch;  /* per activity of a GPU lane: when it was launched */
+    uint64_t *launch;  /* per activity of a GPU lane (from gpu0 on, after
+                          the threads' lanes): when it was launched */
+    uint32_t gpu0;
 } build;
 
 /* The call with correlation id corr. Device work and notes mostly come in
@@ -115,7 +119,7 @@ static uint32_t call_of(const build *b, uint64_t corr, uint32_t *hint)
 {
     const cp_graph *g = b->g;
     for (uint32_t k = *hint; k < g->nact && k < *hint + 4; k++)
-        if (g->act[k].corr == corr && g->act[k].kind == CP_CALL && corr) {
+        if (b->corr[k] == corr && g->act[k].kind == CP_CALL && corr) {
             *hint = k + 1;
             return k;
         }
@@ -130,14 +134,17 @@ static gpuprof_status nomem(void)
     return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
 }
 
-static gpuprof_status add_act(build *b, cp_act a)
+static gpuprof_status add_act(build *b, cp_act a, uint64_t corr)
 {
     cp_graph *g = b->g;
     uint64_t cap = b->capact;
-    if (!grow((void **)&g->act, &cap, (uint64_t)g->nact + 1, sizeof(cp_act)))
+    if (!grow((void **)&g->act, &cap, (uint64_t)g->nact + 1, sizeof(cp_act)) ||
+        !grow((void **)&b->corr, &b->capcorr, (uint64_t)g->nact + 1,
+              sizeof(*b->corr)))
         return nomem();
     b->capact = cap;
     a.call = a.note = CP_NONE;
+    b->corr[g->nact] = corr;
     g->act[g->nact++] = a;
     return GPUPROF_OK;
 }
@@ -273,9 +280,12 @@ static gpuprof_status work(build *b, cp_lane *l, cp_rsweep *s, uint64_t a,
             prev->end == a) {
             prev->end = nb;
         } else {
-            gpuprof_status st = add_act(b, (cp_act){a, nb, 0, l - g->lane, ctx,
-                                                    l->profile, 0, 0, 0,
-                                                    CP_WORK, 0});
+            gpuprof_status st = add_act(
+                b,
+                (cp_act){.start = a, .end = nb, .lane = l - g->lane,
+                         .context = ctx, .profile = l->profile,
+                         .kind = CP_WORK},
+                0);
             if (st != GPUPROF_OK)
                 return st;
             l->n++;
@@ -339,8 +349,11 @@ static gpuprof_status mpi_call(build *b, cp_lane *l, cp_rsweep *s,
                                 g->process, UINT16_MAX);
     cp_sweep_to(s, cs);
     uint32_t ctx = s->depth ? s->r[s->stack[s->depth - 1]].context : 0;
-    gpuprof_status st = add_act(b, (cp_act){cs, ce, 0, l - g->lane, ctx,
-                                            l->profile, 0, 0, 0, CP_MPI, 0});
+    gpuprof_status st = add_act(
+        b,
+        (cp_act){.start = cs, .end = ce, .lane = l - g->lane, .context = ctx,
+                 .profile = l->profile, .kind = CP_MPI},
+        0);
     if (st != GPUPROF_OK)
         return st;
     l->n++;
@@ -416,9 +429,12 @@ static gpuprof_status api_call(build *b, cp_lane *l, const thread_in *t,
 {
     uint64_t corr = db_get64(q + 16);
     uint32_t ctx = db_get32(q + 24);
-    gpuprof_status st = add_act(b, (cp_act){cs, ce, corr, l - b->g->lane,
-                                            ctx == UINT32_MAX ? 0 : ctx,
-                                            t->profile, 0, 0, 0, CP_CALL, 0});
+    gpuprof_status st = add_act(
+        b,
+        (cp_act){.start = cs, .end = ce, .lane = l - b->g->lane,
+                 .context = ctx == UINT32_MAX ? 0 : ctx,
+                 .profile = t->profile, .kind = CP_CALL},
+        corr);
     if (st != GPUPROF_OK)
         return st;
     l->n++;
@@ -484,11 +500,14 @@ static gpuprof_status gpu_lanes(build *b)
             uint64_t corr = db_get64(q + 16);
             uint32_t call = call_of(b, corr, &hint), ctx = db_get32(q + 24);
             gpuprof_status st = add_act(
-                b, (cp_act){db_get64(q), db_get64(q + 8), corr, li,
-                            ctx == UINT32_MAX ? 0 : ctx,
-                            call == CP_NONE ? CP_NONE
-                                            : b->g->act[call].profile,
-                            0, 0, 0, CP_GPU, 0});
+                b,
+                (cp_act){.start = db_get64(q), .end = db_get64(q + 8),
+                         .lane = li, .context = ctx == UINT32_MAX ? 0 : ctx,
+                         .profile = call == CP_NONE
+                                        ? CP_NONE
+                                        : b->g->act[call].profile,
+                         .kind = CP_GPU},
+                corr);
             if (st != GPUPROF_OK)
                 return st;
             b->g->act[b->g->nact - 1].call = call;
@@ -559,7 +578,7 @@ static uint32_t last_before(const build *b, uint32_t li, uint64_t t)
     uint32_t lo = 0, hi = l->n; /* first launched at or after t */
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (b->launch[l->first + mid] < t)
+        if (b->launch[l->first + mid - b->gpu0] < t)
             lo = mid + 1;
         else
             hi = mid;
@@ -747,10 +766,8 @@ static gpuprof_status edges(build *b)
              i++) {
             if (g->act[i].end < g->act[i].start)
                 return corrupt(b, "an activity ends before it starts");
-            st = edge(g, S(i), E(i), CP_E_OWN);
-            if (st == GPUPROF_OK && i > l->first)
-                st = edge(g, E(i - 1), S(i), CP_E_ORDER);
-            if (st == GPUPROF_OK && g->act[i].call != CP_NONE)
+            /* own and program order edges: implicit (cpath.h cp_edge) */
+            if (g->act[i].call != CP_NONE)
                 st = edge(g, S(g->act[i].call), S(i), CP_E_LAUNCH);
         }
     }
@@ -770,7 +787,7 @@ static gpuprof_status edges(build *b)
 
 /* Edges sorted by their destination, in place (a counting sort's places,
  * then the permutation's cycles: 4 bytes an edge more, not a copy), with
- * each node's first. */
+ * each activity's first (into its start, then into its end). */
 gpuprof_status cp_graph_index(cp_graph *g)
 {
     free(g->in);
@@ -779,21 +796,19 @@ gpuprof_status cp_graph_index(cp_graph *g)
     if (g->nedge >= UINT32_MAX)
         return gpuprof__an_fail(GPUPROF_E_LIMIT, "process %u: more than "
                                 "4G dependencies", g->process);
-    g->in = calloc(nn + 1, sizeof(*g->in));
+    uint32_t *at = calloc(nn + 1, sizeof(*at)); /* per node, while sorting */
     uint32_t *to = malloc((g->nedge ? g->nedge : 1) * sizeof(*to));
-    if (!g->in || !to) {
+    if (!at || !to) {
+        free(at);
         free(to);
         return nomem();
     }
     for (uint64_t i = 0; i < g->nedge; i++)
-        g->in[g->edge[i].dst + 1]++;
+        at[g->edge[i].dst + 1]++;
     for (uint64_t v = 0; v < nn; v++)
-        g->in[v + 1] += g->in[v];
-    for (uint64_t i = 0; i < g->nedge; i++) /* places; in[] restored below */
-        to[i] = (uint32_t)g->in[g->edge[i].dst]++;
-    for (uint64_t v = nn; v > 0; v--)
-        g->in[v] = g->in[v - 1];
-    g->in[0] = 0;
+        at[v + 1] += at[v];
+    for (uint64_t i = 0; i < g->nedge; i++)
+        to[i] = at[g->edge[i].dst]++;
     for (uint64_t i = 0; i < g->nedge; i++)
         while (to[i] != i) {
             uint32_t j = to[i];
@@ -804,6 +819,13 @@ gpuprof_status cp_graph_index(cp_graph *g)
             to[j] = j;
         }
     free(to);
+    /* at[v] is now the end of node v's edges: activity a's first is the
+     * end of node 2a - 1's */
+    for (uint64_t a = 1; a <= g->nact; a++) /* 2a - 1 >= a: not yet written */
+        at[a] = at[2 * a - 1];
+    at[0] = 0;
+    uint32_t *in = realloc(at, ((uint64_t)g->nact + 1) * sizeof(*in));
+    g->in = in ? in : at;
     return GPUPROF_OK;
 }
 
@@ -812,7 +834,7 @@ gpuprof_status cp_graph_index(cp_graph *g)
 static gpuprof_status launches(build *b)
 {
     cp_graph *g = b->g;
-    b->launch = malloc(((size_t)g->nact + 1) * sizeof(*b->launch));
+    b->launch = malloc(((size_t)(g->nact - b->gpu0) + 1) * sizeof(*b->launch));
     b->work_of = malloc(((size_t)g->nact + 1) * sizeof(*b->work_of));
     if (!b->launch || !b->work_of)
         return nomem();
@@ -825,7 +847,7 @@ static gpuprof_status launches(build *b)
             const cp_act *a = &g->act[i];
             uint64_t t = a->call != CP_NONE ? g->act[a->call].start : a->start;
             m = t > m ? t : m;
-            b->launch[i] = m;
+            b->launch[i - b->gpu0] = m;
             if (a->call != CP_NONE)
                 b->work_of[a->call] = i;
         }
@@ -847,9 +869,8 @@ static void shrink(cp_graph *g)
 
 /* Room for what the trace will most likely give at once, rather than by
  * doubling (each doubling copies everything so far): a call and the CPU
- * work before it per call, two pieces per region, the device work; per
- * activity its own edge and its order edge, a launch edge per device
- * work. */
+ * work before it per call, two pieces per region, the device work; a
+ * launch edge per device work and a wait per 8 calls. */
 static bool reserve(build *b)
 {
     uint64_t n = b->ngpu + 1;
@@ -859,10 +880,11 @@ static bool reserve(build *b)
         return true; /* refused later, by count */
     uint64_t cap = b->capact;
     cp_graph *g = b->g;
-    if (!grow((void **)&g->act, &cap, n, sizeof(cp_act)))
+    if (!grow((void **)&g->act, &cap, n, sizeof(cp_act)) ||
+        !grow((void **)&b->corr, &b->capcorr, n, sizeof(*b->corr)))
         return false;
     b->capact = cap;
-    return grow((void **)&g->edge, &g->capedge, 2 * n + b->ngpu,
+    return grow((void **)&g->edge, &g->capedge, b->ngpu + n / 16 + 64,
                 sizeof(cp_edge));
 }
 
@@ -882,10 +904,13 @@ gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
         st = nomem();
     for (uint32_t i = 0; i < b.nth && st == GPUPROF_OK; i++)
         st = cpu_lane(&b, &b.th[i]);
+    b.gpu0 = g->nact;
     if (st == GPUPROF_OK)
         st = gpu_lanes(&b);
     if (st == GPUPROF_OK)
         st = notes(&b);
+    free(b.corr); /* what each phase no longer needs, before the next */
+    b.corr = NULL;
     if (st == GPUPROF_OK && 2 * (uint64_t)g->nact >= CP_MAX_NODES)
         st = gpuprof__an_fail(GPUPROF_E_LIMIT, "process %u: %u activities, "
                               "more than the analysis takes (%u)", process,
@@ -894,14 +919,14 @@ gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
         st = launches(&b);
     if (st == GPUPROF_OK)
         st = edges(&b);
-    if (st == GPUPROF_OK)
-        st = cp_graph_index(g);
-    if (st == GPUPROF_OK) /* give back what growing by doubling left */
-        shrink(g);
     map_free(&b.calls);
     free(b.th);
     free(b.work_of);
     free(b.launch);
+    if (st == GPUPROF_OK) /* give back what growing by doubling left */
+        shrink(g);
+    if (st == GPUPROF_OK)
+        st = cp_graph_index(g);
     if (st != GPUPROF_OK)
         cp_graph_free(g);
     return st;
@@ -917,6 +942,16 @@ void cp_graph_free(cp_graph *g)
     free(g->dep);
     free(g->mpi);
     memset(g, 0, sizeof(*g));
+}
+
+void cp_graph_drop_waits(cp_graph *g)
+{
+    free(g->note);
+    free(g->dep);
+    g->note = NULL;
+    g->dep = NULL;
+    g->nnote = 0;
+    g->ndep = g->capdep = 0;
 }
 
 gpuprof_status cp_edge_add(cp_graph *g, uint32_t src, uint32_t dst,

@@ -1,16 +1,22 @@
 /*
  * path.c - node times and the critical path (cpath.h; seed 004 §4, §5).
  *
- * Weights come from the measured times. An activity's own edge is its
- * duration; a blocking wait or ready query (a receive, a collective) ends
- * `post` after what it waited for, where post is what it ran after the
- * latest of that and its own start: end = max(start, each target) + post.
- * Into a start node, the edge that bound it (the latest source) keeps its
- * measured gap (a launch latency), the others weigh 0: if the binding
- * source moves, the node follows the next one at once. Polling keeps its
- * gap (the host polled until then). Replaying with these weights gives
- * every node its measured time back; replaying with some own edges
+ * Weights come from the measured times, worked out where the replay needs
+ * them (measured_w) rather than stored per edge. An activity's own edge is
+ * its duration; a blocking wait or ready query (a receive, a collective)
+ * ends `post` after what it waited for, where post is what it ran after
+ * the latest of that and its own start: end = max(start, each target) +
+ * post. Into a start node, the edge that bound it (the latest source)
+ * keeps its measured gap (a launch latency), the others weigh 0: if the
+ * binding source moves, the node follows the next one at once. Polling
+ * keeps its gap (the host polled until then). Replaying with these weights
+ * gives every node its measured time back; replaying with some own edges
  * scaled is the projection.
+ *
+ * The replay visits the nodes depth first along their input edges (the
+ * graph's index holds those; no copy of the edges by source), timing a
+ * node once all its inputs are timed; an input met again while its own
+ * inputs are still being visited is a cycle.
  *
  * The critical path is walked back from the node that ends last along
  * each node's binding edge (the one that gives its time; on a tie an
@@ -38,57 +44,79 @@ static bool waits(uint8_t kind)
            kind == CP_E_COLL;
 }
 
-/* A blocking call's end: it ran `post` after the latest of what it waited
- * for and its own start; every input edge weighs that post, so the latest
- * binds and, replayed, each input moves the end only when it is the
- * latest (a wait for several streams, ranks or members). */
-static void end_weights(cp_graph *g, uint64_t v)
+/* Node v's inputs: first the edge from node v - 1 that the graph does not
+ * store (an activity's own edge into its end; program order into a start,
+ * unless the activity is the first of its lane), then its edges in the
+ * index. */
+typedef struct ins {
+    uint64_t v;
+    uint32_t imp, n; /* the implicit edge (0 or 1), all inputs */
+    const cp_edge *e;
+} ins;
+
+typedef struct input {
+    uint64_t src;
+    uint8_t kind;
+} input;
+
+static ins ins_of(const cp_graph *g, uint64_t v)
 {
-    int64_t we = t0(g, v), ws = t0(g, v - 1), tk = INT64_MIN;
-    for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++)
-        if (waits(g->edge[i].kind)) {
-            int64_t s = t0(g, g->edge[i].src);
-            tk = s > tk ? s : tk;
-        }
-    for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++)
-        if (waits(g->edge[i].kind) || g->edge[i].kind == CP_E_OWN)
-            g->edge[i].w = we - (tk > ws ? tk : ws);
+    uint64_t a = v / 2;
+    uint32_t imp = v % 2 || (v && g->act[a - 1].lane == g->act[a].lane);
+    uint32_t lo = g->in[a], hi = g->in[a + 1], mid = lo;
+    while (mid < hi && g->edge[mid].dst == 2 * a) /* into its start first */
+        mid++;
+    if (v % 2)
+        lo = mid;
+    else
+        hi = mid;
+    return (ins){v, imp, imp + hi - lo, &g->edge[lo]};
 }
 
-static void start_weights(cp_graph *g, uint64_t v)
+static input ins_at(const ins *x, uint32_t k)
 {
-    uint64_t best = UINT64_MAX;
-    int64_t bt = INT64_MIN, tv = t0(g, v);
-    for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++) {
-        cp_edge *e = &g->edge[i];
-        int64_t s = t0(g, e->src);
-        e->w = e->kind == CP_E_POLL ? tv - s : 0;
-        if (s > bt)
-            bt = s, best = i;
-    }
-    if (best != UINT64_MAX && g->edge[best].kind != CP_E_POLL)
-        g->edge[best].w = tv - bt;
+    if (k < x->imp)
+        return (input){x->v - 1, x->v % 2 ? CP_E_OWN : CP_E_ORDER};
+    const cp_edge *e = &x->e[k - x->imp];
+    return (input){e->src, e->kind};
 }
 
-void cp_weights(cp_graph *g)
+/* What the measured weights of the inputs of node v depend on: at a
+ * start, the first input from the latest source (`ref` its time); at an
+ * end, the latest source of a wait (`ref`, INT64_MIN none). */
+typedef struct refs {
+    int64_t tv, ws, ref;
+    uint32_t best;
+} refs;
+
+static refs refs_of(const cp_graph *g, const ins *x)
 {
-    uint64_t nn = 2 * (uint64_t)g->nact;
-    for (uint64_t v = 0; v < nn; v++) {
-        if (v % 2 == 0) {
-            start_weights(g, v);
-            continue;
-        }
-        bool w = false;
-        for (uint64_t i = g->in[v]; i < g->in[v + 1] && !w; i++)
-            w = waits(g->edge[i].kind);
-        if (w) {
-            end_weights(g, v);
-            continue;
-        }
-        for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++)
-            if (g->edge[i].kind == CP_E_OWN)
-                g->edge[i].w = t0(g, v) - t0(g, v - 1);
+    uint64_t v = x->v;
+    refs r = {t0(g, v), v % 2 ? t0(g, v - 1) : 0, INT64_MIN, UINT32_MAX};
+    for (uint32_t k = 0; k < x->n; k++) {
+        input in = ins_at(x, k);
+        int64_t s = t0(g, in.src);
+        if (v % 2 ? waits(in.kind) && s > r.ref : s > r.ref)
+            r.ref = s, r.best = k;
     }
+    return r;
+}
+
+/* Input k of node v as measured: into a start, the binding input's gap
+ * and a poll's, 0 for the others; into an end, every wait and the own edge
+ * weigh the post after the latest of the waits' sources and its start (so
+ * the latest binds and, replayed, each input moves the end only when it is
+ * the latest: a wait for several streams, ranks or members), 0 for
+ * others. */
+static int64_t measured_w(const cp_graph *g, const refs *r, uint64_t v,
+                          uint32_t k, input in)
+{
+    if (v % 2 == 0)
+        return in.kind == CP_E_POLL || k == r->best ? r->tv - t0(g, in.src)
+                                                    : 0;
+    if (waits(in.kind) || in.kind == CP_E_OWN)
+        return r->tv - (r->ref > r->ws ? r->ref : r->ws);
+    return 0;
 }
 
 /* Which edge wins a tie into node v. */
@@ -103,28 +131,95 @@ static int rank(uint64_t v, uint8_t kind)
                                  : 1;
 }
 
-static int64_t weight(const cp_graph *g, const cp_edge *e, const double *scale)
+/* The input of node x->v that gives its time (*bt), its inputs timed in t
+ * (own edges' durations scaled by `scale`); UINT32_MAX when it has none. */
+static uint32_t binding(const cp_graph *g, const double *scale,
+                        const int64_t *t, const ins *x, int64_t *bt)
 {
-    if (e->kind != CP_E_OWN || !scale || scale[e->dst / 2] == 1.0)
-        return e->w;
-    return (int64_t)((double)e->w * scale[e->dst / 2] + 0.5);
+    if (!x->n)
+        return UINT32_MAX;
+    uint64_t v = x->v;
+    refs r = refs_of(g, x);
+    double f = scale && v % 2 ? scale[v / 2] : 1.0;
+    uint32_t best = UINT32_MAX;
+    uint8_t bk = 0;
+    for (uint32_t k = 0; k < x->n; k++) {
+        input in = ins_at(x, k);
+        int64_t w = measured_w(g, &r, v, k, in);
+        if (in.kind == CP_E_OWN && f != 1.0)
+            w = (int64_t)((double)w * f + 0.5);
+        int64_t tk = t[in.src] + w;
+        if (best == UINT32_MAX || tk > *bt ||
+            (tk == *bt && rank(v, in.kind) > rank(v, bk)))
+            *bt = tk, best = k, bk = in.kind;
+    }
+    return best;
 }
 
-/* Node v's time from its inputs (all already timed). */
-static void settle(const cp_graph *g, const double *scale, cp_times *tm,
-                   uint64_t v)
+/* Depth-first visit state: two bits per node. */
+#define SEEN(m, v) ((m)[(v) / 32] >> ((v) % 32 * 2) & 1u)
+#define DONE(m, v) ((m)[(v) / 32] >> ((v) % 32 * 2 + 1) & 1u)
+#define MARK(m, v, b) ((m)[(v) / 32] |= (uint64_t)(b) << ((v) % 32 * 2))
+
+typedef struct frame {
+    ins x;
+    uint32_t next; /* its next input to visit */
+} frame;
+
+typedef struct dfs {
+    frame *f;
+    uint64_t n, cap;
+    uint64_t *mark;
+} dfs;
+
+static bool dfs_push(dfs *d, const cp_graph *g, uint64_t v)
 {
-    uint64_t best = UINT64_MAX;
-    int64_t bt = 0;
-    for (uint64_t i = g->in[v]; i < g->in[v + 1]; i++) {
-        const cp_edge *e = &g->edge[i];
-        int64_t t = tm->t[e->src] + weight(g, e, scale);
-        if (best == UINT64_MAX || t > bt ||
-            (t == bt && rank(v, e->kind) > rank(v, g->edge[best].kind)))
-            bt = t, best = i;
+    if (d->n == d->cap) {
+        uint64_t cap = d->cap ? 2 * d->cap : 1024;
+        frame *f = realloc(d->f, cap * sizeof(*f));
+        if (!f)
+            return false;
+        d->f = f;
+        d->cap = cap;
     }
-    tm->t[v] = best == UINT64_MAX ? t0(g, v) : bt;
-    tm->bind[v] = best == UINT64_MAX ? UINT32_MAX : (uint32_t)best;
+    d->f[d->n++] = (frame){ins_of(g, v), 0};
+    MARK(d->mark, v, 1u);
+    return true;
+}
+
+/* Times every node that root depends on, and root; GPUPROF_E_CORRUPT on a
+ * cycle. */
+static gpuprof_status visit(const cp_graph *g, const double *scale,
+                            cp_times *tm, dfs *d, uint64_t root)
+{
+    if (!dfs_push(d, g, root))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    while (d->n) {
+        frame *f = &d->f[d->n - 1];
+        if (f->next == f->x.n) {
+            int64_t bt = 0;
+            uint64_t v = f->x.v;
+            tm->t[v] = binding(g, scale, tm->t, &f->x, &bt) == UINT32_MAX
+                           ? t0(g, v)
+                           : bt;
+            MARK(d->mark, v, 2u);
+            d->n--;
+            continue;
+        }
+        uint64_t u = ins_at(&f->x, f->next++).src;
+        if (!SEEN(d->mark, u)) {
+            if (!dfs_push(d, g, u))
+                return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        } else if (!DONE(d->mark, u)) {
+            return gpuprof__an_fail(
+                GPUPROF_E_CORRUPT,
+                "trace.db: process %u%s: the trace's dependencies form a "
+                "cycle (damaged trace); no critical path",
+                g->process,
+                g->nranks > 1 ? " and the ranks joined to it" : "");
+        }
+    }
+    return GPUPROF_OK;
 }
 
 gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
@@ -132,70 +227,30 @@ gpuprof_status cp_replay(const cp_graph *g, const double *scale, cp_times *tm)
     uint64_t nn = 2 * (uint64_t)g->nact;
     memset(tm, 0, sizeof(*tm));
     tm->t = malloc((nn ? nn : 1) * sizeof(*tm->t));
-    tm->bind = malloc((nn ? nn : 1) * sizeof(*tm->bind));
-    tm->order = malloc((nn ? nn : 1) * sizeof(*tm->order));
-    uint32_t *out = calloc(nn + 1, sizeof(*out)); /* edges < 4G: graph.c */
-    uint32_t *deg = malloc((nn ? nn : 1) * sizeof(*deg));
-    uint32_t *oe = malloc((g->nedge ? g->nedge : 1) * sizeof(*oe));
+    dfs d = {.mark = calloc(nn / 32 + 1, sizeof(uint64_t))};
     gpuprof_status st = GPUPROF_OK;
-    if (!tm->t || !tm->bind || !tm->order || !out || !deg || !oe) {
+    if (!tm->t || !d.mark)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-        goto done;
-    }
-    for (uint64_t i = 0; i < g->nedge; i++)
-        out[g->edge[i].src + 1]++;
-    for (uint64_t v = 0; v < nn; v++) {
-        out[v + 1] += out[v];
-        deg[v] = (uint32_t)(g->in[v + 1] - g->in[v]);
-    }
-    uint32_t *at = malloc((nn ? nn : 1) * sizeof(*at)); /* fill positions */
-    if (!at) {
-        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-        goto done;
-    }
-    memcpy(at, out, nn * sizeof(*at));
-    for (uint64_t i = 0; i < g->nedge; i++)
-        oe[at[g->edge[i].src]++] = (uint32_t)i;
-    free(at);
-    uint64_t head = 0, tail = 0;
-    for (uint64_t v = 0; v < nn; v++)
-        if (!deg[v])
-            tm->order[tail++] = (uint32_t)v;
-    while (head < tail) {
-        uint64_t v = tm->order[head++];
-        settle(g, scale, tm, v);
-        for (uint64_t k = out[v]; k < out[v + 1]; k++)
-            if (--deg[g->edge[oe[k]].dst] == 0)
-                tm->order[tail++] = g->edge[oe[k]].dst;
-    }
-    if (tail < nn) {
-        st = gpuprof__an_fail(GPUPROF_E_CORRUPT,
-                              "trace.db: process %u%s: the trace's dependencies "
-                              "form a cycle (damaged trace); no critical path",
-                              g->process,
-                              g->nranks > 1 ? " and the ranks joined to it"
-                                            : "");
-        goto done;
+    for (uint64_t v = 0; v < nn && st == GPUPROF_OK; v++)
+        if (!SEEN(d.mark, v))
+            st = visit(g, scale, tm, &d, v);
+    free(d.f);
+    free(d.mark);
+    if (st != GPUPROF_OK) {
+        cp_times_free(tm);
+        return st;
     }
     tm->last = 0;
     for (uint64_t v = 1; v < nn; v++)
         if (tm->t[v] > tm->t[tm->last] ||
             (tm->t[v] == tm->t[tm->last] && v % 2 && !(tm->last % 2)))
             tm->last = v;
-done:
-    free(out);
-    free(deg);
-    free(oe);
-    if (st != GPUPROF_OK)
-        cp_times_free(tm);
-    return st;
+    return GPUPROF_OK;
 }
 
 void cp_times_free(cp_times *tm)
 {
     free(tm->t);
-    free(tm->bind);
-    free(tm->order);
     memset(tm, 0, sizeof(*tm));
 }
 
@@ -217,8 +272,10 @@ static bool push(cp_step **s, uint64_t *n, uint64_t *cap, cp_step x)
     return true;
 }
 
-gpuprof_status cp_path(const cp_graph *g, const cp_times *tm, cp_step **out,
-                       uint64_t *n, int64_t *on_path)
+gpuprof_status cp_path(const cp_graph *g, const cp_times *tm,
+                       const double *scale, cp_step **out, uint64_t *n,
+                       void (*spent)(void *arg, uint32_t act, int64_t ns),
+                       void *arg)
 {
     *out = NULL;
     *n = 0;
@@ -226,18 +283,23 @@ gpuprof_status cp_path(const cp_graph *g, const cp_times *tm, cp_step **out,
     if (!g->nact)
         return GPUPROF_OK;
     uint64_t v = tm->last;
-    while (tm->bind[v] != UINT32_MAX) {
-        const cp_edge *e = &g->edge[tm->bind[v]];
-        int64_t d = tm->t[v] - tm->t[e->src];
+    for (;;) {
+        ins x = ins_of(g, v);
+        int64_t bt = 0;
+        uint32_t k = binding(g, scale, tm->t, &x, &bt);
+        if (k == UINT32_MAX)
+            break;
+        input e = ins_at(&x, k);
+        int64_t d = tm->t[v] - tm->t[e.src];
         /* An edge is its destination's time, but a launch's latency is
          * the launching call's (the call ran until the work started). */
-        uint32_t a = (uint32_t)((e->kind == CP_E_LAUNCH ? e->src : v) / 2);
-        if (on_path)
-            on_path[a] += d;
+        uint32_t a = (uint32_t)((e.kind == CP_E_LAUNCH ? e.src : v) / 2);
+        if (spent)
+            spent(arg, a, d);
         if ((d > 0 || (*n && (*out)[*n - 1].act == a)) &&
-            !push(out, n, &cap, (cp_step){a, tm->t[e->src], tm->t[v]}))
+            !push(out, n, &cap, (cp_step){a, tm->t[e.src], tm->t[v]}))
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-        v = e->src;
+        v = e.src;
     }
     for (uint64_t i = 0; i < *n / 2; i++) { /* into time order */
         cp_step t = (*out)[i];

@@ -2078,13 +2078,43 @@ static gpuprof_an_db *analyzed(void)
     return db;
 }
 
-/* The graph's API call (CP_CALL) or device work (CP_GPU) of an
- * operation. */
-static uint32_t act_of(const cp_graph *g, uint64_t corr, uint8_t kind)
+/* The k-th activity of `kind` on lane l, CP_NONE none. */
+static uint32_t kth_of(const cp_graph *g, const cp_lane *l, uint64_t k,
+                       uint8_t kind)
 {
-    for (uint32_t a = 0; a < g->nact; a++)
-        if (g->act[a].corr == corr && g->act[a].kind == kind)
+    for (uint32_t a = l->first; a < l->first + l->n; a++)
+        if (g->act[a].kind == kind && k-- == 0)
             return a;
+    return CP_NONE;
+}
+
+/* The graph's API call (CP_CALL) or device work (CP_GPU) of an operation
+ * (the graph keeps no correlation ids): the record with id corr of the
+ * lane's trace.db stream (a thread's OPS, a GPU stream's own), whose k-th
+ * record is the lane's k-th call or device work. */
+static uint32_t act_of(const gpuprof_an_db *db, const cp_graph *g,
+                       uint64_t corr, uint8_t kind)
+{
+    for (uint32_t li = 0; li < g->nlane; li++) {
+        const cp_lane *l = &g->lane[li];
+        if (l->gpu != (kind == CP_GPU))
+            continue;
+        for (uint32_t i = 0; i < gpuprof_an_db_trace_stream_count(db); i++) {
+            gpuprof_an_trace_stream s;
+            gpuprof_an_db_trace_stream(db, i, &s);
+            bool mine = s.process == l->process &&
+                        (l->gpu ? s.kind == GPUPROF_AN_TRACE_GPU &&
+                                      s.device == l->device &&
+                                      s.stream == l->stream
+                                : s.kind == GPUPROF_AN_TRACE_OPS &&
+                                      s.profile == l->profile);
+            gpuprof_an_trace_record r;
+            for (uint64_t k = 0;
+                 mine && gpuprof_an_db_trace_records(db, i, k, &r, 1); k++)
+                if (r.correlation == corr)
+                    return kth_of(g, l, k, kind);
+        }
+    }
     return CP_NONE;
 }
 
@@ -2165,12 +2195,13 @@ START_TEST(event_notes_offline)
     ck_assert_uint_eq(cp_processes(db, &proc, 1), 1);
     cp_graph g;
     ck_assert_int_eq(cp_graph_build(db, proc, &g), GPUPROF_OK);
-    uint32_t a = act_of(&g, corr[0], CP_GPU), b = act_of(&g, corr[3], CP_GPU);
+    uint32_t a = act_of(db, &g, corr[0], CP_GPU);
+    uint32_t b = act_of(db, &g, corr[3], CP_GPU);
     ck_assert_uint_ne(a, CP_NONE);
     ck_assert_uint_ne(b, CP_NONE);
     uint32_t c[13];
     for (int i = 0; i < 13; i++)
-        c[i] = act_of(&g, corr[i], CP_CALL);
+        c[i] = act_of(db, &g, corr[i], CP_CALL);
     ck_assert_uint_eq(deps_of(&g, CP_E_STREAM, b, a), 1);
     ck_assert_uint_eq(deps_of(&g, CP_E_POLL, c[5], b), 1);
     ck_assert_uint_eq(deps_of(&g, CP_E_POLL, c[6], b), 1);
@@ -2318,7 +2349,8 @@ START_TEST(null_stream_offline)
     ck_assert_uint_eq(cp_processes(db, &proc, 1), 1);
     cp_graph g;
     ck_assert_int_eq(cp_graph_build(db, proc, &g), GPUPROF_OK);
-    uint32_t a = act_of(&g, corr_a, CP_GPU), n = act_of(&g, corr_n, CP_GPU);
+    uint32_t a = act_of(db, &g, corr_a, CP_GPU);
+    uint32_t n = act_of(db, &g, corr_n, CP_GPU);
     ck_assert_uint_ne(a, CP_NONE);
     ck_assert_uint_ne(n, CP_NONE);
     ck_assert_uint_eq(deps_of(&g, CP_E_NULL, n, a), 1);

@@ -73,6 +73,23 @@ typedef struct l0_api {
     ze_result_t (*TracerSetEpilogues)(zel_tracer_handle_t,
                                       zel_core_callbacks_t *);
     ze_result_t (*TracerSetEnabled)(zel_tracer_handle_t, ze_bool_t);
+    ze_result_t (*CommandListCreate)(ze_context_handle_t, ze_device_handle_t,
+                                     const ze_command_list_desc_t *,
+                                     ze_command_list_handle_t *);
+    ze_result_t (*CommandListDestroy)(ze_command_list_handle_t);
+    ze_result_t (*CommandListClose)(ze_command_list_handle_t);
+    ze_result_t (*CommandListReset)(ze_command_list_handle_t);
+    ze_result_t (*AppendQueryKernelTimestamps)(
+        ze_command_list_handle_t, uint32_t, ze_event_handle_t *, void *,
+        const size_t *, ze_event_handle_t, uint32_t, ze_event_handle_t *);
+    ze_result_t (*AppendEventReset)(ze_command_list_handle_t,
+                                    ze_event_handle_t);
+    ze_result_t (*AppendBarrier)(ze_command_list_handle_t, ze_event_handle_t,
+                                 uint32_t, ze_event_handle_t *);
+    ze_result_t (*MemAllocHost)(ze_context_handle_t,
+                                const ze_host_mem_alloc_desc_t *, size_t,
+                                size_t, void **);
+    ze_result_t (*MemFree)(ze_context_handle_t, void *);
 } l0_api;
 extern l0_api gpuprof__l0;
 #define Z gpuprof__l0
@@ -114,6 +131,7 @@ typedef struct l0_ev {
     l0_ctx *ctx;        /* NULL once its context is gone */
     struct l0_ev *next; /* free list */
     uint32_t refs;      /* a template + pending instances */
+    struct l0_inst *inst; /* a list's event: the run reading it directly */
 } l0_ev;
 
 /* A command queue or an immediate list: where work runs (an engine). */
@@ -144,10 +162,17 @@ typedef struct l0_tmpl {
 
 /* One execute's operations, one per kind: the last instance of a kind is
  * the operation's final activity. */
+typedef struct l0_harv l0_harv;
 typedef struct l0_exec {
     uint32_t refs; /* instances pending, under l0_mu */
     uint64_t corr[GPUPROF_OP_KIND_COUNT];
     uint32_t left[GPUPROF_OP_KIND_COUNT];
+    /* With harvests: the list array the driver gets (each harvest right
+     * before the list whose previous run it reads), alive until the
+     * execute's epilogue; the harvests, for a refused execute. */
+    ze_command_list_handle_t *lists;
+    uint32_t nlists, nharv;
+    l0_harv **harv;
 } l0_exec;
 
 /* One piece of device work, from submission until its activity is
@@ -163,6 +188,9 @@ typedef struct l0_inst {
     ze_event_handle_t ev;
     l0_ev *ours;
     l0_exec *ex; /* NULL: an immediate append (its own operation) */
+    l0_harv *hv;    /* harvested: read hv's buffer at `slot` once done */
+    uint32_t slot;
+    l0_harv *after; /* its event is this run's only once `after` is done */
     uint64_t start_ns, end_ns;
     int status; /* 0 read, < 0 lost */
 } l0_inst;
@@ -234,6 +262,42 @@ void gpuprof__l0_drain(void);
 /* Devices unused: of `present`, how many no queue or list was made on. */
 uint32_t gpuprof__l0_devices_unused(const ze_device_handle_t *present,
                                     uint32_t n);
+
+/* ---- l0_harv.c -------------------------------------------------------- */
+/* A harvest: one command list of ours that, executed right before a
+ * regular list whose previous run is still unread, copies that run's
+ * kernel timestamps into host memory and resets the list's events. */
+struct l0_harv {
+    struct l0_harv *next;          /* all harvests (under MU) */
+    ze_command_list_handle_t list; /* whose runs it reads; NULL: orphan */
+    ze_context_handle_t ctx;
+    ze_device_handle_t dev;
+    uint32_t ordinal;
+    ze_command_list_handle_t h; /* closed; NULL once its context went */
+    ze_kernel_timestamp_result_t *buf; /* host memory, cap results */
+    l0_ev *done;                       /* signalled when it is done */
+    uint32_t cap, n;
+    ze_event_handle_t *evs; /* what it was built for: n of cap */
+    uint32_t users;         /* instances reading it or waiting for it */
+    bool taken;             /* held by an execute being prepared */
+    bool ran;               /* its done event needs a reset */
+};
+/* An idle harvest of `list` for the engine (made if none; outside MU);
+ * NULL when the driver cannot give one. */
+l0_harv *gpuprof__l0_harv_take(ze_command_list_handle_t list,
+                               const l0_engine *e, ze_context_handle_t ctx,
+                               uint32_t cap);
+/* Under MU: (re)builds h for these events (a no-op when it has them). */
+bool gpuprof__l0_harv_build(l0_harv *h, uint32_t n,
+                            const ze_event_handle_t *evs);
+/* Under MU: an execute is done with h (used or not); a user lets go. */
+void gpuprof__l0_harv_untake(l0_harv *h);
+void gpuprof__l0_harv_unuse(l0_harv *h);
+/* A list destroyed, a context going: their harvests go (when idle). */
+void gpuprof__l0_harv_list_gone(ze_command_list_handle_t list);
+void gpuprof__l0_harv_ctx_gone(ze_context_handle_t c);
+/* l0_objs.c: an owner of our event lets go, MU held. */
+void gpuprof__l0_ev_put_locked(l0_ev *e);
 
 /* ---- l0_hooks.c ------------------------------------------------------- */
 /* The process's first context creation: its operation stays open until

@@ -45,6 +45,32 @@ static void unlink_inst(l0_inst *i)
     __atomic_store_n(&npending, npending - 1, __ATOMIC_RELAXED);
 }
 
+/* Under MU: an instance leaves the pending list with what it holds: its
+ * list event's reading (`reset`: the run was read, so the event is reset
+ * for the list's next run, here, before that run can be filed), the
+ * harvest it reads, the one it waits for. */
+static void inst_leave(l0_inst *i, bool reset)
+{
+    unlink_inst(i);
+    if (i->ours && i->ours->inst == i) {
+        i->ours->inst = NULL;
+        if (reset && i->ours->refs > 1 && i->ours->ctx)
+            L0_CALL(Z.EventHostReset(i->ev));
+    }
+    if (i->hv)
+        gpuprof__l0_harv_unuse(i->hv);
+    if (i->after)
+        gpuprof__l0_harv_unuse(i->after);
+    i->hv = i->after = NULL;
+}
+
+static void exec_free(l0_exec *ex)
+{
+    free(ex->lists);
+    free(ex->harv);
+    free(ex);
+}
+
 /* Instances come from a pool (under MU) refilled as they are submitted:
  * an append then allocates nothing of ours. */
 #define POOL_MAX 4096
@@ -155,17 +181,50 @@ static void reset_dirty(uint32_t n, ze_command_list_handle_t *lists)
     }
 }
 
-/* Is one of our events of these lists still held by an earlier run? */
-static bool lists_busy(uint32_t n, ze_command_list_handle_t *lists)
+/* Our events in list l (a harvest's size); *unread: a run of it is not
+ * read yet (under MU). */
+static uint32_t list_ours(ze_command_list_handle_t l, bool *unread)
 {
-    for (uint32_t l = 0; l < n; l++) {
+    uint32_t nt, c = 0;
+    const l0_tmpl *t = gpuprof__l0_list_tmpl(l, &nt);
+    for (uint32_t j = 0; j < nt; j++)
+        if (t[j].ours) {
+            c++;
+            *unread |= t[j].ours->inst != NULL;
+        }
+    return c;
+}
+
+/* The fallback when no harvest can be had: the host waits for the list's
+ * unread run (that list only), counted in gpu.tool_overhead_ns. */
+static void wait_previous(ze_command_list_handle_t l)
+{
+    static _Atomic int said;
+    uint64_t t0 = gpuprof_be_now_ns();
+    for (bool waited = false;; waited = true) {
+        gpuprof__l0_settle(0);
+        ze_event_handle_t ev = NULL;
+        pthread_mutex_lock(&MU);
         uint32_t nt;
-        const l0_tmpl *t = gpuprof__l0_list_tmpl(lists[l], &nt);
-        for (uint32_t j = 0; j < nt; j++)
-            if (t[j].ours && t[j].ours->refs > 1)
-                return true;
+        const l0_tmpl *t = gpuprof__l0_list_tmpl(l, &nt);
+        for (uint32_t j = 0; j < nt && !ev; j++)
+            if (t[j].ours && t[j].ours->inst)
+                ev = t[j].ev;
+        pthread_mutex_unlock(&MU);
+        if (!ev) {
+            if (waited)
+                gpuprof_be_count(GPUPROF_COUNTER_GPU_TOOL_OVERHEAD_NS,
+                                 gpuprof_be_now_ns() - t0);
+            return;
+        }
+        if (!waited && !atomic_exchange(&said, 1))
+            gpuprof_be_log(GPUPROF_LOG_WARN,
+                           "levelzero: no harvest list for a list run again "
+                           "before its last run was read; the host waits "
+                           "for that run (gpu.tool_overhead_ns)");
+        if (L0_CALL(Z.EventHostSynchronize(ev, 1000000)) == ZE_RESULT_SUCCESS)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
     }
-    return false;
 }
 
 static uint32_t count_kinds(uint32_t n, ze_command_list_handle_t *lists,
@@ -242,33 +301,136 @@ __attribute__((noinline)) static void begin_ops(l0_exec *ex,
     }
 }
 
-/* Instances of the templates (under MU); what cannot be timed is counted
- * and taken out of its operation's count. */
-static void file_templates(l0_exec *ex, uint32_t n,
-                           ze_command_list_handle_t *lists, const l0_engine *e)
+/* Under MU: the list's unread run (its instances reading our events)
+ * goes to harvest h, which is built for those events; false when there
+ * is none or h cannot be built. */
+static bool harvest_switch(l0_harv *h, const l0_tmpl *t, uint32_t nt)
 {
-    for (uint32_t l = 0; l < n; l++) {
-        uint32_t nt;
-        const l0_tmpl *t = gpuprof__l0_list_tmpl(lists[l], &nt);
-        for (uint32_t j = 0; j < nt; j++) {
-            if (!t[j].ev || t[j].kind >= GPUPROF_OP_KIND_COUNT ||
-                !ex->corr[t[j].kind])
-                continue;
-            l0_inst *i = NULL;
-            if (!(t[j].ours && t[j].ours->refs > 1))
-                i = inst_new(&t[j], ex->corr[t[j].kind], e);
-            if (!i) { /* an earlier run not read yet, or no memory */
-                ex->left[t[j].kind]--;
-                gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
-                continue;
-            }
-            if (i->ours)
-                i->ours->refs++;
-            i->ex = ex;
-            ex->refs++;
-            link_tail(i);
-        }
+    ze_event_handle_t stack[64], *evs = stack;
+    if (nt > 64 && !(evs = malloc(nt * sizeof(*evs))))
+        return false;
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < nt; j++)
+        if (t[j].ours && t[j].ours->inst)
+            evs[k++] = t[j].ev;
+    bool ok = k && gpuprof__l0_harv_build(h, k, evs);
+    if (evs != stack)
+        free(evs);
+    for (uint32_t j = 0, s = 0; ok && j < nt; j++) {
+        l0_inst *i = t[j].ours ? t[j].ours->inst : NULL;
+        if (!i)
+            continue;
+        if (i->after)
+            gpuprof__l0_harv_unuse(i->after);
+        i->after = NULL;
+        i->hv = h;
+        i->slot = s++;
+        h->users++;
+        t[j].ours->inst = NULL;
     }
+    return ok;
+}
+
+/* Instances of one list's templates (under MU), after harvest h (when
+ * given) took its unread run; what cannot be timed is counted and taken
+ * out of its operation's count. Returns whether h is used. */
+static bool file_list(l0_exec *ex, ze_command_list_handle_t l,
+                      const l0_engine *e, l0_harv *h)
+{
+    uint32_t nt;
+    const l0_tmpl *t = gpuprof__l0_list_tmpl(l, &nt);
+    bool used = h && harvest_switch(h, t, nt);
+    for (uint32_t j = 0; j < nt; j++) {
+        if (!t[j].ev || t[j].kind >= GPUPROF_OP_KIND_COUNT ||
+            !ex->corr[t[j].kind])
+            continue;
+        l0_inst *i = NULL;
+        if (!(t[j].ours && t[j].ours->inst))
+            i = inst_new(&t[j], ex->corr[t[j].kind], e);
+        if (!i) { /* a run not read and no harvest, or no memory */
+            ex->left[t[j].kind]--;
+            gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
+            continue;
+        }
+        if (i->ours) {
+            i->ours->refs++;
+            i->ours->inst = i;
+            if (used) { /* its event is this run's once h ran */
+                i->after = h;
+                h->users++;
+            }
+        }
+        i->ex = ex;
+        ex->refs++;
+        link_tail(i);
+    }
+    return used;
+}
+
+/* Under MU: every list's instances; with harvests, the array the driver
+ * gets (ex->lists: each used harvest right before its list). */
+static void file_templates(l0_exec *ex, uint32_t n,
+                           ze_command_list_handle_t *lists, const l0_engine *e,
+                           l0_harv **hv)
+{
+    uint32_t k = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        bool used = file_list(ex, lists[l], e, hv ? hv[l] : NULL);
+        if (used)
+            ex->harv[ex->nharv++] = hv[l];
+        if (ex->lists && used)
+            ex->lists[k++] = hv[l]->h;
+        if (ex->lists)
+            ex->lists[k++] = lists[l];
+        if (hv && hv[l])
+            gpuprof__l0_harv_untake(hv[l]);
+    }
+    ex->nlists = k;
+    if (ex->lists && !ex->nharv) { /* all read meanwhile: as given */
+        free(ex->lists);
+        ex->lists = NULL;
+    }
+}
+
+/* Before an execute: a harvest for each list whose last run is unread
+ * (or that comes twice), taken outside MU (it may be made); ex gets room
+ * for them. Where none can be had, the host waits for that run. Returns
+ * hv (NULL: no harvest needed). */
+static l0_harv **take_harvests(l0_exec *ex, uint32_t n,
+                               ze_command_list_handle_t *lists,
+                               const l0_engine *e, l0_harv **hv)
+{
+    uint32_t stack[16], *want = n <= 16 ? stack : calloc(n, sizeof(*want));
+    uint32_t nh = 0;
+    if (!want)
+        return NULL;
+    pthread_mutex_lock(&MU);
+    for (uint32_t l = 0; l < n; l++) {
+        bool unread = false;
+        uint32_t c = list_ours(lists[l], &unread);
+        for (uint32_t m = 0; m < l && !unread; m++)
+            unread = lists[m] == lists[l];
+        want[l] = unread ? c : 0;
+        nh += want[l] != 0;
+    }
+    pthread_mutex_unlock(&MU);
+    if (!nh) {
+        if (want != stack)
+            free(want);
+        return NULL;
+    }
+    ex->lists = malloc((n + nh) * sizeof(*ex->lists));
+    ex->harv = malloc(nh * sizeof(*ex->harv));
+    for (uint32_t l = 0; l < n; l++) {
+        hv[l] = want[l] && ex->lists && ex->harv
+                    ? gpuprof__l0_harv_take(lists[l], e, e->ctx, want[l])
+                    : NULL;
+        if (want[l] && !hv[l])
+            wait_previous(lists[l]);
+    }
+    if (want != stack)
+        free(want);
+    return hv;
 }
 
 /* Operations left with no instance are closed now (a note). */
@@ -292,29 +454,28 @@ gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
     const l0_engine *e = gpuprof__l0_engine(q);
     if (!e || !n || !lists)
         return NULL;
-    pthread_mutex_lock(&MU);
-    reset_dirty(n, lists);
-    bool busy = lists_busy(n, lists);
-    pthread_mutex_unlock(&MU);
-    if (busy) /* read the earlier run first: its events are reset then */
-        gpuprof__l0_settle(0);
     uint32_t per_kind[GPUPROF_OP_KIND_COUNT] = {0};
     pthread_mutex_lock(&MU);
+    reset_dirty(n, lists);
     uint32_t total = count_kinds(n, lists, per_kind);
     pthread_mutex_unlock(&MU);
     l0_exec *ex = total ? calloc(1, sizeof(*ex)) : NULL;
     if (!ex)
         return NULL;
+    l0_harv *stack[16], **mem = n <= 16 ? stack : calloc(n, sizeof(*mem));
+    l0_harv **hv = mem ? take_harvests(ex, n, lists, e, mem) : NULL;
     memcpy(ex->left, per_kind, sizeof(per_kind));
     ex->refs = 1; /* the caller's, until its epilogue */
     begin_ops(ex, per_kind, e, n, lists);
     pthread_mutex_lock(&MU);
-    file_templates(ex, n, lists, e);
+    file_templates(ex, n, lists, e, hv);
     uint32_t filed[GPUPROF_OP_KIND_COUNT];
     uint64_t corr[GPUPROF_OP_KIND_COUNT];
     memcpy(filed, ex->left, sizeof(filed));
     memcpy(corr, ex->corr, sizeof(corr));
     pthread_mutex_unlock(&MU);
+    if (mem != stack)
+        free(mem);
     close_empty(corr, filed);
     return ex;
 }
@@ -327,7 +488,7 @@ void gpuprof__l0_exec_release(l0_exec *ex)
     bool last = --ex->refs == 0;
     pthread_mutex_unlock(&MU);
     if (last)
-        free(ex);
+        exec_free(ex);
 }
 
 /* ---- submission -------------------------------------------------------- */
@@ -339,7 +500,7 @@ static bool inst_final(l0_inst *i)
         return true;
     bool last = --i->ex->left[i->kind] == 0;
     if (--i->ex->refs == 0)
-        free(i->ex);
+        exec_free(i->ex);
     i->ex = NULL;
     return last;
 }
@@ -447,9 +608,30 @@ static const dev_ref *ref_for(dev_ref *refs, int *nrefs, const l0_dev *d)
 /* Under MU: is `i` complete (1), not yet (0)? Reads its timestamps. */
 static int inst_poll(l0_inst *i, ze_kernel_timestamp_result_t *ts)
 {
+    ze_result_t r;
+    if (i->hv) { /* harvested: its harvest's memory, once it ran */
+        const l0_harv *h = i->hv;
+        if (!h->buf || !h->done || !h->done->ctx)
+            return -1;
+        r = L0_CALL(Z.EventQueryStatus(h->done->h));
+        if (r == ZE_RESULT_NOT_READY)
+            return 0;
+        if (r != ZE_RESULT_SUCCESS)
+            return -1;
+        *ts = h->buf[i->slot];
+        return 1;
+    }
+    if (i->after) { /* the event still holds the run before, until then */
+        const l0_harv *h = i->after;
+        if (h->done && h->done->ctx &&
+            L0_CALL(Z.EventQueryStatus(h->done->h)) == ZE_RESULT_NOT_READY)
+            return 0;
+        gpuprof__l0_harv_unuse(i->after);
+        i->after = NULL;
+    }
     if (i->ours && !i->ours->ctx)
         return -1; /* its context was destroyed */
-    ze_result_t r = L0_CALL(Z.EventQueryStatus(i->ev));
+    r = L0_CALL(Z.EventQueryStatus(i->ev));
     if (r == ZE_RESULT_NOT_READY)
         return 0;
     if (r != ZE_RESULT_SUCCESS ||
@@ -467,7 +649,7 @@ static bool settle_batch(unsigned max)
 {
     l0_inst *out[BATCH];
     uint64_t ks[BATCH], ke[BATCH];
-    bool fin[BATCH], reset[BATCH];
+    bool fin[BATCH];
     int nout = 0;
     unsigned asked = 0;
     dev_ref refs[MAX_REFS];
@@ -491,11 +673,8 @@ static bool settle_batch(unsigned max)
         i->status = st > 0 ? 0 : -1;
         ks[nout] = ts.global.kernelStart;
         ke[nout] = ts.global.kernelEnd;
-        unlink_inst(i);
+        inst_leave(i, true);
         fin[nout] = inst_final(i);
-        /* A list's event goes on with its list: reset for its next run
-         * (the list is not run again while this instance holds it). */
-        reset[nout] = i->ours && i->ours->refs > 1 && i->ours->ctx;
         out[nout++] = i;
     }
     for (int k = 0; k < nout; k++) {
@@ -510,8 +689,6 @@ static bool settle_batch(unsigned max)
     pthread_mutex_unlock(&MU);
     for (int k = 0; k < nout; k++) {
         submit(out[k], fin[k]);
-        if (reset[k])
-            L0_CALL(Z.EventHostReset(out[k]->ev));
         if (out[k]->ours)
             gpuprof__l0_ev_put(out[k]->ours);
         inst_free(out[k]);
@@ -525,6 +702,22 @@ void gpuprof__l0_settle(unsigned max)
         return;
     while (settle_batch(max) && !max)
         ;
+}
+
+/* The driver refused an execute: the runs its harvests took read their
+ * events again. */
+static void revert_harvests(l0_exec *ex)
+{
+    pthread_mutex_lock(&MU);
+    for (l0_inst *i = pending.next; ex->nharv && i != &pending; i = i->next)
+        for (uint32_t k = 0; i->hv && k < ex->nharv; k++)
+            if (i->hv == ex->harv[k]) {
+                gpuprof__l0_harv_unuse(i->hv);
+                i->hv = NULL;
+                if (i->ours && !i->ours->inst)
+                    i->ours->inst = i;
+            }
+    pthread_mutex_unlock(&MU);
 }
 
 void gpuprof__l0_exec_failed(l0_exec *ex)
@@ -541,7 +734,7 @@ void gpuprof__l0_exec_failed(l0_exec *ex)
             n = i->next;
             if (i->ex != ex)
                 continue;
-            unlink_inst(i);
+            inst_leave(i, false);
             i->status = -1;
             fin[nout] = inst_final(i); /* ex stays: the caller's ref */
             out[nout++] = i;
@@ -556,6 +749,7 @@ void gpuprof__l0_exec_failed(l0_exec *ex)
         if (nout < BATCH)
             break;
     }
+    revert_harvests(ex);
     gpuprof__l0_exec_release(ex);
 }
 
@@ -591,7 +785,7 @@ void gpuprof__l0_drain(void)
         l0_inst *i = pending.next != &pending ? pending.next : NULL;
         bool fin = false;
         if (i) {
-            unlink_inst(i);
+            inst_leave(i, false);
             i->status = -1;
             fin = inst_final(i);
         }

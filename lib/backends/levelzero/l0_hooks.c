@@ -353,6 +353,10 @@ pro_Execute(PARAMS(ze_command_queue_execute_command_lists_params_t))
     f->t0 = gpuprof_be_now_ns();
     f->ex = gpuprof__l0_execute(*p->phCommandQueue, *p->pnumCommandLists,
                                 *p->pphCommandLists);
+    if (f->ex && f->ex->lists) { /* harvests of unread runs go first */
+        *p->pphCommandLists = f->ex->lists;
+        *p->pnumCommandLists = f->ex->nlists;
+    }
     if (f->ex)
         *inst = f;
 }

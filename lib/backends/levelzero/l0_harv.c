@@ -1,0 +1,213 @@
+/*
+ * l0_harv.c - harvests: how a regular list executed again before its
+ * previous run was read keeps every run timed. Design: l0.h, l0_cmd.c.
+ *
+ * A regular list's commands keep their kernel-timestamp events from run
+ * to run, so a run that starts while the previous one is unread would
+ * overwrite what the host has not read yet (the loop `for (i..N)
+ * zeCommandQueueExecuteCommandLists(q, 1, &list, NULL)` before one
+ * synchronize). A harvest is a small command list of ours, made for one
+ * list's device, context and engine group: it waits for the events of the
+ * run still unread, copies their kernel timestamps into host memory of its
+ * own (zeCommandListAppendQueryKernelTimestamps), resets them
+ * (zeCommandListAppendEventReset) and signals an event of ours when done
+ * (a barrier). The execute's prologue puts it in the list array the driver
+ * gets, right before the list (an engine runs the lists of a queue in
+ * order), and the unread run's instances then read the harvest's memory
+ * once its event is signalled, while the new run's read the events only
+ * after it. Harvests are made once and reused when idle (no instance
+ * reads them any more): a list executed N times before one wait needs N-1
+ * of them, each built once for the list's events (rebuilt only when the
+ * set of unread events differs). All of a process's harvests are on one
+ * list under MU, which is short: a few per regular list.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/levelzero/l0.h"
+
+#define MU gpuprof__l0_mu
+
+static l0_harv *all; /* under MU */
+
+/* Its driver objects (MU may be held: our event goes back locked). */
+static void harv_destroy_objs(l0_harv *h, bool locked)
+{
+    if (h->h)
+        L0_CALL(Z.CommandListDestroy(h->h));
+    if (h->buf)
+        L0_CALL(Z.MemFree(h->ctx, h->buf));
+    if (h->done) {
+        if (locked)
+            gpuprof__l0_ev_put_locked(h->done);
+        else
+            gpuprof__l0_ev_put(h->done);
+    }
+    h->h = NULL;
+    h->buf = NULL;
+    h->done = NULL;
+}
+
+static void harv_unlink(l0_harv *h)
+{
+    for (l0_harv **p = &all; *p; p = &(*p)->next)
+        if (*p == h) {
+            *p = h->next;
+            return;
+        }
+}
+
+/* Under MU: an orphan nobody uses any more goes. */
+static void harv_maybe_free(l0_harv *h)
+{
+    if (h->list || h->users || h->taken)
+        return;
+    harv_unlink(h);
+    harv_destroy_objs(h, true);
+    free(h->evs);
+    free(h);
+}
+
+static l0_harv *harv_new(ze_command_list_handle_t list, const l0_engine *e,
+                         ze_context_handle_t ctx, uint32_t cap)
+{
+    l0_harv *h = calloc(1, sizeof(*h));
+    ze_event_handle_t *evs = calloc(cap, sizeof(*evs));
+    if (!h || !evs) {
+        free(h);
+        free(evs);
+        return NULL;
+    }
+    h->list = list;
+    h->ctx = ctx;
+    h->dev = e->dev->h;
+    h->ordinal = e->stream >> 8;
+    h->cap = cap;
+    h->evs = evs;
+    ze_command_list_desc_t ld = {ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, NULL,
+                                 h->ordinal, 0};
+    ze_host_mem_alloc_desc_t hd = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, NULL,
+                                   0};
+    void *buf = NULL;
+    bool ok =
+        L0_CALL(Z.CommandListCreate(ctx, h->dev, &ld, &h->h)) ==
+            ZE_RESULT_SUCCESS &&
+        L0_CALL(Z.MemAllocHost(ctx, &hd, cap * sizeof(*h->buf), 64, &buf)) ==
+            ZE_RESULT_SUCCESS &&
+        (h->done = gpuprof__l0_ev_get(ctx)) != NULL;
+    h->buf = buf;
+    if (!ok) {
+        harv_destroy_objs(h, false);
+        free(evs);
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+l0_harv *gpuprof__l0_harv_take(ze_command_list_handle_t list,
+                               const l0_engine *e, ze_context_handle_t ctx,
+                               uint32_t cap)
+{
+    if (!e || !e->dev || !ctx || !cap)
+        return NULL;
+    uint32_t ordinal = e->stream >> 8;
+    pthread_mutex_lock(&MU);
+    l0_harv *h = all;
+    for (; h; h = h->next)
+        if (h->list == list && !h->taken && !h->users && h->h &&
+            h->ordinal == ordinal && h->dev == e->dev->h && h->cap >= cap)
+            break;
+    if (h)
+        h->taken = true;
+    bool reset = h && h->ran;
+    pthread_mutex_unlock(&MU);
+    if (reset) /* idle: its last run was seen done */
+        L0_CALL(Z.EventHostReset(h->done->h));
+    if (h)
+        return h;
+    h = harv_new(list, e, ctx, cap);
+    if (!h)
+        return NULL;
+    pthread_mutex_lock(&MU);
+    h->taken = true;
+    h->next = all;
+    all = h;
+    pthread_mutex_unlock(&MU);
+    return h;
+}
+
+bool gpuprof__l0_harv_build(l0_harv *h, uint32_t n,
+                            const ze_event_handle_t *evs)
+{
+    if (n > h->cap || !h->h)
+        return false;
+    h->ran = true;
+    if (n == h->n && !memcmp(evs, h->evs, n * sizeof(*evs)))
+        return true;
+    if (h->n && L0_CALL(Z.CommandListReset(h->h)) != ZE_RESULT_SUCCESS)
+        return false;
+    h->n = 0;
+    memcpy(h->evs, evs, n * sizeof(*evs));
+    bool ok = L0_CALL(Z.AppendQueryKernelTimestamps(
+                  h->h, n, h->evs, h->buf, NULL, NULL, n, h->evs)) ==
+              ZE_RESULT_SUCCESS;
+    for (uint32_t k = 0; ok && k < n; k++)
+        ok = L0_CALL(Z.AppendEventReset(h->h, h->evs[k])) == ZE_RESULT_SUCCESS;
+    ok = ok &&
+         L0_CALL(Z.AppendBarrier(h->h, h->done->h, 0, NULL)) ==
+             ZE_RESULT_SUCCESS &&
+         L0_CALL(Z.CommandListClose(h->h)) == ZE_RESULT_SUCCESS;
+    if (ok)
+        h->n = n;
+    else /* a list we cannot trust: never taken again */
+        h->list = NULL;
+    return ok;
+}
+
+void gpuprof__l0_harv_untake(l0_harv *h)
+{
+    h->taken = false;
+    harv_maybe_free(h);
+}
+
+void gpuprof__l0_harv_unuse(l0_harv *h)
+{
+    if (h->users)
+        h->users--;
+    harv_maybe_free(h);
+}
+
+void gpuprof__l0_harv_list_gone(ze_command_list_handle_t list)
+{
+    pthread_mutex_lock(&MU);
+    for (l0_harv *h = all, *n; h; h = n) {
+        n = h->next;
+        if (h->list != list)
+            continue;
+        h->list = NULL;
+        harv_maybe_free(h);
+    }
+    pthread_mutex_unlock(&MU);
+}
+
+/* Its command lists and memory go before the context does; harvests still
+ * read keep their struct (their instances then read nothing). */
+void gpuprof__l0_harv_ctx_gone(ze_context_handle_t c)
+{
+    pthread_mutex_lock(&MU);
+    for (l0_harv *h = all, *n; h; h = n) {
+        n = h->next;
+        if (h->ctx != c)
+            continue;
+        h->list = NULL;
+        if (h->h)
+            L0_CALL(Z.CommandListDestroy(h->h));
+        if (h->buf)
+            L0_CALL(Z.MemFree(h->ctx, h->buf));
+        h->h = NULL;
+        h->buf = NULL;
+        harv_maybe_free(h);
+    }
+    pthread_mutex_unlock(&MU);
+}

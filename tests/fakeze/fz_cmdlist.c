@@ -540,7 +540,11 @@ void fz_fill_command_list(ze_command_list_dditable_t *t)
     t->pfnAppendSignalEvent = append_signal;
     t->pfnAppendWaitOnEvents = append_wait;
     t->pfnAppendEventReset = append_reset;
-    t->pfnAppendQueryKernelTimestamps = append_query_ts;
+    /* Read when the loader asks for the table (at its zeInit): a driver
+     * without the call, for the profiler's fallback. */
+    const char *no_q = getenv("FAKEZE_NO_QUERY_TS");
+    if (!no_q || !*no_q || !strcmp(no_q, "0"))
+        t->pfnAppendQueryKernelTimestamps = append_query_ts;
     t->pfnAppendLaunchKernel = append_launch;
     t->pfnAppendLaunchCooperativeKernel = append_launch;
     t->pfnAppendLaunchKernelIndirect = append_launch;

@@ -29,6 +29,22 @@
 #define MU gpuprof__l0_mu
 
 static l0_harv *all; /* under MU */
+/* The driver cannot query kernel timestamps into memory: no harvests (the
+ * execute then waits on the host, l0_cmd.c). */
+static _Atomic int unsupported;
+
+/* Can the driver append a kernel-timestamp query? Tried once per harvest
+ * made, on its own done event (not appended with waits: never run). */
+static bool can_query(l0_harv *h)
+{
+    ze_result_t r = L0_CALL(Z.AppendQueryKernelTimestamps(
+        h->h, 1, &h->done->h, h->buf, NULL, NULL, 0, NULL));
+    if (r == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE ||
+        r == ZE_RESULT_ERROR_UNINITIALIZED)
+        atomic_store(&unsupported, 1);
+    return r == ZE_RESULT_SUCCESS &&
+           L0_CALL(Z.CommandListReset(h->h)) == ZE_RESULT_SUCCESS;
+}
 
 /* Its driver objects (MU may be held: our event goes back locked). */
 static void harv_destroy_objs(l0_harv *h, bool locked)
@@ -89,13 +105,12 @@ static l0_harv *harv_new(ze_command_list_handle_t list, const l0_engine *e,
     ze_host_mem_alloc_desc_t hd = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, NULL,
                                    0};
     void *buf = NULL;
-    bool ok =
-        L0_CALL(Z.CommandListCreate(ctx, h->dev, &ld, &h->h)) ==
-            ZE_RESULT_SUCCESS &&
-        L0_CALL(Z.MemAllocHost(ctx, &hd, cap * sizeof(*h->buf), 64, &buf)) ==
-            ZE_RESULT_SUCCESS &&
-        (h->done = gpuprof__l0_ev_get(ctx)) != NULL;
+    bool ok = L0_CALL(Z.CommandListCreate(ctx, h->dev, &ld, &h->h)) ==
+                  ZE_RESULT_SUCCESS &&
+              L0_CALL(Z.MemAllocHost(ctx, &hd, cap * sizeof(*h->buf), 64,
+                                     &buf)) == ZE_RESULT_SUCCESS;
     h->buf = buf;
+    ok = ok && (h->done = gpuprof__l0_ev_get(ctx)) != NULL && can_query(h);
     if (!ok) {
         harv_destroy_objs(h, false);
         free(evs);
@@ -109,7 +124,7 @@ l0_harv *gpuprof__l0_harv_take(ze_command_list_handle_t list,
                                const l0_engine *e, ze_context_handle_t ctx,
                                uint32_t cap)
 {
-    if (!e || !e->dev || !ctx || !cap)
+    if (!e || !e->dev || !ctx || !cap || atomic_load(&unsupported))
         return NULL;
     uint32_t ordinal = e->stream >> 8;
     pthread_mutex_lock(&MU);

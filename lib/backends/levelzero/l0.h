@@ -268,7 +268,7 @@ uint32_t gpuprof__l0_devices_unused(const ze_device_handle_t *present,
  * regular list whose previous run is still unread, copies that run's
  * kernel timestamps into host memory and resets the list's events. */
 struct l0_harv {
-    struct l0_harv *next;          /* all harvests (under MU) */
+    struct l0_harv *next, *prev;   /* all harvests, idle first (MU) */
     ze_command_list_handle_t list; /* whose runs it reads; NULL: orphan */
     ze_context_handle_t ctx;
     ze_device_handle_t dev;

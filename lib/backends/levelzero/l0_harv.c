@@ -19,7 +19,9 @@
  * reads them any more): a list executed N times before one wait needs N-1
  * of them, each built once for the list's events (rebuilt only when the
  * set of unread events differs). All of a process's harvests are on one
- * list under MU, which is short: a few per regular list.
+ * list under MU, the idle ones first (a harvest moves to the front when it
+ * goes idle, to the back when taken), so that taking one looks at idle
+ * harvests only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,7 @@
 
 #define MU gpuprof__l0_mu
 
-static l0_harv *all; /* under MU */
+static l0_harv all = {.next = &all, .prev = &all}; /* under MU */
 /* The driver cannot query kernel timestamps into memory: no harvests (the
  * execute then waits on the host, l0_cmd.c). */
 static _Atomic int unsupported;
@@ -66,19 +68,36 @@ static void harv_destroy_objs(l0_harv *h, bool locked)
 
 static void harv_unlink(l0_harv *h)
 {
-    for (l0_harv **p = &all; *p; p = &(*p)->next)
-        if (*p == h) {
-            *p = h->next;
-            return;
-        }
+    h->prev->next = h->next;
+    h->next->prev = h->prev;
 }
 
-/* Under MU: an orphan nobody uses any more goes. */
+/* At the front (idle) or the back (busy). */
+static void harv_place(l0_harv *h, bool idle)
+{
+    l0_harv *at = idle ? &all : all.prev;
+    h->prev = at;
+    h->next = at->next;
+    at->next->prev = h;
+    at->next = h;
+}
+
+static bool harv_idle(const l0_harv *h)
+{
+    return !h->users && !h->taken;
+}
+
+/* Under MU: a harvest gone idle goes to the front, or goes when it is an
+ * orphan. */
 static void harv_maybe_free(l0_harv *h)
 {
-    if (h->list || h->users || h->taken)
+    if (!harv_idle(h))
         return;
     harv_unlink(h);
+    if (h->list) {
+        harv_place(h, true);
+        return;
+    }
     harv_destroy_objs(h, true);
     free(h->evs);
     free(h);
@@ -128,13 +147,18 @@ l0_harv *gpuprof__l0_harv_take(ze_command_list_handle_t list,
         return NULL;
     uint32_t ordinal = e->stream >> 8;
     pthread_mutex_lock(&MU);
-    l0_harv *h = all;
-    for (; h; h = h->next)
-        if (h->list == list && !h->taken && !h->users && h->h &&
-            h->ordinal == ordinal && h->dev == e->dev->h && h->cap >= cap)
+    l0_harv *h = all.next;
+    for (; h != &all && harv_idle(h); h = h->next)
+        if (h->list == list && h->h && h->ordinal == ordinal &&
+            h->dev == e->dev->h && h->cap >= cap)
             break;
-    if (h)
+    if (h == &all || !harv_idle(h))
+        h = NULL;
+    if (h) {
         h->taken = true;
+        harv_unlink(h);
+        harv_place(h, false);
+    }
     bool reset = h && h->ran;
     pthread_mutex_unlock(&MU);
     if (reset) /* idle: its last run was seen done */
@@ -146,8 +170,7 @@ l0_harv *gpuprof__l0_harv_take(ze_command_list_handle_t list,
         return NULL;
     pthread_mutex_lock(&MU);
     h->taken = true;
-    h->next = all;
-    all = h;
+    harv_place(h, false);
     pthread_mutex_unlock(&MU);
     return h;
 }
@@ -196,7 +219,7 @@ void gpuprof__l0_harv_unuse(l0_harv *h)
 void gpuprof__l0_harv_list_gone(ze_command_list_handle_t list)
 {
     pthread_mutex_lock(&MU);
-    for (l0_harv *h = all, *n; h; h = n) {
+    for (l0_harv *h = all.next, *n; h != &all; h = n) {
         n = h->next;
         if (h->list != list)
             continue;
@@ -211,7 +234,7 @@ void gpuprof__l0_harv_list_gone(ze_command_list_handle_t list)
 void gpuprof__l0_harv_ctx_gone(ze_context_handle_t c)
 {
     pthread_mutex_lock(&MU);
-    for (l0_harv *h = all, *n; h; h = n) {
+    for (l0_harv *h = all.next, *n; h != &all; h = n) {
         n = h->next;
         if (h->ctx != c)
             continue;

@@ -224,9 +224,18 @@ $(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(FAKEZE_SO)
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
 	  $(LDFLAGS) -lze_loader $(CHECK_LIBS)
 
+# A Level Zero program as users write them, for `gpuprof run` on the fake
+# driver (tests/scripts/levelzero-pipeline.sh); linked to the loader.
+ZE_PIPELINE := $(if $(filter 1,$(HAVE_ZE_HEADERS)),$(B)/tests/run_ze_pipeline)
+$(B)/tests/run_ze_pipeline: tests/run/ze_pipeline.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lze_loader
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(CPATH_PROG) \
-       $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO)
+       $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
+       $(ZE_PIPELINE)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

@@ -1,8 +1,9 @@
 /*
  * l0.h - the Level Zero backend's internals, shared by levelzero.c (the
  * loader, the tracer, the life cycle), l0_cmd.c (devices, clocks, our
- * timestamp events, commands and their completion) and l0_hooks.c (the
- * tracing layer's prologues and epilogues). doc/BACKENDS.md "Level Zero".
+ * timestamp events, commands and their completion), l0_harv.c (harvest
+ * lists), l0_objs.c (objects) and l0_hooks.c (the tracing layer's
+ * prologues and epilogues). doc/BACKENDS.md "Level Zero".
  *
  * How a command travels. The loader's tracing layer calls our prologue
  * before the driver and our epilogue after it, on the program's thread.
@@ -21,6 +22,27 @@
  * process clock and submitted) after every host wait the program makes
  * (event, fence, queue), when the program queries an event or fence and
  * it is done, a few at each hook, and at flush and finalize.
+ *
+ * A list run again before its last run was read. A regular list keeps its
+ * events from run to run, and the program may execute it many times before
+ * one wait. Each of our events of a list knows the instance reading it
+ * (l0_ev.inst). An execute that finds one still unread takes a *harvest*
+ * (l0_harv.c: a command list of ours with host memory and a done event,
+ * made once per (list, engine group) and reused when idle) and rewrites
+ * the call's list array (the prologue's parameters are what the driver
+ * gets; the array lives in the l0_exec until the epilogue) to run the
+ * harvest right before the list: it waits for the unread run's events,
+ * copies their kernel timestamps into its memory, resets them and signals
+ * its done event. The unread run's instances then read that memory once
+ * done is signalled (l0_inst.hv, .slot), and the new run's instances trust
+ * their events only after it (l0_inst.after). The host never waits. The
+ * harvest's query waits for the events it reads; assumed: the list after
+ * it signals nothing before the harvest's resets ran, i.e. the engine runs
+ * one execute's lists in array order, each to its end (Intel's driver and
+ * the fake one do).
+ * Where the driver cannot append the query (or memory runs out), the
+ * execute waits on the host for that list's unread run only, counted in
+ * gpu.tool_overhead_ns, with one warning.
  */
 #ifndef GPUPROF_BACKENDS_LEVELZERO_L0_H
 #define GPUPROF_BACKENDS_LEVELZERO_L0_H

@@ -1066,12 +1066,12 @@ END_TEST
 
 /* ---- a list run again before its last run was read --------------------- */
 /* The GPU trace's records on engine ordinal.index against the driver's
- * kernels and copies there, one to one in order: durations exact, start
- * and end within 20 us of the driver's account (a tick and the clocks'
- * sampling). Returns how many matched. */
-static uint64_t match_engine(const gpuprof__io_trace *t, const op *ops,
-                             size_t nops, unsigned ordinal, unsigned index,
-                             int64_t raw2mono)
+ * first `limit` kernels and copies there, one to one in order: durations
+ * exact, start and end within 20 us of the driver's account (a tick and
+ * the clocks' sampling). Returns how many matched. */
+static uint64_t match_first(const gpuprof__io_trace *t, const op *ops,
+                            size_t nops, unsigned ordinal, unsigned index,
+                            int64_t raw2mono, uint64_t limit)
 {
     const gpuprof__io_trace_stream *st = NULL;
     for (uint32_t i = 0; i < t->stream_count; i++)
@@ -1079,7 +1079,7 @@ static uint64_t match_engine(const gpuprof__io_trace *t, const op *ops,
             st = &t->streams[i];
     ck_assert_ptr_nonnull(st);
     uint64_t k = 0;
-    for (size_t i = 0; i < nops; i++) {
+    for (size_t i = 0; i < nops && k < limit; i++) {
         const op *o = &ops[i];
         if (o->ordinal != ordinal || o->index != index ||
             (strcmp(o->kind, "kernel") && strcmp(o->kind, "copy")))
@@ -1100,6 +1100,14 @@ static uint64_t match_engine(const gpuprof__io_trace *t, const op *ops,
     return k;
 }
 
+/* All of them. */
+static uint64_t match_engine(const gpuprof__io_trace *t, const op *ops,
+                             size_t nops, unsigned ordinal, unsigned index,
+                             int64_t raw2mono)
+{
+    return match_first(t, ops, nops, ordinal, index, raw2mono, UINT64_MAX);
+}
+
 /* Of the driver's ops: how many of `kind` (engine any), and their ticks. */
 static size_t count_ops(const op *ops, size_t nops, const char *kind,
                         uint64_t *ticks)
@@ -1116,11 +1124,12 @@ static size_t count_ops(const op *ops, size_t nops, const char *kind,
 
 /* The common loop: one list (2 kernels and a copy) executed 50 times, then
  * one synchronize. Every run timed: 100 kernels and 50 copies, each as the
- * driver ran it; the harvests (49) ran as timestamp queries. */
+ * driver ran it; the harvests (49: a run takes 5 ms, so each execute finds
+ * the one before unread) ran as timestamp queries. */
 START_TEST(list_run_fifty_times_before_one_wait)
 {
     knobs();
-    setenv("FAKEZE_KERNELS", "k_a=200000,k_b=300000", 1);
+    setenv("FAKEZE_KERNELS", "k_a=2000000,k_b=3000000", 1);
     want_trace = 1;
     start();
     ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
@@ -1151,8 +1160,8 @@ START_TEST(list_run_fifty_times_before_one_wait)
     ck_assert_uint_eq(count_ops(ops, nops, "timestamp", &tticks), 49);
     ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", "loop"), 50);
     ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_b", "loop"), 50);
-    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "loop"), 50 * 200000);
-    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_b", "loop"), 50 * 300000);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "loop"), 50 * 2000000);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_b", "loop"), 50 * 3000000);
     ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "loop") +
                           sum_at(p, "gpu.time", 0, "k_b", "loop"),
                       kticks * 80);
@@ -1306,6 +1315,47 @@ START_TEST(no_harvest_waits_for_the_previous_run)
 }
 END_TEST
 
+/* Measuring stops in the middle of the loop: the runs measured are read
+ * from harvests, never from the events the unmeasured runs signal later
+ * (each measured kernel's times are the driver's for that run). */
+START_TEST(list_loop_paused_midway)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=1000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l = regular(0);
+    launch_here(l, ka, NULL);
+    launch_here(l, ka, NULL);
+    ZE_OK(zeCommandListClose(l));
+    ze_command_queue_handle_t q = queue(0, 0);
+    for (int i = 0; i < 3; i++)
+        execute_here(q, l, NULL);
+    ck_assert_int_eq(gpuprof_stop(), GPUPROF_OK);
+    for (int i = 0; i < 3; i++)
+        execute_here(q, l, NULL);
+    ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    int64_t raw2mono = raw_to_mono();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", NULL), 6);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    static op ops[100];
+    size_t nops = read_ops(ops, 100);
+    uint64_t ticks;
+    ck_assert_uint_eq(count_ops(ops, nops, "kernel", &ticks), 12);
+    gpuprof__io_trace *t = load_trace();
+    ck_assert_uint_eq(match_first(t, ops, nops, 0, 0, raw2mono, 6), 6);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -1341,6 +1391,7 @@ int main(int argc, char **argv)
          list_run_again_while_fence_pending, 60},
         {"no_harvest_waits_for_the_previous_run",
          no_harvest_waits_for_the_previous_run, 60},
+        {"list_loop_paused_midway", list_loop_paused_midway, 60},
     };
     return RUN_SUITE("levelzero", cases);
 }

@@ -260,10 +260,12 @@ l0_exec *gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
 uint64_t gpuprof__l0_exec_corr(const l0_exec *ex);
 void gpuprof__l0_exec_failed(l0_exec *ex);
 /* An execute while not measuring: our events of these lists get signalled
- * and must be reset before a measured run reads them. */
-void gpuprof__l0_execute_unmeasured(uint32_t n,
-                                    ze_command_list_handle_t *lists);
-void gpuprof__l0_exec_release(l0_exec *ex); /* the epilogue, on success */
+ * and must be reset before a measured run reads them; a measured run of
+ * them still unread is harvested first (the l0_exec then holds the list
+ * array the driver gets; NULL: none). */
+l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
+                                        uint32_t n,
+                                        ze_command_list_handle_t *lists);void gpuprof__l0_exec_release(l0_exec *ex); /* the epilogue, on success */
 /* Fences: the queue each belongs to. */
 void gpuprof__l0_fence_new(ze_fence_handle_t f, ze_command_queue_handle_t q);
 ze_command_queue_handle_t gpuprof__l0_fence_queue(ze_fence_handle_t f);

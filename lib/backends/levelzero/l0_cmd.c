@@ -153,18 +153,6 @@ static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,     GPUPROF_OP_COPY_H2D,
                                  GPUPROF_OP_COPY_OTHER, GPUPROF_OP_MEMSET,
                                  GPUPROF_OP_OTHER};
 
-void gpuprof__l0_execute_unmeasured(uint32_t n, ze_command_list_handle_t *lists)
-{
-    pthread_mutex_lock(&MU);
-    for (uint32_t l = 0; lists && l < n; l++) {
-        uint32_t nt;
-        l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
-        for (uint32_t j = 0; j < nt; j++)
-            if (t[j].ours)
-                t[j].dirty = true;
-    }
-    pthread_mutex_unlock(&MU);
-}
 
 /* Our events that ran unmeasured are reset before a measured run (under
  * MU; the program does not run a list while executing it elsewhere). */
@@ -477,6 +465,42 @@ gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
     if (mem != stack)
         free(mem);
     close_empty(corr, filed);
+    return ex;
+}
+
+l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
+                                        uint32_t n,
+                                        ze_command_list_handle_t *lists)
+{
+    pthread_mutex_lock(&MU);
+    for (uint32_t l = 0; lists && l < n; l++) {
+        uint32_t nt;
+        l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++)
+            if (t[j].ours)
+                t[j].dirty = true;
+    }
+    pthread_mutex_unlock(&MU);
+    /* A measured run still unread is harvested before this one overwrites
+     * its events (no operation: ex->corr stays 0, nothing is filed). */
+    const l0_engine *e = gpuprof__l0_engine(q);
+    l0_exec *ex = e && n && lists ? calloc(1, sizeof(*ex)) : NULL;
+    if (!ex)
+        return NULL;
+    l0_harv *stack[16], **mem = n <= 16 ? stack : calloc(n, sizeof(*mem));
+    l0_harv **hv = mem ? take_harvests(ex, n, lists, e, mem) : NULL;
+    if (hv) {
+        pthread_mutex_lock(&MU);
+        file_templates(ex, n, lists, e, hv);
+        pthread_mutex_unlock(&MU);
+    }
+    if (mem != stack)
+        free(mem);
+    if (!ex->lists) {
+        exec_free(ex);
+        return NULL;
+    }
+    ex->refs = 1;
     return ex;
 }
 

@@ -342,17 +342,18 @@ pro_Execute(PARAMS(ze_command_queue_execute_command_lists_params_t))
     *inst = NULL;
     if (!l0_on())
         return;
-    if (!gpuprof_be_measuring()) {
-        gpuprof__l0_execute_unmeasured(*p->pnumCommandLists,
-                                       *p->pphCommandLists);
-        return;
-    }
-    gpuprof__l0_settle(4);
     frame *f = &tls_frame;
     f->e = gpuprof__l0_engine(*p->phCommandQueue);
     f->t0 = gpuprof_be_now_ns();
-    f->ex = gpuprof__l0_execute(*p->phCommandQueue, *p->pnumCommandLists,
-                                *p->pphCommandLists);
+    if (!gpuprof_be_measuring()) {
+        f->ex = gpuprof__l0_execute_unmeasured(*p->phCommandQueue,
+                                               *p->pnumCommandLists,
+                                               *p->pphCommandLists);
+    } else {
+        gpuprof__l0_settle(4);
+        f->ex = gpuprof__l0_execute(*p->phCommandQueue, *p->pnumCommandLists,
+                                    *p->pphCommandLists);
+    }
     if (f->ex && f->ex->lists) { /* harvests of unread runs go first */
         *p->pphCommandLists = f->ex->lists;
         *p->pnumCommandLists = f->ex->nlists;

@@ -111,8 +111,10 @@ static void op_effects(struct fz_op *op, uint64_t start)
 {
     struct fz_cmd *c = &op->cmd;
     if (c->kind == FZ_OP_RESET) {
-        for (uint32_t i = 0; i < c->n_events; i++)
+        for (uint32_t i = 0; i < c->n_events; i++) {
             c->events[i]->scheduled = false;
+            fz_event_change(c->events[i], start, false, 0, 0);
+        }
     } else if (c->kind == FZ_OP_TIMESTAMP) {
         uint64_t v = start & fz_mask(fz.k.ts_valid_bits);
         memcpy(c->dst, &v, sizeof v);
@@ -144,6 +146,7 @@ static bool schedule_head(struct fz_engine *e)
         op->cmd.signal->start = start;
         op->cmd.signal->end = end;
         op->cmd.signal->scheduled = true;
+        fz_event_change(op->cmd.signal, end, true, start, end);
     }
     if (op->fence != NULL) {
         op->fence->end = end;

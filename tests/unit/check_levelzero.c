@@ -1066,23 +1066,27 @@ END_TEST
 
 /* ---- a list run again before its last run was read --------------------- */
 /* The GPU trace's records on engine ordinal.index against the driver's
- * first `limit` kernels and copies there, one to one in order: durations
- * exact, start and end within 20 us of the driver's account (a tick and
- * the clocks' sampling). Returns how many matched. */
+ * kernels and copies there but the [skip_from, skip_to)th (unmeasured),
+ * one to one in order: durations exact, start and end within 20 us of the
+ * driver's account (a tick and the clocks' sampling). Returns how many
+ * matched. */
 static uint64_t match_first(const gpuprof__io_trace *t, const op *ops,
                             size_t nops, unsigned ordinal, unsigned index,
-                            int64_t raw2mono, uint64_t limit)
+                            int64_t raw2mono, uint64_t skip_from,
+                            uint64_t skip_to)
 {
     const gpuprof__io_trace_stream *st = NULL;
     for (uint32_t i = 0; i < t->stream_count; i++)
         if (t->streams[i].gpu && t->streams[i].id == (ordinal << 8 | index))
             st = &t->streams[i];
     ck_assert_ptr_nonnull(st);
-    uint64_t k = 0;
-    for (size_t i = 0; i < nops && k < limit; i++) {
+    uint64_t k = 0, seen = 0;
+    for (size_t i = 0; i < nops; i++) {
         const op *o = &ops[i];
         if (o->ordinal != ordinal || o->index != index ||
             (strcmp(o->kind, "kernel") && strcmp(o->kind, "copy")))
+            continue;
+        if (seen++ >= skip_from && seen <= skip_to)
             continue;
         ck_assert_uint_lt(k, st->count);
         const gpuprof__io_trace_rec *r = &st->recs[k++];
@@ -1105,7 +1109,8 @@ static uint64_t match_engine(const gpuprof__io_trace *t, const op *ops,
                              size_t nops, unsigned ordinal, unsigned index,
                              int64_t raw2mono)
 {
-    return match_first(t, ops, nops, ordinal, index, raw2mono, UINT64_MAX);
+    return match_first(t, ops, nops, ordinal, index, raw2mono, UINT64_MAX,
+                       UINT64_MAX);
 }
 
 /* Of the driver's ops: how many of `kind` (engine any), and their ticks. */
@@ -1351,7 +1356,60 @@ START_TEST(list_loop_paused_midway)
     uint64_t ticks;
     ck_assert_uint_eq(count_ops(ops, nops, "kernel", &ticks), 12);
     gpuprof__io_trace *t = load_trace();
-    ck_assert_uint_eq(match_first(t, ops, nops, 0, 0, raw2mono, 6), 6);
+    ck_assert_uint_eq(match_first(t, ops, nops, 0, 0, raw2mono, 6, 12), 6);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* Measured, paused, measured again while the unmeasured runs still run:
+ * the later measured runs never read the events the unmeasured ones
+ * signal (a harvest resets them on the device first), even when the
+ * program settles while those signals show. */
+START_TEST(list_loop_measured_again_after_pause)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=1000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l = regular(0);
+    launch_here(l, ka, NULL);
+    launch_here(l, ka, NULL);
+    ZE_OK(zeCommandListClose(l));
+    ze_command_queue_handle_t q = queue(0, 0);
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t poke = app_event(&pool);
+    uint64_t t0 = gpuprof_be_now_ns();
+    for (int i = 0; i < 5; i++) { /* runs of 2 ms from t0 on */
+        if (i == 2)
+            ck_assert_int_eq(gpuprof_stop(), GPUPROF_OK);
+        if (i == 4)
+            ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
+        execute_here(q, l, NULL);
+    }
+    /* At 7 ms the events show the unmeasured runs' signals, not run 5's:
+     * a query the program makes then settles what looks done. */
+    uint64_t until = t0 + 7000000, now = gpuprof_be_now_ns();
+    if (now < until)
+        nanosleep(&(struct timespec){0, (long)(until - now)}, NULL);
+    ZE_OK(zeEventHostSignal(poke));
+    ZE_OK(zeEventQueryStatus(poke));
+    execute_here(q, l, NULL);
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    int64_t raw2mono = raw_to_mono();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", NULL), 8);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    static op ops[100];
+    size_t nops = read_ops(ops, 100);
+    gpuprof__io_trace *t = load_trace();
+    /* runs 1, 2, 5, 6 measured: kernels 0-3 and 8-11 */
+    ck_assert_uint_eq(match_first(t, ops, nops, 0, 0, raw2mono, 4, 8), 8);
     gpuprof__io_trace_free(t);
 }
 END_TEST
@@ -1392,6 +1450,8 @@ int main(int argc, char **argv)
         {"no_harvest_waits_for_the_previous_run",
          no_harvest_waits_for_the_previous_run, 60},
         {"list_loop_paused_midway", list_loop_paused_midway, 60},
+        {"list_loop_measured_again_after_pause",
+         list_loop_measured_again_after_pause, 60},
     };
     return RUN_SUITE("levelzero", cases);
 }

@@ -259,13 +259,16 @@ l0_exec *gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
 /* The first operation of an execute (for a wait inside it). */
 uint64_t gpuprof__l0_exec_corr(const l0_exec *ex);
 void gpuprof__l0_exec_failed(l0_exec *ex);
-/* An execute while not measuring: our events of these lists get signalled
- * and must be reset before a measured run reads them; a measured run of
- * them still unread is harvested first (the l0_exec then holds the list
- * array the driver gets; NULL: none). */
+/* An execute while not measuring: a measured run of these lists still
+ * unread is harvested first (the l0_exec then holds the list array the
+ * driver gets; NULL: none); once the driver took it, our events of the
+ * lists are dirty (signalled by a run nobody reads): reset before a
+ * measured run uses them (on the host when signalled, else by a harvest). */
 l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
                                         uint32_t n,
-                                        ze_command_list_handle_t *lists);void gpuprof__l0_exec_release(l0_exec *ex); /* the epilogue, on success */
+                                        ze_command_list_handle_t *lists);
+void gpuprof__l0_mark_dirty(uint32_t n, ze_command_list_handle_t *lists);
+void gpuprof__l0_exec_release(l0_exec *ex); /* the epilogue, on success */
 /* Fences: the queue each belongs to. */
 void gpuprof__l0_fence_new(ze_fence_handle_t f, ze_command_queue_handle_t q);
 ze_command_queue_handle_t gpuprof__l0_fence_queue(ze_fence_handle_t f);
@@ -304,6 +307,7 @@ struct l0_harv {
     ze_event_handle_t *evs; /* what it was built for: n of cap */
     uint32_t users;         /* instances reading it or waiting for it */
     bool taken;             /* held by an execute being prepared */
+    bool inflight;          /* executed; its done event not seen since */
     bool ran;               /* its done event needs a reset */
 };
 /* An idle harvest of `list` for the engine (made if none; outside MU);
@@ -314,7 +318,8 @@ l0_harv *gpuprof__l0_harv_take(ze_command_list_handle_t list,
 /* Under MU: (re)builds h for these events (a no-op when it has them). */
 bool gpuprof__l0_harv_build(l0_harv *h, uint32_t n,
                             const ze_event_handle_t *evs);
-/* Under MU: an execute is done with h (used or not); a user lets go. */
+/* Under MU: an execute is done with h (used: it runs, and is not taken
+ * again before its done event was seen); a user lets go. */
 void gpuprof__l0_harv_untake(l0_harv *h);
 void gpuprof__l0_harv_unuse(l0_harv *h);
 /* A list destroyed, a context going: their harvests go (when idle). */

@@ -154,15 +154,18 @@ static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,     GPUPROF_OP_COPY_H2D,
                                  GPUPROF_OP_OTHER};
 
 
-/* Our events that ran unmeasured are reset before a measured run (under
- * MU; the program does not run a list while executing it elsewhere). */
+/* Our events that ran unmeasured (dirty) must not be read for a measured
+ * run before they were reset. Those already signalled are reset here, on
+ * the host (under MU); the others are reset by a harvest, on the device
+ * after the unmeasured run signalled them. */
 static void reset_dirty(uint32_t n, ze_command_list_handle_t *lists)
 {
     for (uint32_t l = 0; l < n; l++) {
         uint32_t nt;
         l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
         for (uint32_t j = 0; j < nt; j++)
-            if (t[j].dirty && t[j].ours && t[j].ours->refs == 1) {
+            if (t[j].dirty && t[j].ours && !t[j].ours->inst &&
+                L0_CALL(Z.EventQueryStatus(t[j].ev)) == ZE_RESULT_SUCCESS) {
                 L0_CALL(Z.EventHostReset(t[j].ev));
                 t[j].dirty = false;
             }
@@ -178,7 +181,7 @@ static uint32_t list_ours(ze_command_list_handle_t l, bool *unread)
     for (uint32_t j = 0; j < nt; j++)
         if (t[j].ours) {
             c++;
-            *unread |= t[j].ours->inst != NULL;
+            *unread |= t[j].ours->inst != NULL || t[j].dirty;
         }
     return c;
 }
@@ -290,29 +293,33 @@ __attribute__((noinline)) static void begin_ops(l0_exec *ex,
 }
 
 /* Under MU: the list's unread run (its instances reading our events)
- * goes to harvest h, which is built for those events; false when there
- * is none or h cannot be built. */
-static bool harvest_switch(l0_harv *h, const l0_tmpl *t, uint32_t nt)
+ * goes to harvest h, which is built for those events and the dirty ones
+ * (reset by it); false when there are none or h cannot be built. */
+static bool harvest_switch(l0_harv *h, l0_tmpl *t, uint32_t nt)
 {
     ze_event_handle_t stack[64], *evs = stack;
     if (nt > 64 && !(evs = malloc(nt * sizeof(*evs))))
         return false;
     uint32_t k = 0;
     for (uint32_t j = 0; j < nt; j++)
-        if (t[j].ours && t[j].ours->inst)
+        if (t[j].ours && (t[j].ours->inst || t[j].dirty))
             evs[k++] = t[j].ev;
     bool ok = k && gpuprof__l0_harv_build(h, k, evs);
     if (evs != stack)
         free(evs);
     for (uint32_t j = 0, s = 0; ok && j < nt; j++) {
         l0_inst *i = t[j].ours ? t[j].ours->inst : NULL;
+        if (!i && !(t[j].ours && t[j].dirty))
+            continue;
+        uint32_t slot = s++;
+        t[j].dirty = false; /* the harvest resets it */
         if (!i)
             continue;
         if (i->after)
             gpuprof__l0_harv_unuse(i->after);
         i->after = NULL;
         i->hv = h;
-        i->slot = s++;
+        i->slot = slot;
         h->users++;
         t[j].ours->inst = NULL;
     }
@@ -326,16 +333,17 @@ static bool file_list(l0_exec *ex, ze_command_list_handle_t l,
                       const l0_engine *e, l0_harv *h)
 {
     uint32_t nt;
-    const l0_tmpl *t = gpuprof__l0_list_tmpl(l, &nt);
+    l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(l, &nt);
     bool used = h && harvest_switch(h, t, nt);
     for (uint32_t j = 0; j < nt; j++) {
         if (!t[j].ev || t[j].kind >= GPUPROF_OP_KIND_COUNT ||
             !ex->corr[t[j].kind])
             continue;
         l0_inst *i = NULL;
-        if (!(t[j].ours && t[j].ours->inst))
+        if (!(t[j].ours && (t[j].ours->inst || t[j].dirty)))
             i = inst_new(&t[j], ex->corr[t[j].kind], e);
-        if (!i) { /* a run not read and no harvest, or no memory */
+        if (!i) { /* a run not read (or unmeasured, running) and no
+                   * harvest, or no memory */
             ex->left[t[j].kind]--;
             gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
             continue;
@@ -364,8 +372,10 @@ static void file_templates(l0_exec *ex, uint32_t n,
     uint32_t k = 0;
     for (uint32_t l = 0; l < n; l++) {
         bool used = file_list(ex, lists[l], e, hv ? hv[l] : NULL);
-        if (used)
+        if (used) {
             ex->harv[ex->nharv++] = hv[l];
+            hv[l]->inflight = true;
+        }
         if (ex->lists && used)
             ex->lists[k++] = hv[l]->h;
         if (ex->lists)
@@ -468,9 +478,7 @@ gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
     return ex;
 }
 
-l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
-                                        uint32_t n,
-                                        ze_command_list_handle_t *lists)
+void gpuprof__l0_mark_dirty(uint32_t n, ze_command_list_handle_t *lists)
 {
     pthread_mutex_lock(&MU);
     for (uint32_t l = 0; lists && l < n; l++) {
@@ -481,6 +489,12 @@ l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
                 t[j].dirty = true;
     }
     pthread_mutex_unlock(&MU);
+}
+
+l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
+                                        uint32_t n,
+                                        ze_command_list_handle_t *lists)
+{
     /* A measured run still unread is harvested before this one overwrites
      * its events (no operation: ex->corr stays 0, nothing is filed). */
     const l0_engine *e = gpuprof__l0_engine(q);
@@ -733,6 +747,8 @@ void gpuprof__l0_settle(unsigned max)
 static void revert_harvests(l0_exec *ex)
 {
     pthread_mutex_lock(&MU);
+    for (uint32_t k = 0; k < ex->nharv; k++)
+        ex->harv[k]->inflight = false; /* never ran */
     for (l0_inst *i = pending.next; ex->nharv && i != &pending; i = i->next)
         for (uint32_t k = 0; i->hv && k < ex->nharv; k++)
             if (i->hv == ex->harv[k]) {

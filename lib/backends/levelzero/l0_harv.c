@@ -139,6 +139,17 @@ static l0_harv *harv_new(ze_command_list_handle_t list, const l0_engine *e,
     return h;
 }
 
+/* Under MU: an idle harvest may still run on the device (nobody read
+ * through it: its runs' instances went, or it only reset events): it is
+ * taken again only once its done event says it ran. */
+static bool still_running(l0_harv *h)
+{
+    if (h->inflight && h->done && h->done->ctx &&
+        L0_CALL(Z.EventQueryStatus(h->done->h)) == ZE_RESULT_SUCCESS)
+        h->inflight = false;
+    return h->inflight;
+}
+
 l0_harv *gpuprof__l0_harv_take(ze_command_list_handle_t list,
                                const l0_engine *e, ze_context_handle_t ctx,
                                uint32_t cap)
@@ -150,7 +161,7 @@ l0_harv *gpuprof__l0_harv_take(ze_command_list_handle_t list,
     l0_harv *h = all.next;
     for (; h != &all && harv_idle(h); h = h->next)
         if (h->list == list && h->h && h->ordinal == ordinal &&
-            h->dev == e->dev->h && h->cap >= cap)
+            h->dev == e->dev->h && h->cap >= cap && !still_running(h))
             break;
     if (h == &all || !harv_idle(h))
         h = NULL;

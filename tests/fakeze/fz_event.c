@@ -178,8 +178,11 @@ void fz_event_change(ze_event_handle_t e, uint64_t at, bool on,
     uint64_t now = fz_now();
     const struct fz_sig *v = view(e, now);
     uint32_t drop = v ? (uint32_t)(v - e->hist) : 0;
-    memmove(e->hist, e->hist + drop, (e->nhist - drop) * sizeof(*e->hist));
-    e->nhist -= drop;
+    if (drop) {
+        memmove(e->hist, e->hist + drop,
+                (e->nhist - drop) * sizeof(*e->hist));
+        e->nhist -= drop;
+    }
     if (e->nhist == e->caphist) {
         uint32_t cap = e->caphist ? 2 * e->caphist : 8;
         struct fz_sig *h = realloc(e->hist, cap * sizeof(*h));
@@ -191,7 +194,9 @@ void fz_event_change(ze_event_handle_t e, uint64_t at, bool on,
     uint32_t i = e->nhist;
     while (i > 0 && e->hist[i - 1].at > at)
         i--;
-    memmove(e->hist + i + 1, e->hist + i, (e->nhist - i) * sizeof(*e->hist));
+    if (i < e->nhist)
+        memmove(e->hist + i + 1, e->hist + i,
+                (e->nhist - i) * sizeof(*e->hist));
     e->hist[i] = (struct fz_sig){at, on, start, end};
     e->nhist++;
 }

@@ -325,6 +325,20 @@ void gpuprof__l0_harv_unuse(l0_harv *h);
 /* A list destroyed, a context going: their harvests go (when idle). */
 void gpuprof__l0_harv_list_gone(ze_command_list_handle_t list);
 void gpuprof__l0_harv_ctx_gone(ze_context_handle_t c);
+/* Before an execute of these lists on e: a harvest (taken) for each list
+ * whose last run is unread or dirty, or that comes twice (hv[l]; ex gets
+ * room for the array the driver will get); where none can be had, the
+ * host waits for that list's unread run. Returns hv, NULL when none is
+ * needed. */
+l0_harv **gpuprof__l0_harv_for(l0_exec *ex, uint32_t n,
+                               ze_command_list_handle_t *lists,
+                               const l0_engine *e, l0_harv **hv);
+/* Under MU: the unread run of the list whose templates are t moves to h,
+ * built for its events and the dirty ones; false when none or h cannot be
+ * built. */
+bool gpuprof__l0_harv_switch(l0_harv *h, l0_tmpl *t, uint32_t nt);
+/* l0_objs.c: a regular list's templates (under MU). */
+const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
 /* l0_objs.c: an owner of our event lets go, MU held. */
 void gpuprof__l0_ev_put_locked(l0_ev *e);
 

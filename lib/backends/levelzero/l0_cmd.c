@@ -145,7 +145,6 @@ void gpuprof__l0_file(const l0_tmpl *t, uint64_t corr, const l0_engine *e)
 }
 
 /* ---- executes of regular lists ---------------------------------------- */
-const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
 
 /* The order operations of one execute are begun in. */
 static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,     GPUPROF_OP_COPY_H2D,
@@ -169,52 +168,6 @@ static void reset_dirty(uint32_t n, ze_command_list_handle_t *lists)
                 L0_CALL(Z.EventHostReset(t[j].ev));
                 t[j].dirty = false;
             }
-    }
-}
-
-/* Our events in list l (a harvest's size); *unread: a run of it is not
- * read yet (under MU). */
-static uint32_t list_ours(ze_command_list_handle_t l, bool *unread)
-{
-    uint32_t nt, c = 0;
-    const l0_tmpl *t = gpuprof__l0_list_tmpl(l, &nt);
-    for (uint32_t j = 0; j < nt; j++)
-        if (t[j].ours) {
-            c++;
-            *unread |= t[j].ours->inst != NULL || t[j].dirty;
-        }
-    return c;
-}
-
-/* The fallback when no harvest can be had: the host waits for the list's
- * unread run (that list only), counted in gpu.tool_overhead_ns. */
-static void wait_previous(ze_command_list_handle_t l)
-{
-    static _Atomic int said;
-    uint64_t t0 = gpuprof_be_now_ns();
-    for (bool waited = false;; waited = true) {
-        gpuprof__l0_settle(0);
-        ze_event_handle_t ev = NULL;
-        pthread_mutex_lock(&MU);
-        uint32_t nt;
-        const l0_tmpl *t = gpuprof__l0_list_tmpl(l, &nt);
-        for (uint32_t j = 0; j < nt && !ev; j++)
-            if (t[j].ours && t[j].ours->inst)
-                ev = t[j].ev;
-        pthread_mutex_unlock(&MU);
-        if (!ev) {
-            if (waited)
-                gpuprof_be_count(GPUPROF_COUNTER_GPU_TOOL_OVERHEAD_NS,
-                                 gpuprof_be_now_ns() - t0);
-            return;
-        }
-        if (!waited && !atomic_exchange(&said, 1))
-            gpuprof_be_log(GPUPROF_LOG_WARN,
-                           "levelzero: no harvest list for a list run again "
-                           "before its last run was read; the host waits "
-                           "for that run (gpu.tool_overhead_ns)");
-        if (L0_CALL(Z.EventHostSynchronize(ev, 1000000)) == ZE_RESULT_SUCCESS)
-            nanosleep(&(struct timespec){0, 20000}, NULL);
     }
 }
 
@@ -292,40 +245,6 @@ __attribute__((noinline)) static void begin_ops(l0_exec *ex,
     }
 }
 
-/* Under MU: the list's unread run (its instances reading our events)
- * goes to harvest h, which is built for those events and the dirty ones
- * (reset by it); false when there are none or h cannot be built. */
-static bool harvest_switch(l0_harv *h, l0_tmpl *t, uint32_t nt)
-{
-    ze_event_handle_t stack[64], *evs = stack;
-    if (nt > 64 && !(evs = malloc(nt * sizeof(*evs))))
-        return false;
-    uint32_t k = 0;
-    for (uint32_t j = 0; j < nt; j++)
-        if (t[j].ours && (t[j].ours->inst || t[j].dirty))
-            evs[k++] = t[j].ev;
-    bool ok = k && gpuprof__l0_harv_build(h, k, evs);
-    if (evs != stack)
-        free(evs);
-    for (uint32_t j = 0, s = 0; ok && j < nt; j++) {
-        l0_inst *i = t[j].ours ? t[j].ours->inst : NULL;
-        if (!i && !(t[j].ours && t[j].dirty))
-            continue;
-        uint32_t slot = s++;
-        t[j].dirty = false; /* the harvest resets it */
-        if (!i)
-            continue;
-        if (i->after)
-            gpuprof__l0_harv_unuse(i->after);
-        i->after = NULL;
-        i->hv = h;
-        i->slot = slot;
-        h->users++;
-        t[j].ours->inst = NULL;
-    }
-    return ok;
-}
-
 /* Instances of one list's templates (under MU), after harvest h (when
  * given) took its unread run; what cannot be timed is counted and taken
  * out of its operation's count. Returns whether h is used. */
@@ -334,7 +253,7 @@ static bool file_list(l0_exec *ex, ze_command_list_handle_t l,
 {
     uint32_t nt;
     l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(l, &nt);
-    bool used = h && harvest_switch(h, t, nt);
+    bool used = h && gpuprof__l0_harv_switch(h, t, nt);
     for (uint32_t j = 0; j < nt; j++) {
         if (!t[j].ev || t[j].kind >= GPUPROF_OP_KIND_COUNT ||
             !ex->corr[t[j].kind])
@@ -390,47 +309,6 @@ static void file_templates(l0_exec *ex, uint32_t n,
     }
 }
 
-/* Before an execute: a harvest for each list whose last run is unread
- * (or that comes twice), taken outside MU (it may be made); ex gets room
- * for them. Where none can be had, the host waits for that run. Returns
- * hv (NULL: no harvest needed). */
-static l0_harv **take_harvests(l0_exec *ex, uint32_t n,
-                               ze_command_list_handle_t *lists,
-                               const l0_engine *e, l0_harv **hv)
-{
-    uint32_t stack[16], *want = n <= 16 ? stack : calloc(n, sizeof(*want));
-    uint32_t nh = 0;
-    if (!want)
-        return NULL;
-    pthread_mutex_lock(&MU);
-    for (uint32_t l = 0; l < n; l++) {
-        bool unread = false;
-        uint32_t c = list_ours(lists[l], &unread);
-        for (uint32_t m = 0; m < l && !unread; m++)
-            unread = lists[m] == lists[l];
-        want[l] = unread ? c : 0;
-        nh += want[l] != 0;
-    }
-    pthread_mutex_unlock(&MU);
-    if (!nh) {
-        if (want != stack)
-            free(want);
-        return NULL;
-    }
-    ex->lists = malloc((n + nh) * sizeof(*ex->lists));
-    ex->harv = malloc(nh * sizeof(*ex->harv));
-    for (uint32_t l = 0; l < n; l++) {
-        hv[l] = want[l] && ex->lists && ex->harv
-                    ? gpuprof__l0_harv_take(lists[l], e, e->ctx, want[l])
-                    : NULL;
-        if (want[l] && !hv[l])
-            wait_previous(lists[l]);
-    }
-    if (want != stack)
-        free(want);
-    return hv;
-}
-
 /* Operations left with no instance are closed now (a note). */
 static void close_empty(const uint64_t *corr, const uint32_t *filed)
 {
@@ -461,7 +339,7 @@ gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
     if (!ex)
         return NULL;
     l0_harv *stack[16], **mem = n <= 16 ? stack : calloc(n, sizeof(*mem));
-    l0_harv **hv = mem ? take_harvests(ex, n, lists, e, mem) : NULL;
+    l0_harv **hv = mem ? gpuprof__l0_harv_for(ex, n, lists, e, mem) : NULL;
     memcpy(ex->left, per_kind, sizeof(per_kind));
     ex->refs = 1; /* the caller's, until its epilogue */
     begin_ops(ex, per_kind, e, n, lists);
@@ -502,7 +380,7 @@ l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
     if (!ex)
         return NULL;
     l0_harv *stack[16], **mem = n <= 16 ? stack : calloc(n, sizeof(*mem));
-    l0_harv **hv = mem ? take_harvests(ex, n, lists, e, mem) : NULL;
+    l0_harv **hv = mem ? gpuprof__l0_harv_for(ex, n, lists, e, mem) : NULL;
     if (hv) {
         pthread_mutex_lock(&MU);
         file_templates(ex, n, lists, e, hv);

@@ -318,7 +318,6 @@ void gpuprof__l0_list_add(ze_command_list_handle_t l, const l0_tmpl *t)
 }
 
 /* The templates of `l` (under MU), for an execute. */
-const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
 const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n)
 {
     const l0_list *v = ptab_get(&lists, l);

@@ -108,8 +108,8 @@ static int pipeline(ze_module_handle_t m, uint32_t compute, uint32_t copy)
     }
     ze_host_mem_alloc_desc_t hd = {.stype =
                                        ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
-    ze_device_mem_alloc_desc_t dd = {.stype =
-                                         ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+    ze_device_mem_alloc_desc_t dd = {
+        .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
     unsigned char *in, *out = malloc(BYTES);
     void *d;
     OK(zeMemAllocHost(ctx, &hd, BYTES, 64, (void **)&in));

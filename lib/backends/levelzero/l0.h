@@ -326,13 +326,14 @@ void gpuprof__l0_harv_unuse(l0_harv *h);
 void gpuprof__l0_harv_list_gone(ze_command_list_handle_t list);
 void gpuprof__l0_harv_ctx_gone(ze_context_handle_t c);
 /* Before an execute of these lists on e: a harvest (taken) for each list
- * whose last run is unread or dirty, or that comes twice (hv[l]; ex gets
- * room for the array the driver will get); where none can be had, the
- * host waits for that list's unread run. Returns hv, NULL when none is
- * needed. */
+ * whose last run is unread (or, measured, dirty), or that comes twice
+ * (hv[l]; ex gets room for the array the driver will get); where none can
+ * be had, the host waits for that list's unread run. Returns hv, NULL
+ * when none is needed. */
 l0_harv **gpuprof__l0_harv_for(l0_exec *ex, uint32_t n,
                                ze_command_list_handle_t *lists,
-                               const l0_engine *e, l0_harv **hv);
+                               const l0_engine *e, l0_harv **hv,
+                               bool measured);
 /* Under MU: the unread run of the list whose templates are t moves to h,
  * built for its events and the dirty ones; false when none or h cannot be
  * built. */

@@ -339,7 +339,8 @@ gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
     if (!ex)
         return NULL;
     l0_harv *stack[16], **mem = n <= 16 ? stack : calloc(n, sizeof(*mem));
-    l0_harv **hv = mem ? gpuprof__l0_harv_for(ex, n, lists, e, mem) : NULL;
+    l0_harv **hv =
+        mem ? gpuprof__l0_harv_for(ex, n, lists, e, mem, true) : NULL;
     memcpy(ex->left, per_kind, sizeof(per_kind));
     ex->refs = 1; /* the caller's, until its epilogue */
     begin_ops(ex, per_kind, e, n, lists);
@@ -380,7 +381,8 @@ l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
     if (!ex)
         return NULL;
     l0_harv *stack[16], **mem = n <= 16 ? stack : calloc(n, sizeof(*mem));
-    l0_harv **hv = mem ? gpuprof__l0_harv_for(ex, n, lists, e, mem) : NULL;
+    l0_harv **hv =
+        mem ? gpuprof__l0_harv_for(ex, n, lists, e, mem, false) : NULL;
     if (hv) {
         pthread_mutex_lock(&MU);
         file_templates(ex, n, lists, e, hv);

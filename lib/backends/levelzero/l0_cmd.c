@@ -479,16 +479,31 @@ typedef struct dev_ref {
     bool ok;
 } dev_ref;
 
+/* CLOCK_MONOTONIC minus clock c, from the tightest of three brackets (a
+ * preemption between two readings would otherwise be in the offset). */
+static int64_t clock_offset(clockid_t c)
+{
+    int64_t best = 0;
+    uint64_t width = UINT64_MAX;
+    for (int k = 0; k < 3; k++) {
+        uint64_t a = clock_ns(c), m = clock_ns(CLOCK_MONOTONIC),
+                 b = clock_ns(c);
+        if (b - a < width) {
+            width = b - a;
+            best = (int64_t)(m - a - (b - a) / 2);
+        }
+    }
+    return best;
+}
+
 static void ref_take(dev_ref *r, const l0_dev *d)
 {
     uint64_t h = 0, t = 0;
     r->dev = d;
     r->ok =
         L0_CALL(Z.DeviceGetGlobalTimestamps(d->h, &h, &t)) == ZE_RESULT_SUCCESS;
-    if (r->ok && d->clock > 0 && d->clock != 1) /* REALTIME, BOOTTIME */
-        h = h + clock_ns(CLOCK_MONOTONIC) - clock_ns(host_clocks[d->clock]);
-    else if (r->ok && d->clock == 0) /* MONOTONIC_RAW */
-        h = h + clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_MONOTONIC_RAW);
+    if (r->ok && d->clock >= 0 && d->clock != 1) /* RAW, REALTIME, BOOT */
+        h = h + clock_offset(host_clocks[d->clock]);
     else if (r->ok && d->clock < 0) /* unknown: read it now */
         h = gpuprof_be_now_ns();
     r->host = h;

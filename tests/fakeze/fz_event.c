@@ -165,10 +165,17 @@ static ze_result_t event_host_signal(ze_event_handle_t e)
 /* The host's view now: the last change at or before now (NULL: none). */
 static const struct fz_sig *view(ze_event_handle_t e, uint64_t now)
 {
-    const struct fz_sig *v = NULL;
-    for (uint32_t i = 0; i < e->nhist && fz_host_of(e->hist[i].at) <= now; i++)
-        v = &e->hist[i];
-    return v;
+    /* host(at) <= now exactly when at <= tick_floor(now); by halves */
+    uint64_t t = fz_tick_floor(now);
+    uint32_t lo = 0, hi = e->nhist; /* the first change after t */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (e->hist[mid].at <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? &e->hist[lo - 1] : NULL;
 }
 
 void fz_event_change(ze_event_handle_t e, uint64_t at, bool on,

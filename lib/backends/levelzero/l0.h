@@ -307,7 +307,8 @@ struct l0_harv {
     ze_event_handle_t *evs; /* what it was built for: n of cap */
     uint32_t users;         /* instances reading it or waiting for it */
     bool taken;             /* held by an execute being prepared */
-    bool inflight;          /* executed; its done event not seen since */
+    bool inflight;          /* executed; its done event not seen since
+                               (under MU; cleared by who sees it) */
     bool ran;               /* its done event needs a reset */
 };
 /* An idle harvest of `list` for the engine (made if none; outside MU);

@@ -543,22 +543,27 @@ static int inst_poll(l0_inst *i, ze_kernel_timestamp_result_t *ts)
 {
     ze_result_t r;
     if (i->hv) { /* harvested: its harvest's memory, once it ran */
-        const l0_harv *h = i->hv;
+        l0_harv *h = i->hv;
         if (!h->buf || !h->done || !h->done->ctx)
             return -1;
-        r = L0_CALL(Z.EventQueryStatus(h->done->h));
-        if (r == ZE_RESULT_NOT_READY)
-            return 0;
-        if (r != ZE_RESULT_SUCCESS)
-            return -1;
+        if (h->inflight) { /* one query per run of the harvest */
+            r = L0_CALL(Z.EventQueryStatus(h->done->h));
+            if (r == ZE_RESULT_NOT_READY)
+                return 0;
+            if (r != ZE_RESULT_SUCCESS)
+                return -1;
+            h->inflight = false;
+        }
         *ts = h->buf[i->slot];
         return 1;
     }
     if (i->after) { /* the event still holds the run before, until then */
-        const l0_harv *h = i->after;
-        if (h->done && h->done->ctx &&
-            L0_CALL(Z.EventQueryStatus(h->done->h)) == ZE_RESULT_NOT_READY)
-            return 0;
+        l0_harv *h = i->after;
+        if (h->inflight && h->done && h->done->ctx) {
+            if (L0_CALL(Z.EventQueryStatus(h->done->h)) == ZE_RESULT_NOT_READY)
+                return 0;
+            h->inflight = false;
+        }
         gpuprof__l0_harv_unuse(i->after);
         i->after = NULL;
     }

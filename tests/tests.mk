@@ -255,9 +255,18 @@ $(MPI_MORE_PROG): tests/mpi/mpi_more_prog.c $(PMPI_SRCS) lib/pmpi/pmpi.h \
 	  tests/mpi/mpi_more_prog.c $(PMPI_SRCS) $(LIB_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
 
+# A Level Zero program as users write them, for `gpuprof run` on the fake
+# driver (tests/scripts/levelzero-pipeline.sh); linked to the loader.
+ZE_PIPELINE := $(if $(filter 1,$(HAVE_ZE_HEADERS)),$(B)/tests/run_ze_pipeline)
+$(B)/tests/run_ze_pipeline: tests/run/ze_pipeline.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lze_loader
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(CPATH_PROG) $(MPI_CPATH_TARGET) \
-       $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO)
+       $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
+       $(ZE_PIPELINE)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

@@ -17,6 +17,15 @@
  *   l0_append_ratio          measured / unmeasured
  *   l0_append_paused_ns      one append while paused (the layer's cost)
  *
+ * A second kind of round executes a closed regular list of two kernels
+ * (20 us each, so the runs pile up on the device and each execute finds
+ * the previous run unread: the harvest path) E times on one queue from the
+ * same stack, timing the executes only, then synchronizes the queue:
+ *
+ *   l0_execute_overhead_ns   measured minus unmeasured, per execute
+ *   l0_execute_unmeasured_ns one execute, no gpuprof
+ *   l0_execute_ratio         measured / unmeasured
+ *
  * Without the fake driver (no Level Zero headers at build) it is not built.
  */
 #define _GNU_SOURCE
@@ -40,6 +49,9 @@ static ze_context_handle_t ctx;
 static ze_command_list_handle_t list;
 static ze_kernel_handle_t kern;
 static ze_event_handle_t done;
+static ze_command_queue_handle_t queue;
+static ze_command_list_handle_t reglist;
+#define E 400
 static const ze_group_count_t groups = {1, 1, 1};
 
 __attribute__((noinline)) static double appends_at(int d)
@@ -56,6 +68,44 @@ __attribute__((noinline)) static double appends_at(int d)
                                         i == N - 1 ? done : NULL, 0, NULL);
     zeEventHostSynchronize(done, UINT64_MAX);
     return (bench_now_s() - t0) * 1e9 / N;
+}
+
+__attribute__((noinline)) static double executes_at(int d)
+{
+    if (d > 0) {
+        double r = executes_at(d - 1);
+        __asm__ volatile("" ::: "memory");
+        return r;
+    }
+    double t0 = bench_now_s();
+    for (int i = 0; i < E; i++)
+        zeCommandQueueExecuteCommandLists(queue, 1, &reglist, NULL);
+    double t = (bench_now_s() - t0) * 1e9 / E;
+    zeCommandQueueSynchronize(queue, UINT64_MAX);
+    return t;
+}
+
+/* The queue and the regular list of two 20 us kernels. */
+static int open_regular(ze_device_handle_t dev, ze_module_handle_t m)
+{
+    ze_command_queue_desc_t qd = {.stype =
+                                      ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC};
+    ze_command_list_desc_t ld = {.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
+    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC,
+                           .pKernelName = "busy"};
+    ze_kernel_handle_t k;
+    if (zeCommandQueueCreate(ctx, dev, &qd, &queue) ||
+        zeCommandListCreate(ctx, dev, &ld, &reglist) ||
+        zeKernelCreate(m, &kd, &k))
+        return -1;
+    for (int i = 0; i < 2; i++)
+        if (zeCommandListAppendLaunchKernel(reglist, k, &groups, NULL, 0,
+                                            NULL))
+            return -1;
+    if (zeCommandListClose(reglist))
+        return -1;
+    executes_at(DEPTH); /* warm */
+    return 0;
 }
 
 static int open_device(void)
@@ -89,7 +139,7 @@ static int open_device(void)
         zeModuleCreate(ctx, dev, &md, &m, NULL) ||
         zeKernelCreate(m, &kd, &kern) ||
         zeEventPoolCreate(ctx, &pd, 1, &dev, &pool) ||
-        zeEventCreate(pool, &ed, &done))
+        zeEventCreate(pool, &ed, &done) || open_regular(dev, m))
         return -1;
     appends_at(DEPTH); /* warm */
     return 0;
@@ -100,20 +150,22 @@ static int plain(void)
 {
     if (open_device())
         return 1;
-    double v[REPS];
-    for (int r = 0; r < REPS; r++)
+    double v[REPS], x[REPS];
+    for (int r = 0; r < REPS; r++) {
         v[r] = appends_at(DEPTH);
-    printf("%.3f\n", bench_median(v, REPS));
+        x[r] = executes_at(DEPTH);
+    }
+    printf("%.3f %.3f\n", bench_median(v, REPS), bench_median(x, REPS));
     return 0;
 }
 
-static double run_plain(const char *self)
+static double run_plain(const char *self, double *xbase)
 {
     char cmd[PATH_MAX + 32];
     snprintf(cmd, sizeof(cmd), "'%s' --plain", self);
     FILE *f = popen(cmd, "r");
     double v = -1;
-    if (!f || fscanf(f, "%lf", &v) != 1)
+    if (!f || fscanf(f, "%lf %lf", &v, xbase) != 2)
         v = -1;
     if (f)
         pclose(f);
@@ -130,10 +182,11 @@ int main(int argc, char **argv)
     snprintf(drv, sizeof(drv), "%s/../tests/libfakeze.so", dirname(dir));
     setenv("ZE_ENABLE_ALT_DRIVERS", drv, 1);
     setenv("FAKEZE_KERNEL_NS", "1", 1);
+    setenv("FAKEZE_KERNELS", "busy=20000", 1);
     unsetenv("FAKEZE_TRACE");
     if (argc > 1 && !strcmp(argv[1], "--plain"))
         return plain();
-    double base = run_plain(exe);
+    double xbase = -1, base = run_plain(exe, &xbase);
     char outdir[] = "/tmp/gpuprof-bench-l0.XXXXXX";
     if (!mkdtemp(outdir))
         return 1;
@@ -149,10 +202,11 @@ int main(int argc, char **argv)
                "here, skipped\n");
         return 0;
     }
-    double on[REPS], paused[REPS];
+    double on[REPS], paused[REPS], xon[REPS];
     for (int r = 0; r < REPS; r++) {
         gpuprof_start();
         on[r] = appends_at(DEPTH);
+        xon[r] = executes_at(DEPTH);
         gpuprof_stop();
         paused[r] = appends_at(DEPTH);
     }
@@ -162,6 +216,11 @@ int main(int argc, char **argv)
     printf("BENCH l0_append_unmeasured_ns %.0f ns\n", base);
     printf("BENCH l0_append_ratio %.2f x\n", m / base);
     printf("BENCH l0_append_paused_ns %.0f ns\n", bench_median(paused, REPS));
+    double xm = bench_median(xon, REPS);
+    printf("BENCH l0_execute_overhead_ns %.0f ns\n",
+           xm > xbase ? xm - xbase : 0);
+    printf("BENCH l0_execute_unmeasured_ns %.0f ns\n", xbase);
+    printf("BENCH l0_execute_ratio %.2f x\n", xm / xbase);
     gpuprof_finalize();
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", outdir);

@@ -169,11 +169,25 @@ struct _ze_event_pool_handle_t {
     uint32_t count;
 };
 
+/* A change of an event's state as the host sees it, at device tick `at`:
+ * signalled (with the signalling op's start/end ticks) or reset. */
+struct fz_sig {
+    uint64_t at;
+    bool on;
+    uint64_t start, end;
+};
+
 struct _ze_event_handle_t {
     struct _ze_event_pool_handle_t *pool;
     uint32_t index;
+    /* The device's order: the latest scheduled signal (waits, queries
+     * appended to lists). */
     bool scheduled;      /* start/end known */
     uint64_t start, end; /* ticks */
+    /* The host's view: the changes by tick; the last one at or before
+     * now is the state (README "Events"). */
+    struct fz_sig *hist;
+    uint32_t nhist, caphist;
 };
 
 struct _ze_fence_handle_t {
@@ -226,6 +240,9 @@ FZ_HIDDEN struct fz_engine *fz_engine_of(struct _ze_device_handle_t *dev,
 FZ_HIDDEN uint64_t fz_kernel_ns(const char *name);
 FZ_HIDDEN void fz_event_timestamp(ze_event_handle_t ev,
                                   ze_kernel_timestamp_result_t *out);
+/* A change of the host's view of ev at tick `at` (fz.lock held). */
+FZ_HIDDEN void fz_event_change(ze_event_handle_t ev, uint64_t at, bool on,
+                               uint64_t start, uint64_t end);
 
 /* Table fillers, one per file's objects. */
 FZ_HIDDEN void fz_fill_mem(ze_mem_dditable_t *t);

@@ -111,8 +111,10 @@ static void op_effects(struct fz_op *op, uint64_t start)
 {
     struct fz_cmd *c = &op->cmd;
     if (c->kind == FZ_OP_RESET) {
-        for (uint32_t i = 0; i < c->n_events; i++)
+        for (uint32_t i = 0; i < c->n_events; i++) {
             c->events[i]->scheduled = false;
+            fz_event_change(c->events[i], start, false, 0, 0);
+        }
     } else if (c->kind == FZ_OP_TIMESTAMP) {
         uint64_t v = start & fz_mask(fz.k.ts_valid_bits);
         memcpy(c->dst, &v, sizeof v);
@@ -144,6 +146,7 @@ static bool schedule_head(struct fz_engine *e)
         op->cmd.signal->start = start;
         op->cmd.signal->end = end;
         op->cmd.signal->scheduled = true;
+        fz_event_change(op->cmd.signal, end, true, start, end);
     }
     if (op->fence != NULL) {
         op->fence->end = end;
@@ -540,7 +543,11 @@ void fz_fill_command_list(ze_command_list_dditable_t *t)
     t->pfnAppendSignalEvent = append_signal;
     t->pfnAppendWaitOnEvents = append_wait;
     t->pfnAppendEventReset = append_reset;
-    t->pfnAppendQueryKernelTimestamps = append_query_ts;
+    /* Read when the loader asks for the table (at its zeInit): a driver
+     * without the call, for the profiler's fallback. */
+    const char *no_q = getenv("FAKEZE_NO_QUERY_TS");
+    if (!no_q || !*no_q || !strcmp(no_q, "0"))
+        t->pfnAppendQueryKernelTimestamps = append_query_ts;
     t->pfnAppendLaunchKernel = append_launch;
     t->pfnAppendLaunchCooperativeKernel = append_launch;
     t->pfnAppendLaunchKernelIndirect = append_launch;

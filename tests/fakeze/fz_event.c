@@ -143,6 +143,8 @@ static ze_result_t event_create(ze_event_pool_handle_t pool,
 
 static ze_result_t event_destroy(ze_event_handle_t e)
 {
+    if (e != NULL)
+        free(e->hist);
     fz_delete(e);
     return ZE_RESULT_SUCCESS;
 }
@@ -154,16 +156,74 @@ static ze_result_t event_host_signal(ze_event_handle_t e)
     pthread_mutex_lock(&fz.lock);
     e->start = e->end = fz_tick_floor(fz_now());
     e->scheduled = true;
+    fz_event_change(e, e->end, true, e->start, e->end);
     fz_advance();
     pthread_mutex_unlock(&fz.lock);
     return ZE_RESULT_SUCCESS;
 }
 
+/* The host's view now: the last change at or before now (NULL: none). */
+static const struct fz_sig *view(ze_event_handle_t e, uint64_t now)
+{
+    /* host(at) <= now exactly when at <= tick_floor(now); by halves */
+    uint64_t t = fz_tick_floor(now);
+    uint32_t lo = 0, hi = e->nhist; /* the first change after t */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (e->hist[mid].at <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? &e->hist[lo - 1] : NULL;
+}
+
+void fz_event_change(ze_event_handle_t e, uint64_t at, bool on,
+                     uint64_t start, uint64_t end)
+{
+    /* The past before the current state is gone. */
+    uint64_t now = fz_now();
+    const struct fz_sig *v = view(e, now);
+    uint32_t drop = v ? (uint32_t)(v - e->hist) : 0;
+    if (drop) {
+        memmove(e->hist, e->hist + drop,
+                (e->nhist - drop) * sizeof(*e->hist));
+        e->nhist -= drop;
+    }
+    if (e->nhist == e->caphist) {
+        uint32_t cap = e->caphist ? 2 * e->caphist : 8;
+        struct fz_sig *h = realloc(e->hist, cap * sizeof(*h));
+        if (h == NULL)
+            return;
+        e->hist = h;
+        e->caphist = cap;
+    }
+    uint32_t i = e->nhist;
+    while (i > 0 && e->hist[i - 1].at > at)
+        i--;
+    if (i < e->nhist)
+        memmove(e->hist + i + 1, e->hist + i,
+                (e->nhist - i) * sizeof(*e->hist));
+    e->hist[i] = (struct fz_sig){at, on, start, end};
+    e->nhist++;
+}
+
+/* Signalled now (the tick it was), or the next signal to come. */
 static bool event_ready(void *arg, uint64_t *end_tick)
 {
     ze_event_handle_t e = arg;
-    *end_tick = e->end;
-    return e->scheduled;
+    uint64_t now = fz_now();
+    const struct fz_sig *v = view(e, now);
+    if (v != NULL && v->on) {
+        *end_tick = v->at;
+        return true;
+    }
+    for (uint32_t i = v ? (uint32_t)(v - e->hist) + 1 : 0; i < e->nhist; i++)
+        if (e->hist[i].on) {
+            *end_tick = e->hist[i].at;
+            return true;
+        }
+    return false;
 }
 
 static ze_result_t event_host_sync(ze_event_handle_t e, uint64_t timeout)
@@ -187,6 +247,7 @@ static ze_result_t event_host_reset(ze_event_handle_t e)
     pthread_mutex_lock(&fz.lock);
     e->scheduled = false;
     e->start = e->end = 0;
+    fz_event_change(e, fz_tick_floor(fz_now()), false, 0, 0);
     pthread_mutex_unlock(&fz.lock);
     return ZE_RESULT_SUCCESS;
 }
@@ -214,7 +275,13 @@ static ze_result_t event_kernel_timestamp(ze_event_handle_t e,
     if (r != ZE_RESULT_SUCCESS)
         return r;
     pthread_mutex_lock(&fz.lock);
-    fz_event_timestamp(e, out);
+    const struct fz_sig *v = view(e, fz_now());
+    if (v == NULL || !v->on) { /* reset since the wait saw it */
+        pthread_mutex_unlock(&fz.lock);
+        return ZE_RESULT_NOT_READY;
+    }
+    struct _ze_event_handle_t seen = {.start = v->start, .end = v->end};
+    fz_event_timestamp(&seen, out);
     pthread_mutex_unlock(&fz.lock);
     return ZE_RESULT_SUCCESS;
 }

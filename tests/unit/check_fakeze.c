@@ -458,6 +458,65 @@ START_TEST(regular_list_queue_and_fence)
 }
 END_TEST
 
+/* Sleeps until the driver's host clock passes h. */
+static void until_raw(uint64_t h)
+{
+    for (uint64_t now = raw_now(); now < h; now = raw_now())
+        nanosleep(&(struct timespec){0, (long)(h - now)}, NULL);
+}
+
+/* A list run three times at once, a timestamp query and a device reset
+ * between the first two runs: the query reads run 1 in the engine's order;
+ * the host sees the event reset from its tick on, and each later run's
+ * signal only from that run's end on (not the last one scheduled). */
+START_TEST(host_sees_signals_at_their_ticks)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "a=20000000", 1);
+    start();
+    ze_kernel_handle_t ka = kernel("a");
+    ze_event_pool_handle_t p =
+        pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP |
+                 ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 2);
+    ze_event_handle_t e = event(p, 0);
+    ze_command_list_handle_t l = regular(0), r = regular(0);
+    ZE_OK(zeCommandListAppendLaunchKernel(l, ka, &groups, e, 0, NULL));
+    ZE_OK(zeCommandListClose(l));
+    ze_kernel_timestamp_result_t *mem;
+    ze_host_mem_alloc_desc_t hd = {.stype =
+                                       ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    ZE_OK(zeMemAllocHost(ctx, &hd, sizeof(*mem), 64, (void **)&mem));
+    ZE_OK(zeCommandListAppendQueryKernelTimestamps(r, 1, &e, mem, NULL, NULL,
+                                                   1, &e));
+    ZE_OK(zeCommandListAppendEventReset(r, e));
+    ZE_OK(zeCommandListClose(r));
+    ze_command_queue_handle_t q = queue(0, 0);
+    uint64_t t0 = raw_now();
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &r, NULL));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
+    ck_assert_int_eq(zeEventQueryStatus(e), ZE_RESULT_NOT_READY);
+    ck_assert_uint_lt(raw_now() - t0, 15000000); /* before run 1 ended */
+    op o[8];
+    ck_assert_uint_eq(read_ops(o, 8), 5); /* kernel, query, reset, 2 k */
+    ck_assert_str_eq(o[1].kind, "timestamp");
+    ck_assert_str_eq(o[2].kind, "reset");
+    uint64_t m = 0xffffffffu;
+    ck_assert_uint_eq(mem->global.kernelStart, o[0].start & m);
+    ck_assert_uint_eq(mem->global.kernelEnd, o[0].end & m);
+    until_raw(o[2].host_end + 5000000); /* reset, run 2 not ended */
+    ck_assert_int_eq(zeEventQueryStatus(e), ZE_RESULT_NOT_READY);
+    for (int k = 3; k < 5; k++) {
+        until_raw(o[k].host_end + 1000000);
+        ZE_OK(zeEventQueryStatus(e));
+        ck_assert_uint_eq(kts(e).global.kernelStart, o[k].start & m);
+        ck_assert_uint_eq(kts(e).global.kernelEnd, o[k].end & m);
+    }
+    ZE_OK(zeMemFree(ctx, mem));
+}
+END_TEST
+
 /* Engines 0.0 and 0.1 run in parallel; two queues on 0.0 share its one
  * timeline; the copy engine 1.0 is a third timeline. */
 START_TEST(engines_are_independent_timelines)
@@ -844,6 +903,8 @@ int main(void)
         {"immediate_exact", immediate_kernel_exact_times, 30},
         {"wrap", kernel_timestamps_wrap_at_32_bits, 30},
         {"regular_queue_fence", regular_list_queue_and_fence, 30},
+        {"host_sees_signals_at_their_ticks", host_sees_signals_at_their_ticks,
+         30},
         {"engines", engines_are_independent_timelines, 30},
         {"waits", waits_on_events, 30},
         {"synchronous_and_commands", synchronous_list_and_commands, 30},

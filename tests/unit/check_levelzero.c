@@ -549,8 +549,11 @@ START_TEST(regular_lists_on_two_queues)
             continue;
         ck_assert_uint_lt(st->id, 2); /* engines 0.0 and 0.1 */
         per[st->id] += st->count;
+        /* in order, within a tick (80 ns) and the clocks' sampling: each
+         * settling maps the device clock anew */
         for (uint64_t j = 1; j < st->count; j++)
-            ck_assert_uint_ge(st->recs[j].start_ns, st->recs[j - 1].end_ns);
+            ck_assert_uint_ge(st->recs[j].start_ns + 200,
+                              st->recs[j - 1].end_ns);
     }
     ck_assert_uint_eq(per[0], 9); /* 3 x (k_a, copy, k_a) */
     ck_assert_uint_eq(per[1], 3);
@@ -1068,6 +1071,360 @@ START_TEST(list_run_again_is_not_read_stale)
 }
 END_TEST
 
+/* ---- a list run again before its last run was read --------------------- */
+/* The GPU trace's records on engine ordinal.index against the driver's
+ * kernels and copies there but the [skip_from, skip_to)th (unmeasured),
+ * one to one in order: durations exact, start and end within 20 us of the
+ * driver's account (a tick and the clocks' sampling). Returns how many
+ * matched. */
+static uint64_t match_first(const gpuprof__io_trace *t, const op *ops,
+                            size_t nops, unsigned ordinal, unsigned index,
+                            int64_t raw2mono, uint64_t skip_from,
+                            uint64_t skip_to)
+{
+    const gpuprof__io_trace_stream *st = NULL;
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        if (t->streams[i].gpu && t->streams[i].id == (ordinal << 8 | index))
+            st = &t->streams[i];
+    ck_assert_ptr_nonnull(st);
+    uint64_t k = 0, seen = 0;
+    for (size_t i = 0; i < nops; i++) {
+        const op *o = &ops[i];
+        if (o->ordinal != ordinal || o->index != index ||
+            (strcmp(o->kind, "kernel") && strcmp(o->kind, "copy")))
+            continue;
+        if (seen++ >= skip_from && seen <= skip_to)
+            continue;
+        ck_assert_uint_lt(k, st->count);
+        const gpuprof__io_trace_rec *r = &st->recs[k++];
+        int64_t ws = (int64_t)o->host_start + raw2mono,
+                we = (int64_t)o->host_end + raw2mono;
+        ck_assert_uint_eq(r->end_ns - r->start_ns, (o->end - o->start) * 80);
+        ck_assert_msg(llabs((int64_t)r->start_ns - ws) < 20000 &&
+                          llabs((int64_t)r->end_ns - we) < 20000,
+                      "op %llu: %llu..%llu, driver %lld..%lld",
+                      (unsigned long long)k, (unsigned long long)r->start_ns,
+                      (unsigned long long)r->end_ns, (long long)ws,
+                      (long long)we);
+    }
+    ck_assert_uint_eq(k, st->count);
+    return k;
+}
+
+/* All of them. */
+static uint64_t match_engine(const gpuprof__io_trace *t, const op *ops,
+                             size_t nops, unsigned ordinal, unsigned index,
+                             int64_t raw2mono)
+{
+    return match_first(t, ops, nops, ordinal, index, raw2mono, UINT64_MAX,
+                       UINT64_MAX);
+}
+
+/* Of the driver's ops: how many of `kind` (engine any), and their ticks. */
+static size_t count_ops(const op *ops, size_t nops, const char *kind,
+                        uint64_t *ticks)
+{
+    size_t c = 0;
+    *ticks = 0;
+    for (size_t i = 0; i < nops; i++)
+        if (!strcmp(ops[i].kind, kind)) {
+            c++;
+            *ticks += ops[i].end - ops[i].start;
+        }
+    return c;
+}
+
+/* The common loop: one list (2 kernels and a copy) executed 50 times, then
+ * one synchronize. Every run timed: 100 kernels and 50 copies, each as the
+ * driver ran it; the harvests (a run takes 5 ms, so each execute finds the
+ * one before unread) ran as timestamp queries. */
+START_TEST(list_run_fifty_times_before_one_wait)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=2000000,k_b=3000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_module_handle_t m = module(native_a, sizeof(native_a));
+    ze_kernel_handle_t ka = kernel_in(m, "k_a"), kb = kernel_in(m, "k_b");
+    enum { N = 65536 };
+    char *host = calloc(1, N);
+    void *d = dev_mem(N);
+    ze_command_list_handle_t l = regular(0);
+    launch_here(l, ka, NULL);
+    copy_here(l, d, host, N);
+    launch_here(l, kb, NULL);
+    ZE_OK(zeCommandListClose(l));
+    ze_command_queue_handle_t q = queue(0, 0);
+    gpuprof_region_begin("loop");
+    for (int i = 0; i < 50; i++)
+        execute_here(q, l, NULL);
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    gpuprof_region_end("loop");
+    int64_t raw2mono = raw_to_mono();
+    gpuprof__io_profile *p = flush_and_load();
+    static op ops[1000];
+    size_t nops = read_ops(ops, 1000);
+    uint64_t copy_ticks, kticks, tticks;
+    ck_assert_uint_eq(count_ops(ops, nops, "kernel", &kticks), 100);
+    ck_assert_uint_eq(count_ops(ops, nops, "copy", &copy_ticks), 50);
+    /* a harvest wherever the run before was unread (all 49 unless the
+     * host stalled for a whole run) */
+    size_t harvests = count_ops(ops, nops, "timestamp", &tticks);
+    ck_assert_uint_ge(harvests, 40);
+    ck_assert_uint_le(harvests, 49);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", "loop"), 50);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_b", "loop"), 50);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "loop"), 50 * 2000000);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_b", "loop"), 50 * 3000000);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", "loop") +
+                          sum_at(p, "gpu.time", 0, "k_b", "loop"),
+                      kticks * 80);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL, "loop"),
+                      50);
+    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_H2D, NULL, "loop"),
+                      50 * N);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", GPUPROF_OP_COPY_H2D, NULL, "loop"),
+                      copy_ticks * 80);
+    all_called_from(p, GPUPROF_OP_KERNEL, "execute_here");
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    free(host);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = load_trace();
+    ck_assert_uint_eq(match_engine(t, ops, nops, 0, 0, raw2mono), 150);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* Two lists alternated on two queues (two engines), each run 20 times
+ * before the waits: every run of both timed, on its own engine. */
+START_TEST(two_lists_alternate_on_two_queues)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=300000,k_b=100000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_module_handle_t m = module(native_a, sizeof(native_a));
+    ze_kernel_handle_t ka = kernel_in(m, "k_a"), kb = kernel_in(m, "k_b");
+    enum { N = 4096 };
+    char *host = calloc(1, N);
+    void *d = dev_mem(N);
+    ze_command_list_handle_t la = regular(0), lb = regular(0);
+    launch_here(la, ka, NULL);
+    copy_here(la, host, d, N);
+    ZE_OK(zeCommandListClose(la));
+    launch_here(lb, kb, NULL);
+    launch_here(lb, kb, NULL);
+    ZE_OK(zeCommandListClose(lb));
+    ze_command_queue_handle_t q0 = queue(0, 0), q1 = queue(0, 1);
+    for (int i = 0; i < 20; i++) {
+        execute_here(q0, la, NULL);
+        execute_here(q1, lb, NULL);
+    }
+    ZE_OK(zeCommandQueueSynchronize(q0, UINT64_MAX));
+    ZE_OK(zeCommandQueueSynchronize(q1, UINT64_MAX));
+    int64_t raw2mono = raw_to_mono();
+    gpuprof__io_profile *p = flush_and_load();
+    static op ops[1000];
+    size_t nops = read_ops(ops, 1000);
+    uint64_t ticks;
+    ck_assert_uint_eq(count_ops(ops, nops, "kernel", &ticks), 60);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", NULL), 20);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_b", NULL), 40);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", NULL), 20 * 300000);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_b", NULL), 40 * 100000);
+    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_D2H, NULL, NULL),
+                      20);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    free(host);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = load_trace();
+    ck_assert_uint_eq(match_engine(t, ops, nops, 0, 0, raw2mono), 40);
+    ck_assert_uint_eq(match_engine(t, ops, nops, 0, 1, raw2mono), 40);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* A list executed with a fence, then again twice while that fence is
+ * still pending (runs of 40 ms); the fence waited for, then the queue. */
+START_TEST(list_run_again_while_fence_pending)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=20000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l = regular(0);
+    launch_here(l, ka, NULL);
+    launch_here(l, ka, NULL);
+    ZE_OK(zeCommandListClose(l));
+    ze_command_queue_handle_t q = queue(0, 0);
+    ze_fence_desc_t fd = {.stype = ZE_STRUCTURE_TYPE_FENCE_DESC};
+    ze_fence_handle_t f;
+    ZE_OK(zeFenceCreate(q, &fd, &f));
+    execute_here(q, l, f);
+    ck_assert_int_eq(zeFenceQueryStatus(f), ZE_RESULT_NOT_READY);
+    execute_here(q, l, NULL);
+    execute_here(q, l, NULL);
+    ck_assert_int_eq(zeFenceQueryStatus(f), ZE_RESULT_NOT_READY);
+    ZE_OK(zeFenceHostSynchronize(f, UINT64_MAX));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    int64_t raw2mono = raw_to_mono();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", NULL), 6);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", NULL), 6 * 20000000);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    static op ops[100];
+    size_t nops = read_ops(ops, 100);
+    gpuprof__io_trace *t = load_trace();
+    ck_assert_uint_eq(match_engine(t, ops, nops, 0, 0, raw2mono), 6);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* A driver without zeCommandListAppendQueryKernelTimestamps: no harvest,
+ * so the execute waits on the host for the list's unread run (counted in
+ * gpu.tool_overhead_ns); every run still timed. */
+START_TEST(no_harvest_waits_for_the_previous_run)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=1000000", 1);
+    setenv("FAKEZE_NO_QUERY_TS", "1", 1);
+    want_trace = 0;
+    start();
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l = regular(0);
+    launch_here(l, ka, NULL);
+    launch_here(l, ka, NULL);
+    ZE_OK(zeCommandListClose(l));
+    ze_command_queue_handle_t q = queue(0, 0);
+    uint64_t t0 = gpuprof_be_now_ns();
+    for (int i = 0; i < 5; i++)
+        execute_here(q, l, NULL);
+    uint64_t t1 = gpuprof_be_now_ns();
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    /* the host waited for 4 runs of 2 ms each */
+    ck_assert_uint_ge(t1 - t0, 4 * 2000000 - 100000);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", NULL), 10);
+    ck_assert_uint_eq(sum_at(p, "gpu.time", 0, "k_a", NULL), 10 * 1000000);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    ck_assert_uint_ge(rb_counter(p, "gpu.tool_overhead_ns"),
+                      3 * 2000000 - 100000);
+    gpuprof__io_profile_free(p);
+    static op ops[100];
+    size_t nops = read_ops(ops, 100);
+    uint64_t ticks;
+    ck_assert_uint_eq(count_ops(ops, nops, "timestamp", &ticks), 0);
+}
+END_TEST
+
+/* Measuring stops in the middle of the loop: the runs measured are read
+ * from harvests, never from the events the unmeasured runs signal later
+ * (each measured kernel's times are the driver's for that run). */
+START_TEST(list_loop_paused_midway)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=1000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l = regular(0);
+    launch_here(l, ka, NULL);
+    launch_here(l, ka, NULL);
+    ZE_OK(zeCommandListClose(l));
+    ze_command_queue_handle_t q = queue(0, 0);
+    for (int i = 0; i < 3; i++)
+        execute_here(q, l, NULL);
+    ck_assert_int_eq(gpuprof_stop(), GPUPROF_OK);
+    for (int i = 0; i < 3; i++)
+        execute_here(q, l, NULL);
+    ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    int64_t raw2mono = raw_to_mono();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", NULL), 6);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    static op ops[100];
+    size_t nops = read_ops(ops, 100);
+    uint64_t ticks;
+    ck_assert_uint_eq(count_ops(ops, nops, "kernel", &ticks), 12);
+    gpuprof__io_trace *t = load_trace();
+    ck_assert_uint_eq(match_first(t, ops, nops, 0, 0, raw2mono, 6, 12), 6);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* Measured, paused, measured again while the unmeasured runs still run:
+ * the later measured runs never read the events the unmeasured ones
+ * signal (a harvest resets them on the device first), even when the
+ * program settles while those signals show. */
+START_TEST(list_loop_measured_again_after_pause)
+{
+    knobs();
+    setenv("FAKEZE_KERNELS", "k_a=1000000", 1);
+    want_trace = 1;
+    start();
+    ck_assert_int_eq(gpuprof_output_path(prof_path, sizeof(prof_path)),
+                     GPUPROF_OK);
+    ze_kernel_handle_t ka =
+        kernel_in(module(native_a, sizeof(native_a)), "k_a");
+    ze_command_list_handle_t l = regular(0);
+    launch_here(l, ka, NULL);
+    launch_here(l, ka, NULL);
+    ZE_OK(zeCommandListClose(l));
+    ze_command_queue_handle_t q = queue(0, 0);
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t poke = app_event(&pool);
+    uint64_t t0 = gpuprof_be_now_ns();
+    for (int i = 0; i < 5; i++) { /* runs of 2 ms from t0 on */
+        if (i == 2)
+            ck_assert_int_eq(gpuprof_stop(), GPUPROF_OK);
+        if (i == 4)
+            ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
+        execute_here(q, l, NULL);
+    }
+    /* At 7 ms the events show the unmeasured runs' signals, not run 5's:
+     * a query the program makes then settles what looks done. */
+    uint64_t until = t0 + 7000000, now = gpuprof_be_now_ns();
+    if (now < until)
+        nanosleep(&(struct timespec){0, (long)(until - now)}, NULL);
+    ZE_OK(zeEventHostSignal(poke));
+    ZE_OK(zeEventQueryStatus(poke));
+    execute_here(q, l, NULL);
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    int64_t raw2mono = raw_to_mono();
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_a", NULL), 8);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+    static op ops[100];
+    size_t nops = read_ops(ops, 100);
+    gpuprof__io_trace *t = load_trace();
+    /* runs 1, 2, 5, 6 measured: kernels 0-3 and 8-11 */
+    ck_assert_uint_eq(match_first(t, ops, nops, 0, 0, raw2mono, 4, 8), 8);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -1095,6 +1452,17 @@ int main(int argc, char **argv)
          gpu_idle_cause_only_while_no_kernel_runs, 60},
         {"synchronous_list_blocks_in_the_append",
          synchronous_list_blocks_in_the_append, 60},
+        {"list_run_fifty_times_before_one_wait",
+         list_run_fifty_times_before_one_wait, 60},
+        {"two_lists_alternate_on_two_queues", two_lists_alternate_on_two_queues,
+         60},
+        {"list_run_again_while_fence_pending",
+         list_run_again_while_fence_pending, 60},
+        {"no_harvest_waits_for_the_previous_run",
+         no_harvest_waits_for_the_previous_run, 60},
+        {"list_loop_paused_midway", list_loop_paused_midway, 60},
+        {"list_loop_measured_again_after_pause",
+         list_loop_measured_again_after_pause, 60},
     };
     return RUN_SUITE("levelzero", cases);
 }

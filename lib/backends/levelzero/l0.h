@@ -1,8 +1,9 @@
 /*
  * l0.h - the Level Zero backend's internals, shared by levelzero.c (the
  * loader, the tracer, the life cycle), l0_cmd.c (devices, clocks, our
- * timestamp events, commands and their completion) and l0_hooks.c (the
- * tracing layer's prologues and epilogues). doc/BACKENDS.md "Level Zero".
+ * timestamp events, commands and their completion), l0_harv.c (harvest
+ * lists), l0_objs.c (objects) and l0_hooks.c (the tracing layer's
+ * prologues and epilogues). doc/BACKENDS.md "Level Zero".
  *
  * How a command travels. The loader's tracing layer calls our prologue
  * before the driver and our epilogue after it, on the program's thread.
@@ -21,6 +22,27 @@
  * process clock and submitted) after every host wait the program makes
  * (event, fence, queue), when the program queries an event or fence and
  * it is done, a few at each hook, and at flush and finalize.
+ *
+ * A list run again before its last run was read. A regular list keeps its
+ * events from run to run, and the program may execute it many times before
+ * one wait. Each of our events of a list knows the instance reading it
+ * (l0_ev.inst). An execute that finds one still unread takes a *harvest*
+ * (l0_harv.c: a command list of ours with host memory and a done event,
+ * made once per (list, engine group) and reused when idle) and rewrites
+ * the call's list array (the prologue's parameters are what the driver
+ * gets; the array lives in the l0_exec until the epilogue) to run the
+ * harvest right before the list: it waits for the unread run's events,
+ * copies their kernel timestamps into its memory, resets them and signals
+ * its done event. The unread run's instances then read that memory once
+ * done is signalled (l0_inst.hv, .slot), and the new run's instances trust
+ * their events only after it (l0_inst.after). The host never waits. The
+ * harvest's query waits for the events it reads; assumed: the list after
+ * it signals nothing before the harvest's resets ran, i.e. the engine runs
+ * one execute's lists in array order, each to its end (Intel's driver and
+ * the fake one do).
+ * Where the driver cannot append the query (or memory runs out), the
+ * execute waits on the host for that list's unread run only, counted in
+ * gpu.tool_overhead_ns, with one warning.
  */
 #ifndef GPUPROF_BACKENDS_LEVELZERO_L0_H
 #define GPUPROF_BACKENDS_LEVELZERO_L0_H
@@ -73,6 +95,23 @@ typedef struct l0_api {
     ze_result_t (*TracerSetEpilogues)(zel_tracer_handle_t,
                                       zel_core_callbacks_t *);
     ze_result_t (*TracerSetEnabled)(zel_tracer_handle_t, ze_bool_t);
+    ze_result_t (*CommandListCreate)(ze_context_handle_t, ze_device_handle_t,
+                                     const ze_command_list_desc_t *,
+                                     ze_command_list_handle_t *);
+    ze_result_t (*CommandListDestroy)(ze_command_list_handle_t);
+    ze_result_t (*CommandListClose)(ze_command_list_handle_t);
+    ze_result_t (*CommandListReset)(ze_command_list_handle_t);
+    ze_result_t (*AppendQueryKernelTimestamps)(
+        ze_command_list_handle_t, uint32_t, ze_event_handle_t *, void *,
+        const size_t *, ze_event_handle_t, uint32_t, ze_event_handle_t *);
+    ze_result_t (*AppendEventReset)(ze_command_list_handle_t,
+                                    ze_event_handle_t);
+    ze_result_t (*AppendBarrier)(ze_command_list_handle_t, ze_event_handle_t,
+                                 uint32_t, ze_event_handle_t *);
+    ze_result_t (*MemAllocHost)(ze_context_handle_t,
+                                const ze_host_mem_alloc_desc_t *, size_t,
+                                size_t, void **);
+    ze_result_t (*MemFree)(ze_context_handle_t, void *);
 } l0_api;
 extern l0_api gpuprof__l0;
 #define Z gpuprof__l0
@@ -114,6 +153,7 @@ typedef struct l0_ev {
     l0_ctx *ctx;        /* NULL once its context is gone */
     struct l0_ev *next; /* free list */
     uint32_t refs;      /* a template + pending instances */
+    struct l0_inst *inst; /* a list's event: the run reading it directly */
 } l0_ev;
 
 /* A command queue or an immediate list: where work runs (an engine). */
@@ -144,10 +184,17 @@ typedef struct l0_tmpl {
 
 /* One execute's operations, one per kind: the last instance of a kind is
  * the operation's final activity. */
+typedef struct l0_harv l0_harv;
 typedef struct l0_exec {
     uint32_t refs; /* instances pending, under l0_mu */
     uint64_t corr[GPUPROF_OP_KIND_COUNT];
     uint32_t left[GPUPROF_OP_KIND_COUNT];
+    /* With harvests: the list array the driver gets (each harvest right
+     * before the list whose previous run it reads), alive until the
+     * execute's epilogue; the harvests, for a refused execute. */
+    ze_command_list_handle_t *lists;
+    uint32_t nlists, nharv;
+    l0_harv **harv;
 } l0_exec;
 
 /* One piece of device work, from submission until its activity is
@@ -163,6 +210,9 @@ typedef struct l0_inst {
     ze_event_handle_t ev;
     l0_ev *ours;
     l0_exec *ex; /* NULL: an immediate append (its own operation) */
+    l0_harv *hv;    /* harvested: read hv's buffer at `slot` once done */
+    uint32_t slot;
+    l0_harv *after; /* its event is this run's only once `after` is done */
     uint64_t start_ns, end_ns;
     int status; /* 0 read, < 0 lost */
 } l0_inst;
@@ -209,10 +259,15 @@ l0_exec *gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
 /* The first operation of an execute (for a wait inside it). */
 uint64_t gpuprof__l0_exec_corr(const l0_exec *ex);
 void gpuprof__l0_exec_failed(l0_exec *ex);
-/* An execute while not measuring: our events of these lists get signalled
- * and must be reset before a measured run reads them. */
-void gpuprof__l0_execute_unmeasured(uint32_t n,
-                                    ze_command_list_handle_t *lists);
+/* An execute while not measuring: a measured run of these lists still
+ * unread is harvested first (the l0_exec then holds the list array the
+ * driver gets; NULL: none); once the driver took it, our events of the
+ * lists are dirty (signalled by a run nobody reads): reset before a
+ * measured run uses them (on the host when signalled, else by a harvest). */
+l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
+                                        uint32_t n,
+                                        ze_command_list_handle_t *lists);
+void gpuprof__l0_mark_dirty(uint32_t n, ze_command_list_handle_t *lists);
 void gpuprof__l0_exec_release(l0_exec *ex); /* the epilogue, on success */
 /* Fences: the queue each belongs to. */
 void gpuprof__l0_fence_new(ze_fence_handle_t f, ze_command_queue_handle_t q);
@@ -234,6 +289,60 @@ void gpuprof__l0_drain(void);
 /* Devices unused: of `present`, how many no queue or list was made on. */
 uint32_t gpuprof__l0_devices_unused(const ze_device_handle_t *present,
                                     uint32_t n);
+
+/* ---- l0_harv.c -------------------------------------------------------- */
+/* A harvest: one command list of ours that, executed right before a
+ * regular list whose previous run is still unread, copies that run's
+ * kernel timestamps into host memory and resets the list's events. */
+struct l0_harv {
+    struct l0_harv *next, *prev;   /* all harvests, idle first (MU) */
+    ze_command_list_handle_t list; /* whose runs it reads; NULL: orphan */
+    ze_context_handle_t ctx;
+    ze_device_handle_t dev;
+    uint32_t ordinal;
+    ze_command_list_handle_t h; /* closed; NULL once its context went */
+    ze_kernel_timestamp_result_t *buf; /* host memory, cap results */
+    l0_ev *done;                       /* signalled when it is done */
+    uint32_t cap, n;
+    ze_event_handle_t *evs; /* what it was built for: n of cap */
+    uint32_t users;         /* instances reading it or waiting for it */
+    bool taken;             /* held by an execute being prepared */
+    bool inflight;          /* executed; its done event not seen since
+                               (under MU; cleared by who sees it) */
+    bool ran;               /* its done event needs a reset */
+};
+/* An idle harvest of `list` for the engine (made if none; outside MU);
+ * NULL when the driver cannot give one. */
+l0_harv *gpuprof__l0_harv_take(ze_command_list_handle_t list,
+                               const l0_engine *e, ze_context_handle_t ctx,
+                               uint32_t cap);
+/* Under MU: (re)builds h for these events (a no-op when it has them). */
+bool gpuprof__l0_harv_build(l0_harv *h, uint32_t n,
+                            const ze_event_handle_t *evs);
+/* Under MU: an execute is done with h (used: it runs, and is not taken
+ * again before its done event was seen); a user lets go. */
+void gpuprof__l0_harv_untake(l0_harv *h);
+void gpuprof__l0_harv_unuse(l0_harv *h);
+/* A list destroyed, a context going: their harvests go (when idle). */
+void gpuprof__l0_harv_list_gone(ze_command_list_handle_t list);
+void gpuprof__l0_harv_ctx_gone(ze_context_handle_t c);
+/* Before an execute of these lists on e: a harvest (taken) for each list
+ * whose last run is unread (or, measured, dirty), or that comes twice
+ * (hv[l]; ex gets room for the array the driver will get); where none can
+ * be had, the host waits for that list's unread run. Returns hv, NULL
+ * when none is needed. */
+l0_harv **gpuprof__l0_harv_for(l0_exec *ex, uint32_t n,
+                               ze_command_list_handle_t *lists,
+                               const l0_engine *e, l0_harv **hv,
+                               bool measured);
+/* Under MU: the unread run of the list whose templates are t moves to h,
+ * built for its events and the dirty ones; false when none or h cannot be
+ * built. */
+bool gpuprof__l0_harv_switch(l0_harv *h, l0_tmpl *t, uint32_t nt);
+/* l0_objs.c: a regular list's templates (under MU). */
+const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
+/* l0_objs.c: an owner of our event lets go, MU held. */
+void gpuprof__l0_ev_put_locked(l0_ev *e);
 
 /* ---- l0_hooks.c ------------------------------------------------------- */
 /* The process's first context creation: its operation stays open until

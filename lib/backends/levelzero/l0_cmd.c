@@ -45,6 +45,32 @@ static void unlink_inst(l0_inst *i)
     __atomic_store_n(&npending, npending - 1, __ATOMIC_RELAXED);
 }
 
+/* Under MU: an instance leaves the pending list with what it holds: its
+ * list event's reading (`reset`: the run was read, so the event is reset
+ * for the list's next run, here, before that run can be filed), the
+ * harvest it reads, the one it waits for. */
+static void inst_leave(l0_inst *i, bool reset)
+{
+    unlink_inst(i);
+    if (i->ours && i->ours->inst == i) {
+        i->ours->inst = NULL;
+        if (reset && i->ours->refs > 1 && i->ours->ctx)
+            L0_CALL(Z.EventHostReset(i->ev));
+    }
+    if (i->hv)
+        gpuprof__l0_harv_unuse(i->hv);
+    if (i->after)
+        gpuprof__l0_harv_unuse(i->after);
+    i->hv = i->after = NULL;
+}
+
+static void exec_free(l0_exec *ex)
+{
+    free(ex->lists);
+    free(ex->harv);
+    free(ex);
+}
+
 /* Instances come from a pool (under MU) refilled as they are submitted:
  * an append then allocates nothing of ours. */
 #define POOL_MAX 4096
@@ -119,7 +145,6 @@ void gpuprof__l0_file(const l0_tmpl *t, uint64_t corr, const l0_engine *e)
 }
 
 /* ---- executes of regular lists ---------------------------------------- */
-const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
 
 /* The order operations of one execute are begun in. */
 static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,     GPUPROF_OP_COPY_H2D,
@@ -127,45 +152,23 @@ static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,     GPUPROF_OP_COPY_H2D,
                                  GPUPROF_OP_COPY_OTHER, GPUPROF_OP_MEMSET,
                                  GPUPROF_OP_OTHER};
 
-void gpuprof__l0_execute_unmeasured(uint32_t n, ze_command_list_handle_t *lists)
-{
-    pthread_mutex_lock(&MU);
-    for (uint32_t l = 0; lists && l < n; l++) {
-        uint32_t nt;
-        l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
-        for (uint32_t j = 0; j < nt; j++)
-            if (t[j].ours)
-                t[j].dirty = true;
-    }
-    pthread_mutex_unlock(&MU);
-}
 
-/* Our events that ran unmeasured are reset before a measured run (under
- * MU; the program does not run a list while executing it elsewhere). */
+/* Our events that ran unmeasured (dirty) must not be read for a measured
+ * run before they were reset. Those already signalled are reset here, on
+ * the host (under MU); the others are reset by a harvest, on the device
+ * after the unmeasured run signalled them. */
 static void reset_dirty(uint32_t n, ze_command_list_handle_t *lists)
 {
     for (uint32_t l = 0; l < n; l++) {
         uint32_t nt;
         l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
         for (uint32_t j = 0; j < nt; j++)
-            if (t[j].dirty && t[j].ours && t[j].ours->refs == 1) {
+            if (t[j].dirty && t[j].ours && !t[j].ours->inst &&
+                L0_CALL(Z.EventQueryStatus(t[j].ev)) == ZE_RESULT_SUCCESS) {
                 L0_CALL(Z.EventHostReset(t[j].ev));
                 t[j].dirty = false;
             }
     }
-}
-
-/* Is one of our events of these lists still held by an earlier run? */
-static bool lists_busy(uint32_t n, ze_command_list_handle_t *lists)
-{
-    for (uint32_t l = 0; l < n; l++) {
-        uint32_t nt;
-        const l0_tmpl *t = gpuprof__l0_list_tmpl(lists[l], &nt);
-        for (uint32_t j = 0; j < nt; j++)
-            if (t[j].ours && t[j].ours->refs > 1)
-                return true;
-    }
-    return false;
 }
 
 static uint32_t count_kinds(uint32_t n, ze_command_list_handle_t *lists,
@@ -242,32 +245,67 @@ __attribute__((noinline)) static void begin_ops(l0_exec *ex,
     }
 }
 
-/* Instances of the templates (under MU); what cannot be timed is counted
- * and taken out of its operation's count. */
-static void file_templates(l0_exec *ex, uint32_t n,
-                           ze_command_list_handle_t *lists, const l0_engine *e)
+/* Instances of one list's templates (under MU), after harvest h (when
+ * given) took its unread run; what cannot be timed is counted and taken
+ * out of its operation's count. Returns whether h is used. */
+static bool file_list(l0_exec *ex, ze_command_list_handle_t l,
+                      const l0_engine *e, l0_harv *h)
 {
-    for (uint32_t l = 0; l < n; l++) {
-        uint32_t nt;
-        const l0_tmpl *t = gpuprof__l0_list_tmpl(lists[l], &nt);
-        for (uint32_t j = 0; j < nt; j++) {
-            if (!t[j].ev || t[j].kind >= GPUPROF_OP_KIND_COUNT ||
-                !ex->corr[t[j].kind])
-                continue;
-            l0_inst *i = NULL;
-            if (!(t[j].ours && t[j].ours->refs > 1))
-                i = inst_new(&t[j], ex->corr[t[j].kind], e);
-            if (!i) { /* an earlier run not read yet, or no memory */
-                ex->left[t[j].kind]--;
-                gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
-                continue;
-            }
-            if (i->ours)
-                i->ours->refs++;
-            i->ex = ex;
-            ex->refs++;
-            link_tail(i);
+    uint32_t nt;
+    l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(l, &nt);
+    bool used = h && gpuprof__l0_harv_switch(h, t, nt);
+    for (uint32_t j = 0; j < nt; j++) {
+        if (!t[j].ev || t[j].kind >= GPUPROF_OP_KIND_COUNT ||
+            !ex->corr[t[j].kind])
+            continue;
+        l0_inst *i = NULL;
+        if (!(t[j].ours && (t[j].ours->inst || t[j].dirty)))
+            i = inst_new(&t[j], ex->corr[t[j].kind], e);
+        if (!i) { /* a run not read (or unmeasured, running) and no
+                   * harvest, or no memory */
+            ex->left[t[j].kind]--;
+            gpuprof_be_count(GPUPROF_COUNTER_RECORDS_DROPPED, 1);
+            continue;
         }
+        if (i->ours) {
+            i->ours->refs++;
+            i->ours->inst = i;
+            if (used) { /* its event is this run's once h ran */
+                i->after = h;
+                h->users++;
+            }
+        }
+        i->ex = ex;
+        ex->refs++;
+        link_tail(i);
+    }
+    return used;
+}
+
+/* Under MU: every list's instances; with harvests, the array the driver
+ * gets (ex->lists: each used harvest right before its list). */
+static void file_templates(l0_exec *ex, uint32_t n,
+                           ze_command_list_handle_t *lists, const l0_engine *e,
+                           l0_harv **hv)
+{
+    uint32_t k = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        bool used = file_list(ex, lists[l], e, hv ? hv[l] : NULL);
+        if (used) {
+            ex->harv[ex->nharv++] = hv[l];
+            hv[l]->inflight = true;
+        }
+        if (ex->lists && used)
+            ex->lists[k++] = hv[l]->h;
+        if (ex->lists)
+            ex->lists[k++] = lists[l];
+        if (hv && hv[l])
+            gpuprof__l0_harv_untake(hv[l]);
+    }
+    ex->nlists = k;
+    if (ex->lists && !ex->nharv) { /* all read meanwhile: as given */
+        free(ex->lists);
+        ex->lists = NULL;
     }
 }
 
@@ -292,30 +330,71 @@ gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
     const l0_engine *e = gpuprof__l0_engine(q);
     if (!e || !n || !lists)
         return NULL;
-    pthread_mutex_lock(&MU);
-    reset_dirty(n, lists);
-    bool busy = lists_busy(n, lists);
-    pthread_mutex_unlock(&MU);
-    if (busy) /* read the earlier run first: its events are reset then */
-        gpuprof__l0_settle(0);
     uint32_t per_kind[GPUPROF_OP_KIND_COUNT] = {0};
     pthread_mutex_lock(&MU);
+    reset_dirty(n, lists);
     uint32_t total = count_kinds(n, lists, per_kind);
     pthread_mutex_unlock(&MU);
     l0_exec *ex = total ? calloc(1, sizeof(*ex)) : NULL;
     if (!ex)
         return NULL;
+    l0_harv *stack[16], **mem = n <= 16 ? stack : calloc(n, sizeof(*mem));
+    l0_harv **hv =
+        mem ? gpuprof__l0_harv_for(ex, n, lists, e, mem, true) : NULL;
     memcpy(ex->left, per_kind, sizeof(per_kind));
     ex->refs = 1; /* the caller's, until its epilogue */
     begin_ops(ex, per_kind, e, n, lists);
     pthread_mutex_lock(&MU);
-    file_templates(ex, n, lists, e);
+    file_templates(ex, n, lists, e, hv);
     uint32_t filed[GPUPROF_OP_KIND_COUNT];
     uint64_t corr[GPUPROF_OP_KIND_COUNT];
     memcpy(filed, ex->left, sizeof(filed));
     memcpy(corr, ex->corr, sizeof(corr));
     pthread_mutex_unlock(&MU);
+    if (mem != stack)
+        free(mem);
     close_empty(corr, filed);
+    return ex;
+}
+
+void gpuprof__l0_mark_dirty(uint32_t n, ze_command_list_handle_t *lists)
+{
+    pthread_mutex_lock(&MU);
+    for (uint32_t l = 0; lists && l < n; l++) {
+        uint32_t nt;
+        l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
+        for (uint32_t j = 0; j < nt; j++)
+            if (t[j].ours)
+                t[j].dirty = true;
+    }
+    pthread_mutex_unlock(&MU);
+}
+
+l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
+                                        uint32_t n,
+                                        ze_command_list_handle_t *lists)
+{
+    /* A measured run still unread is harvested before this one overwrites
+     * its events (no operation: ex->corr stays 0, nothing is filed). */
+    const l0_engine *e = gpuprof__l0_engine(q);
+    l0_exec *ex = e && n && lists ? calloc(1, sizeof(*ex)) : NULL;
+    if (!ex)
+        return NULL;
+    l0_harv *stack[16], **mem = n <= 16 ? stack : calloc(n, sizeof(*mem));
+    l0_harv **hv =
+        mem ? gpuprof__l0_harv_for(ex, n, lists, e, mem, false) : NULL;
+    if (hv) {
+        pthread_mutex_lock(&MU);
+        file_templates(ex, n, lists, e, hv);
+        pthread_mutex_unlock(&MU);
+    }
+    if (mem != stack)
+        free(mem);
+    if (!ex->lists) {
+        exec_free(ex);
+        return NULL;
+    }
+    ex->refs = 1;
     return ex;
 }
 
@@ -327,7 +406,7 @@ void gpuprof__l0_exec_release(l0_exec *ex)
     bool last = --ex->refs == 0;
     pthread_mutex_unlock(&MU);
     if (last)
-        free(ex);
+        exec_free(ex);
 }
 
 /* ---- submission -------------------------------------------------------- */
@@ -339,7 +418,7 @@ static bool inst_final(l0_inst *i)
         return true;
     bool last = --i->ex->left[i->kind] == 0;
     if (--i->ex->refs == 0)
-        free(i->ex);
+        exec_free(i->ex);
     i->ex = NULL;
     return last;
 }
@@ -400,16 +479,31 @@ typedef struct dev_ref {
     bool ok;
 } dev_ref;
 
+/* CLOCK_MONOTONIC minus clock c, from the tightest of three brackets (a
+ * preemption between two readings would otherwise be in the offset). */
+static int64_t clock_offset(clockid_t c)
+{
+    int64_t best = 0;
+    uint64_t width = UINT64_MAX;
+    for (int k = 0; k < 3; k++) {
+        uint64_t a = clock_ns(c), m = clock_ns(CLOCK_MONOTONIC),
+                 b = clock_ns(c);
+        if (b - a < width) {
+            width = b - a;
+            best = (int64_t)(m - a - (b - a) / 2);
+        }
+    }
+    return best;
+}
+
 static void ref_take(dev_ref *r, const l0_dev *d)
 {
     uint64_t h = 0, t = 0;
     r->dev = d;
     r->ok =
         L0_CALL(Z.DeviceGetGlobalTimestamps(d->h, &h, &t)) == ZE_RESULT_SUCCESS;
-    if (r->ok && d->clock > 0 && d->clock != 1) /* REALTIME, BOOTTIME */
-        h = h + clock_ns(CLOCK_MONOTONIC) - clock_ns(host_clocks[d->clock]);
-    else if (r->ok && d->clock == 0) /* MONOTONIC_RAW */
-        h = h + clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_MONOTONIC_RAW);
+    if (r->ok && d->clock >= 0 && d->clock != 1) /* RAW, REALTIME, BOOT */
+        h = h + clock_offset(host_clocks[d->clock]);
     else if (r->ok && d->clock < 0) /* unknown: read it now */
         h = gpuprof_be_now_ns();
     r->host = h;
@@ -447,9 +541,35 @@ static const dev_ref *ref_for(dev_ref *refs, int *nrefs, const l0_dev *d)
 /* Under MU: is `i` complete (1), not yet (0)? Reads its timestamps. */
 static int inst_poll(l0_inst *i, ze_kernel_timestamp_result_t *ts)
 {
+    ze_result_t r;
+    if (i->hv) { /* harvested: its harvest's memory, once it ran */
+        l0_harv *h = i->hv;
+        if (!h->buf || !h->done || !h->done->ctx)
+            return -1;
+        if (h->inflight) { /* one query per run of the harvest */
+            r = L0_CALL(Z.EventQueryStatus(h->done->h));
+            if (r == ZE_RESULT_NOT_READY)
+                return 0;
+            if (r != ZE_RESULT_SUCCESS)
+                return -1;
+            h->inflight = false;
+        }
+        *ts = h->buf[i->slot];
+        return 1;
+    }
+    if (i->after) { /* the event still holds the run before, until then */
+        l0_harv *h = i->after;
+        if (h->inflight && h->done && h->done->ctx) {
+            if (L0_CALL(Z.EventQueryStatus(h->done->h)) == ZE_RESULT_NOT_READY)
+                return 0;
+            h->inflight = false;
+        }
+        gpuprof__l0_harv_unuse(i->after);
+        i->after = NULL;
+    }
     if (i->ours && !i->ours->ctx)
         return -1; /* its context was destroyed */
-    ze_result_t r = L0_CALL(Z.EventQueryStatus(i->ev));
+    r = L0_CALL(Z.EventQueryStatus(i->ev));
     if (r == ZE_RESULT_NOT_READY)
         return 0;
     if (r != ZE_RESULT_SUCCESS ||
@@ -467,7 +587,7 @@ static bool settle_batch(unsigned max)
 {
     l0_inst *out[BATCH];
     uint64_t ks[BATCH], ke[BATCH];
-    bool fin[BATCH], reset[BATCH];
+    bool fin[BATCH];
     int nout = 0;
     unsigned asked = 0;
     dev_ref refs[MAX_REFS];
@@ -491,11 +611,8 @@ static bool settle_batch(unsigned max)
         i->status = st > 0 ? 0 : -1;
         ks[nout] = ts.global.kernelStart;
         ke[nout] = ts.global.kernelEnd;
-        unlink_inst(i);
+        inst_leave(i, true);
         fin[nout] = inst_final(i);
-        /* A list's event goes on with its list: reset for its next run
-         * (the list is not run again while this instance holds it). */
-        reset[nout] = i->ours && i->ours->refs > 1 && i->ours->ctx;
         out[nout++] = i;
     }
     for (int k = 0; k < nout; k++) {
@@ -510,8 +627,6 @@ static bool settle_batch(unsigned max)
     pthread_mutex_unlock(&MU);
     for (int k = 0; k < nout; k++) {
         submit(out[k], fin[k]);
-        if (reset[k])
-            L0_CALL(Z.EventHostReset(out[k]->ev));
         if (out[k]->ours)
             gpuprof__l0_ev_put(out[k]->ours);
         inst_free(out[k]);
@@ -525,6 +640,24 @@ void gpuprof__l0_settle(unsigned max)
         return;
     while (settle_batch(max) && !max)
         ;
+}
+
+/* The driver refused an execute: the runs its harvests took read their
+ * events again. */
+static void revert_harvests(l0_exec *ex)
+{
+    pthread_mutex_lock(&MU);
+    for (uint32_t k = 0; k < ex->nharv; k++)
+        ex->harv[k]->inflight = false; /* never ran */
+    for (l0_inst *i = pending.next; ex->nharv && i != &pending; i = i->next)
+        for (uint32_t k = 0; i->hv && k < ex->nharv; k++)
+            if (i->hv == ex->harv[k]) {
+                gpuprof__l0_harv_unuse(i->hv);
+                i->hv = NULL;
+                if (i->ours && !i->ours->inst)
+                    i->ours->inst = i;
+            }
+    pthread_mutex_unlock(&MU);
 }
 
 void gpuprof__l0_exec_failed(l0_exec *ex)
@@ -541,7 +674,7 @@ void gpuprof__l0_exec_failed(l0_exec *ex)
             n = i->next;
             if (i->ex != ex)
                 continue;
-            unlink_inst(i);
+            inst_leave(i, false);
             i->status = -1;
             fin[nout] = inst_final(i); /* ex stays: the caller's ref */
             out[nout++] = i;
@@ -556,6 +689,7 @@ void gpuprof__l0_exec_failed(l0_exec *ex)
         if (nout < BATCH)
             break;
     }
+    revert_harvests(ex);
     gpuprof__l0_exec_release(ex);
 }
 
@@ -591,7 +725,7 @@ void gpuprof__l0_drain(void)
         l0_inst *i = pending.next != &pending ? pending.next : NULL;
         bool fin = false;
         if (i) {
-            unlink_inst(i);
+            inst_leave(i, false);
             i->status = -1;
             fin = inst_final(i);
         }

@@ -24,6 +24,7 @@ typedef struct frame {
     const l0_engine *e; /* an immediate list's or a queue's */
     l0_exec *ex;
     ze_event_pool_desc_t pool;
+    bool unmeasured; /* an execute while not measuring */
 } frame;
 static __thread frame tls_frame __attribute__((tls_model("initial-exec")));
 
@@ -342,33 +343,43 @@ pro_Execute(PARAMS(ze_command_queue_execute_command_lists_params_t))
     *inst = NULL;
     if (!l0_on())
         return;
-    if (!gpuprof_be_measuring()) {
-        gpuprof__l0_execute_unmeasured(*p->pnumCommandLists,
-                                       *p->pphCommandLists);
-        return;
-    }
-    gpuprof__l0_settle(4);
     frame *f = &tls_frame;
     f->e = gpuprof__l0_engine(*p->phCommandQueue);
     f->t0 = gpuprof_be_now_ns();
-    f->ex = gpuprof__l0_execute(*p->phCommandQueue, *p->pnumCommandLists,
-                                *p->pphCommandLists);
+    f->unmeasured = !gpuprof_be_measuring();
+    if (f->unmeasured) {
+        f->ex = gpuprof__l0_execute_unmeasured(*p->phCommandQueue,
+                                               *p->pnumCommandLists,
+                                               *p->pphCommandLists);
+        *inst = f; /* its lists' events are dirty once it ran */
+    } else {
+        gpuprof__l0_settle(4);
+        f->ex = gpuprof__l0_execute(*p->phCommandQueue, *p->pnumCommandLists,
+                                    *p->pphCommandLists);
+    }
+    if (f->ex && f->ex->lists) { /* harvests of unread runs go first */
+        *p->pphCommandLists = f->ex->lists;
+        *p->pnumCommandLists = f->ex->nlists;
+    }
     if (f->ex)
         *inst = f;
 }
 static void ZE_APICALL
 epi_Execute(PARAMS(ze_command_queue_execute_command_lists_params_t))
 {
-    (void)ud, (void)p;
+    (void)ud;
     frame *f = *inst;
     if (!f)
         return;
     *inst = NULL;
     if (r != ZE_RESULT_SUCCESS) {
-        gpuprof__l0_exec_failed(f->ex);
+        if (f->ex)
+            gpuprof__l0_exec_failed(f->ex);
         return;
     }
-    if (f->e && f->e->sync) { /* returned when the work was done */
+    if (f->unmeasured) /* the lists as the driver got them */
+        gpuprof__l0_mark_dirty(*p->pnumCommandLists, *p->pphCommandLists);
+    else if (f->e && f->e->sync) { /* returned when the work was done */
         wait_note(gpuprof__l0_exec_corr(f->ex), f->t0);
         gpuprof__l0_settle(0);
     }

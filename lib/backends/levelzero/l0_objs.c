@@ -230,7 +230,6 @@ void gpuprof__l0_list_add(ze_command_list_handle_t l, const l0_tmpl *t)
 }
 
 /* The templates of `l` (under MU), for an execute. */
-const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
 const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n)
 {
     const l0_list *v = gp_ptrmap_get(&lists, l);
@@ -253,8 +252,10 @@ void gpuprof__l0_list_reset(ze_command_list_handle_t l, bool destroy)
         if (t[i].ours)
             gpuprof__l0_ev_put(t[i].ours);
     free(t);
-    if (destroy)
+    if (destroy) {
+        gpuprof__l0_harv_list_gone(l);
         free(v);
+    }
 }
 
 /* ---- our kernel-timestamp events, per context ------------------------- */
@@ -341,14 +342,27 @@ void gpuprof__l0_ev_put(l0_ev *e)
     L0_CALL(Z.EventHostReset(h));
     pthread_mutex_lock(&MU);
     if (e->ctx && !e->refs) {
+        e->inst = NULL;
         e->next = e->ctx->free;
         e->ctx->free = e;
     }
     pthread_mutex_unlock(&MU);
 }
 
+/* The same with MU held (the reset is then made under it). */
+void gpuprof__l0_ev_put_locked(l0_ev *e)
+{
+    if (!e->refs || --e->refs || !e->ctx)
+        return;
+    L0_CALL(Z.EventHostReset(e->h));
+    e->inst = NULL;
+    e->next = e->ctx->free;
+    e->ctx->free = e;
+}
+
 void gpuprof__l0_ctx_forget(ze_context_handle_t c)
 {
+    gpuprof__l0_harv_ctx_gone(c); /* its command lists, memory first */
     pthread_mutex_lock(&MU);
     l0_ctx *x = gp_ptrmap_del(&contexts, c);
     ze_event_handle_t *h =

@@ -76,6 +76,17 @@ static bool resolve(void *h, char *reason, size_t rsize)
     SYM(TracerSetPrologues, "zelTracerSetPrologues");
     SYM(TracerSetEpilogues, "zelTracerSetEpilogues");
     SYM(TracerSetEnabled, "zelTracerSetEnabled");
+    /* Harvest lists (l0_harv.c). */
+    SYM(CommandListCreate, "zeCommandListCreate");
+    SYM(CommandListDestroy, "zeCommandListDestroy");
+    SYM(CommandListClose, "zeCommandListClose");
+    SYM(CommandListReset, "zeCommandListReset");
+    SYM(AppendQueryKernelTimestamps,
+        "zeCommandListAppendQueryKernelTimestamps");
+    SYM(AppendEventReset, "zeCommandListAppendEventReset");
+    SYM(AppendBarrier, "zeCommandListAppendBarrier");
+    SYM(MemAllocHost, "zeMemAllocHost");
+    SYM(MemFree, "zeMemFree");
 #undef SYM
     return true;
 }

@@ -15,6 +15,13 @@ int zm_want_trace;
 const uint8_t zm_native_a[38] = "module A: native bytes the fake keeps";
 const uint8_t zm_native_b[29] = "module B: other native bytes";
 
+/* The cases leave the fake driver's objects to the process's end. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfakeze\nleak:libze_loader\nleak:libze_tracing_layer\n";
+}
+
 gpuprof_status zm_start_gpuprof(char *why, size_t wsize)
 {
     const char *tmp = getenv("TMPDIR");

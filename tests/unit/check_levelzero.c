@@ -16,28 +16,16 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <inttypes.h>
-#include <level_zero/ze_api.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "core/internal.h"
 #include "gpuprof_backend.h"
-#include "io/io.h"
-#include "io/trace.h"
 #include "support/readback.h"
 #include "support/suite.h"
 #include "support/ze_measure.h"
-
-/* The cases leave the fake driver's objects to the process's end. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libfakeze\nleak:libze_loader\nleak:libze_tracing_layer\n";
-}
 
 /* ---- cases ------------------------------------------------------------- */
 /* Immediate list: kernels (our event each), copies both ways, a fill and a

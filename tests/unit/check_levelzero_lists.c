@@ -12,28 +12,14 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <inttypes.h>
-#include <level_zero/ze_api.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "core/internal.h"
 #include "gpuprof_backend.h"
-#include "io/io.h"
-#include "io/trace.h"
 #include "support/readback.h"
 #include "support/suite.h"
 #include "support/ze_measure.h"
-
-/* The cases leave the fake driver's objects to the process's end. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libfakeze\nleak:libze_loader\nleak:libze_tracing_layer\n";
-}
 
 /* ---- cases ------------------------------------------------------------- */
 /* Regular lists: recorded at append, device work at each execute, under
@@ -155,6 +141,47 @@ START_TEST(regular_list_event_deps)
 }
 END_TEST
 
+/* ---- a run held by a gate ------------------------------------------------ */
+/* A regular list whose one launch of k waits for the program's `gate`. */
+static ze_command_list_handle_t gated_list(ze_kernel_handle_t k,
+                                           ze_event_handle_t gate)
+{
+    ze_command_list_handle_t l = zf_regular(0);
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &zf_groups, NULL, 1, &gate));
+    ZE_OK(zeCommandListClose(l));
+    return l;
+}
+
+/* l run on q, held by the gate; meanwhile k on the immediate list,
+ * waited for through `done` (a settling of all); then the gate opened and
+ * q waited for. */
+static void run_held_by_gate(ze_command_queue_handle_t q,
+                             ze_command_list_handle_t l, ze_event_handle_t gate,
+                             ze_command_list_handle_t imm, ze_kernel_handle_t k,
+                             ze_event_handle_t done)
+{
+    execute_here(q, l, NULL);
+    launch_here(imm, k, done);
+    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
+    ZE_OK(zeEventHostSignal(gate));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+}
+
+/* The trace's GPU records: how many, and (*from) how many start at t0 or
+ * later. */
+static uint64_t gpu_records(uint64_t t0, uint64_t *from)
+{
+    gpuprof__io_trace *t = zm_load_trace();
+    uint64_t n = 0;
+    *from = 0;
+    for (uint32_t i = 0; i < t->stream_count; i++)
+        for (uint64_t j = 0; t->streams[i].gpu && j < t->streams[i].count;
+             j++, n++)
+            *from += t->streams[i].recs[j].start_ns >= t0;
+    gpuprof__io_trace_free(t);
+    return n;
+}
+
 /* Paused: objects made meanwhile are still known, and work run meanwhile
  * is not counted. A regular list run while paused is timed right when it
  * runs again measured: its kernel waits for a gate the host opens later,
@@ -167,9 +194,7 @@ START_TEST(paused_then_measured)
     ze_kernel_handle_t ka = zm_kernel_a("k_a");
     ze_event_pool_handle_t pool, pool2;
     ze_event_handle_t gate = zm_app_event(&pool), done = zm_app_event(&pool2);
-    ze_command_list_handle_t l = zf_regular(0);
-    ZE_OK(zeCommandListAppendLaunchKernel(l, ka, &zf_groups, NULL, 1, &gate));
-    ZE_OK(zeCommandListClose(l));
+    ze_command_list_handle_t l = gated_list(ka, gate);
     ze_command_queue_handle_t q = zf_queue(0, 0);
     ze_command_list_handle_t imm = zf_immediate(0, 1);
     ZE_OK(zeEventHostSignal(gate));
@@ -179,11 +204,7 @@ START_TEST(paused_then_measured)
     ZE_OK(zeEventHostReset(gate));
     ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
     uint64_t t0 = gpuprof_be_now_ns();
-    execute_here(q, l, NULL); /* held by the gate */
-    launch_here(imm, ka, done);
-    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX)); /* settles all */
-    ZE_OK(zeEventHostSignal(gate));
-    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    run_held_by_gate(q, l, gate, imm, ka, done);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
     gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_a", NULL), 2);
@@ -191,20 +212,9 @@ START_TEST(paused_then_measured)
     ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
     gpuprof__io_profile_free(p);
     /* The measured kernels ran after gpuprof_start (nothing stale). */
-    gpuprof__io_trace *t = zm_load_trace();
-    uint64_t n = 0;
-    for (uint32_t i = 0; i < t->stream_count; i++)
-        for (uint64_t j = 0; t->streams[i].gpu && j < t->streams[i].count;
-             j++) {
-            ck_assert_msg(t->streams[i].recs[j].start_ns >= t0,
-                          "stream %u record %llu starts %llu, before %llu",
-                          t->streams[i].id, (unsigned long long)j,
-                          (unsigned long long)t->streams[i].recs[j].start_ns,
-                          (unsigned long long)t0);
-            n++;
-        }
-    ck_assert_uint_eq(n, 2);
-    gpuprof__io_trace_free(t);
+    uint64_t from_t0;
+    ck_assert_uint_eq(gpu_records(t0, &from_t0), 2);
+    ck_assert_uint_eq(from_t0, 2);
 }
 END_TEST
 
@@ -217,9 +227,7 @@ START_TEST(list_run_again_is_not_read_stale)
     ze_kernel_handle_t ka = zm_kernel_a("k_a");
     ze_event_pool_handle_t pool, pool2;
     ze_event_handle_t gate = zm_app_event(&pool), done = zm_app_event(&pool2);
-    ze_command_list_handle_t l = zf_regular(0);
-    ZE_OK(zeCommandListAppendLaunchKernel(l, ka, &zf_groups, NULL, 1, &gate));
-    ZE_OK(zeCommandListClose(l));
+    ze_command_list_handle_t l = gated_list(ka, gate);
     ze_command_queue_handle_t q = zf_queue(0, 0);
     ze_command_list_handle_t imm = zf_immediate(0, 1);
     ZE_OK(zeEventHostSignal(gate));
@@ -227,23 +235,15 @@ START_TEST(list_run_again_is_not_read_stale)
     ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
     ZE_OK(zeEventHostReset(gate));
     uint64_t t0 = gpuprof_be_now_ns();
-    execute_here(q, l, NULL); /* held by the gate */
-    launch_here(imm, ka, done);
-    ZE_OK(zeEventHostSynchronize(done, UINT64_MAX)); /* settles all */
-    ZE_OK(zeEventHostSignal(gate));
-    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    run_held_by_gate(q, l, gate, imm, ka, done);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
     gpuprof__io_profile *p = rb_load();
     ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_a", NULL), 3);
     ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
     gpuprof__io_profile_free(p);
-    gpuprof__io_trace *t = zm_load_trace();
-    uint64_t after = 0;
-    for (uint32_t i = 0; i < t->stream_count; i++)
-        for (uint64_t j = 0; t->streams[i].gpu && j < t->streams[i].count; j++)
-            after += t->streams[i].recs[j].start_ns >= t0;
+    uint64_t after;
+    ck_assert_uint_eq(gpu_records(t0, &after), 3);
     ck_assert_uint_eq(after, 2); /* the second run and the immediate one */
-    gpuprof__io_trace_free(t);
 }
 END_TEST
 

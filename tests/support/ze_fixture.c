@@ -19,12 +19,14 @@ ze_device_handle_t zf_dev;
 ze_context_handle_t zf_ctx;
 const ze_group_count_t zf_groups = {4, 1, 1};
 
-void zf_find_driver(const char *exe)
+bool zf_find_driver(const char *exe)
 {
     char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", exe);
+    if (!realpath(exe, dir))
+        return false;
     snprintf(zf_driver_path, sizeof(zf_driver_path), "%s/libfakeze.so",
              dirname(dir));
+    return true;
 }
 
 void zf_knobs(const char *tag)

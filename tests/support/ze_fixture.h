@@ -14,6 +14,7 @@
 #include <check.h>
 #include <level_zero/ze_api.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,8 +27,9 @@ extern ze_driver_handle_t zf_drv;
 extern ze_device_handle_t zf_dev;
 extern ze_context_handle_t zf_ctx;
 
-/* Sets zf_driver_path to libfakeze.so in the directory of `exe`. */
-void zf_find_driver(const char *exe);
+/* Sets zf_driver_path to libfakeze.so in the directory of the program
+ * `exe` (argv[0] or /proc/self/exe); false if that cannot be resolved. */
+bool zf_find_driver(const char *exe);
 /* The knobs every case starts from: the fake driver through
  * ZE_ENABLE_ALT_DRIVERS, a fresh FAKEZE_TRACE file named `tag`-<pid> in
  * $TMPDIR. A case adds its own knobs before zeInit. */

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "gpuprof_backend.h"
+#include "support/busy.h"
 #include "support/readback.h"
 #include "support/suite.h"
 #include "support/ze_measure.h"
@@ -434,24 +435,6 @@ END_TEST
 
 /* CPU time sampled while no kernel is in flight is GPU_IDLE_CAUSE; while
  * a long kernel is in flight (not yet seen complete), none is. */
-double busy_cpu(uint64_t ns);
-__attribute__((noinline)) double busy_cpu(uint64_t ns)
-{
-    struct timespec ts;
-    double x = 1;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    uint64_t end =
-        (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
-    for (;;) {
-        for (int i = 0; i < 10000; i++)
-            x = x * 1.0000001 + 1e-9;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec >= end)
-            break;
-    }
-    return x;
-}
-
 START_TEST(gpu_idle_cause_only_while_no_kernel_runs)
 {
 #if defined(__SANITIZE_THREAD__)
@@ -491,10 +474,8 @@ END_TEST
 int main(int argc, char **argv)
 {
     (void)argc;
-    char self[PATH_MAX];
-    if (!realpath(argv[0], self))
+    if (!zf_find_driver(argv[0]))
         return EXIT_FAILURE;
-    zf_find_driver(self);
     const test_case cases[] = {
         {"immediate_list_exact", immediate_list_exact, 60},
         {"device_times_across_the_wrap", device_times_across_the_wrap, 60},

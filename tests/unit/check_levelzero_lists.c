@@ -487,10 +487,8 @@ END_TEST
 int main(int argc, char **argv)
 {
     (void)argc;
-    char self[PATH_MAX];
-    if (!realpath(argv[0], self))
+    if (!zf_find_driver(argv[0]))
         return EXIT_FAILURE;
-    zf_find_driver(self);
     const test_case cases[] = {
         {"regular_lists_on_two_queues", regular_lists_on_two_queues, 60},
         {"regular_list_event_deps", regular_list_event_deps, 60},

@@ -24,6 +24,7 @@
 #include "core/internal.h"
 #include "io/io.h"
 #include "io/trace.h"
+#include "support/busy.h"
 #include "support/readback.h"
 #include "support/suite.h"
 
@@ -244,24 +245,6 @@ START_TEST(long_kernel_behind_finish_gets_cpu_idle_cause)
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
 }
 END_TEST
-
-double busy_cpu(uint64_t ns);
-__attribute__((noinline)) double busy_cpu(uint64_t ns)
-{
-    struct timespec ts;
-    double x = 1;
-    uint64_t end;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
-    for (;;) {
-        for (int i = 0; i < 10000; i++)
-            x = x * 1.0000001 + 1e-9;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec >= end)
-            break;
-    }
-    return x;
-}
 
 START_TEST(cpu_phase_with_idle_device_gets_gpu_idle_cause)
 {

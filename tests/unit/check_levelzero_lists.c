@@ -22,14 +22,35 @@
 #include "support/ze_measure.h"
 
 /* ---- cases ------------------------------------------------------------- */
+/* A module of zm_native_a with the kernels k_a and k_b. */
+static void kernels_ab(ze_kernel_handle_t *ka, ze_kernel_handle_t *kb)
+{
+    ze_module_handle_t m = zf_module(zm_native_a, sizeof(zm_native_a));
+    *ka = zf_kernel_in(m, "k_a");
+    *kb = zf_kernel_in(m, "k_b");
+}
+
+/* After gpuprof_finalize: the profile counts `count` runs of k_a, of
+ * `each_ns` each (not checked when 0), and nothing dropped. */
+static void expect_runs(uint64_t count, uint64_t each_ns)
+{
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_a", NULL), count);
+    if (each_ns)
+        ck_assert_uint_eq(rb_sum(p, "gpu.time", 0, "k_a", NULL),
+                          count * each_ns);
+    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
+    gpuprof__io_profile_free(p);
+}
+
 /* Regular lists: recorded at append, device work at each execute, under
  * the execute's call path; two queues on two engines (two trace streams);
  * fence and queue waits; dependency notes. */
 START_TEST(regular_lists_on_two_queues)
 {
     zm_case("k_a=5000000,k_b=15000000", 1);
-    ze_module_handle_t m = zf_module(zm_native_a, sizeof(zm_native_a));
-    ze_kernel_handle_t ka = zf_kernel_in(m, "k_a"), kb = zf_kernel_in(m, "k_b");
+    ze_kernel_handle_t ka, kb;
+    kernels_ab(&ka, &kb);
     enum { N = 65536 };
     char *host = calloc(1, N);
     void *d = zm_dev_mem(N);
@@ -102,8 +123,8 @@ END_TEST
 START_TEST(regular_list_event_deps)
 {
     zm_case(NULL, 1);
-    ze_module_handle_t m = zf_module(zm_native_a, sizeof(zm_native_a));
-    ze_kernel_handle_t ka = zf_kernel_in(m, "k_a"), kb = zf_kernel_in(m, "k_b");
+    ze_kernel_handle_t ka, kb;
+    kernels_ab(&ka, &kb);
     ze_event_pool_handle_t pool;
     ze_event_handle_t e1 = zm_app_event(&pool);
     ze_command_list_handle_t l1 = zf_regular(0), l2 = zf_regular(0);
@@ -206,11 +227,7 @@ START_TEST(paused_then_measured)
     uint64_t t0 = gpuprof_be_now_ns();
     run_held_by_gate(q, l, gate, imm, ka, done);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = rb_load();
-    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_a", NULL), 2);
-    ck_assert_uint_eq(rb_sum(p, "gpu.time", 0, "k_a", NULL), 2000000);
-    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
-    gpuprof__io_profile_free(p);
+    expect_runs(2, 1000000);
     /* The measured kernels ran after gpuprof_start (nothing stale). */
     uint64_t from_t0;
     ck_assert_uint_eq(gpu_records(t0, &from_t0), 2);
@@ -237,10 +254,7 @@ START_TEST(list_run_again_is_not_read_stale)
     uint64_t t0 = gpuprof_be_now_ns();
     run_held_by_gate(q, l, gate, imm, ka, done);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = rb_load();
-    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_a", NULL), 3);
-    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
-    gpuprof__io_profile_free(p);
+    expect_runs(3, 0);
     uint64_t after;
     ck_assert_uint_eq(gpu_records(t0, &after), 3);
     ck_assert_uint_eq(after, 2); /* the second run and the immediate one */
@@ -255,8 +269,8 @@ END_TEST
 START_TEST(list_run_fifty_times_before_one_wait)
 {
     zm_case("k_a=2000000,k_b=3000000", 1);
-    ze_module_handle_t m = zf_module(zm_native_a, sizeof(zm_native_a));
-    ze_kernel_handle_t ka = zf_kernel_in(m, "k_a"), kb = zf_kernel_in(m, "k_b");
+    ze_kernel_handle_t ka, kb;
+    kernels_ab(&ka, &kb);
     enum { N = 65536 };
     char *host = calloc(1, N);
     void *d = zm_dev_mem(N);
@@ -310,8 +324,8 @@ END_TEST
 START_TEST(two_lists_alternate_on_two_queues)
 {
     zm_case("k_a=300000,k_b=100000", 1);
-    ze_module_handle_t m = zf_module(zm_native_a, sizeof(zm_native_a));
-    ze_kernel_handle_t ka = zf_kernel_in(m, "k_a"), kb = zf_kernel_in(m, "k_b");
+    ze_kernel_handle_t ka, kb;
+    kernels_ab(&ka, &kb);
     enum { N = 4096 };
     char *host = calloc(1, N);
     void *d = zm_dev_mem(N);
@@ -369,11 +383,7 @@ START_TEST(list_run_again_while_fence_pending)
     static zf_op ops[100];
     int64_t raw2mono;
     size_t nops = zm_finish_and_read(ops, 100, &raw2mono);
-    gpuprof__io_profile *p = rb_load();
-    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_a", NULL), 6);
-    ck_assert_uint_eq(rb_sum(p, "gpu.time", 0, "k_a", NULL), 6 * 20000000);
-    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
-    gpuprof__io_profile_free(p);
+    expect_runs(6, 20000000);
     zm_expect_engine(ops, nops, 0, 0, raw2mono, 6);
 }
 END_TEST
@@ -429,10 +439,7 @@ START_TEST(list_loop_paused_midway)
     static zf_op ops[100];
     int64_t raw2mono;
     size_t nops = zm_finish_and_read(ops, 100, &raw2mono);
-    gpuprof__io_profile *p = rb_load();
-    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_a", NULL), 6);
-    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
-    gpuprof__io_profile_free(p);
+    expect_runs(6, 0);
     uint64_t ticks;
     ck_assert_uint_eq(zm_count_ops(ops, nops, "kernel", &ticks), 12);
     gpuprof__io_trace *t = zm_load_trace();
@@ -473,10 +480,7 @@ START_TEST(list_loop_measured_again_after_pause)
     static zf_op ops[100];
     int64_t raw2mono;
     size_t nops = zm_finish_and_read(ops, 100, &raw2mono);
-    gpuprof__io_profile *p = rb_load();
-    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_a", NULL), 8);
-    ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
-    gpuprof__io_profile_free(p);
+    expect_runs(8, 0);
     gpuprof__io_trace *t = zm_load_trace();
     /* runs 1, 2, 5, 6 measured: kernels 0-3 and 8-11 */
     ck_assert_uint_eq(zm_match_first(t, ops, nops, 0, 0, raw2mono, 4, 8), 8);

@@ -32,12 +32,21 @@ UNIT_SRCS := $(filter-out tests/unit/check_fakeze.c,$(UNIT_SRCS))
 endif
 ifneq ($(HAVE_LEVELZERO),1)
 UNIT_SRCS := $(filter-out tests/unit/check_levelzero.c,$(UNIT_SRCS))
+UNIT_SRCS := $(filter-out tests/unit/check_levelzero_lists.c,$(UNIT_SRCS))
 endif
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 BB_SRCS := $(wildcard tests/blackbox/*.c)
 BB_BINS := $(BB_SRCS:tests/blackbox/%.c=$(B)/tests/bb_%) \
            $(BB_SRCS:tests/blackbox/%.c=$(B)/tests/bbxx_%)
 TEST_HELPER_SRCS := $(wildcard tests/support/*.c)
+# The Level Zero fixture needs the loader: linked only into the suites on
+# the fake driver (below).
+ZE_HELPER_SRCS := tests/support/ze_fixture.c tests/support/ze_measure.c
+TEST_HELPER_SRCS := $(filter-out $(ZE_HELPER_SRCS),$(TEST_HELPER_SRCS))
+ZE_FIXTURE_OBJ := $(B)/obj/tests/support/ze_fixture.o
+ZE_MEASURE_OBJS := $(ZE_FIXTURE_OBJ) $(B)/obj/tests/support/ze_measure.o
+# launch_here and its kind are found by name (dladdr): exported.
+$(ZE_MEASURE_OBJS): LIB_CFLAGS += -Itests -fvisibility=default
 TEST_HELPER_OBJS := $(TEST_HELPER_SRCS:%.c=$(B)/obj/%.o)
 
 # Link sets: check_io*.c links lib/io only, check_an*.c the analysis library
@@ -216,13 +225,15 @@ $(B)/tests/libfakeze.so: $(FAKEZE_SRCS) tests/fakeze/fakeze.h
 	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(FAKEZE_SRCS) -lpthread
 # The Level Zero backend's suite: the library objects, the real loader
 # (linked, as programs do) and the fake driver beside it.
-$(B)/tests/check_levelzero: tests/unit/check_levelzero.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(FAKEZE_SO)
-	$(call unit_link,$(LIB_OBJS) -lze_loader)
-$(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(FAKEZE_SO)
+$(B)/tests/check_levelzero: tests/unit/check_levelzero.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(ZE_MEASURE_OBJS) $(FAKEZE_SO)
+	$(call unit_link,$(LIB_OBJS) $(ZE_MEASURE_OBJS) -lze_loader)
+$(B)/tests/check_levelzero_lists: tests/unit/check_levelzero_lists.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(ZE_MEASURE_OBJS) $(FAKEZE_SO)
+	$(call unit_link,$(LIB_OBJS) $(ZE_MEASURE_OBJS) -lze_loader)
+$(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(ZE_FIXTURE_OBJ) $(FAKEZE_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
-	  $(LDFLAGS) -lze_loader $(CHECK_LIBS)
+	  $(ZE_FIXTURE_OBJ) $(LDFLAGS) -lze_loader $(CHECK_LIBS)
 
 # Three MPI ranks on the realtime simulated GPU with the MPI wrappers
 # linked in (tests/scripts/cpath-mpi.sh); built when mpicc is found.

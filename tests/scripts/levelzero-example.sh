@@ -9,20 +9,9 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
-fails=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+. tests/support/fakeze.sh
 prog=$B/examples/levelzero/vadd
-drv=$B/tests/libfakeze.so
-for f in "$prog" "$prog.spv" "$drv"; do
-  if [ ! -e "$f" ]; then
-    echo "SKIP levelzero-example.sh: $f is not built"
-    exit 0
-  fi
-done
-drv=$(cd "$(dirname "$drv")" && pwd)/libfakeze.so
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+ze_need levelzero-example.sh "$prog" "$prog.spv"
 
 for layer in 0 1; do
   what="tracing layer $layer"

@@ -11,24 +11,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
-fails=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-if ! grep -q 'GPUPROF_BUILTIN(levelzero)' "$B/gen/backends.h" 2>/dev/null; then
-  echo "SKIP levelzero-pipeline.sh: the levelzero backend is not built (install libze-dev)"
-  exit 0
-fi
+. tests/support/fakeze.sh
+ze_need_backend levelzero-pipeline.sh "install libze-dev"
 prog=$B/tests/run_ze_pipeline
-drv=$B/tests/libfakeze.so
-for f in "$prog" "$drv" "$B/bin/gpuprof"; do
-  if [ ! -e "$f" ]; then
-    echo "SKIP levelzero-pipeline.sh: $f is not built"
-    exit 0
-  fi
-done
-drv=$(cd "$(dirname "$drv")" && pwd)/libfakeze.so
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+ze_need levelzero-pipeline.sh "$prog" "$B/bin/gpuprof"
 
 if ZE_ENABLE_ALT_DRIVERS="$drv" FAKEZE_TRACE="$tmp/ops" \
     FAKEZE_KERNELS=produce=1000000,consume=2000000,step=500000 \

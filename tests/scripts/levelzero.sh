@@ -10,24 +10,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
-fails=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-if ! grep -q 'GPUPROF_BUILTIN(levelzero)' "$B/gen/backends.h" 2>/dev/null; then
-  echo "SKIP levelzero.sh: the levelzero backend is not built (no <level_zero/ze_api.h> and layers/zel_tracing_api.h: install libze-dev)"
-  exit 0
-fi
+. tests/support/fakeze.sh
+ze_need_backend levelzero.sh "no <level_zero/ze_api.h> and layers/zel_tracing_api.h: install libze-dev"
 prog=$B/examples/levelzero/vadd
-drv=$B/tests/libfakeze.so
-for f in "$prog" "$prog.spv" "$drv" "$B/bin/gpuprof"; do
-  if [ ! -e "$f" ]; then
-    echo "SKIP levelzero.sh: $f is not built"
-    exit 0
-  fi
-done
-drv=$(cd "$(dirname "$drv")" && pwd)/libfakeze.so
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+ze_need levelzero.sh "$prog" "$prog.spv" "$B/bin/gpuprof"
 
 # 4 launches of 1.5 ms, two 4 MiB copies in, one out, 5 barriers.
 if ZE_ENABLE_ALT_DRIVERS="$drv" FAKEZE_KERNELS=vadd=1500000 \

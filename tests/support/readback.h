@@ -8,6 +8,8 @@
 #define GPUPROF_TEST_READBACK_H
 
 #include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "gpuprof.h"
@@ -55,6 +57,55 @@ static inline uint64_t rb_counter(const gpuprof__io_profile *p,
             return p->counters[i].value;
     ck_abort_msg("no counter %s", name);
     return 0;
+}
+
+/* Is absolute node i beneath a region named `region`? NULL: anywhere. */
+static inline bool rb_under_region(const gpuprof__io_profile *p, uint32_t i,
+                                   const char *region)
+{
+    if (!region)
+        return true;
+    const gpuprof__io_thread *th = NULL;
+    for (uint32_t t = 0; t < p->thread_count && !th; t++)
+        if (i >= p->threads[t].first_node &&
+            i < p->threads[t].first_node + p->threads[t].node_count)
+            th = &p->threads[t];
+    ck_assert_ptr_nonnull(th);
+    for (uint32_t r = i - th->first_node; r != 0;
+         r = p->nodes[th->first_node + r].parent) {
+        const gpuprof__io_node *n = &p->nodes[th->first_node + r];
+        if (n->kind == GPUPROF_IO_NODE_REGION &&
+            !strcmp(gpuprof__io_str(p, n->key_a), region))
+            return true;
+    }
+    return false;
+}
+
+/* Sum of `metric` over GPU-operation placeholders of op `kind` (0: any)
+ * beneath `region` (NULL: anywhere), or over kernel nodes named `kname`
+ * when given. */
+static inline uint64_t rb_sum(const gpuprof__io_profile *p, const char *metric,
+                              uint32_t kind, const char *kname,
+                              const char *region)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < p->node_count; i++) {
+        const gpuprof__io_node *n = &p->nodes[i];
+        bool hit = kname ? n->kind == GPUPROF_IO_NODE_KERNEL &&
+                               !strcmp(gpuprof__io_str(p, n->key_a), kname)
+                         : n->kind == GPUPROF_IO_NODE_GPU_OP &&
+                               (!kind || n->key_a == kind);
+        if (hit && rb_under_region(p, i, region))
+            s += rb_val(p, i, metric);
+    }
+    return s;
+}
+
+/* Flushes this process's measurement and decodes its profile. */
+static inline gpuprof__io_profile *rb_flush_and_load(void)
+{
+    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
+    return rb_load();
 }
 
 #endif

@@ -73,7 +73,9 @@ static bool have_cupti(void)
     return false;
 }
 
-/* Measurement with no backend: records are fed by hand. */
+/* Measurement with no backend: records are fed by hand (with a trace
+ * when want_trace is set). */
+static int want_trace;
 static void init_with(const char *backends)
 {
     const char *tmp = getenv("TMPDIR");
@@ -84,6 +86,7 @@ static void init_with(const char *backends)
     o.output_dir = outdir;
     o.backends = backends;
     o.signals = 0;
+    o.trace = want_trace;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
 }
 
@@ -1854,6 +1857,44 @@ END_TEST
  * nothing. */
 uint32_t gpuprof__cupti_dep_role(const char *name);
 
+/* The offline dependency-note cases start here: measurement with no
+ * backend, recording a trace; CUPTI's ring and counts reset. */
+static void start_traced(void)
+{
+    want_trace = 1;
+    init_with("none");
+    gpuprof__cupti_ring_reset();
+    gpuprof__cupti_counts_reset();
+}
+
+/* ... and end here: gpuprof_finalize, then the trace it wrote. */
+static gpuprof__io_trace *finish_traced(void)
+{
+    char prof[1024], trace[1100], err[256];
+    ck_assert_int_eq(gpuprof_output_path(prof, sizeof(prof)), GPUPROF_OK);
+    snprintf(trace, sizeof(trace), "%.*s.gptrace",
+             (int)(strrchr(prof, '.') - prof), prof);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_trace *t = NULL;
+    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
+                  "%s", err);
+    return t;
+}
+
+/* A dependency note: its kind, flags, stream (device 0), the operation it
+ * names (end_ns: a correlation id, 0 none) and its own call's. */
+static void expect_note(const gpuprof__io_trace_rec *n, uint32_t what,
+                        uint32_t flags, uint32_t stream, uint64_t names,
+                        uint64_t corr)
+{
+    ck_assert_uint_eq(GPUPROF_IO_DEP_WHAT(n->context), what);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(n->context), flags);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_DEVICE(n->context), 0);
+    ck_assert_uint_eq(GPUPROF_IO_DEP_STREAM(n->context), stream);
+    ck_assert_uint_eq(n->end_ns, names);
+    ck_assert_uint_eq(n->corr, corr);
+}
+
 START_TEST(dependency_notes_offline)
 {
     if (!have_cupti())
@@ -1866,18 +1907,7 @@ START_TEST(dependency_notes_offline)
                       5 | 0x40);
     ck_assert_uint_eq(gpuprof__cupti_dep_role("cuCtxSynchronize"), 2);
     ck_assert_uint_eq(gpuprof__cupti_dep_role(NULL), 1);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(outdir));
-    gpuprof_options o = GPUPROF_OPTIONS_INIT;
-    o.flags = GPUPROF_OPT_IGNORE_ENV;
-    o.output_dir = outdir;
-    o.backends = "none";
-    o.signals = 0;
-    o.trace = 1;
-    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
-    gpuprof__cupti_ring_reset();
-    gpuprof__cupti_counts_reset();
+    start_traced();
     gpuprof__cupti_classify_all();
     gpuprof__cupti_test_on(1);
     cupti_test_api_call(CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -1903,14 +1933,7 @@ START_TEST(dependency_notes_offline)
                         CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
                         404, 0, 0, &sp, 0);
     gpuprof__cupti_test_on(0);
-    char prof[1024], trace[1100], err[256];
-    ck_assert_int_eq(gpuprof_output_path(prof, sizeof(prof)), GPUPROF_OK);
-    snprintf(trace, sizeof(trace), "%.*s.gptrace",
-             (int)(strrchr(prof, '.') - prof), prof);
-    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_trace *t = NULL;
-    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
-                  "%s", err);
+    gpuprof__io_trace *t = finish_traced();
     ck_assert_uint_eq(t->dep_stream_count, 1);
     const gpuprof__io_trace_stream *ds = &t->deps[0];
     ck_assert_uint_eq(ds->count, 2);
@@ -2049,14 +2072,11 @@ static void check_notes(const gpuprof__io_trace *t, uint32_t skip)
     ck_assert_uint_eq(ds->count, 9);
     for (uint32_t i = 0; i < 9; i++) {
         const gpuprof__io_trace_rec *n = &ds->recs[i];
-        ck_assert_uint_eq(GPUPROF_IO_DEP_WHAT(n->context), want[i][0]);
-        ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(n->context), want[i][1]);
-        ck_assert_uint_eq(GPUPROF_IO_DEP_DEVICE(n->context), 0);
-        ck_assert_uint_eq(GPUPROF_IO_DEP_STREAM(n->context), want[i][2]);
-        ck_assert_uint_eq(n->end_ns, want[i][3] == UINT32_MAX
-                                         ? 0
-                                         : ops->recs[skip + want[i][3]].corr);
-        ck_assert_uint_eq(n->corr, ops->recs[skip + call[i]].corr);
+        expect_note(n, want[i][0], want[i][1], want[i][2],
+                    want[i][3] == UINT32_MAX
+                        ? 0
+                        : ops->recs[skip + want[i][3]].corr,
+                    ops->recs[skip + call[i]].corr);
         ck_assert_uint_eq(n->start_ns, ops->recs[skip + call[i]].start_ns);
     }
 }
@@ -2129,6 +2149,36 @@ static uint32_t deps_of(const cp_graph *g, uint8_t type, uint32_t waiter,
     return n;
 }
 
+/* CUPTI's stream and device ids from the stand-ins, clock offset 0, no
+ * notes yet, every callback classified; returns the table to restore. */
+static gp_cupti_api fake_ids_on(void)
+{
+    gpuprof__cupti_set_clock_offset(0);
+    gpuprof__cupti_deps_reset();
+    gp_cupti_api keep = gpuprof__cu;
+    gpuprof__cu.GetStreamIdEx = fake_stream_id;
+    gpuprof__cu.GetDeviceId = fake_device_id;
+    gpuprof__cupti_classify_all();
+    return keep;
+}
+
+/* The graph of the database's one process. */
+static void graph_of(const gpuprof_an_db *db, cp_graph *g)
+{
+    uint32_t proc;
+    ck_assert_uint_eq(cp_processes(db, &proc, 1), 1);
+    ck_assert_int_eq(cp_graph_build(db, proc, g), GPUPROF_OK);
+}
+
+/* The wait states of the critical path's process 0. */
+static void waits_of(const gpuprof_an_db *db, gpuprof_an_wait_totals *w)
+{
+    gpuprof_an_cpath *cp;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_cpath_waits(cp, 0, w), GPUPROF_OK);
+    gpuprof_an_cpath_free(cp);
+}
+
 START_TEST(event_notes_offline)
 {
     if (!have_cupti())
@@ -2142,24 +2192,8 @@ START_TEST(event_notes_offline)
     ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaStreamQuery_ptsz_v7000"),
                       10 | 0x40);
     ck_assert_uint_eq(gpuprof__cupti_dep_role("cuStreamWaitValue32"), 1);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(outdir));
-    gpuprof_options o = GPUPROF_OPTIONS_INIT;
-    o.flags = GPUPROF_OPT_IGNORE_ENV;
-    o.output_dir = outdir;
-    o.backends = "none";
-    o.signals = 0;
-    o.trace = 1;
-    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
-    gpuprof__cupti_ring_reset();
-    gpuprof__cupti_counts_reset();
-    gpuprof__cupti_set_clock_offset(0);
-    gpuprof__cupti_deps_reset();
-    gp_cupti_api keep = gpuprof__cu;
-    gpuprof__cu.GetStreamIdEx = fake_stream_id;
-    gpuprof__cu.GetDeviceId = fake_device_id;
-    gpuprof__cupti_classify_all();
+    start_traced();
+    gp_cupti_api keep = fake_ids_on();
     /* Traced: event records, waits and queries are operations. */
     ck_assert_uint_eq(gpuprof__cupti_class_of(
                           0, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020),
@@ -2172,14 +2206,7 @@ START_TEST(event_notes_offline)
     gpuprof__cu = keep;
     ck_assert_uint_eq(gpuprof__cupti_api_failed(), 0); /* not ready is no
                                                           failure */
-    char prof[1024], trace[1100], err[256];
-    ck_assert_int_eq(gpuprof_output_path(prof, sizeof(prof)), GPUPROF_OK);
-    snprintf(trace, sizeof(trace), "%.*s.gptrace",
-             (int)(strrchr(prof, '.') - prof), prof);
-    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_trace *t = NULL;
-    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
-                  "%s", err);
+    gpuprof__io_trace *t = finish_traced();
     uint32_t skip = t->ops[0].count - 13;
     ck_assert_uint_le(skip, 1);
     check_notes(t, skip);
@@ -2191,10 +2218,8 @@ START_TEST(event_notes_offline)
     gpuprof__io_trace_free(t);
 
     gpuprof_an_db *db = analyzed();
-    uint32_t proc;
-    ck_assert_uint_eq(cp_processes(db, &proc, 1), 1);
     cp_graph g;
-    ck_assert_int_eq(cp_graph_build(db, proc, &g), GPUPROF_OK);
+    graph_of(db, &g);
     uint32_t a = act_of(db, &g, corr[0], CP_GPU);
     uint32_t b = act_of(db, &g, corr[3], CP_GPU);
     ck_assert_uint_ne(a, CP_NONE);
@@ -2212,15 +2237,12 @@ START_TEST(event_notes_offline)
     cp_graph_free(&g);
     /* The wait states: a stream wait of kB from its launch to its start,
      * an event query from the first poll to kB's end. */
-    gpuprof_an_cpath *cp;
-    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp), GPUPROF_OK);
     gpuprof_an_wait_totals w;
-    ck_assert_int_eq(gpuprof_an_cpath_waits(cp, 0, &w), GPUPROF_OK);
+    waits_of(db, &w);
     ck_assert_uint_eq(w.count[GPUPROF_AN_WAIT_STREAM_WAIT], 1);
     ck_assert_uint_eq(w.ns[GPUPROF_AN_WAIT_STREAM_WAIT], kb[0] - lb);
     ck_assert_uint_eq(w.ns[GPUPROF_AN_WAIT_EVENT_QUERY], kb[1] - q1s);
     ck_assert_uint_gt(w.count[GPUPROF_AN_WAIT_EVENT_QUERY], 0);
-    gpuprof_an_cpath_free(cp);
     gpuprof_an_db_close(db);
 }
 END_TEST
@@ -2266,24 +2288,8 @@ START_TEST(null_stream_offline)
     ck_assert_uint_eq(gpuprof__cupti_dep_role("cudaLaunchKernelExC_v11060"),
                       1);
     ck_assert_uint_eq(gpuprof__cupti_dep_role("cuMemcpyHtoDAsync_v2"), 1);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(outdir, sizeof(outdir), "%s/cupti.XXXXXX", tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(outdir));
-    gpuprof_options o = GPUPROF_OPTIONS_INIT;
-    o.flags = GPUPROF_OPT_IGNORE_ENV;
-    o.output_dir = outdir;
-    o.backends = "none";
-    o.signals = 0;
-    o.trace = 1;
-    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
-    gpuprof__cupti_ring_reset();
-    gpuprof__cupti_counts_reset();
-    gpuprof__cupti_set_clock_offset(0);
-    gpuprof__cupti_deps_reset();
-    gp_cupti_api keep = gpuprof__cu;
-    gpuprof__cu.GetStreamIdEx = fake_stream_id;
-    gpuprof__cu.GetDeviceId = fake_device_id;
-    gpuprof__cupti_classify_all();
+    start_traced();
+    gp_cupti_api keep = fake_ids_on();
     gpuprof__cupti_test_on(1);
     gpuprof__cupti_devices_first_call();
     CUstream s7 = (CUstream)(uintptr_t)7;
@@ -2316,14 +2322,7 @@ START_TEST(null_stream_offline)
     ck_assert_uint_eq(decode(&r), 2);
     gpuprof__cupti_test_on(0);
     gpuprof__cu = keep;
-    char prof[1024], trace[1100], err[256];
-    ck_assert_int_eq(gpuprof_output_path(prof, sizeof(prof)), GPUPROF_OK);
-    snprintf(trace, sizeof(trace), "%.*s.gptrace",
-             (int)(strrchr(prof, '.') - prof), prof);
-    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_trace *t = NULL;
-    ck_assert_msg(!gpuprof__io_trace_read_file(trace, &t, err, sizeof(err)),
-                  "%s", err);
+    gpuprof__io_trace *t = finish_traced();
     ck_assert_uint_eq(t->op_stream_count, 1);
     ck_assert_uint_eq(t->dep_stream_count, 1);
     uint32_t skip = t->ops[0].count - 7;
@@ -2333,22 +2332,15 @@ START_TEST(null_stream_offline)
     static const uint32_t noted[] = {1, 4, 5}; /* kN, kL, the copy */
     ck_assert_uint_eq(ds->count, 3);
     for (uint32_t i = 0; i < 3; i++) {
-        const gpuprof__io_trace_rec *n = &ds->recs[i];
-        ck_assert_uint_eq(GPUPROF_IO_DEP_WHAT(n->context), GPUPROF_DEP_LAUNCH);
-        ck_assert_uint_eq(GPUPROF_IO_DEP_FLAGS(n->context), GPUPROF_DEP_NULL);
-        ck_assert_uint_eq(GPUPROF_IO_DEP_DEVICE(n->context), 0);
-        ck_assert_uint_eq(GPUPROF_IO_DEP_STREAM(n->context), 1);
-        ck_assert_uint_eq(n->end_ns, 0);
-        ck_assert_uint_eq(n->corr, op[noted[i]].corr);
+        expect_note(&ds->recs[i], GPUPROF_DEP_LAUNCH, GPUPROF_DEP_NULL, 1, 0,
+                    op[noted[i]].corr);
     }
     uint64_t corr_a = op[0].corr, corr_n = op[1].corr, ln0 = op[1].start_ns;
     gpuprof__io_trace_free(t);
 
     gpuprof_an_db *db = analyzed();
-    uint32_t proc;
-    ck_assert_uint_eq(cp_processes(db, &proc, 1), 1);
     cp_graph g;
-    ck_assert_int_eq(cp_graph_build(db, proc, &g), GPUPROF_OK);
+    graph_of(db, &g);
     uint32_t a = act_of(db, &g, corr_a, CP_GPU);
     uint32_t n = act_of(db, &g, corr_n, CP_GPU);
     ck_assert_uint_ne(a, CP_NONE);
@@ -2356,13 +2348,10 @@ START_TEST(null_stream_offline)
     ck_assert_uint_eq(deps_of(&g, CP_E_NULL, n, a), 1);
     ck_assert_uint_eq(g.ndep, 1); /* and nothing else */
     cp_graph_free(&g);
-    gpuprof_an_cpath *cp2;
-    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp2), GPUPROF_OK);
     gpuprof_an_wait_totals w;
-    ck_assert_int_eq(gpuprof_an_cpath_waits(cp2, 0, &w), GPUPROF_OK);
+    waits_of(db, &w);
     ck_assert_uint_eq(w.count[GPUPROF_AN_WAIT_NULL_STREAM], 1);
     ck_assert_uint_eq(w.ns[GPUPROF_AN_WAIT_NULL_STREAM], ka1 - ln0);
-    gpuprof_an_cpath_free(cp2);
     gpuprof_an_db_close(db);
 }
 END_TEST

@@ -14,7 +14,6 @@
 #include <inttypes.h>
 #include <level_zero/layers/zel_tracing_api.h>
 #include <level_zero/ze_api.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,15 +23,7 @@
 #include <unistd.h>
 
 #include "support/suite.h"
-
-static char driver_path[PATH_MAX];
-static char trace_path[PATH_MAX];
-
-static ze_driver_handle_t drv;
-static ze_device_handle_t dev;
-static ze_context_handle_t ctx;
-
-#define ZE_OK(call) ck_assert_int_eq((call), ZE_RESULT_SUCCESS)
+#include "support/ze_fixture.h"
 
 static uint64_t raw_now(void)
 {
@@ -41,80 +32,23 @@ static uint64_t raw_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The knobs every case starts from; a case adds its own before start(). */
-static void knobs(void)
-{
-    setenv("ZE_ENABLE_ALT_DRIVERS", driver_path, 1);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(trace_path, sizeof trace_path, "%s/fakeze-ops-%d",
-             tmp ? tmp : "/tmp", (int)getpid());
-    unlink(trace_path);
-    setenv("FAKEZE_TRACE", trace_path, 1);
-}
-
+/* The knobs (zf_knobs), the objects and the driver's trace: see
+ * support/ze_fixture.h. A case sets its own knobs, then start(): zeInit,
+ * then the one driver, its device and a context. */
 static void start(void)
 {
     ZE_OK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
-    uint32_t n = 1;
-    ZE_OK(zeDriverGet(&n, &drv));
-    ck_assert_uint_eq(n, 1);
-    n = 1;
-    ZE_OK(zeDeviceGet(drv, &n, &dev));
-    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
-    ZE_OK(zeContextCreate(drv, &cd, &ctx));
-}
-
-/* --------------------------------------------------------- the trace -- */
-
-typedef struct op {
-    char kind[16], name[64], src[16], dst[16];
-    unsigned ordinal, index;
-    size_t bytes;
-    uint64_t start, end, host_start, host_end;
-} op;
-
-/* Reads every FAKEZE_TRACE line; returns how many (at most max). */
-static size_t read_ops(op *ops, size_t max)
-{
-    FILE *f = fopen(trace_path, "r");
-    ck_assert_ptr_nonnull(f);
-    size_t n = 0;
-    char line[512];
-    while (n < max && fgets(line, sizeof line, f) != NULL) {
-        op *o = &ops[n];
-        unsigned dev_id;
-        int got = sscanf(
-            line,
-            "op=%15s dev=%u engine=%u.%u name=%63s bytes=%zu src=%15s dst=%15s "
-            "start=%" SCNu64 " end=%" SCNu64 " host_start=%" SCNu64
-            " host_end=%" SCNu64,
-            o->kind, &dev_id, &o->ordinal, &o->index, o->name, &o->bytes,
-            o->src, o->dst, &o->start, &o->end, &o->host_start, &o->host_end);
-        ck_assert_int_eq(got, 12);
-        n++;
-    }
-    fclose(f);
-    return n;
+    zf_open();
 }
 
 /* ---------------------------------------------------------- helpers -- */
 
+/* A kernel of that name in a module of its own. */
 static ze_kernel_handle_t kernel(const char *name)
 {
     static const uint8_t native[] =
         "not SPIR-V: the fake driver keeps any bytes";
-    ze_module_desc_t md = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
-                           .format = ZE_MODULE_FORMAT_NATIVE,
-                           .inputSize = sizeof native,
-                           .pInputModule = native};
-    ze_module_handle_t m;
-    ZE_OK(zeModuleCreate(ctx, dev, &md, &m, NULL));
-    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC,
-                           .pKernelName = name};
-    ze_kernel_handle_t k;
-    ZE_OK(zeKernelCreate(m, &kd, &k));
-    ZE_OK(zeKernelSetGroupSize(k, 64, 1, 1));
-    return k;
+    return zf_kernel_in(zf_module(native, sizeof native), name);
 }
 
 static ze_event_pool_handle_t pool(ze_event_pool_flags_t flags, uint32_t count)
@@ -123,7 +57,7 @@ static ze_event_pool_handle_t pool(ze_event_pool_flags_t flags, uint32_t count)
                                .flags = flags | ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
                                .count = count};
     ze_event_pool_handle_t p;
-    ZE_OK(zeEventPoolCreate(ctx, &pd, 1, &dev, &p));
+    ZE_OK(zeEventPoolCreate(zf_ctx, &pd, 1, &zf_dev, &p));
     return p;
 }
 
@@ -135,40 +69,6 @@ static ze_event_handle_t event(ze_event_pool_handle_t p, uint32_t index)
     ZE_OK(zeEventCreate(p, &ed, &e));
     return e;
 }
-
-static ze_command_list_handle_t immediate(uint32_t ordinal, uint32_t index,
-                                          ze_command_queue_mode_t mode)
-{
-    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                  .ordinal = ordinal,
-                                  .index = index,
-                                  .mode = mode};
-    ze_command_list_handle_t l;
-    ZE_OK(zeCommandListCreateImmediate(ctx, dev, &qd, &l));
-    return l;
-}
-
-static ze_command_queue_handle_t queue(uint32_t ordinal, uint32_t index)
-{
-    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                  .ordinal = ordinal,
-                                  .index = index,
-                                  .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
-    ze_command_queue_handle_t q;
-    ZE_OK(zeCommandQueueCreate(ctx, dev, &qd, &q));
-    return q;
-}
-
-static ze_command_list_handle_t regular(uint32_t ordinal)
-{
-    ze_command_list_desc_t ld = {.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
-                                 .commandQueueGroupOrdinal = ordinal};
-    ze_command_list_handle_t l;
-    ZE_OK(zeCommandListCreate(ctx, dev, &ld, &l));
-    return l;
-}
-
-static const ze_group_count_t groups = {4, 1, 1};
 
 static ze_kernel_timestamp_result_t kts(ze_event_handle_t e)
 {
@@ -189,7 +89,7 @@ END_TEST
 
 START_TEST(failing_init_leaves_no_driver)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_INIT_RESULT", "0x78000001", 1);
     /* The loader has no driver then. (Loader 1.8.12 unloads the driver but
      * keeps its table: a zeDriverGet now would jump into unmapped code.) */
@@ -200,7 +100,7 @@ END_TEST
 
 START_TEST(bad_knob_fails_init)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_KERNELS", "vadd=100,oops", 1);
     /* The loader passes its only driver's answer on. */
     ck_assert_int_eq(zeInit(ZE_INIT_FLAG_GPU_ONLY),
@@ -210,7 +110,7 @@ END_TEST
 
 START_TEST(properties_follow_the_knobs)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_TIMER_HZ", "19200000", 1);
     setenv("FAKEZE_TS_VALID_BITS", "36", 1);
     setenv("FAKEZE_COMPUTE_ENGINES", "3", 1);
@@ -218,20 +118,20 @@ START_TEST(properties_follow_the_knobs)
     setenv("FAKEZE_DEVICES", "2", 1);
     start();
     uint32_t n = 0;
-    ZE_OK(zeDeviceGet(drv, &n, NULL));
+    ZE_OK(zeDeviceGet(zf_drv, &n, NULL));
     ck_assert_uint_eq(n, 2);
     ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
-    ZE_OK(zeDeviceGetProperties(dev, &p));
+    ZE_OK(zeDeviceGetProperties(zf_dev, &p));
     ck_assert_int_eq(p.type, ZE_DEVICE_TYPE_GPU);
     ck_assert_uint_eq(p.timerResolution, 52); /* 52.083 ns, rounded */
     ck_assert_uint_eq(p.timestampValidBits, 36);
     ck_assert_uint_eq(p.kernelTimestampValidBits, 32);
     p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2;
-    ZE_OK(zeDeviceGetProperties(dev, &p));
+    ZE_OK(zeDeviceGetProperties(zf_dev, &p));
     ck_assert_uint_eq(p.timerResolution, 19200000); /* cycles per second */
     ze_command_queue_group_properties_t g[4];
     n = 4;
-    ZE_OK(zeDeviceGetCommandQueueGroupProperties(dev, &n, g));
+    ZE_OK(zeDeviceGetCommandQueueGroupProperties(zf_dev, &n, g));
     ck_assert_uint_eq(n, 2);
     ck_assert_uint_eq(g[0].numQueues, 3);
     ck_assert(g[0].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE);
@@ -242,18 +142,18 @@ START_TEST(properties_follow_the_knobs)
                                   .ordinal = 1,
                                   .index = 2};
     ze_command_queue_handle_t q;
-    ck_assert_int_eq(zeCommandQueueCreate(ctx, dev, &qd, &q),
+    ck_assert_int_eq(zeCommandQueueCreate(zf_ctx, zf_dev, &qd, &q),
                      ZE_RESULT_ERROR_INVALID_ARGUMENT);
     /* No images (but the query answers), and no image calls: a NULL table
      * entry, answered by the loader. */
     ze_device_image_properties_t ip = {
         .stype = ZE_STRUCTURE_TYPE_DEVICE_IMAGE_PROPERTIES,
         .maxImageDims2D = 7};
-    ZE_OK(zeDeviceGetImageProperties(dev, &ip));
+    ZE_OK(zeDeviceGetImageProperties(zf_dev, &ip));
     ck_assert_uint_eq(ip.maxImageDims2D, 0);
     ze_image_desc_t id = {.stype = ZE_STRUCTURE_TYPE_IMAGE_DESC};
     ze_image_handle_t img;
-    ck_assert_int_eq(zeImageCreate(ctx, dev, &id, &img),
+    ck_assert_int_eq(zeImageCreate(zf_ctx, zf_dev, &id, &img),
                      ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
 }
 END_TEST
@@ -262,14 +162,14 @@ END_TEST
  * S - h0, S = FAKEZE_TS_START. The mask is timestampValidBits. */
 START_TEST(global_timestamps_are_host_plus_offset)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_TIMER_HZ", "1000000000", 1);
     setenv("FAKEZE_TS_START", "0x123400000000", 1);
     start();
     uint64_t h1, d1, h2, d2;
-    ZE_OK(zeDeviceGetGlobalTimestamps(dev, &h1, &d1));
+    ZE_OK(zeDeviceGetGlobalTimestamps(zf_dev, &h1, &d1));
     usleep(20000);
-    ZE_OK(zeDeviceGetGlobalTimestamps(dev, &h2, &d2));
+    ZE_OK(zeDeviceGetGlobalTimestamps(zf_dev, &h2, &d2));
     ck_assert_uint_eq(d2 - d1, h2 - h1);
     ck_assert_uint_ge(h2 - h1, 20000000);
     ck_assert_uint_ge(d1, 0x123400000000ull);
@@ -277,7 +177,7 @@ START_TEST(global_timestamps_are_host_plus_offset)
                       10000000000ull); /* zeInit was < 10 s ago */
     /* The host clock is CLOCK_MONOTONIC_RAW: */
     uint64_t before = raw_now();
-    ZE_OK(zeDeviceGetGlobalTimestamps(dev, &h1, &d1));
+    ZE_OK(zeDeviceGetGlobalTimestamps(zf_dev, &h1, &d1));
     ck_assert_uint_ge(h1, before);
     ck_assert_uint_le(h1, raw_now());
 }
@@ -285,13 +185,13 @@ END_TEST
 
 START_TEST(global_timestamps_masked_to_valid_bits)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_TIMER_HZ", "1000000000", 1);
     setenv("FAKEZE_TS_START", "0x123400000000", 1);
     setenv("FAKEZE_TS_VALID_BITS", "36", 1);
     start();
     uint64_t h, d;
-    ZE_OK(zeDeviceGetGlobalTimestamps(dev, &h, &d));
+    ZE_OK(zeDeviceGetGlobalTimestamps(zf_dev, &h, &d));
     ck_assert_uint_eq(d >> 36, 0);
     ck_assert_uint_ge(d, 0x400000000ull); /* 0x1234_0000_0000 mod 2^36 */
 }
@@ -302,26 +202,25 @@ END_TEST
  * the context ones 1000 ticks less; the host wait ends after host_end. */
 START_TEST(immediate_kernel_exact_times)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_KERNELS", "vadd=100000000,other=5", 1);
     start();
     ze_kernel_handle_t k = kernel("vadd");
     ze_event_pool_handle_t p = pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 2);
     ze_event_handle_t e = event(p, 0);
-    ze_command_list_handle_t l =
-        immediate(0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+    ze_command_list_handle_t l = zf_immediate(0, 0);
     uint64_t h1, d1, h2, d2;
-    ZE_OK(zeDeviceGetGlobalTimestamps(dev, &h1, &d1));
-    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, e, 0, NULL));
+    ZE_OK(zeDeviceGetGlobalTimestamps(zf_dev, &h1, &d1));
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &zf_groups, e, 0, NULL));
     ck_assert_int_eq(zeEventQueryStatus(e), ZE_RESULT_NOT_READY);
     ze_kernel_timestamp_result_t r;
     ck_assert_int_eq(zeEventQueryKernelTimestamp(e, &r), ZE_RESULT_NOT_READY);
     ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
     uint64_t after = raw_now();
     ZE_OK(zeEventQueryStatus(e));
-    ZE_OK(zeDeviceGetGlobalTimestamps(dev, &h2, &d2));
-    op o[4];
-    ck_assert_uint_eq(read_ops(o, 4), 1);
+    ZE_OK(zeDeviceGetGlobalTimestamps(zf_dev, &h2, &d2));
+    zf_op o[4];
+    ck_assert_uint_eq(zf_read_ops(o, 4), 1);
     ck_assert_str_eq(o[0].kind, "kernel");
     ck_assert_str_eq(o[0].name, "vadd");
     ck_assert_uint_eq(o[0].ordinal, 0);
@@ -346,7 +245,7 @@ END_TEST
  * launched at once spans it. (The default puts it at 200 ms.) */
 START_TEST(kernel_timestamps_wrap_at_32_bits)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_KERNELS", "long=1000000000", 1);
     setenv("FAKEZE_TS_START", "0x7ffa0a1f0",
            1); /* 0x7_0000_0000 + 2^32 - 6250000 */
@@ -354,12 +253,11 @@ START_TEST(kernel_timestamps_wrap_at_32_bits)
     ze_kernel_handle_t k = kernel("long");
     ze_event_pool_handle_t p = pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 1);
     ze_event_handle_t e = event(p, 0);
-    ze_command_list_handle_t l =
-        immediate(0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
-    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, e, 0, NULL));
+    ze_command_list_handle_t l = zf_immediate(0, 0);
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &zf_groups, e, 0, NULL));
     ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
-    op o[2];
-    ck_assert_uint_eq(read_ops(o, 2), 1);
+    zf_op o[2];
+    ck_assert_uint_eq(zf_read_ops(o, 2), 1);
     const uint64_t wrap = 0x800000000ull; /* 0x7_0000_0000 + 2^32 */
     ck_assert_uint_lt(o[0].start, wrap);
     ck_assert_uint_gt(o[0].end, wrap);
@@ -370,7 +268,7 @@ START_TEST(kernel_timestamps_wrap_at_32_bits)
     ck_assert_uint_eq(r.global.kernelEnd, o[0].end - wrap);
     /* The 64-bit global timestamps do not wrap there. */
     uint64_t h, d;
-    ZE_OK(zeDeviceGetGlobalTimestamps(dev, &h, &d));
+    ZE_OK(zeDeviceGetGlobalTimestamps(zf_dev, &h, &d));
     ck_assert_uint_gt(d, wrap);
 }
 END_TEST
@@ -380,7 +278,7 @@ END_TEST
  * queue waits that time out before the end and succeed after it. */
 START_TEST(regular_list_queue_and_fence)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_KERNELS", "a=200000000,b=3000000", 1);
     setenv("FAKEZE_COPY_BPS", "1000000000", 1); /* 1 byte per ns */
     setenv("FAKEZE_COPY_NS", "800", 1);
@@ -394,18 +292,18 @@ START_TEST(regular_list_queue_and_fence)
                                        ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
     ze_device_mem_alloc_desc_t dd = {
         .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
-    ZE_OK(zeMemAllocHost(ctx, &hd, bytes, 64, &host));
-    ZE_OK(zeMemAllocDevice(ctx, &dd, bytes, 64, dev, &devmem));
+    ZE_OK(zeMemAllocHost(zf_ctx, &hd, bytes, 64, &host));
+    ZE_OK(zeMemAllocDevice(zf_ctx, &dd, bytes, 64, zf_dev, &devmem));
     memset(host, 0x5a, bytes);
-    ze_command_list_handle_t l = regular(0);
-    ZE_OK(zeCommandListAppendLaunchKernel(l, ka, &groups, ea, 0, NULL));
+    ze_command_list_handle_t l = zf_regular(0);
+    ZE_OK(zeCommandListAppendLaunchKernel(l, ka, &zf_groups, ea, 0, NULL));
     ZE_OK(zeCommandListAppendMemoryCopy(l, devmem, host, bytes, ec, 0, NULL));
     uint32_t pattern = 0x01020304;
     ZE_OK(zeCommandListAppendMemoryFill(l, host, &pattern, 4, 4096, NULL, 0,
                                         NULL));
-    ZE_OK(zeCommandListAppendLaunchKernel(l, kb, &groups, eb, 0, NULL));
+    ZE_OK(zeCommandListAppendLaunchKernel(l, kb, &zf_groups, eb, 0, NULL));
     ZE_OK(zeCommandListClose(l));
-    ze_command_queue_handle_t q = queue(0, 1);
+    ze_command_queue_handle_t q = zf_queue(0, 1);
     ze_fence_desc_t fd = {.stype = ZE_STRUCTURE_TYPE_FENCE_DESC};
     ze_fence_handle_t f;
     ZE_OK(zeFenceCreate(q, &fd, &f));
@@ -422,8 +320,8 @@ START_TEST(regular_list_queue_and_fence)
     ZE_OK(zeFenceQueryStatus(f));
     ZE_OK(zeCommandQueueSynchronize(q, 0));
     ZE_OK(zeEventQueryStatus(eb));
-    op o[8];
-    ck_assert_uint_eq(read_ops(o, 8), 4);
+    zf_op o[8];
+    ck_assert_uint_eq(zf_read_ops(o, 8), 4);
     ck_assert_str_eq(o[1].kind, "copy");
     ck_assert_uint_eq(o[1].bytes, bytes);
     ck_assert_str_eq(o[1].src, "host");
@@ -444,7 +342,7 @@ START_TEST(regular_list_queue_and_fence)
     ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, f));
     ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
     ZE_OK(zeFenceQueryStatus(f));
-    ck_assert_uint_eq(read_ops(o, 8), 8);
+    ck_assert_uint_eq(zf_read_ops(o, 8), 8);
     ck_assert_uint_ge(o[4].start, o[3].end);
     ck_assert_uint_eq(o[7].end - o[7].start, 37500);
     /* Appending to a closed list, executing an open one: refused. */
@@ -453,8 +351,8 @@ START_TEST(regular_list_queue_and_fence)
     ZE_OK(zeCommandListReset(l));
     ck_assert_int_ne(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL),
                      ZE_RESULT_SUCCESS);
-    ZE_OK(zeMemFree(ctx, host));
-    ZE_OK(zeMemFree(ctx, devmem));
+    ZE_OK(zeMemFree(zf_ctx, host));
+    ZE_OK(zeMemFree(zf_ctx, devmem));
 }
 END_TEST
 
@@ -471,26 +369,26 @@ static void until_raw(uint64_t h)
  * signal only from that run's end on (not the last one scheduled). */
 START_TEST(host_sees_signals_at_their_ticks)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_KERNELS", "a=20000000", 1);
     start();
     ze_kernel_handle_t ka = kernel("a");
-    ze_event_pool_handle_t p =
-        pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP |
-                 ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 2);
+    ze_event_pool_handle_t p = pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP |
+                                        ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+                                    2);
     ze_event_handle_t e = event(p, 0);
-    ze_command_list_handle_t l = regular(0), r = regular(0);
-    ZE_OK(zeCommandListAppendLaunchKernel(l, ka, &groups, e, 0, NULL));
+    ze_command_list_handle_t l = zf_regular(0), r = zf_regular(0);
+    ZE_OK(zeCommandListAppendLaunchKernel(l, ka, &zf_groups, e, 0, NULL));
     ZE_OK(zeCommandListClose(l));
     ze_kernel_timestamp_result_t *mem;
     ze_host_mem_alloc_desc_t hd = {.stype =
                                        ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
-    ZE_OK(zeMemAllocHost(ctx, &hd, sizeof(*mem), 64, (void **)&mem));
-    ZE_OK(zeCommandListAppendQueryKernelTimestamps(r, 1, &e, mem, NULL, NULL,
-                                                   1, &e));
+    ZE_OK(zeMemAllocHost(zf_ctx, &hd, sizeof(*mem), 64, (void **)&mem));
+    ZE_OK(zeCommandListAppendQueryKernelTimestamps(r, 1, &e, mem, NULL, NULL, 1,
+                                                   &e));
     ZE_OK(zeCommandListAppendEventReset(r, e));
     ZE_OK(zeCommandListClose(r));
-    ze_command_queue_handle_t q = queue(0, 0);
+    ze_command_queue_handle_t q = zf_queue(0, 0);
     uint64_t t0 = raw_now();
     ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
     ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &r, NULL));
@@ -498,8 +396,8 @@ START_TEST(host_sees_signals_at_their_ticks)
     ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
     ck_assert_int_eq(zeEventQueryStatus(e), ZE_RESULT_NOT_READY);
     ck_assert_uint_lt(raw_now() - t0, 15000000); /* before run 1 ended */
-    op o[8];
-    ck_assert_uint_eq(read_ops(o, 8), 5); /* kernel, query, reset, 2 k */
+    zf_op o[8];
+    ck_assert_uint_eq(zf_read_ops(o, 8), 5); /* kernel, query, reset, 2 k */
     ck_assert_str_eq(o[1].kind, "timestamp");
     ck_assert_str_eq(o[2].kind, "reset");
     uint64_t m = 0xffffffffu;
@@ -513,7 +411,7 @@ START_TEST(host_sees_signals_at_their_ticks)
         ck_assert_uint_eq(kts(e).global.kernelStart, o[k].start & m);
         ck_assert_uint_eq(kts(e).global.kernelEnd, o[k].end & m);
     }
-    ZE_OK(zeMemFree(ctx, mem));
+    ZE_OK(zeMemFree(zf_ctx, mem));
 }
 END_TEST
 
@@ -521,35 +419,31 @@ END_TEST
  * timeline; the copy engine 1.0 is a third timeline. */
 START_TEST(engines_are_independent_timelines)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_KERNELS", "k=200000000", 1);
     setenv("FAKEZE_COPY_BPS", "1000000", 1); /* 4096 bytes: 4.096 ms */
     start();
     ze_kernel_handle_t k = kernel("k");
-    ze_command_list_handle_t l00 =
-        immediate(0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
-    ze_command_list_handle_t l00b =
-        immediate(0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
-    ze_command_list_handle_t l01 =
-        immediate(0, 1, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
-    ze_command_list_handle_t l10 =
-        immediate(1, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+    ze_command_list_handle_t l00 = zf_immediate(0, 0);
+    ze_command_list_handle_t l00b = zf_immediate(0, 0);
+    ze_command_list_handle_t l01 = zf_immediate(0, 1);
+    ze_command_list_handle_t l10 = zf_immediate(1, 0);
     static char a[4096], b[4096];
     ze_event_pool_handle_t p = pool(0, 4);
     ze_event_handle_t e[4] = {event(p, 0), event(p, 1), event(p, 2),
                               event(p, 3)};
-    ZE_OK(zeCommandListAppendLaunchKernel(l00, k, &groups, e[0], 0, NULL));
-    ZE_OK(zeCommandListAppendLaunchKernel(l00b, k, &groups, e[1], 0, NULL));
-    ZE_OK(zeCommandListAppendLaunchKernel(l01, k, &groups, e[2], 0, NULL));
+    ZE_OK(zeCommandListAppendLaunchKernel(l00, k, &zf_groups, e[0], 0, NULL));
+    ZE_OK(zeCommandListAppendLaunchKernel(l00b, k, &zf_groups, e[1], 0, NULL));
+    ZE_OK(zeCommandListAppendLaunchKernel(l01, k, &zf_groups, e[2], 0, NULL));
     ZE_OK(zeCommandListAppendMemoryCopy(l10, a, b, sizeof a, e[3], 0, NULL));
     /* No kernels on a copy engine. */
     ck_assert_int_ne(
-        zeCommandListAppendLaunchKernel(l10, k, &groups, NULL, 0, NULL),
+        zeCommandListAppendLaunchKernel(l10, k, &zf_groups, NULL, 0, NULL),
         ZE_RESULT_SUCCESS);
     for (int i = 0; i < 4; i++)
         ZE_OK(zeEventHostSynchronize(e[i], UINT64_MAX));
-    op o[8];
-    ck_assert_uint_eq(read_ops(o, 8), 4);
+    zf_op o[8];
+    ck_assert_uint_eq(zf_read_ops(o, 8), 4);
     ck_assert_uint_eq(o[1].start, o[0].end); /* same engine: after */
     ck_assert_uint_lt(o[2].start, o[0].end); /* other engine: beside */
     ck_assert_uint_lt(o[3].start, o[0].end);
@@ -562,19 +456,17 @@ END_TEST
  * another engine waiting on a kernel's event starts at its end. */
 START_TEST(waits_on_events)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_KERNELS", "k=2000000", 1);
     start();
     ze_kernel_handle_t k = kernel("k");
     ze_event_pool_handle_t p = pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 4);
     ze_event_handle_t host_ev = event(p, 0), e1 = event(p, 1), e2 = event(p, 2);
-    ze_command_list_handle_t l0 =
-        immediate(0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
-    ze_command_list_handle_t l1 =
-        immediate(0, 1, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+    ze_command_list_handle_t l0 = zf_immediate(0, 0);
+    ze_command_list_handle_t l1 = zf_immediate(0, 1);
     ZE_OK(zeCommandListAppendWaitOnEvents(l0, 1, &host_ev));
-    ZE_OK(zeCommandListAppendLaunchKernel(l0, k, &groups, e1, 0, NULL));
-    ZE_OK(zeCommandListAppendLaunchKernel(l1, k, &groups, e2, 1, &e1));
+    ZE_OK(zeCommandListAppendLaunchKernel(l0, k, &zf_groups, e1, 0, NULL));
+    ZE_OK(zeCommandListAppendLaunchKernel(l1, k, &zf_groups, e2, 1, &e1));
     usleep(10000);
     ck_assert_int_eq(zeEventQueryStatus(e1), ZE_RESULT_NOT_READY);
     ck_assert_int_eq(zeEventHostSynchronize(e2, 1000000), ZE_RESULT_NOT_READY);
@@ -582,8 +474,8 @@ START_TEST(waits_on_events)
     ZE_OK(zeEventHostSignal(host_ev));
     ZE_OK(zeEventHostSynchronize(e2, UINT64_MAX));
     ck_assert_uint_ge(raw_now() - before, 4000000);
-    op o[4];
-    ck_assert_uint_eq(read_ops(o, 4), 3);
+    zf_op o[4];
+    ck_assert_uint_eq(zf_read_ops(o, 4), 3);
     ck_assert_str_eq(o[0].kind, "wait");
     ck_assert_uint_ge(o[0].host_start, before - 80);
     ck_assert_uint_eq(o[1].start, o[0].end);
@@ -607,17 +499,17 @@ END_TEST
  * kernel-timestamp queries land in memory. */
 START_TEST(synchronous_list_and_commands)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_KERNELS", "k=3000000", 1);
     start();
     ze_kernel_handle_t k = kernel("k");
     ze_event_pool_handle_t p = pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 4);
     ze_event_handle_t e = event(p, 0), s = event(p, 1);
     ze_command_list_handle_t l =
-        immediate(0, 0, ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+        zf_immediate_mode(0, 0, ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
     uint64_t t0 = raw_now();
-    ZE_OK(
-        zeCommandListAppendLaunchCooperativeKernel(l, k, &groups, e, 0, NULL));
+    ZE_OK(zeCommandListAppendLaunchCooperativeKernel(l, k, &zf_groups, e, 0,
+                                                     NULL));
     ck_assert_uint_ge(raw_now() - t0, 3000000);
     ZE_OK(zeEventQueryStatus(e));
     uint64_t stamp = 0;
@@ -633,8 +525,8 @@ START_TEST(synchronous_list_and_commands)
     ZE_OK(zeEventQueryStatus(s));
     ze_group_count_t g = {2, 1, 1};
     ZE_OK(zeCommandListAppendLaunchKernelIndirect(l, k, &g, NULL, 0, NULL));
-    op o[16];
-    size_t n = read_ops(o, 16);
+    zf_op o[16];
+    size_t n = zf_read_ops(o, 16);
     ck_assert_uint_eq(n, 7);
     ck_assert_str_eq(o[1].kind, "timestamp");
     ck_assert_uint_eq(stamp, o[1].start);
@@ -652,7 +544,7 @@ END_TEST
  * bytes given. Other bytes take any kernel name. */
 START_TEST(modules_keep_their_bytes)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     start();
     /* Header, OpEntryPoint Kernel %1 "vadd", OpEntryPoint Kernel %2 "scale". */
     const uint32_t spv[] = {0x07230203,      0x00010000, 0, 3,          0,
@@ -664,7 +556,7 @@ START_TEST(modules_keep_their_bytes)
                            .pInputModule = (const uint8_t *)spv};
     ze_module_handle_t m;
     ze_module_build_log_handle_t log;
-    ZE_OK(zeModuleCreate(ctx, dev, &md, &m, &log));
+    ZE_OK(zeModuleCreate(zf_ctx, zf_dev, &md, &m, &log));
     size_t size = 0;
     ZE_OK(zeModuleBuildLogGetString(log, &size, NULL));
     ZE_OK(zeModuleBuildLogDestroy(log));
@@ -700,37 +592,37 @@ END_TEST
 
 START_TEST(memory_types)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     start();
     void *h, *d, *s;
     ze_host_mem_alloc_desc_t hd = {.stype =
                                        ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
     ze_device_mem_alloc_desc_t dd = {
         .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
-    ZE_OK(zeMemAllocHost(ctx, &hd, 100, 0, &h));
-    ZE_OK(zeMemAllocDevice(ctx, &dd, 100, 256, dev, &d));
-    ZE_OK(zeMemAllocShared(ctx, &dd, &hd, 100, 0, dev, &s));
+    ZE_OK(zeMemAllocHost(zf_ctx, &hd, 100, 0, &h));
+    ZE_OK(zeMemAllocDevice(zf_ctx, &dd, 100, 256, zf_dev, &d));
+    ZE_OK(zeMemAllocShared(zf_ctx, &dd, &hd, 100, 0, zf_dev, &s));
     ck_assert_uint_eq((uintptr_t)d % 256, 0);
     ze_memory_allocation_properties_t p = {
         .stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES};
-    ZE_OK(zeMemGetAllocProperties(ctx, h, &p, NULL));
+    ZE_OK(zeMemGetAllocProperties(zf_ctx, h, &p, NULL));
     ck_assert_int_eq(p.type, ZE_MEMORY_TYPE_HOST);
-    ZE_OK(zeMemGetAllocProperties(ctx, (char *)d + 50, &p, NULL));
+    ZE_OK(zeMemGetAllocProperties(zf_ctx, (char *)d + 50, &p, NULL));
     ck_assert_int_eq(p.type, ZE_MEMORY_TYPE_DEVICE);
-    ZE_OK(zeMemGetAllocProperties(ctx, s, &p, NULL));
+    ZE_OK(zeMemGetAllocProperties(zf_ctx, s, &p, NULL));
     ck_assert_int_eq(p.type, ZE_MEMORY_TYPE_SHARED);
     int stack;
-    ZE_OK(zeMemGetAllocProperties(ctx, &stack, &p, NULL));
+    ZE_OK(zeMemGetAllocProperties(zf_ctx, &stack, &p, NULL));
     ck_assert_int_eq(p.type, ZE_MEMORY_TYPE_UNKNOWN);
     void *base;
     size_t size;
-    ZE_OK(zeMemGetAddressRange(ctx, (char *)d + 99, &base, &size));
+    ZE_OK(zeMemGetAddressRange(zf_ctx, (char *)d + 99, &base, &size));
     ck_assert_ptr_eq(base, d);
     ck_assert_uint_eq(size, 100);
-    ZE_OK(zeMemFree(ctx, h));
-    ZE_OK(zeMemFree(ctx, d));
-    ZE_OK(zeMemFree(ctx, s));
-    ck_assert_int_ne(zeMemFree(ctx, h), ZE_RESULT_SUCCESS);
+    ZE_OK(zeMemFree(zf_ctx, h));
+    ZE_OK(zeMemFree(zf_ctx, d));
+    ZE_OK(zeMemFree(zf_ctx, s));
+    ck_assert_int_ne(zeMemFree(zf_ctx, h), ZE_RESULT_SUCCESS);
 }
 END_TEST
 
@@ -746,17 +638,17 @@ static void *submitter(void *arg)
     ze_event_pool_handle_t p = pool(0, 1);
     ze_event_handle_t e = event(p, 0);
     ze_command_list_handle_t l =
-        immediate(0, index, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+        zf_immediate_mode(0, index, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
     for (int i = 0; i < THREAD_LAUNCHES; i++)
         ZE_OK(zeCommandListAppendLaunchKernel(
-            l, k, &groups, i + 1 == THREAD_LAUNCHES ? e : NULL, 0, NULL));
+            l, k, &zf_groups, i + 1 == THREAD_LAUNCHES ? e : NULL, 0, NULL));
     ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
     return NULL;
 }
 
 START_TEST(threads_submit_to_their_engines)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("FAKEZE_KERNEL_NS", "20000", 1);
     start();
     pthread_t t[2];
@@ -764,8 +656,8 @@ START_TEST(threads_submit_to_their_engines)
         ck_assert_int_eq(pthread_create(&t[i], NULL, submitter, (void *)i), 0);
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
-    static op o[2 * THREAD_LAUNCHES + 1];
-    ck_assert_uint_eq(read_ops(o, 2 * THREAD_LAUNCHES + 1),
+    static zf_op o[2 * THREAD_LAUNCHES + 1];
+    ck_assert_uint_eq(zf_read_ops(o, 2 * THREAD_LAUNCHES + 1),
                       2 * THREAD_LAUNCHES);
     uint64_t last_end[2] = {0, 0};
     unsigned count[2] = {0, 0};
@@ -838,24 +730,24 @@ static void traced_work(void)
     ze_kernel_handle_t k = kernel("k");
     ze_event_pool_handle_t p = pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 1);
     ze_event_handle_t e = event(p, 0);
-    ze_command_list_handle_t il =
-        immediate(0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+    ze_command_list_handle_t il = zf_immediate(0, 0);
     for (int i = 0; i < 3; i++)
-        ZE_OK(zeCommandListAppendLaunchKernel(il, k, &groups, NULL, 0, NULL));
-    ze_command_list_handle_t l = regular(0);
-    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, e, 0, NULL));
+        ZE_OK(
+            zeCommandListAppendLaunchKernel(il, k, &zf_groups, NULL, 0, NULL));
+    ze_command_list_handle_t l = zf_regular(0);
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &zf_groups, e, 0, NULL));
     ZE_OK(zeCommandListClose(l));
-    ze_command_queue_handle_t q = queue(0, 0);
+    ze_command_queue_handle_t q = zf_queue(0, 0);
     ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, NULL));
     ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
-    op o[8];
-    ck_assert_uint_eq(read_ops(o, 8), 4);
+    zf_op o[8];
+    ck_assert_uint_eq(zf_read_ops(o, 8), 4);
     ck_assert_uint_eq(kts(e).global.kernelEnd, o[3].end & 0xffffffffu);
 }
 
 START_TEST(tracing_layer_sees_the_calls)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     setenv("ZE_ENABLE_TRACING_LAYER", "1", 1);
     start();
     zel_tracer_handle_t t = tracer();
@@ -874,7 +766,7 @@ END_TEST
  * be made. */
 START_TEST(no_tracing_layer_no_tracer)
 {
-    knobs();
+    zf_knobs("fakeze-ops");
     unsetenv("ZE_ENABLE_TRACING_LAYER");
     start();
     zel_tracer_desc_t td = {.stype = ZEL_STRUCTURE_TYPE_TRACER_DESC};
@@ -887,10 +779,8 @@ END_TEST
 
 int main(void)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
-    snprintf(driver_path, sizeof driver_path, "%s/libfakeze.so", dirname(exe));
+    if (!zf_find_driver("/proc/self/exe"))
+        return EXIT_FAILURE;
     unsetenv("ZE_ENABLE_TRACING_LAYER");
     const test_case cases[] = {
         {"no_driver", no_driver_is_uninitialized, 30},

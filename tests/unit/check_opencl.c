@@ -24,6 +24,7 @@
 #include "core/internal.h"
 #include "io/io.h"
 #include "io/trace.h"
+#include "support/busy.h"
 #include "support/readback.h"
 #include "support/suite.h"
 
@@ -133,52 +134,7 @@ static cl_mem buffer(size_t bytes)
         }                                                                      \
     } while (0)
 
-/* ---- reading the profile back ---------------------------------------- */
-static gpuprof__io_profile *flush_and_load(void)
-{
-    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    return rb_load();
-}
-
-/* Is node i (absolute) beneath a region named `region`? NULL: anywhere. */
-static bool under_region(const gpuprof__io_profile *p, uint32_t i,
-                         const char *region)
-{
-    if (!region)
-        return true;
-    const gpuprof__io_thread *th = NULL;
-    for (uint32_t t = 0; t < p->thread_count && !th; t++)
-        if (i >= p->threads[t].first_node &&
-            i < p->threads[t].first_node + p->threads[t].node_count)
-            th = &p->threads[t];
-    ck_assert_ptr_nonnull(th);
-    for (uint32_t r = i - th->first_node; r != 0;
-         r = p->nodes[th->first_node + r].parent) {
-        const gpuprof__io_node *n = &p->nodes[th->first_node + r];
-        if (n->kind == GPUPROF_IO_NODE_REGION &&
-            !strcmp(gpuprof__io_str(p, n->key_a), region))
-            return true;
-    }
-    return false;
-}
-
-/* Sum of metric `m` over placeholders of op `kind` (0: any) beneath
- * `region`, or over kernels named `kname` when given. */
-static uint64_t sum_at(const gpuprof__io_profile *p, const char *metric,
-                       uint32_t kind, const char *kname, const char *region)
-{
-    uint64_t s = 0;
-    for (uint32_t i = 0; i < p->node_count; i++) {
-        const gpuprof__io_node *n = &p->nodes[i];
-        bool hit = kname ? n->kind == GPUPROF_IO_NODE_KERNEL &&
-                               !strcmp(gpuprof__io_str(p, n->key_a), kname)
-                         : n->kind == GPUPROF_IO_NODE_GPU_OP &&
-                               (!kind || n->key_a == kind);
-        if (hit && under_region(p, i, region))
-            s += rb_val(p, i, metric);
-    }
-    return s;
-}
+/* (The profile is read back through support/readback.h: rb_sum.) */
 
 /* ---- counts, bytes, times -------------------------------------------- */
 START_TEST(exact_counts_and_bytes)
@@ -220,31 +176,31 @@ START_TEST(exact_counts_and_bytes)
     ck_assert_int_eq(st, CL_COMPLETE);
     ck_assert_int_eq(clReleaseEvent(mine), CL_SUCCESS);
 
-    gpuprof__io_profile *p = flush_and_load();
-    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL,
+    gpuprof__io_profile *p = rb_flush_and_load();
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", GPUPROF_OP_COPY_H2D, NULL,
                              "upload"), 2);
-    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_H2D, NULL,
+    ck_assert_uint_eq(rb_sum(p, "gpu.bytes", GPUPROF_OP_COPY_H2D, NULL,
                              "upload"), 2 * sizeof(h));
-    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_MEMSET, NULL,
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", GPUPROF_OP_MEMSET, NULL,
                              "upload"), 1);
-    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_MEMSET, NULL,
+    ck_assert_uint_eq(rb_sum(p, "gpu.bytes", GPUPROF_OP_MEMSET, NULL,
                              "upload"), 1024);
-    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_add", "compute"), 7);
-    ck_assert_uint_eq(sum_at(p, "gpu.work_items", 0, "k_add", "compute"),
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_add", "compute"), 7);
+    ck_assert_uint_eq(rb_sum(p, "gpu.work_items", 0, "k_add", "compute"),
                       7 * N);
-    ck_assert_uint_eq(sum_at(p, "gpu.group_size", 0, "k_add", "compute"),
+    ck_assert_uint_eq(rb_sum(p, "gpu.group_size", 0, "k_add", "compute"),
                       7 * 64);
-    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_add", "upload"), 0);
-    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_COPY_D2H, NULL,
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_add", "upload"), 0);
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", GPUPROF_OP_COPY_D2H, NULL,
                              "compute"), 1);
-    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_COPY_D2H, NULL,
+    ck_assert_uint_eq(rb_sum(p, "gpu.bytes", GPUPROF_OP_COPY_D2H, NULL,
                              "compute"), 2048);
-    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_SYNC, NULL,
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", GPUPROF_OP_SYNC, NULL,
                              "compute"), 1);
-    uint64_t kt = sum_at(p, "gpu.time", 0, "k_add", "compute");
+    uint64_t kt = rb_sum(p, "gpu.time", 0, "k_add", "compute");
     ck_assert_uint_gt(kt, 0);
     ck_assert_uint_lt(kt, wall);
-    ck_assert_uint_gt(sum_at(p, "api.time", GPUPROF_OP_BUILD, NULL, NULL), 0);
+    ck_assert_uint_gt(rb_sum(p, "api.time", GPUPROF_OP_BUILD, NULL, NULL), 0);
     ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
     ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
     gpuprof__io_profile_free(p);
@@ -275,38 +231,20 @@ START_TEST(long_kernel_behind_finish_gets_cpu_idle_cause)
                                             NULL), CL_SUCCESS);
     ck_assert_int_eq(clFinish(Q), CL_SUCCESS);
     gpuprof_region_end("wait");
-    gpuprof__io_profile *p = flush_and_load();
-    uint64_t idle = sum_at(p, "blame.cpu_idle", GPUPROF_OP_SYNC, NULL, "wait");
-    uint64_t cause = sum_at(p, "blame.cpu_idle_cause", 0, "k_spin", "wait");
-    uint64_t kt = sum_at(p, "gpu.time", 0, "k_spin", "wait");
+    gpuprof__io_profile *p = rb_flush_and_load();
+    uint64_t idle = rb_sum(p, "blame.cpu_idle", GPUPROF_OP_SYNC, NULL, "wait");
+    uint64_t cause = rb_sum(p, "blame.cpu_idle_cause", 0, "k_spin", "wait");
+    uint64_t kt = rb_sum(p, "gpu.time", 0, "k_spin", "wait");
     ck_assert_uint_gt(kt, 5000000); /* the kernel ran for a while */
     ck_assert_uint_gt(idle, kt / 2);  /* and the thread waited for it */
     /* The only command running during the wait takes all of it. */
     ck_assert_uint_eq(cause, idle);
     /* Nothing else in the region is blamed. */
-    ck_assert_uint_eq(sum_at(p, "blame.cpu_idle_cause", 0, NULL, "wait"), 0);
+    ck_assert_uint_eq(rb_sum(p, "blame.cpu_idle_cause", 0, NULL, "wait"), 0);
     gpuprof__io_profile_free(p);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
 }
 END_TEST
-
-double busy_cpu(uint64_t ns);
-__attribute__((noinline)) double busy_cpu(uint64_t ns)
-{
-    struct timespec ts;
-    double x = 1;
-    uint64_t end;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
-    for (;;) {
-        for (int i = 0; i < 10000; i++)
-            x = x * 1.0000001 + 1e-9;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec >= end)
-            break;
-    }
-    return x;
-}
 
 START_TEST(cpu_phase_with_idle_device_gets_gpu_idle_cause)
 {
@@ -323,12 +261,12 @@ START_TEST(cpu_phase_with_idle_device_gets_gpu_idle_cause)
     (void)x;
     gpuprof_region_end("cpu only");
     ck_assert_int_eq(clFinish(Q), CL_SUCCESS); /* drains the samples */
-    gpuprof__io_profile *p = flush_and_load();
+    gpuprof__io_profile *p = rb_flush_and_load();
     const char *m = "blame.gpu_idle_cause";
     uint64_t in_region = 0, in_busy = 0;
     for (uint32_t i = 0; i < p->node_count; i++) {
         uint64_t v = rb_val(p, i, m);
-        if (!v || !under_region(p, i, "cpu only"))
+        if (!v || !rb_under_region(p, i, "cpu only"))
             continue;
         in_region += v;
         /* Is busy_cpu on this sample's path? */
@@ -395,7 +333,7 @@ START_TEST(deep_samples_beneath_truncated)
     deep_cpu(60);
     gpuprof_region_end("deep cpu");
     ck_assert_int_eq(clFinish(Q), CL_SUCCESS); /* drains the samples */
-    gpuprof__io_profile *p = flush_and_load();
+    gpuprof__io_profile *p = rb_flush_and_load();
     const gpuprof__io_thread *th = &p->threads[0];
     uint32_t r = UINT32_MAX, cut = UINT32_MAX;
     for (uint32_t i = 1; i < th->node_count; i++) {
@@ -468,10 +406,10 @@ START_TEST(binaries_are_the_librarys_time)
     ck_assert_int_eq(gpuprof_stat_get("gpuprof.self_ns", &self), GPUPROF_OK);
     self -= before;
     ck_assert_int_eq(clFinish(Q), CL_SUCCESS); /* drains the samples */
-    gpuprof__io_profile *p = flush_and_load();
+    gpuprof__io_profile *p = rb_flush_and_load();
     uint64_t idle = 0;
     for (uint32_t i = 0; i < p->node_count; i++)
-        if (under_region(p, i, "create"))
+        if (rb_under_region(p, i, "create"))
             idle += rb_val(p, i, "blame.gpu_idle_cause");
     fprintf(stderr, "create %.1f ms, of it the library's %.1f ms; "
             "GPU_IDLE_CAUSE beneath it %.1f ms\n", (t1 - t0) / 1e6,
@@ -558,23 +496,23 @@ START_TEST(detectors_fire_and_stay_silent)
     clFinish(q3);
     clFinish(Q);
 
-    gpuprof__io_profile *p = flush_and_load();
-    ck_assert_uint_eq(sum_at(p, "detect.inorder_queue", 0, NULL, NULL), 2);
-    ck_assert_uint_eq(sum_at(p, "detect.inorder_queue", 0, NULL, "ooo queue"),
+    gpuprof__io_profile *p = rb_flush_and_load();
+    ck_assert_uint_eq(rb_sum(p, "detect.inorder_queue", 0, NULL, NULL), 2);
+    ck_assert_uint_eq(rb_sum(p, "detect.inorder_queue", 0, NULL, "ooo queue"),
                       0);
-    ck_assert_uint_eq(sum_at(p, "detect.jit_single_device", 0, NULL, "jit"), 1);
-    ck_assert_uint_eq(sum_at(p, "detect.jit_single_device", 0, NULL, "aot"), 0);
-    ck_assert_uint_eq(sum_at(p, "detect.args_not_aliased", 0, NULL,
+    ck_assert_uint_eq(rb_sum(p, "detect.jit_single_device", 0, NULL, "jit"), 1);
+    ck_assert_uint_eq(rb_sum(p, "detect.jit_single_device", 0, NULL, "aot"), 0);
+    ck_assert_uint_eq(rb_sum(p, "detect.args_not_aliased", 0, NULL,
                              "distinct"), 1);
-    ck_assert_uint_eq(sum_at(p, "detect.args_not_aliased", 0, NULL, "aliased"),
+    ck_assert_uint_eq(rb_sum(p, "detect.args_not_aliased", 0, NULL, "aliased"),
                       0);
-    ck_assert_uint_eq(sum_at(p, "detect.output_as_input", 0, NULL,
+    ck_assert_uint_eq(rb_sum(p, "detect.output_as_input", 0, NULL,
                              "round trip"), 1);
-    ck_assert_uint_eq(sum_at(p, "detect.output_as_input", 0, NULL,
+    ck_assert_uint_eq(rb_sum(p, "detect.output_as_input", 0, NULL,
                              "fresh data"), 0);
-    ck_assert_uint_eq(sum_at(p, "detect.kernel_multi_context", 0, NULL,
+    ck_assert_uint_eq(rb_sum(p, "detect.kernel_multi_context", 0, NULL,
                              "one context"), 0);
-    ck_assert_uint_eq(sum_at(p, "detect.kernel_multi_context", 0, NULL,
+    ck_assert_uint_eq(rb_sum(p, "detect.kernel_multi_context", 0, NULL,
                              "second context"), 1);
     gpuprof__io_profile_free(p);
     clReleaseMemObject(a3);
@@ -586,8 +524,8 @@ START_TEST(detectors_fire_and_stay_silent)
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
     /* Finalized: devices unused (PoCL's one device was used) is 0. */
     p = rb_load();
-    ck_assert_uint_eq(sum_at(p, "detect.devices_unused", 0, NULL, NULL), 0);
-    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, "k_add", NULL), 4);
+    ck_assert_uint_eq(rb_sum(p, "detect.devices_unused", 0, NULL, NULL), 0);
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, "k_add", NULL), 4);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -647,9 +585,9 @@ START_TEST(dlopened_opencl_is_measured)
                               NULL), CL_SUCCESS);
     ck_assert_int_eq(fin(q), CL_SUCCESS);
     gpuprof_region_end("dl");
-    gpuprof__io_profile *p = flush_and_load();
-    ck_assert_uint_eq(sum_at(p, "gpu.count", GPUPROF_OP_MEMSET, NULL, "dl"), 5);
-    ck_assert_uint_eq(sum_at(p, "gpu.bytes", GPUPROF_OP_MEMSET, NULL, "dl"),
+    gpuprof__io_profile *p = rb_flush_and_load();
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", GPUPROF_OP_MEMSET, NULL, "dl"), 5);
+    ck_assert_uint_eq(rb_sum(p, "gpu.bytes", GPUPROF_OP_MEMSET, NULL, "dl"),
                       5 * 4096);
     gpuprof__io_profile_free(p);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
@@ -810,7 +748,7 @@ START_TEST(binaries_off)
     cl_kernel k = kernel(prog, "k_add");
     cl_mem a = buffer(64 * sizeof(float));
     launch_n(Q, k, a, 2);
-    gpuprof__io_profile *p = flush_and_load();
+    gpuprof__io_profile *p = rb_flush_and_load();
     uint64_t launches = 0;
     for (uint32_t i = 0; i < p->node_count; i++)
         if (p->nodes[i].kind == GPUPROF_IO_NODE_KERNEL) {
@@ -858,8 +796,8 @@ START_TEST(no_layer_is_unavailable_and_changes_nothing)
                                             NULL), CL_SUCCESS);
     clEnqueueReadBuffer(Q, a, CL_TRUE, 0, sizeof(h), h, 0, NULL, NULL);
     ck_assert(h[3] == 6.0f && h[255] == 510.0f);
-    gpuprof__io_profile *p = flush_and_load();
-    ck_assert_uint_eq(sum_at(p, "gpu.count", 0, NULL, NULL), 0);
+    gpuprof__io_profile *p = rb_flush_and_load();
+    ck_assert_uint_eq(rb_sum(p, "gpu.count", 0, NULL, NULL), 0);
     gpuprof__io_profile_free(p);
     ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
 }

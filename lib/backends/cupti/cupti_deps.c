@@ -60,6 +60,7 @@
 #include <string.h>
 
 #include "backends/cupti/cupti.h"
+#include "backends/kit/evcache.h"
 
 enum {
     R_UNKNOWN = 0,
@@ -158,47 +159,14 @@ static uint32_t role_of(CUpti_CallbackDomain dom, CUpti_CallbackId id)
     return r;
 }
 
-/* ---- events: the latest record of each ---------------------------------- */
-#define EV_SLOTS 4096u
-
-typedef struct ev_rec {
-    const void *ev;
-    uint64_t corr; /* its latest record */
-    uint32_t device, stream;
-} ev_rec;
-
-static ev_rec ev_slot[EV_SLOTS];
-static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static uint32_t ev_hash(const void *ev)
-{
-    uint64_t k = (uint64_t)(uintptr_t)ev * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(k >> 52) & (EV_SLOTS - 1);
-}
-
-static void ev_put(const void *ev, uint64_t corr, uint32_t dev, uint32_t sid)
-{
-    pthread_mutex_lock(&ev_mu);
-    ev_slot[ev_hash(ev)] = (ev_rec){ev, corr, dev, sid};
-    pthread_mutex_unlock(&ev_mu);
-}
-
-/* The event's latest record; false when unknown. */
-static bool ev_get(const void *ev, ev_rec *out)
-{
-    pthread_mutex_lock(&ev_mu);
-    *out = ev_slot[ev_hash(ev)];
-    pthread_mutex_unlock(&ev_mu);
-    return ev && out->ev == ev && out->corr;
-}
+/* ---- events: the latest record of each (lib/backends/kit/evcache.h) --- */
+static gp_evcache events = GP_EVCACHE_INIT;
 
 /* For the offline tests: forget every event. */
 void gpuprof__cupti_deps_reset(void);
 void gpuprof__cupti_deps_reset(void)
 {
-    pthread_mutex_lock(&ev_mu);
-    memset(ev_slot, 0, sizeof(ev_slot));
-    pthread_mutex_unlock(&ev_mu);
+    gp_evcache_clear(&events);
 }
 
 /* ---- the calls' parameters ------------------------------------------------
@@ -260,22 +228,23 @@ static void event_notes(uint32_t role, const CUpti_CallbackData *cb,
 {
     bool pt = (role & R_PT) != 0;
     uint32_t sid;
-    ev_rec e;
+    gp_evrec e;
     role &= ~R_PT;
     if (role == R_EVENT_RECORD) {
         const record_params *p = cb->functionParams;
         if (p->event && stream_id(cb, p->stream, pt, &sid)) {
             gpuprof_be_op_dep(corr, GPUPROF_DEP_EVENT_RECORD, 0, dev, sid, 0);
-            ev_put(p->event, corr, dev, sid);
+            gp_evcache_put(&events, p->event, corr, dev, sid);
         }
     } else if (role == R_STREAM_WAIT) {
         const wait_params *p = cb->functionParams;
-        if (ev_get(p->event, &e) && stream_id(cb, p->stream, pt, &sid))
+        if (gp_evcache_get(&events, p->event, &e) &&
+            stream_id(cb, p->stream, pt, &sid))
             gpuprof_be_op_dep(corr, GPUPROF_DEP_STREAM_WAIT, 0, dev, sid,
                               e.corr);
     } else if (role == R_EVENT_SYNC) {
         const one_param *p = cb->functionParams;
-        if (ev_get(p->handle, &e))
+        if (gp_evcache_get(&events, p->handle, &e))
             gpuprof_be_op_dep(corr, GPUPROF_DEP_SYNC_EVENT, 0, e.device,
                               e.stream, e.corr);
     }
@@ -365,9 +334,9 @@ void gpuprof__cupti_deps_exit(CUpti_CallbackDomain dom, CUpti_CallbackId id,
         return; /* the call failed: it answered nothing */
     uint32_t flags = ret == 0 ? GPUPROF_DEP_READY : 0, dev = 0, sid;
     const one_param *p = cb->functionParams;
-    ev_rec e;
+    gp_evrec e;
     if (role == R_EVENT_QUERY) {
-        if (ev_get(p->handle, &e))
+        if (gp_evcache_get(&events, p->handle, &e))
             gpuprof_be_op_dep(corr, GPUPROF_DEP_QUERY_EVENT, flags, e.device,
                               e.stream, e.corr);
         return;

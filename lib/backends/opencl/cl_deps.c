@@ -14,38 +14,21 @@
  * released and the runtime reused for a user event could still name its
  * old command until an enqueue files it again.
  */
+#include "backends/kit/evcache.h"
 #include "backends/opencl/cl.h"
 
-#define DEP_SLOTS 4096u
-
-static struct {
-    cl_event ev;
-    uint64_t corr;
-} slot[DEP_SLOTS];
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-
-static uint32_t hash(cl_event ev)
-{
-    uint64_t k = (uint64_t)(uintptr_t)ev * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(k >> 52) & (DEP_SLOTS - 1);
-}
+static gp_evcache events = GP_EVCACHE_INIT; /* kit/evcache.h */
 
 void gpuprof__cl_deps_event(cl_event ev, uint64_t corr)
 {
-    if (!ev || !corr || !gpuprof_be_tracing())
-        return;
-    pthread_mutex_lock(&mu);
-    slot[hash(ev)].ev = ev;
-    slot[hash(ev)].corr = corr;
-    pthread_mutex_unlock(&mu);
+    if (corr && gpuprof_be_tracing())
+        gp_evcache_put(&events, ev, corr, 0, 0);
 }
 
 static uint64_t corr_of(cl_event ev)
 {
-    pthread_mutex_lock(&mu);
-    uint64_t c = ev && slot[hash(ev)].ev == ev ? slot[hash(ev)].corr : 0;
-    pthread_mutex_unlock(&mu);
-    return c;
+    gp_evrec e;
+    return gp_evcache_get(&events, ev, &e) ? e.corr : 0;
 }
 
 static void queue_at(cl_command_queue q, uint32_t *device, uint32_t *stream)

@@ -175,6 +175,15 @@ static void kernel_notes(const frame *f)
         gpuprof_be_detect_note(f->corr, GPUPROF_METRIC_DET_MULTI_CONTEXT, 1);
 }
 
+/* Every append's epilogue: the append's result, and the events its
+ * command waits for. */
+#define APPEND_EPI(Name, ptype)                                                \
+    static void ZE_APICALL epi_##Name(PARAMS(ptype))                           \
+    {                                                                          \
+        (void)ud;                                                              \
+        append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);            \
+    }
+
 #define LAUNCH_HOOKS(Name, ptype, KERNEL, GROUPS)                              \
     static void ZE_APICALL pro_##Name(PARAMS(ptype))                           \
     {                                                                          \
@@ -187,11 +196,7 @@ static void kernel_notes(const frame *f)
         if (append_start(f, GPUPROF_OP_KERNEL, p->phSignalEvent, inst, 2))     \
             kernel_notes(f);                                                   \
     }                                                                          \
-    static void ZE_APICALL epi_##Name(PARAMS(ptype))                           \
-    {                                                                          \
-        (void)ud;                                                              \
-        append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);            \
-    }
+    APPEND_EPI(Name, ptype)
 
 LAUNCH_HOOKS(LaunchKernel, ze_command_list_append_launch_kernel_params_t,
              *p->phKernel, *p->ppLaunchFuncArgs)
@@ -238,12 +243,7 @@ pro_MemoryCopy(PARAMS(ze_command_list_append_memory_copy_params_t))
              p->phSignalEvent);
     __asm__ volatile("" ::: "memory"); /* no tail call: the skip counts it */
 }
-static void ZE_APICALL
-epi_MemoryCopy(PARAMS(ze_command_list_append_memory_copy_params_t))
-{
-    (void)ud;
-    append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
-}
+APPEND_EPI(MemoryCopy, ze_command_list_append_memory_copy_params_t)
 
 static uint64_t region_bytes(const ze_copy_region_t *g)
 {
@@ -260,12 +260,8 @@ pro_MemoryCopyRegion(PARAMS(ze_command_list_append_memory_copy_region_params_t))
              region_bytes(*p->pdstRegion), p->phSignalEvent);
     __asm__ volatile("" ::: "memory");
 }
-static void ZE_APICALL
-epi_MemoryCopyRegion(PARAMS(ze_command_list_append_memory_copy_region_params_t))
-{
-    (void)ud;
-    append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
-}
+APPEND_EPI(MemoryCopyRegion,
+           ze_command_list_append_memory_copy_region_params_t)
 
 static void ZE_APICALL pro_MemoryCopyFromContext(
     PARAMS(ze_command_list_append_memory_copy_from_context_params_t))
@@ -275,12 +271,8 @@ static void ZE_APICALL pro_MemoryCopyFromContext(
              p->phSignalEvent);
     __asm__ volatile("" ::: "memory"); /* no tail call: the skip counts it */
 }
-static void ZE_APICALL epi_MemoryCopyFromContext(
-    PARAMS(ze_command_list_append_memory_copy_from_context_params_t))
-{
-    (void)ud;
-    append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
-}
+APPEND_EPI(MemoryCopyFromContext,
+           ze_command_list_append_memory_copy_from_context_params_t)
 
 static void ZE_APICALL
 pro_MemoryFill(PARAMS(ze_command_list_append_memory_fill_params_t))
@@ -294,46 +286,24 @@ pro_MemoryFill(PARAMS(ze_command_list_append_memory_fill_params_t))
     append_start(f, GPUPROF_OP_MEMSET, p->phSignalEvent, inst, 2);
     __asm__ volatile("" ::: "memory");
 }
-static void ZE_APICALL
-epi_MemoryFill(PARAMS(ze_command_list_append_memory_fill_params_t))
-{
-    (void)ud;
-    append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
-}
+APPEND_EPI(MemoryFill, ze_command_list_append_memory_fill_params_t)
 
-static void ZE_APICALL
-pro_Barrier(PARAMS(ze_command_list_append_barrier_params_t))
-{
-    UNUSED;
-    *inst = NULL;
-    frame *f = append_open(*p->phCommandList);
-    if (f)
-        append_start(f, GPUPROF_OP_OTHER, p->phSignalEvent, inst, 2);
-    __asm__ volatile("" ::: "memory");
-}
-static void ZE_APICALL
-epi_Barrier(PARAMS(ze_command_list_append_barrier_params_t))
-{
-    (void)ud;
-    append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
-}
+/* Barriers: an operation of their own (they may signal an event). */
+#define BARRIER_HOOKS(Name, ptype)                                             \
+    static void ZE_APICALL pro_##Name(PARAMS(ptype))                           \
+    {                                                                          \
+        UNUSED;                                                                \
+        *inst = NULL;                                                          \
+        frame *f = append_open(*p->phCommandList);                             \
+        if (f)                                                                 \
+            append_start(f, GPUPROF_OP_OTHER, p->phSignalEvent, inst, 2);      \
+        __asm__ volatile("" ::: "memory");                                     \
+    }                                                                          \
+    APPEND_EPI(Name, ptype)
 
-static void ZE_APICALL
-pro_RangesBarrier(PARAMS(ze_command_list_append_memory_ranges_barrier_params_t))
-{
-    UNUSED;
-    *inst = NULL;
-    frame *f = append_open(*p->phCommandList);
-    if (f)
-        append_start(f, GPUPROF_OP_OTHER, p->phSignalEvent, inst, 2);
-    __asm__ volatile("" ::: "memory");
-}
-static void ZE_APICALL
-epi_RangesBarrier(PARAMS(ze_command_list_append_memory_ranges_barrier_params_t))
-{
-    (void)ud;
-    append_end(inst, r, *p->pnumWaitEvents, *p->pphWaitEvents);
-}
+BARRIER_HOOKS(Barrier, ze_command_list_append_barrier_params_t)
+BARRIER_HOOKS(RangesBarrier,
+              ze_command_list_append_memory_ranges_barrier_params_t)
 
 /* ---- executes ---------------------------------------------------------- */
 static void ZE_APICALL

@@ -46,9 +46,11 @@ run_check() { # label binary kind(plain|asan|tsan)
     # garbage bounds there and dies at exit ("Tracer caught signal 11") --
     # for about one heap layout in 64. Without the interception those
     # blocks are ordinary heap chunks, still scanned through glibc's dtv.
+    # tests/lsan.supp: what glibc keeps (its dlopen's dependency lists).
     case $kind in
       asan) export CK_DEFAULT_TIMEOUT=$timeout_san \
               ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0" \
+              LSAN_OPTIONS="suppressions=$root/tests/lsan.supp" \
               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" ;;
       tsan) export CK_DEFAULT_TIMEOUT=$timeout_san \
               TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ;;

@@ -339,11 +339,14 @@ $(B)/tests/check_an_sass $(B)/tests/check_an_advise $(B)/tests/check_an_gcct \
 
 # Python frames: check_pyframes checks pyframes_layout.h against CPython
 # 3.11's internal headers where python3.11-dev installed them.
+# (GPUPROF_HAVE_PY311_HEADERS in gen/features.h).
 PY311_INC := $(if $(wildcard /usr/include/python3.11/internal/pycore_frame.h),/usr/include/python3.11)
-$(B)/tests/check_pyframes: tests/unit/check_pyframes.c $(LIB_OBJS) $(TEST_HELPER_OBJS)
+FEATURE_NAMES += PY311_HEADERS
+FEATURES += $(if $(PY311_INC),PY311_HEADERS)
+$(B)/tests/check_pyframes: tests/unit/check_pyframes.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(GEN_FEATURES)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) \
-	  $(if $(PY311_INC),-DGP_HAVE_PY311_HEADERS -isystem $(PY311_INC)) \
+	  $(if $(PY311_INC),-isystem $(PY311_INC)) \
 	  $(CFLAGS) -o $@ $< $(LIB_OBJS) $(TEST_HELPER_OBJS) -rdynamic $(LDFLAGS) \
 	  $(TEST_LIBS)

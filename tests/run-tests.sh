@@ -11,6 +11,9 @@
 # counts its checks from Check's summary line(s); one that exits non-zero or
 # prints no summary counts as one more failure. A script counts its "PASS "
 # and "FAIL " lines; a non-zero exit without a FAIL line is one failure.
+# Every program and script runs with TMPDIR in a directory of this run's
+# own, which must be empty again after each: one that leaves something
+# there counts one more failure, naming what it left (and it is removed).
 # The last line is "check: P passed, F failed"; the exit status is 1 if
 # F > 0 or if nothing ran.
 set -u
@@ -28,6 +31,18 @@ failed=0
 timeout_plain=${CK_DEFAULT_TIMEOUT:-60}
 timeout_san=${CK_DEFAULT_TIMEOUT:-120}
 summary_re='^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+'
+run_tmp=$(mktemp -d)
+trap 'rm -rf "$run_tmp"' EXIT
+export TMPDIR=$run_tmp
+
+left_behind() { # label: what it left in $run_tmp fails it
+  local left
+  left=$(ls -A "$run_tmp")
+  [ -n "$left" ] || return 0
+  echo "FAIL $1 left behind in TMPDIR: $(echo $left)"
+  failed=$((failed + 1))
+  rm -rf "${run_tmp:?}"/* "$run_tmp"/.[!.]* 2>/dev/null
+}
 
 abspath() { # path relative to the caller's directory
   case $1 in /*) echo "$1" ;; *) echo "$here/$1" ;; esac
@@ -60,6 +75,7 @@ run_check() { # label binary kind(plain|asan|tsan)
   ) </dev/null >"$log" 2>&1
   rc=$?
   rm -rf "$tmp"
+  left_behind "$label"
   # A program may run several runners: add up every summary line.
   while read -r line; do
     [ -n "$line" ] || continue
@@ -90,6 +106,7 @@ run_script() { # script
   log="$logs/$name.log"
   bash "$s" </dev/null >"$log" 2>&1
   rc=$?
+  left_behind "$name"
   p=$(grep -c '^PASS ' "$log")
   f=$(grep -c '^FAIL ' "$log")
   passed=$((passed + p))

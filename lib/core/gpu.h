@@ -33,8 +33,8 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "gpuprof.h"
 #include "core/cct.h"
@@ -70,9 +70,11 @@ struct gp_gpu;
 /* detect.launch_wait: the fewest consecutive launch->wait pairs reported. */
 #define GP_LAUNCH_WAIT_MIN 100
 
-/* What a source carries to the monitor. */
+/* What a source carries to the monitor. Two cache lines, an operation's
+ * fields all in the first: an operation record writes (and the monitor's
+ * core gives back) one line, not two. */
 typedef struct gp_rec {
-    uint32_t type;  /* gp_rec_type */
+    _Alignas(GP_CACHELINE) uint32_t type; /* gp_rec_type */
     uint32_t kind;  /* gpuprof_op_kind */
     uint64_t corr;
     struct gp_gpu *gpu; /* OP: the thread that began it */
@@ -86,6 +88,9 @@ typedef struct gp_rec {
     uint8_t xm[GP_XN];  /* their metric ids (GPU kind) */
     uint64_t xv[GP_XN];
 } gp_rec;
+_Static_assert(offsetof(gp_rec, node) + sizeof(uint32_t) <= GP_CACHELINE &&
+                   sizeof(gp_rec) == 2 * GP_CACHELINE,
+               "an operation's fields in the record's first line");
 
 /* What the monitor hands to a thread. */
 typedef struct gp_act {
@@ -177,7 +182,7 @@ static inline bool gpuprof__op_record(gp_chan_spsc *ch, uint32_t kind,
     gp_rec *r = gpuprof__chan_reserve(ch);
     if (__builtin_expect(!r, 0))
         return false;
-    memset(r, 0, sizeof(*r));
+    /* The monitor reads nothing else of an operation's record. */
     r->type = GP_REC_OP;
     r->kind = kind;
     r->corr = corr;

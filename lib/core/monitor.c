@@ -249,11 +249,14 @@ void gpuprof__monitor_push(gp_gpu *g, const gp_act *a)
 
 static bool pend_add(const gp_rec *r)
 {
-    if (npending == pending_cap) {
+    if (npending == pending_cap) { /* records are line-aligned: no realloc */
         size_t cap = pending_cap ? pending_cap * 2 : 256;
-        pend *n = realloc(pending, cap * sizeof(*n));
-        if (!n)
+        pend *n;
+        if (posix_memalign((void **)&n, GP_CACHELINE, cap * sizeof(*n)))
             return false;
+        if (npending)
+            memcpy(n, pending, npending * sizeof(*n));
+        free(pending);
         pending = n;
         pending_cap = cap;
     }

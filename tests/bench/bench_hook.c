@@ -5,26 +5,27 @@
  * with the hook as a whole (a sim launch measured less paused) in the same
  * run. Medians of REPS runs of N calls. Stages, per launch:
  *
- *   hook_stage_unwind_ns       the return addresses (libunwind's
- *                              unw_backtrace, gpuprof__unwind_capture)
+ *   hook_stage_unwind_ns       the return addresses: the loader check and
+ *                              libunwind's unw_backtrace (gpuprof__unwind_here,
+ *                              inlined as the hook inlines it)
+ *   hook_stage_modules_ns      of the unwind stage: has the loader unloaded
+ *                              anything (gpuprof__modules_check)
  *   hook_stage_path_ns         the captured path into the thread's CCT
  *                              through its last-path cache, the path the
- *                              same as the last (a loop's launches): the
- *                              loader check, hidden frames, the Python
- *                              check and the compare
+ *                              same as the last (a loop's launches): hidden
+ *                              frames, the Python check and the compare
  *   hook_stage_path_miss_ns    the same with nothing cached (a first launch
  *                              from its call site): every frame's module
  *                              and node looked up
- *   hook_stage_modules_ns      of the path stages: has the loader unloaded
- *                              anything (gpuprof__modules_check)
- *   hook_stage_python_ns       of the path stages: Python frames, in this
+ *   hook_stage_python_ns       of the path stage: Python frames, in this
  *                              program without Python
  *   hook_stage_placeholder_ns  the operation's placeholder node
  *   hook_stage_push_ns         the correlation id and the operation record
  *                              onto the thread's channel
  *   hook_stage_apply_ns        one activity the monitor forwarded, added
- *                              beneath its placeholder (the thread's next
- *                              hook does it; per activity, 64 at a time)
+ *                              beneath its placeholder (the thread's hooks
+ *                              do it, GP_APPLY_BATCH at a time; per
+ *                              activity, 64 at a time)
  *   hook_stage_blame_ns        the kernel counted in flight and the idle
  *                              samples checked at begin and end (idle.c)
  *   hook_stage_observers_ns    is an observer installed (begin and end)
@@ -32,11 +33,12 @@
  *   hook_stages_sum_ns         unwind + path + placeholder + push + apply +
  *                              blame + observers + deps
  *   hook_total_ns              the whole hook, this run: a sim launch from
- *                              the same depth measured less paused
- *   hook_unaccounted_ns        total less the sum: the runtime's part that
- *                              measuring changes (its thread submits an
- *                              activity), the monitor's share of two cores,
- *                              calls and checks between the stages
+ *                              the same depth, one call site, measured less
+ *                              paused, in this thread's CPU time (as
+ *                              bench_sim's hook_ns_30_frames_repeat)
+ *   hook_unaccounted_ns        total less the sum: what the stages alone do
+ *                              not show (lines the monitor's core wrote,
+ *                              calls and checks between the stages)
  *   hook_stage_trace_ns        with GPUPROF_TRACE (a second process,
  *                              `bench_hook --traced`): the call's clock
  *                              reads and its trace record
@@ -62,12 +64,12 @@
 #define BATCH 64
 
 enum stage {
-    S_UNWIND, S_PATH, S_PATH_MISS, S_MODULES, S_PYTHON, S_PLACEHOLDER,
+    S_UNWIND, S_MODULES, S_PATH, S_PATH_MISS, S_PYTHON, S_PLACEHOLDER,
     S_PUSH, S_APPLY, S_BLAME, S_OBSERVERS, S_DEPS, S_TRACE, S_LAUNCH,
     S_COUNT
 };
 static const char *const names[S_COUNT] = {
-    "unwind", "path", "path_miss", "modules", "python", "placeholder", "push",
+    "unwind", "modules", "path", "path_miss", "python", "placeholder", "push",
     "apply", "blame", "observers", "deps", "trace", NULL};
 
 static volatile uint64_t sink;
@@ -135,7 +137,7 @@ static void one(enum stage s)
     uint32_t unknown = 0;
     switch (s) {
     case S_UNWIND:
-        sink += (uint64_t)gpuprof__unwind_capture(B.buf, GP_MAX_FRAMES);
+        sink += (uint64_t)gpuprof__unwind_here(B.buf, GP_MAX_FRAMES);
         break;
     case S_PATH_MISS:
         B.cache.tree = NULL; /* forget the last path */
@@ -184,7 +186,16 @@ static void one(enum stage s)
     }
 }
 
-/* Stage s, N times from `d` frames deeper; ns per call. */
+/* This thread's CPU time, in seconds. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Stage s, N times from `d` frames deeper; ns per call (launches: CPU
+ * time, as bench_sim). */
 __attribute__((noinline)) static double at_depth(int d, enum stage s)
 {
     if (d > 0) {
@@ -196,10 +207,11 @@ __attribute__((noinline)) static double at_depth(int d, enum stage s)
         B.n = gpuprof__unwind_capture(B.buf, GP_MAX_FRAMES);
     if (s == S_PUSH || s == S_APPLY)
         return batched(s);
-    double t0 = bench_now_s();
+    double (*clock)(void) = s == S_LAUNCH ? cpu_s : bench_now_s;
+    double t0 = clock();
     for (int i = 0; i < N; i++)
         one(s);
-    double ns = (bench_now_s() - t0) * 1e9 / N;
+    double ns = (clock() - t0) * 1e9 / N;
     if (s == S_LAUNCH)
         gpuprof__sim_sync();
     return ns;
@@ -266,7 +278,7 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/bench_hook.XXXXXX";
     if (!mkdtemp(dir))
         return 1;
-    gp_sim_config sc = {4, 256, 1, 1000, false, false};
+    gp_sim_config sc = {4, 4096, 1, 1000, false, false}; /* as bench_sim */
     gpuprof__sim_register(&sc);
     gpuprof_options o = GPUPROF_OPTIONS_INIT;
     o.flags = GPUPROF_OPT_IGNORE_ENV;

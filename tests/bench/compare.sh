@@ -122,7 +122,8 @@ done
 # Which way each figure is better, from doc/BENCH.md's table rows:
 # | `name` | unit | better | ...
 better=$B/bench-base/better
-sed -n 's/^| `\([a-z0-9_]*\)` | \([^|]*\) | \(lower\|higher\|-\) |.*/\1 \3/p' \
+# (a name with <part> stands for a family: aggregate_mpi_np2_phase_<step>_ms)
+sed -n 's/^| `\([a-z0-9_<>]*\)` | \([^|]*\) | \(lower\|higher\|-\) |.*/\1 \3/p' \
   doc/BENCH.md 2>/dev/null >"$better" || : >"$better"
 
 echo
@@ -147,6 +148,15 @@ awk -v floor="$NOISE_FLOOR" '
     m = median(list)
     return m != 0 ? (hi - lo) / (m < 0 ? -m : m) : 0
   }
+  function direction(k,   p, re) {
+    if (k in dir) return dir[k]
+    for (p in dir)
+      if (index(p, "<")) {
+        re = p; gsub(/<[^>]*>/, "[a-z0-9_]+", re)
+        if (k ~ ("^" re "$")) return dir[p]
+      }
+    return ""
+  }
   FILENAME == ARGV[1] { dir[$1] = $2; next }
   {
     key = $3; unit[key] = $5
@@ -167,7 +177,7 @@ awk -v floor="$NOISE_FLOOR" '
       mb = median(b[k]); mw = median(w[k])
       nz = spread(b[k]); if (spread(w[k]) > nz) nz = spread(w[k])
       if (nz < floor) nz = floor
-      d = dir[k]; mark = ""
+      d = direction(k); mark = ""
       if (d == "") { d = unit[k] ~ /\/s$/ ? "higher" : "lower"; mark = " ?" }
       ratio = mb != 0 ? mw / mb : (mw == 0 ? 1 : 0)
       v = "~"

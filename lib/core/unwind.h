@@ -9,8 +9,10 @@
  * never runs on a hot path) and store each frame as (module id, offset from
  * the module's load address), so a path means the same thing in every
  * process and a file can be symbolized after the run. The module table comes
- * from dl_iterate_phdr and is refreshed when a return address falls outside
- * every known module (a dlopen since the last refresh).
+ * from dl_iterate_phdr and is rebuilt when a return address falls outside
+ * every known module and the loader has loaded something since (a dlopen),
+ * and before a capture when the loader has unloaded something since (a
+ * dlclose: another library may now sit at the same addresses).
  *
  * Readers of the table take no lock: the current sorted range table is one
  * pointer loaded with acquire; a refresh builds a new table under a mutex

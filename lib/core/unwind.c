@@ -196,7 +196,8 @@ static int first_counts(struct dl_phdr_info *info, size_t info_size,
     return 1; /* the first entry says it all */
 }
 
-/* The loader's counters now: one early-exit dl_iterate_phdr (~7 ns here). */
+/* The loader's counters now: one dl_iterate_phdr that stops at the first
+ * entry (~17 ns here: the loader's lock taken and given back). */
 static loader_counts counts_now(void)
 {
     loader_counts lc = {0, 0, false};
@@ -247,8 +248,9 @@ void gpuprof__modules_refresh(void) { refresh(NULL); }
 /* The range table, rebuilt first when a library was unloaded since it was
  * made: its addresses may hold another library's code now (dlclose, then
  * dlopen at the same address), which no lookup miss would reveal. A
- * capture asks after unwinding: the frames on its own stack are mapped,
- * so the table it gets knows their libraries. */
+ * capture asks before it unwinds: the frames on its stack were loaded
+ * before and stay mapped, so the table it gets knows their libraries, and
+ * libunwind's cache is flushed before it walks them. */
 static const table *table_now(void)
 {
     loader_counts lc = counts_now();

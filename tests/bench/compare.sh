@@ -186,6 +186,7 @@ awk -v floor="$NOISE_FLOOR" '
       if (d == "higher" && mb > 0 && ratio < 1 - nz) v = "worse"
       if (d == "higher" && mb > 0 && ratio > 1 + nz) v = "better"
       if (d == "-") v = "(count)"
+      else if (mb == 0 && mw != 0) v = "(base 0)"
       printf "%-36s %-12s %12g %12g %8.3f %6.1f%%  %s%s\n", k, unit[k], mb,
              mw, ratio, 100 * nz, v, mark
     }

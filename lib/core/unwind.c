@@ -587,15 +587,22 @@ uint32_t gpuprof__callpath_insert(gp_cct *t, uint32_t parent, void *const *buf,
                        true, unknown, c);
 }
 
-/* Frames: [0] gpuprof__unwind_capture, [1] this function (skip counts
- * from here, as when it unwound itself). */
-__attribute__((noinline)) uint32_t
-gpuprof__callpath(gp_cct *t, uint32_t parent, int skip, uint32_t *unknown)
+/* The body of the two captures below, inlined into each so that each has
+ * its frame. Frames: [0] gpuprof__unwind_capture, [1] the capture (skip
+ * counts from here, as when it unwound itself). */
+static inline __attribute__((always_inline)) uint32_t
+capture(gp_cct *t, uint32_t parent, int skip, uint32_t *unknown,
+        gp_path_cache *c)
 {
     void *buf[GP_MAX_FRAMES];
     int n = gpuprof__unwind_capture(buf, GP_MAX_FRAMES);
-    uint32_t node = gpuprof__callpath_insert(t, parent, buf, n, skip + 1,
-                                             unknown, NULL);
+    return gpuprof__callpath_insert(t, parent, buf, n, skip + 1, unknown, c);
+}
+
+__attribute__((noinline)) uint32_t
+gpuprof__callpath(gp_cct *t, uint32_t parent, int skip, uint32_t *unknown)
+{
+    uint32_t node = capture(t, parent, skip, unknown, NULL);
     __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
     return node;
 }
@@ -604,10 +611,7 @@ __attribute__((noinline)) uint32_t
 gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
                          uint32_t *unknown, gp_path_cache *c)
 {
-    void *buf[GP_MAX_FRAMES];
-    int n = gpuprof__unwind_capture(buf, GP_MAX_FRAMES);
-    uint32_t node = gpuprof__callpath_insert(t, parent, buf, n, skip + 1,
-                                             unknown, c);
+    uint32_t node = capture(t, parent, skip, unknown, c);
     __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
     return node;
 }

@@ -52,6 +52,7 @@
 
 #include "backends/sim/sim.h"
 #include "bench/bench.h"
+#include "bench/simstart.h"
 #include "core/gpu.h"
 #include "core/internal.h"
 #include "core/trace.h"
@@ -198,14 +199,6 @@ static void one(enum stage s)
     }
 }
 
-/* This thread's CPU time, in seconds. */
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Stage s, N times from `d` frames deeper; ns per call (launches: CPU
  * time, as bench_sim). */
 __attribute__((noinline)) static double at_depth(int d, enum stage s)
@@ -219,7 +212,7 @@ __attribute__((noinline)) static double at_depth(int d, enum stage s)
         B.n = gpuprof__unwind_capture(B.buf, GP_MAX_FRAMES);
     if (s == S_PUSH || s == S_APPLY)
         return batched(s);
-    double (*clock)(void) = s == S_LAUNCH ? cpu_s : bench_now_s;
+    double (*clock)(void) = s == S_LAUNCH ? bench_cpu_s : bench_now_s;
     double t0 = clock();
     for (int i = 0; i < N; i++)
         one(s);
@@ -288,17 +281,9 @@ int main(int argc, char **argv)
 {
     int traced = argc > 1 && !strcmp(argv[1], "--traced");
     char dir[] = "/tmp/bench_hook.XXXXXX";
-    if (!mkdtemp(dir))
+    if (!bench_sim_start(dir, traced))
         return 1;
-    gp_sim_config sc = {4, 4096, 1, 1000, false, false}; /* as bench_sim */
-    gpuprof__sim_register(&sc);
-    gpuprof_options o = GPUPROF_OPTIONS_INIT;
-    o.flags = GPUPROF_OPT_IGNORE_ENV;
-    o.output_dir = dir;
-    o.backends = "sim";
-    o.signals = 0;
-    o.trace = traced;
-    if (gpuprof_init(&o) != GPUPROF_OK || !setup())
+    if (!setup())
         return finish(dir, 1);
     if (traced) {
         if (!B.t->trace)

@@ -47,8 +47,7 @@
  *                             context at the next drain (core idle.c),
  *                             median of REPS
  *
- * The simulator delivers activities in batches of 4,096 (a CUPTI buffer
- * holds thousands): its thread wakes, and takes the queue's lock, rarely.
+ * The simulator delivers activities in batches of 4,096 (simstart.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +55,7 @@
 
 #include "backends/sim/sim.h"
 #include "bench/bench.h"
+#include "bench/simstart.h"
 #include "core/gpu.h"
 #include "core/internal.h"
 
@@ -66,14 +66,6 @@
 void gpuprof__monitor_hold(bool hold); /* monitor.c's test hook */
 
 static volatile double sink;
-
-/* This thread's CPU time, in seconds. */
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* The two call sites of one function (distinct return addresses). */
 __attribute__((noinline)) static void launch_here(int site)
@@ -109,14 +101,14 @@ enum kind { MIXED, REPEAT, FIRST };
 /* N launches of `kind`, each DEPTH frames below; CPU ns per launch. */
 static double launches(enum kind k)
 {
-    double t0 = cpu_s();
+    double t0 = bench_cpu_s();
     for (int i = 0; i < N; i++) {
         if (k == FIRST && (i & 1))
             b_at(DEPTH, 0);
         else
             a_at(DEPTH, k == MIXED ? i & 1 : 0);
     }
-    double t = (cpu_s() - t0) * 1e9 / N;
+    double t = (bench_cpu_s() - t0) * 1e9 / N;
     gpuprof__sim_sync();
     return t;
 }
@@ -230,17 +222,7 @@ int main(int argc, char **argv)
 {
     int traced = argc > 1 && !strcmp(argv[1], "--traced");
     char dir[] = "/tmp/bench_sim.XXXXXX";
-    if (!mkdtemp(dir))
-        return 1;
-    gp_sim_config sc = {4, 4096, 1, 1000, false, false};
-    gpuprof__sim_register(&sc);
-    gpuprof_options o = GPUPROF_OPTIONS_INIT;
-    o.flags = GPUPROF_OPT_IGNORE_ENV;
-    o.output_dir = dir;
-    o.backends = "sim";
-    o.signals = 0;
-    o.trace = traced;
-    if (gpuprof_init(&o) != GPUPROF_OK)
+    if (!bench_sim_start(dir, traced))
         return 1;
     if (traced) {
         printf("BENCH hook_traced_ns_30_frames %.1f ns\n",

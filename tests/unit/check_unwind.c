@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,7 +223,8 @@ static void assert_same_path(gp_cct *a, uint32_t la, gp_cct *b, uint32_t lb)
     }
 }
 
-/* Frames of the path from `leaf` whose address lies in fn's first bytes. */
+/* Frames of the path from `leaf` in function fn (an exported symbol of
+ * this program: -rdynamic; the symbol that holds the address is fn). */
 static int frames_in(gp_cct *t, uint32_t leaf, void *fn)
 {
     uint32_t mod[GP_MAX_FRAMES];
@@ -230,7 +232,12 @@ static int frames_in(gp_cct *t, uint32_t leaf, void *fn)
     int n = path_of(t, leaf, mod, off, GP_MAX_FRAMES), k = 0;
     for (int i = 0; i < n; i++) {
         uintptr_t pc = (uintptr_t)(gpuprof__module(mod[i])->base + off[i]);
-        k += pc > (uintptr_t)fn && pc < (uintptr_t)fn + 160;
+        Dl_info info;
+        const ElfW(Sym) *sym = NULL;
+        /* a return address is past the call: pc - 1 is inside it */
+        if (dladdr1((void *)(pc - 1), &info, (void **)&sym, RTLD_DL_SYMENT) &&
+            sym && info.dli_saddr == fn && pc - 1 < (uintptr_t)fn + sym->st_size)
+            k++;
     }
     return k;
 }
@@ -256,14 +263,16 @@ static void two_free(two *w)
 
 /* Both captures; skip 2 drops this function too, so the innermost frame
  * is the one call site in its caller. */
-__attribute__((noinline)) static void capture2(two *w)
+void capture2(two *w);
+__attribute__((noinline)) void capture2(two *w)
 {
     w->leaf = gpuprof__callpath_cached(&w->cached, 0, 2, &unknown, &w->c);
     w->leaf_plain = gpuprof__callpath(&w->plain, 0, 2, &unknown);
     __asm__ volatile("" ::: "memory");
 }
 
-__attribute__((noinline)) static void recurse(two *w, int d)
+void recurse(two *w, int d);
+__attribute__((noinline)) void recurse(two *w, int d)
 {
     if (d > 0)
         recurse(w, d - 1);
@@ -302,7 +311,8 @@ static inline __attribute__((always_inline)) void inlined_capture(two *w)
     capture2(w);
 }
 
-__attribute__((noinline)) static void hosts_inlined(two *w, int which)
+void hosts_inlined(two *w, int which);
+__attribute__((noinline)) void hosts_inlined(two *w, int which)
 {
     if (which)
         inlined_capture(w);
@@ -334,17 +344,24 @@ START_TEST(inlined_paths)
 END_TEST
 
 /* A path through a signal frame: the handler, the kernel's return
- * trampoline, then the interrupted code. */
-static two sig_w;
+ * trampoline, then the interrupted code. A capture is not
+ * async-signal-safe in general (it may build the module table), so the
+ * handler only unwinds, into a buffer, with the table built beforehand;
+ * the path is inserted after it returns, through the path cache and with
+ * nothing cached. */
+static void *sig_buf[GP_MAX_FRAMES];
+static volatile int sig_n; /* written by the handler */
 
-static void on_usr1(int sig)
+void on_usr1(int sig);
+void on_usr1(int sig)
 {
     (void)sig;
-    capture2(&sig_w);
+    sig_n = gpuprof__unwind_capture(sig_buf, GP_MAX_FRAMES);
     __asm__ volatile("" ::: "memory"); /* no tail call */
 }
 
-__attribute__((noinline)) static void interrupted(int which)
+void interrupted(int which);
+__attribute__((noinline)) void interrupted(int which)
 {
     if (which) {
         raise(SIGUSR1);
@@ -358,7 +375,10 @@ __attribute__((noinline)) static void interrupted(int which)
 
 START_TEST(signal_frame_paths)
 {
-    two_init(&sig_w);
+    two w;
+    two_init(&w);
+    /* Warm: the module table built, the unwinder loaded. */
+    sig_n = gpuprof__unwind_capture(sig_buf, GP_MAX_FRAMES);
     struct sigaction sa, old;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_usr1;
@@ -367,14 +387,19 @@ START_TEST(signal_frame_paths)
     static const int which[] = {0, 0, 1, 0, 1};
     uint32_t leaf[5];
     for (int i = 0; i < 5; i++) {
+        sig_n = 0;
         interrupted(which[i]);
-        leaf[i] = sig_w.leaf;
-        assert_same_path(&sig_w.cached, sig_w.leaf, &sig_w.plain,
-                         sig_w.leaf_plain);
-        ck_assert_int_eq(frames_in(&sig_w.cached, sig_w.leaf,
-                                   (void *)interrupted), 1);
-        ck_assert_int_eq(frames_in(&sig_w.cached, sig_w.leaf,
-                                   (void *)on_usr1), 1);
+        ck_assert_int_gt(sig_n, 2);
+        /* sig_buf[0] is the capture's own frame */
+        w.leaf = gpuprof__callpath_insert(&w.cached, 0, sig_buf, sig_n, 1,
+                                          &unknown, &w.c);
+        w.leaf_plain = gpuprof__callpath_ips(&w.plain, 0, sig_buf + 1,
+                                             sig_n - 1, false, &unknown);
+        leaf[i] = w.leaf;
+        assert_same_path(&w.cached, w.leaf, &w.plain, w.leaf_plain);
+        ck_assert_int_eq(frames_in(&w.cached, w.leaf, (void *)interrupted),
+                         1);
+        ck_assert_int_eq(frames_in(&w.cached, w.leaf, (void *)on_usr1), 1);
     }
     sigaction(SIGUSR1, &old, NULL);
     ck_assert_uint_eq(leaf[1], leaf[0]);
@@ -382,7 +407,7 @@ START_TEST(signal_frame_paths)
     ck_assert_uint_eq(leaf[3], leaf[0]);
     ck_assert_uint_eq(leaf[4], leaf[2]);
     ck_assert_uint_eq(unknown, 0);
-    two_free(&sig_w);
+    two_free(&w);
 }
 END_TEST
 

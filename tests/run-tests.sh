@@ -14,6 +14,9 @@
 # Every program and script runs with TMPDIR in a directory of this run's
 # own, which must be empty again after each: one that leaves something
 # there counts one more failure, naming what it left (and it is removed).
+# GPUPROF_CHECK_REPEAT=N (--all only; .ci/run sets 2) runs the plain
+# suites N times in all, the later rounds labelled "again2:", "again3:"...:
+# a test that fails in any round fails the run, so a flaky one shows.
 # The last line is "check: P passed, F failed"; the exit status is 1 if
 # F > 0 or if nothing ran.
 set -u
@@ -151,6 +154,21 @@ if [ "${1:-}" = "--all" ]; then
   done
   for s in tests/scripts/*.sh; do
     [ -f "$s" ] && run_script "$s"
+  done
+  repeat=${GPUPROF_CHECK_REPEAT:-1}
+  case $repeat in
+    '' | *[!0-9]*)
+      echo "FAIL GPUPROF_CHECK_REPEAT=$repeat is not a number of rounds"
+      failed=$((failed + 1))
+      repeat=1 ;;
+  esac
+  round=2
+  while [ "$round" -le "$repeat" ]; do
+    for b in $(suites "$B"); do
+      [ "$(kind_of "$root/$b")" = plain ] || continue
+      run_check "again$round:$(basename "$b")" "$root/$b" plain
+    done
+    round=$((round + 1))
   done
 else
   for b in "$@"; do

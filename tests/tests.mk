@@ -25,7 +25,7 @@ ifneq ($(HAVE_CUPTI),1)
 UNIT_SRCS := $(filter-out tests/unit/check_cupti.c,$(UNIT_SRCS))
 endif
 ifneq ($(HAVE_PAPI),1)
-UNIT_SRCS := $(filter-out tests/unit/check_papi.c,$(UNIT_SRCS))
+UNIT_SRCS := $(filter-out tests/unit/check_papi%.c,$(UNIT_SRCS))
 endif
 ifneq ($(HAVE_ZE_HEADERS),1)
 UNIT_SRCS := $(filter-out tests/unit/check_fakeze.c,$(UNIT_SRCS))
@@ -243,6 +243,23 @@ $(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(ZE_FIXTURE_OBJ) $(FAKEZE_SO
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
 	  $(ZE_FIXTURE_OBJ) $(LDFLAGS) -lze_loader $(CHECK_LIBS)
 
+# The fake libpapi (tests/fakepapi/README.md), which the PAPI backend loads
+# through GPUPROF_PAPI_LIBRARY, and papi_probe (tests/tools/papi_probe.c),
+# which says whether the real one counts here: the PAPI tests' aids, built
+# with the PAPI backend.
+PAPI_AIDS := $(if $(filter 1,$(HAVE_PAPI)),$(B)/tests/libfakepapi.so $(B)/tests/papi_probe)
+FAKEPAPI_SRCS := $(wildcard tests/fakepapi/*.c)
+$(B)/tests/libfakepapi.so: $(FAKEPAPI_SRCS) tests/fakepapi/fakepapi.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(CFLAGS) -shared \
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(FAKEPAPI_SRCS) -lpthread
+$(B)/tests/papi_probe: tests/tools/papi_probe.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -ldl
+$(B)/tests/check_papi $(B)/tests/check_papi_real: $(PAPI_AIDS)
+
 # Three MPI ranks on the realtime simulated GPU with the MPI wrappers
 # linked in (tests/scripts/cpath-mpi.sh); built when mpicc is found.
 MPI_CPATH_PROG := $(B)/tests/mpi_cpath_prog
@@ -285,7 +302,7 @@ $(B)/tests/run_ze_pipeline: tests/run/ze_pipeline.c
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(CPATH_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
-       $(ZE_PIPELINE)
+       $(ZE_PIPELINE) $(PAPI_AIDS)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests
@@ -330,11 +347,14 @@ $(B)/tests/check_an_sass $(B)/tests/check_an_advise $(B)/tests/check_an_gcct \
 
 # Python frames: check_pyframes checks pyframes_layout.h against CPython
 # 3.11's internal headers where python3.11-dev installed them.
+# (GPUPROF_HAVE_PY311_HEADERS in gen/features.h).
 PY311_INC := $(if $(wildcard /usr/include/python3.11/internal/pycore_frame.h),/usr/include/python3.11)
-$(B)/tests/check_pyframes: tests/unit/check_pyframes.c $(LIB_OBJS) $(TEST_HELPER_OBJS)
+FEATURE_NAMES += PY311_HEADERS
+FEATURES += $(if $(PY311_INC),PY311_HEADERS)
+$(B)/tests/check_pyframes: tests/unit/check_pyframes.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(GEN_FEATURES)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) \
-	  $(if $(PY311_INC),-DGP_HAVE_PY311_HEADERS -isystem $(PY311_INC)) \
+	  $(if $(PY311_INC),-isystem $(PY311_INC)) \
 	  $(CFLAGS) -o $@ $< $(LIB_OBJS) $(TEST_HELPER_OBJS) -rdynamic $(LDFLAGS) \
 	  $(TEST_LIBS)

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "backends/cupti/cupti.h"
+#include "gen/features.h" /* GPUPROF_CUDA_HOME */
 
 #ifndef GPUPROF_CUDA_HOME
 #define GPUPROF_CUDA_HOME "/usr/local/cuda"

@@ -49,7 +49,9 @@ def kernel_table(db):
     # Per kernel: sums, and the launch site with the most device time.
     top_site = (wide.sort_values("gpu.time", ascending=False)
                 .drop_duplicates("kernel").set_index("kernel")["site"])
-    table = wide.groupby("kernel")[["gpu.count", "gpu.time"]].sum()
+    # Launches and nanoseconds are whole numbers (values() gives floats).
+    table = wide.groupby("kernel")[["gpu.count", "gpu.time"]].sum().astype(
+        "int64")
     table["site"] = top_site
     total = table["gpu.time"].sum()
     table["share"] = table["gpu.time"] / total if total else 0.0

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +51,20 @@ static inline void cli_show_progress(const char *phase, uint64_t done,
 static inline void cli_show_warning(const char *msg, void *user)
 {
     fprintf(stderr, "%s: %s\n", (const char *)user, msg);
+}
+
+/* A usage error of `gpuprof CMD` (CMD "" for none): "WHO" and the message
+ * on one line, then where to read more; exit status 2. */
+static inline int cli_vusage(const char *who, const char *cmd,
+                             const char *fmt, va_list ap)
+{
+    fputs(who, stderr);
+    vfprintf(stderr, fmt, ap);
+    if (*cmd)
+        fprintf(stderr, "\ntry 'gpuprof %s --help'\n", cmd);
+    else
+        fputs("\ntry 'gpuprof help'\n", stderr);
+    return 2;
 }
 
 /* "512M", "4G", "65536" (bytes), "100K", "2GiB": binary multiples. */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "an_cli.h"
 #include "an_run.h"
 
 #define CLI_EXIT_STATUS                                                        \
@@ -215,14 +216,9 @@ static int usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpuprof: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    int rc = cli_vusage("gpuprof: ", cli_command, fmt, ap);
     va_end(ap);
-    if (*cli_command)
-        fprintf(stderr, "\ntry 'gpuprof %s --help'\n", cli_command);
-    else
-        fputs("\ntry 'gpuprof help'\n", stderr);
-    return 2;
+    return rc;
 }
 
 #endif /* GPUPROF_ANALYSIS_AN_HELP_H */

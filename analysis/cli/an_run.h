@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "an_cli.h"
 #include "gpuprof_analysis.h"
 
 /* `gpuprof run --help`: the usage on stdout. */
@@ -76,11 +77,9 @@ static int run_usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpuprof run: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    int rc = cli_vusage("gpuprof run: ", "run", fmt, ap);
     va_end(ap);
-    fputs("\ntry 'gpuprof run --help'\n", stderr);
-    return 2;
+    return rc;
 }
 
 /* GPUPROF_OUTPUT as an absolute name, so children that change directory

@@ -126,7 +126,6 @@ static int report(const char *dir)
     return st == GPUPROF_OK ? 0 : fail();
 }
 
-
 /* The metric a database view shows when none is named: GPU time, else
  * region time, else the first metric, taking the first of them that has
  * data (a non-zero inclusive sum at the root); a database without any

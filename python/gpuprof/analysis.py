@@ -40,6 +40,13 @@ class PandasMissing(ModuleNotFoundError):
     code that catches one keeps working)."""
 
 
+def need_pandas():
+    """The pandas module; an ImportError (PandasMissing) that names this
+    interpreter and the fix when it has none. For scripts that use pandas
+    beside the package (examples/python/kernels.py)."""
+    return _pd()
+
+
 def _pd():
     try:
         import pandas

@@ -233,7 +233,10 @@ class Loading(unittest.TestCase):
                 "import gpuprof\nassert callable(gpuprof.init)\n"
                 "try:\n    gpuprof.open('x')\n"
                 "except ModuleNotFoundError as e:\n"
-                "    print(e.name, '|', e)\n")
+                "    print(e.name, '|', e)\n"
+                "try:\n    gpuprof.need_pandas()\n"
+                "except ImportError as e:\n"
+                "    print('need_pandas:', e.name)\n")
         r = subprocess.run([sys.executable, "-c", code], capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -245,6 +248,8 @@ class Loading(unittest.TestCase):
                       "python3-pandas)", r.stdout)
         self.assertIn("'/usr/bin/python3 -m venv --system-site-packages "
                       "DIR'", r.stdout)
+        self.assertTrue(r.stdout.endswith("\nneed_pandas: pandas\n"),
+                        r.stdout)
 
     def test_missing_library_is_named(self):
         code = ("import gpuprof, gpuprof._lib as l\n"

@@ -285,7 +285,8 @@ $(AN_SO): $(AN_OBJS) $(IO_OBJS) analysis/libgpuprof-analysis.map
 	$(Q)ln -sf $(AN_SONAME) $(B)/lib/libgpuprof-analysis.so
 
 # The command uses only the public analysis header.
-$(GPUPROF_BIN): analysis/cli/gpuprof.c analysis/cli/an_cli.h analysis/cli/an_run.h $(AN_SO)
+$(GPUPROF_BIN): analysis/cli/gpuprof.c analysis/cli/an_cli.h analysis/cli/an_help.h \
+                analysis/cli/an_run.h $(AN_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/cli/gpuprof.c \

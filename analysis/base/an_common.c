@@ -1,9 +1,11 @@
 /*
  * an_common.c - shared helpers of libgpuprof-analysis: last error, loading
- * a profile file with a message that names it, metric lookup, formatting,
- * and the writers of the exports: JSON strings, CSV fields (RFC 4180, as
- * pandas.read_csv reads them), numbers, context labels.
+ * a profile file with a message that names it, what kind of input a
+ * directory is, metric lookup, formatting, and the writers of the exports:
+ * JSON strings, CSV fields (RFC 4180, as pandas.read_csv reads them),
+ * numbers, context labels.
  */
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -27,6 +29,29 @@ gpuprof_status gpuprof__an_fail(gpuprof_status st, const char *fmt, ...)
     vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
     return st;
+}
+
+int gpuprof__an_dir_kind(const char *dir)
+{
+    char meta[4200];
+    snprintf(meta, sizeof(meta), "%s/meta.db", dir);
+    FILE *f = fopen(meta, "rb");
+    if (f) {
+        fclose(f);
+        return GPUPROF__AN_DIR_DATABASE;
+    }
+    DIR *d = opendir(dir);
+    if (!d)
+        return GPUPROF__AN_DIR_OTHER;
+    int kind = GPUPROF__AN_DIR_OTHER;
+    for (struct dirent *e; kind == GPUPROF__AN_DIR_OTHER && (e = readdir(d));) {
+        size_t n = strlen(e->d_name), sl = strlen(GPUPROF_IO_SUFFIX);
+        if ((n > sl && !strcmp(e->d_name + n - sl, GPUPROF_IO_SUFFIX)) ||
+            (n > 8 && !strcmp(e->d_name + n - 8, ".gptrace")))
+            kind = GPUPROF__AN_DIR_MEASUREMENTS;
+    }
+    closedir(d);
+    return kind;
 }
 
 gpuprof_status gpuprof__an_io_status(int rc, const char *path,

@@ -59,6 +59,15 @@ gpuprof_status gpuprof__an_fail(gpuprof_status st, const char *fmt, ...)
 /* The status of a lib/io return code, the error recorded naming the file. */
 gpuprof_status gpuprof__an_io_status(int rc, const char *path,
                                      const char *err);
+/* What a directory holds, so that an error can name a wrong kind of input:
+ * an analysis database (meta.db), a measurement directory (a profile or a
+ * trace file), or neither. */
+enum {
+    GPUPROF__AN_DIR_OTHER = 0,
+    GPUPROF__AN_DIR_DATABASE = 1,
+    GPUPROF__AN_DIR_MEASUREMENTS = 2
+};
+int gpuprof__an_dir_kind(const char *dir);
 /* Opens and validates a profile file (the message names the file). */
 gpuprof_status gpuprof__an_load(const char *path, gpuprof__io_profile **out);
 /* "12.345 ms": a duration with three significant decimals. */

@@ -12,11 +12,13 @@
  *                                      contiguous run of (profile, value)
  *   stat(context, metric, which)       stats.db, likewise
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "an_db.h"
@@ -469,6 +471,27 @@ GPUPROF_AN_API uint64_t gpuprof_an_db_trace_records(
     return got;
 }
 
+/* A directory without meta.db: what it is instead (a measurement
+ * directory, another directory, nothing at all); st otherwise. */
+static gpuprof_status wrong_kind(const char *dir, gpuprof_status st)
+{
+    char meta[4200];
+    struct stat sb;
+    snprintf(meta, sizeof(meta), "%s/meta.db", dir);
+    if (stat(meta, &sb) == 0)
+        return st; /* there, but damaged: its own message stands */
+    if (stat(dir, &sb) != 0)
+        return gpuprof__an_fail(st, "%s: %s", dir, strerror(errno));
+    if (gpuprof__an_dir_kind(dir) == GPUPROF__AN_DIR_MEASUREMENTS)
+        return gpuprof__an_fail(st, "%s is a measurement directory, not an "
+                                "analysis database: run 'gpuprof analyze -o "
+                                "DB %s' first", dir, dir);
+    if (S_ISDIR(sb.st_mode))
+        return gpuprof__an_fail(st, "%s is not an analysis database (it has "
+                                "no meta.db)", dir);
+    return st;
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
                                                  gpuprof_an_db **out)
 {
@@ -485,6 +508,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
     plane_fmt cms = {"cct.db", DB_CMS_PAIR, 12, 2, 4}; /* sized below */
     static const plane_fmt sts = {"stats.db", DB_STATS_REC, 0, 2, 0};
     gpuprof_status st = read_file(dir, "meta.db", DB_META_MAGIC, &db->meta);
+    if (st != GPUPROF_OK)
+        st = wrong_kind(dir, st);
     if (st == GPUPROF_OK)
         st = check_meta(db);
     if (st == GPUPROF_OK)

@@ -56,6 +56,11 @@ typedef struct gp_config {
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);
+/* A program's init joining a launcher's measurement (GPUPROF_OPT_JOINABLE):
+ * every setting `asked` that differs from `running` is logged at WARN as
+ * one that cannot apply any more. start_paused and the log level are not
+ * compared: the joining init applies them. */
+void gpuprof__config_join(const gp_config *asked, const gp_config *running);
 /* An unusable setting: one line at the default (error) level naming the
  * variable, its value, what a value should be and what is used instead. */
 void gpuprof__setting_ignored(const char *var, const char *value,

@@ -11,12 +11,16 @@ DataFrames, through libgpuprof-analysis's C API (include/gpuprof_analysis.h).
     db.trace_streams(), db.trace_records(i)
 
 Metric names in values() and stats() follow the exports: "M" is the
-exclusive value, "M (inc)" the inclusive one. pandas is imported when a
-DataFrame is first made, so measurement works without it.
+exclusive value, "M (inc)" the inclusive one; values are float64 in
+values(), view() and stats() alike. pandas is needed from gpuprof.open()
+on (measurement works without it); an interpreter without it gets an
+ImportError that says which interpreter to use instead.
 """
 import builtins
 import ctypes
 import os
+import platform
+import sys
 import tempfile
 
 from ._lib import (GpuprofError, TraceRecord, TraceStream, analysis_lib,
@@ -31,8 +35,31 @@ _NO_INCLUSIVE = 2  # GPUPROF_AN_METRIC_NO_INCLUSIVE
 NONE32 = 0xFFFFFFFF
 
 
+class PandasMissing(ModuleNotFoundError):
+    """pandas cannot be imported by this interpreter (an ImportError, so
+    code that catches one keeps working)."""
+
+
+def need_pandas():
+    """The pandas module; an ImportError (PandasMissing) that names this
+    interpreter and the fix when it has none. For scripts that use pandas
+    beside the package (examples/python/kernels.py)."""
+    return _pd()
+
+
 def _pd():
-    import pandas
+    try:
+        import pandas
+    except ImportError as e:
+        raise PandasMissing(
+            "gpuprof's analysis needs pandas, which this Python (%s, %s) "
+            "cannot import (%s). Run it with an interpreter that has pandas, "
+            "such as Debian's /usr/bin/python3 (apt-get install "
+            "python3-pandas), or from a venv made with '/usr/bin/python3 -m "
+            "venv --system-site-packages DIR'. Measurement (gpuprof.init, "
+            "gpuprof.region) works without pandas."
+            % (sys.executable, platform.python_version(), e),
+            name="pandas") from e
     return pandas
 
 
@@ -53,11 +80,14 @@ def open(path):  # noqa: A001 (the module's verb, as in the C API)
 class Database:
     def __init__(self, path):
         self.path = os.fspath(path)
-        self._lib = analysis_lib()
         self._db = ctypes.c_void_p()
+        _pd()  # every table needs it: say so now, not at the first one
+        self._lib = analysis_lib()
         if self._lib.gpuprof_an_db_open(self.path.encode(),
                                         ctypes.byref(self._db)) != 0:
             _fail("gpuprof.open(%r)" % self.path)
+        # Ids from here on are derived metrics (derive() appends them).
+        self._nmeasured = self._lib.gpuprof_an_db_metric_count(self._db)
 
     # -- life ---------------------------------------------------------------
     def close(self):
@@ -110,15 +140,19 @@ class Database:
         df["line"] = df["line"].astype("Int64")
         return df
 
-    def metrics(self):
+    def metrics(self, all=False):  # noqa: A002 (the plain word)
         """Database metrics: id, name, variant (inclusive, exclusive), unit
         (count, ns, bytes), flags (1: an odd sum, 2: no meaningful
         inclusive value; as the backend registered it), count (an odd sum's
         count metric id, else <NA>); measured metrics first, then derived
-        ones."""
+        ones. Measured metrics without a non-zero value anywhere (the
+        gpu.pc.* ones of a run without PC sampling, say) are left out, as
+        the exports leave them out, unless all=True."""
         lib, db = self._lib, self._handle()
         rows = []
         for m in range(lib.gpuprof_an_db_metric_count(db)):
+            if not all and not self._has_values(m):
+                continue
             cm = ctypes.c_uint32()
             has = lib.gpuprof_an_db_metric_count_metric(db, m,
                                                         ctypes.byref(cm)) == 0
@@ -132,6 +166,19 @@ class Database:
                                             "flags", "count"])
         df["count"] = df["count"].astype("Int64")
         return df
+
+    def _has_values(self, m):
+        """Whether metric m's name has a non-zero value somewhere: its
+        inclusive variant has one at the root then (measured values are
+        not negative). Derived metrics count as having values."""
+        lib, db = self._lib, self._handle()
+        inc = ctypes.c_uint32()
+        name = lib.gpuprof_an_db_metric_name(db, m)
+        if lib.gpuprof_an_db_metric_find(db, name, 0, ctypes.byref(inc)) != 0:
+            return True
+        if inc.value >= self._nmeasured:
+            return True
+        return lib.gpuprof_an_db_stat(db, 0, inc.value, 0) > 0
 
     def profiles(self):
         """One row per profile (a thread of a process): profile, host,
@@ -166,7 +213,8 @@ class Database:
 
     def values(self):
         """Every non-zero value in long form: context, profile, metric
-        ("M" exclusive, "M (inc)" inclusive), value; derived metrics too.
+        ("M" exclusive, "M (inc)" inclusive), value (float64, as in view()
+        and stats(), whatever the values); derived metrics too.
         Read from `export --table --long` (gpuprof_an_db_export_table with
         GPUPROF_AN_TABLE_LONG)."""
         db = self._handle()
@@ -174,7 +222,9 @@ class Database:
             lambda f: self._lib.gpuprof_an_db_export_table(db, f, 1))
         try:
             return _pd().read_csv(path, keep_default_na=False,
-                                  dtype={"metric": str})
+                                  dtype={"context": "int64",
+                                         "profile": "int64", "metric": str,
+                                         "value": "float64"})
         finally:
             os.unlink(path)
 
@@ -187,8 +237,10 @@ class Database:
         return m.value
 
     def _pairs(self, metrics):
+        """The metric names asked for (None: those with values), each
+        checked to exist."""
         names = []
-        for n in self.metrics()["name"]:
+        for n in self.metrics(all=metrics is not None)["name"]:
             if n not in names:
                 names.append(n)
         if metrics is None:

@@ -120,6 +120,40 @@ class SimDatabase(unittest.TestCase):
         self.assertTrue((recs["end_ns"] >= recs["start_ns"]).all())
         self.assertEqual(int((recs["end_ns"] - recs["start_ns"]).sum()), 137200)
 
+    def test_dtypes_agree(self):
+        # values(), view() and stats() give float64 values whatever they
+        # hold, and the same integer context ids.
+        v = self.db.values()
+        self.assertEqual(str(v["value"].dtype), "float64")
+        self.assertEqual(str(v["context"].dtype), "int64")
+        self.assertEqual(str(v["profile"].dtype), "int64")
+        view = self.db.view("gpu.count")
+        self.assertEqual(str(view["context"].dtype), "int64")
+        for col in ("gpu.count", "gpu.count (inc)", "share"):
+            self.assertEqual(str(view[col].dtype), "float64", col)
+        s = self.db.stats("gpu.count")
+        self.assertEqual(str(s["sum"].dtype), "float64")
+        # The same numbers either way: the root's inclusive count.
+        root = v[(v["context"] == 0) & (v["metric"] == "gpu.count (inc)")]
+        self.assertEqual(root["value"].sum(), view.loc[0, "gpu.count (inc)"])
+        self.assertEqual(view.loc[0, "gpu.count (inc)"], 126.0)
+
+    def test_metrics_without_values_left_out(self):
+        # No PC sampling in this run: no gpu.pc.* metric is listed (nor in
+        # stats()), though the profiles' tables name them; all=True lists
+        # them, and each listed metric has values.
+        names = set(self.db.metrics()["name"])
+        every = set(self.db.metrics(all=True)["name"])
+        self.assertFalse([n for n in names if n.startswith("gpu.pc.")])
+        self.assertTrue([n for n in every if n.startswith("gpu.pc.stall.")])
+        self.assertTrue(names < every)
+        have = {m.replace(" (inc)", "") for m in self.db.values()["metric"]}
+        self.assertEqual(names, have)
+        self.assertFalse(self.db.stats()["metric"].str.startswith(
+            "gpu.pc.").any())
+        # A metric named explicitly is there all the same.
+        self.assertTrue(self.db.stats("gpu.pc.stall.barrier").empty)
+
     def test_errors(self):
         with self.assertRaises(gpuprof.GpuprofError) as e:
             gpuprof.open(os.path.join(SIMDB, "no-such-dir"))
@@ -192,6 +226,31 @@ class Measurement(unittest.TestCase):
 
 
 class Loading(unittest.TestCase):
+    def test_pandas_missing_is_explained(self):
+        # An interpreter without pandas: measurement imports and works,
+        # gpuprof.open says which interpreter to use instead.
+        code = ("import sys\nsys.modules['pandas'] = None\n"
+                "import gpuprof\nassert callable(gpuprof.init)\n"
+                "try:\n    gpuprof.open('x')\n"
+                "except ModuleNotFoundError as e:\n"
+                "    print(e.name, '|', e)\n"
+                "try:\n    gpuprof.need_pandas()\n"
+                "except ImportError as e:\n"
+                "    print('need_pandas:', e.name)\n")
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("pandas | gpuprof's analysis "
+                                            "needs pandas, which this Python "
+                                            "(%s, " % sys.executable),
+                        r.stdout)
+        self.assertIn("Debian's /usr/bin/python3 (apt-get install "
+                      "python3-pandas)", r.stdout)
+        self.assertIn("'/usr/bin/python3 -m venv --system-site-packages "
+                      "DIR'", r.stdout)
+        self.assertTrue(r.stdout.endswith("\nneed_pandas: pandas\n"),
+                        r.stdout)
+
     def test_missing_library_is_named(self):
         code = ("import gpuprof, gpuprof._lib as l\n"
                 "l._BUILD = '/nonexistent'\n"

@@ -164,14 +164,16 @@ got=$(stat -c %a "$tmp/out.table")
 [ "$got" = "$want" ] && pass "export -o FILE: mode $got (0666 less the umask)" ||
   fail "export -o FILE: mode $got, want $want"
 
-# Options that mean nothing where they are given: exit 2, named.
+# Options that mean nothing where they are given: exit 2, named (and the
+# line pointing to the usage).
 refuse() { # what, expected text, command...
   local what=$1 text=$2
   shift 2
   "$G" "$@" >/dev/null 2>"$tmp/err"
   local rc=$?
-  if [ $rc = 2 ] && grep -qF -- "$text" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ]; then
-    pass "$what: exit 2, '$(cat "$tmp/err")'"
+  if [ $rc = 2 ] && head -n 1 "$tmp/err" | grep -qF -- "$text" && [ "$(wc -l <"$tmp/err")" = 2 ] &&
+     sed -n 2p "$tmp/err" | grep -qx "try 'gpuprof [a-z]* --help'"; then
+    pass "$what: exit 2, '$(head -n 1 "$tmp/err")'"
   else
     fail "$what (exit $rc): $(cat "$tmp/err")"
   fi

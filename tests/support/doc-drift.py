@@ -34,7 +34,7 @@ CHANGELOG.md, which is history -- and checks six rules:
     matches %s in a printf).
   6 the gpuprof command: every `gpuprof SUB` named in backticks or shell
     code blocks is a subcommand of analysis/cli/gpuprof.c (strcmp with
-    argv[1]), and every option after it -- and every backticked span that
+    argv[1], or a {"name", function} entry of its table), and every option after it -- and every backticked span that
     starts with --option -- is an option string of analysis/cli/
     (FOREIGN_OPTIONS and NOT_COMMANDS exempt).
 
@@ -342,6 +342,8 @@ def make_targets(d):
 def cli_words(d):
     main = d.read("analysis/cli/gpuprof.c") if os.path.isfile(d.path("analysis/cli/gpuprof.c")) else ""
     subs = set(re.findall(r'strcmp\(argv\[1\],\s*"([a-z][\w-]*)"\)', main))
+    # main's table of commands: {"name", function}
+    subs |= set(re.findall(r'\{"([a-z][\w-]*)",\s*[a-z_]+\}', main))
     opts = set()
     for rel in sources(d, ["analysis/cli"], ("c", "h")):
         code, _ = strip_c(d.read(rel))

@@ -496,14 +496,18 @@ static uint32_t pair_named(const xport *x, const char *name)
     return UINT32_MAX;
 }
 
-/* The pair written as "time" (UINT32_MAX: none): the first of the metrics
- * named that is a time, else (none named) gpu.time, cpu.time or
- * region.time.excl, the first of them written, else any time written. */
+/* The pair written as "time" (UINT32_MAX: none, or a metric named "time"
+ * is written): the first of the metrics named that is a time, else (none
+ * named) gpu.time, cpu.time or region.time.excl, the first of them
+ * written, else any time written. */
 static uint32_t time_pair(const xport *x, const char *const *metrics,
                           uint32_t n)
 {
     static const char *const pref[] = {"gpu.time", "cpu.time",
                                        "region.time.excl"};
+    uint32_t own = pair_named(x, "time");
+    if (own != UINT32_MAX && x->used[own])
+        return UINT32_MAX; /* a metric of that name is written anyway */
     for (uint32_t i = 0; i < n; i++)
         if (time_ok(x, pair_named(x, metrics[i])))
             return pair_named(x, metrics[i]);

@@ -87,7 +87,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
     gpuprof_status st = metric_pair(db, metric, &mi, &me);
     if (st != GPUPROF_OK)
         return st;
-    if (gpuprof__an_db_no_incl(db, mi) ||
+    if (gpuprof__an_db_no_incl(db, mi) || gpuprof__an_db_no_excl(db, mi) ||
         gpuprof__an_db_mean_of(db, mi) != UINT32_MAX)
         return gpuprof__an_fail(
             GPUPROF_E_INVALID,
@@ -95,6 +95,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
             "subtrees (see gpuprof report --sort exclusive)", metric,
             gpuprof__an_db_no_incl(db, mi)
                 ? "has no meaningful inclusive values"
+            : gpuprof__an_db_no_excl(db, mi)
+                ? "is measured inclusive (region.time.excl is its "
+                  "exclusive counterpart)"
                 : "is an odd sum shown as a mean over its count metric");
     uint32_t *chain = malloc(gpuprof_an_db_context_count(db) * sizeof(*chain));
     if (!chain)

@@ -93,7 +93,9 @@ gpuprof__an_rt_what gpuprof__an_rt_classify(const char *module,
     b = b ? b + 1 : module;
     bool c = clib(b);
     if (!function || !*function)
-        return c ? GPUPROF__AN_RT_LIBC : GPUPROF__AN_RT_NO;
+        return c                ? GPUPROF__AN_RT_LIBC
+               : interpreter(b) ? GPUPROF__AN_RT_INTERP
+                                : GPUPROF__AN_RT_NO;
     if (!strncmp(function, "__GI_", 5)) /* glibc's internal alias */
         function += 5;
     if (one_of(function, program_any) || (c && one_of(function, program_clib)))

@@ -19,6 +19,7 @@
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,13 @@ static int by_lo(const void *a, const void *b)
         return (x->hi > y->hi) - (x->hi < y->hi);
     if (x->rank != y->rank)
         return x->rank - y->rank;
-    size_t lx = strlen(x->name), ly = strlen(y->name); /* aliases: longer */
+    /* Among equals, the C library's own name (__clone3, not its alias
+     * clone3), then the shorter (__libc_start_main_impl, not
+     * __libc_start_main_alias_2). */
+    bool ux = !strncmp(x->name, "__", 2), uy = !strncmp(y->name, "__", 2);
+    if (ux != uy)
+        return ux ? -1 : 1;
+    size_t lx = strlen(x->name), ly = strlen(y->name);
     return lx != ly ? (lx > ly) - (lx < ly) : strcmp(x->name, y->name);
 }
 

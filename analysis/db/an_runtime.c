@@ -17,7 +17,11 @@
  * own initialization, a native extension's thread) keeps them.
  *
  * Only the leading run of a path is the runtime's: exit() called from
- * __libc_start_call_main, or a libc function the program calls, stays.
+ * __libc_start_call_main, or a libc function the program calls, stays. A
+ * path cut at its depth limit hangs beneath a <truncated> frame; what
+ * follows it leads that path, but an unnamed C library frame there may be
+ * any of its functions (the cut was anywhere), so only named start frames
+ * count.
  */
 #include "an_runtime.h"
 
@@ -89,6 +93,8 @@ gpuprof__an_rt_what gpuprof__an_rt_classify(const char *module,
         return GPUPROF__AN_RT_NO;
     if (gpuprof__an_is_pyframe(module))
         return GPUPROF__AN_RT_PYTHON;
+    if (!strcmp(module, "<truncated>"))
+        return GPUPROF__AN_RT_CUT;
     const char *b = strrchr(module, '/');
     b = b ? b + 1 : module;
     bool c = clib(b);
@@ -110,9 +116,12 @@ gpuprof__an_rt_what gpuprof__an_rt_classify(const char *module,
  * frames only. */
 enum { PY_BELOW = 0x10, MEMBER = 0x20, KEEP = 0x40 };
 
+/* A node of a frame (a <truncated> frame is none: a path starts below). */
 static bool frame_level(const gpuprof__an_rt_node *n, uint32_t i)
 {
-    return i != UINT32_MAX && n[i].level != GPUPROF__AN_RT_OTHER;
+    return i != UINT32_MAX && n[i].level != GPUPROF__AN_RT_OTHER &&
+           !(n[i].level == GPUPROF__AN_RT_FRAME &&
+             n[i].what == GPUPROF__AN_RT_CUT);
 }
 
 int gpuprof__an_rt_mark(const gpuprof__an_rt_node *n, uint32_t count,
@@ -148,12 +157,13 @@ int gpuprof__an_rt_mark(const gpuprof__an_rt_node *n, uint32_t count,
                 flags[i] |= MEMBER;
             continue;
         }
-        if (n[i].level != GPUPROF__AN_RT_FRAME ||
-            (frame_level(n, p) && !in_run))
+        if (!frame_level(n, i) || (frame_level(n, p) && !in_run))
             continue; /* not the lead of a path */
         uint8_t w = what[i];
+        bool cut = p != UINT32_MAX && n[p].level == GPUPROF__AN_RT_FRAME &&
+                   n[p].what == GPUPROF__AN_RT_CUT;
         if (w == GPUPROF__AN_RT_PROGRAM || w == GPUPROF__AN_RT_THREAD ||
-            w == GPUPROF__AN_RT_LIBC ||
+            (w == GPUPROF__AN_RT_LIBC && !cut) ||
             (w == GPUPROF__AN_RT_INTERP && (flags[i] & PY_BELOW))) {
             flags[i] |= MEMBER;
             if (!in_run &&

@@ -28,7 +28,9 @@ typedef enum gpuprof__an_rt_what {
                                    loader without a name (no symbols) */
     GPUPROF__AN_RT_INTERP = 4,  /* a frame of a Python interpreter's own
                                    code (python3.x, libpython3.x.so) */
-    GPUPROF__AN_RT_PYTHON = 5   /* a Python function's frame */
+    GPUPROF__AN_RT_PYTHON = 5,  /* a Python function's frame */
+    GPUPROF__AN_RT_CUT = 6      /* the <truncated> frame above a path cut
+                                   at its depth limit (lib/core/unwind.h) */
 } gpuprof__an_rt_what;
 
 gpuprof__an_rt_what gpuprof__an_rt_classify(const char *module,

@@ -571,9 +571,12 @@ static void context_text(const gtree *g, uint32_t j, int levels, char *buf,
     if (g->rt[j] & GPUPROF__AN_RT_HIDDEN)
         j = g->up[j];
     for (int l = 0; j != UINT32_MAX && l < levels && at < size;
-         l++, j = g->up[j])
+         l++, j = g->up[j]) {
+        char name[48]; /* four of them and the values fit LINE_WIDTH */
+        gpuprof__an_fit(node_name(g, j), 40, name, sizeof(name));
         at += (size_t)snprintf(buf + at, size - at, "%s%s", l ? " <- " : "",
-                               node_name(g, j));
+                               name);
+    }
     if (j != UINT32_MAX && at < size)
         snprintf(buf + at, size - at, " <- ...");
 }

@@ -69,6 +69,7 @@ START_TEST(classify)
         {"/usr/bin/python3.11", NULL, GPUPROF__AN_RT_INTERP}, /* stripped */
         {"py:Trainer.step:/x/train.py", NULL, GPUPROF__AN_RT_PYTHON},
         {"/usr/bin/python3.11", "_start", GPUPROF__AN_RT_PROGRAM},
+        {"<truncated>", NULL, GPUPROF__AN_RT_CUT},
     };
     for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
         ck_assert_msg(gpuprof__an_rt_classify(c[i].module, c[i].fn) ==
@@ -84,7 +85,8 @@ enum { O = GPUPROF__AN_RT_OTHER, F = GPUPROF__AN_RT_FRAME,
        I = GPUPROF__AN_RT_INNER };
 enum { NO = GPUPROF__AN_RT_NO, PR = GPUPROF__AN_RT_PROGRAM,
        TH = GPUPROF__AN_RT_THREAD, LC = GPUPROF__AN_RT_LIBC,
-       IN = GPUPROF__AN_RT_INTERP, PY = GPUPROF__AN_RT_PYTHON };
+       IN = GPUPROF__AN_RT_INTERP, PY = GPUPROF__AN_RT_PYTHON,
+       CT = GPUPROF__AN_RT_CUT };
 enum { H = GPUPROF__AN_RT_HIDDEN, T = GPUPROF__AN_RT_THREAD_ROOT };
 #define NONE UINT32_MAX
 
@@ -118,19 +120,28 @@ static void expect_marks(const gpuprof__an_rt_node *n, uint32_t count,
  *  12   region
  *  13     (libc, no name)      a thread root beneath a region
  *  14       (libc, no name)    hidden
- *  15         fn */
+ *  15         fn
+ * Paths cut at the depth limit, beneath the <truncated> frame:
+ *  16   <truncated>            shown
+ *  17     _start               hidden: a named start frame
+ *  18       main
+ *  19     (libc, no name)      shown: any function of the C library
+ *  20       fn */
 START_TEST(mark_frames)
 {
     static const gpuprof__an_rt_node n[] = {
         {NONE, O, NO, 0}, {0, F, PR, 0},  {1, F, PR, 0},  {2, F, LC, 0},
         {3, F, NO, 0},    {4, O, NO, 1},  {3, F, NO, 0},  {6, F, NO, 0},
         {0, F, TH, 0},    {8, F, TH, 0},  {9, F, NO, 0},  {10, F, LC, 0},
-        {0, O, NO, 0},    {12, F, LC, 0}, {13, F, LC, 0}, {14, F, NO, 0}};
-    static const uint8_t want[] = {0, H, H, H, 0, 0, 0, 0,
-                                   T, H, 0, 0, 0, T, H, 0};
-    static const uint32_t up[] = {NONE, 0, 0, 0, 0, 4, 0, 6,
-                                  0,    8, 8, 10, 0, 12, 13, 13};
-    expect_marks(n, 16, want, up);
+        {0, O, NO, 0},    {12, F, LC, 0}, {13, F, LC, 0}, {14, F, NO, 0},
+        {0, F, CT, 0},    {16, F, PR, 0}, {17, F, NO, 0}, {16, F, LC, 0},
+        {19, F, NO, 0}};
+    static const uint8_t want[] = {0, H, H, H, 0, 0, 0, 0, T, H, 0,
+                                   0, 0, T, H, 0, 0, H, 0, 0, 0};
+    static const uint32_t up[] = {NONE, 0,  0, 0,  0,  4,  0,
+                                  6,    0,  8, 8,  10, 0,  12,
+                                  13,   13, 0, 16, 16, 16, 19};
+    expect_marks(n, 21, want, up);
 }
 END_TEST
 

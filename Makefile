@@ -3,8 +3,9 @@
 #   make            build the libraries, the gpuprof command and the examples
 #                   (and gpuprof-mpi when mpicc is found)
 #   make check      install missing Debian packages, build, run every test
-#   make demo       install missing Debian packages, build, measure the
-#                   regions example and print its report
+#   make demo       install missing Debian packages, build, measure an
+#                   OpenCL program traced and print its trees, wait states,
+#                   critical path and a projection
 #   make bench      print BENCH lines (see README.md)
 #   make check-gpu  the CUDA examples on an NVIDIA GPU, measured by the
 #                   CUPTI backend (SKIP without a GPU)
@@ -356,12 +357,16 @@ demo: deps-demo
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory demo-run
 
+# The run is traced (GPUPROF_TRACE=1): after the trees, what the traces
+# tell -- wait states, the critical path, a projection -- each introduced
+# by one sentence of what it means.
+DEMO_DB := $(DEMO_DIR)/database
 demo-run:
 	$(Q)rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
 ifeq ($(HAVE_OPENCL),1)
-	@echo "== running examples/opencl/jacobi (2 host threads, 2 queues, OpenCL) =="
+	@echo "== running examples/opencl/jacobi (2 host threads, 2 queues, OpenCL), traced =="
 	$(Q)POCL_CACHE_DIR=$(DEMO_DIR)/pocl-cache GPUPROF_OUTPUT=$(DEMO_DIR)/measurements \
-	  $(B)/examples/opencl/jacobi
+	  GPUPROF_TRACE=1 $(B)/examples/opencl/jacobi
 else
 	@echo "== no OpenCL headers: running examples/regions (4 threads, nested regions) =="
 	$(Q)GPUPROF_OUTPUT=$(DEMO_DIR)/measurements $(B)/examples/regions
@@ -369,9 +374,20 @@ endif
 	@echo "== gpuprof report $(DEMO_DIR)/measurements =="
 	$(Q)$(GPUPROF_BIN) report $(DEMO_DIR)/measurements
 	@echo "== gpuprof analyze: the analysis database, with source lines and inlined code =="
-	$(Q)$(GPUPROF_BIN) analyze -j 2 -o $(DEMO_DIR)/database $(DEMO_DIR)/measurements
-	@echo "== gpuprof report --metric gpu.time --threshold 5 $(DEMO_DIR)/database =="
-	$(Q)$(GPUPROF_BIN) report --metric gpu.time --threshold 5 $(DEMO_DIR)/database
+	$(Q)$(GPUPROF_BIN) analyze -j 2 -o $(DEMO_DB) $(DEMO_DIR)/measurements
+	@echo "== gpuprof report --metric gpu.time --threshold 5 $(DEMO_DB) =="
+	$(Q)$(GPUPROF_BIN) report --metric gpu.time --threshold 5 $(DEMO_DB)
+ifeq ($(HAVE_OPENCL),1)
+	@echo "== gpuprof report --waits $(DEMO_DB) =="
+	@echo "Wait states: the time host threads sat blocked on the device, by pattern (BlameKernel: waiting for a kernel), then the device work each wait is blamed on."
+	$(Q)$(GPUPROF_BIN) report --waits $(DEMO_DB) | grep -v '^  [A-Za-z]* *0 *0 ns'
+	@echo "== gpuprof report --critical-path $(DEMO_DB) (its first lines) =="
+	@echo "Critical path: the chain of dependent activities across threads and queues that sets the run's length; only making these faster shortens the run."
+	$(Q)$(GPUPROF_BIN) report --critical-path $(DEMO_DB) | sed -n '1,/^ratings/p' | sed '$$d'
+	@echo "== gpuprof project --speedup kernel:jacobi=2 $(DEMO_DB) (its first line) =="
+	@echo "Projection: the traced run replayed with every jacobi kernel twice as fast, and the run time the analysis predicts for it."
+	$(Q)$(GPUPROF_BIN) project --speedup kernel:jacobi=2 $(DEMO_DB) | head -n 1
+endif
 
 # The asynchronous pipeline on the simulated GPU: regions -> call paths ->
 # GPU operation placeholders -> kernels.

@@ -289,12 +289,29 @@ gpuprof_an_report_print(const gpuprof_an_report *r, FILE *out, uint32_t flags);
 
 /* Prints the second part of `gpuprof report DIR`: every thread of every
  * profile in `dir` merged into one tree of regions -> CPU frames (function
- * names from the modules' ELF symbol tables, else module+offset) -> GPU
- * operation placeholders -> kernels, with the inclusive operation count,
- * device time, bytes and share of all device time of each node, largest
- * device time first; only nodes beneath which the GPU did something are
- * printed. Prints nothing when the profiles hold no GPU metrics. `flags`
- * must be 0. Errors name the file, as gpuprof_an_report_open. Since 0.1. */
+ * names from the modules' ELF symbol tables or their separate debug
+ * files, else module+offset) -> GPU operation placeholders -> kernels,
+ * with the inclusive operation count, device time, bytes and share of all
+ * device time of each node, largest device time first; only nodes beneath
+ * which the GPU did something are printed, and of those only the ones
+ * with at least `min_share` (0..1) of the run's whole in some column
+ * (count, device time, bytes, API time, CPU_IDLE, CPU_IDLE_CAUSE,
+ * GPU_IDLE_CAUSE); a closing line says how many were left out. The
+ * runtime's frames at the top of call paths are left out as in a
+ * database's views (GPUPROF_AN_CONTEXT_RUNTIME; "<thread root>" for a
+ * thread's start) unless `flags` has GPUPROF_AN_RUNTIME_FRAMES. Lines are
+ * at most 200 bytes: a longer name keeps its head and its "(module)".
+ * Prints nothing when the profiles hold no GPU metrics. Errors name the
+ * file, as gpuprof_an_report_open. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print_ex(const char *dir,
+                                                      FILE *out,
+                                                      double min_share,
+                                                      uint32_t flags);
+/* The threshold `gpuprof report DIR` applies by default: 1 % (as a
+ * database's views). */
+#define GPUPROF_AN_REPORT_THRESHOLD 0.01
+/* gpuprof_an_gpu_print_ex with GPUPROF_AN_REPORT_THRESHOLD; `flags` must
+ * be 0. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
                                                    uint32_t flags);
 
@@ -427,8 +444,10 @@ GPUPROF_AN_API void gpuprof_an_db_close(gpuprof_an_db *db);
 
 /* Contexts: 0 is the root (parent UINT32_MAX); parents precede children.
  * Names: region names, "function+0xNN (module)" for CPU frames (or
- * "module+0xoffset"), "<kernel launch>" for placeholders, "kernel NAME
- * [binary]". Since 0.1. */
+ * "module+0xoffset"), "<kernel launch>" for placeholders, "kernel NAME"
+ * for kernels (the binary they came from, whose name is its content hash
+ * and so differs between runs, is gpuprof_an_db_context_binary). Since
+ * 0.1. */
 GPUPROF_AN_API uint32_t gpuprof_an_db_context_count(const gpuprof_an_db *db);
 GPUPROF_AN_API uint32_t gpuprof_an_db_context_parent(const gpuprof_an_db *db,
                                                      uint32_t c);
@@ -436,6 +455,30 @@ GPUPROF_AN_API gpuprof_an_node_kind
 gpuprof_an_db_context_kind(const gpuprof_an_db *db, uint32_t c);
 GPUPROF_AN_API const char *gpuprof_an_db_context_name(const gpuprof_an_db *db,
                                                       uint32_t c);
+/* A kernel context's GPU binary, as the measurement directory names it
+ * ("binaries/HASH.clbin"); NULL for other contexts and kernels without
+ * one. Owned by the database. Since 0.1. */
+GPUPROF_AN_API const char *
+gpuprof_an_db_context_binary(const gpuprof_an_db *db, uint32_t c);
+/* Context flags. RUNTIME: a frame of the runtime's start at the top of a
+ * call path -- the C library starting the program (_start,
+ * __libc_start_main, ...) or a thread (clone, start_thread, ...), or a
+ * Python interpreter's frames above its first Python frame -- recognized
+ * by function and load module (unnamed frames of the C library too). The
+ * views and exports leave such contexts out unless given
+ * GPUPROF_AN_RUNTIME_FRAMES (their children then hang beneath the nearest
+ * context shown); they never have a value of their own (a runtime frame
+ * that has one is not flagged), so every sum stays the same. THREAD_ROOT:
+ * the outermost frame of a thread's start, shown as "<thread root>"
+ * unless GPUPROF_AN_RUNTIME_FRAMES. Since 0.1. */
+#define GPUPROF_AN_CONTEXT_RUNTIME 0x1u
+#define GPUPROF_AN_CONTEXT_THREAD_ROOT 0x2u
+GPUPROF_AN_API uint32_t gpuprof_an_db_context_flags(const gpuprof_an_db *db,
+                                                    uint32_t c);
+/* A flag every view and export of a database takes (and `gpuprof report
+ * DIR`'s gpuprof_an_gpu_print_ex): show the runtime's frames as measured
+ * (GPUPROF_AN_CONTEXT_RUNTIME). Since 0.1. */
+#define GPUPROF_AN_RUNTIME_FRAMES 0x100u
 
 /* Metrics: 2 * (measured metrics); inclusive and exclusive alternate. */
 GPUPROF_AN_API uint32_t gpuprof_an_db_metric_count(const gpuprof_an_db *db);
@@ -456,6 +499,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_find(
  * inclusive values (a subtree's sum) mean nothing. Since 0.1. */
 #define GPUPROF_AN_METRIC_ODD 0x1u
 #define GPUPROF_AN_METRIC_NO_INCLUSIVE 0x2u
+/* A metric measured inclusive already (region.time.incl: a region's time
+ * holds its child regions'), on both variants: its exclusive variant is
+ * the values as measured, which are not exclusive ones (views show "-",
+ * exports leave them out); its inclusive variant is not the sum the
+ * aggregation stored, which would count a nested region again in every
+ * enclosing one, but a context's own measured value where it has one,
+ * else the sum over its children, per profile (every accessor gives these:
+ * value, context values, statistics). Since 0.1. */
+#define GPUPROF_AN_METRIC_NO_EXCLUSIVE 0x4u
 GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
                                                    uint32_t m);
 /* An odd sum's count metric into *count; GPUPROF_E_NOTFOUND when m is no

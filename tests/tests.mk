@@ -183,6 +183,15 @@ $(STRUCT_PROG): tests/sim/structure_prog.c $(LIB_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -g -O2 -o $@ $< $(LIB_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
 
+# Exact calling context trees, the runtime's frames above them
+# (tests/scripts/runtime-frames.sh); -g -O2 as structure_prog.
+TREE_PROG := $(B)/tests/tree_prog
+$(TREE_PROG): tests/sim/tree_prog.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -g -O2 -o $@ $< $(LIB_OBJS) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
+
 # A traced run that can wait between measuring and writing
 # (tests/scripts/output-faults.sh).
 OUTDIR_PROG := $(B)/tests/outdir_prog
@@ -300,6 +309,7 @@ $(B)/tests/run_ze_pipeline: tests/run/ze_pipeline.c
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lze_loader
 
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
+       $(TREE_PROG) \
        $(CPATH_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
        $(ZE_PIPELINE) $(PAPI_AIDS)

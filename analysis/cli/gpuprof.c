@@ -113,8 +113,34 @@ static int dump(const char *path)
     return st == GPUPROF_OK ? 0 : fail();
 }
 
-static int report(const char *dir)
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* report [--threshold PCT] [--runtime-frames] DIR (options anywhere) */
+static int report(int argc, char **argv)
 {
+    double threshold = 100 * GPUPROF_AN_REPORT_THRESHOLD;
+    uint32_t flags = 0;
+    const char *dir = NULL;
+    for (int i = 2; i < argc; i++) {
+        char *end;
+        if (!strcmp(argv[i], "--runtime-frames")) {
+            flags |= GPUPROF_AN_RUNTIME_FRAMES;
+        } else if (!strcmp(argv[i], "--threshold") && i + 1 < argc) {
+            threshold = strtod(argv[++i], &end);
+            if (*end || !(threshold >= 0 && threshold <= 100))
+                return usage_error("--threshold wants 0..100");
+        } else if (argv[i][0] == '-' || dir) {
+            return usage_error("report: %s: a measurement directory's report "
+                               "takes --threshold PCT and --runtime-frames",
+                               argv[i]);
+        } else {
+            dir = argv[i];
+        }
+    }
+    if (!dir)
+        return usage_error("report wants a measurement directory or a "
+                           "database");
     gpuprof_an_report *r;
     if (gpuprof_an_report_open(dir, &r) != GPUPROF_OK)
         return fail();
@@ -122,8 +148,18 @@ static int report(const char *dir)
     gpuprof_status st = gpuprof_an_report_print(r, stdout, 0);
     gpuprof_an_report_close(r);
     if (st == GPUPROF_OK) /* GPU operations beneath their call paths */
-        st = gpuprof_an_gpu_print(dir, stdout, 0);
+        st = gpuprof_an_gpu_print_ex(dir, stdout, threshold / 100, flags);
     return st == GPUPROF_OK ? 0 : fail();
+}
+
+/* Whether an argument after the command is a database (else a report is
+ * of a measurement directory). */
+static int any_database(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++)
+        if (argv[i][0] != '-' && is_database(argv[i]))
+            return 1;
+    return 0;
 }
 
 /* The metric a database view shows when none is named: GPU time, else
@@ -227,6 +263,7 @@ typedef struct vopts {
     uint32_t nmetric, nderive, depth, flags;
     long context;
     int trace, importance, pc, long_form, stats;
+    uint32_t runtime; /* --runtime-frames: GPUPROF_AN_RUNTIME_FRAMES */
     int waits, cpath, cpath_metrics; /* trace analysis (analysis/cpath) */
     gpuprof_an_view view;
     double threshold;
@@ -258,6 +295,10 @@ static int view_option(vopts *o, char **argv, int *i)
     }
     if (!strcmp(opt, "--stats")) {
         o->stats = 1;
+        return 0; /* no argument */
+    }
+    if (!strcmp(opt, "--runtime-frames")) {
+        o->runtime = GPUPROF_AN_RUNTIME_FRAMES;
         return 0; /* no argument */
     }
     if (!strcmp(opt, "--trace")) {
@@ -502,22 +543,23 @@ static int db_view(int argc, char **argv, int first, int mode)
         gpuprof_status cst = cpath_report(cp, &o, out.f);
         st = st == GPUPROF_OK ? cst : st;
     } else if (st == GPUPROF_OK && mode == M_FOLDED)
-        st = gpuprof_an_db_print_folded(db, out.f, o.metric[0], 0);
+        st = gpuprof_an_db_print_folded(db, out.f, o.metric[0], o.runtime);
     else if (st == GPUPROF_OK && mode == M_HATCHET)
         st = gpuprof_an_db_export_hatchet_metrics(
             db, out.f, o.metric, o.nmetric,
-            o.stats ? GPUPROF_AN_HATCHET_STATS : 0);
+            (o.stats ? GPUPROF_AN_HATCHET_STATS : 0) | o.runtime);
     else if (st == GPUPROF_OK && mode == M_TABLE)
-        st = gpuprof_an_db_export_table(db, out.f,
-                                        o.long_form ? GPUPROF_AN_TABLE_LONG : 0);
+        st = gpuprof_an_db_export_table(
+            db, out.f, (o.long_form ? GPUPROF_AN_TABLE_LONG : 0) | o.runtime);
     else if (st == GPUPROF_OK && o.trace)
         st = gpuprof_an_db_print_trace(db, out.f, 0);
     else if (st == GPUPROF_OK && o.context >= 0)
         st = gpuprof_an_db_print_profiles(db, out.f, (uint32_t)o.context,
-                                          o.metric[0], 0);
+                                          o.metric[0], o.runtime);
     else if (st == GPUPROF_OK)
         st = gpuprof_an_db_print_view(db, out.f, o.view, o.metric, o.nmetric,
-                                      o.threshold / 100, o.depth, o.flags);
+                                      o.threshold / 100, o.depth,
+                                      o.flags | o.runtime);
     gpuprof_an_db_close(db);
     rc = st == GPUPROF_OK ? 0 : fail();
     return opened ? out_close(&out, rc) : rc;
@@ -811,8 +853,8 @@ static int export_cmd(int argc, char **argv)
 /* report DIR (a measurement directory) or report [options] DB. */
 static int report_cmd(int argc, char **argv)
 {
-    if (argc == 3 && argv[2][0] != '-' && !is_database(argv[2]))
-        return report(argv[2]);
+    if (argc >= 3 && !any_database(argc, argv))
+        return report(argc, argv);
     return db_view(argc, argv, 2, M_REPORT);
 }
 

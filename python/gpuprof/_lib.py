@@ -138,6 +138,8 @@ def analysis_lib():
         "gpuprof_an_db_context_parent": ([vp, u32], u32),
         "gpuprof_an_db_context_kind": ([vp, u32], st),
         "gpuprof_an_db_context_name": ([vp, u32], cp),
+        "gpuprof_an_db_context_binary": ([vp, u32], cp),
+        "gpuprof_an_db_context_flags": ([vp, u32], u32),
         "gpuprof_an_db_metric_count": ([vp], u32),
         "gpuprof_an_db_metric_name": ([vp, u32], cp),
         "gpuprof_an_db_metric_variant": ([vp, u32], st),

@@ -33,8 +33,12 @@ class SimDatabase(unittest.TestCase):
     def test_contexts(self):
         ctx = self.db.contexts()
         self.assertEqual(list(ctx.columns),
-                         ["context", "parent", "kind", "name", "file", "line"])
-        self.assertEqual(list(ctx["context"]), list(range(len(ctx))))
+                         ["context", "parent", "kind", "name", "file", "line",
+                          "binary", "runtime"])
+        # Every context, with the runtime's frames; fewer without.
+        every = self.db.contexts(runtime_frames=True)
+        self.assertEqual(list(every["context"]), list(range(len(every))))
+        self.assertTrue(ctx["context"].is_monotonic_increasing)
         root = ctx.iloc[0]
         self.assertEqual((root["kind"], root["name"]),
                          ("root", "<program root>"))
@@ -52,6 +56,52 @@ class SimDatabase(unittest.TestCase):
         row = lines[lines["name"] == "sim_demo.c:30"].iloc[0]
         self.assertEqual((row["file"], row["line"]), ("sim_demo.c", 30))
         self.assertTrue(ctx[ctx["kind"] != "line"]["line"].isna().all())
+
+    def test_runtime_frames(self):
+        """The C library's thread start is left out: each host thread's
+        path starts at "<thread root>" -> rank_thread; every sum stays."""
+        ctx = self.db.contexts()
+        every = self.db.contexts(runtime_frames=True)
+        self.assertGreater(len(every), len(ctx))
+        self.assertTrue(set(ctx["context"]) < set(every["context"]))
+        roots = ctx[ctx["name"] == "<thread root>"]
+        self.assertGreater(len(roots), 0)
+        self.assertTrue(roots["runtime"].all())
+        self.assertFalse(any(n.startswith(("start_thread", "__clone", "clone"))
+                             for n in ctx["name"]))
+        self.assertNotIn("<thread root>", set(every["name"]))
+        name = dict(zip(ctx["context"], ctx["name"]))
+        below = {name[c] for c, p in zip(ctx["context"], ctx["parent"])
+                 if p is not __import__("pandas").NA and int(p) in
+                 set(roots["context"])}
+        self.assertEqual(below, {"rank_thread (sim_demo)"})
+        for rf in (False, True):
+            v = self.db.view("gpu.time", runtime_frames=rf)
+            self.assertEqual(v.loc[0, "gpu.time (inc)"], 274400)
+            self.assertEqual(v["gpu.time"].sum(), 274400)
+            vals = self.db.values(runtime_frames=rf)
+            self.assertEqual(vals[vals["metric"] == "gpu.time"]["value"].sum(),
+                             274400)
+            shown = set(self.db.contexts(runtime_frames=rf)["context"])
+            self.assertTrue(set(vals["context"]) <= shown)
+            self.assertTrue(set(self.db.stats("gpu.time",
+                                              runtime_frames=rf)["context"])
+                            <= shown)
+
+    def test_inclusive_measured(self):
+        """region.time.incl is measured inclusive: no exclusive values in
+        views (NaN), its inclusive ones never summed again."""
+        m = self.db.metrics()
+        flags = dict(zip(m["name"], m["flags"]))
+        self.assertEqual(flags["region.time.incl"], 4)
+        self.assertEqual(flags["region.time.excl"], 0)
+        incl = self.db.view("region.time.incl")
+        excl = self.db.view("region.time.excl")
+        self.assertTrue(incl["region.time.incl"].isna().all())
+        self.assertEqual(list(incl["region.time.incl (inc)"]),
+                         list(excl["region.time.excl (inc)"]))
+        s = self.db.stats("region.time.incl")
+        self.assertEqual(set(s["metric"]), {"region.time.incl (inc)"})
 
     def test_profiles(self):
         p = self.db.profiles()

@@ -341,19 +341,6 @@ static CUresult fake_name(char *name, int len, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-/* The value of attribute `key` of cuda device `dev` (UINT64_MAX: none). */
-static uint64_t dev_attr(const gpuprof__io_profile *p, uint32_t dev,
-                         const char *key)
-{
-    for (uint32_t i = 0; i < p->devattr_count; i++) {
-        const gpuprof__io_device_attr *a = &p->devattrs[i];
-        if (a->device == dev && !strcmp(gpuprof__io_str(p, a->api), "cuda") &&
-            !strcmp(gpuprof__io_str(p, a->key), key))
-            return a->value;
-    }
-    return UINT64_MAX;
-}
-
 START_TEST(devices_offline)
 {
     if (!have_cupti())
@@ -378,21 +365,21 @@ START_TEST(devices_offline)
     gpuprof__io_profile *p = rb_flush_and_load();
     ck_assert_uint_eq(p->format_minor, GPUPROF_IO_VERSION_MINOR);
     ck_assert_uint_eq(p->devattr_count, 12 + 12); /* name and 11 of 12 each */
-    ck_assert_uint_eq(dev_attr(p, 0, "sm_count"), 132);
-    ck_assert_uint_eq(dev_attr(p, 0, "compute_major"), 9);
-    ck_assert_uint_eq(dev_attr(p, 0, "compute_minor"), UINT64_MAX); /* 0 */
-    ck_assert_uint_eq(dev_attr(p, 0, "max_threads_per_sm"), 2048);
-    ck_assert_uint_eq(dev_attr(p, 0, "max_blocks_per_sm"), 32);
-    ck_assert_uint_eq(dev_attr(p, 0, "registers_per_sm"), 65536);
-    ck_assert_uint_eq(dev_attr(p, 0, "shared_bytes_per_sm"), 233472);
-    ck_assert_uint_eq(dev_attr(p, 0, "shared_bytes_per_block"), 232448);
-    ck_assert_uint_eq(dev_attr(p, 0, "shared_bytes_reserved"), 1024);
-    ck_assert_str_eq(gpuprof__io_str(p, (uint32_t)dev_attr(p, 0, "name")),
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "sm_count"), 132);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "compute_major"), 9);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "compute_minor"), UINT64_MAX); /* 0 */
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "max_threads_per_sm"), 2048);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "max_blocks_per_sm"), 32);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "registers_per_sm"), 65536);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "shared_bytes_per_sm"), 233472);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "shared_bytes_per_block"), 232448);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "shared_bytes_reserved"), 1024);
+    ck_assert_str_eq(gpuprof__io_str(p, (uint32_t)rb_device(p, "cuda", 0, "name")),
                      "NVIDIA H100 80GB HBM3");
-    ck_assert_uint_eq(dev_attr(p, 2, "sm_count"), 10);
-    ck_assert_uint_eq(dev_attr(p, 2, "compute_minor"), 6);
-    ck_assert_uint_eq(dev_attr(p, 2, "registers_per_block"), UINT64_MAX);
-    ck_assert_uint_eq(dev_attr(p, 1, "sm_count"), UINT64_MAX);
+    ck_assert_uint_eq(rb_device(p, "cuda", 2, "sm_count"), 10);
+    ck_assert_uint_eq(rb_device(p, "cuda", 2, "compute_minor"), 6);
+    ck_assert_uint_eq(rb_device(p, "cuda", 2, "registers_per_block"), UINT64_MAX);
+    ck_assert_uint_eq(rb_device(p, "cuda", 1, "sm_count"), UINT64_MAX);
     gpuprof__io_profile_free(p);
     gpuprof_finalize();
     gpuprof__cupti_devices_test_driver(NULL);

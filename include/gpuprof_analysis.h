@@ -464,8 +464,36 @@ GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(
     const gpuprof_an_db *db, uint32_t m, uint32_t *count);
 /* The database's format (3: without GPU calling contexts and metric
- * flags, which every reader reads; 4). Since 0.1. */
+ * flags, which every reader reads; 4; 5: with devices). Since 0.1. */
 GPUPROF_AN_API unsigned gpuprof_an_db_format(const gpuprof_an_db *db);
+
+/* Devices: what each process's devices can hold, as the backends that
+ * measured them described them (profile section DEVICES, doc/FORMATS.md;
+ * databases of format 5, none in older ones): one device per process, API
+ * ("cuda", "levelzero", "opencl") and device number, in input order. Its
+ * attributes by name ("sm_count", "max_threads_per_sm", "registers_per_sm",
+ * "shared_bytes_per_sm", "name", ...: doc/FORMATS.md lists them). Any
+ * thread. Since 0.1. */
+GPUPROF_AN_API uint32_t gpuprof_an_db_device_count(const gpuprof_an_db *db);
+/* Device d's process (its first database profile; UINT32_MAX unknown), API
+ * (NULL: no device d) and number within its API (as trace streams number
+ * devices). */
+GPUPROF_AN_API uint32_t gpuprof_an_db_device_profile(const gpuprof_an_db *db,
+                                                     uint32_t d);
+GPUPROF_AN_API const char *gpuprof_an_db_device_api(const gpuprof_an_db *db,
+                                                    uint32_t d);
+GPUPROF_AN_API uint32_t gpuprof_an_db_device_number(const gpuprof_an_db *db,
+                                                    uint32_t d);
+/* The name of device d's attribute i (NULL past the last). */
+GPUPROF_AN_API const char *gpuprof_an_db_device_key(const gpuprof_an_db *db,
+                                                    uint32_t d, uint32_t i);
+/* Device d's attribute `key`: 1 with its number in *value (0 for a string)
+ * and its string in *text (NULL for a number; owned by db), 0 when the
+ * device has no such attribute. value and text may be NULL. */
+GPUPROF_AN_API int gpuprof_an_db_device_attr(const gpuprof_an_db *db,
+                                             uint32_t d, const char *key,
+                                             uint64_t *value,
+                                             const char **text);
 
 /* Profiles: one per thread of each process (the merged exited threads of a
  * process are one profile, flag GPUPROF_AN_THREAD_MERGED), in input order.

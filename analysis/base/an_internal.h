@@ -149,6 +149,10 @@ int gpuprof__an_db_combine(const gpuprof_an_db *db, uint32_t m);
  * (shown as "-" or left out, never sorted by). */
 uint32_t gpuprof__an_db_mean_of(const gpuprof_an_db *db, uint32_t m);
 bool gpuprof__an_db_no_incl(const gpuprof_an_db *db, uint32_t m);
+/* Format 5: meta.db's device attribute records (DB_DEVICE_REC bytes each,
+ * checked), *n of them; a string of meta.db ("" out of range). */
+const uint8_t *gpuprof__an_db_devattrs(const gpuprof_an_db *db, uint32_t *n);
+const char *gpuprof__an_db_str(const gpuprof_an_db *db, uint64_t off);
 /* value / count, the mean of an odd sum: 0 for nothing, NaN for a value
  * without a count. */
 double gpuprof__an_mean(double value, double count);

@@ -332,6 +332,27 @@ static double node_value(const gpuprof__io_profile *p, uint32_t node,
     return 0;
 }
 
+/* Samples filed after an EXIT, at the entry of a function that never ran
+ * (an_sass_exit.c): the node is the EXIT's, its samples too. Only a
+ * function's first instruction can be such a node, and moving it leaves
+ * other functions' samples as they were. (Drain samples on the entry of a
+ * function that did run stay: a node's values go together.) */
+static void exits_own(const gpuprof__sass_bin *b, uint32_t *insn, uint32_t n,
+                      double *samples)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t e = insn[k] == SASS_NONE
+                         ? SASS_NONE
+                         : gpuprof__sass_exit_owner(b, insn[k], samples, 0,
+                                                    b->ninsn);
+        if (e == SASS_NONE)
+            continue;
+        samples[e] += samples[insn[k]];
+        samples[insn[k]] = 0;
+        insn[k] = e;
+    }
+}
+
 /* Group [lo, hi) of g: each instruction in the listing (insn[k], or
  * SASS_NONE), its samples into the listing's scratch array; the call graph
  * and the paths. GPUPROF_E_NOTFOUND: no samples metric (nothing to do). */
@@ -352,6 +373,7 @@ static gpuprof_status kernel_graph(kjob *j, const gcct_thread *g, uint32_t lo,
         if (insn[k - lo] != SASS_NONE && m != UINT32_MAX)
             gb->samples[insn[k - lo]] += node_value(j->p, node, m);
     }
+    exits_own(j->b, insn, hi - lo, gb->samples);
     gpuprof_status st =
         m == UINT32_MAX
             ? GPUPROF_E_NOTFOUND

@@ -315,6 +315,49 @@ static int by_speedup(const void *a, const void *b)
     return x->speedup > y->speedup ? -1 : x->speedup < y->speedup;
 }
 
+/* Moves instruction x's samples (all, or its drain stalls) to the EXIT e
+ * (both in the section); the samples moved. */
+static double to_exit(gpuprof__blame *bl, uint32_t x, uint32_t e, bool all)
+{
+    double moved = 0;
+    for (unsigned r = 0; r < SR_COUNT; r++) {
+        if (!all && r != SR_DRAIN)
+            continue;
+        double v = bl->stall[(size_t)x * SR_COUNT + r];
+        bl->stall[(size_t)e * SR_COUNT + r] += v;
+        bl->stall[(size_t)x * SR_COUNT + r] = 0;
+        moved += v;
+    }
+    double lat = all ? bl->lat[x] : moved < bl->lat[x] ? moved : bl->lat[x];
+    bl->lat[e] += lat;
+    bl->lat[x] -= lat;
+    return moved;
+}
+
+/* Samples filed after an EXIT are the EXIT's (an_sass_exit.c): every one
+ * of a never-run function's entry, the drain stalls elsewhere. Decided on
+ * the samples as placed. */
+static gpuprof_status exits(const gpuprof__sass_bin *b, adv_kernel *k,
+                            gpuprof__blame *bl)
+{
+    double *tot = calloc(bl->n + 1, sizeof(double));
+    if (!tot)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    for (uint32_t x = 0; x < bl->n; x++)
+        for (unsigned r = 0; r < SR_COUNT; r++)
+            tot[x] += bl->stall[(size_t)x * SR_COUNT + r];
+    for (uint32_t x = 0; x < bl->n; x++) {
+        uint32_t i = bl->first + x, e;
+        if (tot[x] <= 0 || (e = gpuprof__sass_exit_before(b, i)) == SASS_NONE ||
+            e < bl->first)
+            continue;
+        bool all = gpuprof__sass_exit_owner(b, i, tot, bl->first, bl->n) == e;
+        k->after_exit += to_exit(bl, x, e - bl->first, all);
+    }
+    free(tot);
+    return GPUPROF_OK;
+}
+
 /* The kernel's samples onto its instructions; offsets that are none
  * (another build of the cubin, a bad offset) count for the kernel only. */
 static void place(const gpuprof__sass_bin *b, adv_kernel *k, gpuprof__blame *bl)
@@ -337,7 +380,7 @@ static void place(const gpuprof__sass_bin *b, adv_kernel *k, gpuprof__blame *bl)
 gpuprof_status gpuprof__adv_kernel(adv_kernel *k, const gpuprof__sass_bin *bin,
                                    gpuprof__an_cubin **lines)
 {
-    k->total = k->latency = k->unmapped = 0;
+    k->total = k->latency = k->unmapped = k->after_exit = 0;
     for (uint32_t p = 0; p < k->npc; p++) {
         k->total += k->pc[p].samples;
         k->latency += k->pc[p].latency;
@@ -347,8 +390,10 @@ gpuprof_status gpuprof__adv_kernel(adv_kernel *k, const gpuprof__sass_bin *bin,
                             : GPUPROF_E_NOTFOUND;
     if (st == GPUPROF_OK) {
         place(bin, k, bl);
-        st = gpuprof__blame_run(bin, bl);
+        st = exits(bin, k, bl);
     }
+    if (st == GPUPROF_OK)
+        st = gpuprof__blame_run(bin, bl);
     if (st == GPUPROF_OK && bl->total > 0 && k->unmapped < k->total * 0.5) {
         adv_ctx_t c = {.b = bin, .bl = bl, .flag = calloc(bl->n + 1, 1),
                   .latfrac = bl->total > 0 ? bl->latency / bl->total : 0};

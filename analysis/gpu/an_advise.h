@@ -46,6 +46,7 @@ typedef struct adv_kernel {
     adv_pc *pc;
     uint32_t npc, cap;
     double total, latency, unmapped;
+    double after_exit; /* samples filed after an EXIT, credited to it */
     adv_sugg *sugg;
     uint32_t nsugg;
     adv_ctx *ctx;

@@ -981,9 +981,33 @@ GPUPROF_AN_API double
 gpuprof_an_advice_kernel_samples(const gpuprof_an_advice *a, uint32_t k);
 GPUPROF_AN_API int
 gpuprof_an_advice_kernel_detailed(const gpuprof_an_advice *a, uint32_t k);
-/* Suggestions of kernel k, by descending estimated speedup: optimizer
- * name (seed 003 Table 2, "Warp Balance"), kind ("stall elimination",
- * "latency hiding"), estimated speedup (>1), matched samples, hint.
+/* What kernel k's advice lacked or did, one sentence after another
+ * separated by "; " ("" when nothing): its launch and occupancy, samples
+ * filed after an EXIT and credited to it, stall reasons not advised on
+ * without the code, why there is no parallelism advice. NULL out of range.
+ * Since 0.1. */
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_note(const gpuprof_an_advice *a, uint32_t k);
+/* A number of kernel k, by name (NAN when unknown or out of range):
+ * "samples", "latency_samples", "after_exit_samples" (filed after an EXIT,
+ * credited to it), "launches", and as means over the launches "blocks",
+ * "threads_per_block", "registers" (per thread), "shared_bytes" (per
+ * block); of its device "sm_count"; its occupancy "warps_per_sm" (resident
+ * at once), "max_warps_per_sm", "sms_busy" (SMs its blocks reach); after
+ * gpuprof_an_advice_project "path_share" (its device work's share of the
+ * critical path). Since 0.1. */
+GPUPROF_AN_API double gpuprof_an_advice_kernel_value(const gpuprof_an_advice *a,
+                                                     uint32_t k,
+                                                     const char *what);
+/* What limits kernel k's occupancy: "warps per SM", "registers", "shared
+ * memory", "blocks per SM" or "nothing" (unknown). Since 0.1. */
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_limit(const gpuprof_an_advice *a, uint32_t k);
+/* Suggestions of kernel k: the confident ones first (resting on at least
+ * 10 samples), each group by descending estimated speedup: optimizer
+ * name (seed 003 Table 2, "Warp Balance", "Thread Increase"), kind
+ * ("stall elimination", "latency hiding", "parallelism"), estimated
+ * speedup (>1), matched samples (0 for parallelism), hint.
  * Since 0.1. */
 GPUPROF_AN_API uint32_t
 gpuprof_an_advice_count(const gpuprof_an_advice *a, uint32_t k);
@@ -997,6 +1021,21 @@ GPUPROF_AN_API double
 gpuprof_an_advice_matched(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
 GPUPROF_AN_API const char *
 gpuprof_an_advice_hint(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+/* The samples suggestion s's estimate rests on (the matched ones; the
+ * kernel's for parallelism), and whether that is enough for a confident
+ * estimate (1: at least 10; below, one sample more or less moves it by
+ * over 30 %). Since 0.1. */
+GPUPROF_AN_API double
+gpuprof_an_advice_support(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+GPUPROF_AN_API int
+gpuprof_an_advice_confident(const gpuprof_an_advice *a, uint32_t k,
+                            uint32_t s);
+/* After gpuprof_an_advice_project: the share of the whole run (0..1) the
+ * projection saves with kernel k that much faster; NAN when not projected.
+ * Since 0.1. */
+GPUPROF_AN_API double
+gpuprof_an_advice_run_gain(const gpuprof_an_advice *a, uint32_t k,
+                           uint32_t s);
 /* Hotspots of suggestion s (at most 3, most matched samples first):
  * the instruction's offset in the kernel's section, its source
  * ("kernels.cu:12", "f.cu:3 [inlined g(int)]"), loop ("loop at
@@ -1031,9 +1070,30 @@ GPUPROF_AN_API double gpuprof_an_advice_context_samples(
     const gpuprof_an_advice *a, uint32_t k, uint32_t c);
 GPUPROF_AN_API int gpuprof_an_advice_context_recursive(
     const gpuprof_an_advice *a, uint32_t k, uint32_t c);
-/* The advice as text, per kernel its `top` best suggestions (0: all)
- * with hints and hotspots, then its calling contexts. `flags` must be 0.
- * GPUPROF_E_IO when writing fails. Since 0.1. */
+/* Ranks the suggestions of every kernel together by what the whole run
+ * would gain: each of each kernel's `top` best suggestions (0: all) is
+ * projected on `cp` (gpuprof_an_cpath_project with the kernel's contexts
+ * made as many times faster as estimated), giving its run gain
+ * (gpuprof_an_advice_run_gain) and the kernel's share of the critical
+ * path ("path_share"). `db` is the database both were made from; `flags`
+ * must be 0. Without it (no trace) suggestions rank per kernel, kernels by
+ * samples. Not thread-safe on the same advice. Since 0.1. */
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_advice_project(gpuprof_an_advice *a, const gpuprof_an_db *db,
+                          const gpuprof_an_cpath *cp, uint32_t top,
+                          uint32_t flags);
+/* The i-th suggestion of that ranking, best first (confident ones first,
+ * then by run gain, then estimated speedup): 1 with its kernel *k and
+ * suggestion *s, 0 past the last or before gpuprof_an_advice_project.
+ * Since 0.1. */
+GPUPROF_AN_API int gpuprof_an_advice_ranked(const gpuprof_an_advice *a,
+                                            uint32_t i, uint32_t *k,
+                                            uint32_t *s);
+/* The advice as text: with a whole-program ranking its `top` best
+ * suggestions across kernels (0: all) with what the run would gain, then
+ * per kernel its `top` best suggestions with hints and hotspots, notes and
+ * calling contexts; without one, a line saying the suggestions rank per
+ * kernel. `flags` must be 0. GPUPROF_E_IO when writing fails. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_advice_print(
     const gpuprof_an_advice *a, FILE *out, uint32_t top, uint32_t flags);
 

@@ -260,15 +260,6 @@ static gpuprof_status make_names(gpuprof_an_db *db)
     if (!db->names)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     gpuprof__an_symtab *syms = NULL;
-    for (uint32_t i = 0; i < db->ndevattrs; i++) {
-        const uint8_t *r = db->devattrs + (size_t)i * DB_DEVICE_REC;
-        uint32_t p = db_get32(r), type = db_get32(r + 16);
-        if ((p >= db->nprofiles && p != UINT32_MAX) ||
-            !STR_OK(db_get32(r + 4)) || !STR_OK(db_get32(r + 12)) ||
-            type > GPUPROF_IO_ATTR_STR || db_get32(r + 20) ||
-            (type == GPUPROF_IO_ATTR_STR && !STR_OK(db_get64(r + 24))))
-            return bad(db, "meta.db", "bad device record");
-    }
     for (uint32_t c = 0; c < db->ncontexts; c++) {
         const uint8_t *r = db->contexts + (size_t)c * DB_CONTEXT_REC;
         const char *name = dstr(db, db_get32(r + 8));
@@ -692,6 +683,11 @@ const uint8_t *gpuprof__an_db_devattrs(const gpuprof_an_db *db, uint32_t *n)
 const char *gpuprof__an_db_str(const gpuprof_an_db *db, uint64_t off)
 {
     return db && off < db->ssize ? db->strings + off : "";
+}
+
+const char *gpuprof__an_db_context_raw(const gpuprof_an_db *db, uint32_t c)
+{
+    return db && c < db->ncontexts ? dstr(db, db_get32(CTX(c) + 8)) : NULL;
 }
 
 const gpuprof__an_formula *gpuprof__an_db_formula(const gpuprof_an_db *db,

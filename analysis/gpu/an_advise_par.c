@@ -84,11 +84,8 @@ static cfg config(const par *p, double blocks, double warps)
 }
 
 static gpuprof_status add(adv_kernel *k, const char *name, double s,
-                          const char *fmt, double a, double b, double c,
-                          double e)
+                          const char *hint)
 {
-    char hint[512];
-    snprintf(hint, sizeof(hint), fmt, a, b, c, e);
     adv_sugg x = {.name = name, .kind = "parallelism", .speedup = s,
                   .matched = 0, .support = k->total, .run_gain = NAN,
                   .hint = strdup(hint)};
@@ -107,11 +104,13 @@ static gpuprof_status block_increase(adv_kernel *k, const par *p,
     double s = nw.per_sm > 0 ? speedup(p, old, &nw) : 1;
     if (!(s > 1))
         return GPUPROF_OK;
-    return add(k, "Block Increase", s,
-               "only %.0f of the SMs have work (one block each): split the "
-               "same threads into %.0f blocks of %.0f threads, one per SM "
-               "(blocks of %.0f threads now)",
-               old->blocks, nw.blocks, w * p->warp, threads);
+    char hint[512];
+    snprintf(hint, sizeof(hint),
+             "only %.0f of the SMs have work (one block each): split the "
+             "same threads into %.0f blocks of %.0f threads, one per SM "
+             "(blocks of %.0f threads now)",
+             old->blocks, nw.blocks, w * p->warp, threads);
+    return add(k, "Block Increase", s, hint);
 }
 
 static gpuprof_status thread_increase(adv_kernel *k, const par *p,
@@ -134,12 +133,14 @@ static gpuprof_status thread_increase(adv_kernel *k, const par *p,
     }
     if (!(best > 1))
         return GPUPROF_OK;
-    return add(k, "Thread Increase", best,
-               "occupancy is limited by the SM's resident blocks: launch "
-               "blocks of %.0f threads (%.0f blocks, %.0f resident per SM) "
-               "instead of %.0f threads, so that more warps hide each "
-               "other's latency",
-               pick.warps * p->warp, pick.blocks, pick.per_sm, threads);
+    char hint[512];
+    snprintf(hint, sizeof(hint),
+             "occupancy is limited by the SM's resident blocks: launch "
+             "blocks of %.0f threads (%.0f blocks, %.0f resident per SM) "
+             "instead of %.0f threads, so that more warps hide each other's "
+             "latency",
+             pick.warps * p->warp, pick.blocks, pick.per_sm, threads);
+    return add(k, "Thread Increase", best, hint);
 }
 
 /* R_I and F / T from the kernel's samples. */

@@ -21,26 +21,35 @@
 #include "../base/an_internal.h"
 #include "../gpu/an_advise.h"
 
-/* Per context of db: 1 for the kernel contexts of kernel `name`. */
-static uint32_t kernel_contexts(const gpuprof_an_db *db, const char *name,
-                                uint8_t *on)
+/* The kernel's contexts' names in db, distinct ("kernel NAME [binary]":
+ * one per binary the kernel came from); how many, at most `max`. */
+static uint32_t kernel_names(const gpuprof_an_db *db, const char *sym,
+                             const char **out, uint32_t max)
 {
     uint32_t n = 0, nc = gpuprof_an_db_context_count(db);
-    for (uint32_t c = 0; c < nc; c++) {
+    for (uint32_t c = 0; c < nc && n < max; c++) {
         const char *raw = gpuprof__an_db_context_raw(db, c);
-        on[c] = gpuprof_an_db_context_kind(db, c) == GPUPROF_AN_NODE_KERNEL &&
-                raw && !strcmp(raw, name);
-        n += on[c];
+        if (gpuprof_an_db_context_kind(db, c) != GPUPROF_AN_NODE_KERNEL ||
+            !raw || strcmp(raw, sym))
+            continue;
+        const char *name = gpuprof_an_db_context_name(db, c);
+        uint32_t k = 0;
+        while (k < n && strcmp(out[k], name))
+            k++;
+        if (k == n)
+            out[n++] = name;
     }
     return n;
 }
 
-/* The share of the critical path (all processes) that is the device work
- * of the contexts `on`; the paths' total length in *len. */
-static double path_share(const gpuprof_an_cpath *cp, const uint8_t *on,
-                         uint32_t nc, double *len)
+/* The share of the critical path (all processes) that is device work of
+ * a kernel named `names` (a launch of several kernels, a graph's, is
+ * none's); the paths' total length in *len. */
+static double path_share(const gpuprof_an_cpath *cp, const char *const *names,
+                         uint32_t n, double *len)
 {
     gpuprof_an_path_step st[256];
+    char buf[4400];
     double mine = 0;
     *len = 0;
     for (uint32_t i = 0; i < gpuprof_an_cpath_process_count(cp); i++) {
@@ -49,10 +58,16 @@ static double path_share(const gpuprof_an_cpath *cp, const uint8_t *on,
         for (uint64_t first = 0;
              (got = gpuprof_an_cpath_steps(cp, i, first, st, 256)) > 0;
              first += got)
-            for (uint64_t s = 0; s < got; s++)
-                if (st[s].kind == GPUPROF_AN_ACTIVITY_GPU &&
-                    st[s].context < nc && on[st[s].context])
-                    mine += (double)st[s].path_ns;
+            for (uint64_t s = 0; s < got; s++) {
+                if (st[s].kind != GPUPROF_AN_ACTIVITY_GPU)
+                    continue;
+                gpuprof_an_cpath_step_name(cp, &st[s], buf, sizeof(buf));
+                for (uint32_t k = 0; k < n; k++)
+                    if (!strcmp(buf, names[k])) {
+                        mine += (double)st[s].path_ns;
+                        break;
+                    }
+            }
     }
     return *len > 0 ? mine / *len : 0;
 }
@@ -65,32 +80,31 @@ static double run_ns(const gpuprof_an_cpath *cp)
     return t;
 }
 
-/* The run with the contexts `on` `factor` times faster: its share saved
- * (of `measured` ns; NAN when the projection fails). */
-static gpuprof_status project_one(const gpuprof_an_cpath *cp, const uint8_t *on,
-                                  uint32_t nc, uint32_t n, double factor,
-                                  double measured, double *gain)
+/* The run with the kernels `names` `factor` times faster (a projection
+ * rule "kernel:NAME=F" each, NAME as the database shows it): the share of
+ * `measured` ns saved in *gain. */
+static gpuprof_status project_one(const gpuprof_an_cpath *cp,
+                                  const char *const *names, uint32_t n,
+                                  double factor, double measured, double *gain)
 {
-    char (*text)[48] = malloc((n ? n : 1) * sizeof(*text));
-    const char **rules = malloc((n ? n : 1) * sizeof(*rules));
-    gpuprof_status st = text && rules ? GPUPROF_OK : GPUPROF_E_NOMEM;
-    uint32_t r = 0;
-    for (uint32_t c = 0; st == GPUPROF_OK && c < nc; c++)
-        if (on[c]) {
-            snprintf(text[r], sizeof(text[r]), "context:%u=%.17g", c, factor);
-            rules[r] = text[r];
-            r++;
-        }
+    char text[8][4400];
+    const char *rules[8];
+    for (uint32_t k = 0; k < n; k++) {
+        const char *nm = names[k] + (strncmp(names[k], "kernel ", 7) ? 0 : 7);
+        const char *br = strrchr(nm, '[');
+        int len = br && br > nm + 1 && br[-1] == ' ' ? (int)(br - 1 - nm)
+                                                     : (int)strlen(nm);
+        snprintf(text[k], sizeof(text[k]), "kernel:%.*s=%.17g", len, nm,
+                 factor);
+        rules[k] = text[k];
+    }
     gpuprof_an_cpath *proj = NULL;
-    if (st == GPUPROF_OK)
-        st = gpuprof_an_cpath_project(cp, rules, r, NULL, &proj);
+    gpuprof_status st = gpuprof_an_cpath_project(cp, rules, n, NULL, &proj);
     *gain = st == GPUPROF_OK && measured > 0
                 ? (measured - run_ns(proj)) / measured
                 : NAN;
     gpuprof_an_cpath_free(proj);
-    free(text);
-    free(rules);
-    return st == GPUPROF_E_NOMEM ? gpuprof__an_fail(st, "out of memory") : st;
+    return st;
 }
 
 /* What a suggestion ranks by, beside its place. */
@@ -138,20 +152,20 @@ static void rank_sort(gpuprof_an_advice *a)
 static gpuprof_status project_kernel(gpuprof_an_advice *a, uint32_t k,
                                      const gpuprof_an_db *db,
                                      const gpuprof_an_cpath *cp, uint32_t top,
-                                     uint8_t *on, double measured)
+                                     double measured)
 {
     adv_kernel *x = &a->k[k];
-    uint32_t nc = gpuprof_an_db_context_count(db);
-    uint32_t n = kernel_contexts(db, x->name, on), m = x->nsugg;
+    const char *names[8];
+    uint32_t n = kernel_names(db, x->name, names, 8), m = x->nsugg;
     double len;
-    x->path_share = n ? path_share(cp, on, nc, &len) : 0;
+    x->path_share = n ? path_share(cp, names, n, &len) : 0;
     if (top && top < m)
         m = top;
     gpuprof_status st = GPUPROF_OK;
     for (uint32_t s = 0; s < m && st == GPUPROF_OK; s++) {
-        x->sugg[s].run_gain = 0;
+        x->sugg[s].run_gain = 0; /* a kernel the trace never ran */
         if (n)
-            st = project_one(cp, on, nc, n, x->sugg[s].speedup, measured,
+            st = project_one(cp, names, n, x->sugg[s].speedup, measured,
                              &x->sugg[s].run_gain);
         a->rank[a->nrank++] = (adv_rank){k, s};
     }
@@ -172,12 +186,10 @@ gpuprof_an_advice_project(gpuprof_an_advice *a, const gpuprof_an_db *db,
     free(a->rank);
     a->nrank = 0;
     a->rank = malloc((total ? total : 1) * sizeof(*a->rank));
-    uint8_t *on = malloc(gpuprof_an_db_context_count(db) + 1);
-    gpuprof_status st = a->rank && on ? GPUPROF_OK : GPUPROF_E_NOMEM;
+    gpuprof_status st = a->rank ? GPUPROF_OK : GPUPROF_E_NOMEM;
     double measured = run_ns(cp);
     for (uint32_t k = 0; k < a->nk && st == GPUPROF_OK; k++)
-        st = project_kernel(a, k, db, cp, top, on, measured);
-    free(on);
+        st = project_kernel(a, k, db, cp, top, measured);
     if (st != GPUPROF_OK) {
         free(a->rank);
         a->rank = NULL;

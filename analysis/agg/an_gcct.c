@@ -58,6 +58,18 @@ static void tell_no_nvdisasm(const an_structure *x, gpuprof__an_gcct *c,
     x->warn(msg, x->warn_user);
 }
 
+/* nvdisasm ran and failed on a cubin (said once per cubin: each is
+ * listed once): how it ended and what it said. */
+static void tell_failed(const an_structure *x, const char *cubin)
+{
+    char msg[5120];
+    snprintf(msg, sizeof(msg),
+             "note: %s: the PC samples of %s stay instruction lines beneath "
+             "their kernels (no GPU calling contexts)",
+             gpuprof_an_last_error(), cubin);
+    x->warn(msg, x->warn_user);
+}
+
 /* The listing of the cubin at `path`, listed the first time; NULL when it
  * cannot be (or out of memory: *nomem). */
 static gbin *bin_get(an_structure *x, const char *path, bool *nomem)
@@ -83,6 +95,8 @@ static gbin *bin_get(an_structure *x, const char *path, bool *nomem)
     gpuprof_status st = gpuprof__sass_open(path, &g->b);
     if (st == GPUPROF_E_NOTFOUND)
         tell_no_nvdisasm(x, c, path);
+    else if (st != GPUPROF_OK && st != GPUPROF_E_NOMEM && x->warn)
+        tell_failed(x, path);
     if (st != GPUPROF_OK)
         return g->b = NULL, NULL;
     if (!(g->samples = calloc(g->b->ninsn + 1, sizeof(double)))) {

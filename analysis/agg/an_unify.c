@@ -217,6 +217,17 @@ static gpuprof_status unify_thread(run *r, uint32_t i, uint32_t tn, bool again,
     return st;
 }
 
+/* A profile file's path as the database keeps it: absolute, so that what
+ * reads the profiles again (gpuprof advise) finds them from any working
+ * directory; as given when it cannot be resolved. */
+static uint32_t intern_path(an_tree *t, const char *path)
+{
+    char *abs = realpath(path, NULL);
+    uint32_t off = gpuprof__an_tree_intern(t, abs ? abs : path);
+    free(abs);
+    return off;
+}
+
 /* File i's devices' attributes (format 1.3 profiles), in its order. */
 static gpuprof_status unify_devices(run *r, uint32_t i)
 {
@@ -255,7 +266,7 @@ gpuprof_status gpuprof__an_unify_file(run *r, uint32_t i, bool again)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     uint32_t host =
         again ? 0 : gpuprof__an_tree_intern(&r->t, gpuprof__io_str(p, p->host));
-    uint32_t file = again ? 0 : gpuprof__an_tree_intern(&r->t, s->path);
+    uint32_t file = again ? 0 : intern_path(&r->t, s->path);
     uint32_t known = r->t.nc;
     for (uint32_t tn = 0; tn < p->thread_count && st == GPUPROF_OK; tn++)
         st = unify_thread(r, i, tn, again, host, file);

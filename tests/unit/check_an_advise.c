@@ -849,6 +849,38 @@ START_TEST(one_sample_is_not_confident)
 }
 END_TEST
 
+/* The database names its profiles by absolute path: advise works from
+ * any working directory (the measurement was analyzed as "m", relative). */
+START_TEST(advise_from_elsewhere)
+{
+    use_fixture_nvdisasm();
+    measurement();
+    gpuprof_an_analysis *an;
+    ck_assert_int_eq(gpuprof_an_analysis_new(&an), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_add_input(an, "m"), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_set_output(an, "db"), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_run(an), GPUPROF_OK);
+    gpuprof_an_analysis_free(an);
+    char cwd[2048], dbdir[2100];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+    snprintf(dbdir, sizeof(dbdir), "%s/db", cwd);
+    ck_assert_int_eq(mkdir("elsewhere", 0755), 0);
+    ck_assert_int_eq(chdir("elsewhere"), 0);
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    char want_file[2200];
+    snprintf(want_file, sizeof(want_file), "%s/m/h100-r0-p7.gpuprof", cwd);
+    ck_assert_str_eq(gpuprof_an_db_profile_file(db, 0), want_file);
+    gpuprof_an_advice *a;
+    ck_assert_int_eq(gpuprof_an_db_advise(db, 0, &a), GPUPROF_OK);
+    ck_assert_str_eq(gpuprof_an_advice_note(a), "");
+    ck_assert_int_eq(gpuprof_an_advice_kernel_detailed(a, 0), 1);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_advice_kernel_binary(a, 0), cwd));
+    gpuprof_an_advice_free(a);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 /* Bad arguments, a database without PC samples, a profile gone. */
 START_TEST(bad_input)
 {
@@ -897,6 +929,7 @@ int main(void)
         {"top_advice_per_kernel", top_advice_per_kernel, 60},
         {"kernel_level_without_nvdisasm", kernel_level_without_nvdisasm, 60},
         {"bad_input", bad_input, 60},
+        {"advise_from_elsewhere", advise_from_elsewhere, 60},
         {"occupancy_matches_ncu", occupancy_matches_ncu, 30},
         {"thread_increase_tiny_blocks", thread_increase_tiny_blocks, 60},
         {"block_increase_few_blocks", block_increase_few_blocks, 60},

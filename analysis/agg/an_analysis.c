@@ -501,6 +501,8 @@ static gpuprof_status tree_steps(run *r)
     if (many && (st = gpuprof__an_merge(r, st)) != GPUPROF_OK)
         return st;
     gpuprof__an_phase_end(r, GPUPROF__AN_PH_MERGE, t);
+    if (st == GPUPROF_OK)
+        st = gpuprof__an_gcct_metric(&r->t);
     uint64_t kept =
         st == GPUPROF_OK && r->budget ? gpuprof__an_kept_bytes(r) : 0;
     if (st == GPUPROF_OK && r->budget && kept >= r->budget)

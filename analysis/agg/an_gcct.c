@@ -477,6 +477,43 @@ gpuprof_status gpuprof__an_gcct_kernel(an_structure *x, an_tree *t,
     return ok ? GPUPROF_OK : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
 }
 
+/* ---- the apportioned samples metric --------------------------------------- */
+gpuprof_status gpuprof__an_gcct_metric(an_tree *t)
+{
+    uint32_t samples = UINT32_MAX;
+    for (uint32_t m = 0; m < t->nm; m++) {
+        const char *n = gpuprof__an_tree_metric_str(t, t->m[m].name);
+        if (!strcmp(n, GCCT_APPORTIONED))
+            return GPUPROF_OK; /* a profile has one: not ours to add */
+        if (!strcmp(n, "gpu.pc.samples"))
+            samples = m;
+    }
+    if (!t->gcct || samples == UINT32_MAX)
+        return GPUPROF_OK;
+    if (t->nm == MAX_BASE_METRICS || !GPUPROF_AN_GROW(t->m, t->nm, t->capm))
+        return gpuprof__an_fail(GPUPROF_E_LIMIT,
+                                "too many metrics (or out of memory)");
+    t->m[t->nm] = (gmetric){
+        gpuprof__an_tree_intern_metric(t, GCCT_APPORTIONED),
+        gpuprof__an_tree_intern_metric(
+            t, "PC samples of instructions that sit in several GPU calling "
+               "contexts, as apportioned to this one (gprof's assumption: "
+               "every call of a function costs the same); the rest of "
+               "gpu.pc.samples was measured here alone"),
+        GPUPROF_IO_UNIT_COUNT,
+        GPUPROF_IO_SUM,
+        GPUPROF_IO_KIND_INSTR,
+        GPUPROF_IO_U64,
+        0,
+        0,
+        0,
+        0};
+    t->apportioned = ++t->nm;
+    t->apportioned_of = samples;
+    return t->nomem ? gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory")
+                    : GPUPROF_OK;
+}
+
 /* ---- pass 2: the values -------------------------------------------------- */
 typedef struct frac {
     double f;

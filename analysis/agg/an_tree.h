@@ -60,6 +60,8 @@ typedef struct an_tree {
     uint32_t np, capp;
     gdev *d; /* devices' attributes, in file order */
     uint32_t nd, capd;
+    uint32_t apportioned;    /* gpu.pc.apportioned_samples + 1; 0: none */
+    uint32_t apportioned_of; /* the base metric it apportions */
     bool structured; /* some frame or instruction was expanded */
     bool gcct;       /* some kernel's GPU calling contexts were rebuilt */
     bool nomem;      /* a string could not be added */

@@ -146,6 +146,24 @@ EOF
 "$G" export --hatchet -o "$tmp/h.json" "$tmp/gdb" 2>"$tmp/err" &&
   grep -qF "\"name\": \"middle(float, int) ($cubin)\", \"type\": \"gpu function\"" "$tmp/h.json" &&
   pass "hatchet: GPU functions" || fail "hatchet: $(cat "$tmp/err")"
+# What was apportioned is said (gpu.pc.apportioned_samples: leaf's
+# instructions sit in two call paths, 17421 + 757 samples) in every view
+# and export.
+"$G" report --view flat --metric gpu.pc.apportioned_samples --threshold 0 "$tmp/gdb" >"$tmp/flat" 2>"$tmp/err"
+grep -qE "^ +18178 100.00% +0  leaf\(float\) \($cubin\)$" "$tmp/flat" &&
+  grep -qE "^ +17421  95.84% +0  middle\(float, int\) \($cubin\)$" "$tmp/flat" &&
+  pass "flat view: GPU functions as procedures, their apportioned samples" ||
+  fail "flat view: $(cat "$tmp/flat" "$tmp/err")"
+"$G" export --folded --metric gpu.pc.apportioned_samples "$tmp/gdb" >"$tmp/fold" 2>"$tmp/err"
+grep -qxF "main;<kernel launch>;kernel calls(float*, int*, int) [binaries/$cubin];kernels.cu:56;leaf(float) ($cubin);kernels.cu:46 757" "$tmp/fold" &&
+  [ "$(wc -l <"$tmp/fold")" = 2 ] &&
+  pass "folded stacks: the GPU calling contexts of apportioned samples" ||
+  fail "folded: $(cat "$tmp/fold" "$tmp/err")"
+"$G" export --table "$tmp/gdb" >"$tmp/tab.csv" 2>"$tmp/err" &&
+  head -1 "$tmp/tab.csv" | grep -q ",gpu.pc.apportioned_samples,gpu.pc.apportioned_samples (inc)," &&
+  grep -q "^[0-9]*,[0-9]*,gpu function,fib(int) \[recursive\] ($cubin)," "$tmp/tab.csv" &&
+  pass "table: GPU functions and the apportioned samples" ||
+  fail "table: $(head -c 300 "$tmp/tab.csv"; cat "$tmp/err")"
 "$G" report --metric gpu.pc.samples --depth 12 --threshold 0 "$tmp/db" | grep -q "middle" &&
   fail "without nvdisasm at analyze: GPU functions" ||
   pass "without nvdisasm at analyze: lines beneath kernels as before"

@@ -234,6 +234,15 @@ START_TEST(hand_computed)
     ck_assert_double_eq(val(db, at(db, fib), "gpu.pc.samples", INC), 17);
     ck_assert_double_eq(val(db, at(db, k), "gpu.pc.samples", INC), 45);
     ck_assert_double_eq(val(db, at(db, k), "gpu.pc.latency_samples", INC), 3);
+    /* what was apportioned is said: leaf's instructions sit in two
+     * contexts (10 + 3 of their 13 samples), middle's and fib's in one */
+    const char *ap = "gpu.pc.apportioned_samples";
+    ck_assert_double_eq(val(db, at(db, leaf_m), ap, EXC), 10);
+    ck_assert_double_eq(val(db, at(db, leaf_k), ap, EXC), 3);
+    ck_assert_double_eq(val(db, at(db, mid49), ap, EXC), 0);
+    ck_assert_double_eq(val(db, at(db, fib52), ap, EXC), 0);
+    ck_assert_double_eq(val(db, at(db, mid), ap, INC), 10);
+    ck_assert_double_eq(val(db, at(db, k), ap, INC), 13);
     /* the recursion is one context: fib's context has no fib beneath */
     uint32_t fibs = 0;
     for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++)
@@ -302,7 +311,11 @@ START_TEST(kernel_totals)
         const char *path[] = {"main", "<kernel launch>",
                               gpuprof_an_db_context_name(db, c), NULL};
         uint32_t pc = at(plain, path);
-        for (uint32_t m = 0; m < gpuprof_an_db_metric_count(db); m += 2) {
+        /* the plain database lacks only gpu.pc.apportioned_samples, the
+         * last of db's */
+        ck_assert_uint_eq(gpuprof_an_db_metric_count(db),
+                          gpuprof_an_db_metric_count(plain) + 2);
+        for (uint32_t m = 0; m < gpuprof_an_db_metric_count(plain); m += 2) {
             double inc = gpuprof_an_db_value(db, 0, c, m);
             ck_assert_double_eq(inc, gpuprof_an_db_value(plain, 0, pc, m));
             ck_assert_double_eq(subtree(db, c, m + 1), inc);

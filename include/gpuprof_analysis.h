@@ -949,8 +949,13 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_projection(
  * by estimated speedup, each with a hint and its hotspots (source line,
  * loop, function), and the kernel's reconstructed GPU calling contexts
  * (device functions, recursion as one node, samples apportioned to call
- * sites). doc/ANALYSIS.md says how. Without nvdisasm the advice is per
- * kernel, from stall reasons alone, and gpuprof_an_advice_note says so. */
+ * sites); from each kernel's launches and its device's limits (profile
+ * section DEVICES), GPA's parallelism optimizers (Block Increase, Thread
+ * Increase, from occupancy). doc/ANALYSIS.md says how. Without nvdisasm
+ * the advice is per kernel, from the stall reasons that name their cause,
+ * and gpuprof_an_advice_note says so. With a trace,
+ * gpuprof_an_advice_project ranks every suggestion by what the whole run
+ * would gain. */
 typedef struct gpuprof_an_advice gpuprof_an_advice;
 
 /* Computes the advice for every kernel of `db` with PC samples. `flags`

@@ -516,8 +516,36 @@ GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(
     const gpuprof_an_db *db, uint32_t m, uint32_t *count);
 /* The database's format (3: without GPU calling contexts and metric
- * flags, which every reader reads; 4). Since 0.1. */
+ * flags, which every reader reads; 4; 5: with devices). Since 0.1. */
 GPUPROF_AN_API unsigned gpuprof_an_db_format(const gpuprof_an_db *db);
+
+/* Devices: what each process's devices can hold, as the backends that
+ * measured them described them (profile section DEVICES, doc/FORMATS.md;
+ * databases of format 5, none in older ones): one device per process, API
+ * ("cuda", "levelzero", "opencl") and device number, in input order. Its
+ * attributes by name ("sm_count", "max_threads_per_sm", "registers_per_sm",
+ * "shared_bytes_per_sm", "name", ...: doc/FORMATS.md lists them). Any
+ * thread. Since 0.1. */
+GPUPROF_AN_API uint32_t gpuprof_an_db_device_count(const gpuprof_an_db *db);
+/* Device d's process (its first database profile; UINT32_MAX unknown), API
+ * (NULL: no device d) and number within its API (as trace streams number
+ * devices). */
+GPUPROF_AN_API uint32_t gpuprof_an_db_device_profile(const gpuprof_an_db *db,
+                                                     uint32_t d);
+GPUPROF_AN_API const char *gpuprof_an_db_device_api(const gpuprof_an_db *db,
+                                                    uint32_t d);
+GPUPROF_AN_API uint32_t gpuprof_an_db_device_number(const gpuprof_an_db *db,
+                                                    uint32_t d);
+/* The name of device d's attribute i (NULL past the last). */
+GPUPROF_AN_API const char *gpuprof_an_db_device_key(const gpuprof_an_db *db,
+                                                    uint32_t d, uint32_t i);
+/* Device d's attribute `key`: 1 with its number in *value (0 for a string)
+ * and its string in *text (NULL for a number; owned by db), 0 when the
+ * device has no such attribute. value and text may be NULL. */
+GPUPROF_AN_API int gpuprof_an_db_device_attr(const gpuprof_an_db *db,
+                                             uint32_t d, const char *key,
+                                             uint64_t *value,
+                                             const char **text);
 
 /* Profiles: one per thread of each process (the merged exited threads of a
  * process are one profile, flag GPUPROF_AN_THREAD_MERGED), in input order.
@@ -973,8 +1001,13 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_projection(
  * by estimated speedup, each with a hint and its hotspots (source line,
  * loop, function), and the kernel's reconstructed GPU calling contexts
  * (device functions, recursion as one node, samples apportioned to call
- * sites). doc/ANALYSIS.md says how. Without nvdisasm the advice is per
- * kernel, from stall reasons alone, and gpuprof_an_advice_note says so. */
+ * sites); from each kernel's launches and its device's limits (profile
+ * section DEVICES), GPA's parallelism optimizers (Block Increase, Thread
+ * Increase, from occupancy). doc/ANALYSIS.md says how. Without nvdisasm
+ * the advice is per kernel, from the stall reasons that name their cause,
+ * and gpuprof_an_advice_note says so. With a trace,
+ * gpuprof_an_advice_project ranks every suggestion by what the whole run
+ * would gain. */
 typedef struct gpuprof_an_advice gpuprof_an_advice;
 
 /* Computes the advice for every kernel of `db` with PC samples. `flags`
@@ -1005,9 +1038,33 @@ GPUPROF_AN_API double
 gpuprof_an_advice_kernel_samples(const gpuprof_an_advice *a, uint32_t k);
 GPUPROF_AN_API int
 gpuprof_an_advice_kernel_detailed(const gpuprof_an_advice *a, uint32_t k);
-/* Suggestions of kernel k, by descending estimated speedup: optimizer
- * name (seed 003 Table 2, "Warp Balance"), kind ("stall elimination",
- * "latency hiding"), estimated speedup (>1), matched samples, hint.
+/* What kernel k's advice lacked or did, one sentence after another
+ * separated by "; " ("" when nothing): its launch and occupancy, samples
+ * filed after an EXIT and credited to it, stall reasons not advised on
+ * without the code, why there is no parallelism advice. NULL out of range.
+ * Since 0.1. */
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_note(const gpuprof_an_advice *a, uint32_t k);
+/* A number of kernel k, by name (NAN when unknown or out of range):
+ * "samples", "latency_samples", "after_exit_samples" (filed after an EXIT,
+ * credited to it), "launches", and as means over the launches "blocks",
+ * "threads_per_block", "registers" (per thread), "shared_bytes" (per
+ * block); of its device "sm_count"; its occupancy "warps_per_sm" (resident
+ * at once), "max_warps_per_sm", "sms_busy" (SMs its blocks reach); after
+ * gpuprof_an_advice_project "path_share" (its device work's share of the
+ * critical path). Since 0.1. */
+GPUPROF_AN_API double gpuprof_an_advice_kernel_value(const gpuprof_an_advice *a,
+                                                     uint32_t k,
+                                                     const char *what);
+/* What limits kernel k's occupancy: "warps per SM", "registers", "shared
+ * memory", "blocks per SM" or "nothing" (unknown). Since 0.1. */
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_limit(const gpuprof_an_advice *a, uint32_t k);
+/* Suggestions of kernel k: the confident ones first (resting on at least
+ * 10 samples), each group by descending estimated speedup: optimizer
+ * name (seed 003 Table 2, "Warp Balance", "Thread Increase"), kind
+ * ("stall elimination", "latency hiding", "parallelism"), estimated
+ * speedup (>1), matched samples (0 for parallelism), hint.
  * Since 0.1. */
 GPUPROF_AN_API uint32_t
 gpuprof_an_advice_count(const gpuprof_an_advice *a, uint32_t k);
@@ -1021,6 +1078,21 @@ GPUPROF_AN_API double
 gpuprof_an_advice_matched(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
 GPUPROF_AN_API const char *
 gpuprof_an_advice_hint(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+/* The samples suggestion s's estimate rests on (the matched ones; the
+ * kernel's for parallelism), and whether that is enough for a confident
+ * estimate (1: at least 10; below, one sample more or less moves it by
+ * over 30 %). Since 0.1. */
+GPUPROF_AN_API double
+gpuprof_an_advice_support(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+GPUPROF_AN_API int
+gpuprof_an_advice_confident(const gpuprof_an_advice *a, uint32_t k,
+                            uint32_t s);
+/* After gpuprof_an_advice_project: the share of the whole run (0..1) the
+ * projection saves with kernel k that much faster; NAN when not projected.
+ * Since 0.1. */
+GPUPROF_AN_API double
+gpuprof_an_advice_run_gain(const gpuprof_an_advice *a, uint32_t k,
+                           uint32_t s);
 /* Hotspots of suggestion s (at most 3, most matched samples first):
  * the instruction's offset in the kernel's section, its source
  * ("kernels.cu:12", "f.cu:3 [inlined g(int)]"), loop ("loop at
@@ -1055,9 +1127,30 @@ GPUPROF_AN_API double gpuprof_an_advice_context_samples(
     const gpuprof_an_advice *a, uint32_t k, uint32_t c);
 GPUPROF_AN_API int gpuprof_an_advice_context_recursive(
     const gpuprof_an_advice *a, uint32_t k, uint32_t c);
-/* The advice as text, per kernel its `top` best suggestions (0: all)
- * with hints and hotspots, then its calling contexts. `flags` must be 0.
- * GPUPROF_E_IO when writing fails. Since 0.1. */
+/* Ranks the suggestions of every kernel together by what the whole run
+ * would gain: each of each kernel's `top` best suggestions (0: all) is
+ * projected on `cp` (gpuprof_an_cpath_project with the kernel's contexts
+ * made as many times faster as estimated), giving its run gain
+ * (gpuprof_an_advice_run_gain) and the kernel's share of the critical
+ * path ("path_share"). `db` is the database both were made from; `flags`
+ * must be 0. Without it (no trace) suggestions rank per kernel, kernels by
+ * samples. Not thread-safe on the same advice. Since 0.1. */
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_advice_project(gpuprof_an_advice *a, const gpuprof_an_db *db,
+                          const gpuprof_an_cpath *cp, uint32_t top,
+                          uint32_t flags);
+/* The i-th suggestion of that ranking, best first (confident ones first,
+ * then by run gain, then estimated speedup): 1 with its kernel *k and
+ * suggestion *s, 0 past the last or before gpuprof_an_advice_project.
+ * Since 0.1. */
+GPUPROF_AN_API int gpuprof_an_advice_ranked(const gpuprof_an_advice *a,
+                                            uint32_t i, uint32_t *k,
+                                            uint32_t *s);
+/* The advice as text: with a whole-program ranking its `top` best
+ * suggestions across kernels (0: all) with what the run would gain, then
+ * per kernel its `top` best suggestions with hints and hotspots, notes and
+ * calling contexts; without one, a line saying the suggestions rank per
+ * kernel. `flags` must be 0. GPUPROF_E_IO when writing fails. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_advice_print(
     const gpuprof_an_advice *a, FILE *out, uint32_t top, uint32_t flags);
 

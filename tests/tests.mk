@@ -308,11 +308,21 @@ $(B)/tests/run_ze_pipeline: tests/run/ze_pipeline.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lze_loader
 
+# The GPU programs of tools/gpu-session.sh (GPA's parallelism optimizers on
+# real kernels): CUDA programs, built when nvcc works, like the examples.
+GPU_PROGS := $(if $(filter 1,$(HAVE_NVCC)),$(B)/tests/gpu/tiny_blocks \
+               $(B)/tests/gpu/few_blocks)
+$(B)/tests/gpu/%: tests/gpu/%.cu tests/gpu/parallelism.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra -o $@ $< \
+	  $(NVCC_LDFLAGS)
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(TREE_PROG) \
        $(CPATH_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
-       $(ZE_PIPELINE) $(PAPI_AIDS)
+       $(ZE_PIPELINE) $(PAPI_AIDS) $(GPU_PROGS)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

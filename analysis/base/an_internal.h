@@ -167,6 +167,13 @@ bool gpuprof__an_db_no_incl(const gpuprof_an_db *db, uint32_t m);
 /* Whether metric m was measured inclusive (GPUPROF_AN_METRIC_NO_EXCLUSIVE:
  * its exclusive values are shown as "-" or left out). */
 bool gpuprof__an_db_no_excl(const gpuprof_an_db *db, uint32_t m);
+/* Format 5: meta.db's device attribute records (DB_DEVICE_REC bytes each,
+ * checked), *n of them; a string of meta.db ("" out of range). */
+const uint8_t *gpuprof__an_db_devattrs(const gpuprof_an_db *db, uint32_t *n);
+const char *gpuprof__an_db_str(const gpuprof_an_db *db, uint64_t off);
+/* Context c's name as meta.db holds it (a kernel's symbol, mangled), NULL
+ * out of range. */
+const char *gpuprof__an_db_context_raw(const gpuprof_an_db *db, uint32_t c);
 /* value / count, the mean of an odd sum: 0 for nothing, NaN for a value
  * without a count. */
 double gpuprof__an_mean(double value, double count);

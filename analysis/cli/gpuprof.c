@@ -784,8 +784,24 @@ static int analyze(int argc, char **argv)
     return 0;
 }
 
+/* With a trace: the suggestions ranked by what the whole run would gain
+ * (gpuprof_an_advice_project); without, or when the trace cannot be
+ * analysed (said), the advice ranks per kernel. */
+static void rank_by_run(gpuprof_an_db *db, gpuprof_an_advice *a, uint32_t top)
+{
+    gpuprof_an_cpath *cp = NULL;
+    gpuprof_status st = gpuprof_an_cpath_new(db, NULL, NULL, &cp);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_advice_project(a, db, cp, top, 0);
+    if (st != GPUPROF_OK && st != GPUPROF_E_NOTFOUND)
+        fprintf(stderr, "gpuprof: advise: no whole-program ranking: %s\n",
+                gpuprof_an_last_error());
+    gpuprof_an_cpath_free(cp);
+}
+
 /* gpuprof advise [--top N] DB: per GPU kernel, suggestions ranked by
- * estimated speedup (seed 003), `top` per kernel (default 5, 0: all). */
+ * estimated speedup (seed 003), `top` per kernel (default 5, 0: all), and
+ * with a trace across kernels by the projected gain of the run. */
 static int advise(int argc, char **argv)
 {
     unsigned long top = 5;
@@ -813,6 +829,7 @@ static int advise(int argc, char **argv)
     gpuprof_an_advice *a;
     gpuprof_status st = gpuprof_an_db_advise(db, 0, &a);
     if (st == GPUPROF_OK) {
+        rank_by_run(db, a, (uint32_t)top);
         st = gpuprof_an_advice_print(a, stdout, (uint32_t)top, 0);
         gpuprof_an_advice_free(a);
     }

@@ -44,6 +44,8 @@ struct gpuprof_an_db {
     unsigned cms_value;  /* bytes of a cct.db value (db_cms_value) */
     unsigned metric_rec; /* bytes of a metric record (db_metric_rec) */
     const uint8_t *metrics, *profiles, *contexts;
+    const uint8_t *devattrs; /* format 5: device attribute records */
+    uint32_t ndevattrs;
     char **names; /* display names of contexts */
     uint8_t *cflags; /* per context: GPUPROF_AN_CONTEXT_* (an_runtime.h) */
     char *dir;
@@ -142,6 +144,13 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
                     (uint64_t)db->nmetrics * db->metric_rec +
                     (uint64_t)db->nprofiles * DB_PROFILE_REC +
                     (uint64_t)db->ncontexts * DB_CONTEXT_REC;
+    if (f->major >= 5) { /* the devices' attributes */
+        if (need + 4 > n)
+            return bad(db, "meta.db", "sizes do not add up");
+        db->ndevattrs = db_get32(b + need);
+        db->devattrs = b + need + 4;
+        need += 4 + (uint64_t)db->ndevattrs * DB_DEVICE_REC;
+    }
     if (need != n || db->ssize == 0 || db->ncontexts == 0 ||
         db->nmetrics % 2 || f->a != db->ncontexts || f->b != db->nprofiles)
         return bad(db, "meta.db", "sizes do not add up");
@@ -169,6 +178,15 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
         if (!STR_OK(db_get32(r)) || !STR_OK(db_get32(r + 4)) ||
             !STR_OK(db_get32(r + 8)))
             return bad(db, "meta.db", "bad profile record");
+    }
+    for (uint32_t i = 0; i < db->ndevattrs; i++) {
+        const uint8_t *r = db->devattrs + (size_t)i * DB_DEVICE_REC;
+        uint32_t p = db_get32(r), type = db_get32(r + 16);
+        if ((p >= db->nprofiles && p != UINT32_MAX) ||
+            !STR_OK(db_get32(r + 4)) || !STR_OK(db_get32(r + 12)) ||
+            type > GPUPROF_IO_ATTR_STR || db_get32(r + 20) ||
+            (type == GPUPROF_IO_ATTR_STR && !STR_OK(db_get64(r + 24))))
+            return bad(db, "meta.db", "bad device record");
     }
     for (uint32_t c = 0; c < db->ncontexts; c++) {
         const uint8_t *r = db->contexts + (size_t)c * DB_CONTEXT_REC;
@@ -789,6 +807,22 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(
 GPUPROF_AN_API unsigned gpuprof_an_db_format(const gpuprof_an_db *db)
 {
     return db ? db->meta.major : 0;
+}
+
+const uint8_t *gpuprof__an_db_devattrs(const gpuprof_an_db *db, uint32_t *n)
+{
+    *n = db ? db->ndevattrs : 0;
+    return db ? db->devattrs : NULL;
+}
+
+const char *gpuprof__an_db_str(const gpuprof_an_db *db, uint64_t off)
+{
+    return db && off < db->ssize ? db->strings + off : "";
+}
+
+const char *gpuprof__an_db_context_raw(const gpuprof_an_db *db, uint32_t c)
+{
+    return db && c < db->ncontexts ? dstr(db, db_get32(CTX(c) + 8)) : NULL;
 }
 
 const gpuprof__an_formula *gpuprof__an_db_formula(const gpuprof_an_db *db,

@@ -85,10 +85,12 @@ static void fork_prepare(void)
     gpuprof__trace_atfork_prepare();
     pthread_mutex_lock(&G.lock);
     gpuprof__intern_atfork_prepare();
+    gpuprof__devices_atfork_prepare();
 }
 
 static void fork_parent(void)
 {
+    gpuprof__devices_atfork_parent();
     gpuprof__intern_atfork_parent();
     pthread_mutex_unlock(&G.lock);
     gpuprof__trace_atfork_parent();
@@ -102,6 +104,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     gpuprof__intern_atfork_child();
+    gpuprof__devices_atfork_child();
     uint64_t now = gp_ticks();
     gpuprof__stats_reset();
     gpuprof__thread_atfork_child(now);

@@ -82,6 +82,17 @@ int gpuprof__log_parse_level(const char *s);
 uint32_t gpuprof__intern(const char *name, size_t len, uint64_t hash);
 /* The name of an id (NULL when out of range). Thread-safe, lock-free. */
 const char *gpuprof__intern_name(uint32_t id);
+/* ---- Devices (devices.c) ---------------------------------------------- */
+struct gpuprof__io_device_attr;
+/* The described devices as profile records (*out malloc'd; strings through
+ * str(ctx, s)); the record count. */
+uint32_t gpuprof__devices_attrs(struct gpuprof__io_device_attr **out,
+                                uint32_t (*str)(void *, const char *),
+                                void *ctx);
+void gpuprof__devices_atfork_prepare(void);
+void gpuprof__devices_atfork_parent(void);
+void gpuprof__devices_atfork_child(void);
+
 void gpuprof__intern_atfork_prepare(void);
 void gpuprof__intern_atfork_parent(void);
 void gpuprof__intern_atfork_child(void);

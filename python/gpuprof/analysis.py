@@ -6,6 +6,7 @@ DataFrames, through libgpuprof-analysis's C API (include/gpuprof_analysis.h).
     db.values()    context, profile, metric, value (long form, non-zero)
     db.profiles()  profile, host, rank, pid, tid, thread, flags, file
     db.metrics()   metric id, name, variant, unit
+    db.devices()   device, profile, api, number, attribute, value
     db.stats()     per (context, metric): count, sum, min, mean, max, std, cov
     db.view(M)     the top-down tree of metric M: sums per context
     db.trace_streams(), db.trace_records(i)
@@ -234,6 +235,32 @@ class Database:
         return _pd().DataFrame(rows, columns=["profile", "host", "rank", "pid",
                                               "tid", "thread", "flags",
                                               "file"])
+
+    def devices(self):
+        """One row per attribute of each process's devices (databases of
+        format 5): device, profile (its process's first), api, number
+        (within the api), attribute ("sm_count", "name", ...), value (an
+        int, or a str)."""
+        lib, db = self._lib, self._handle()
+        rows = []
+        for d in range(lib.gpuprof_an_db_device_count(db)):
+            head = (d, lib.gpuprof_an_db_device_profile(db, d),
+                    _text(lib.gpuprof_an_db_device_api(db, d)),
+                    lib.gpuprof_an_db_device_number(db, d))
+            i = 0
+            while True:
+                key = lib.gpuprof_an_db_device_key(db, d, i)
+                if key is None:
+                    break
+                v, t = ctypes.c_uint64(0), ctypes.c_char_p()
+                lib.gpuprof_an_db_device_attr(db, d, key, ctypes.byref(v),
+                                              ctypes.byref(t))
+                rows.append(head + (_text(key),
+                                    _text(t.value) if t.value is not None
+                                    else v.value))
+                i += 1
+        return _pd().DataFrame(rows, columns=["device", "profile", "api",
+                                              "number", "attribute", "value"])
 
     def _to_file(self, write):
         """Runs write(FILE *) into a temporary file; returns its path."""

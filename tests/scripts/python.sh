@@ -133,7 +133,7 @@ fi
 # nvdisasm stand-in): kinds, loops' lines, and the kernel's exclusive
 # values beneath it adding up to its inclusive one.
 F=$PWD/tests/fixtures/gpu-sm90
-if "$B/tests/gen_pc_measure" "$F" "$tmp/pc" >/dev/null 2>&1 &&
+if "$B/tests/gen_pc_measure" "$F" "$tmp/pc" 1 _Z5chasePKiPii=1,4096,256,22,0 >/dev/null 2>&1 &&
    GPUPROF_NVDISASM=$F/nvdisasm "$G" analyze -o "$tmp/pcdb" "$tmp/pc" >/dev/null 2>&1 &&
    out=$(PYTHONPATH=$PWD/python "$PY" -c '
 import sys, gpuprof
@@ -151,8 +151,13 @@ while todo:
 v = db.values()
 s = v[(v.metric == "gpu.pc.samples") & v.context.isin(under)].value.sum()
 inc = v[(v.metric == "gpu.pc.samples (inc)") & (v.context == k)].value.sum()
-print(fib, loop, int(s), int(inc))' "$tmp/pcdb" 2>&1) && [ "$out" = "1 1 1007392 1007392" ]; then
-  pass "python: GPU calling contexts (gpu function, loop) and the kernel's exact sum"
+ap = v[(v.metric == "gpu.pc.apportioned_samples (inc)") & (v.context == k)].value.sum()
+d = db.devices()
+sms = d[(d.api == "cuda") & (d.attribute == "sm_count")].value.iloc[0]
+name = d[d.attribute == "name"].value.iloc[0]
+print(fib, loop, int(s), int(inc), int(ap), sms, name)' "$tmp/pcdb" 2>&1) &&
+   [ "$out" = "1 1 1007392 1007392 18178 132 NVIDIA H100 80GB HBM3" ]; then
+  pass "python: GPU calling contexts (gpu function, loop), the kernel's exact sum, the apportioned samples, the device"
 else
   fail "python: GPU calling contexts: ${out:-not analyzed}"
 fi

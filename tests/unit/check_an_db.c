@@ -1171,6 +1171,68 @@ static gpuprof_an_db *mangled_db(void)
     return db_of(&b, 1, 1);
 }
 
+/* ---- devices: profiles' DEVICES into meta.db (format 5) ----------------
+ * Two processes with devices and one without, in input order: process 0
+ * (two threads, profiles 0-1) a CUDA device and an OpenCL one, process 1
+ * (profile 2) none, process 2 (profile 3) CUDA device 1. Each device's
+ * process is its first profile; attributes by name, numbers and strings;
+ * a database without devices stays format 3. */
+START_TEST(devices_in_meta_db)
+{
+    tp_builder *b[3];
+    for (int i = 0; i < 3; i++) {
+        b[i] = tp_new("dev", 10 + (uint32_t)i, -1);
+        tp_thread(b[i], "main", GPUPROF_IO_THREAD_MAIN);
+        tp_region(b[i], 0, "main", 1, 100, 100);
+    }
+    tp_thread(b[0], "worker", 0);
+    tp_region(b[0], 0, "work", 1, 50, 50);
+    tp_device_attr(b[0], "cuda", 0, "name", "NVIDIA H100 80GB HBM3", 0);
+    tp_device_attr(b[0], "cuda", 0, "sm_count", NULL, 132);
+    tp_device_attr(b[0], "cuda", 0, "max_threads_per_sm", NULL, 2048);
+    tp_device_attr(b[0], "opencl", 0, "sm_count", NULL, 2);
+    tp_device_attr(b[2], "cuda", 1, "sm_count", NULL, 108);
+    gpuprof_an_db *db = db_of(b, 3, 1);
+    ck_assert_uint_eq(gpuprof_an_db_format(db), 5);
+    ck_assert_uint_eq(gpuprof_an_db_device_count(db), 3);
+    ck_assert_str_eq(gpuprof_an_db_device_api(db, 0), "cuda");
+    ck_assert_uint_eq(gpuprof_an_db_device_number(db, 0), 0);
+    ck_assert_uint_eq(gpuprof_an_db_device_profile(db, 0), 0);
+    uint64_t v = 0;
+    const char *text = "x";
+    ck_assert_int_eq(gpuprof_an_db_device_attr(db, 0, "sm_count", &v, &text),
+                     1);
+    ck_assert_uint_eq(v, 132);
+    ck_assert_ptr_null(text);
+    ck_assert_int_eq(gpuprof_an_db_device_attr(db, 0, "name", &v, &text), 1);
+    ck_assert_str_eq(text, "NVIDIA H100 80GB HBM3");
+    ck_assert_int_eq(gpuprof_an_db_device_attr(db, 0, "warp_size", &v, NULL),
+                     0);
+    ck_assert_str_eq(gpuprof_an_db_device_key(db, 0, 2), "max_threads_per_sm");
+    ck_assert_ptr_null(gpuprof_an_db_device_key(db, 0, 3));
+    ck_assert_str_eq(gpuprof_an_db_device_api(db, 1), "opencl");
+    ck_assert_uint_eq(gpuprof_an_db_device_profile(db, 1), 0);
+    ck_assert_str_eq(gpuprof_an_db_device_api(db, 2), "cuda");
+    ck_assert_uint_eq(gpuprof_an_db_device_number(db, 2), 1);
+    ck_assert_uint_eq(gpuprof_an_db_device_profile(db, 2), 3);
+    ck_assert_str_eq(gpuprof_an_db_profile_thread_name(db, 3), "main");
+    ck_assert_int_eq(gpuprof_an_db_device_attr(db, 2, "sm_count", &v, NULL),
+                     1);
+    ck_assert_uint_eq(v, 108);
+    ck_assert_ptr_null(gpuprof_an_db_device_api(db, 3));
+    ck_assert_uint_eq(gpuprof_an_db_device_profile(db, 3), UINT32_MAX);
+    gpuprof_an_db_close(db);
+
+    tp_builder *plain = tp_new("dev", 20, -1);
+    tp_thread(plain, "main", GPUPROF_IO_THREAD_MAIN);
+    tp_region(plain, 0, "main", 1, 100, 100);
+    db = db_of(&plain, 1, 1);
+    ck_assert_uint_eq(gpuprof_an_db_format(db), 3);
+    ck_assert_uint_eq(gpuprof_an_db_device_count(db), 0);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 START_TEST(demangled_names)
 {
     gpuprof_an_db *db = mangled_db();
@@ -1486,6 +1548,7 @@ int main(void)
         {"derived_operand_limit", derived_operand_limit, 60},
         {"pc_metrics", pc_metrics, 60},
         {"cms_wide_profile_ids", cms_wide_profile_ids, 240},
+        {"devices_in_meta_db", devices_in_meta_db, 60},
         {"demangled_names", demangled_names, 60},
         {"demangle_off", demangle_off, 60},
         {"importance", importance_of_nested_regions, 60},

@@ -21,6 +21,14 @@
  *   hook_ns_30_frames_first   two 30-deep stacks in turn that have no frame
  *                             of the 30 in common: every frame looked up,
  *                             as for the first launch from a call site
+ *   hook_ns_30_frames_mt      hook_ns_30_frames on each of MT threads
+ *                             launching at the same time (each into a
+ *                             stream of its own), per launch in each
+ *                             thread's CPU time, the mean over the threads:
+ *                             a lock or a cache line every launch takes
+ *                             would show here as more than the one-thread
+ *                             figure
+ *   hook_mt_threads           MT, the threads of the line above
  *   sim_launch_paused_ns      the launch while paused (the simulated
  *                             runtime's own cost: a queue under a mutex):
  *                             the baseline
@@ -49,6 +57,7 @@
  *
  * The simulator delivers activities in batches of 4,096 (simstart.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +71,22 @@
 #define DEPTH 30
 #define N 20000
 #define REPS 15
+#define MT 2 /* the cores of the machines this runs on */
 
 void gpuprof__monitor_hold(bool hold); /* monitor.c's test hook */
 
 static volatile double sink;
 
+/* The stream this thread launches into. */
+static __thread unsigned stream = 1;
+
 /* The two call sites of one function (distinct return addresses). */
 __attribute__((noinline)) static void launch_here(int site)
 {
     if (site)
-        gpuprof__sim_kernel(1, "bench_kernel", 1000);
+        gpuprof__sim_kernel(stream, "bench_kernel", 1000);
     else
-        gpuprof__sim_kernel(1, "bench_kernel", 1000);
+        gpuprof__sim_kernel(stream, "bench_kernel", 1000);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -109,7 +122,7 @@ static double launches(enum kind k)
             a_at(DEPTH, k == MIXED ? i & 1 : 0);
     }
     double t = (bench_cpu_s() - t0) * 1e9 / N;
-    gpuprof__sim_sync();
+    gpuprof__sim_stream_sync(stream);
     return t;
 }
 
@@ -128,6 +141,68 @@ static double hook_ns(enum kind k, double *paused)
     if (paused)
         *paused = moff;
     return bench_median(on, REPS) - moff;
+}
+
+/* hook_ns_30_frames on MT threads at once. Every round: all launch while
+ * measuring, then all while paused (the main thread pauses and resumes
+ * between barriers). */
+static pthread_barrier_t mt_bar;
+
+typedef struct mt_arg {
+    unsigned stream;
+    double on[REPS], off[REPS];
+} mt_arg;
+
+static void *mt_launcher(void *p)
+{
+    mt_arg *a = p;
+    stream = a->stream;
+    launches(MIXED); /* warm: this thread's states and paths */
+    for (int i = 0; i < REPS; i++) {
+        pthread_barrier_wait(&mt_bar);
+        a->on[i] = launches(MIXED);
+        pthread_barrier_wait(&mt_bar); /* the main thread pauses */
+        pthread_barrier_wait(&mt_bar);
+        a->off[i] = launches(MIXED);
+        pthread_barrier_wait(&mt_bar); /* the main thread resumes */
+    }
+    return NULL;
+}
+
+/* The mean over MT threads of each one's measuring-less-paused median;
+ * 0 when a thread cannot be started. */
+static double hook_mt_ns(void)
+{
+    pthread_t th[MT];
+    mt_arg arg[MT];
+    int started = 0;
+    double sum = 0;
+    if (pthread_barrier_init(&mt_bar, NULL, MT + 1))
+        return 0;
+    for (int k = 0; k < MT; k++) {
+        arg[k].stream = (unsigned)k + 2;
+        if (pthread_create(&th[k], NULL, mt_launcher, &arg[k]))
+            break;
+        started++;
+    }
+    if (started < MT) { /* the barrier would never open */
+        fprintf(stderr, "bench_sim: cannot start %d threads\n", MT);
+        exit(1);
+    }
+    for (int i = 0; i < REPS; i++) {
+        pthread_barrier_wait(&mt_bar);
+        pthread_barrier_wait(&mt_bar);
+        gpuprof_stop();
+        pthread_barrier_wait(&mt_bar);
+        pthread_barrier_wait(&mt_bar);
+        gpuprof_start();
+    }
+    for (int k = 0; k < MT; k++) {
+        pthread_join(th[k], NULL);
+        sum += bench_median(arg[k].on, REPS) - bench_median(arg[k].off, REPS);
+    }
+    pthread_barrier_destroy(&mt_bar);
+    return sum / MT;
 }
 
 __attribute__((noinline)) static double samples_at(int d)
@@ -233,6 +308,8 @@ int main(int argc, char **argv)
     printf("BENCH hook_ns_30_frames %.1f ns\n", hook_ns(MIXED, &paused));
     printf("BENCH hook_ns_30_frames_repeat %.1f ns\n", hook_ns(REPEAT, NULL));
     printf("BENCH hook_ns_30_frames_first %.1f ns\n", hook_ns(FIRST, NULL));
+    printf("BENCH hook_ns_30_frames_mt %.1f ns\n", hook_mt_ns());
+    printf("BENCH hook_mt_threads %d threads\n", MT);
     printf("BENCH sim_launch_paused_ns %.1f ns\n", paused);
 
     enum { PREPS = 7 };

@@ -453,23 +453,40 @@ static void *open_fixture(const char *name, lib_call_fn *fn)
     return h;
 }
 
+/* The fixture library a opened and a path through it captured twice (the
+ * second from the cache): its handle, function and module. */
+static void *open_a_captured(two *w, lib_call_fn *fa, uint32_t *ma)
+{
+    void *h = open_fixture("unwind_lib_a.so", fa);
+    (*fa)(from_lib, w);
+    *ma = lib_module(w, (void *)*fa);
+    ck_assert_ptr_nonnull(strstr(gpuprof__module(*ma)->path, "unwind_lib_a.so"));
+    (*fa)(from_lib, w); /* cached now */
+    return h;
+}
+
+/* Library b opened after a was closed; says so when it is not at a's
+ * address (the case then tests less). */
+static void *open_b_after(const char *tcase, lib_call_fn fa, lib_call_fn *fb)
+{
+    void *h = open_fixture("unwind_lib_b.so", fb);
+    if ((void *)*fb != (void *)fa)
+        fprintf(stderr, "SKIP %s: the second library was loaded at another "
+                        "address\n", tcase);
+    return h;
+}
+
 START_TEST(dlclose_invalidates_cache)
 {
     two w;
     two_init(&w);
     lib_call_fn fa, fb;
-    void *h = open_fixture("unwind_lib_a.so", &fa);
-    fa(from_lib, &w);
-    uint32_t ma = lib_module(&w, (void *)fa);
-    ck_assert_ptr_nonnull(strstr(gpuprof__module(ma)->path, "unwind_lib_a.so"));
-    fa(from_lib, &w); /* cached now */
+    uint32_t ma;
+    void *h = open_a_captured(&w, &fa, &ma);
     uint64_t closes = gpuprof__loader_closes();
     ck_assert_int_eq(dlclose(h), 0);
     ck_assert_uint_eq(gpuprof__loader_closes(), closes + 1); /* seen */
-    h = open_fixture("unwind_lib_b.so", &fb);
-    if ((void *)fb != (void *)fa)
-        fprintf(stderr, "SKIP dlclose_invalidates_cache: the second library "
-                        "was loaded at another address\n");
+    h = open_b_after("dlclose_invalidates_cache", fa, &fb);
     /* Same address, same bytes, same return addresses: only the loader
      * knows the code there is another library's now. */
     fb(from_lib, &w);
@@ -594,16 +611,12 @@ START_TEST(dlclose_bypassed)
     two w;
     two_init(&w);
     lib_call_fn fa, fb;
-    void *h = open_fixture("unwind_lib_a.so", &fa);
-    fa(from_lib, &w);
-    uint32_t ma = lib_module(&w, (void *)fa);
+    uint32_t ma;
+    void *h = open_a_captured(&w, &fa, &ma);
     uint64_t closes = gpuprof__loader_closes();
     ck_assert_int_eq(libc_dlclose()(h), 0);
     ck_assert_uint_eq(gpuprof__loader_closes(), closes);
-    h = open_fixture("unwind_lib_b.so", &fb);
-    if ((void *)fb != (void *)fa)
-        fprintf(stderr, "SKIP dlclose_bypassed: the second library was "
-                        "loaded at another address\n");
+    h = open_b_after("dlclose_bypassed", fa, &fb);
     int stale = 0;
     for (;;) {
         fb(from_lib, &w);

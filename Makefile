@@ -55,7 +55,12 @@ AN_SO := $(B)/lib/libgpuprof-analysis.so.$(VERSION)
 GPUPROF_BIN := $(B)/bin/gpuprof
 
 IO_SRCS := $(wildcard lib/io/*.c)
-CORE_SRCS := $(wildcard lib/core/*.c) $(wildcard lib/backends/sim/*.c)
+CORE_SRCS := $(filter-out lib/core/dl.c,$(wildcard lib/core/*.c)) \
+             $(wildcard lib/backends/sim/*.c)
+# lib/core/dl.c defines dlclose in front of the C library's (lib/exports.txt):
+# libgpuprof.so only, never the static archive; the benchmarks and
+# check_unwind link it too, exporting it as the library does.
+DL_EXPORT_OBJ := $(B)/obj/lib/core/dl.o
 
 # What is installed decides what is built. Each feature found below is
 # named in FEATURES, and $(B)/gen/features.h says so to the sources
@@ -238,11 +243,11 @@ $(B)/obj/%.o: %.c | $(GEN_FEATURES)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
-$(LIB_SO): $(LIB_OBJS) lib/libgpuprof.map
+$(LIB_SO): $(LIB_OBJS) $(DL_EXPORT_OBJ) lib/libgpuprof.map
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,--version-script,lib/libgpuprof.map \
-	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(DL_EXPORT_OBJ) $(LIB_LIBS)
 	$(Q)ln -sf libgpuprof.so.$(VERSION) $(B)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(B)/lib/libgpuprof.so
 

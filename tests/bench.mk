@@ -18,26 +18,29 @@ ifneq ($(HAVE_LEVELZERO),1)
 BENCH_SRCS := $(filter-out tests/bench/bench_levelzero.c,$(BENCH_SRCS))
 endif
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(B)/bench/%)
+# The benchmarks link the dlclose interposition and export it, as
+# libgpuprof.so has it: the hook's loader check is then what it is there.
+DL_EXPORT := $(DL_EXPORT_OBJ) -Wl,--export-dynamic-symbol=dlclose
 
 # The Level Zero append benchmark: the real loader (linked, as programs do)
 # and the fake driver (tests/fakeze) beside the tests.
-$(B)/bench/bench_levelzero: tests/bench/bench_levelzero.c $(LIB_OBJS) $(FAKEZE_SO)
+$(B)/bench/bench_levelzero: tests/bench/bench_levelzero.c $(LIB_OBJS) $(DL_EXPORT_OBJ) $(FAKEZE_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) \
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(DL_EXPORT) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm -lze_loader
 
-$(B)/bench/bench_cupti: tests/bench/bench_cupti.c $(LIB_OBJS)
+$(B)/bench/bench_cupti: tests/bench/bench_cupti.c $(LIB_OBJS) $(DL_EXPORT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests -isystem $(CUDA_HOME)/include \
-	  -isystem $(CUPTI_INC) $(CFLAGS) -o $@ $< $(LIB_OBJS) \
+	  -isystem $(CUPTI_INC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(DL_EXPORT) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm
 
-$(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(AN_OBJS)
+$(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(DL_EXPORT_OBJ) $(AN_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(AN_OBJS) \
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(DL_EXPORT) $(AN_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm $(DW_LIBS)
 
 # The analysis benchmark generates its measurements (tests/support).
@@ -80,10 +83,10 @@ $(B)/bench/bench_gcct: tests/bench/bench_gcct.c $(AN_OBJS) $(IO_OBJS) \
 	  $(B)/obj/tests/support/mkprofile.o $(LDFLAGS) -lzstd -ldl -lpthread -lm \
 	  $(DW_LIBS)
 
-$(B)/bench/bench_opencl: tests/bench/bench_opencl.c $(LIB_OBJS) $(AN_OBJS) $(CL_LAYER)
+$(B)/bench/bench_opencl: tests/bench/bench_opencl.c $(LIB_OBJS) $(DL_EXPORT_OBJ) $(AN_OBJS) $(CL_LAYER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJS) \
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJS) $(DL_EXPORT) \
 	  $(AN_OBJS) $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm -lOpenCL $(DW_LIBS)
 
 # The CUPTI launch benchmark is a CUDA program (built by nvcc when it is
@@ -119,11 +122,11 @@ PY311_CONFIG := $(wildcard /usr/bin/python3.11-config)
 ifeq ($(PY311_CONFIG),)
 BENCH_BINS := $(filter-out $(B)/bench/bench_pyframes,$(BENCH_BINS))
 endif
-$(B)/bench/bench_pyframes: tests/bench/bench_pyframes.c $(LIB_OBJS)
+$(B)/bench/bench_pyframes: tests/bench/bench_pyframes.c $(LIB_OBJS) $(DL_EXPORT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(shell $(PY311_CONFIG) --includes) \
-	  $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
+	  $(CFLAGS) -o $@ $< $(LIB_OBJS) $(DL_EXPORT) $(LDFLAGS) \
 	  $(shell $(PY311_CONFIG) --embed --ldflags) -lzstd -lunwind -ldl \
 	  -lpthread -lm
 
@@ -135,3 +138,14 @@ $(B)/bench/bench_pyframes: tests/bench/bench_pyframes.c $(LIB_OBJS)
 bench-compare: deps-bench
 	$(Q)BASE="$(or $(BASE),main)" ROUNDS="$(or $(ROUNDS),3)" \
 	  BENCHES="$(BENCHES)" B=$(B) tests/bench/compare.sh
+
+# make bench-ir: the hook in instructions per call under callgrind
+# (tests/bench/hook_ir.sh; valgrind's counts do not move with the load).
+$(B)/bench/hook_ir: tests/bench/hook_ir.c $(LIB_OBJS) $(DL_EXPORT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(DL_EXPORT) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm
+.PHONY: bench-ir
+bench-ir: $(B)/bench/hook_ir
+	$(Q)B=$(B) tests/bench/hook_ir.sh

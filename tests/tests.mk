@@ -78,14 +78,23 @@ $(B)/tests/dwarf_fixture_exec: tests/unit/fixtures/dwarf_fixture.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -g -fno-pie -no-pie -DDWF_MAIN -o $@ $<
 $(B)/tests/check_an_dwarf: $(DWARF_FIXTURES)
-# check_unwind's dlclose case: one library built twice under two names
-# (fixed flags: the same bytes in both).
-UNWIND_FIXTURES := $(B)/tests/unwind_lib_a.so $(B)/tests/unwind_lib_b.so
+# check_unwind's dlclose cases: one library built twice under two names
+# (fixed flags: the same bytes in both), and one that calls dlclose. The
+# suite links the dlclose interposition (exported: -rdynamic) as the
+# shared library has it.
+UNWIND_FIXTURES := $(B)/tests/unwind_lib_a.so $(B)/tests/unwind_lib_b.so \
+                   $(B)/tests/unwind_closer.so
 $(B)/tests/unwind_lib_%.so: tests/unit/fixtures/unwind_lib.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -fPIC -shared -o $@ $<
-$(B)/tests/check_unwind: $(UNWIND_FIXTURES)
+$(B)/tests/unwind_closer.so: tests/unit/fixtures/unwind_closer.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -fPIC -shared -o $@ $< -ldl
+$(B)/tests/check_unwind: tests/unit/check_unwind.c $(LIB_OBJS) $(DL_EXPORT_OBJ) \
+    $(TEST_HELPER_OBJS) $(UNWIND_FIXTURES)
+	$(call unit_link,$(LIB_OBJS) $(DL_EXPORT_OBJ))
 # The OpenCL suite runs real OpenCL (through the ICD loader) and needs the
 # layer beside the library.
 $(B)/tests/check_opencl: tests/unit/check_opencl.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(CL_LAYER)
@@ -318,11 +327,20 @@ $(B)/tests/gpu/%: tests/gpu/%.cu tests/gpu/parallelism.h
 	$(Q)$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra -o $@ $< \
 	  $(NVCC_LDFLAGS)
 
+# A program linked with -lgpuprof that launches from a library, closes it
+# and launches from another at its address (tests/scripts/dlclose.sh).
+DL_REUSE := $(B)/tests/run_dl_reuse
+$(DL_REUSE): tests/run/dl_reuse.c $(LIB_SO) $(UNWIND_FIXTURES)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS) -ldl
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(TREE_PROG) \
        $(CPATH_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
-       $(ZE_PIPELINE) $(PAPI_AIDS) $(GPU_PROGS)
+       $(ZE_PIPELINE) $(PAPI_AIDS) $(GPU_PROGS) $(DL_REUSE)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

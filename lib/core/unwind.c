@@ -197,13 +197,16 @@ static int first_counts(struct dl_phdr_info *info, size_t info_size,
 }
 
 /* The loader's counters now: one dl_iterate_phdr that stops at the first
- * entry (~17 ns here: the loader's lock taken and given back). */
+ * entry (~17 ns here: the loader's lock taken and given back). Keeps the
+ * load count for pyframes.c. */
 static loader_counts counts_now(void)
 {
     loader_counts lc = {0, 0, false};
     unwinding++;
     dl_iterate_phdr(first_counts, &lc);
     unwinding--;
+    if (gp_load_relaxed(&loader_adds) != lc.adds)
+        gp_store_relaxed(&loader_adds, lc.adds);
     return lc;
 }
 
@@ -237,6 +240,12 @@ static void refresh(const loader_counts *seen)
         t->n = sc.n;
         if (sc.n)
             memcpy(t->r, sc.r, sc.n * sizeof(range));
+        /* A library was unloaded: libunwind's cache may hold its rules
+         * for addresses that now hold another library's code. Flushed
+         * before the table is published, so a capture that finds the new
+         * table (acquire) also finds the cache flushed. */
+        if (old && t->subs != old->subs)
+            unw_flush_cache(unw_local_addr_space, 0, 0);
         gp_store_release(&current, t);
     }
     pthread_mutex_unlock(&lock);
@@ -245,29 +254,105 @@ static void refresh(const loader_counts *seen)
 
 void gpuprof__modules_refresh(void) { refresh(NULL); }
 
-/* The range table, rebuilt first when a library was unloaded since it was
- * made: its addresses may hold another library's code now (dlclose, then
- * dlopen at the same address), which no lookup miss would reveal. A
- * capture asks before it unwinds: the frames on its stack were loaded
- * before and stay mapped, so the table it gets knows their libraries, and
- * libunwind's cache is flushed before it walks them. */
-static const table *table_now(void)
+/* ---- has the loader unloaded anything since the table was made? ------
+ * Every capture asks before it unwinds: after dlclose, then dlopen at the
+ * same address, the table's ranges and libunwind's cache would describe
+ * the closed library's code, which no lookup miss reveals (the frames on
+ * the capturing stack were loaded before the capture and stay mapped, so
+ * a table that is current then knows their libraries). Asking the loader
+ * (its unload count, dlpi_subs) takes its global lock, so a capture asks
+ * only when it must:
+ *
+ * - dlclose, interposed (dl.c, in libgpuprof.so), moves `word`: +1 while
+ *   a close runs, then its generation in the high bits once it returned
+ *   (the close done and the count given back in one step, with release);
+ * - `verified` is the word at which the loader's unload count was last
+ *   found equal to the table's, with no close running (it only grows);
+ * - a capture whose word (acquire) equals it asks nobody; one that differs
+ *   asks the loader, rebuilds the table if a library went, and raises it.
+ *
+ * If dlclose unmapped a library and dlopen mapped another at its address
+ * before a capture (the capture can only run that code after the dlopen),
+ * the close's first step happened before the unmapping, hence before the
+ * capture's load: the capture sees a word with a close running or a newer
+ * generation, never `verified`. A close that bypasses the interposition
+ * (the C library's own, for iconv's modules and NSS; a library bound with
+ * RTLD_DEEPBIND; a pointer taken with dlsym) moves nothing: each thread
+ * also asks at its first capture and then once every GP_LOADER_RECHECK
+ * captures, and a lookup miss asks too, so the table it uses is at most
+ * that many of its captures old. Where the interposition is not the
+ * process's dlclose (the static archive; libgpuprof.so dlopened with
+ * RTLD_LOCAL, or after the C library in lookup order; another dlclose
+ * ahead of ours), `verified` is never set and every capture asks. */
+#define CLOSING_BITS 24 /* closes running at once: far fewer than 2^24 */
+#define CLOSING_MASK ((UINT64_C(1) << CLOSING_BITS) - 1)
+static struct {
+    _Atomic uint64_t word;
+    _Atomic uint64_t verified; /* UINT64_MAX: never */
+    _Atomic bool interposed;
+} L GP_ALIGNED_CACHELINE = {0, UINT64_MAX, false};
+/* Captures this thread may still make before it asks the loader itself. */
+static __thread uint32_t checks_left __attribute__((tls_model("initial-exec")));
+
+void gpuprof__loader_close_begin(void) { gp_fetch_add_relaxed(&L.word, 1); }
+void gpuprof__loader_close_end(void)
 {
+    gp_fetch_add_release(&L.word, (UINT64_C(1) << CLOSING_BITS) - 1);
+}
+void gpuprof__loader_set_interposed(bool on)
+{
+    gp_store_release(&L.interposed, on);
+}
+bool gpuprof__loader_interposed(void) { return gp_load_acquire(&L.interposed); }
+uint64_t gpuprof__loader_closes(void)
+{
+    return gp_load_acquire(&L.word) >> CLOSING_BITS;
+}
+
+static void verified_raise(uint64_t w)
+{
+    uint64_t old = gp_load_relaxed(&L.verified);
+    while ((old == UINT64_MAX || old < w) &&
+           !gp_cas_weak_release(&L.verified, &old, w))
+        ;
+}
+
+/* The check's slow path: ask the loader, rebuild the table when a library
+ * went since it was made (refresh flushes libunwind's cache), and record
+ * `w` as verified when no close was running and the interposition sees
+ * every other close. */
+__attribute__((noinline)) static const table *table_verify(uint64_t w)
+{
+    checks_left = GP_LOADER_RECHECK;
     loader_counts lc = counts_now();
-    if (gp_load_relaxed(&loader_adds) != lc.adds)
-        gp_store_relaxed(&loader_adds, lc.adds);
     const table *t = gp_load_acquire(&current);
     if (!t || (lc.known && t->subs != lc.subs)) {
-        if (t) /* libunwind's own cache may hold the old library's rules */
-            unw_flush_cache(unw_local_addr_space, 0, 0);
         refresh(&lc);
         t = gp_load_acquire(&current);
     }
+    if (t && lc.known && t->subs == lc.subs && !(w & CLOSING_MASK) &&
+        gp_load_relaxed(&L.interposed))
+        verified_raise(w);
     return t;
 }
 
+const void *gpuprof__modules_check(void)
+{
+    uint64_t w = gp_load_acquire(&L.word);
+    if (__builtin_expect(checks_left != 0, 1) &&
+        __builtin_expect(w == gp_load_acquire(&L.verified), 1)) {
+        checks_left--;
+        return gp_load_acquire(&current);
+    }
+    return table_verify(w);
+}
+
+static inline const table *table_now(void)
+{
+    return gpuprof__modules_check();
+}
+
 uint64_t gpuprof__loader_adds(void) { return gp_load_relaxed(&loader_adds); }
-const void *gpuprof__modules_check(void) { return table_now(); }
 
 /* gpuprof__unwind_here declares it: a header without libunwind.h. */
 _Static_assert(sizeof(unw_word_t) == sizeof(void *), "unw_backtrace's words");
@@ -466,8 +551,8 @@ static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
             }
         }
         if (c) {
-            c->ip[j] = ip;
-            c->py[j] = key;
+            c->ip[GP_MAX_FRAMES - 1 - j] = ip;
+            c->py[GP_MAX_FRAMES - 1 - j] = key;
             c->node[j] = node;
         }
     }
@@ -519,6 +604,33 @@ static uint32_t cut_parent(gp_cct *t, uint32_t parent)
     return node == GP_CCT_NONE ? parent : node;
 }
 
+/* How many frames, from the outermost, the words before a_end and those
+ * before b_end share (a_end[-1] and b_end[-1] are the outermost), at most
+ * `most`. A loop's launches share all of them: one memcmp (the C
+ * library's, in vector registers) says so; else eight at a time while they
+ * agree (one test of the eight words' differences or'ed together), then
+ * one at a time. */
+static inline int common_outer(void *const *a_end, void *const *b_end,
+                               int most)
+{
+    if (most > 0 && memcmp(a_end - most, b_end - most,
+                           (size_t)most * sizeof(void *)) == 0)
+        return most;
+    int j = 0;
+    while (j + 8 <= most) {
+        void *const *a = a_end - j - 8, *const *b = b_end - j - 8;
+        uintptr_t d = 0;
+        for (int k = 0; k < 8; k++)
+            d |= (uintptr_t)a[k] ^ (uintptr_t)b[k];
+        if (d)
+            break;
+        j += 8;
+    }
+    while (j < most && a_end[-j - 1] == b_end[-j - 1])
+        j++;
+    return j;
+}
+
 /* Frames ips[n-1-j], j in [0, kept) (outermost first), beneath `parent`
  * (its <truncated> node when `cut`), through `c` when not NULL: the
  * frames the last path shares are not looked up again. */
@@ -543,12 +655,14 @@ static uint32_t insert_path(gp_cct *t, uint32_t parent, void *const *ips,
         c->modules = tab;
         c->hidden = nh;
         c->n = 0;
+        c->op_leaf = GP_CCT_NONE;
     } else if (!py && !c->python) { /* native paths: addresses say it all */
-        while (common < most && c->ip[common] == ips[n - 1 - common])
-            common++;
+        common = common_outer(ips + n, c->ip + GP_MAX_FRAMES, most);
     } else {
-        while (common < most && c->ip[common] == ips[n - 1 - common] &&
-               c->py[common] == (py ? py[n - 1 - common] : 0))
+        const uint64_t *cpy = c->py + GP_MAX_FRAMES;
+        while (common < most &&
+               c->ip[GP_MAX_FRAMES - 1 - common] == ips[n - 1 - common] &&
+               cpy[-1 - common] == (py ? py[n - 1 - common] : 0))
             common++;
     }
     c->python = py != NULL;

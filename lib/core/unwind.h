@@ -12,7 +12,8 @@
  * from dl_iterate_phdr and is rebuilt when a return address falls outside
  * every known module and the loader has loaded something since (a dlopen),
  * and before a capture when the loader has unloaded something since (a
- * dlclose: another library may now sit at the same addresses).
+ * dlclose: another library may now sit at the same addresses; libgpuprof.so
+ * interposes dlclose so that a capture need not ask the loader, dl.c).
  *
  * Readers of the table take no lock: the current sorted range table is one
  * pointer loaded with acquire; a refresh builds a new table under a mutex
@@ -69,14 +70,19 @@ uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
 /* A thread's last call path: launches in a loop come from the same path,
  * and a hook then only unwinds and compares return addresses, outermost
  * first; only the frames past the common prefix are looked up and
- * inserted. Owner-only, like the tree it points into. */
+ * inserted. Frame j (0 the outermost) has its address at
+ * ip[GP_MAX_FRAMES - 1 - j], in the order of a capture's buffer, so that
+ * the two compare as runs of words. The hook also keeps its last
+ * placeholder: the node of an operation of kind op_kind beneath op_leaf.
+ * Owner-only, like the tree it points into. */
 typedef struct gp_path_cache {
     const gp_cct *tree;
     const void *modules; /* the module table it was built with */
     int hidden;          /* always-hidden ranges then */
     bool python;         /* py[] may hold Python frames */
     uint32_t parent;
-    int n;                        /* frames below, outermost first */
+    int n;                        /* frames below */
+    uint32_t op_leaf, op_kind, op_node; /* op_leaf GP_CCT_NONE: none */
     void *ip[GP_MAX_FRAMES];
     uint64_t py[GP_MAX_FRAMES];   /* a Python frame's key; 0: native */
     uint32_t node[GP_MAX_FRAMES]; /* the node after frame j */
@@ -148,14 +154,30 @@ int gpuprof__unwind_capture(void **buf, int max);
 uint32_t gpuprof__callpath_insert(gp_cct *t, uint32_t parent, void *const *buf,
                                   int n, int skip, uint32_t *unknown,
                                   gp_path_cache *c);
-/* gpuprof__modules_check, what every capture does first: asks the loader
- * (one early-exit dl_iterate_phdr) whether a library was unloaded since
- * the module table was built, and then rebuilds the table and flushes
- * libunwind's cache (the addresses may hold another library's code now);
- * returns the table (opaque). Any thread, not in a signal handler. */
-/* The loader's count of objects loaded (dlpi_adds) at the last capture:
- * what pyframes.c watches to look for an interpreter again. */
+/* gpuprof__modules_check, what every capture does first: makes sure no
+ * library was unloaded since the module table was built, else rebuilds the
+ * table and flushes libunwind's cache (the addresses may hold another
+ * library's code now); returns the table (opaque). With dlclose interposed
+ * (dl.c) a load and a compare: it asks the loader itself (one early-exit
+ * dl_iterate_phdr, the loader's lock) only after a dlclose, at a thread's
+ * first capture and every GP_LOADER_RECHECK captures after (closes that
+ * bypass the interposition: unwind.c says which). Any thread, not in a
+ * signal handler. */
+#define GP_LOADER_RECHECK 64
+/* The loader's count of objects loaded (dlpi_adds) when it was last asked
+ * (a capture, a lookup miss): what pyframes.c watches to look for an
+ * interpreter again. */
 uint64_t gpuprof__loader_adds(void);
+/* What the dlclose interposition (dl.c) tells the check: a close begins
+ * (before the real one) and ends (after it); whether the process's dlclose
+ * is ours, so that every close but those that bypass symbol lookup is
+ * seen. Any thread; begin and end are async-signal-safe. */
+void gpuprof__loader_close_begin(void);
+void gpuprof__loader_close_end(void);
+void gpuprof__loader_set_interposed(bool on);
+bool gpuprof__loader_interposed(void);
+/* Closes seen through the interposition so far (tests). */
+uint64_t gpuprof__loader_closes(void);
 
 /* ---- Python frames (pyframes.c) ----------------------------------------
  * A Python frame is a frame node of a pseudo module named

@@ -9,7 +9,9 @@
  *                              libunwind's unw_backtrace (gpuprof__unwind_here,
  *                              inlined as the hook inlines it)
  *   hook_stage_modules_ns      of the unwind stage: has the loader unloaded
- *                              anything (gpuprof__modules_check)
+ *                              anything (gpuprof__modules_check: with
+ *                              dlclose interposed, as this program links
+ *                              it, a load and a compare)
  *   hook_stage_path_ns         the captured path into the thread's CCT
  *                              through its last-path cache, the path the
  *                              same as the last (a loop's launches): hidden
@@ -42,10 +44,28 @@
  *   hook_stage_trace_ns        with GPUPROF_TRACE (a second process,
  *                              `bench_hook --traced`): the call's clock
  *                              reads and its trace record
+ *   hook_capture_ns            the capture alone (loader check, unwind,
+ *                              path through a cache, unchanged) in this
+ *                              thread's CPU time, into a tree of its own
+ *   hook_capture_ns_mt         the same on each of MT threads at once (each
+ *                              its own tree, as each thread has): the mean
+ *                              of their medians
+ *   hook_capture_mt_ratio      _mt / alone: a lock or a written cache line
+ *                              the captures share would raise it (no
+ *                              monitor or simulator thread runs here)
+ *   unw_backtrace_mt_ratio     the same ratio for libunwind's unw_backtrace
+ *                              alone, the same stack: what running MT
+ *                              threads at once costs on this machine
+ *                              whatever they share (its two vCPUs slow
+ *                              each other: unw_backtrace beside a loop of
+ *                              multiplications takes ~1.9x as long); the
+ *                              capture's ratio over this one is what the
+ *                              hook's own sharing adds
  *
  * The stages run alone, so each finds its data in cache: the sum is a
  * floor, and the unaccounted part says how far the whole is above it.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +83,7 @@
 #define N 20000
 #define REPS 9
 #define BATCH 64
+#define MT 2 /* the cores of the machines this runs on */
 
 enum stage {
     S_UNWIND, S_MODULES, S_PATH, S_PATH_MISS, S_PYTHON, S_PLACEHOLDER,
@@ -248,6 +269,86 @@ static double hook_total(void)
     return bench_median(on, REPS) - bench_median(off, REPS);
 }
 
+/* The capture alone (or, raw, unw_backtrace alone), in a thread of its
+ * own or not: its tree and cache. */
+typedef struct cap_arg {
+    gp_cct tree;
+    gp_path_cache cache;
+    bool raw;
+    double ns[REPS];
+} cap_arg;
+static pthread_barrier_t cap_bar;
+
+__attribute__((noinline)) static double capture_at(int d, cap_arg *a)
+{
+    if (d > 0) {
+        double r = capture_at(d - 1, a);
+        __asm__ volatile("" ::: "memory");
+        return r;
+    }
+    void *buf[GP_MAX_FRAMES];
+    uint32_t unknown = 0;
+    double t0 = bench_cpu_s();
+    for (int i = 0; i < N && a->raw; i++)
+        sink += (uint64_t)unw_backtrace(buf, GP_MAX_FRAMES);
+    for (int i = 0; i < N && !a->raw; i++) {
+        int n = gpuprof__unwind_here(buf, GP_MAX_FRAMES);
+        sink += gpuprof__callpath_insert(&a->tree, 0, buf, n, 1, &unknown,
+                                         &a->cache);
+    }
+    return (bench_cpu_s() - t0) * 1e9 / N;
+}
+
+/* REPS rounds of N captures (after one to warm), each round started with
+ * the others when `together`; the median. */
+static double capture_rounds(cap_arg *a, bool together)
+{
+    capture_at(DEPTH, a);
+    for (int i = 0; i < REPS; i++) {
+        if (together)
+            pthread_barrier_wait(&cap_bar);
+        a->ns[i] = capture_at(DEPTH, a);
+    }
+    return bench_median(a->ns, REPS);
+}
+
+static void *capture_thread(void *p)
+{
+    capture_rounds(p, true);
+    return NULL;
+}
+
+/* The capture (raw: unw_backtrace) alone, and *mt the mean of MT
+ * threads' at once; false when a tree or a thread cannot be made. */
+static bool capture_alone_and_mt(bool raw, double *alone, double *mt)
+{
+    static cap_arg arg[MT + 1]; /* large: not on the stack */
+    memset(arg, 0, sizeof(arg));
+    for (int k = 0; k <= MT; k++) {
+        arg[k].raw = raw;
+        if (!gpuprof__cct_init(&arg[k].tree))
+            return false;
+    }
+    *alone = capture_rounds(&arg[MT], false);
+    pthread_t th[MT];
+    if (pthread_barrier_init(&cap_bar, NULL, MT))
+        return false;
+    for (int k = 0; k < MT; k++)
+        if (pthread_create(&th[k], NULL, capture_thread, &arg[k])) {
+            fprintf(stderr, "bench_hook: cannot start %d threads\n", MT);
+            exit(1); /* the barrier would never open */
+        }
+    *mt = 0;
+    for (int k = 0; k < MT; k++) {
+        pthread_join(th[k], NULL);
+        *mt += bench_median(arg[k].ns, REPS) / MT;
+    }
+    pthread_barrier_destroy(&cap_bar);
+    for (int k = 0; k <= MT; k++)
+        gpuprof__cct_destroy(&arg[k].tree);
+    return true;
+}
+
 static bool setup(void)
 {
     gpuprof__sim_kernel(0, "bench_kernel", 1000); /* the thread's states */
@@ -302,6 +403,14 @@ int main(int argc, char **argv)
     printf("BENCH hook_stages_sum_ns %.1f ns\n", sum);
     printf("BENCH hook_total_ns %.1f ns\n", total);
     printf("BENCH hook_unaccounted_ns %.1f ns\n", total - sum);
+    double alone, mt, raw_alone, raw_mt;
+    if (!capture_alone_and_mt(false, &alone, &mt) ||
+        !capture_alone_and_mt(true, &raw_alone, &raw_mt))
+        return finish(dir, 1);
+    printf("BENCH hook_capture_ns %.1f ns\n", alone);
+    printf("BENCH hook_capture_ns_mt %.1f ns\n", mt);
+    printf("BENCH hook_capture_mt_ratio %.3f x\n", mt / alone);
+    printf("BENCH unw_backtrace_mt_ratio %.3f x\n", raw_mt / raw_alone);
     gpuprof__chan_destroy(&B.ch);
     gpuprof__gpu_destroy(B.g2);
     int rc = finish(dir, 0);

@@ -21,6 +21,18 @@
  *   hook_ns_30_frames_first   two 30-deep stacks in turn that have no frame
  *                             of the 30 in common: every frame looked up,
  *                             as for the first launch from a call site
+ *   hook_ns_30_frames_mt      hook_ns_30_frames on each of MT threads
+ *                             launching at the same time (each into a
+ *                             stream of its own), per launch in each
+ *                             thread's CPU time, the mean over the threads
+ *                             of each one's fastest measuring round less
+ *                             its fastest paused one (with MT launchers on
+ *                             MT cores the monitor and simulator threads
+ *                             preempt them in most rounds, and the caches
+ *                             they leave cost CPU time: the median swings
+ *                             by 2x); bench_hook's hook_capture_mt_ratio
+ *                             isolates the hook's own shared state
+ *   hook_mt_threads           MT, the threads of the line above
  *   sim_launch_paused_ns      the launch while paused (the simulated
  *                             runtime's own cost: a queue under a mutex):
  *                             the baseline
@@ -49,6 +61,7 @@
  *
  * The simulator delivers activities in batches of 4,096 (simstart.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +75,22 @@
 #define DEPTH 30
 #define N 20000
 #define REPS 15
+#define MT 2 /* the cores of the machines this runs on */
 
 void gpuprof__monitor_hold(bool hold); /* monitor.c's test hook */
 
 static volatile double sink;
 
+/* The stream this thread launches into. */
+static __thread unsigned stream = 1;
+
 /* The two call sites of one function (distinct return addresses). */
 __attribute__((noinline)) static void launch_here(int site)
 {
     if (site)
-        gpuprof__sim_kernel(1, "bench_kernel", 1000);
+        gpuprof__sim_kernel(stream, "bench_kernel", 1000);
     else
-        gpuprof__sim_kernel(1, "bench_kernel", 1000);
+        gpuprof__sim_kernel(stream, "bench_kernel", 1000);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -109,7 +126,7 @@ static double launches(enum kind k)
             a_at(DEPTH, k == MIXED ? i & 1 : 0);
     }
     double t = (bench_cpu_s() - t0) * 1e9 / N;
-    gpuprof__sim_sync();
+    gpuprof__sim_stream_sync(stream);
     return t;
 }
 
@@ -128,6 +145,76 @@ static double hook_ns(enum kind k, double *paused)
     if (paused)
         *paused = moff;
     return bench_median(on, REPS) - moff;
+}
+
+/* hook_ns_30_frames on MT threads at once. Every round: all launch while
+ * measuring, then all while paused (the main thread pauses and resumes
+ * between barriers). */
+static pthread_barrier_t mt_bar;
+
+typedef struct mt_arg {
+    unsigned stream;
+    double on[REPS], off[REPS];
+} mt_arg;
+
+static void *mt_launcher(void *p)
+{
+    mt_arg *a = p;
+    stream = a->stream;
+    launches(MIXED); /* warm: this thread's states and paths */
+    for (int i = 0; i < REPS; i++) {
+        pthread_barrier_wait(&mt_bar);
+        a->on[i] = launches(MIXED);
+        pthread_barrier_wait(&mt_bar); /* the main thread pauses */
+        pthread_barrier_wait(&mt_bar);
+        a->off[i] = launches(MIXED);
+        pthread_barrier_wait(&mt_bar); /* the main thread resumes */
+    }
+    return NULL;
+}
+
+static double min_of(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+/* The mean over MT threads of each one's fastest measuring round less its
+ * fastest paused round. */
+static double hook_mt_ns(void)
+{
+    pthread_t th[MT];
+    mt_arg arg[MT];
+    int started = 0;
+    double sum = 0;
+    if (pthread_barrier_init(&mt_bar, NULL, MT + 1))
+        return 0;
+    for (int k = 0; k < MT; k++) {
+        arg[k].stream = (unsigned)k + 2;
+        if (pthread_create(&th[k], NULL, mt_launcher, &arg[k]))
+            break;
+        started++;
+    }
+    if (started < MT) { /* the barrier would never open */
+        fprintf(stderr, "bench_sim: cannot start %d threads\n", MT);
+        exit(1);
+    }
+    for (int i = 0; i < REPS; i++) {
+        pthread_barrier_wait(&mt_bar);
+        pthread_barrier_wait(&mt_bar);
+        gpuprof_stop();
+        pthread_barrier_wait(&mt_bar);
+        pthread_barrier_wait(&mt_bar);
+        gpuprof_start();
+    }
+    for (int k = 0; k < MT; k++) {
+        pthread_join(th[k], NULL);
+        sum += min_of(arg[k].on, REPS) - min_of(arg[k].off, REPS);
+    }
+    pthread_barrier_destroy(&mt_bar);
+    return sum / MT;
 }
 
 __attribute__((noinline)) static double samples_at(int d)
@@ -258,6 +345,10 @@ int main(int argc, char **argv)
         printf("# blame_sample_cost_ns: GPU_IDLE_CAUSE not sampled in this "
                "build, skipped\n");
     }
+    /* Last: threads that launched and exited leave the monitor and the
+     * simulator work that would fall on the figures above. */
+    printf("BENCH hook_ns_30_frames_mt %.1f ns\n", hook_mt_ns());
+    printf("BENCH hook_mt_threads %d threads\n", MT);
     if (finish(dir))
         return 1;
     /* The traced hook, in a fresh process (tracing is chosen at init). */

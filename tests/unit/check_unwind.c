@@ -3,11 +3,15 @@
  * a library loaded later with dlopen) and call-path capture into a CCT,
  * checked against the addresses of known, non-inlined functions; and what
  * the hook's path cache must keep right: recursion, inlined code, signal
- * frames, a library closed and another opened at its address.
+ * frames, a library closed and another opened at its address. The suite
+ * links the dlclose interposition (lib/core/dl.c) as libgpuprof.so has it:
+ * which closes it sees, and what a close it does not see means.
  */
 #define _GNU_SOURCE
 #include <check.h>
 #include <dlfcn.h>
+#include <gnu/lib-names.h>
+#include <iconv.h>
 #include <libgen.h>
 #include <limits.h>
 #include <link.h>
@@ -449,21 +453,40 @@ static void *open_fixture(const char *name, lib_call_fn *fn)
     return h;
 }
 
+/* The fixture library a opened and a path through it captured twice (the
+ * second from the cache): its handle, function and module. */
+static void *open_a_captured(two *w, lib_call_fn *fa, uint32_t *ma)
+{
+    void *h = open_fixture("unwind_lib_a.so", fa);
+    (*fa)(from_lib, w);
+    *ma = lib_module(w, (void *)*fa);
+    ck_assert_ptr_nonnull(strstr(gpuprof__module(*ma)->path, "unwind_lib_a.so"));
+    (*fa)(from_lib, w); /* cached now */
+    return h;
+}
+
+/* Library b opened after a was closed; says so when it is not at a's
+ * address (the case then tests less). */
+static void *open_b_after(const char *tcase, lib_call_fn fa, lib_call_fn *fb)
+{
+    void *h = open_fixture("unwind_lib_b.so", fb);
+    if ((void *)*fb != (void *)fa)
+        fprintf(stderr, "SKIP %s: the second library was loaded at another "
+                        "address\n", tcase);
+    return h;
+}
+
 START_TEST(dlclose_invalidates_cache)
 {
     two w;
     two_init(&w);
     lib_call_fn fa, fb;
-    void *h = open_fixture("unwind_lib_a.so", &fa);
-    fa(from_lib, &w);
-    uint32_t ma = lib_module(&w, (void *)fa);
-    ck_assert_ptr_nonnull(strstr(gpuprof__module(ma)->path, "unwind_lib_a.so"));
-    fa(from_lib, &w); /* cached now */
+    uint32_t ma;
+    void *h = open_a_captured(&w, &fa, &ma);
+    uint64_t closes = gpuprof__loader_closes();
     ck_assert_int_eq(dlclose(h), 0);
-    h = open_fixture("unwind_lib_b.so", &fb);
-    if ((void *)fb != (void *)fa)
-        fprintf(stderr, "SKIP dlclose_invalidates_cache: the second library "
-                        "was loaded at another address\n");
+    ck_assert_uint_eq(gpuprof__loader_closes(), closes + 1); /* seen */
+    h = open_b_after("dlclose_invalidates_cache", fa, &fb);
     /* Same address, same bytes, same return addresses: only the loader
      * knows the code there is another library's now. */
     fb(from_lib, &w);
@@ -481,6 +504,140 @@ START_TEST(dlclose_invalidates_cache)
 }
 END_TEST
 
+/* The loader's count of objects unloaded (dlpi_subs). */
+static int subs_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    *(unsigned long long *)arg = info->dlpi_subs;
+    return 1;
+}
+
+static unsigned long long loader_subs(void)
+{
+    unsigned long long subs = 0;
+    dl_iterate_phdr(subs_of, &subs);
+    return subs;
+}
+
+/* The C library's own dlclose, which bypasses any interposition. */
+typedef int (*close_fn)(void *);
+static close_fn libc_dlclose(void)
+{
+    void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+    ck_assert_ptr_nonnull(libc);
+    close_fn f = (close_fn)dlsym(libc, "dlclose");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_ne((void *)f, (void *)dlclose); /* ours: the program's */
+    f(libc);
+    return f;
+}
+
+/* The closer fixture opened with `flags`, and its function. */
+static void *open_closer(int flags, close_fn *fn)
+{
+    char exe[PATH_MAX], lib[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    snprintf(lib, sizeof(lib), "%s/unwind_closer.so", dirname(exe));
+    void *h = dlopen(lib, flags);
+    ck_assert_msg(h != NULL, "dlopen %s: %s", lib, dlerror());
+    *(void **)fn = dlsym(h, "unwind_closer_close");
+    ck_assert_ptr_nonnull(*(void **)fn);
+    return h;
+}
+
+/* One close, by `how`, of the fixture library (loaded by nothing else):
+ * does the interposition see it, and did the loader count an unload? */
+static void close_seen(close_fn how, bool seen)
+{
+    lib_call_fn fn;
+    void *h = open_fixture("unwind_lib_a.so", &fn);
+    uint64_t closes = gpuprof__loader_closes();
+    unsigned long long subs = loader_subs();
+    ck_assert_int_eq(how(h), 0);
+    ck_assert_uint_eq(gpuprof__loader_closes(), closes + (seen ? 1 : 0));
+    ck_assert_uint_gt(loader_subs(), subs);
+}
+
+START_TEST(dlclose_seen)
+{
+    /* The suite's dlclose is the process's (exported, first in lookup
+     * order), as libgpuprof.so's is in a program linked with it. */
+    ck_assert(gpuprof__loader_interposed());
+    close_seen(dlclose, true); /* the program's own call */
+    close_fn lib_close;
+    void *closer = open_closer(RTLD_NOW | RTLD_LOCAL, &lib_close);
+    close_seen(lib_close, true); /* a library's call */
+    dlclose(closer);
+    /* Closes that bypass symbol lookup: the C library's own function
+     * through a pointer, ... */
+    close_seen(libc_dlclose(), false);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    /* ... a library bound with RTLD_DEEPBIND (its own scope, the C
+     * library, first; the sanitizers refuse such libraries), ... */
+    closer = open_closer(RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND, &lib_close);
+    close_seen(lib_close, false);
+    dlclose(closer);
+#endif
+    /* ... and the C library's own closes: iconv unloads a conversion
+     * module once others were released a few times after it. */
+    static const char *const sets[] = {"ISO-8859-2", "ISO-8859-5", "KOI8-R",
+                                       "CP1251", "ISO-8859-7", "EUC-JP"};
+    uint64_t closes = gpuprof__loader_closes();
+    unsigned long long subs = loader_subs();
+    int opened = 0;
+    for (int r = 0; r < 3; r++)
+        for (int i = 0; i < 6; i++) {
+            iconv_t cd = iconv_open("UTF-8", sets[i]);
+            if (cd != (iconv_t)-1) {
+                iconv_close(cd);
+                opened++;
+            }
+        }
+    if (opened == 0 || loader_subs() == subs)
+        fprintf(stderr, "SKIP dlclose_seen: no iconv module was unloaded "
+                        "(%d opened)\n", opened);
+    ck_assert_uint_eq(gpuprof__loader_closes(), closes);
+}
+END_TEST
+
+/* A close the interposition does not see, then another library at the
+ * closed one's address: captures use the stale table until the thread
+ * asks the loader itself, at most GP_LOADER_RECHECK checks later (each
+ * capture2 makes two). */
+START_TEST(dlclose_bypassed)
+{
+    two w;
+    two_init(&w);
+    lib_call_fn fa, fb;
+    uint32_t ma;
+    void *h = open_a_captured(&w, &fa, &ma);
+    uint64_t closes = gpuprof__loader_closes();
+    ck_assert_int_eq(libc_dlclose()(h), 0);
+    ck_assert_uint_eq(gpuprof__loader_closes(), closes);
+    h = open_b_after("dlclose_bypassed", fa, &fb);
+    int stale = 0;
+    for (;;) {
+        fb(from_lib, &w);
+        if (lib_module(&w, (void *)fb) != ma)
+            break;
+        stale++;
+        ck_assert_int_le(2 * stale, GP_LOADER_RECHECK);
+    }
+    assert_same_path(&w.cached, w.leaf, &w.plain, w.leaf_plain);
+    ck_assert_ptr_nonnull(
+        strstr(gpuprof__module(lib_module(&w, (void *)fb))->path,
+               "unwind_lib_b.so"));
+    fprintf(stderr, "NOTE dlclose_bypassed: %d capture pairs named the "
+                    "closed library before the thread asked the loader\n",
+            stale);
+    dlclose(h);
+    ck_assert_uint_eq(unknown, 0);
+    two_free(&w);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -491,6 +648,8 @@ int main(void)
         {"inlined", inlined_paths, 30},
         {"signal_frame", signal_frame_paths, 30},
         {"dlclose", dlclose_invalidates_cache, 30},
+        {"dlclose_seen", dlclose_seen, 30},
+        {"dlclose_bypassed", dlclose_bypassed, 30},
     };
     return RUN_SUITE("unwind", cases);
 }

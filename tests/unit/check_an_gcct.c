@@ -349,7 +349,7 @@ START_TEST(samples_after_exit)
     setenv("GPUPROF_NVDISASM", "/nonexistent", 1);
     gpuprof_an_db *plain = analyze("m", "plain", 1, 0);
     const char *k[] = {"main", "<kernel launch>",
-                       "kernel divergent(float*, int, int) [" BIN "]", NULL};
+                       "kernel divergent(float*, int, int)", NULL};
     uint32_t kd = at(db, k), kp = at(plain, k);
     uint32_t l43 = child(db, kd, "kernels.cu:43");
     uint32_t p43 = child(plain, kp, "kernels.cu:43");

@@ -162,6 +162,25 @@ static int any_database(int argc, char **argv)
     return 0;
 }
 
+/* Whether report's arguments are those of a measurement directory's report
+ * (one directory, --threshold PCT, --runtime-frames); any other option is a
+ * database view's, whose errors then say what the directory is. */
+static int dir_report_args(int argc, char **argv)
+{
+    int dirs = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--threshold"))
+            i++;
+        else if (!strcmp(argv[i], "--runtime-frames"))
+            continue;
+        else if (argv[i][0] == '-')
+            return 0;
+        else
+            dirs++;
+    }
+    return dirs == 1;
+}
+
 /* The metric a database view shows when none is named: GPU time, else
  * region time, else the first metric, taking the first of them that has
  * data (a non-zero inclusive sum at the root); a database without any
@@ -870,7 +889,7 @@ static int export_cmd(int argc, char **argv)
 /* report DIR (a measurement directory) or report [options] DB. */
 static int report_cmd(int argc, char **argv)
 {
-    if (argc >= 3 && !any_database(argc, argv))
+    if (argc >= 3 && !any_database(argc, argv) && dir_report_args(argc, argv))
         return report(argc, argv);
     return db_view(argc, argv, 2, M_REPORT);
 }

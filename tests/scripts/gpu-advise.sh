@@ -124,7 +124,7 @@ grep -q "note:" "$tmp/err" && fail "analyze with nvdisasm: a note" ||
   fail "report: $(cat "$tmp/err")"
 cubin="0123456789abcdef0123456789abcdef.cubin"
 want=$(cat <<EOF
-       1007392  82.69%              0      kernel calls(float*, int*, int) [binaries/$cubin]
+       1007392  82.69%              0      kernel calls(float*, int*, int)
         970094  79.63%            154        kernels.cu:57
         969940  79.62%              0          fib(int) [recursive] ($cubin)
         969940  79.62%         969940            kernels.cu:52
@@ -155,7 +155,7 @@ grep -qE "^ +18178 100.00% +0  leaf\(float\) \($cubin\)$" "$tmp/flat" &&
   pass "flat view: GPU functions as procedures, their apportioned samples" ||
   fail "flat view: $(cat "$tmp/flat" "$tmp/err")"
 "$G" export --folded --metric gpu.pc.apportioned_samples "$tmp/gdb" >"$tmp/fold" 2>"$tmp/err"
-grep -qxF "main;<kernel launch>;kernel calls(float*, int*, int) [binaries/$cubin];kernels.cu:56;leaf(float) ($cubin);kernels.cu:46 757" "$tmp/fold" &&
+grep -qxF "main;<kernel launch>;kernel calls(float*, int*, int);kernels.cu:56;leaf(float) ($cubin);kernels.cu:46 757" "$tmp/fold" &&
   [ "$(wc -l <"$tmp/fold")" = 2 ] &&
   pass "folded stacks: the GPU calling contexts of apportioned samples" ||
   fail "folded: $(cat "$tmp/fold" "$tmp/err")"

@@ -278,7 +278,8 @@ def c_names(d):
 def env_reads(d):
     """{GPUPROF_X: "FILE:LINE"} of the variables the sources read: a string
     literal "GPUPROF_X" in the C of lib/ or analysis/ (where getenv reads it,
-    if it does somewhere) or in python/gpuprof."""
+    if it does somewhere), in python/gpuprof, or $GPUPROF_X in the test
+    runner (tests/run-tests.sh, .ci/run)."""
     env, by_getenv = {}, set()
     for rel in sources(d, ["lib", "analysis"], ("c", "h", "cu")):
         code, _ = strip_c(d.read(rel))
@@ -292,6 +293,12 @@ def env_reads(d):
     for rel in sources(d, ["python/gpuprof"], ("py",)):
         text = d.read(rel)
         for m in re.finditer(r'["\'](GPUPROF_[A-Z0-9_]+)["\']', text):
+            env.setdefault(m.group(1), "%s:%d" % (rel, text.count("\n", 0, m.start()) + 1))
+    for rel in ("tests/run-tests.sh", ".ci/run"):   # the test runner's knobs
+        if not os.path.exists(d.path(rel)):
+            continue
+        text = d.read(rel)
+        for m in re.finditer(r'\$\{?(GPUPROF_[A-Z0-9_]+)', text):
             env.setdefault(m.group(1), "%s:%d" % (rel, text.count("\n", 0, m.start()) + 1))
     return env
 

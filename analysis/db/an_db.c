@@ -1003,6 +1003,23 @@ static double fetch_sum(void *arg, uint32_t m)
     return gpuprof_an_db_stat(a->db, a->c, m, GPUPROF_AN_STAT_SUM);
 }
 
+/* Profile p's measured value of metric m at context c (its plane pl). */
+static double pms_at(const uint8_t *pl, uint32_t pairs, uint32_t vals,
+                     uint32_t c, uint32_t m)
+{
+    int64_t k = find_pair(pl, pairs, DB_PMS_PAIR, 4, c);
+    if (k < 0)
+        return 0;
+    uint32_t start = db_get32(pl + (size_t)k * DB_PMS_PAIR + 4);
+    uint32_t end = (uint32_t)k + 1 < pairs
+                       ? db_get32(pl + (size_t)(k + 1) * DB_PMS_PAIR + 4)
+                       : vals;
+    const uint8_t *v = pl + (size_t)pairs * DB_PMS_PAIR;
+    int64_t i = find_pair(v + (size_t)start * DB_PMS_VALUE, end - start,
+                          DB_PMS_VALUE, 2, m);
+    return i < 0 ? 0 : get_f64(v + (size_t)(start + i) * DB_PMS_VALUE + 2);
+}
+
 GPUPROF_AN_API double gpuprof_an_db_value(const gpuprof_an_db *db, uint32_t p,
                                           uint32_t c, uint32_t m)
 {
@@ -1021,17 +1038,7 @@ GPUPROF_AN_API double gpuprof_an_db_value(const gpuprof_an_db *db, uint32_t p,
         return gpuprof__an_table_value(db->im, 0, p, c);
     uint32_t pairs, vals;
     const uint8_t *pl = plane(&db->pms, p, &pairs, &vals);
-    int64_t k = find_pair(pl, pairs, DB_PMS_PAIR, 4, c);
-    if (k < 0)
-        return 0;
-    uint32_t start = db_get32(pl + (size_t)k * DB_PMS_PAIR + 4);
-    uint32_t end = (uint32_t)k + 1 < pairs
-                       ? db_get32(pl + (size_t)(k + 1) * DB_PMS_PAIR + 4)
-                       : vals;
-    const uint8_t *v = pl + (size_t)pairs * DB_PMS_PAIR;
-    int64_t i = find_pair(v + (size_t)start * DB_PMS_VALUE, end - start,
-                          DB_PMS_VALUE, 2, m);
-    return i < 0 ? 0 : get_f64(v + (size_t)(start + i) * DB_PMS_VALUE + 2);
+    return pms_at(pl, pairs, vals, c, m);
 }
 
 /* A derived metric's non-zero values at context c, in profile order: the
@@ -1193,22 +1200,6 @@ GPUPROF_AN_API double gpuprof_an_db_stat(const gpuprof_an_db *db, uint32_t c,
  * that: each measured value at its context, less at the nearest ancestor
  * with a measured value of its own (whose value holds it already). */
 
-/* Profile p's measured value of metric m at context c (its plane pl). */
-static double pms_at(const uint8_t *pl, uint32_t pairs, uint32_t vals,
-                     uint32_t c, uint32_t m)
-{
-    int64_t k = find_pair(pl, pairs, DB_PMS_PAIR, 4, c);
-    if (k < 0)
-        return 0;
-    uint32_t start = db_get32(pl + (size_t)k * DB_PMS_PAIR + 4);
-    uint32_t end = (uint32_t)k + 1 < pairs
-                       ? db_get32(pl + (size_t)(k + 1) * DB_PMS_PAIR + 4)
-                       : vals;
-    const uint8_t *v = pl + (size_t)pairs * DB_PMS_PAIR;
-    int64_t i = find_pair(v + (size_t)start * DB_PMS_VALUE, end - start,
-                          DB_PMS_VALUE, 2, m);
-    return i < 0 ? 0 : get_f64(v + (size_t)(start + i) * DB_PMS_VALUE + 2);
-}
 
 static gpuprof_status incl_measured(gpuprof_an_db *db)
 {

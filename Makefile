@@ -51,7 +51,12 @@ AN_SO := $(B)/lib/libgpuprof-analysis.so.$(VERSION)
 GPUPROF_BIN := $(B)/bin/gpuprof
 
 IO_SRCS := $(wildcard lib/io/*.c)
-CORE_SRCS := $(wildcard lib/core/*.c) $(wildcard lib/backends/sim/*.c)
+CORE_SRCS := $(wildcard lib/core/*.c) $(wildcard lib/backends/sim/*.c) \
+             $(filter-out lib/host/interpose.c,$(wildcard lib/host/*.c))
+# lib/host/interpose.c defines the pthread functions (and ompt_start_tool)
+# in front of libc's: libgpuprof.so only, never the static archive or the
+# white-box programs linked with the objects (doc/CORE.md "Host threads").
+HOST_EXPORT_OBJ := $(B)/obj/lib/host/interpose.o
 
 # The OpenCL backend is built when the Khronos headers are there (Debian:
 # opencl-headers); it never links libOpenCL. Its ICD layer is a separate
@@ -205,11 +210,11 @@ $(B)/obj/%.o: %.c
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
-$(LIB_SO): $(LIB_OBJS) lib/libgpuprof.map
+$(LIB_SO): $(LIB_OBJS) $(HOST_EXPORT_OBJ) lib/libgpuprof.map
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,--version-script,lib/libgpuprof.map \
-	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(HOST_EXPORT_OBJ) $(LIB_LIBS)
 	$(Q)ln -sf libgpuprof.so.$(VERSION) $(B)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(B)/lib/libgpuprof.so
 

@@ -155,6 +155,7 @@ enum {
 };
 #define CP_H_OMP 0x1u
 #define CP_H_TIMEOUT 0x2u
+#define CP_H_ARRIVAL 0x4u
 /* Is a host op a wait (a call whose end depends on another thread)? */
 static inline bool cp_host_waits(uint8_t op)
 {

@@ -23,15 +23,24 @@
  *   SIGNAL -> COND_WAIT the last signal or broadcast of the condition
  *                       while it waited (none when it timed out);
  *   FORK -> IDLE        an OpenMP region's fork to the end of each
- *                       worker's wait for it;
+ *                       worker's wait for it (and to its start when the
+ *                       runtime started the worker for it: its first);
  *   TASK_END -> TASKWAIT  the last of the task's children to end while
  *                       it waited.
  * A wait (a call of cp_host_waits) without a match keeps its time as
  * measured: nothing shows whom it waited for.
  *
- * Wait states, from the dependencies (one per wait): the waiter waited
- * from its start until its cause happened (the last arrival's start, the
- * exit, the unlock, the signal, the fork), at most until it returned:
+ * OpenMP: a worker's arrival at the barrier that ends a region is a moment
+ * (flag ARRIVAL: the runtime tells its end only at the next fork, as the
+ * IDLE that follows); it counts as an arrival of that barrier's episode,
+ * and the IDLE after it waits first for the episode's last arrival, then
+ * for the fork. An arrival whose thread also has the full record (a
+ * barrier inside the region) is that record's.
+ *
+ * Wait states, from the dependencies (one per wait, two for such an
+ * IDLE): the waiter waited from its start (or the end of its previous
+ * cause) until its cause happened (the last arrival's start, the exit,
+ * the unlock, the signal, the fork), at most until it returned:
  *   WaitAtJoin        a join before the thread ended (pthread_join,
  *                     OpenMP taskwait: a join of child tasks);
  *   WaitAtBarrier     a barrier member before the last one arrived;
@@ -206,41 +215,111 @@ static gpuprof_status creations(cp_graph *g, const ref *r, uint32_t n,
     return st;
 }
 
-/* One barrier episode r[a .. b): the last arrival, and the edges. */
-static gpuprof_status episode(cp_graph *g, const ref *r, uint32_t a,
-                              uint32_t b)
+/* A barrier member's end for grouping: an OpenMP worker's arrival (a
+ * moment, flag ARRIVAL) has none yet. */
+static uint64_t end_of(const ref *x)
 {
-    uint32_t last = a;
-    for (uint32_t i = a; i < b; i++)
-        last = r[i].t > r[last].t ? i : last;
-    bool all = b - a <= BARRIER_ALL_PAIRS;
+    return x->flags & CP_H_ARRIVAL ? UINT64_MAX : x->end;
+}
+
+/* One barrier episode, members m[0 .. k) (indices into r): the last to
+ * arrive; each member that waited (not an arrival moment) depends on the
+ * others' arrivals; an arrival moment not the last is noted in late[] for
+ * the IDLE after it. */
+static gpuprof_status episode(cp_graph *g, const ref *r, const uint32_t *m,
+                              uint32_t k, uint32_t *late)
+{
+    uint32_t last = m[0];
+    for (uint32_t i = 0; i < k; i++)
+        last = r[m[i]].t > r[last].t ? m[i] : last;
+    bool all = k <= BARRIER_ALL_PAIRS;
     gpuprof_status st = GPUPROF_OK;
-    for (uint32_t w = a; w < b && st == GPUPROF_OK; w++) {
-        if (w != last)
-            st = cp_dep_add(g, r[w].act, r[last].act, CP_D_BARRIER, 0);
+    for (uint32_t i = 0; i < k && st == GPUPROF_OK; i++) {
+        const ref *w = &r[m[i]];
+        if (w->flags & CP_H_ARRIVAL) {
+            late[w->act] = m[i] == last ? CP_NONE : r[last].act;
+            continue;
+        }
+        if (m[i] != last)
+            st = cp_dep_add(g, w->act, r[last].act, CP_D_BARRIER, 0);
         /* beyond 32 members: the others wait for the last, the last for
          * the others */
-        for (uint32_t m = a; m < b && st == GPUPROF_OK; m++)
-            if (m != w && (all || m == last || w == last))
-                st = cp_edge_add(g, S(r[m].act), E(r[w].act), CP_E_HOST);
+        for (uint32_t j = 0; j < k && st == GPUPROF_OK; j++)
+            if (j != i && (all || m[j] == last || m[i] == last))
+                st = cp_edge_add(g, S(r[m[j]].act), E(w->act), CP_E_HOST);
     }
     return st;
 }
 
-static gpuprof_status barriers(cp_graph *g, const ref *r, uint32_t n)
+/* Is r[i] an arrival moment whose lane also has the full record of that
+ * barrier (a barrier within the region: it ended there)? */
+static bool shadowed(const ref *r, uint32_t lo, uint32_t hi, uint32_t i)
+{
+    if (!(r[i].flags & CP_H_ARRIVAL))
+        return false;
+    for (uint32_t j = i; j-- > lo && r[j].object == r[i].object &&
+                         r[j].t == r[i].t;)
+        if (r[j].lane == r[i].lane && !(r[j].flags & CP_H_ARRIVAL))
+            return true;
+    for (uint32_t j = i + 1; j < hi && r[j].object == r[i].object &&
+                             r[j].t == r[i].t;
+         j++)
+        if (r[j].lane == r[i].lane && !(r[j].flags & CP_H_ARRIVAL))
+            return true;
+    return false;
+}
+
+static gpuprof_status barriers(cp_graph *g, const ref *r, uint32_t n,
+                               uint32_t *late)
 {
     uint32_t lo, hi;
     range_of(r, n, CP_H_BARRIER, &lo, &hi);
+    uint32_t *m = malloc((hi - lo + 1) * sizeof(*m));
+    if (!m)
+        return nomem();
     gpuprof_status st = GPUPROF_OK;
     for (uint32_t a = lo, b; a < hi && st == GPUPROF_OK; a = b) {
-        uint64_t first_end = r[a].end;
-        for (b = a + 1; b < hi && r[b].object == r[a].object &&
-                        (r[b].flags & CP_H_OMP) == (r[a].flags & CP_H_OMP) &&
-                        r[b].t < first_end;
-             b++)
-            first_end = r[b].end < first_end ? r[b].end : first_end;
-        if (b - a > 1)
-            st = episode(g, r, a, b);
+        uint64_t first_end = UINT64_MAX;
+        uint32_t k = 0;
+        for (b = a; b < hi && r[b].object == r[a].object &&
+                    (r[b].flags & CP_H_OMP) == (r[a].flags & CP_H_OMP) &&
+                    (b == a || r[b].t < first_end);
+             b++) {
+            if (shadowed(r, lo, hi, b))
+                continue;
+            m[k++] = b;
+            first_end = end_of(&r[b]) < first_end ? end_of(&r[b]) : first_end;
+        }
+        if (k > 1)
+            st = episode(g, r, m, k, late);
+    }
+    free(m);
+    return st;
+}
+
+/* OpenMP workers' idle waits: for the fork of their region, and first,
+ * when the idle began at an arrival at the barrier that ended the region
+ * before, for the last member to arrive there. */
+static gpuprof_status idles(cp_graph *g, const ref *r, uint32_t n,
+                            const uint32_t *late)
+{
+    uint32_t wl, wh, cl, ch;
+    range_of(r, n, CP_H_IDLE, &wl, &wh);
+    range_of(r, n, CP_H_FORK, &cl, &ch);
+    gpuprof_status st = GPUPROF_OK;
+    for (uint32_t i = wl; i < wh && st == GPUPROF_OK; i++) {
+        uint32_t a = r[i].act, before = a - 1;
+        if (a > g->lane[r[i].lane].first && late[before] != CP_NONE &&
+            g->act[before].kind == CP_HOST)
+            st = link_wait(g, S(late[before]), &r[i], late[before],
+                           CP_D_BARRIER);
+        uint32_t c = last_in(r, cl, ch, &r[i], 0, r[i].end);
+        if (c != UINT32_MAX && st == GPUPROF_OK)
+            st = link_wait(g, E(r[c].act), &r[i], r[c].act, CP_D_FORK);
+        /* a worker the runtime started for this fork: made by it */
+        if (c != UINT32_MAX && st == GPUPROF_OK &&
+            a == g->lane[r[i].lane].first && r[c].t <= r[i].t)
+            st = cp_edge_add(g, E(r[c].act), S(a), CP_E_CREATE);
     }
     return st;
 }
@@ -249,11 +328,15 @@ gpuprof_status cp_host_edges(cp_graph *g)
 {
     ref *r = malloc((g->nhost ? g->nhost : 1) * sizeof(*r));
     uint64_t *aux = malloc((g->nact ? g->nact : 1) * sizeof(*aux));
-    if (!r || !aux) {
+    uint32_t *late = malloc((g->nact ? g->nact : 1) * sizeof(*late));
+    if (!r || !aux || !late) {
         free(r);
         free(aux);
+        free(late);
         return nomem();
     }
+    for (uint32_t i = 0; i < g->nact; i++)
+        late[i] = CP_NONE;
     for (uint32_t i = 0; i < g->nhost; i++) {
         const cp_host *h = &g->host[i];
         const cp_act *a = &g->act[h->act];
@@ -267,17 +350,18 @@ gpuprof_status cp_host_edges(cp_graph *g)
     if (st == GPUPROF_OK)
         st = pairs(g, r, n, CP_H_JOIN, CP_H_EXIT, CP_D_JOIN, false);
     if (st == GPUPROF_OK)
-        st = barriers(g, r, n);
+        st = barriers(g, r, n, late);
     if (st == GPUPROF_OK)
         st = pairs(g, r, n, CP_H_LOCK, CP_H_UNLOCK, CP_D_LOCK, true);
     if (st == GPUPROF_OK)
         st = pairs(g, r, n, CP_H_COND_WAIT, CP_H_SIGNAL, CP_D_COND, true);
     if (st == GPUPROF_OK)
-        st = pairs(g, r, n, CP_H_IDLE, CP_H_FORK, CP_D_FORK, false);
+        st = idles(g, r, n, late);
     if (st == GPUPROF_OK)
         st = pairs(g, r, n, CP_H_TASKWAIT, CP_H_TASK_END, CP_D_JOIN, true);
     free(r);
     free(aux);
+    free(late);
     return st;
 }
 
@@ -346,16 +430,21 @@ gpuprof_status cp_host_wait_states(const cp_graph *g, cp_wait **out,
 {
     wlist v = {*out, *n, *n};
     bool ok = true;
+    uint32_t prev = CP_NONE; /* a waiter's causes come one after another */
+    uint64_t from = 0;
     for (uint64_t d = 0; ok && d < g->ndep; d++) {
         const cp_dep *p = &g->dep[d];
         if (p->type < CP_D_JOIN || p->type > CP_D_FORK)
             continue;
         const cp_act *w = &g->act[p->waiter];
+        uint64_t ws = p->waiter == prev && from > w->start ? from : w->start;
         uint64_t until = g->act[p->cause].start;
         until = until < w->end ? until : w->end;
-        if (until > w->start)
-            ok = blame(&v, g, p->waiter, p->cause, kind_of(p->type), w->start,
+        if (until > ws)
+            ok = blame(&v, g, p->waiter, p->cause, kind_of(p->type), ws,
                        until);
+        prev = p->waiter;
+        from = until > ws ? until : ws;
     }
     *out = v.w;
     *n = v.n;

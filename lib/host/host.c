@@ -52,14 +52,16 @@ uint64_t gpuprof__host_creation(void)
     return gp_fetch_add_relaxed(&creations, 1u) + 1u;
 }
 
+/* The start is taken before the thread is registered: registering it
+ * (its state, its trace stream: tens of microseconds) is the thread's own
+ * work, not the time its creation took. */
 void gpuprof__host_thread_begins(uint64_t creation)
 {
+    uint64_t now = gp_ticks();
     gp_thread *t = gpuprof__thread_started();
-    if (t && t->trace && gpuprof__host_recording()) {
-        uint64_t now = gp_ticks();
+    if (t && t->trace && gpuprof__host_recording())
         gpuprof__trace_host(t->trace, GPUPROF_IO_HOST_START, 0, now, now,
                             (uint64_t)pthread_self(), creation);
-    }
 }
 
 void gpuprof__host_thread_ends(void)

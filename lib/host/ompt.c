@@ -7,12 +7,18 @@
  * What becomes a record (HOST_RECORDS, flag OMP; io/trace.h):
  *   FORK      on the encountering thread as a region begins (object: the
  *             region's number, ours, from 1; aux: the team size asked);
- *   IDLE      on a worker, from the end of its previous implicit task (or
- *             its start) until its implicit task in the region begins:
- *             it waited for the fork;
+ *   IDLE      on a worker, from its arrival at the barrier that ended its
+ *             previous region (or its start) until its implicit task in
+ *             the region begins: it waited for the fork;
  *   BARRIER   each member's implicit or explicit barrier (object: the
  *             region), unless the thread ran tasks while it waited (that
- *             time is work, not waiting: no record);
+ *             time is work, not waiting: no record). A worker's implicit
+ *             barrier begins with a BARRIER moment flagged ARRIVAL: the
+ *             runtime says when the barrier that ends a region ended for a
+ *             worker only when its next region begins (OpenMP 5.1 gives
+ *             that end no region), so its arrival is recorded at once and
+ *             the rest is IDLE; a barrier inside the region (worksharing)
+ *             ends within it and gets its full record too;
  *   TASKWAIT  a taskwait (object: the waiting task's number), likewise;
  *   TASK_END  an explicit task completed (object: its parent's number).
  * The analysis joins them (doc/ANALYSIS.md "Host threads"). Region and
@@ -86,6 +92,8 @@ typedef struct omp_thread {
     uint32_t nregion, nsync;
     sync_open sync[DEPTH];
     uint64_t idle_since, switches;
+    uint64_t last_task; /* when it last switched tasks */
+    unsigned int index; /* its number in the innermost team */
 } omp_thread;
 static __thread omp_thread self __attribute__((tls_model("initial-exec")));
 
@@ -134,6 +142,7 @@ static void on_implicit_task(int endpoint, ompt_data_t *region,
         if (s->nregion < DEPTH)
             s->region[s->nregion] = r;
         s->nregion++;
+        s->index = index;
         task->value = number() & 0xFFFFFFFFu;
         if (index && s->idle_since && r)
             gpuprof__host_record(GPUPROF_IO_HOST_IDLE, OMP, s->idle_since,
@@ -141,9 +150,16 @@ static void on_implicit_task(int endpoint, ompt_data_t *region,
         s->idle_since = 0;
     } else if (endpoint == SCOPE_END) {
         s->nregion -= s->nregion > 0;
-        if (index)
+        if (index && !s->idle_since) /* idle since its arrival, if known */
             s->idle_since = now;
     }
+}
+
+static bool is_implicit(int kind)
+{
+    return kind == SYNC_BARRIER_IMPLICIT ||
+           kind == SYNC_BARRIER_IMPLICIT_WORKSHARE ||
+           kind == SYNC_BARRIER_IMPLICIT_PARALLEL;
 }
 
 static bool is_barrier(int kind)
@@ -165,11 +181,16 @@ static void on_sync_region(int kind, int endpoint, ompt_data_t *region,
                      : s->nregion && s->nregion <= DEPTH
                          ? s->region[s->nregion - 1]
                          : 0;
+        uint64_t now = gp_ticks();
         if (s->nsync < DEPTH)
             s->sync[s->nsync] = (sync_open){
-                gp_ticks(), kind == SYNC_TASKWAIT ? task_number(task) : r,
+                now, kind == SYNC_TASKWAIT ? task_number(task) : r,
                 s->switches, kind};
         s->nsync++;
+        if (s->index && r && is_implicit(kind)) /* a worker: see above */
+            gpuprof__host_record(GPUPROF_IO_HOST_BARRIER,
+                                 OMP | GPUPROF_IO_HOST_ARRIVAL, now, now, r,
+                                 0);
         return;
     }
     if (endpoint != SCOPE_END || !s->nsync)
@@ -177,6 +198,12 @@ static void on_sync_region(int kind, int endpoint, ompt_data_t *region,
     if (--s->nsync >= DEPTH)
         return;
     const sync_open *o = &s->sync[s->nsync];
+    if (s->index && !region && is_implicit(kind)) {
+        /* the barrier that ended a worker's region, ended at the next
+         * fork: idle since its arrival (or its last task) */
+        s->idle_since = o->switches != s->switches ? s->last_task : o->t0;
+        return;
+    }
     /* A wait that ran tasks was work; a region we never saw begin has no
      * number (0): neither is recorded. */
     if (o->switches != s->switches || !o->object)
@@ -199,10 +226,11 @@ static void on_task_schedule(ompt_data_t *prior, int status,
                              ompt_data_t *next)
 {
     (void)next;
+    uint64_t now = gp_ticks();
     self.switches++;
+    self.last_task = now;
     if (status != TASK_COMPLETE || !prior || !(prior->value >> 32))
         return;
-    uint64_t now = gp_ticks();
     gpuprof__host_record(GPUPROF_IO_HOST_TASK_END, OMP, now, now,
                          prior->value >> 32, 0);
 }

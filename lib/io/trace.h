@@ -79,6 +79,11 @@ enum {
 };
 #define GPUPROF_IO_HOST_OMP 0x1u     /* flag: from OMPT */
 #define GPUPROF_IO_HOST_TIMEOUT 0x2u /* flag: a timed wait that timed out */
+#define GPUPROF_IO_HOST_ARRIVAL 0x4u /* flag: a BARRIER moment, an OpenMP
+                                        worker's arrival at an implicit
+                                        barrier (its end, if any, comes as
+                                        a full BARRIER record, or as the
+                                        IDLE that follows) */
 typedef struct gpuprof__io_host_rec {
     uint64_t start_ns, end_ns;
     uint64_t object; /* the thread, lock, condition, barrier, region, task */

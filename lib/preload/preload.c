@@ -10,8 +10,13 @@
  * the program's first OpenCL call, so an unmodified OpenCL program is seen
  * through the ICD loader.
  *
+ * `gpuprof run` preloads libgpuprof.so too, ahead of the C library, so that
+ * the pthread functions it defines (lib/host) see the program's threads
+ * wait for each other.
+ *
  * Children: unless GPUPROF_FOLLOW_CHILDREN is 1, the constructor takes this
- * library out of LD_PRELOAD first, so a program this one execs (a compiler
+ * library (and the preloaded libgpuprof.so) out of LD_PRELOAD first, so a
+ * program this one execs (a compiler
  * that PoCL starts, a shell command) runs unmeasured and writes nothing. A
  * fork child that does not exec is the same process image and is measured
  * as the library always measures fork children. OPENCL_LAYERS stays: the
@@ -27,13 +32,22 @@
 #include "gpuprof.h"
 
 #define SELF "libgpuprof-preload.so"
+#define LIB "libgpuprof.so" /* and .so.N, .so.N.M.P */
 
-/* Whether one LD_PRELOAD entry (len bytes at e) names this library. */
+/* Whether one LD_PRELOAD entry (len bytes at e) names this library or
+ * libgpuprof.so. */
 static int is_self(const char *e, size_t len)
 {
     size_t n = sizeof(SELF) - 1;
-    return len >= n && memcmp(e + len - n, SELF, n) == 0 &&
-           (len == n || e[len - n - 1] == '/');
+    if (len >= n && memcmp(e + len - n, SELF, n) == 0 &&
+        (len == n || e[len - n - 1] == '/'))
+        return 1;
+    const char *base = e + len;
+    while (base > e && base[-1] != '/')
+        base--;
+    n = sizeof(LIB) - 1;
+    return (size_t)(e + len - base) >= n && memcmp(base, LIB, n) == 0 &&
+           (base[n] == '.' || base + n == e + len);
 }
 
 /* LD_PRELOAD without this library (entries are separated by ':' or ' ');

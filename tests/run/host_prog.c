@@ -25,6 +25,7 @@
  *             blocked: no LOCK or UNLOCK record, no LockContention).
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -27,6 +27,7 @@
 enum { CREATE = 1, START, EXIT, JOIN, BARRIER, LOCK, UNLOCK, COND_WAIT,
        SIGNAL, FORK, IDLE, TASKWAIT, TASK_END };
 #define OMP GPUPROF_IO_HOST_OMP
+#define ARRIVAL GPUPROF_IO_HOST_ARRIVAL
 
 typedef struct ht { /* a trace being made */
     const char *names[NT][6]; /* each thread's region names */
@@ -300,12 +301,13 @@ END_TEST
  * 4000], explicit barrier [4000, 6000], M [6000, 8000], implicit barrier
  * [8000, 9100]) and region 8 at 10000 (M3 [10000, 11000], barrier [11000,
  * 11600]). Worker t1: idle [500, 1200] for region 7, W1 [1200, 5900],
- * barrier [5900, 6050] (last), W2 [6050, 9000], barrier [9000, 9050]
- * (last), idle [9050, 10100] for region 8, W3 [10100, 11500], barrier
- * [11500, 11550] (last). WaitAtBarrier x3: main 1900 + 1000 + 500 = 3400
- * (blamed on W1 1900, W2 1000, W3 500); WaitAtFork x2: t1 500 + 950 =
- * 1450 (blamed on main: R 500 + 900 and the last 50 of its barrier, in
- * R too). The path
+ * barrier [5900, 6050] (last), W2 [6050, 9000], arrives at region 7's
+ * last barrier at 9000 (last: LLVM says no more, its wait is the idle
+ * that follows), idle [9000, 10100] for region 8, W3 [10100, 11500],
+ * arrives at 11500 (last). WaitAtBarrier x3: main 1900 + 1000 + 500 =
+ * 3400 (blamed on W1 1900, W2 1000, W3 500); WaitAtFork x2: t1 500 +
+ * 1000 = 1500 (blamed on main: R 500 + 900 and the last 100 of its
+ * barrier, in R too). The path
  * goes back and forth: R 1000, t1's idle after the fork 200, W1 4700,
  * t1's barrier 150, W2 2950, main's barrier after t1's arrival 100, R
  * 900, t1's idle 100, W3 1400, main's barrier 100, R 400 = 12000. */
@@ -325,10 +327,10 @@ START_TEST(openmp_exact)
     region(&t, 1, "W1", 1200, 5900);
     host(&t, 1, BARRIER, OMP, 5900, 6050, 7, 0);
     region(&t, 1, "W2", 6050, 9000);
-    host(&t, 1, BARRIER, OMP, 9000, 9050, 7, 0);
-    host(&t, 1, IDLE, OMP, 9050, 10100, 8, 1);
+    host(&t, 1, BARRIER, OMP | ARRIVAL, 9000, 9000, 7, 0);
+    host(&t, 1, IDLE, OMP, 9000, 10100, 8, 1);
     region(&t, 1, "W3", 10100, 11500);
-    host(&t, 1, BARRIER, OMP, 11500, 11550, 8, 0);
+    host(&t, 1, BARRIER, OMP | ARRIVAL, 11500, 11500, 8, 0);
     write_run(&t);
     analysed x;
     analyse(&x);
@@ -338,7 +340,7 @@ START_TEST(openmp_exact)
     ck_assert_uint_eq(x.w.count[GPUPROF_AN_WAIT_AT_BARRIER], 3);
     ck_assert_uint_eq(x.w.ns[GPUPROF_AN_WAIT_AT_BARRIER], 3400);
     ck_assert_uint_eq(x.w.count[GPUPROF_AN_WAIT_AT_FORK], 2);
-    ck_assert_uint_eq(x.w.ns[GPUPROF_AN_WAIT_AT_FORK], 1450);
+    ck_assert_uint_eq(x.w.ns[GPUPROF_AN_WAIT_AT_FORK], 1500);
     ck_assert_str_eq(x.path, "R:1000,OpenMP idle:200,W1:4700,"
                              "OpenMP barrier:150,W2:2950,OpenMP barrier:100,"
                              "R:900,OpenMP idle:100,W3:1400,"
@@ -347,7 +349,50 @@ START_TEST(openmp_exact)
     ck_assert_double_eq(blamed(x.db, "W1"), 1900);
     ck_assert_double_eq(blamed(x.db, "W2"), 1000);
     ck_assert_double_eq(blamed(x.db, "W3"), 500);
-    ck_assert_double_eq(blamed(x.db, "R"), 1450);
+    ck_assert_double_eq(blamed(x.db, "R"), 1500);
+    done(&x);
+}
+END_TEST
+
+/* OpenMP, a worker early at the barrier that ends a region: main R [0,
+ * 10000] forks region 3 at 1000 (M [1000, 5000], its last barrier [5000,
+ * 5100], the last to arrive) and region 4 at 7000 (M4 [7000, 8000],
+ * barrier [8000, 8100], the last again). Worker t1: idle [500, 1100] for
+ * region 3, W [1100, 2000], arrives at 2000, idle [2000, 7100] for region
+ * 4, W4 [7100, 7900], arrives at 7900 (LLVM tells no more: its wait
+ * there is not seen). The idle after its arrival waits first for main's
+ * arrival at 5000 (WaitAtBarrier 3000, blamed on M), then for the fork at
+ * 7000 (WaitAtFork 2000, blamed on R: main's barrier 100, R 1900); the
+ * first idle waits 500 for the first fork (R). The path stays on main:
+ * R 1000, M 4000, its barrier 100, R 1900, M4 1000, its barrier 100, R
+ * 1900. */
+START_TEST(openmp_early_worker)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 10000);
+    host(&t, 0, FORK, OMP, 1000, 1000, 3, 2);
+    region(&t, 0, "M", 1000, 5000);
+    host(&t, 0, BARRIER, OMP, 5000, 5100, 3, 0);
+    host(&t, 0, FORK, OMP, 7000, 7000, 4, 2);
+    region(&t, 0, "M4", 7000, 8000);
+    host(&t, 0, BARRIER, OMP, 8000, 8100, 4, 0);
+    host(&t, 1, IDLE, OMP, 500, 1100, 3, 1);
+    region(&t, 1, "W", 1100, 2000);
+    host(&t, 1, BARRIER, OMP | ARRIVAL, 2000, 2000, 3, 0);
+    host(&t, 1, IDLE, OMP, 2000, 7100, 4, 1);
+    region(&t, 1, "W4", 7100, 7900);
+    host(&t, 1, BARRIER, OMP | ARRIVAL, 7900, 7900, 4, 0);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    ck_assert_uint_eq(x.w.count[GPUPROF_AN_WAIT_AT_BARRIER], 1);
+    ck_assert_uint_eq(x.w.ns[GPUPROF_AN_WAIT_AT_BARRIER], 3000);
+    ck_assert_uint_eq(x.w.count[GPUPROF_AN_WAIT_AT_FORK], 2);
+    ck_assert_uint_eq(x.w.ns[GPUPROF_AN_WAIT_AT_FORK], 2500);
+    ck_assert_str_eq(x.path, "R:1000,M:4000,OpenMP barrier:100,R:1900,"
+                             "M4:1000,OpenMP barrier:100,R:1900,");
+    ck_assert_double_eq(blamed(x.db, "M"), 3000);
+    ck_assert_double_eq(blamed(x.db, "R"), 2500);
     done(&x);
 }
 END_TEST
@@ -401,6 +446,7 @@ int main(void)
         {"mutex", mutex_exact, 30},
         {"cond", cond_exact, 30},
         {"openmp", openmp_exact, 30},
+        {"openmp early worker", openmp_early_worker, 30},
         {"taskwait", taskwait_exact, 30},
         {"unknown op", unknown_op_refused, 30},
     };

@@ -204,6 +204,41 @@ $(B)/tests/run_cl_plain: tests/run/cl_plain.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lOpenCL
 
+# Host threads waiting for each other (tests/scripts/host-deps.sh): linked
+# with the shared library (its pthread functions stand in front of libc's)
+# and plain for `gpuprof run`; the OpenMP program with clang -fopenmp and
+# LLVM's libomp (OMPT) when they are there, and with GCC's libgomp (no
+# OMPT: said once). Not in the sanitizer builds (a clang program beside a
+# gcc-instrumented library; the script runs the plain build's).
+OMP_CC ?= clang
+HAVE_OMP := $(shell printf '\043include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n' | $(OMP_CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo 1)
+HOST_PROGS := $(if $(findstring -fsanitize,$(CFLAGS)),,$(B)/tests/host_prog \
+    $(B)/tests/run_host_prog $(B)/tests/gomp_prog \
+    $(if $(HAVE_OMP),$(B)/tests/omp_prog $(B)/tests/run_omp_prog))
+$(B)/tests/host_prog: tests/run/host_prog.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -DGP_LINKED -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
+$(B)/tests/run_host_prog: tests/run/host_prog.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
+$(B)/tests/omp_prog: tests/run/omp_prog.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(OMP_CC) -O2 -g -fopenmp -Iinclude -DGP_LINKED -o $@ $< -L$(B)/lib \
+	  -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib'
+$(B)/tests/run_omp_prog: tests/run/omp_prog.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(OMP_CC) -O2 -g -fopenmp -o $@ $<
+$(B)/tests/gomp_prog: tests/run/omp_prog.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -O2 -g -fopenmp -Iinclude -DGP_LINKED -o $@ $< -L$(B)/lib \
+	  -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib'
+
 # The H100 fixture's PC samples as a measurement (tests/support/pcfixture.c).
 GEN_PC_MEASURE := $(B)/tests/gen_pc_measure
 $(GEN_PC_MEASURE): tests/tools/gen_pc_measure.c \
@@ -277,7 +312,7 @@ $(B)/tests/run_ze_pipeline: tests/run/ze_pipeline.c
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(CPATH_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
-       $(ZE_PIPELINE)
+       $(ZE_PIPELINE) $(HOST_PROGS)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

@@ -4,13 +4,18 @@
  * Built twice: linked with -lgpuprof (GP_LINKED: it calls gpuprof_init and
  * names its regions and threads) and plain, for `gpuprof run` (then it
  * calls nothing of ours and has no regions). U = 1 ms (HOST_MS=N: N ms);
- * work is a busy loop of the given length, in the named region.
+ * "work" of the given length in the named region is slept, not spun, so
+ * that the threads do not compete for the CPUs of a loaded machine (the
+ * trace sees a region either way; the quiet scenario spins for real).
  *
  *   join      main: "setup" 1 U, creates "worker" ("work" 3 U), joins it
  *             (WaitAtJoin ~3 U, blamed on "work"), "after" 1 U. Path:
  *             setup, the worker's work, after: ~5 U.
  *   barrier   main ("mid" 2 U), "t1" ("light" 1 U), "t2" ("heavy" 4 U)
  *             meet at a barrier, then each "after" 1 U; main joins both.
+ *             The three begin their work at one moment (a start line 1 U
+ *             after main began, spun outside any region), so that how
+ *             long a thread took to start changes nothing.
  *             WaitAtBarrier x2: t1 ~3 U, main ~2 U (5 U), blamed on
  *             "heavy". Path: heavy, after: ~5 U.
  *   mutex     "holder" locks m, "hold" 3 U, unlocks; main "before" 1 U,
@@ -25,6 +30,7 @@
  *             blocked: no LOCK or UNLOCK record, no LockContention).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +57,16 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* `units` U of busy work in region `name`. */
+/* `units` U of "work" in region `name` (slept until its end). */
 static void work(const char *name, double units)
 {
     BEGIN(name);
     uint64_t end = now_ns() + (uint64_t)(units * (double)U);
-    while (now_ns() < end)
-        ;
+    for (uint64_t t = now_ns(); t < end; t = now_ns()) {
+        struct timespec ts = {(time_t)((end - t) / 1000000000u),
+                              (long)((end - t) % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
     END(name);
 }
 
@@ -86,11 +95,16 @@ static int join(void)
 }
 
 static pthread_barrier_t bar;
+static uint64_t start_line;
 
 static void *at_barrier(void *arg)
 {
     const job *j = arg;
     NAME(j->thread);
+    for (uint64_t t = now_ns(); t < start_line; t = now_ns()) {
+        struct timespec ts = {0, (long)((start_line - t) % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
     work(j->region, j->units);
     pthread_barrier_wait(&bar);
     work("after", 1);
@@ -100,6 +114,7 @@ static void *at_barrier(void *arg)
 static int barrier(void)
 {
     pthread_barrier_init(&bar, NULL, 3);
+    start_line = now_ns() + U;
     pthread_t t[2];
     job j[2] = {{"t1", "light", 1}, {"t2", "heavy", 4}};
     for (int i = 0; i < 2; i++)
@@ -132,7 +147,7 @@ static int mutex(void)
     pthread_t t;
     pthread_create(&t, NULL, holder, NULL);
     while (!locked)
-        ;
+        sched_yield();
     work("before", 1);
     pthread_mutex_lock(&mu);
     work("crit", 1);

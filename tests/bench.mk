@@ -40,6 +40,14 @@ $(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(AN_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(AN_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm $(DW_LIBS)
 
+# The host layer's mutex hook is libgpuprof.so's (lib/host/interpose.c):
+# its benchmark links the shared library, not the objects.
+$(B)/bench/bench_mutex: tests/bench/bench_mutex.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS) -ldl
+
 # The analysis benchmark generates its measurements (tests/support).
 $(B)/bench/bench_analysis: tests/bench/bench_analysis.c $(AN_OBJS) $(IO_OBJS) \
     $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o

@@ -49,7 +49,9 @@
  *   WaitAtFork        an OpenMP worker idle before its region forked.
  * Blame goes to what the late thread ran meanwhile (its activities'
  * overlap with the wait: the code that held the lock, the last arrival's
- * work, the joined thread's), the rest to the cause itself.
+ * work, the joined thread's), the rest to the cause itself; where the late
+ * thread itself waited for the GPU then (a wait state of waits.c: a
+ * blocking read, clFinish), to the device work it waited for.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -390,8 +392,9 @@ static bool put(wlist *v, cp_wait w)
 /* A wait of waiter over [ws, until) caused by `cause`: blamed on what the
  * cause's lane ran then, each activity its overlap (the first counted,
  * the others parts), what none covered on the cause. */
-static bool blame(wlist *v, const cp_graph *g, uint32_t waiter, uint32_t cause,
-                  uint8_t kind, uint64_t ws, uint64_t until)
+static bool blame(wlist *v, const cp_graph *g, const uint32_t *via,
+                  uint32_t waiter, uint32_t cause, uint8_t kind, uint64_t ws,
+                  uint64_t until)
 {
     const cp_lane *l = &g->lane[g->act[cause].lane];
     uint32_t lo = l->first, hi = l->first + l->n; /* first ending after ws */
@@ -409,7 +412,8 @@ static bool blame(wlist *v, const cp_graph *g, uint32_t waiter, uint32_t cause,
         uint64_t e = g->act[i].end < until ? g->act[i].end : until;
         if (e <= s)
             continue;
-        if (!put(v, (cp_wait){waiter, i, kind, 0, v->n > n0, e - s}))
+        uint32_t who = via[i] != CP_NONE ? via[i] : i;
+        if (!put(v, (cp_wait){waiter, who, kind, 0, v->n > n0, e - s}))
             return false;
         left -= e - s;
     }
@@ -429,6 +433,19 @@ gpuprof_status cp_host_wait_states(const cp_graph *g, cp_wait **out,
                                    uint64_t *n)
 {
     wlist v = {*out, *n, *n};
+    /* The device work each GPU wait of waits.c waited for (its first
+     * part: the work that ended last). */
+    uint32_t *via = malloc((g->nact ? g->nact : 1) * sizeof(*via));
+    if (!via)
+        return nomem();
+    for (uint32_t a = 0; a < g->nact; a++)
+        via[a] = CP_NONE;
+    for (uint64_t k = 0; k < *n; k++) {
+        const cp_wait *w = &(*out)[k];
+        if (!w->part && w->kind <= CP_W_STREAM_WAIT && w->cause != w->waiter &&
+            g->act[w->cause].kind == CP_GPU)
+            via[w->waiter] = w->cause;
+    }
     bool ok = true;
     uint32_t prev = CP_NONE; /* a waiter's causes come one after another */
     uint64_t from = 0;
@@ -441,11 +458,12 @@ gpuprof_status cp_host_wait_states(const cp_graph *g, cp_wait **out,
         uint64_t until = g->act[p->cause].start;
         until = until < w->end ? until : w->end;
         if (until > ws)
-            ok = blame(&v, g, p->waiter, p->cause, kind_of(p->type), ws,
+            ok = blame(&v, g, via, p->waiter, p->cause, kind_of(p->type), ws,
                        until);
         prev = p->waiter;
         from = until > ws ? until : ws;
     }
+    free(via);
     *out = v.w;
     *n = v.n;
     return ok ? GPUPROF_OK : nomem();

@@ -54,7 +54,7 @@ measure() {
   fail "$name runs and is analysed: $(cat "$tmp/err")"
   return 1
 }
-ns() { awk -v v="$1" -v u="$2" 'BEGIN { m = u == "ms" ? 1e6 : u == "us" ? 1e3 : u == "s" ? 1e9 : 1; printf "%d", v * m }'; }
+ns() { awk -v v="$1" -v u="$2" 'BEGIN { m = u == "ms" ? 1e6 : u == "us" ? 1e3 : u == "s" ? 1e9 : 1; printf "%.0f", v * m }'; }
 near() { # what got_ns want_units
   local w=$(($3 * U)) ok
   ok=$(awk -v g="$2" -v w="$w" 'BEGIN { d = g - w * 1e6; if (d < 0) d = -d; t = w * 1e6 * 0.08; if (t < 3e6) t = 3e6; print (d <= t) }')
@@ -78,7 +78,7 @@ on_path() { # name where activity -> ns
   awk -v w="$2" -v a="$3" 'NR > 2 && /^ratings/ { exit }
     NR > 2 && substr($0, 54) == a && index(substr($0, 37, 16), w) == 1 {
       split(substr($0, 16, 12), t, " "); m = t[2] == "ms" ? 1e6 : t[2] == "us" ? 1e3 : t[2] == "s" ? 1e9 : 1
-      s += t[1] * m } END { printf "%d", s }' "$tmp/$1.p"
+      s += t[1] * m } END { printf "%.0f", s }' "$tmp/$1.p"
 }
 want_path() { # name where activity units
   near "$1: on the path, $3 ($2)" "$(on_path "$1" "$2" "$3")" "$4"

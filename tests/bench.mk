@@ -110,7 +110,7 @@ bench: deps-bench
 	$(Q)for b in $(BENCH_BINS) $(CUPTI_LAUNCH_BENCH); do $$b || exit 1; done
 ifeq ($(HAVE_OPENCL),1)
 	$(Q)B=$(B) tests/bench/opencl_demo.sh
-	$(Q)B=$(B) BENCH=1 JACOBI_PAIRS=5 bash tests/scripts/jacobi-cpath.sh
+	$(Q)B=$(B) bash tests/bench/jacobi_projection.sh
 endif
 
 # The OTF2 export's benchmark writes its measurement with

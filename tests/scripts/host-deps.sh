@@ -93,6 +93,15 @@ linked_join() {
   want_path join worker work 3
   want_path join main setup 1
   want_path join main after 1
+  if command -v otf2-print >/dev/null 2>&1 &&
+     "$G" export --otf2 -o "$tmp/join-otf2" "$tmp/join-db" >/dev/null 2>&1; then
+    otf2-print "$tmp/join-otf2/traces.otf2" 2>/dev/null |
+      grep -B1 '"critical_path" <0>; UINT8; 1' | grep -oE 'ENTER .*Region: "[a-z]*"' |
+      sed 's/.*Region: //' | tr '\n' ' ' >"$tmp/join.marks"
+    [ "$(cat "$tmp/join.marks")" = '"setup" "work" "after" ' ] &&
+      pass "join: the OTF2 export marks setup, the worker's work and after on the path" ||
+      fail "join: OTF2 path marks: $(cat "$tmp/join.marks")"
+  fi
 }
 linked_barrier() {
   measure barrier "$L" barrier || return

@@ -215,25 +215,25 @@ HAVE_OMP := $(shell printf '\043include <omp.h>\nint main(void){return omp_get_m
 HOST_PROGS := $(if $(findstring -fsanitize,$(CFLAGS)),,$(B)/tests/host_prog \
     $(B)/tests/run_host_prog $(B)/tests/gomp_prog \
     $(if $(HAVE_OMP),$(B)/tests/omp_prog $(B)/tests/run_omp_prog))
-$(B)/tests/host_prog: tests/run/host_prog.c $(LIB_SO)
+$(B)/tests/host_prog: tests/run/host_prog.c tests/run/work.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -DGP_LINKED -o $@ $< -L$(B)/lib -lgpuprof \
 	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
-$(B)/tests/run_host_prog: tests/run/host_prog.c
+$(B)/tests/run_host_prog: tests/run/host_prog.c tests/run/work.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
-$(B)/tests/omp_prog: tests/run/omp_prog.c $(LIB_SO)
+$(B)/tests/omp_prog: tests/run/omp_prog.c tests/run/work.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(OMP_CC) -O2 -g -fopenmp -Iinclude -DGP_LINKED -o $@ $< -L$(B)/lib \
 	  -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib'
-$(B)/tests/run_omp_prog: tests/run/omp_prog.c
+$(B)/tests/run_omp_prog: tests/run/omp_prog.c tests/run/work.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(OMP_CC) -O2 -g -fopenmp -o $@ $<
-$(B)/tests/gomp_prog: tests/run/omp_prog.c $(LIB_SO)
+$(B)/tests/gomp_prog: tests/run/omp_prog.c tests/run/work.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -O2 -g -fopenmp -Iinclude -DGP_LINKED -o $@ $< -L$(B)/lib \

@@ -4,9 +4,8 @@
  * Built twice: linked with -lgpuprof (GP_LINKED: it calls gpuprof_init and
  * names its regions and threads) and plain, for `gpuprof run` (then it
  * calls nothing of ours and has no regions). U = 1 ms (HOST_MS=N: N ms);
- * "work" of the given length in the named region is slept, not spun, so
- * that the threads do not compete for the CPUs of a loaded machine (the
- * trace sees a region either way; the quiet scenario spins for real).
+ * "work" of the given length in the named region is slept (work.h; the
+ * quiet scenario spins for real).
  *
  *   join      main: "setup" 1 U, creates "worker" ("work" 3 U), joins it
  *             (WaitAtJoin ~3 U, blamed on "work"), "after" 1 U. Path:
@@ -31,44 +30,10 @@
  */
 #include <pthread.h>
 #include <sched.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#ifdef GP_LINKED
-#include <gpuprof.h>
-#define BEGIN(n) gpuprof_region_begin(n)
-#define END(n) gpuprof_region_end(n)
-#define NAME(n) gpuprof_thread_set_name(n)
-#else
-#define BEGIN(n) ((void)0)
-#define END(n) ((void)0)
-#define NAME(n) ((void)0)
-#endif
-
-static uint64_t U = 1000000ull;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* `units` U of "work" in region `name` (slept until its end). */
-static void work(const char *name, double units)
-{
-    BEGIN(name);
-    uint64_t end = now_ns() + (uint64_t)(units * (double)U);
-    for (uint64_t t = now_ns(); t < end; t = now_ns()) {
-        struct timespec ts = {(time_t)((end - t) / 1000000000u),
-                              (long)((end - t) % 1000000000u)};
-        nanosleep(&ts, NULL);
-    }
-    END(name);
-}
+#include "work.h"
 
 typedef struct job {
     const char *thread, *region;
@@ -101,10 +66,7 @@ static void *at_barrier(void *arg)
 {
     const job *j = arg;
     NAME(j->thread);
-    for (uint64_t t = now_ns(); t < start_line; t = now_ns()) {
-        struct timespec ts = {0, (long)((start_line - t) % 1000000000u)};
-        nanosleep(&ts, NULL);
-    }
+    sleep_until(start_line);
     work(j->region, j->units);
     pthread_barrier_wait(&bar);
     work("after", 1);
@@ -205,9 +167,7 @@ static int quiet(void)
 
 int main(int argc, char **argv)
 {
-    const char *ms = getenv("HOST_MS");
-    if (ms && atof(ms) > 0)
-        U = (uint64_t)(atof(ms) * 1e6);
+    set_unit();
 #ifdef GP_LINKED
     if (gpuprof_init(NULL) != GPUPROF_OK)
         fprintf(stderr, "host_prog: %s\n", gpuprof_last_error());

@@ -3,7 +3,7 @@
  * states and critical path are computed by hand, for
  * tests/scripts/host-deps.sh; linked with -lgpuprof (GP_LINKED: regions
  * named) or plain for `gpuprof run`. U = 1 ms (HOST_MS=N: N ms); work is
- * a busy loop in the named region.
+ * slept in the named region (work.h).
  *
  *   main "serial" 1 U; region 1 with 2 threads: thread 0 "light" 1 U,
  *   thread 1 "heavy" 4 U, an explicit barrier (thread 0 waits 3 U,
@@ -18,43 +18,13 @@
  *   U, through both threads, crossing three times.
  */
 #include <omp.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
-#ifdef GP_LINKED
-#include <gpuprof.h>
-#define BEGIN(n) gpuprof_region_begin(n)
-#define END(n) gpuprof_region_end(n)
-#else
-#define BEGIN(n) ((void)0)
-#define END(n) ((void)0)
-#endif
-
-static uint64_t U = 1000000ull;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void work(const char *name, double units)
-{
-    BEGIN(name);
-    uint64_t end = now_ns() + (uint64_t)(units * (double)U);
-    while (now_ns() < end)
-        ;
-    END(name);
-}
+#include "work.h"
 
 int main(void)
 {
-    const char *ms = getenv("HOST_MS");
-    if (ms && atof(ms) > 0)
-        U = (uint64_t)(atof(ms) * 1e6);
+    set_unit();
 #ifdef GP_LINKED
     if (gpuprof_init(NULL) != GPUPROF_OK)
         fprintf(stderr, "omp_prog: %s\n", gpuprof_last_error());

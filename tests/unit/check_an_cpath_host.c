@@ -20,6 +20,7 @@
 
 #include "gpuprof_analysis.h"
 #include "io/trace.h"
+#include "support/an_paths.h"
 #include "support/mkprofile.h"
 #include "support/suite.h"
 
@@ -91,31 +92,7 @@ static void write_run(const ht *t)
     ck_assert_ptr_nonnull(f);
     ck_assert_uint_eq(fwrite(buf, 1, off, f), off);
     fclose(f);
-    gpuprof_an_analysis *a;
-    snprintf(dbdir, sizeof(dbdir), "%s/db", dir);
-    ck_assert_int_eq(gpuprof_an_analysis_new(&a), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_add_input(a, dir), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_set_output(a, dbdir), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_run(a), GPUPROF_OK);
-    gpuprof_an_analysis_free(a);
-}
-
-/* The path as "name:ns," steps (a name cut at " in "). */
-static void path_text(const gpuprof_an_cpath *cp, char *out, size_t size)
-{
-    gpuprof_an_path_step s[64];
-    uint64_t n = gpuprof_an_cpath_steps(cp, 0, 0, s, 64);
-    size_t at = 0;
-    out[0] = '\0';
-    for (uint64_t i = 0; i < n && at < size; i++) {
-        char name[128];
-        gpuprof_an_cpath_step_name(cp, &s[i], name, sizeof(name));
-        char *in = strstr(name, " in ");
-        if (in)
-            *in = '\0';
-        at += (size_t)snprintf(out + at, size - at, "%s:%llu,", name,
-                               (unsigned long long)s[i].path_ns);
-    }
+    ap_analyze(dir, dbdir, sizeof(dbdir));
 }
 
 /* Blame by name: cb of gpuprof_an_cpath_print_waits is not public, so the
@@ -147,7 +124,7 @@ static void analyse(analysed *x)
                      GPUPROF_OK);
     ck_assert_uint_eq(gpuprof_an_cpath_process_count(x->cp), 1);
     ck_assert_int_eq(gpuprof_an_cpath_waits(x->cp, 0, &x->w), GPUPROF_OK);
-    path_text(x->cp, x->path, sizeof(x->path));
+    ap_path_text(x->cp, 0, x->path, sizeof(x->path));
     ck_assert_int_eq(gpuprof_an_db_add_cpath_metrics(x->db, x->cp),
                      GPUPROF_OK);
 }

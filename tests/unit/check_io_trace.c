@@ -357,6 +357,24 @@ START_TEST(dep_records)
 }
 END_TEST
 
+/* buf[0 .. off) with the record count of its chunk at `at` (3 records,
+ * `payload` bytes) made 2 and the checksum mended: read up to that chunk,
+ * the rest ignored as damage. */
+static gpuprof__io_trace *miscounted(const uint8_t *buf, size_t off,
+                                     size_t at, uint32_t payload)
+{
+    static uint8_t bad[1024];
+    memcpy(bad, buf, off);
+    bad[at + 16] = 2;
+    uint32_t crc = gpuprof__io_crc32c(0, bad + at, 28);
+    crc = gpuprof__io_crc32c(crc, bad + at + 32, payload);
+    for (int i = 0; i < 4; i++)
+        bad[at + 28 + i] = (uint8_t)(crc >> (8 * i));
+    gpuprof__io_trace *t = decode_ok(bad, off);
+    ck_assert_uint_eq(t->ignored_bytes, off - at);
+    return t;
+}
+
 /* 1.4: a thread's MPI calls (MPI_RECORDS, type 6), 64-byte records with
  * their fields where doc/FORMATS.md puts them, read back sorted by start
  * (a call's events keep their times); a count that disagrees with the
@@ -403,16 +421,8 @@ START_TEST(mpi_records)
     ck_assert_int_eq(x[2].peer, -1);
     ck_assert_uint_eq(x[2].request, 9);
     gpuprof__io_trace_free(t);
-    uint8_t bad[1024];
-    memcpy(bad, buf, off);
-    bad[at + 16] = 2;
-    uint32_t crc = gpuprof__io_crc32c(0, bad + at, 28);
-    crc = gpuprof__io_crc32c(crc, bad + at + 32, 3 * 64);
-    for (int i = 0; i < 4; i++)
-        bad[at + 28 + i] = (uint8_t)(crc >> (8 * i));
-    t = decode_ok(bad, off);
+    t = miscounted(buf, off, at, 3 * 64);
     ck_assert_uint_eq(t->mpi_count, 0);
-    ck_assert_uint_eq(t->ignored_bytes, off - at);
     gpuprof__io_trace_free(t);
 }
 END_TEST
@@ -463,16 +473,8 @@ START_TEST(host_records)
     ck_assert_uint_eq(x[2].op, GPUPROF_IO_HOST_UNLOCK);
     ck_assert_uint_eq(x[2].start_ns, x[2].end_ns);
     gpuprof__io_trace_free(t);
-    uint8_t bad[1024];
-    memcpy(bad, buf, off);
-    bad[at + 16] = 2;
-    uint32_t crc = gpuprof__io_crc32c(0, bad + at, 28);
-    crc = gpuprof__io_crc32c(crc, bad + at + 32, 3 * 40);
-    for (int i = 0; i < 4; i++)
-        bad[at + 28 + i] = (uint8_t)(crc >> (8 * i));
-    t = decode_ok(bad, off);
+    t = miscounted(buf, off, at, 3 * 40);
     ck_assert_uint_eq(t->host_count, 0);
-    ck_assert_uint_eq(t->ignored_bytes, off - at);
     gpuprof__io_trace_free(t);
 }
 END_TEST

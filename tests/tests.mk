@@ -166,6 +166,15 @@ $(CPATH_PROG): tests/sim/cpath_prog.c $(LIB_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
 	  -lzstd -lunwind -ldl -lpthread
 
+# The same programs with lib/host's pthread functions linked in: host
+# threads on the realtime simulated GPU (tests/scripts/host-deps.sh).
+CPATH_HOST_PROG := $(B)/tests/cpath_host_prog
+$(CPATH_HOST_PROG): tests/sim/cpath_prog.c $(LIB_OBJS) $(HOST_EXPORT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(HOST_EXPORT_OBJ) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
+
 # A program built with -g -O2 whatever CFLAGS say: the analysis reads its
 # DWARF (tests/scripts/structure.sh).
 STRUCT_PROG := $(B)/tests/structure_prog
@@ -310,7 +319,7 @@ $(B)/tests/run_ze_pipeline: tests/run/ze_pipeline.c
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lze_loader
 
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
-       $(CPATH_PROG) $(MPI_CPATH_TARGET) \
+       $(CPATH_PROG) $(CPATH_HOST_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
        $(ZE_PIPELINE) $(HOST_PROGS)
 

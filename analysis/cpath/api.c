@@ -628,6 +628,11 @@ const gpuprof_an_db *gpuprof__an_cpath_db(const gpuprof_an_cpath *cp)
     return cp->db;
 }
 
+uint64_t gpuprof__an_cpath_host_left(const gpuprof_an_cpath *cp, uint32_t i)
+{
+    return cp->p[i].s->g.host_left;
+}
+
 void gpuprof__an_cpath_blames(const gpuprof_an_cpath *cp, uint32_t i,
                               void (*cb)(void *arg, const char *name,
                                          uint64_t ns),

@@ -408,6 +408,9 @@ uint64_t cp_rules_apply(const gpuprof_an_db *db, const cp_graph *g,
 /* api.c, for report.c: the database an analysis reads, and process i's
  * blame: cb(arg, name of the blamed activity, ns) per wait state. */
 const gpuprof_an_db *gpuprof__an_cpath_db(const gpuprof_an_cpath *cp);
+/* Process i's host records left out (inside another call of their
+ * thread: graph.c). */
+uint64_t gpuprof__an_cpath_host_left(const gpuprof_an_cpath *cp, uint32_t i);
 void gpuprof__an_cpath_blames(const gpuprof_an_cpath *cp, uint32_t i,
                               void (*cb)(void *arg, const char *name,
                                          uint64_t ns),

@@ -81,6 +81,8 @@ const char *const gpuprof__host_runtimes[] = {
     "libnvrtc", "libze_", "libigc", "libigdrcl", "libmpi", "libopen-pal",
     "libopen-rte", "libpmix", "libucp", "libucs", "libuct", "libfabric",
     "libhwloc", "libevent", "libomp", "libiomp", "libgomp", "libtbb",
+    "libtsan", /* ThreadSanitizer's interceptors stand between every
+                  caller and us: no call is seen as the program's */
     NULL};
 
 bool gpuprof__host_runtime_name(const char *path)
@@ -94,9 +96,10 @@ bool gpuprof__host_runtime_name(const char *path)
     return false;
 }
 
+#define SITES 4 /* a program's own calls come from a few objects */
 typedef struct site_cache {
-    uintptr_t lo[8], hi[8]; /* executable segments seen, [lo, hi) */
-    uint8_t user[8];
+    uintptr_t lo[SITES], hi[SITES]; /* executable segments seen, [lo, hi) */
+    uint8_t user[SITES];
     uint32_t next;
 } site_cache;
 static __thread site_cache cache __attribute__((tls_model("initial-exec")));
@@ -127,7 +130,7 @@ bool gpuprof__host_user_site(const void *ra)
 {
     uintptr_t a = (uintptr_t)ra;
     site_cache *c = &cache;
-    for (uint32_t i = 0; i < 8; i++)
+    for (uint32_t i = 0; i < SITES; i++)
         if (a >= c->lo[i] && a < c->hi[i])
             return c->user[i];
     site_find f = {a, 0, 0, NULL, false};
@@ -136,7 +139,7 @@ bool gpuprof__host_user_site(const void *ra)
      * program's name is "". */
     bool user = !f.found || !f.name || !gpuprof__host_runtime_name(f.name);
     if (f.found) {
-        uint32_t k = c->next++ % 8;
+        uint32_t k = c->next++ % SITES;
         c->lo[k] = f.lo;
         c->hi[k] = f.hi;
         c->user[k] = user;

@@ -43,7 +43,7 @@ void gpuprof__host_record(uint32_t op, uint32_t flags, uint64_t t0,
 /* Is the call whose return address is `ra` the program's own: made from
  * the program or a library of its, not from inside a GPU, MPI or OpenMP
  * runtime, the C library, the dynamic loader or libgpuprof itself? The
- * answer per loaded object is cached on the thread (8 entries); the first
+ * answer per loaded object is cached on the thread (4 entries); the first
  * look at an object walks the loaded objects (microseconds). */
 bool gpuprof__host_user_site(const void *ra);
 /* The file-name prefixes that mark an object as a runtime's (for the

@@ -55,6 +55,7 @@ struct ompt_start_tool_result_t {
 };
 enum { /* ompt_callbacks_t */
     CB_THREAD_BEGIN = 1,
+    CB_THREAD_END = 2,
     CB_PARALLEL_BEGIN = 3,
     CB_TASK_CREATE = 5,
     CB_TASK_SCHEDULE = 6,
@@ -95,7 +96,19 @@ typedef struct omp_thread {
     uint64_t last_task; /* when it last switched tasks */
     unsigned int index; /* its number in the innermost team */
 } omp_thread;
-static __thread omp_thread self __attribute__((tls_model("initial-exec")));
+/* On the heap, one per thread the runtime calls us on (freed at its
+ * end): only a pointer in static TLS, which a dlopened libgpuprof shares
+ * with every other library. */
+static __thread omp_thread *self_ __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's place; NULL when out of memory (then its callbacks
+ * record nothing). */
+static omp_thread *me(void)
+{
+    if (__builtin_expect(!self_, 0))
+        self_ = calloc(1, sizeof(*self_));
+    return self_;
+}
 
 static uint64_t number(void) { return gp_fetch_add_relaxed(&numbers, 1u) + 1u; }
 
@@ -113,8 +126,16 @@ static uint64_t task_number(ompt_data_t *task)
 static void on_thread_begin(int type, ompt_data_t *data)
 {
     (void)data;
-    if (type == THREAD_WORKER)
-        self.idle_since = gp_ticks();
+    omp_thread *s = me();
+    if (s && type == THREAD_WORKER)
+        s->idle_since = gp_ticks();
+}
+
+static void on_thread_end(ompt_data_t *data)
+{
+    (void)data;
+    free(self_);
+    self_ = NULL;
 }
 
 static void on_parallel_begin(ompt_data_t *task, const void *frame,
@@ -136,7 +157,9 @@ static void on_implicit_task(int endpoint, ompt_data_t *region,
     if (flags & TASK_INITIAL)
         return;
     uint64_t now = gp_ticks();
-    omp_thread *s = &self;
+    omp_thread *s = me();
+    if (!s)
+        return;
     if (endpoint == SCOPE_BEGIN) {
         uint64_t r = region ? region->value : 0;
         if (s->nregion < DEPTH)
@@ -173,8 +196,8 @@ static void on_sync_region(int kind, int endpoint, ompt_data_t *region,
                            ompt_data_t *task, const void *ra)
 {
     (void)ra;
-    omp_thread *s = &self;
-    if (!is_barrier(kind) && kind != SYNC_TASKWAIT)
+    omp_thread *s = me();
+    if (!s || (!is_barrier(kind) && kind != SYNC_TASKWAIT))
         return;
     if (endpoint == SCOPE_BEGIN) {
         uint64_t r = region ? region->value
@@ -227,8 +250,11 @@ static void on_task_schedule(ompt_data_t *prior, int status,
 {
     (void)next;
     uint64_t now = gp_ticks();
-    self.switches++;
-    self.last_task = now;
+    omp_thread *s = me();
+    if (s) {
+        s->switches++;
+        s->last_task = now;
+    }
     if (status != TASK_COMPLETE || !prior || !(prior->value >> 32))
         return;
     gpuprof__host_record(GPUPROF_IO_HOST_TASK_END, OMP, now, now,
@@ -244,6 +270,7 @@ static int initialize(ompt_function_lookup_t lookup, int device,
     if (!set)
         return 0;
     set(CB_THREAD_BEGIN, (ompt_callback_t)on_thread_begin);
+    set(CB_THREAD_END, (ompt_callback_t)on_thread_end);
     set(CB_PARALLEL_BEGIN, (ompt_callback_t)on_parallel_begin);
     set(CB_IMPLICIT_TASK, (ompt_callback_t)on_implicit_task);
     set(CB_SYNC_REGION, (ompt_callback_t)on_sync_region);

@@ -32,9 +32,9 @@ enum { CREATE = 1, START, EXIT, JOIN, BARRIER, LOCK, UNLOCK, COND_WAIT,
 
 typedef struct ht { /* a trace being made */
     const char *names[NT][6]; /* each thread's region names */
-    gpuprof__io_trace_rec reg[NT][16];
+    gpuprof__io_trace_rec reg[NT][16], ops[4];
     gpuprof__io_host_rec host[NT][16];
-    uint32_t nreg[NT], nhost[NT];
+    uint32_t nreg[NT], nhost[NT], nops; /* ops: main's GPU API calls */
 } ht;
 
 static char dir[512], dbdir[600];
@@ -86,6 +86,9 @@ static void write_run(const ht *t)
         if (t->nhost[k])
             off += gpuprof__io_trace_host_records(buf + off, k, t->host[k],
                                                   t->nhost[k]);
+        if (!k && t->nops)
+            off += gpuprof__io_trace_corr_records(buf + off, 0, 0, 0, t->ops,
+                                                  t->nops);
     }
     snprintf(path, sizeof(path), "%s/h-r0-p10.gptrace", dir);
     FILE *f = fopen(path, "wb");
@@ -396,6 +399,32 @@ START_TEST(taskwait_exact)
 }
 END_TEST
 
+/* A lock that blocked inside a GPU API call of its thread (a runtime's
+ * callback running user code there): left out, said once in the report;
+ * the call and the rest are as measured. main R [0, 5000], the call
+ * [1000, 2000] (its own context R), the lock [1200, 1500]. */
+START_TEST(inside_a_call_left_out)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 5000);
+    t.ops[t.nops++] = (gpuprof__io_trace_rec){1000, 2000, 1, 1ull << 40 | 1};
+    host(&t, 0, LOCK, 0, 1200, 1500, 0x3C, 0);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    ck_assert_str_eq(x.path, "R:1000,R:1000,R:3000,"); /* R, the call, R */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_int_eq(gpuprof_an_cpath_print_path(x.cp, f, 0), GPUPROF_OK);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "note, process 0: 1 host record(s) "
+                                       "left out"));
+    free(text);
+    done(&x);
+}
+END_TEST
+
 /* A host record of a kind the reader does not know: refused, named. */
 START_TEST(unknown_op_refused)
 {
@@ -425,6 +454,7 @@ int main(void)
         {"openmp", openmp_exact, 30},
         {"openmp early worker", openmp_early_worker, 30},
         {"taskwait", taskwait_exact, 30},
+        {"inside a call", inside_a_call_left_out, 30},
         {"unknown op", unknown_op_refused, 30},
     };
     return RUN_SUITE("an_cpath_host", cases);

@@ -135,3 +135,12 @@ $(B)/bench/bench_pyframes: tests/bench/bench_pyframes.c $(LIB_OBJS)
 	  $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
 	  $(shell $(PY311_CONFIG) --embed --ldflags) -lzstd -lunwind -ldl \
 	  -lpthread -lm
+
+# make bench-compare BASE=<rev> [ROUNDS=3] [BENCHES="sim unwind ..."]: every
+# figure of the working tree against revision BASE's, both built here and
+# run in interleaved rounds; medians, ratios, and the figures that got worse
+# by more than the noise measured (tests/bench/compare.sh, doc/BENCH.md).
+.PHONY: bench-compare
+bench-compare: deps-bench
+	$(Q)BASE="$(or $(BASE),main)" ROUNDS="$(or $(ROUNDS),3)" \
+	  BENCHES="$(BENCHES)" B=$(B) tests/bench/compare.sh

@@ -78,6 +78,14 @@ $(B)/tests/dwarf_fixture_exec: tests/unit/fixtures/dwarf_fixture.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -g -fno-pie -no-pie -DDWF_MAIN -o $@ $<
 $(B)/tests/check_an_dwarf: $(DWARF_FIXTURES)
+# check_unwind's dlclose case: one library built twice under two names
+# (fixed flags: the same bytes in both).
+UNWIND_FIXTURES := $(B)/tests/unwind_lib_a.so $(B)/tests/unwind_lib_b.so
+$(B)/tests/unwind_lib_%.so: tests/unit/fixtures/unwind_lib.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -fPIC -shared -o $@ $<
+$(B)/tests/check_unwind: $(UNWIND_FIXTURES)
 # The OpenCL suite runs real OpenCL (through the ICD loader) and needs the
 # layer beside the library.
 $(B)/tests/check_opencl: tests/unit/check_opencl.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(CL_LAYER)

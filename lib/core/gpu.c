@@ -333,9 +333,11 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
     uint32_t d = gp_load_relaxed(&t->depth);
     uint32_t parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
     uint32_t unknown = 0;
-    /* Frames: [0] the unwinder's caller, [1] this function, [2] ours. */
-    uint32_t leaf = gpuprof__callpath_cached(&t->cct, parent, 2 + (int)skip,
-                                             &unknown, &g->path);
+    void *buf[GP_MAX_FRAMES];
+    int n = gpuprof__unwind_here(buf, GP_MAX_FRAMES);
+    /* Frames: [0] this function, [1] ours (the public entry). */
+    uint32_t leaf = gpuprof__callpath_insert(&t->cct, parent, buf, n,
+                                             1 + (int)skip, &unknown, &g->path);
     if (unlikely(leaf == GP_CCT_NONE))
         return op_dropped();
     uint32_t ph = gpuprof__cct_child(&t->cct, leaf, GPUPROF_IO_NODE_GPU_OP, kind,
@@ -344,16 +346,8 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
         return op_dropped();
     uint64_t corr = ((uint64_t)(t->seq + 1) << GP_CORR_SEQ_BITS) |
                     (++g->next_seq & ((1ull << GP_CORR_SEQ_BITS) - 1));
-    gp_rec *r = gpuprof__chan_reserve(&st->src->ch);
-    if (unlikely(!r))
+    if (unlikely(!gpuprof__op_record(&st->src->ch, kind, corr, g, ph)))
         return op_dropped();
-    memset(r, 0, sizeof(*r));
-    r->type = GP_REC_OP;
-    r->kind = kind;
-    r->corr = corr;
-    r->gpu = g;
-    r->node = ph;
-    gpuprof__chan_commit(&st->src->ch);
     gp_owner_add(&g->ops, 1);
     if (kind == GPUPROF_OP_KERNEL)
         gpuprof__gpu_busy(g->busy_slot); /* until its final activity */

@@ -5,6 +5,7 @@
 #include "core/unwind.h"
 
 #include <elf.h>
+#define UNW_LOCAL_ONLY /* libunwind.so: the local address space only */
 #include <libunwind.h>
 #include <link.h>
 #include <limits.h>
@@ -60,7 +61,7 @@ static _Unwind_Reason_Code bt_one(struct _Unwind_Context *c, void *arg)
     return _URC_NO_REASON;
 }
 
-__attribute__((noinline)) static int gp_backtrace_tsan(void **buf, int max)
+__attribute__((noinline)) int gpuprof__backtrace_tsan(void **buf, int max)
 {
     pthread_once(&tsan_bt_once, tsan_bt_init);
     bt_state s = {buf, 0, max, 1}; /* skip this function's own frame */
@@ -68,12 +69,19 @@ __attribute__((noinline)) static int gp_backtrace_tsan(void **buf, int max)
         tsan_bt(bt_one, &s);
     return s.n;
 }
-#define GP_BACKTRACE(buf, n) gp_backtrace_tsan((buf), (n))
-#else
-#define GP_BACKTRACE(buf, n) unw_backtrace((buf), (n))
 #endif
 
 #define MAX_MODULES 4096
+
+/* Non-zero while this thread unwinds itself, or holds the dynamic loader's
+ * lock (dl_iterate_phdr, dlsym): a profiling signal then takes no sample.
+ * libunwind is not reentrant on one thread, and on a miss in its own cache
+ * unw_backtrace takes the loader's lock, which would never come free. */
+__thread int gpuprof__unwinding __attribute__((tls_model("initial-exec")));
+#define unwinding gpuprof__unwinding
+
+void gpuprof__loader_lock_begin(void) { unwinding++; }
+void gpuprof__loader_lock_end(void) { unwinding--; }
 
 typedef struct range {
     uintptr_t lo, hi;
@@ -82,6 +90,7 @@ typedef struct range {
 
 typedef struct table {
     struct table *prev; /* older tables: kept, readers may hold them */
+    uint64_t adds, subs; /* the loader's counters it was built at */
     uint32_t n;
     range r[];
 } table;
@@ -90,6 +99,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static gp_module_info mods[MAX_MODULES];
 static _Atomic uint32_t nmods;
 static table *_Atomic current;
+/* The loader's load count at the last capture (pyframes.c looks for an
+ * interpreter again when it moves). */
+static _Atomic uint64_t loader_adds;
 
 /* The id of (path, base), added with its size if new (published after the
  * entry is complete); UINT32_MAX when full. Under lock. */
@@ -111,13 +123,25 @@ static uint32_t module_id(const char *path, uint64_t base, uint64_t size,
 typedef struct scan {
     range *r;
     uint32_t n, cap;
+    uint64_t adds, subs;
     char exe[PATH_MAX];
 } scan;
 
+/* glibc counts the objects it has loaded and unloaded (dlpi_adds, dlpi_subs,
+ * the same in every entry); an older loader reports neither: 0. */
+static bool has_counts(size_t info_size)
+{
+    return info_size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+                            sizeof(((struct dl_phdr_info *)0)->dlpi_subs);
+}
+
 static int collect(struct dl_phdr_info *info, size_t info_size, void *arg)
 {
-    (void)info_size;
     scan *sc = arg;
+    if (has_counts(info_size)) {
+        sc->adds = info->dlpi_adds;
+        sc->subs = info->dlpi_subs;
+    }
     const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name
                                                              : sc->exe;
     uint64_t extent = 0;
@@ -156,7 +180,37 @@ static int by_lo(const void *a, const void *b)
     return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-void gpuprof__modules_refresh(void)
+typedef struct loader_counts {
+    uint64_t adds, subs;
+    bool known; /* false: this loader keeps no counters */
+} loader_counts;
+
+static int first_counts(struct dl_phdr_info *info, size_t info_size,
+                        void *arg)
+{
+    loader_counts *lc = arg;
+    if ((lc->known = has_counts(info_size))) {
+        lc->adds = info->dlpi_adds;
+        lc->subs = info->dlpi_subs;
+    }
+    return 1; /* the first entry says it all */
+}
+
+/* The loader's counters now: one dl_iterate_phdr that stops at the first
+ * entry (~17 ns here: the loader's lock taken and given back). */
+static loader_counts counts_now(void)
+{
+    loader_counts lc = {0, 0, false};
+    unwinding++;
+    dl_iterate_phdr(first_counts, &lc);
+    unwinding--;
+    return lc;
+}
+
+/* A new range table from the loader's list; with `seen`, only when the
+ * current one was built at other counters (threads that saw the same
+ * dlopen or dlclose make one table, not one each). */
+static void refresh(const loader_counts *seen)
 {
     scan sc = {0};
     ssize_t n = readlink("/proc/self/exe", sc.exe, sizeof(sc.exe) - 1);
@@ -165,11 +219,21 @@ void gpuprof__modules_refresh(void)
     else
         strcpy(sc.exe, "[executable]");
     pthread_mutex_lock(&lock);
+    table *old = gp_load_relaxed(&current);
+    if (seen && seen->known && old && old->adds == seen->adds &&
+        old->subs == seen->subs) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    unwinding++;
     dl_iterate_phdr(collect, &sc);
+    unwinding--;
     qsort(sc.r, sc.n, sizeof(*sc.r), by_lo);
     table *t = malloc(sizeof(*t) + sc.n * sizeof(range));
     if (t) {
-        t->prev = gp_load_relaxed(&current);
+        t->prev = old;
+        t->adds = sc.adds;
+        t->subs = sc.subs;
         t->n = sc.n;
         if (sc.n)
             memcpy(t->r, sc.r, sc.n * sizeof(range));
@@ -178,6 +242,35 @@ void gpuprof__modules_refresh(void)
     pthread_mutex_unlock(&lock);
     free(sc.r);
 }
+
+void gpuprof__modules_refresh(void) { refresh(NULL); }
+
+/* The range table, rebuilt first when a library was unloaded since it was
+ * made: its addresses may hold another library's code now (dlclose, then
+ * dlopen at the same address), which no lookup miss would reveal. A
+ * capture asks before it unwinds: the frames on its stack were loaded
+ * before and stay mapped, so the table it gets knows their libraries, and
+ * libunwind's cache is flushed before it walks them. */
+static const table *table_now(void)
+{
+    loader_counts lc = counts_now();
+    if (gp_load_relaxed(&loader_adds) != lc.adds)
+        gp_store_relaxed(&loader_adds, lc.adds);
+    const table *t = gp_load_acquire(&current);
+    if (!t || (lc.known && t->subs != lc.subs)) {
+        if (t) /* libunwind's own cache may hold the old library's rules */
+            unw_flush_cache(unw_local_addr_space, 0, 0);
+        refresh(&lc);
+        t = gp_load_acquire(&current);
+    }
+    return t;
+}
+
+uint64_t gpuprof__loader_adds(void) { return gp_load_relaxed(&loader_adds); }
+const void *gpuprof__modules_check(void) { return table_now(); }
+
+/* gpuprof__unwind_here declares it: a header without libunwind.h. */
+_Static_assert(sizeof(unw_word_t) == sizeof(void *), "unw_backtrace's words");
 
 uint32_t gpuprof__module_add(const char *path, uint32_t flags, uint64_t base,
                              uint64_t size)
@@ -203,18 +296,33 @@ static const range *search(const table *t, uintptr_t pc)
     return NULL;
 }
 
-bool gpuprof__module_find(uintptr_t pc, uint32_t *id, uint64_t *offset)
+/* The module of pc in *tab; on a miss, *tab becomes a table rebuilt when
+ * the loader has loaded or unloaded anything since *tab was made (a pc in
+ * no library, such as generated code, costs no rebuild each time). */
+static bool find_in(const table **tab, uintptr_t pc, uint32_t *id,
+                    uint64_t *offset)
 {
-    const range *r = search(gp_load_acquire(&current), pc);
-    if (!r) { /* a module loaded since the last scan? */
-        gpuprof__modules_refresh();
-        r = search(gp_load_acquire(&current), pc);
+    const range *r = search(*tab, pc);
+    if (!r) {
+        loader_counts lc = counts_now();
+        if (!*tab || !lc.known || (*tab)->adds != lc.adds ||
+            (*tab)->subs != lc.subs) {
+            refresh(&lc);
+            *tab = gp_load_acquire(&current);
+            r = search(*tab, pc);
+        }
     }
     if (!r)
         return false;
     *id = r->id;
     *offset = pc - mods[r->id].base;
     return true;
+}
+
+bool gpuprof__module_find(uintptr_t pc, uint32_t *id, uint64_t *offset)
+{
+    const table *t = gp_load_acquire(&current);
+    return find_in(&t, pc, id, offset);
 }
 
 uint32_t gpuprof__module_count(void) { return gp_load_acquire(&nmods); }
@@ -315,16 +423,20 @@ static int hide_module_of(struct dl_phdr_info *info, size_t size, void *arg)
 
 void gpuprof__unwind_hide_module_of(const void *addr)
 {
+    unwinding++;
     dl_iterate_phdr(hide_module_of, (void *)addr);
+    unwinding--;
 }
 
 /* Inserts the frames buf[n-1-j], j in [from, kept) (outermost first),
  * beneath `node`, leaving out the library's own; py (NULL: all native)
- * marks Python frames (pyframes.c). With a cache, records each frame's
- * address, Python key and node. */
+ * marks Python frames (pyframes.c). Modules come from *tab (replaced when a
+ * miss rebuilds it). With a cache, records each frame's address, Python
+ * key and node. */
 static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
                               const uint64_t *py, int n, int from, int kept,
-                              uint32_t *unknown, gp_path_cache *c)
+                              const table **tab, uint32_t *unknown,
+                              gp_path_cache *c)
 {
     int nh = gp_load_acquire(&nhidden_all);
     for (int j = from; j < kept; j++) {
@@ -339,7 +451,7 @@ static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
             keep = true;
         } else if (nh && in_ranges(hidden_all, nh, (uintptr_t)ip)) {
             /* the library's own frame: the path goes on without it */
-        } else if (!gpuprof__module_find((uintptr_t)ip, &id, &off)) {
+        } else if (!find_in(tab, (uintptr_t)ip, &id, &off)) {
             (*unknown)++;
         } else {
             keep = true;
@@ -364,10 +476,6 @@ static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
     return node;
 }
 
-/* Set while this thread unwinds itself: a profiling signal then takes no
- * sample (libunwind is not reentrant on one thread). */
-static __thread int unwinding __attribute__((tls_model("initial-exec")));
-
 int gpuprof__backtrace_in_signal(void **buf, int max)
 {
 #if defined(__SANITIZE_THREAD__)
@@ -379,6 +487,13 @@ int gpuprof__backtrace_in_signal(void **buf, int max)
         return -1;
     return unw_backtrace(buf, max);
 #endif
+}
+
+__attribute__((noinline)) int gpuprof__unwind_capture(void **buf, int max)
+{
+    int n = gpuprof__unwind_here(buf, max);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return n;
 }
 
 /* The module of the <truncated> node (no address maps to it). */
@@ -404,89 +519,99 @@ static uint32_t cut_parent(gp_cct *t, uint32_t parent)
     return node == GP_CCT_NONE ? parent : node;
 }
 
+/* Frames ips[n-1-j], j in [0, kept) (outermost first), beneath `parent`
+ * (its <truncated> node when `cut`), through `c` when not NULL: the
+ * frames the last path shares are not looked up again. */
+static uint32_t insert_path(gp_cct *t, uint32_t parent, void *const *ips,
+                            const uint64_t *py, int n, int kept, bool cut,
+                            bool checked, uint32_t *unknown, gp_path_cache *c)
+{
+    const table *tab = checked ? gp_load_acquire(&current) : table_now();
+    if (cut && kept)
+        parent = cut_parent(t, parent);
+    if (!c)
+        return insert_frames(t, parent, ips, py, n, 0, kept, &tab, unknown,
+                             NULL);
+    /* The last path is valid for the same tree, parent, module table and
+     * hidden ranges: the same address then makes the same node. */
+    int nh = gp_load_acquire(&nhidden_all);
+    int common = 0, most = kept < c->n ? kept : c->n;
+    if (c->tree != t || c->parent != parent || c->modules != tab ||
+        c->hidden != nh) {
+        c->tree = t;
+        c->parent = parent;
+        c->modules = tab;
+        c->hidden = nh;
+        c->n = 0;
+    } else if (!py && !c->python) { /* native paths: addresses say it all */
+        while (common < most && c->ip[common] == ips[n - 1 - common])
+            common++;
+    } else {
+        while (common < most && c->ip[common] == ips[n - 1 - common] &&
+               c->py[common] == (py ? py[n - 1 - common] : 0))
+            common++;
+    }
+    c->python = py != NULL;
+    uint32_t node = insert_frames(t, common ? c->node[common - 1] : parent,
+                                  ips, py, n, common, kept, &tab, unknown, c);
+    if (c->modules != tab)
+        c->tree = NULL; /* rebuilt meanwhile: start over next time */
+    return node;
+}
+
 uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
                                int n, bool cut, uint32_t *unknown)
 {
-    if (n > 0 && cut)
-        parent = cut_parent(t, parent);
-    return n > 0 ? insert_frames(t, parent, ips, NULL, n, 0, n, unknown, NULL)
+    return n > 0 ? insert_path(t, parent, ips, NULL, n, n, cut, false, unknown,
+                               NULL)
                  : parent;
 }
 
-/* The Python frames of path buf[skip..n) (pyframes.c) into out/py: their
- * count, with *cut when the path is longer than the buffer; -1 when the
- * path is used as it is. */
-static int python_path(void *const *buf, int n, int skip, void **out,
-                       uint64_t *py, bool *cut)
+uint32_t gpuprof__callpath_insert(gp_cct *t, uint32_t parent, void *const *buf,
+                                  int n, int skip, uint32_t *unknown,
+                                  gp_path_cache *c)
 {
-    if (n <= skip || !gpuprof__pyframes_active())
-        return -1;
-    bool more = false;
-    int k = gpuprof__pyframes_expand(buf + skip, n - skip, out, py,
-                                     GP_MAX_FRAMES, &more);
-    *cut = *cut || more;
-    return k;
-}
-
-uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
-                           uint32_t *unknown)
-{
-    void *buf[GP_MAX_FRAMES], *pbuf[GP_MAX_FRAMES];
-    uint64_t py[GP_MAX_FRAMES];
-    unwinding = 1;
-    int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
-    unwinding = 0;
+    void *pbuf[GP_MAX_FRAMES];
+    uint64_t pyk[GP_MAX_FRAMES];
     skip = skip_hidden(buf, n, skip);
     bool cut = n == GP_MAX_FRAMES;
-    int k = python_path(buf, n, skip, pbuf, py, &cut);
-    if (cut && (k >= 0 ? k : n - skip) > 0)
-        parent = cut_parent(t, parent);
-    if (k >= 0)
-        return insert_frames(t, parent, pbuf, py, k, 0, k, unknown, NULL);
-    return insert_frames(t, parent, buf, NULL, n, 0, n > skip ? n - skip : 0,
-                         unknown, NULL);
+    if (n > skip && gpuprof__pyframes_active()) {
+        bool more = false;
+        int k = gpuprof__pyframes_expand(buf + skip, n - skip, pbuf, pyk,
+                                         GP_MAX_FRAMES, &more);
+        if (k >= 0) /* the path with Python frames: nothing to skip in it */
+            return insert_path(t, parent, pbuf, pyk, k, k, cut || more, true,
+                               unknown, c);
+    }
+    return insert_path(t, parent, buf, NULL, n, n > skip ? n - skip : 0, cut,
+                       true, unknown, c);
+}
+
+/* The body of the two captures below, inlined into each so that each has
+ * its frame. Frames: [0] gpuprof__unwind_capture, [1] the capture (skip
+ * counts from here, as when it unwound itself). */
+static inline __attribute__((always_inline)) uint32_t
+capture(gp_cct *t, uint32_t parent, int skip, uint32_t *unknown,
+        gp_path_cache *c)
+{
+    void *buf[GP_MAX_FRAMES];
+    int n = gpuprof__unwind_capture(buf, GP_MAX_FRAMES);
+    return gpuprof__callpath_insert(t, parent, buf, n, skip + 1, unknown, c);
+}
+
+__attribute__((noinline)) uint32_t
+gpuprof__callpath(gp_cct *t, uint32_t parent, int skip, uint32_t *unknown)
+{
+    uint32_t node = capture(t, parent, skip, unknown, NULL);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return node;
 }
 
 __attribute__((noinline)) uint32_t
 gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
                          uint32_t *unknown, gp_path_cache *c)
 {
-    void *buf[GP_MAX_FRAMES], *pbuf[GP_MAX_FRAMES];
-    uint64_t pyk[GP_MAX_FRAMES];
-    unwinding = 1;
-    int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
-    unwinding = 0;
-    skip = skip_hidden(buf, n, skip);
-    bool cut = n == GP_MAX_FRAMES;
-    int k = python_path(buf, n, skip, pbuf, pyk, &cut);
-    void **ips = buf;
-    const uint64_t *py = NULL;
-    if (k >= 0) { /* the path with Python frames: skip is 0 in it */
-        ips = pbuf;
-        py = pyk;
-        n = k;
-        skip = 0;
-    }
-    int kept = n > skip ? n - skip : 0;
-    if (cut && kept)
-        parent = cut_parent(t, parent);
-    const void *mods_now = gp_load_acquire(&current);
-    int common = 0;
-    if (c->tree == t && c->parent == parent && c->modules == mods_now)
-        while (common < kept && common < c->n &&
-               c->ip[common] == ips[n - 1 - common] &&
-               c->py[common] == (py ? py[n - 1 - common] : 0))
-            common++;
-    else {
-        c->tree = t;
-        c->parent = parent;
-        c->modules = mods_now;
-    }
-    uint32_t node = insert_frames(t, common ? c->node[common - 1] : parent,
-                                  ips, py, n, common, kept, unknown, c);
-    if (node == GP_CCT_NONE)
-        return GP_CCT_NONE;
-    if (c->modules != gp_load_acquire(&current))
-        c->tree = NULL; /* a refresh happened meanwhile: start over next */
+    uint32_t node = capture(t, parent, skip, unknown, c);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
     return node;
 }

@@ -29,8 +29,8 @@ CHANGELOG.md, which is history -- and checks six rules:
     the targets listed under README.md's "make targets" (its backticked
     words up to the end of its first sentence), are Makefile targets (the
     Makefile and the files it includes).
-  5 benchmarks: README.md's benchmark table (its first column) and the
-    BENCH names that tests/bench prints are the same set (<x> in the table
+  5 benchmarks: doc/BENCH.md's tables (their first column) and the BENCH
+    names that tests/bench prints are the same set (<x> in the table
     matches %s in a printf).
   6 the gpuprof command: every `gpuprof SUB` named in backticks or shell
     code blocks is a subcommand of analysis/cli/gpuprof.c (strcmp with
@@ -518,9 +518,10 @@ def bench_key(name):
 
 
 def rule5(d, docs, t):
-    readme = d.read("README.md")
+    doc = d.read("doc/BENCH.md")
     table = {}
-    for no, names in table_first_cells(section(readme, "Benchmarks")):
+    rows = list(enumerate(doc.split("\n"), 1))
+    for no, names in table_first_cells(rows):
         for name in names:
             table.setdefault(bench_key(name), (no, name))
     printed = {}
@@ -532,13 +533,13 @@ def rule5(d, docs, t):
     for key, (no, name) in sorted(table.items()):
         d.checked[5] += 1
         if key not in printed:
-            d.drift(5, "README.md:%d" % no, name, "in the benchmark table, but "
-                    "no tests/bench source prints BENCH %s" % name)
+            d.drift(5, "doc/BENCH.md:%d" % no, name, "in the benchmark table, "
+                    "but no tests/bench source prints BENCH %s" % name)
     for key, (where, name) in sorted(printed.items()):
         d.checked[5] += 1
         if key not in table:
-            d.drift(5, where, name, "printed here, but not in README.md's "
-                    "benchmark table")
+            d.drift(5, where, name, "printed here, but not in doc/BENCH.md's "
+                    "tables")
 
 
 SHELL = ("", "sh", "bash", "shell", "console", "text")

@@ -1036,6 +1036,14 @@ static void callbacks_grace(void)
     }
 }
 
+void gpuprof__cl_quiesce(void)
+{
+    if (gp_load_acquire(&attached)) {
+        callbacks_grace();
+        gpuprof__cl_settle(false);
+    }
+}
+
 static gpuprof_status cl_flush(void *user)
 {
     (void)user;

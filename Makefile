@@ -56,11 +56,16 @@ GPUPROF_BIN := $(B)/bin/gpuprof
 
 IO_SRCS := $(wildcard lib/io/*.c)
 CORE_SRCS := $(filter-out lib/core/dl.c,$(wildcard lib/core/*.c)) \
-             $(wildcard lib/backends/sim/*.c)
+             $(wildcard lib/backends/sim/*.c) \
+             $(filter-out lib/host/interpose.c,$(wildcard lib/host/*.c))
 # lib/core/dl.c defines dlclose in front of the C library's (lib/exports.txt):
 # libgpuprof.so only, never the static archive; the benchmarks and
 # check_unwind link it too, exporting it as the library does.
 DL_EXPORT_OBJ := $(B)/obj/lib/core/dl.o
+# lib/host/interpose.c defines the pthread functions (and ompt_start_tool)
+# in front of libc's: libgpuprof.so only, never the static archive or the
+# white-box programs linked with the objects (doc/CORE.md "Host threads").
+HOST_EXPORT_OBJ := $(B)/obj/lib/host/interpose.o
 
 # What is installed decides what is built. Each feature found below is
 # named in FEATURES, and $(B)/gen/features.h says so to the sources
@@ -243,11 +248,11 @@ $(B)/obj/%.o: %.c | $(GEN_FEATURES)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
-$(LIB_SO): $(LIB_OBJS) $(DL_EXPORT_OBJ) lib/libgpuprof.map
+$(LIB_SO): $(LIB_OBJS) $(DL_EXPORT_OBJ) $(HOST_EXPORT_OBJ) lib/libgpuprof.map
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,--version-script,lib/libgpuprof.map \
-	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(DL_EXPORT_OBJ) $(LIB_LIBS)
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(DL_EXPORT_OBJ) $(HOST_EXPORT_OBJ) $(LIB_LIBS)
 	$(Q)ln -sf libgpuprof.so.$(VERSION) $(B)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(B)/lib/libgpuprof.so
 

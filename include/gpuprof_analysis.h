@@ -615,12 +615,20 @@ typedef enum gpuprof_an_trace_kind {
                                      call's) and context (the note: what |
                                      flags << 8 | device << 16); doc/
                                      FORMATS.md. Since 0.1. */
-    GPUPROF_AN_TRACE_MPI = 4      /* a CPU thread's MPI calls (trace format
+    GPUPROF_AN_TRACE_MPI = 4,     /* a CPU thread's MPI calls (trace format
                                      1.4, libgpuprof-pmpi.so): 64 bytes a
                                      call, two records each; doc/
                                      FORMATS.md has the layout (the
                                      critical path across ranks reads
                                      them). Since 0.1. */
+    GPUPROF_AN_TRACE_HOST = 5     /* a CPU thread's host synchronization
+                                     (trace format 1.5: thread create and
+                                     join, barriers, contended locks,
+                                     condition variables, OpenMP): 64
+                                     bytes a record, two records each;
+                                     doc/FORMATS.md has the layout (the
+                                     critical path follows them). Since
+                                     0.1. */
 } gpuprof_an_trace_kind;
 
 typedef struct gpuprof_an_trace_stream {
@@ -893,7 +901,9 @@ GPUPROF_AN_API uint64_t gpuprof_an_cpath_mpi_left_out(
 
 /* Wait-state patterns (seed 004 §3). The OpenCL counterparts count under
  * the same kind: clFinish and clWaitForEvents as BLAME_KERNEL or
- * BLAME_SYNC, an event wait list as STREAM_WAIT. */
+ * BLAME_SYNC, an event wait list as STREAM_WAIT. The host threads' (trace
+ * format 1.5: pthreads, OpenMP; doc/ANALYSIS.md "Host threads") are
+ * blamed on what the late thread ran meanwhile. */
 typedef enum gpuprof_an_wait_kind {
     GPUPROF_AN_WAIT_BLAME_KERNEL = 0, /* a blocking wait for device work */
     GPUPROF_AN_WAIT_BLAME_SYNC = 1,   /* a late synchronization */
@@ -906,7 +916,18 @@ typedef enum gpuprof_an_wait_kind {
                                           receive was posted */
     GPUPROF_AN_WAIT_AT_COLLECTIVE = 8, /* MPI: a collective's member before
                                           the last one */
-    GPUPROF_AN_WAIT_KINDS = 9
+    GPUPROF_AN_WAIT_AT_JOIN = 9,       /* a join (pthread_join, OpenMP
+                                          taskwait) before the thread or
+                                          task ended */
+    GPUPROF_AN_WAIT_AT_BARRIER = 10,   /* a barrier member (pthreads,
+                                          OpenMP) before the last one */
+    GPUPROF_AN_WAIT_LOCK_CONTENTION = 11, /* a mutex held by another
+                                             thread */
+    GPUPROF_AN_WAIT_AT_CONDITION = 12, /* a condition wait before its
+                                          signal */
+    GPUPROF_AN_WAIT_AT_FORK = 13,      /* an OpenMP worker idle before its
+                                          parallel region forked */
+    GPUPROF_AN_WAIT_KINDS = 14
 } gpuprof_an_wait_kind;
 /* Its name ("BlameKernel", ...). Since 0.1. */
 GPUPROF_AN_API const char *gpuprof_an_wait_kind_name(gpuprof_an_wait_kind k);
@@ -924,7 +945,12 @@ typedef enum gpuprof_an_activity_kind {
     GPUPROF_AN_ACTIVITY_CPU = 0,  /* CPU work (between GPU API calls) */
     GPUPROF_AN_ACTIVITY_CALL = 1, /* a GPU API call */
     GPUPROF_AN_ACTIVITY_GPU = 2,  /* device work on a stream */
-    GPUPROF_AN_ACTIVITY_MPI = 3   /* an MPI call */
+    GPUPROF_AN_ACTIVITY_MPI = 3,  /* an MPI call */
+    GPUPROF_AN_ACTIVITY_HOST = 4  /* host synchronization: a join, a
+                                     barrier, a blocked lock, a condition
+                                     wait, OpenMP's; or a moment such as a
+                                     thread's start or an unlock (no
+                                     length) */
 } gpuprof_an_activity_kind;
 
 /* One activity on the critical path, in time order. */
@@ -940,8 +966,11 @@ typedef struct gpuprof_an_path_step {
     uint64_t path_from_ns;     /* where that part begins */
     int32_t rank;              /* the MPI rank it ran on; -1: none */
     uint32_t mpi_op;           /* an MPI call: what it did first
-                                  (gpuprof_mpi_op of gpuprof_backend.h),
-                                  else 0 */
+                                  (gpuprof_mpi_op of gpuprof_backend.h);
+                                  host synchronization: its op (doc/
+                                  FORMATS.md HOST_RECORDS: 4 join, 5
+                                  barrier, 6 lock, ...) | its flags << 8
+                                  (1: OpenMP); else 0 */
     int32_t peer;              /* ... and with whom (a rank; -1 none) */
 } gpuprof_an_path_step;
 
@@ -956,7 +985,9 @@ GPUPROF_AN_API uint64_t gpuprof_an_cpath_steps(const gpuprof_an_cpath *cp,
 GPUPROF_AN_API uint64_t gpuprof_an_cpath_run_ns(const gpuprof_an_cpath *cp,
                                                 uint32_t i);
 /* A step's name: the kernel (device work), the operation (a call), the
- * region (CPU work), the MPI function (an MPI call). Since 0.1. */
+ * region (CPU work), the MPI function (an MPI call), the host
+ * synchronization and its region ("pthread_join in simulate"). Since
+ * 0.1. */
 GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s, char *buf,
     size_t size);

@@ -43,6 +43,14 @@ $(B)/bench/bench_%: tests/bench/bench_%.c $(LIB_OBJS) $(DL_EXPORT_OBJ) $(AN_OBJS
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_OBJS) $(DL_EXPORT) $(AN_OBJS) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread -lm $(DW_LIBS)
 
+# The host layer's mutex hook is libgpuprof.so's (lib/host/interpose.c):
+# its benchmark links the shared library, not the objects.
+$(B)/bench/bench_mutex: tests/bench/bench_mutex.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS) -ldl
+
 # The analysis benchmark generates its measurements (tests/support).
 $(B)/bench/bench_analysis: tests/bench/bench_analysis.c $(AN_OBJS) $(IO_OBJS) \
     $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o
@@ -105,6 +113,7 @@ bench: deps-bench
 	$(Q)for b in $(BENCH_BINS) $(CUPTI_LAUNCH_BENCH); do $$b || exit 1; done
 ifeq ($(HAVE_OPENCL),1)
 	$(Q)B=$(B) tests/bench/opencl_demo.sh
+	$(Q)B=$(B) bash tests/bench/jacobi_projection.sh
 endif
 
 # The OTF2 export's benchmark writes its measurement with

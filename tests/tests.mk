@@ -183,6 +183,15 @@ $(CPATH_PROG): tests/sim/cpath_prog.c $(LIB_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
 	  -lzstd -lunwind -ldl -lpthread
 
+# The same programs with lib/host's pthread functions linked in: host
+# threads on the realtime simulated GPU (tests/scripts/host-deps.sh).
+CPATH_HOST_PROG := $(B)/tests/cpath_host_prog
+$(CPATH_HOST_PROG): tests/sim/cpath_prog.c $(LIB_OBJS) $(HOST_EXPORT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(HOST_EXPORT_OBJ) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
+
 # A program built with -g -O2 whatever CFLAGS say: the analysis reads its
 # DWARF (tests/scripts/structure.sh).
 STRUCT_PROG := $(B)/tests/structure_prog
@@ -229,6 +238,41 @@ $(B)/tests/run_cl_plain: tests/run/cl_plain.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lOpenCL
+
+# Host threads waiting for each other (tests/scripts/host-deps.sh): linked
+# with the shared library (its pthread functions stand in front of libc's)
+# and plain for `gpuprof run`; the OpenMP program with clang -fopenmp and
+# LLVM's libomp (OMPT) when they are there, and with GCC's libgomp (no
+# OMPT: said once). Not in the sanitizer builds (a clang program beside a
+# gcc-instrumented library; the script runs the plain build's).
+OMP_CC ?= clang
+HAVE_OMP := $(shell printf '\043include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n' | $(OMP_CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo 1)
+HOST_PROGS := $(if $(findstring -fsanitize,$(CFLAGS)),,$(B)/tests/host_prog \
+    $(B)/tests/run_host_prog $(B)/tests/gomp_prog \
+    $(if $(HAVE_OMP),$(B)/tests/omp_prog $(B)/tests/run_omp_prog))
+$(B)/tests/host_prog: tests/run/host_prog.c tests/run/work.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -DGP_LINKED -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
+$(B)/tests/run_host_prog: tests/run/host_prog.c tests/run/work.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
+$(B)/tests/omp_prog: tests/run/omp_prog.c tests/run/work.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(OMP_CC) -O2 -g -fopenmp -Iinclude -DGP_LINKED -o $@ $< -L$(B)/lib \
+	  -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib'
+$(B)/tests/run_omp_prog: tests/run/omp_prog.c tests/run/work.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(OMP_CC) -O2 -g -fopenmp -o $@ $<
+$(B)/tests/gomp_prog: tests/run/omp_prog.c tests/run/work.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -O2 -g -fopenmp -Iinclude -DGP_LINKED -o $@ $< -L$(B)/lib \
+	  -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib'
 
 # The H100 fixture's PC samples as a measurement (tests/support/pcfixture.c).
 GEN_PC_MEASURE := $(B)/tests/gen_pc_measure
@@ -338,9 +382,9 @@ $(DL_REUSE): tests/run/dl_reuse.c $(LIB_SO) $(UNWIND_FIXTURES)
 
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(TREE_PROG) \
-       $(CPATH_PROG) $(MPI_CPATH_TARGET) \
+       $(CPATH_PROG) $(CPATH_HOST_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
-       $(ZE_PIPELINE) $(PAPI_AIDS) $(GPU_PROGS) $(DL_REUSE)
+       $(ZE_PIPELINE) $(PAPI_AIDS) $(GPU_PROGS) $(DL_REUSE) $(HOST_PROGS)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

@@ -310,6 +310,20 @@ static bool run_set_preload(const char *lib)
     return ok;
 }
 
+/* libgpuprof.so itself, beside the preload library, preloaded too: its
+ * pthread functions (lib/host: joins, barriers, contended locks in the
+ * trace) must come before the C library's, and as the preload library's
+ * dependency it would be loaded after it. Absent: nothing (the program
+ * runs without host-thread dependencies). */
+static bool run_preload_self(const char *lib)
+{
+    char self[PATH_MAX + 32];
+    snprintf(self, sizeof(self), "%.*s/libgpuprof.so.%d",
+             (int)(strrchr(lib, '/') ? strrchr(lib, '/') - lib : 1),
+             strrchr(lib, '/') ? lib : ".", GPUPROF_VERSION_MAJOR);
+    return access(self, R_OK) != 0 || run_set_preload(self);
+}
+
 /* argv[1] is "run"; returns only when the program could not be started. */
 static int run_program(int argc, char **argv)
 {
@@ -369,6 +383,8 @@ static int run_program(int argc, char **argv)
     }
     char pid[32]; /* the process PROGRAM runs in: never a wrapper's helper */
     snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    if (!run_preload_self(lib))
+        return 1;
     if (!run_set_preload(lib) || setenv("GPUPROF_RUN_PID", pid, 1) != 0)
         return 1;
     execv(path, pargv);

@@ -436,7 +436,8 @@ static gpuprof_status read_trace(gpuprof_an_db *db)
         const uint8_t *e = f->d + recs_end + i * DB_TRACE_STREAM;
         uint32_t prof = db_get32(e), proc = db_get32(e + 4);
         uint64_t off = db_get64(e + 32), n = db_get64(e + 40);
-        if (e[8] > DB_TRACE_MPI)
+        bool two = e[8] == DB_TRACE_MPI || e[8] == DB_TRACE_HOST;
+        if (e[8] > DB_TRACE_HOST)
             return gpuprof__an_fail(GPUPROF_E_CORRUPT,
                                     "%s/trace.db: stream kind %u is not one "
                                     "this reader knows (written by a newer "
@@ -444,19 +445,22 @@ static gpuprof_status read_trace(gpuprof_an_db *db)
         if (proc >= db->nprofiles ||
             (prof != UINT32_MAX && prof >= db->nprofiles) ||
             (e[8] == DB_TRACE_GPU) != (prof == UINT32_MAX) ||
-            (e[8] == DB_TRACE_MPI && n % 2) ||
+            (two && n % 2) ||
             off < DB_HEADER || (off - DB_HEADER) % DB_TRACE_REC ||
             n > (recs_end - off) / DB_TRACE_REC || off > recs_end)
             return bad(db, "trace.db", "bad stream record");
         uint64_t last_s = 0, last_e = 0;
-        for (uint64_t k = 0; e[8] == DB_TRACE_MPI && k < n; k += 2) {
+        for (uint64_t k = 0; two && k < n; k += 2) {
             const uint8_t *r = f->d + off + k * DB_TRACE_REC;
             uint64_t s0 = db_get64(r), e0 = db_get64(r + 8);
             if (e0 < s0 || s0 < last_s)
-                return bad(db, "trace.db", "bad or unsorted MPI record");
+                return bad(db, "trace.db", e[8] == DB_TRACE_MPI
+                                               ? "bad or unsorted MPI record"
+                                               : "bad or unsorted host "
+                                                 "record");
             last_s = s0;
         }
-        for (uint64_t k = 0; e[8] != DB_TRACE_MPI && k < n; k++) {
+        for (uint64_t k = 0; !two && k < n; k++) {
             const uint8_t *r = f->d + off + k * DB_TRACE_REC;
             uint64_t s0 = db_get64(r), e0 = db_get64(r + 8);
             uint32_t c = db_get32(r + 24);

@@ -134,6 +134,12 @@ static inline unsigned db_cms_value(uint32_t nprofiles)
                                stream's count is of slots), laid out as the
                                trace's MPI_RECORDS (doc/FORMATS.md) */
 #define DB_TRACE_MPI_REC 64u
+#define DB_TRACE_HOST 5u    /* a CPU thread's host synchronization (trace
+                               1.5): each record 64 bytes, two slots (the
+                               count is of slots): u64 start, u64 end, u64
+                               object, u64 aux, u8 op, u8 flags, 30
+                               reserved (the trace's HOST_RECORDS) */
+#define DB_TRACE_HOST_REC 64u
 
 /* Little-endian access (the format is little-endian on every host). */
 static inline void db_put16(uint8_t *p, uint16_t v)

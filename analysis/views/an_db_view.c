@@ -840,7 +840,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
     uint32_t nc = gpuprof_an_db_context_count(db);
     static const char *const kind[] = {"regions", "GPU API calls",
                                        "device work", "dependency notes",
-                                       "MPI calls"};
+                                       "MPI calls", "host synchronization"};
     fprintf(out, "trace database: %u streams\n", ns);
     uint64_t *per = calloc((size_t)nc + 1, sizeof(*per));
     gpuprof_an_trace_record *rec = malloc(4096 * sizeof(*rec));
@@ -855,14 +855,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
         gpuprof_an_trace_stream s;
         gpuprof_an_db_trace_stream(db, i, &s);
         uint64_t busy = 0, first = 0, last = 0;
-        if (s.kind == GPUPROF_AN_TRACE_DEPS || s.kind == GPUPROF_AN_TRACE_MPI) {
-            /* notes, MPI calls: records of other layouts */
+        if (s.kind == GPUPROF_AN_TRACE_DEPS || s.kind == GPUPROF_AN_TRACE_MPI ||
+            s.kind == GPUPROF_AN_TRACE_HOST) {
+            /* notes, MPI calls, host records: records of other layouts */
             fprintf(out, "stream %u: process %u, thread %u \"%s\", %s: "
                     "%" PRIu64 " records\n", i, s.process, s.profile,
                     gpuprof_an_db_profile_thread_name(db, s.profile),
                     kind[s.kind],
-                    s.kind == GPUPROF_AN_TRACE_MPI ? s.records / 2
-                                                   : s.records);
+                    s.kind == GPUPROF_AN_TRACE_DEPS ? s.records
+                                                    : s.records / 2);
             continue;
         }
         memset(per, 0, ((size_t)nc + 1) * sizeof(*per));

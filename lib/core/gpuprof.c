@@ -23,6 +23,7 @@
 #include "core/internal.h"
 #include "core/unwind.h"
 #include "core/trace.h"
+#include "host/host.h"
 #include "io/io.h"
 
 gp_global gpuprof__g = {
@@ -248,6 +249,7 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gpuprof__unwind_hide_module_of((const void *)gpuprof_init);
     gpuprof__pyframes_enable(cfg.python_frames);
     gpuprof__idle_init();
+    gpuprof__host_init();
     gpuprof__backends_init();
     gpuprof__service_start();
     joinable = opts && (opts->flags & GPUPROF_OPT_JOINABLE);

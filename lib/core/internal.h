@@ -208,6 +208,25 @@ static inline gp_thread *gpuprof__thread_get(void)
 void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
                                 uint8_t flags);
 void gpuprof__thread_startup(void); /* from init: the key, the main thread */
+/* Thread-start hooks: the one place where the core registers an
+ * application thread (gpuprof__thread_create: its state made, on its
+ * first call into the library, or at its very start when lib/host saw it
+ * created with pthread_create) calls each hook on that thread, once, after
+ * the state is set. For what must begin with each thread (per-thread
+ * sampling timers; the host layer's START record). At most
+ * GP_THREAD_HOOKS, added from init (under init_lock), never removed;
+ * threads registered before a hook was added are not called back (walk
+ * G.threads for those). A hook runs on a thread of the program: it must
+ * not block, and may call gpuprof__thread_get (the state is set). false:
+ * no room. */
+#define GP_THREAD_HOOKS 4
+typedef void (*gp_thread_hook)(gp_thread *t);
+bool gpuprof__thread_hook_add(gp_thread_hook fn);
+/* A new thread's start (lib/host's trampoline): registers it now, when
+ * something wants every thread from its start (tracing, or a thread-start
+ * hook); else leaves it to its first call into the library. Returns its
+ * state or NULL. */
+gp_thread *gpuprof__thread_started(void);
 /* Merges exited GPU threads beyond keep_threads that the monitor is done
  * with into the merged state and frees them. Under G.flush_lock. */
 void gpuprof__threads_merge_gpu(void);

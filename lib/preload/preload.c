@@ -34,6 +34,10 @@
  *    at the first OpenCL call, and in a child without libgpuprof the layer
  *    passes every call through.
  *
+ * `gpuprof run` preloads libgpuprof.so too, ahead of the C library, so that
+ * the pthread functions it defines (lib/host) see the program's threads
+ * wait for each other; "this library" above means both.
+ *
  * Nothing here prints: the library's log (GPUPROF_LOG) says what fails.
  */
 #define _GNU_SOURCE
@@ -48,13 +52,22 @@
 #include "gpuprof.h"
 
 #define SELF "libgpuprof-preload.so"
+#define LIB "libgpuprof.so" /* and .so.N, .so.N.M.P */
 
-/* Whether one LD_PRELOAD entry (len bytes at e) names this library. */
+/* Whether one LD_PRELOAD entry (len bytes at e) names this library or
+ * libgpuprof.so. */
 static int is_self(const char *e, size_t len)
 {
     size_t n = sizeof(SELF) - 1;
-    return len >= n && memcmp(e + len - n, SELF, n) == 0 &&
-           (len == n || e[len - n - 1] == '/');
+    if (len >= n && memcmp(e + len - n, SELF, n) == 0 &&
+        (len == n || e[len - n - 1] == '/'))
+        return 1;
+    const char *base = e + len;
+    while (base > e && base[-1] != '/')
+        base--;
+    n = sizeof(LIB) - 1;
+    return (size_t)(e + len - base) >= n && memcmp(base, LIB, n) == 0 &&
+           (base[n] == '.' || base + n == e + len);
 }
 
 /* LD_PRELOAD without this library (entries are separated by ':' or ' ');

@@ -6,8 +6,9 @@
 # and the static archive defines only gpuprof_ globals (so a static link
 # collides with nothing); no GPU vendor library is NEEDED; the SONAME is
 # lib<name>.so.MAJOR. Besides, libgpuprof exports unversioned exactly the
-# names of lib/exports.txt (the C library functions it interposes). Prints
-# PASS/FAIL lines (SKIP for a library that does not exist yet).
+# names of lib/exports.txt and lib/host/exports.txt (the C library
+# functions it interposes: dlclose, the pthread functions, ompt_start_tool).
+# Prints PASS/FAIL lines (SKIP for a library that does not exist yet).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
@@ -108,7 +109,7 @@ check_lib() { # so map header soname [optional ["interposed-lists"]]
 }
 
 major=$(sed -n 's/^#define GPUPROF_VERSION_MAJOR \([0-9]*\).*/\1/p' include/gpuprof.h)
-check_lib "$B/lib/libgpuprof.so" lib/libgpuprof.map "include/gpuprof.h include/gpuprof_backend.h" "libgpuprof.so.$major" "" lib/exports.txt
+check_lib "$B/lib/libgpuprof.so" lib/libgpuprof.map "include/gpuprof.h include/gpuprof_backend.h" "libgpuprof.so.$major" "" "lib/exports.txt lib/host/exports.txt"
 check_lib "$B/lib/libgpuprof-analysis.so" analysis/libgpuprof-analysis.map \
   include/gpuprof_analysis.h "libgpuprof-analysis.so.$major" optional
 

@@ -20,6 +20,7 @@
 
 #include "gpuprof_analysis.h"
 #include "io/trace.h"
+#include "support/an_paths.h"
 #include "support/mkprofile.h"
 #include "support/suite.h"
 
@@ -124,13 +125,7 @@ static void write_run(const tb *t, uint32_t nph, const char *const *kernels)
     ck_assert_ptr_nonnull(f);
     ck_assert_uint_eq(fwrite(buf, 1, off, f), off);
     fclose(f);
-    gpuprof_an_analysis *a;
-    snprintf(dbdir, sizeof(dbdir), "%s/db", dir);
-    ck_assert_int_eq(gpuprof_an_analysis_new(&a), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_add_input(a, dir), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_set_output(a, dbdir), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_run(a), GPUPROF_OK);
-    gpuprof_an_analysis_free(a);
+    ap_analyze(dir, dbdir, sizeof(dbdir));
 }
 
 static gpuprof_an_db *open_db(void)
@@ -153,19 +148,7 @@ static uint32_t ctx_named(const gpuprof_an_db *db, const char *name)
 /* The path as "name:ns," steps. */
 static void path_text(const gpuprof_an_cpath *cp, char *out, size_t size)
 {
-    gpuprof_an_path_step s[64];
-    uint64_t n = gpuprof_an_cpath_steps(cp, 0, 0, s, 64);
-    size_t at = 0;
-    out[0] = '\0';
-    for (uint64_t i = 0; i < n && at < size; i++) {
-        char name[128];
-        gpuprof_an_cpath_step_name(cp, &s[i], name, sizeof(name));
-        char *in = strstr(name, " in "); /* "<kernel launch> in R" */
-        if (in)
-            *in = '\0';
-        at += (size_t)snprintf(out + at, size - at, "%s:%llu,", name,
-                               (unsigned long long)s[i].path_ns);
-    }
+    ap_path_text(cp, 0, out, size);
 }
 
 static double metric_at(const gpuprof_an_db *db, const char *metric,

@@ -160,6 +160,14 @@ typedef struct gpuprof_mpi_event {
  * that does not hold every field. Calling thread, wait-free. Since 0.1. */
 GPUPROF_API gpuprof_status gpuprof_be_mpi_event(const gpuprof_mpi_event *e);
 
+/* Says that the calling thread is the backend's own (a simulated device's,
+ * a completion thread it started): what it does is not the program's, and
+ * the host layer records none of its synchronization (doc/CORE.md "Host
+ * threads"). Call it first thing on that thread; it lasts the thread's
+ * life. Threads a runtime starts need no call (their calls come from the
+ * runtime's code). Calling thread only, async-signal-safe. Since 0.1. */
+GPUPROF_API void gpuprof_be_own_thread(void);
+
 /* Are traces being written (GPUPROF_TRACE=1)? A backend may skip the work
  * of finding what a call waits for when they are not. Since 0.1. */
 GPUPROF_API int gpuprof_be_tracing(void);

@@ -352,7 +352,14 @@ static gpuprof_status kernels(gpuprof_an_cpath *cp)
         if (gpuprof_an_db_context_kind(cp->db, c) != GPUPROF_AN_NODE_KERNEL ||
             p >= nc)
             continue;
-        cp->kern[p] = cp->kern[p] == CP_NONE ? c : SEVERAL;
+        /* Kernels of one name (each thread's build of a program, say)
+         * are one kernel to a reader; only different names are several. */
+        if (cp->kern[p] == CP_NONE)
+            cp->kern[p] = c;
+        else if (cp->kern[p] != SEVERAL &&
+                 strcmp(gpuprof_an_db_context_name(cp->db, cp->kern[p]),
+                        gpuprof_an_db_context_name(cp->db, c)))
+            cp->kern[p] = SEVERAL;
     }
     return GPUPROF_OK;
 }

@@ -234,8 +234,15 @@ void gpuprof__threads_merge_gpu(void);
 void gpuprof__thread_atfork_child(uint64_t now_ticks);
 
 /* ---- The library's own threads (sys.c) -------------------------------- */
-/* pthread_create with every signal blocked in the new thread; 0 or errno. */
+/* pthread_create with every signal blocked in the new thread; 0 or errno.
+ * The new thread is one of the library's own (gpuprof__own_thread), and
+ * lib/host does not see it created. */
 int gpuprof__spawn(pthread_t *t, void *(*fn)(void *), void *arg);
+/* Is the calling thread the library's own (gpuprof__spawn) or a backend's
+ * (gpuprof_be_own_thread)? What it does is not the program's: lib/host
+ * records nothing of it. One TLS load. */
+extern GP_HIDDEN __thread bool gpuprof__own_thread
+    __attribute__((tls_model("initial-exec")));
 /* A condition variable whose timed waits use CLOCK_MONOTONIC. */
 void gpuprof__cond_init_monotonic(pthread_cond_t *c);
 /* *ts = CLOCK_MONOTONIC now + ns: a deadline for those waits. */

@@ -34,7 +34,8 @@ static _Atomic uint64_t creations;
 
 bool gpuprof__host_recording(void)
 {
-    return gp_mode() == GP_MODE_MEASURING && gpuprof__trace_on();
+    return gp_mode() == GP_MODE_MEASURING && gpuprof__trace_on() &&
+           !gpuprof__own_thread;
 }
 
 void gpuprof__host_record(uint32_t op, uint32_t flags, uint64_t t0,

@@ -31,8 +31,9 @@
 
 #include "core/atomics.h"
 
-/* Is the process measuring with tracing on (records are wanted)? Two
- * relaxed loads. */
+/* Is the process measuring with tracing on, and the calling thread not the
+ * library's or a backend's own (records are wanted)? Two relaxed loads and
+ * one of TLS. */
 bool gpuprof__host_recording(void);
 /* One record of the calling thread (io/trace.h GPUPROF_IO_HOST_*; times in
  * ticks, gp_ticks): nothing when not recording or the thread has no trace.

@@ -124,7 +124,7 @@ static int create_impl(pthread_t *th, const pthread_attr_t *attr,
     READY();
     int mode = gp_mode();
     if (sanitized || mode == GP_MODE_UNINIT || mode == GP_MODE_FINALIZED ||
-        !gpuprof__host_user_site(RA))
+        gpuprof__own_thread || !gpuprof__host_user_site(RA))
         return real.create(th, attr, fn, arg);
     tramp *a = malloc(sizeof(*a));
     if (!a)

@@ -39,7 +39,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int(
 # A database's jacobi device time (ns).
 device() {
   ns $("$G" report --view flat --metric gpu.time --threshold 0 "$1" |
-    awk '$NF ~ /^\[binaries/ && $(NF-1) == "jacobi" && $(NF-2) == "kernel" { print $1, $2; exit }')
+    awk '$NF == "jacobi" && $(NF-1) == "kernel" { print $1, $2; exit }')
 }
 # The projected run time (ns) of a database with kernel:jacobi=F.
 projected() {

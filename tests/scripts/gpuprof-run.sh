@@ -255,17 +255,17 @@ else
   fi
   # A program that calls gpuprof_init itself joins the measurement: its
   # init succeeds (no "measuring off"), its regions and kernels are in the
-  # one profile gpuprof run asked for: 2 threads x (2 + 2) sweeps, one
-  # launch each.
+  # one profile gpuprof run asked for: 2 threads x 2 rounds of 8 + 2
+  # sweeps (8 with the heater, 8 / 4 without), one launch each.
   J=$PWD/$B/examples/opencl/jacobi
   if [ -x "$J" ]; then
-    POCL_CACHE_DIR=$tmp/pocl0 "$G" run --log info -o "$tmp/jac" "$J" 64 2 >"$tmp/jac.out" 2>"$tmp/jac.err"
+    POCL_CACHE_DIR=$tmp/pocl0 "$G" run --log info -o "$tmp/jac" "$J" 64 8 >"$tmp/jac.out" 2>"$tmp/jac.err"
     rc=$?
     if [ $rc -eq 0 ] && ! grep -q "measuring off" "$tmp/jac.err" &&
        grep -q "gpuprof_init: joined the measurement its launcher started" "$tmp/jac.err" &&
        ! grep -q "cannot apply" "$tmp/jac.err" && [ "$(profiles "$tmp/jac")" -eq 1 ] &&
-       "$G" report "$tmp/jac" | grep -qE '^ +1 .* find device$' && [ "$(kernels "$tmp/jac" jacobi)" = 8 ]; then
-      pass "examples/opencl/jacobi calls gpuprof_init itself: it joins (regions and 8 kernels in one profile)"
+       "$G" report "$tmp/jac" | grep -qE '^ +1 .* find device$' && [ "$(kernels "$tmp/jac" jacobi)" = 20 ]; then
+      pass "examples/opencl/jacobi calls gpuprof_init itself: it joins (regions and 20 kernels in one profile)"
     else
       fail "jacobi under gpuprof run (rc $rc, $(profiles "$tmp/jac") profiles, jacobi $(kernels "$tmp/jac" jacobi))"; cat "$tmp/jac.err"
     fi

@@ -179,6 +179,7 @@ static void run_jobs(job *jobs, size_t n)
 
 static void *sim_main(void *arg)
 {
+    gpuprof_be_own_thread(); /* the simulated device, not the program */
     (void)arg;
     pthread_mutex_lock(&mu);
     for (;;) {

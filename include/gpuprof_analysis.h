@@ -535,12 +535,18 @@ typedef enum gpuprof_an_trace_kind {
                                      call's) and context (the note: what |
                                      flags << 8 | device << 16); doc/
                                      FORMATS.md. Since 0.1. */
-    GPUPROF_AN_TRACE_MPI = 4      /* a CPU thread's MPI calls (trace format
+    GPUPROF_AN_TRACE_MPI = 4,     /* a CPU thread's MPI calls (trace format
                                      1.4, libgpuprof-pmpi.so): 64 bytes a
                                      call, two records each; doc/
                                      FORMATS.md has the layout (the
                                      critical path across ranks reads
                                      them). Since 0.1. */
+    GPUPROF_AN_TRACE_SAMPLES = 6  /* a CPU thread's samples (trace format
+                                     1.5, GPUPROF_CPU_SAMPLING): start_ns =
+                                     end_ns the sample's time, correlation
+                                     its value (ns of cpu.time, cpu.wall,
+                                     ...), context where it was taken.
+                                     Since 0.1. */
 } gpuprof_an_trace_kind;
 
 typedef struct gpuprof_an_trace_stream {

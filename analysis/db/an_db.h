@@ -128,6 +128,11 @@ static inline unsigned db_cms_value(uint32_t nprofiles)
                                stream's count is of slots), laid out as the
                                trace's MPI_RECORDS (doc/FORMATS.md) */
 #define DB_TRACE_MPI_REC 64u
+#define DB_TRACE_SAMPLES 6u /* a CPU thread's samples (trace 1.5): u64 time,
+                               u64 time, u64 value (what the sample added
+                               to its metric), u32 context, u32 the
+                               database metric it went to (its exclusive
+                               variant; UINT32_MAX: unknown) */
 
 /* Little-endian access (the format is little-endian on every host). */
 static inline void db_put16(uint8_t *p, uint16_t v)

@@ -9,6 +9,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/sampler.h"
 #include "core/trace.h"
 #include "core/unwind.h"
 #include "io/io.h"
@@ -329,17 +330,17 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
     if (unlikely(!st))
         return 0;
     gpuprof__gpu_poll(g);
-    gpuprof__idle_drain();
     uint32_t d = gp_load_relaxed(&t->depth);
     uint32_t parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
-    uint32_t unknown = 0;
+    uint32_t unknown = 0, ph = GP_CCT_NONE;
+    gpuprof__cct_enter(t); /* a sample drain waits (core/sampler.h) */
     /* Frames: [0] the unwinder's caller, [1] this function, [2] ours. */
     uint32_t leaf = gpuprof__callpath_cached(&t->cct, parent, 2 + (int)skip,
                                              &unknown, &g->path);
-    if (unlikely(leaf == GP_CCT_NONE))
-        return op_dropped();
-    uint32_t ph = gpuprof__cct_child(&t->cct, leaf, GPUPROF_IO_NODE_GPU_OP, kind,
-                                     0, UINT32_MAX);
+    if (likely(leaf != GP_CCT_NONE))
+        ph = gpuprof__cct_child(&t->cct, leaf, GPUPROF_IO_NODE_GPU_OP, kind, 0,
+                                UINT32_MAX);
+    gpuprof__cct_leave(t);
     if (unlikely(ph == GP_CCT_NONE))
         return op_dropped();
     uint64_t corr = ((uint64_t)(t->seq + 1) << GP_CORR_SEQ_BITS) |
@@ -387,7 +388,6 @@ gpuprof_status gpuprof__op_end(uint64_t corr)
             gpuprof__observe_op_end(o);
     }
     gpuprof__gpu_poll(g);
-    gpuprof__idle_drain();
     return GPUPROF_OK;
 }
 

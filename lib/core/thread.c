@@ -6,10 +6,11 @@
  * the hot path). A pthread key's destructor tells us when a thread exits:
  * the thread closes its own open regions (flagged) and marks itself exited;
  * the state stays on the global list, so everything it measured is written
- * by later flushes. Past GPUPROF_KEEP_THREADS exited threads, a state is
- * summed into one merged state, unlinked under G.lock and freed under
- * G.flush_lock: flushes read thread states under the one, counters under
- * the other.
+ * by later flushes. A state made starts the thread's CPU-sample timers
+ * (cpusample.c); its exit stops them. Past GPUPROF_KEEP_THREADS exited
+ * threads, a state is summed into one merged state, unlinked under G.lock
+ * and freed under G.flush_lock: flushes read thread states under the one,
+ * counters under the other.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/sampler.h"
 #include "core/trace.h"
 #include "io/io.h"
 
@@ -175,6 +177,7 @@ void gpuprof__threads_merge_gpu(void)
 static void on_thread_exit(void *arg)
 {
     gp_thread *t = arg;
+    gpuprof__sampler_thread_exit(t); /* its timers, its last samples */
     uint32_t open = gp_load_relaxed(&t->depth);
     if (open) {
         gpuprof__region_close_from(t, 0, gp_ticks(), GPUPROF_IO_NODE_OPEN);
@@ -238,6 +241,7 @@ gp_thread *gpuprof__thread_create(void)
     if (key_ok)
         pthread_setspecific(exit_key, t);
     gpuprof__tls_self = t;
+    gpuprof__cpu_sampling_thread_start(t); /* a thread-start hook */
     return t;
 }
 

@@ -14,8 +14,9 @@
 
 #define GPUPROF_IO_TRACE_MAGIC "GPTRACE\0" /* 8 bytes at offset 0 */
 #define GPUPROF_IO_TRACE_MAJOR 1
-#define GPUPROF_IO_TRACE_MINOR 4 /* 1.1: CORR_RECORDS; 1.2: MERGED chunks;
-                                    1.3: DEP_RECORDS; 1.4: MPI_RECORDS */
+#define GPUPROF_IO_TRACE_MINOR 5 /* 1.1: CORR_RECORDS; 1.2: MERGED chunks;
+                                    1.3: DEP_RECORDS; 1.4: MPI_RECORDS;
+                                    1.5: SAMPLE_RECORDS */
 #define GPUPROF_IO_TRACE_HEADER 32       /* file header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_HEADER 32 /* chunk header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_MAGIC 0x4B484354u /* "TCHK" little-endian */
@@ -40,9 +41,21 @@ enum {
     GPUPROF_IO_TRACE_MERGED = 4,
     GPUPROF_IO_TRACE_DEP_RECORDS = 5, /* since 1.3: a CPU thread's
                                          dependency notes (below) */
-    GPUPROF_IO_TRACE_MPI_RECORDS = 6  /* since 1.4: a CPU thread's MPI
+    GPUPROF_IO_TRACE_MPI_RECORDS = 6, /* since 1.4: a CPU thread's MPI
                                          calls (below) */
+    GPUPROF_IO_TRACE_SAMPLE_RECORDS = 7 /* since 1.5: CPU samples of any
+                                           threads (below) */
 };
+
+/* SAMPLE_RECORDS (since 1.5): CPU samples (GPUPROF_CPU_SAMPLING,
+ * GPU_IDLE_CAUSE, a backend's counter overflows), 32 bytes a record: u64
+ * time (process clock ns: when the sample was taken), u64 value (what it
+ * added to its metric: ns for timer samples), u64 context (thread_seq <<
+ * 32 | node, as every record's), u32 metric (its index in the profile's
+ * metric table), u32 reserved (0). Records of several threads share a
+ * chunk; the reader gives each thread its own stream (`samples`), held in
+ * gpuprof__io_trace_rec as start_ns = time, end_ns = value, context, corr
+ * = metric. */
 
 /* MPI_RECORDS (since 1.4): what a CPU thread's MPI calls did, from
  * gpuprof_be_mpi_event (the PMPI library, lib/pmpi/), 64 bytes a record
@@ -131,6 +144,9 @@ typedef struct gpuprof__io_trace {
     uint32_t dep_stream_count;
     gpuprof__io_trace_mpi *mpi; /* CPU threads' MPI calls (1.4) */
     uint32_t mpi_count;
+    gpuprof__io_trace_stream *samples; /* CPU threads' samples (1.5; gpu
+                                          0, id: thread_seq) */
+    uint32_t sample_stream_count;
     gpuprof__io_trace_thread *threads;
     uint32_t thread_count;
     gpuprof__io_trace_merge *merges; /* MERGED chunks, in file order */
@@ -164,6 +180,12 @@ size_t gpuprof__io_trace_dep_records(uint8_t *out, uint32_t flags,
  * CHUNK_HEADER + n * MPI_RECORD bytes. */
 size_t gpuprof__io_trace_mpi_records(uint8_t *out, uint32_t id,
                                      const gpuprof__io_mpi_rec *r, uint32_t n);
+/* A SAMPLE_RECORDS chunk of n samples (r[i] as the reader gives them:
+ * start_ns the time, end_ns the value, corr the metric): out holds
+ * CHUNK_HEADER + n * CORR_RECORD bytes. */
+size_t gpuprof__io_trace_sample_records(uint8_t *out,
+                                        const gpuprof__io_trace_rec *r,
+                                        uint32_t n);
 /* A THREAD chunk (at most CHUNK_HEADER + 16 + 64 bytes); returns bytes. */
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name);
@@ -189,9 +211,9 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
                              size_t errsize);
 int gpuprof__io_trace_read_file(const char *path, gpuprof__io_trace **out,
                                 char *err, size_t errsize);
-/* Sorts every stream's records (and every op stream's) by start, then end,
- * then context, then correlation id; MPI records by start, then end (the
- * records of one call keep their order). */
+/* Sorts every stream's records (and every op stream's, every sample
+ * stream's) by start, then end, then context, then correlation id; MPI
+ * records by start, then end (the records of one call keep their order). */
 void gpuprof__io_trace_sort(gpuprof__io_trace *t);
 void gpuprof__io_trace_free(gpuprof__io_trace *t);
 

@@ -41,7 +41,7 @@ static int run_usage(const char *fmt, ...)
     va_end(ap);
     fputs("\nusage: gpuprof run [-o DIR] [--trace] [--mpi] [--backends LIST] "
           "[--pc-sampling[=N]]\n"
-          "                   [--follow-children] [--log LEVEL] "
+          "                   [--cpu[=SPEC]] [--follow-children] [--log LEVEL] "
           "[--flush-period MS] [--] PROGRAM [ARGS...]\n",
           stderr);
     return 2;
@@ -86,6 +86,14 @@ static int run_option(int argc, char **argv, int *i)
     }
     if (!strcmp(opt, "--follow-children"))
         return setenv("GPUPROF_FOLLOW_CHILDREN", "1", 1) ? 2 : 0;
+    if (!strcmp(opt, "--cpu")) /* CPU samples: the default setting */
+        return setenv("GPUPROF_CPU_SAMPLING", "on", 1) ? 2 : 0;
+    if (!strncmp(opt, "--cpu=", 6)) { /* the library checks SPEC */
+        if (!opt[6])
+            return run_usage("%s: e.g. --cpu=cputime@5ms,realtime@20ms or "
+                             "--cpu=off", opt);
+        return setenv("GPUPROF_CPU_SAMPLING", opt + 6, 1) ? 2 : 0;
+    }
     if (!strcmp(opt, "--pc-sampling"))
         return setenv("GPUPROF_CUPTI_PC_SAMPLING", "1", 1) ? 2 : 0;
     if (!strncmp(opt, "--pc-sampling=", 14)) {

@@ -29,7 +29,7 @@
 #include "core/sampler.h"
 
 /* Chosen by measured overhead (doc/CORE.md "CPU samples"). */
-#define CPU_SAMPLING_DEFAULT "cputime@5ms"
+#define CPU_SAMPLING_DEFAULT "cputime@10ms"
 #define MIN_PERIOD_NS 100000ull
 #define MAX_PERIOD_NS 10000000000ull
 

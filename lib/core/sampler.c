@@ -124,6 +124,8 @@ uint64_t gpuprof__sampler_period(unsigned src)
                                                           : 0;
 }
 
+static void set_period(timer_t t, uint64_t ns);
+
 int gpuprof__sampler_signal(void) { return sig; }
 uint64_t gpuprof__sampler_timers(void) { return gp_load_relaxed(&ntimers); }
 
@@ -256,6 +258,14 @@ __attribute__((noinline)) void gpuprof__sampler_sample_from(unsigned src,
     __asm__ volatile("" ::: "memory"); /* keep this frame */
 }
 
+void gpuprof__sampler_raise(unsigned src)
+{
+    union sigval v;
+    v.sival_int = (int)(cookie << 8 | src);
+    if (sig && tls_st)
+        pthread_sigqueue(pthread_self(), sig, v);
+}
+
 /* ---- the signal -------------------------------------------------------- */
 /* The first real-time signal from the top whose action is the default;
  * installs our handler on it. Under list_mu. */
@@ -314,10 +324,8 @@ static void check_signal(void)
     pthread_mutex_lock(&list_mu);
     for (sthread *r = threads; r; r = r->next)
         for (unsigned s = 0; s < GP_SRC_N; s++)
-            if (r->armed[s]) {
-                struct itimerspec off = {{0, 0}, {0, 0}};
-                timer_settime(r->timer[s], 0, &off, NULL);
-            }
+            if (r->armed[s])
+                set_period(r->timer[s], 0);
     pthread_mutex_unlock(&list_mu);
 }
 
@@ -366,6 +374,16 @@ static void unlink_ring(sthread *r)
         r->next->pprev = r->pprev;
 }
 
+/* A timer that expires every `ns` from now (0: disarmed). */
+static void set_period(timer_t t, uint64_t ns)
+{
+    struct itimerspec its;
+    its.it_interval.tv_sec = (time_t)(ns / 1000000000u);
+    its.it_interval.tv_nsec = (long)(ns % 1000000000u);
+    its.it_value = its.it_interval;
+    timer_settime(t, 0, &its, NULL);
+}
+
 static clockid_t clock_of(unsigned src)
 {
     return src == GP_SRC_REALTIME ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
@@ -397,13 +415,16 @@ bool gpuprof__sampler_arm(gp_thread *t, unsigned src)
     }
     gp_fetch_add_relaxed(&ntimers, 1);
     r->armed[src] = true;
-    uint64_t p = S.period_ns[src];
-    struct itimerspec its;
-    its.it_interval.tv_sec = (time_t)(p / 1000000000u);
-    its.it_interval.tv_nsec = (long)(p % 1000000000u);
-    its.it_value = its.it_interval;
-    timer_settime(r->timer[src], 0, &its, NULL);
+    set_period(r->timer[src], S.period_ns[src]);
     return true;
+}
+
+void gpuprof__sampler_thread_timers(bool on)
+{
+    sthread *r = tls_st;
+    for (unsigned s = 0; r && s < GP_SRC_BACKEND; s++)
+        if (r->armed[s])
+            set_period(r->timer[s], on ? S.period_ns[s] : 0);
 }
 
 static void disarm(sthread *r)

@@ -71,12 +71,18 @@ void gpuprof__sampler_atfork_child(void);
  * its path starting at the frame whose return address is `until` (a
  * caller's __builtin_return_address(0)); tests and make bench. */
 void gpuprof__sampler_sample_from(unsigned src, const void *until);
+/* A sample of `src` through the signal and the handler, on the calling
+ * thread (armed), as its timer would take it; make bench. */
+void gpuprof__sampler_raise(unsigned src);
 /* From a signal handler (a backend's overflow): one sample of the
  * interrupted path with `value` of metric `metric` (CPU kind). `uc` is the
  * handler's third argument (NULL: the path is cut after the signal
  * trampoline). Async-signal-safe. false: not taken (no ring on this
  * thread, paused, or the ring is full: counted on the region). */
 bool gpuprof__sampler_take_backend(uint32_t metric, uint64_t value, void *uc);
+/* The calling thread's timers stopped (false) or started again (true);
+ * make bench compares the same thread measured and not. */
+void gpuprof__sampler_thread_timers(bool on);
 /* The signal the sampler's timers send (0 before the first arm). */
 int gpuprof__sampler_signal(void);
 /* Timers the sampler holds right now (tests: nothing leaks). */

@@ -124,6 +124,14 @@ static int run_option(int argc, char **argv, int *i)
     }
     if (!strcmp(opt, "--follow-children"))
         return setenv("GPUPROF_FOLLOW_CHILDREN", "1", 1) ? 2 : 0;
+    if (!strcmp(opt, "--cpu")) /* CPU samples: the default setting */
+        return setenv("GPUPROF_CPU_SAMPLING", "on", 1) ? 2 : 0;
+    if (!strncmp(opt, "--cpu=", 6)) { /* the library checks SPEC */
+        if (!opt[6])
+            return run_usage("%s: e.g. --cpu=cputime@5ms,realtime@20ms or "
+                             "--cpu=off", opt);
+        return setenv("GPUPROF_CPU_SAMPLING", opt + 6, 1) ? 2 : 0;
+    }
     if (!strcmp(opt, "--pc-sampling"))
         return setenv("GPUPROF_CUPTI_PC_SAMPLING", "1", 1) ? 2 : 0;
     if (!strncmp(opt, "--pc-sampling=", 14)) {

@@ -377,6 +377,8 @@ static int add_host(gpuprof__io_trace *t, uint32_t id, const uint8_t *p,
         h->recs[h->count++] = (gpuprof__io_host_rec){
             get64(p), get64(p + 8), get64(p + 16), get64(p + 24), p[32],
             p[33]};
+    return 0;
+}
 
 /* A SAMPLE_RECORDS chunk's records (checked by chunk_ok), each onto its
  * thread's stream. */

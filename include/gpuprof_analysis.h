@@ -992,11 +992,30 @@ GPUPROF_AN_API uint64_t gpuprof_an_cpath_run_ns(const gpuprof_an_cpath *cp,
                                                 uint32_t i);
 /* A step's name: the kernel (device work), the operation (a call), the
  * region (CPU work), the MPI function (an MPI call), the host
- * synchronization and its region ("pthread_join in simulate"). Since
- * 0.1. */
+ * synchronization and its region ("pthread_join in simulate"). CPU work
+ * that CPU samples saw (a traced run with GPUPROF_CPU_SAMPLING) is named
+ * by the procedure most of them were in, in its region: "relax (app) in
+ * solve", or "relax (app)" outside any region. Since 0.1. */
 GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s, char *buf,
     size_t size);
+
+/* A procedure CPU samples saw in a step (gpuprof_an_cpath_step_samples). */
+typedef struct gpuprof_an_sampled {
+    uint32_t context; /* the function, inlined function or frame they were
+                         in (a database context) */
+    uint32_t samples; /* sample records */
+    uint64_t ns;      /* their time: cpu.time, else cpu.wall */
+} gpuprof_an_sampled;
+
+/* The procedures the CPU samples of a CPU step's thread saw during its part
+ * of the path (cpu.time samples, else cpu.wall ones), the most time first:
+ * up to max into out; returns how many there are (0: not CPU work, no
+ * samples there, or a run traced without CPU samples). What `report
+ * --critical-path` prints beneath each such step. Since 0.1. */
+GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
+    const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s,
+    gpuprof_an_sampled *out, uint32_t max);
 
 /* Adds to db (the one cp was built on) four metrics, ns per context and
  * profile like measured ones, so every view and export shows them:

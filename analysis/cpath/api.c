@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../base/an_internal.h"
+#include "../db/an_samples.h"
 #include "cpath.h"
 #include "table.h"
 
@@ -591,6 +592,73 @@ GPUPROF_AN_API uint64_t gpuprof_an_cpath_steps(const gpuprof_an_cpath *cp,
     return out ? k : p->npath;
 }
 
+/* ---- CPU samples on the path ---------------------------------------- */
+/* The procedure a sampled context lies in: its nearest function, inlined
+ * function or frame (the context itself when there is none). */
+static uint32_t procedure_of(const gpuprof_an_db *db, uint32_t c)
+{
+    uint32_t nc = gpuprof_an_db_context_count(db);
+    for (uint32_t a = c; a && a < nc; a = gpuprof_an_db_context_parent(db, a)) {
+        gpuprof_an_node_kind k = gpuprof_an_db_context_kind(db, a);
+        if (k == GPUPROF_AN_NODE_FUNCTION || k == GPUPROF_AN_NODE_INLINE ||
+            k == GPUPROF_AN_NODE_FRAME)
+            return a;
+        if (k == GPUPROF_AN_NODE_REGION)
+            break;
+    }
+    return c;
+}
+
+static int by_ns(const void *x, const void *y)
+{
+    const gpuprof_an_sampled *a = x, *b = y;
+    if (a->ns != b->ns)
+        return a->ns < b->ns ? 1 : -1;
+    return (a->context > b->context) - (a->context < b->context);
+}
+
+GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
+    const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s,
+    gpuprof_an_sampled *out, uint32_t max)
+{
+    if (!cp || !s || s->kind != GPUPROF_AN_ACTIVITY_CPU || !s->path_ns ||
+        s->profile == UINT32_MAX)
+        return 0;
+    uint32_t m;
+    if (gpuprof_an_db_metric_find(cp->db, "cpu.time", GPUPROF_AN_EXCLUSIVE,
+                                  &m) != GPUPROF_OK &&
+        gpuprof_an_db_metric_find(cp->db, "cpu.wall", GPUPROF_AN_EXCLUSIVE,
+                                  &m) != GPUPROF_OK)
+        return 0;
+    gpuprof__an_sample_ctx *v;
+    uint32_t n;
+    if (gpuprof__an_db_samples_in(cp->db, s->profile, s->path_from_ns,
+                                  s->path_from_ns + s->path_ns, m, &v,
+                                  &n) != GPUPROF_OK)
+        return 0;
+    gpuprof_an_sampled *p = malloc((n ? n : 1) * sizeof(*p));
+    uint32_t np = 0;
+    for (uint32_t i = 0; p && i < n; i++) { /* by procedure */
+        uint32_t c = v[i].context == UINT32_MAX
+                         ? UINT32_MAX
+                         : procedure_of(cp->db, v[i].context);
+        uint32_t k = 0;
+        while (k < np && p[k].context != c)
+            k++;
+        if (k == np)
+            p[np++] = (gpuprof_an_sampled){c, 0, 0};
+        p[k].samples += (uint32_t)v[i].samples;
+        p[k].ns += v[i].value;
+    }
+    free(v);
+    if (!p)
+        return 0;
+    qsort(p, np, sizeof(*p), by_ns);
+    memcpy(out, p, (np < max ? np : max) * sizeof(*p));
+    free(p);
+    return np;
+}
+
 GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s, char *buf,
     size_t size)
@@ -598,6 +666,7 @@ GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     if (!cp || !s || !buf || !size)
         return "";
     uint32_t c = s->context, nc = gpuprof_an_db_context_count(cp->db);
+    gpuprof_an_sampled top;
     if (c >= nc) {
         snprintf(buf, size, "<unknown context>");
         return buf;
@@ -625,6 +694,11 @@ GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     else if (s->kind != GPUPROF_AN_ACTIVITY_CPU && parent < nc)
         snprintf(buf, size, "%s in %s", name,
                  gpuprof_an_db_context_name(cp->db, parent));
+    else if (s->kind == GPUPROF_AN_ACTIVITY_CPU &&
+             gpuprof_an_cpath_step_samples(cp, s, &top, 1) &&
+             top.context < nc)
+        snprintf(buf, size, c ? "%s in %s" : "%s",
+                 gpuprof_an_db_context_name(cp->db, top.context), name);
     else
         snprintf(buf, size, "%s", c ? name : "<no region>");
     return buf;

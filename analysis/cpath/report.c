@@ -126,6 +126,34 @@ static void left_note(const gpuprof_an_cpath *cp, uint32_t i, FILE *out)
                 entry(cp, i, e, sizeof(e)), n);
 }
 
+/* Beneath a CPU step that CPU samples saw: the procedures they were in,
+ * the first three with their shares of the samples' time. */
+static void sampled_line(const gpuprof_an_db *db, const gpuprof_an_cpath *cp,
+                         const gpuprof_an_path_step *s, FILE *out)
+{
+    gpuprof_an_sampled top[3];
+    uint32_t n = gpuprof_an_cpath_step_samples(cp, s, top, 3), all = 0;
+    if (!n)
+        return;
+    uint64_t total = 0;
+    gpuprof_an_sampled *v = malloc(n * sizeof(*v));
+    if (v && gpuprof_an_cpath_step_samples(cp, s, v, n) == n)
+        for (uint32_t k = 0; k < n; k++)
+            total += v[k].ns, all += v[k].samples;
+    free(v);
+    fprintf(out, "  %12s %12s %6s  %-16s   sampled (%u):", "", "", "", "",
+            all);
+    for (uint32_t k = 0; k < n && k < 3; k++) {
+        char c[16];
+        const char *name = top[k].context < gpuprof_an_db_context_count(db)
+                               ? gpuprof_an_db_context_name(db, top[k].context)
+                               : "<unknown>";
+        fprintf(out, "%s %.48s %s", k ? "," : "", name,
+                pct(c, sizeof(c), top[k].ns, total));
+    }
+    fputs(n > 3 ? ", ...\n" : "\n", out);
+}
+
 /* One process's path: a line per step, then the ratings of its names. */
 static int print_process(const gpuprof_an_cpath *cp, const gpuprof_an_db *db,
                          uint32_t i, FILE *out, ratings *rv)
@@ -152,6 +180,7 @@ static int print_process(const gpuprof_an_cpath *cp, const gpuprof_an_db *db,
         gpuprof_an_cpath_step_name(cp, &s, name, sizeof(name));
         fprintf(out, "  %12s %12s %s  %-16s %s\n", a, b,
                 pct(c, sizeof(c), s.path_ns, len), w, name);
+        sampled_line(db, cp, &s, out);
         rated *r = rv ? rating_of(rv, name) : NULL;
         if (r)
             r->path_ns += s.path_ns;

@@ -12,6 +12,9 @@
 #  - a fork child is sampled into its own profile;
 #  - with --trace, the samples are in the trace with their times, as many
 #    periods as the profile counts;
+#  - the critical path names a host segment by the procedure its samples
+#    saw (`report --critical-path`: the step, a "sampled" line, the
+#    ratings);
 #  - off: no cpu.time; a typo: one line naming it, the default used.
 # Prints PASS/FAIL lines.
 set -u
@@ -69,6 +72,14 @@ if run burn -o "$tmp/burn" --trace "$P" burn; then
   [ -n "$span" ] && awk -v s="$span" 'BEGIN { exit !(s > 0 && s < 5000) }' &&
     pass "sample times span ${span} ms of a sub-second run" ||
     fail "sample times: span ${span:-none} ms"
+  # The critical path's host segment is named by its samples: main's
+  # segment between pthread_create and pthread_join is all spin().
+  "$G" report --critical-path "$tmp/burn-db" >"$tmp/path" 2>&1
+  grep -qE '^ +[0-9.]+ [mun]?s +[0-9.]+ [mun]?s +[0-9.]+%  thread 0 +spin \(run_cpu_burn\)$' "$tmp/path" &&
+    grep -qE '^ +sampled \([0-9]+\): spin \(run_cpu_burn\) +100\.0%$' "$tmp/path" &&
+    grep -qE '^ +[0-9.]+ +0\.000 +[0-9.]+  spin \(run_cpu_burn\)$' "$tmp/path" &&
+    pass "the critical path names main's CPU work by its samples (spin, 100 %), in the ratings too" ||
+    fail "the critical path's CPU work named by samples: $(cat "$tmp/path")"
 else
   fail "cpu_burn burn is measured and analysed: $(cat "$tmp/burn.err")"
 fi

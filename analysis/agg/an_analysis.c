@@ -578,9 +578,6 @@ static gpuprof_status run_ranks(gpuprof_an_analysis *a,
              .blame = -1};
     memset(a->phase_s, 0, sizeof(a->phase_s));
     r.budget = a->memory ? a->memory - BUDGET_BASE : 0;
-    /* Without a budget pass 2's rows stay for pass 3; several ranks read
-     * the other ranks' profiles back from profile.db. */
-    r.keep_rows = !a->memory;
     gpuprof_status st = run_steps(&r);
     run_free(&r);
     if (st != GPUPROF_OK && r.made_dir)

@@ -74,7 +74,7 @@ struct gpuprof_an_analysis {
     char **inputs;
     uint32_t ninputs;
     unsigned threads;
-    uint64_t memory; /* bytes; 0: no budget */
+    uint64_t memory; /* bytes; 0: no budget; GPUPROF_AN_MEMORY_AUTO */
     int structure;   /* expand CPU frames with DWARF */
     char *output;
     gpuprof_an_progress_fn progress;
@@ -83,6 +83,10 @@ struct gpuprof_an_analysis {
     gpuprof_an_warning_fn warn;
     void *warn_user;
     double phase_s[GPUPROF__AN_PHASES]; /* the last run's (an_coll.h) */
+    /* the last run's memory: its budget (0: none) and the memory available
+     * a default one is a share of (0: set, or unknown) */
+    uint64_t used_memory, available;
+    unsigned node_ranks; /* ranks sharing this node's memory (0, 1: one) */
 };
 
 typedef struct src { /* one profile file */
@@ -129,10 +133,17 @@ typedef struct run {
     uint64_t budget;  /* 0, or the bytes rounds may use beside what stays */
     uint64_t held;    /* bytes of decoded files pass 1 held for pass 2 */
     uint64_t kept;    /* bytes of rows pass 2 left for pass 3 */
+    bool tight;       /* the budget let something go: freed memory is
+                         handed back after each round (else it is kept
+                         for the next: fresh pages cost) */
     uint64_t *cstart; /* per context: values before it; [nc] = total */
     uint64_t *poff;   /* per profile: its profile.db plane's offset */
     dbfile f[3];      /* profile.db, cct.db, stats.db */
     gpuprof__an_tracedb tr; /* trace.db */
+    dbfile info;            /* analysis.txt: how the database was made */
+    /* how the budget shaped the run (analysis.txt): rounds of pass 1 and
+     * 2, ranges of pass 3, files decoded twice, rows read back */
+    uint32_t rounds[3], reread, readback;
     /* several ranks (an_coll.h); a single process is rank 0 of 1 */
     const gpuprof__an_coll *coll;
     int rank, nranks;
@@ -142,7 +153,7 @@ typedef struct run {
     long pid0;             /* rank 0's process id: temporary files' names */
     int blame;             /* the rank a failure is about (-1: the failing) */
     /* an earlier database's files, moved aside (gpuprof__an_dbfile_rename) */
-    dbfile *aside[4];
+    dbfile *aside[5];
     uint32_t naside;
     uint64_t ident; /* the database's identity (inputs, options) */
     unsigned major; /* the format written (db_format, an_analysis.c) */
@@ -159,6 +170,18 @@ void gpuprof__an_progress(const run *r, const char *phase, uint64_t done,
                           uint64_t total);
 /* The inputs' files listed (rank 0) and the identity computed. */
 gpuprof_status gpuprof__an_collect_inputs(run *r);
+
+/* ---- an_memory.c: the default budget ---- */
+/* Bytes this process may take now: MemAvailable, or what its control
+ * groups leave when less (GPUPROF_AN_SYSROOT prefixes the paths); 0 when
+ * unknown. */
+uint64_t gpuprof__an_memory_available(void);
+/* The default budget for that much available memory shared by `ranks`
+ * ranks (0, 1: one), 0: none. */
+uint64_t gpuprof__an_default_budget(uint64_t available, unsigned ranks);
+/* analysis.txt: how the database was made (threads, ranks, the budget
+ * and what it made the run do), in r->info's temporary file. */
+gpuprof_status gpuprof__an_info_write(run *r);
 
 /* ---- an_unify.c: pass 1, and what pass 2 shares of it ---- */
 gpuprof_status gpuprof__an_unify(run *r);
@@ -178,8 +201,9 @@ uint64_t gpuprof__an_kept_bytes(const run *r);
 uint64_t gpuprof__an_room(const run *r);
 /* Whether `bytes` more may be held for a later pass (decoded files, rows)
  * beside what is held already: at most half of what the budget leaves
- * beside what the run keeps (always, without a budget). */
-bool gpuprof__an_may_hold(const run *r, uint64_t bytes);
+ * beside what the run keeps (always, without a budget). When not, the
+ * run is tight from then on. */
+bool gpuprof__an_may_hold(run *r, uint64_t bytes);
 /* The end of the round that starts at file i (ratio: bytes of memory per
  * file byte, the largest seen; 0: none yet). */
 uint32_t gpuprof__an_round_end(const run *r, uint32_t i, double ratio);

@@ -497,6 +497,7 @@ gpuprof_status gpuprof__an_transpose(run *r)
     uint32_t kept = 0;
     for (uint32_t p = 0; p < x.np; p++)
         kept += r->rows[p].kept;
+    r->readback = x.np - kept;
     x.cur = calloc(x.np ? x.np : 1, sizeof(*x.cur));
     x.nxt = calloc(x.np ? x.np : 1, sizeof(*x.nxt));
     x.cpairs = calloc((size_t)nc + 1, sizeof(*x.cpairs));
@@ -517,7 +518,8 @@ gpuprof_status gpuprof__an_transpose(run *r)
         while (x.hi < r->c_hi && x.cstart[x.hi + 1] - x.cstart[x.lo] <= fit)
             x.hi++;
         st = transpose_round(r, &x, kept == x.np);
-        if (st == GPUPROF_OK && r->budget)
+        r->rounds[2]++;
+        if (st == GPUPROF_OK && r->tight)
             gpuprof__an_trim();
     }
     tpass_free(&x, r->a->threads);

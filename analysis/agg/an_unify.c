@@ -269,12 +269,15 @@ uint64_t gpuprof__an_room(const run *r)
     return r->budget > k ? r->budget - k : 1;
 }
 
-bool gpuprof__an_may_hold(const run *r, uint64_t bytes)
+bool gpuprof__an_may_hold(run *r, uint64_t bytes)
 {
     if (!r->budget)
         return true;
     uint64_t k = gpuprof__an_kept_bytes(r);
-    return k < r->budget && r->held + r->kept + bytes <= (r->budget - k) / 2;
+    if (k < r->budget && r->held + r->kept + bytes <= (r->budget - k) / 2)
+        return true;
+    r->tight = true;
+    return false;
 }
 
 /* The files that fit at `ratio` bytes of memory per file byte (none yet:
@@ -460,9 +463,10 @@ gpuprof_status gpuprof__an_unify(run *r)
         j = gpuprof__an_round_end(r, i, ratio);
         gpuprof__an_progress(r, "load", i, r->ns);
         gpuprof_status st = unify_round(r, i, j, &ratio);
+        r->rounds[0]++;
         if (st != GPUPROF_OK)
             return st;
-        if (r->budget)
+        if (r->tight)
             gpuprof__an_trim();
     }
     gpuprof__an_progress(r, "load", r->ns, r->ns);

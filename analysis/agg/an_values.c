@@ -334,6 +334,8 @@ static void pms_plane(void *ctx, uint32_t i)
  * made, their costs begun; their traces to trace.db. */
 static gpuprof_status round_files(run *r, uint32_t i, uint32_t j)
 {
+    for (uint32_t k = i; k < j; k++)
+        r->reread += !r->s[k].io;
     gpuprof__an_load_files(r, i, j);
     gpuprof_status st = gpuprof__an_first_error(r, i, j);
     for (uint32_t k = i; k < j && st == GPUPROF_OK; k++) {
@@ -487,7 +489,8 @@ gpuprof_status gpuprof__an_values(run *r)
         j = values_round_end(r, i, ratio);
         gpuprof__an_progress(r, "values", r->s[i].p0, np);
         st = values_round(r, &v, i, j, &ratio);
-        if (st == GPUPROF_OK && r->budget)
+        r->rounds[1]++;
+        if (st == GPUPROF_OK && r->tight)
             gpuprof__an_trim();
     }
     if (st == GPUPROF_OK)

@@ -105,12 +105,16 @@ static inline void cli_permute(int argc, char **argv, int first,
     free(ops);
 }
 
-/* analyze [-j N] [--memory SIZE] [--no-structure] [--strict] [-o DB] DIR...
+/* analyze [-j N] [--memory SIZE] [--no-structure] [--strict] [-v] [-o DB]
+ * DIR...
  * -j: threads (-jN too); by default one per CPU the process may use.
- * --strict: a trace not used whole stops the run (else: a warning). */
+ * --memory: the budget (0: none); by default a quarter of the memory
+ * available (GPUPROF_AN_MEMORY_AUTO).
+ * --strict: a trace not used whole stops the run (else: a warning).
+ * -v: the budget said on stderr before the run. */
 typedef struct cli_analyze {
     unsigned threads;
-    int structure, strict;
+    int structure, strict, verbose;
     const char *prog;
     uint64_t memory;
     const char *out; /* -o, else DIR-database of the first DIR */
@@ -124,7 +128,10 @@ typedef struct cli_analyze {
 static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
                                     bool say, cli_analyze *o)
 {
-    *o = (cli_analyze){.threads = cli_cpus(), .structure = 1, .prog = prog};
+    *o = (cli_analyze){.threads = cli_cpus(),
+                       .structure = 1,
+                       .prog = prog,
+                       .memory = GPUPROF_AN_MEMORY_AUTO};
     static const char *const with_arg[] = {"-j", "-o", "--memory", NULL};
     cli_permute(argc, argv, 2, with_arg);
     int i = 2;
@@ -145,6 +152,8 @@ static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
             o->structure = 0;
         } else if (!strcmp(argv[i], "--strict")) {
             o->strict = 1;
+        } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+            o->verbose = 1;
         } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
             if (!cli_parse_size(argv[++i], &o->memory)) {
                 if (say)
@@ -167,6 +176,35 @@ static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
         o->out = o->def;
     }
     return 0;
+}
+
+/* The memory budget `a` will work within, in one line on stderr:
+ * "PROG: memory budget 5.7 GiB (a quarter of the 22.8 GiB available;
+ * --memory sets another)"; `ranks` share the default (gpuprof-mpi's on
+ * one node). */
+static inline void cli_say_memory(const gpuprof_an_analysis *a,
+                                  const cli_analyze *o, unsigned ranks)
+{
+    uint64_t avail, b = gpuprof_an_analysis_memory(a, &avail);
+    if (o->memory != GPUPROF_AN_MEMORY_AUTO && !b)
+        fprintf(stderr, "%s: no memory budget (--memory 0)\n", o->prog);
+    else if (o->memory != GPUPROF_AN_MEMORY_AUTO)
+        fprintf(stderr, "%s: memory budget %.1f GiB (--memory)\n", o->prog,
+                b / 1073741824.0);
+    else if (b && ranks > 1)
+        fprintf(stderr,
+                "%s: memory budget %.1f GiB per rank (a quarter of the %.1f "
+                "GiB available, shared by the %u ranks of a node; --memory "
+                "sets another)\n",
+                o->prog, b / 1073741824.0, avail / 1073741824.0, ranks);
+    else if (b)
+        fprintf(stderr,
+                "%s: memory budget %.1f GiB (a quarter of the %.1f GiB "
+                "available; --memory sets another)\n",
+                o->prog, b / 1073741824.0, avail / 1073741824.0);
+    else
+        fprintf(stderr, "%s: no memory budget (the memory available is not "
+                        "known; --memory sets one)\n", o->prog);
 }
 
 /* A new analysis with those options and inputs; on failure *a is NULL

@@ -178,6 +178,16 @@ static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
     return 0;
 }
 
+/* "5.7 GiB", "16 MiB": a size for people. */
+static inline const char *cli_size(char *b, size_t n, uint64_t v)
+{
+    if (v >= (1ull << 30))
+        snprintf(b, n, "%.1f GiB", v / 1073741824.0);
+    else
+        snprintf(b, n, "%.0f MiB", v / 1048576.0);
+    return b;
+}
+
 /* The memory budget `a` will work within, in one line on stderr:
  * "PROG: memory budget 5.7 GiB (a quarter of the 22.8 GiB available;
  * --memory sets another)"; `ranks` share the default (gpuprof-mpi's on
@@ -186,22 +196,24 @@ static inline void cli_say_memory(const gpuprof_an_analysis *a,
                                   const cli_analyze *o, unsigned ranks)
 {
     uint64_t avail, b = gpuprof_an_analysis_memory(a, &avail);
+    char bs[32], as[32];
+    cli_size(bs, sizeof(bs), b);
+    cli_size(as, sizeof(as), avail);
     if (o->memory != GPUPROF_AN_MEMORY_AUTO && !b)
         fprintf(stderr, "%s: no memory budget (--memory 0)\n", o->prog);
     else if (o->memory != GPUPROF_AN_MEMORY_AUTO)
-        fprintf(stderr, "%s: memory budget %.1f GiB (--memory)\n", o->prog,
-                b / 1073741824.0);
+        fprintf(stderr, "%s: memory budget %s (--memory)\n", o->prog, bs);
     else if (b && ranks > 1)
         fprintf(stderr,
-                "%s: memory budget %.1f GiB per rank (a quarter of the %.1f "
-                "GiB available, shared by the %u ranks of a node; --memory "
+                "%s: memory budget %s per rank (a quarter of the %s "
+                "available, shared by the %u ranks of a node; --memory "
                 "sets another)\n",
-                o->prog, b / 1073741824.0, avail / 1073741824.0, ranks);
+                o->prog, bs, as, ranks);
     else if (b)
         fprintf(stderr,
-                "%s: memory budget %.1f GiB (a quarter of the %.1f GiB "
-                "available; --memory sets another)\n",
-                o->prog, b / 1073741824.0, avail / 1073741824.0);
+                "%s: memory budget %s (a quarter of the %s available; "
+                "--memory sets another)\n",
+                o->prog, bs, as);
     else
         fprintf(stderr, "%s: no memory budget (the memory available is not "
                         "known; --memory sets one)\n", o->prog);

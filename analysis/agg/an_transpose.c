@@ -38,7 +38,7 @@ typedef struct tpass {
     gpuprof__an_big cvb, cmsb, stsb; /* cv, cms, sts: every range's */
     uint32_t *cpairs; /* per context: distinct metrics */
     uint32_t *chunk;  /* context ranges of the parallel fill: [i, i+1) */
-    uint32_t nchunks;
+    uint32_t nchunks, most_chunks; /* this range's; room for */
     uint64_t *coff, *soff; /* per context: plane offsets */
     uint8_t *cms, *sts;    /* the round's planes, from the bases */
     uint64_t cms_base, sts_base;
@@ -398,6 +398,15 @@ static gpuprof_status transpose_values(run *r, tpass *x)
     uint32_t lo = x->lo, hi = x->hi;
     x->cbase = x->cstart[lo];
     uint64_t total = x->cstart[hi] - x->cbase;
+    /* Each chunk visits every profile: chunks of at least 16 values per
+     * profile (64 Ki at least) keep that small beside the values. */
+    uint64_t per = (uint64_t)x->np * 16 > 65536 ? (uint64_t)x->np * 16 : 65536;
+    x->nchunks = (uint32_t)(total / per);
+    if (x->nchunks > x->most_chunks)
+        x->nchunks = x->most_chunks;
+    if (x->nchunks < r->a->threads)
+        x->nchunks = r->a->threads < x->most_chunks ? r->a->threads
+                                                    : x->most_chunks;
     for (uint32_t k = 1, c = lo; k < x->nchunks; k++) {
         uint64_t want = x->cbase + total * k / x->nchunks;
         while (c < hi && x->cstart[c] < want)
@@ -476,11 +485,22 @@ static void tpass_free(tpass *x, unsigned threads)
     free(x->chunk);
 }
 
-/* A range holds at most this many values: its buffers (the transposed
- * values, the planes) take about 40 bytes each, reused by the next, so
- * that pass 3 faults in a bounded number of pages however large the
- * database (the rows it reads from are there already). */
-#define RANGE_VALUES (2u << 20)
+/* A range holds RANGE_PER_PROFILE values per profile, at least RANGE_MIN
+ * and at most RANGE_MAX: its buffers (the transposed values, the planes:
+ * about 40 bytes a value) are reused by the next, so that pass 3 faults in
+ * a bounded number of pages -- a kilobyte or two per profile -- however
+ * large the database (the rows it reads from are there already); and each
+ * range visits every profile, a cost that many values per profile make
+ * small. */
+#define RANGE_PER_PROFILE 64u
+#define RANGE_MIN (256u << 10)
+#define RANGE_MAX (4u << 20)
+
+static uint64_t range_values(uint32_t np)
+{
+    uint64_t v = (uint64_t)np * RANGE_PER_PROFILE;
+    return v < RANGE_MIN ? RANGE_MIN : v > RANGE_MAX ? RANGE_MAX : v;
+}
 
 gpuprof_status gpuprof__an_transpose(run *r)
 {
@@ -503,15 +523,15 @@ gpuprof_status gpuprof__an_transpose(run *r)
     x.cpairs = calloc((size_t)nc + 1, sizeof(*x.cpairs));
     x.coff = malloc(((size_t)nc + 1) * sizeof(*x.coff));
     x.soff = malloc(((size_t)nc + 1) * sizeof(*x.soff));
-    x.nchunks = r->a->threads > 1 ? 8 * r->a->threads : 1;
-    x.chunk = calloc((size_t)x.nchunks + 1, sizeof(*x.chunk));
+    x.most_chunks = r->a->threads > 1 ? 8 * r->a->threads : 1;
+    x.chunk = calloc((size_t)x.most_chunks + 1, sizeof(*x.chunk));
     gpuprof_status st = GPUPROF_OK;
     if (!x.cur || !x.nxt || !x.cpairs || !x.coff || !x.soff || !x.chunk)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     uint64_t fit =
         r->budget ? gpuprof__an_room(r) / T_BYTES_PER_VALUE : UINT64_MAX;
-    if (fit > RANGE_VALUES)
-        fit = RANGE_VALUES;
+    if (fit > range_values(x.np))
+        fit = range_values(x.np);
     for (x.lo = r->c_lo; x.lo < r->c_hi && st == GPUPROF_OK; x.lo = x.hi) {
         gpuprof__an_progress(r, "transpose", x.lo, nc);
         x.hi = x.lo + 1;

@@ -455,7 +455,7 @@ static gpuprof_status values_round(run *r, vround *v, uint32_t i, uint32_t j,
  * that the next round's rows take their memory rather than fresh pages:
  * rounds of at most this many bytes of files (decoded where held, else
  * on disk), or fewer where a budget says so. */
-#define VALUES_ROUND (32u << 20)
+#define VALUES_ROUND (8u << 20)
 
 static uint32_t values_round_end(const run *r, uint32_t i, double ratio)
 {

@@ -157,13 +157,18 @@ typedef struct gpuprof_options {
                                lags (default 1048576, at least 16); beyond
                                it records are dropped and counted in
                                "records.dropped" -- the program never waits */
+    const char *cpu_sampling; /* GPUPROF_CPU_SAMPLING: CPU samples of every
+                               thread, "off" or SOURCE@PERIOD[,...] with
+                               SOURCE cputime or realtime (e.g.
+                               "cputime@5ms,realtime@20ms"; README);
+                               since 0.1 */
 } gpuprof_options;
 
 #define GPUPROF_OPTIONS_INIT                                                    \
     {                                                                           \
         sizeof(gpuprof_options), 0u, NULL, NULL, GPUPROF_UNSET, GPUPROF_UNSET, \
             GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET,       \
-            GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET         \
+            GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET, GPUPROF_UNSET, NULL   \
     }
 
 /* Starts measurement of this process. `opts` may be NULL ("everything from

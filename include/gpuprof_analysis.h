@@ -634,7 +634,7 @@ typedef enum gpuprof_an_trace_kind {
                                      FORMATS.md has the layout (the
                                      critical path across ranks reads
                                      them). Since 0.1. */
-    GPUPROF_AN_TRACE_HOST = 5     /* a CPU thread's host synchronization
+    GPUPROF_AN_TRACE_HOST = 5,    /* a CPU thread's host synchronization
                                      (trace format 1.5: thread create and
                                      join, barriers, contended locks,
                                      condition variables, OpenMP): 64
@@ -642,6 +642,12 @@ typedef enum gpuprof_an_trace_kind {
                                      doc/FORMATS.md has the layout (the
                                      critical path follows them). Since
                                      0.1. */
+    GPUPROF_AN_TRACE_SAMPLES = 6  /* a CPU thread's samples (trace format
+                                     1.5, GPUPROF_CPU_SAMPLING): start_ns =
+                                     end_ns the sample's time, correlation
+                                     its value (ns of cpu.time, cpu.wall,
+                                     ...), context where it was taken.
+                                     Since 0.1. */
 } gpuprof_an_trace_kind;
 
 typedef struct gpuprof_an_trace_stream {

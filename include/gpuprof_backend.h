@@ -313,7 +313,14 @@ typedef enum gpuprof_metric_id {
     GPUPROF_METRIC_PC_STALL_SLEEPING = 37,
     GPUPROF_METRIC_PC_STALL_TEX_THROTTLE = 38,
     GPUPROF_METRIC_PC_STALL_WAIT = 39,
-    GPUPROF_METRIC_PC_STALL_OTHER = 40
+    GPUPROF_METRIC_PC_STALL_OTHER = 40,
+    /* CPU kind, since 0.1 (GPUPROF_CPU_SAMPLING): CPU time and timer
+     * expirations of cputime samples, wall time and expirations of
+     * realtime samples. */
+    GPUPROF_METRIC_CPU_TIME = 41,
+    GPUPROF_METRIC_CPU_SAMPLES = 42,
+    GPUPROF_METRIC_CPU_WALL = 43,
+    GPUPROF_METRIC_CPU_WALL_SAMPLES = 44
 } gpuprof_metric_id;
 
 /* Metrics a backend registers at run time (a counter library's events, a

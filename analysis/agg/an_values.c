@@ -368,7 +368,8 @@ static gpuprof_status round_traces(run *r, uint32_t i, uint32_t j)
     for (uint32_t k = i; k < j && st == GPUPROF_OK; k++)
         if (r->tr.f.fd >= 0 && r->s[k].has_trace)
             st = gpuprof__an_tracedb_add(&r->tr, r->s[k].path, r->s[k].io,
-                                         r->s[k].ctx, r->s[k].p0);
+                                         r->s[k].ctx, r->s[k].metric,
+                                         r->s[k].p0);
     return st;
 }
 

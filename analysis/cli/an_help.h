@@ -174,7 +174,7 @@ static int cli_overview(FILE *out, int rc)
         if (!s) { /* run: its first two lines, from run_help's text */
             s = "gpuprof run [-o DIR] [--trace] [--mpi] [--backends LIST] "
                 "[--pc-sampling[=N]]\n"
-                "            [--follow-children] [--log LEVEL] "
+                "            [--cpu[=SPEC]] [--follow-children] [--log LEVEL] "
                 "[--flush-period MS] [--] PROGRAM [ARGS...]\n"
                 "                      measure a program that never calls "
                 "libgpuprof\n";

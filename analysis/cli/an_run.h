@@ -38,7 +38,7 @@ static int run_help(FILE *out, int rc)
 {
     fputs("usage: gpuprof run [-o DIR] [--trace] [--mpi] [--backends LIST] "
           "[--pc-sampling[=N]]\n"
-          "                   [--follow-children] [--log LEVEL] "
+          "                   [--cpu[=SPEC]] [--follow-children] [--log LEVEL] "
           "[--flush-period MS] [--] PROGRAM [ARGS...]\n"
           "Measures PROGRAM, which need not call libgpuprof: it runs with "
           "libgpuprof-preload.so\nin LD_PRELOAD, the options below set "
@@ -53,6 +53,10 @@ static int run_help(FILE *out, int rc)
           "(GPUPROF_BACKENDS)\n"
           "  --pc-sampling[=N]   CUPTI PC sampling, period 2^N cycles, "
           "N in 5..31\n"
+          "  --cpu[=SPEC]        CPU samples (GPUPROF_CPU_SAMPLING): off, "
+          "cputime@PERIOD\n"
+          "                      and/or realtime@PERIOD (default "
+          "cputime@10ms)\n"
           "  --follow-children   also measure the programs PROGRAM starts\n"
           "  --log LEVEL         off, error, warn, info or debug "
           "(GPUPROF_LOG)\n"
@@ -124,6 +128,14 @@ static int run_option(int argc, char **argv, int *i)
     }
     if (!strcmp(opt, "--follow-children"))
         return setenv("GPUPROF_FOLLOW_CHILDREN", "1", 1) ? 2 : 0;
+    if (!strcmp(opt, "--cpu")) /* CPU samples: the default setting */
+        return setenv("GPUPROF_CPU_SAMPLING", "on", 1) ? 2 : 0;
+    if (!strncmp(opt, "--cpu=", 6)) { /* the library checks SPEC */
+        if (!opt[6])
+            return run_usage("%s: e.g. --cpu=cputime@5ms,realtime@20ms or "
+                             "--cpu=off", opt);
+        return setenv("GPUPROF_CPU_SAMPLING", opt + 6, 1) ? 2 : 0;
+    }
     if (!strcmp(opt, "--pc-sampling"))
         return setenv("GPUPROF_CUPTI_PC_SAMPLING", "1", 1) ? 2 : 0;
     if (!strncmp(opt, "--pc-sampling=", 14)) {

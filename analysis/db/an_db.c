@@ -437,7 +437,7 @@ static gpuprof_status read_trace(gpuprof_an_db *db)
         uint32_t prof = db_get32(e), proc = db_get32(e + 4);
         uint64_t off = db_get64(e + 32), n = db_get64(e + 40);
         bool two = e[8] == DB_TRACE_MPI || e[8] == DB_TRACE_HOST;
-        if (e[8] > DB_TRACE_HOST)
+        if (e[8] > DB_TRACE_SAMPLES)
             return gpuprof__an_fail(GPUPROF_E_CORRUPT,
                                     "%s/trace.db: stream kind %u is not one "
                                     "this reader knows (written by a newer "

@@ -140,6 +140,11 @@ static inline unsigned db_cms_value(uint32_t nprofiles)
                                object, u64 aux, u8 op, u8 flags, 30
                                reserved (the trace's HOST_RECORDS) */
 #define DB_TRACE_HOST_REC 64u
+#define DB_TRACE_SAMPLES 6u /* a CPU thread's samples (trace 1.5): u64 time,
+                               u64 time, u64 value (what the sample added
+                               to its metric), u32 context, u32 the
+                               database metric it went to (its exclusive
+                               variant; UINT32_MAX: unknown) */
 
 /* Little-endian access (the format is little-endian on every host). */
 static inline void db_put16(uint8_t *p, uint16_t v)

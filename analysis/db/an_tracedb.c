@@ -38,6 +38,7 @@ typedef struct owner {
     const char *path;
     const gpuprof__io_profile *p;
     const uint32_t *ctx;
+    const uint32_t *metric; /* local metric -> base metric */
     uint32_t p0;
 } owner;
 
@@ -84,9 +85,20 @@ static uint32_t trace_thread(const gpuprof__io_profile *p,
     return UINT32_MAX;
 }
 
-/* One batch of a stream's records into b, contexts mapped. */
+/* A sample's metric (the profile's index) as the database's: the
+ * exclusive variant of its base metric. */
+static uint32_t sample_metric(const owner *o, uint64_t local)
+{
+    return o->metric && local < o->p->metric_count
+               ? 2 * o->metric[local] + GPUPROF_AN_EXCLUSIVE
+               : UINT32_MAX;
+}
+
+/* One batch of a stream's records into b, contexts mapped; samples (trace
+ * 1.5) keep their time as start and end, their value as correlation. */
 static void trace_batch(const owner *o, const gpuprof__io_trace *t,
-                        const gpuprof__io_trace_rec *x, uint32_t n, uint8_t *b)
+                        const gpuprof__io_trace_rec *x, uint32_t n, uint8_t *b,
+                        bool samples)
 {
     const gpuprof__io_profile *p = o->p;
     uint32_t cur_seq = UINT32_MAX, cur = UINT32_MAX;
@@ -105,10 +117,10 @@ static void trace_batch(const owner *o, const gpuprof__io_trace *t,
             ctx = o->ctx[p->threads[cur].first_node + node];
         uint8_t *q = b + (size_t)k * DB_TRACE_REC;
         db_put64(q, x->start_ns);
-        db_put64(q + 8, x->end_ns);
-        db_put64(q + 16, x->corr);
+        db_put64(q + 8, samples ? x->start_ns : x->end_ns);
+        db_put64(q + 16, samples ? x->end_ns : x->corr);
         db_put32(q + 24, ctx);
-        db_put32(q + 28, 0);
+        db_put32(q + 28, samples ? sample_metric(o, x->corr) : 0);
     }
 }
 
@@ -210,7 +222,7 @@ static gpuprof_status trace_stream(gpuprof__an_tracedb *d, const owner *o,
         } else if (kind == DB_TRACE_DEPS) {
             deps_batch(&st->recs[i], n, b);
         } else {
-            trace_batch(o, t, &st->recs[i], n, b);
+            trace_batch(o, t, &st->recs[i], n, b, kind == DB_TRACE_SAMPLES);
         }
         rc = trace_put(d, b, (size_t)n * size);
     }
@@ -300,9 +312,10 @@ static gpuprof_status trace_check(gpuprof__an_tracedb *d, const owner *o,
 gpuprof_status gpuprof__an_tracedb_add(gpuprof__an_tracedb *d,
                                        const char *profile,
                                        const gpuprof__io_profile *p,
-                                       const uint32_t *ctx, uint32_t p0)
+                                       const uint32_t *ctx,
+                                       const uint32_t *metric, uint32_t p0)
 {
-    const owner o = {profile, p, ctx, p0};
+    const owner o = {profile, p, ctx, metric, p0};
     char path[4200], err[256];
     if (!gpuprof__an_trace_path(profile, path, sizeof(path)))
         return GPUPROF_OK;
@@ -331,6 +344,9 @@ gpuprof_status gpuprof__an_tracedb_add(gpuprof__an_tracedb *d,
         st = trace_stream(d, &o, t, &t->ops[i], DB_TRACE_OPS, path, NULL);
     for (uint32_t i = 0; i < t->dep_stream_count && st == GPUPROF_OK; i++)
         st = trace_stream(d, &o, t, &t->deps[i], DB_TRACE_DEPS, path, NULL);
+    for (uint32_t i = 0; i < t->sample_stream_count && st == GPUPROF_OK; i++)
+        st = trace_stream(d, &o, t, &t->samples[i], DB_TRACE_SAMPLES, path,
+                          NULL);
     for (uint32_t i = 0; i < t->mpi_count && st == GPUPROF_OK; i++) {
         /* a thread's MPI calls: a stream of its own (records elsewhere) */
         gpuprof__io_trace_stream ms = {0, 0, t->mpi[i].id, 0, NULL,

@@ -36,10 +36,12 @@ typedef struct gpuprof__an_tracedb {
  * the name does not end so or does not fit). */
 bool gpuprof__an_trace_path(const char *profile, char *out, size_t size);
 /* The trace of the profile at `path` (decoded as p; its absolute nodes'
- * contexts in ctx; its first profile p0) appended. */
+ * contexts in ctx, its metrics' base metrics in metric; its first profile
+ * p0) appended. */
 gpuprof_status gpuprof__an_tracedb_add(gpuprof__an_tracedb *t, const char *path,
                                        const gpuprof__io_profile *p,
-                                       const uint32_t *ctx, uint32_t p0);
+                                       const uint32_t *ctx,
+                                       const uint32_t *metric, uint32_t p0);
 /* The table, then the header (its checksum accumulated as written). */
 gpuprof_status gpuprof__an_tracedb_finish(gpuprof__an_tracedb *t,
                                           uint32_t profiles, uint64_t ident,

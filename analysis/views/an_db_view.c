@@ -838,9 +838,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     uint32_t ns = gpuprof_an_db_trace_stream_count(db);
     uint32_t nc = gpuprof_an_db_context_count(db);
-    static const char *const kind[] = {"regions", "GPU API calls",
-                                       "device work", "dependency notes",
-                                       "MPI calls", "host synchronization"};
+    static const char *const kind[] = {
+        "regions",   "GPU API calls", "device work", "dependency notes",
+        "MPI calls", "host synchronization", "CPU samples"};
     fprintf(out, "trace database: %u streams\n", ns);
     uint64_t *per = calloc((size_t)nc + 1, sizeof(*per));
     gpuprof_an_trace_record *rec = malloc(4096 * sizeof(*rec));

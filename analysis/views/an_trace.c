@@ -1,8 +1,8 @@
 /*
  * an_trace.c - reading a trace file (`gpuprof dump FILE.gptrace`): what it
- * holds per stream (GPU streams, threads' regions, threads' operations),
- * sorted by time, with correlation ids where the format has them, and
- * whether anything was cut off.
+ * holds per stream (GPU streams, threads' regions, threads' operations,
+ * threads' CPU samples), sorted by time, with correlation ids where the
+ * format has them, and whether anything was cut off.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -63,6 +63,33 @@ static int print_stream(FILE *out, const gpuprof__io_trace *t,
     return w;
 }
 
+/* A thread's CPU samples (format 1.5): a header line with their number
+ * and their values' sum, then the first five (time, node, value and the
+ * profile's metric index). */
+static int print_samples(FILE *out, const gpuprof__io_trace *t,
+                         const gpuprof__io_trace_stream *s)
+{
+    uint64_t sum = 0, first = s->count ? s->recs[0].start_ns : 0;
+    for (uint64_t j = 0; j < s->count; j++)
+        sum += s->recs[j].end_ns;
+    uint64_t tid, last = s->count ? s->recs[s->count - 1].start_ns : 0;
+    const char *name = thread_name(t, s->id, &tid);
+    char span[32];
+    gpuprof__an_fmt_ns(span, sizeof(span), last - first);
+    int w = fprintf(out, "\nthread %" PRIu32 " \"%s\" tid %" PRIu64
+                    ": %" PRIu64 " samples over %s, values summing to %"
+                    PRIu64 "\n", s->id, name, tid, s->count, span, sum);
+    for (uint64_t j = 0; j < s->count && j < 5 && w >= 0; j++) {
+        const gpuprof__io_trace_rec *r = &s->recs[j];
+        w = fprintf(out, "  %" PRIu64 "  node %" PRIu64 " value %" PRIu64
+                    " metric %" PRIu64 "\n", r->start_ns - first,
+                    r->context & 0xFFFFFFFFu, r->end_ns, r->corr);
+    }
+    if (s->count > 5 && w >= 0)
+        w = fprintf(out, "  ... %" PRIu64 " more\n", s->count - 5);
+    return w;
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_trace_print(const char *path,
                                                      FILE *out, uint32_t flags)
 {
@@ -94,6 +121,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_trace_print(const char *path,
                                      ? &t->streams[i]
                                      : &t->ops[i - t->stream_count],
                          i >= t->stream_count);
+    for (uint32_t i = 0; i < t->sample_stream_count && w >= 0; i++)
+        w = print_samples(out, t, &t->samples[i]);
     gpuprof__io_trace_free(t);
     if (w < 0 || fflush(out) != 0)
         return gpuprof__an_fail(GPUPROF_E_IO, "cannot write the trace listing");

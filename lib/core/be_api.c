@@ -14,6 +14,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/sampler.h"
 #include "core/trace.h"
 #include "core/unwind.h"
 #include "gpuprof_backend.h"
@@ -58,7 +59,11 @@ SAME_ID(PC_STALL_SLEEPING);
 SAME_ID(PC_STALL_TEX_THROTTLE);
 SAME_ID(PC_STALL_WAIT);
 SAME_ID(PC_STALL_OTHER);
-_Static_assert(GP_M_REG_FIRST == GPUPROF_METRIC_PC_STALL_OTHER + 1,
+SAME_ID(CPU_TIME);
+SAME_ID(CPU_SAMPLES);
+SAME_ID(CPU_WALL);
+SAME_ID(CPU_WALL_SAMPLES);
+_Static_assert(GP_M_REG_FIRST == GPUPROF_METRIC_CPU_WALL_SAMPLES + 1,
                "registered metrics follow the built-in ones");
 _Static_assert(GPUPROF_ACTIVITY_NOTE == GP_ACT_NOTE &&
                    GPUPROF_ACTIVITY_HOST == GP_ACT_HOST &&
@@ -253,16 +258,19 @@ GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_DEBUG,
                              "gpuprof_be_sample_add: bad region or metric");
     uint32_t unknown = 0, at = region;
+    gpuprof__cct_enter(th); /* a sample drain waits (core/sampler.h) */
     if (n)
         at = gpuprof__callpath_ips(&th->cct, region, ip, n, truncated != 0,
                                    &unknown);
     gp_mblock *b =
         at == GP_CCT_NONE ? NULL : gpuprof__cct_block(&th->cct, at, blk);
+    if (b)
+        gpuprof__metric_merge(&b->v[metric - b->first_metric], metric, value);
+    gpuprof__cct_leave(th);
     if (!b) {
         gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
         return GPUPROF_E_NOMEM;
     }
-    gpuprof__metric_merge(&b->v[metric - b->first_metric], metric, value);
     return GPUPROF_OK;
 }
 

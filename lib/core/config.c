@@ -237,6 +237,14 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
     if ((st = pick_int(&o, GPUPROF_UNSET, "GPUPROF_PYTHON_FRAMES", 1, 1, &v)))
         return st;
     c->python_frames = v;
+    /* An older caller's struct ends before cpu_sampling: o keeps NULL. */
+    const char *cs =
+        o.cpu_sampling ? o.cpu_sampling : env(&o, "GPUPROF_CPU_SAMPLING");
+    if (cs && strlen(cs) >= sizeof(c->cpu_sampling))
+        gpuprof__setting_ignored("GPUPROF_CPU_SAMPLING", cs,
+                                 "at most 127 characters", "the default");
+    else if (cs) /* parsed by cpusample.c */
+        snprintf(c->cpu_sampling, sizeof(c->cpu_sampling), "%s", cs);
     /* An older caller's struct ends before channel_items: o keeps UNSET. */
     int64_t items = o.channel_items;
     if ((st = pick_int(&o, items, "GPUPROF_CHANNEL_ITEMS", 1 << 20,

@@ -9,6 +9,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/sampler.h"
 #include "core/trace.h"
 #include "core/unwind.h"
 #include "io/io.h"
@@ -370,18 +371,18 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
     if (unlikely(!st))
         return 0;
     gpuprof__gpu_poll(g);
-    gpuprof__idle_drain();
     uint32_t d = gp_load_relaxed(&t->depth);
     uint32_t parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
-    uint32_t unknown = 0;
+    uint32_t unknown = 0, ph = GP_CCT_NONE;
     void *buf[GP_MAX_FRAMES];
     int n = gpuprof__unwind_here(buf, GP_MAX_FRAMES);
+    gpuprof__cct_enter(t); /* a sample drain waits (core/sampler.h) */
     /* Frames: [0] this function, [1] ours (the public entry). */
     uint32_t leaf = gpuprof__callpath_insert(&t->cct, parent, buf, n,
                                              1 + (int)skip, &unknown, &g->path);
-    if (unlikely(leaf == GP_CCT_NONE))
-        return op_dropped();
-    uint32_t ph = placeholder(t, &g->path, leaf, kind);
+    if (likely(leaf != GP_CCT_NONE))
+        ph = placeholder(t, &g->path, leaf, kind);
+    gpuprof__cct_leave(t);
     if (unlikely(ph == GP_CCT_NONE))
         return op_dropped();
     uint64_t corr = ((uint64_t)(t->seq + 1) << GP_CORR_SEQ_BITS) |
@@ -421,7 +422,6 @@ gpuprof_status gpuprof__op_end(uint64_t corr)
             gpuprof__observe_op_end(o);
     }
     gpuprof__gpu_poll(g);
-    gpuprof__idle_drain();
     return GPUPROF_OK;
 }
 

@@ -320,13 +320,13 @@ void gpuprof__gpu_done(void);
 _Atomic uint64_t *gpuprof__gpu_busy_slot(void);
 void gpuprof__gpu_busy(_Atomic uint64_t *slot);
 uint64_t gpuprof__gpu_busy_count(void);
-/* gpuprof_init (GPUPROF_IDLE_PERIOD_US) and finalize. */
+/* gpuprof_init (GPUPROF_IDLE_PERIOD_US) and finalize (which stops the
+ * sampler, core/sampler.h, for every source). */
 void gpuprof__idle_init(void);
 void gpuprof__idle_stop(void);
-/* The calling thread's CPU-time timer (gpu.c: a thread's first operation),
- * and the owner's drain of its samples (its operations' begin and end). */
+/* The calling thread's CPU-time timer (gpu.c: a thread's first
+ * operation); its samples reach its tree at the sampler's drains. */
 void gpuprof__idle_thread(void);
-void gpuprof__idle_drain(void);
 /* Tests and benchmarks: one sample of the caller's path, as the handler
  * takes it; the period a sample weighs (0: not sampling). */
 void gpuprof__idle_sample_now(void);

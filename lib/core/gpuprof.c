@@ -21,6 +21,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/sampler.h"
 #include "core/unwind.h"
 #include "core/trace.h"
 #include "host/host.h"
@@ -83,6 +84,8 @@ static void fork_prepare(void)
     pthread_mutex_lock(&G.flush_lock);
     gpuprof__monitor_atfork_prepare();
     gpuprof__gpu_atfork_prepare();
+    gpuprof__sampler_atfork_prepare(); /* before the trace's: a drain
+                                          opens the samples' stream */
     gpuprof__trace_atfork_prepare();
     pthread_mutex_lock(&G.lock);
     gpuprof__intern_atfork_prepare();
@@ -95,6 +98,7 @@ static void fork_parent(void)
     gpuprof__intern_atfork_parent();
     pthread_mutex_unlock(&G.lock);
     gpuprof__trace_atfork_parent();
+    gpuprof__sampler_atfork_parent();
     gpuprof__gpu_atfork_parent();
     gpuprof__monitor_atfork_parent();
     pthread_mutex_unlock(&G.flush_lock);
@@ -129,6 +133,8 @@ static void fork_child(void)
         G.final_written = true;
         gp_store_release(&G.mode, GP_MODE_FINALIZED);
     }
+    gpuprof__sampler_atfork_child(); /* after the mode: a helper samples
+                                        nothing */
     pthread_mutex_unlock(&init_lock);
 }
 
@@ -250,6 +256,15 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gpuprof__pyframes_enable(cfg.python_frames);
     gpuprof__idle_init();
     gpuprof__host_init();
+    gpuprof__cpu_sampling_init(cfg.cpu_sampling);
+    if (gpuprof__sampler_period(GP_SRC_CPUTIME) ||
+        gpuprof__sampler_period(GP_SRC_REALTIME)) {
+        /* every thread from its start where lib/host sees it created */
+        (void)gpuprof__thread_hook_add(gpuprof__cpu_sampling_thread_start);
+        gp_thread *self = gpuprof__thread_get(); /* the thread of init */
+        if (self)
+            gpuprof__cpu_sampling_thread_start(self);
+    }
     gpuprof__backends_init();
     gpuprof__service_start();
     joinable = opts && (opts->flags & GPUPROF_OPT_JOINABLE);

@@ -7,71 +7,22 @@
  * learns of completion before it submits (OpenCL's event callback), to its
  * gpuprof__gpu_done(); a launch that failed is given back the same way.
  *
- * Each thread that begins an operation gets a timer on its own CPU-time
- * clock that sends it SIGPROF every period of CPU time it uses
- * (GPUPROF_IDLE_PERIOD_US, default 2000; 0 turns this off). The handler does
- * only what is safe there: when no kernel is in flight it captures the
- * interrupted call path and the innermost open region into the thread's own
- * ring (no lock, no allocation). The thread drains its ring when it next
- * begins or ends an operation -- the owner is the single writer of its
- * region tree -- adding one period of blame.gpu_idle_cause to each sampled
- * path. Samples a thread takes after its last operation and before it exits
- * are not drained (counted in nothing; documented).
- *
- * The signal: SIGPROF, only when the program left it at its default action
- * (a program that profiles itself keeps it); SA_RESTART, so interrupted
- * system calls resume. Timers count CPU time: a blocked thread is never
- * interrupted.
+ * The samples are the sampler's (sampler.h), source GP_SRC_IDLE: each
+ * thread that begins an operation gets a timer on its own CPU-time clock
+ * (GPUPROF_IDLE_PERIOD_US, default 2000; 0 turns this off), and a sample
+ * counts only when no kernel is in flight, adding one period of
+ * blame.gpu_idle_cause to its call path beneath the innermost open region.
+ * Timers count CPU time: a blocked thread is never interrupted.
  */
-#define _GNU_SOURCE /* gettid, sigev_notify_thread_id */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core/gpu.h"
 #include "core/internal.h"
-#include "core/unwind.h"
-#include "io/io.h"
+#include "core/sampler.h"
 
-#define RING 512         /* ~1 s of CPU at the default period */
-#define SAMPLE_FRAMES 40
-#define NOVER 8          /* regions of samples taken with the ring full */
-
-typedef struct sample {
-    int n;
-    int skip;         /* frames of ours at the top: handler, trampoline */
-    void *until;      /* or: the first frame kept is this return address */
-    uint32_t region;
-    uint32_t periods; /* 1 + the timer's overrun (CPU timers tick coarsely) */
-    void *ip[SAMPLE_FRAMES];
-} sample;
-
-typedef struct ring {
-    _Atomic uint32_t head; /* the handler */
-    _Atomic uint32_t tail; /* the owner */
-    timer_t timer;
-    struct ring *next;
-    /* Ring full: the handler still counts the sample, on its region only
-     * (call path lost); the owner adds these at its next drain. */
-    _Atomic uint32_t over_region[NOVER];
-    _Atomic uint64_t over_count[NOVER];
-    _Atomic uint32_t over_any; /* some over_count may be set */
-    sample s[RING];
-} ring;
-
-static __thread ring *tls_ring __attribute__((tls_model("initial-exec")));
-static __thread unsigned tls_gen __attribute__((tls_model("initial-exec")));
-static _Atomic unsigned gen;  /* measurements (gpuprof_init) so far */
-static _Atomic int armed;     /* threads may start timers */
-static _Atomic int sampling;
-static uint64_t period_ns;
 static long period_us = 2000; /* 0: off */
-static pthread_mutex_t rings_mu = PTHREAD_MUTEX_INITIALIZER;
-static ring *rings;
-static bool handler_installed;
+
 /* Kernels in flight, all devices: launched - done. A launch adds to its
  * thread's own counter (a plain store: no read-modify-write, no line shared
  * with a completing thread), completing threads (a runtime's, the
@@ -130,121 +81,6 @@ uint64_t gpuprof__gpu_busy_count(void)
     return (int64_t)(l - d) > 0 ? l - d : 0;
 }
 
-/* One sample of the calling thread into its ring; `skip`: our frames on
- * top of the stack. Async-signal-safe. */
-static inline __attribute__((always_inline)) void take(ring *r,
-                                                       uint32_t periods,
-                                                       int skip, void *until)
-{
-    uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-    gp_thread *th = gpuprof__tls_self;
-    uint32_t d = th ? gp_load_relaxed(&th->depth) : 0;
-    uint32_t region = d && d <= GP_MAX_DEPTH
-                          ? gp_load_relaxed(&th->stack[d - 1].node)
-                          : 0;
-    if (h - t < RING) {
-        sample *s = &r->s[h % RING];
-        s->region = region;
-        s->periods = periods;
-        s->skip = skip;
-        s->until = until;
-        s->n = gpuprof__backtrace_in_signal(s->ip, SAMPLE_FRAMES);
-        if (s->n > 0)
-            atomic_store_explicit(&r->head, h + 1, memory_order_release);
-        return;
-    }
-    /* The owner only reads and zeroes counts: region slots are claimed
-     * here, once, with region + 1 (0: free). */
-    for (int i = 0; i < NOVER; i++) {
-        uint32_t cur = atomic_load_explicit(&r->over_region[i],
-                                            memory_order_relaxed);
-        if (!cur) {
-            atomic_store_explicit(&r->over_region[i], region + 1,
-                                  memory_order_relaxed);
-            cur = region + 1;
-        }
-        if (cur == region + 1) {
-            atomic_fetch_add_explicit(&r->over_count[i], periods,
-                                      memory_order_relaxed);
-            atomic_store_explicit(&r->over_any, 1, memory_order_relaxed);
-            break;
-        }
-    }
-}
-
-static void on_prof(int sig, siginfo_t *si, void *uc)
-{
-    (void)sig;
-    (void)uc;
-    int e = errno;
-    uint32_t periods = 1 + (si && si->si_code == SI_TIMER && si->si_overrun > 0
-                                ? (uint32_t)si->si_overrun
-                                : 0u);
-    ring *r = tls_ring;
-    /* No sample of the library's own work (core self.c): its time is
-     * gpuprof.self_ns, never the program's. Frames: [0] this handler,
-     * [1] the signal trampoline. */
-    if (r && gp_load_relaxed(&sampling) && !gpuprof__in_self() &&
-        gpuprof__gpu_busy_count() == 0)
-        take(r, periods, 2, NULL);
-    errno = e;
-}
-
-/* Owner: the samples taken since the last drain, into its region tree. */
-static void drain_slow(void)
-{
-    ring *r = tls_ring;
-    if (!r)
-        return;
-    uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-    gp_thread *th = gpuprof__tls_self;
-    atomic_store_explicit(&r->over_any, 0, memory_order_relaxed);
-    for (int i = 0; th && i < NOVER; i++) {
-        uint64_t c = atomic_load_explicit(&r->over_count[i],
-                                          memory_order_relaxed);
-        uint32_t reg = atomic_load_explicit(&r->over_region[i],
-                                            memory_order_relaxed);
-        if (!c || !reg || reg - 1 >= gp_load_relaxed(&th->cct.count))
-            continue;
-        atomic_fetch_sub_explicit(&r->over_count[i], c, memory_order_relaxed);
-        gp_mblock *b = gpuprof__cct_block(&th->cct, reg - 1,
-                                          GPUPROF_IO_KIND_CPU);
-        if (b)
-            gp_owner_add(&b->v[GP_M_GPU_IDLE_CAUSE - b->first_metric],
-                         c * period_ns);
-    }
-    if (t == h)
-        return;
-    for (; th && t != h; t++) {
-        const sample *s = &r->s[t % RING];
-        int skip = s->skip;
-        for (int i = 0; s->until && i < s->n; i++)
-            if (s->ip[i] == s->until) {
-                skip = i;
-                break;
-            }
-        uint32_t unknown = 0;
-        if (s->n <= skip || s->region >= gp_load_relaxed(&th->cct.count))
-            continue;
-        uint32_t leaf = gpuprof__callpath_ips(&th->cct, s->region,
-                                              s->ip + skip, s->n - skip,
-                                              s->n == SAMPLE_FRAMES, &unknown);
-        gp_mblock *b = leaf == GP_CCT_NONE
-                           ? NULL
-                           : gpuprof__cct_block(&th->cct, leaf,
-                                                GPUPROF_IO_KIND_CPU);
-        if (b)
-            gp_owner_add(&b->v[GP_M_GPU_IDLE_CAUSE - b->first_metric],
-                         s->periods * period_ns);
-        else
-            gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
-    }
-    atomic_store_explicit(&r->tail, h, memory_order_release);
-}
-
-
 /* GPUPROF_IDLE_PERIOD_US, read once at gpuprof_init: a value that is
  * not a number of microseconds says so and the default is used; one under
  * 100 is raised to 100. */
@@ -271,129 +107,37 @@ static void idle_config(void)
     period_us = us;
 }
 
-/* Once per process: our SIGPROF handler, unless the program has its own.
- * Under rings_mu. */
-static bool install_handler(void)
-{
-    if (handler_installed)
-        return true;
-    struct sigaction old, sa;
-    if (sigaction(SIGPROF, NULL, &old) != 0 ||
-        (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL) ||
-        ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != on_prof)) {
-        gpuprof__log(GPUPROF_LOG_WARN, "the program handles SIGPROF: "
-                     "GPU_IDLE_CAUSE is not measured");
-        return false;
-    }
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = on_prof;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    if (sigaction(SIGPROF, &sa, NULL) != 0)
-        return false;
-    /* Stays installed: a signal may still be pending after the timers are
-     * gone, and SIGPROF's default action ends the process. */
-    handler_installed = true;
-    return true;
-}
+/* The handler's question: no kernel in flight? (async-signal-safe) */
+static bool no_kernel_in_flight(void) { return gpuprof__gpu_busy_count() == 0; }
 
-/* gpuprof_init: the period, and a new measurement for every thread's
- * timer. Sampling starts at the first thread that begins an operation. */
+/* gpuprof_init: the period; a sample weighs one period of
+ * blame.gpu_idle_cause. Timers start at each thread's first operation. */
 void gpuprof__idle_init(void)
 {
     idle_config();
     /* Kernels an earlier measurement left in flight are not this one's. */
     atomic_store_explicit(&done_c.v, launched_total(), memory_order_relaxed);
-    gp_store_release(&armed, 0);
-    if (period_us <= 0)
-        return;
-    if (gpuprof__backtrace_in_signal(NULL, 0) < 0) {
-        gpuprof__log(GPUPROF_LOG_DEBUG, "GPU_IDLE_CAUSE off: this build "
-                     "cannot unwind in a signal handler");
-        return;
-    }
-    period_ns = (uint64_t)period_us * 1000u;
-    atomic_fetch_add_explicit(&gen, 1, memory_order_relaxed);
-    gp_store_release(&armed, 1);
+    gpuprof__sampler_source(GP_SRC_IDLE, (uint64_t)period_us * 1000u,
+                            GP_M_GPU_IDLE_CAUSE, UINT32_MAX,
+                            no_kernel_in_flight);
 }
 
-/* The calling thread's timer, once per measurement; the first thread's
- * call installs the handler. */
 void gpuprof__idle_thread(void)
 {
-    unsigned g = atomic_load_explicit(&gen, memory_order_relaxed);
-    if (tls_gen == g || !gp_load_acquire(&armed))
-        return;
-    tls_gen = g;
-    pthread_mutex_lock(&rings_mu);
-    bool ok = gp_load_relaxed(&armed) && install_handler();
-    if (ok)
-        gp_store_release(&sampling, 1);
-    else
-        gp_store_release(&armed, 0);
-    pthread_mutex_unlock(&rings_mu);
-    ring *r = ok ? calloc(1, sizeof(*r)) : NULL;
-    if (!r)
-        return;
-    struct sigevent sev;
-    memset(&sev, 0, sizeof(sev));
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = SIGPROF;
-    sev._sigev_un._tid = gettid(); /* sigev_notify_thread_id */
-    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &r->timer) != 0) {
-        gpuprof__log(GPUPROF_LOG_DEBUG, "no CPU-time timer for "
-                     "GPU_IDLE_CAUSE: %s", strerror(errno));
-        free(r);
-        return;
-    }
-    pthread_mutex_lock(&rings_mu);
-    r->next = rings;
-    rings = r;
-    pthread_mutex_unlock(&rings_mu);
-    tls_ring = r; /* before the first expiry */
-    struct itimerspec its;
-    its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
-    its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
-    its.it_value = its.it_interval;
-    timer_settime(r->timer, 0, &its, NULL);
+    gp_thread *t = gpuprof__tls_self;
+    if (t)
+        gpuprof__sampler_arm(t, GP_SRC_IDLE);
 }
 
-/* Owner: cheap when there is nothing to drain. */
-void gpuprof__idle_drain(void)
-{
-    ring *r = tls_ring;
-    if (r && (atomic_load_explicit(&r->head, memory_order_relaxed) !=
-                  atomic_load_explicit(&r->tail, memory_order_relaxed) ||
-              atomic_load_explicit(&r->over_any, memory_order_relaxed)))
-        drain_slow();
-}
-
-/* Test and benchmark hook: one sample of the caller's call path, exactly
- * as the handler takes it (when no kernel is in flight), then attributed
- * by the next drain. */
 __attribute__((noinline)) void gpuprof__idle_sample_now(void)
 {
-    ring *r = tls_ring;
-    /* Our frames on top depend on inlining: the path starts at the
-     * return address into our caller. */
-    if (r && gpuprof__gpu_busy_count() == 0)
-        take(r, 1, 1, __builtin_return_address(0));
+    gpuprof__sampler_sample_from(GP_SRC_IDLE, __builtin_return_address(0));
     __asm__ volatile("" ::: "memory"); /* keep this frame */
 }
 
 uint64_t gpuprof__idle_period_ns(void)
 {
-    return gp_load_acquire(&armed) ? period_ns : 0;
+    return gpuprof__sampler_period(GP_SRC_IDLE);
 }
 
-void gpuprof__idle_stop(void)
-{
-    gp_store_release(&armed, 0);
-    gp_store_release(&sampling, 0);
-    drain_slow();
-    pthread_mutex_lock(&rings_mu);
-    for (ring *r = rings; r; r = r->next)
-        timer_delete(r->timer);
-    /* The rings stay: a handler may still be running on another thread. */
-    pthread_mutex_unlock(&rings_mu);
-}
+void gpuprof__idle_stop(void) { gpuprof__sampler_stop(); }

@@ -53,6 +53,7 @@ typedef struct gp_config {
     int64_t channel_items; /* records a channel holds before it drops */
     bool gpu_binaries;     /* save GPU binaries (GPUPROF_GPU_BINARIES) */
     bool python_frames;    /* GPUPROF_PYTHON_FRAMES (pyframes.c) */
+    char cpu_sampling[128]; /* GPUPROF_CPU_SAMPLING ("": the default) */
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);
@@ -174,6 +175,11 @@ typedef struct gp_frame {
 typedef struct gp_thread {
     /* Hot, owner-only or owner-written: first cache lines. */
     gp_cct cct;
+    /* The owner's guarded spans over its tree (core/sampler.h): a drain on
+     * another thread takes the tree only while cct_busy is 0. */
+    _Atomic uint32_t cct_busy;  /* owner: a span is open */
+    _Atomic uint32_t cct_claim; /* a drainer holds the tree */
+    uint32_t cct_depth;         /* owner-only: spans open (they nest) */
     _Atomic uint32_t depth;   /* open frames in stack[] */
     uint32_t overflow;        /* begins beyond GP_MAX_DEPTH not recorded */
     _Atomic uint64_t entered; /* region begins */
@@ -309,12 +315,23 @@ enum {
     GP_M_PC_STALL_OTHER = 40,
     GP_M_PC_LAST = 40
 };
+/* Metric ids of CPU samples (GPUPROF_CPU_SAMPLING, core/sampler.h): file
+ * kind CPU, on call paths, in a block of their own (GP_BLOCK_SAMPLE) since
+ * they follow the instruction metrics. */
+enum {
+    GP_M_CPU_TIME = 41,         /* cputime samples: their CPU time */
+    GP_M_CPU_SAMPLES = 42,      /* cputime samples: timer expirations */
+    GP_M_CPU_WALL = 43,         /* realtime samples: their wall time */
+    GP_M_CPU_WALL_SAMPLES = 44, /* realtime samples: timer expirations */
+    GP_M_CPU_LAST = 44,
+    GP_BLOCK_SAMPLE = 9
+};
 
 /* Metrics backends register at run time (gpuprof_be_metric_register): ids
  * GP_M_REG_FIRST.. (at most GP_REG_MAX), values in blocks of the internal
  * kind GP_BLOCK_REG (never written to files: each metric's file kind says
  * where it attaches). */
-enum { GP_M_REG_FIRST = GP_M_PC_LAST + 1, GP_REG_MAX = 32,
+enum { GP_M_REG_FIRST = GP_M_CPU_LAST + 1, GP_REG_MAX = 32,
        GP_REG_NAME_MAX = 63, GP_BLOCK_REG = 8 };
 struct gpuprof_metric_desc;
 gpuprof_status gpuprof__metric_register(const struct gpuprof_metric_desc *d,

@@ -3,9 +3,10 @@
  *
  * Metrics are registered once per process and grouped into kinds; a CCT
  * node carries a block per kind it has (cct.h), holding that kind's metrics
- * in registry order. Ids are the order of this table, which is also the
+ * in registry order (CPU samples' metrics, appended after the instruction
+ * kind, have a block of their own: a block holds consecutive ids). Ids are the order of this table, which is also the
  * order of the metric table in the profile file. The built-in metrics
- * (ids 0..GP_M_PC_LAST) are the table below; backends register more at run
+ * (ids 0..GP_M_CPU_LAST) are the table below; backends register more at run
  * time (gpuprof_be_metric_register, include/gpuprof_backend.h): ids from
  * GP_M_REG_FIRST on, at most GP_REG_MAX, appended under reg_mu and published
  * by a release store of the count, so any thread reads a registered
@@ -156,6 +157,25 @@ static const gp_metric_def metrics[] = {
     PC_STALL(TEX_THROTTLE, "tex_throttle", "texture unit queue full"),
     PC_STALL(WAIT, "wait", "a fixed-latency dependency"),
     PC_STALL(OTHER, "other", "a reason this build does not name"),
+    [GP_M_CPU_TIME] = {"cpu.time",
+                       "CPU time sampled here: CPU-time timer expirations "
+                       "times their period (GPUPROF_CPU_SAMPLING cputime)",
+                       GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
+                       GPUPROF_IO_KIND_CPU, false},
+    [GP_M_CPU_SAMPLES] = {"cpu.samples",
+                          "CPU-time timer expirations sampled here",
+                          GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                          GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_CPU, false},
+    [GP_M_CPU_WALL] = {"cpu.wall",
+                       "wall-clock time sampled here, blocked time included: "
+                       "expirations times their period (realtime)",
+                       GPUPROF_IO_U64, GPUPROF_IO_SUM, GPUPROF_IO_UNIT_NS,
+                       GPUPROF_IO_KIND_CPU, false},
+    [GP_M_CPU_WALL_SAMPLES] = {"cpu.wall_samples",
+                               "wall-clock timer expirations sampled here",
+                               GPUPROF_IO_U64, GPUPROF_IO_SUM,
+                               GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_CPU,
+                               false},
 };
 
 #define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
@@ -316,9 +336,17 @@ gpuprof_status gpuprof__metric_register(const gpuprof_metric_desc *d,
     return st;
 }
 
+/* The block a built-in metric's values sit in: its kind's, but CPU
+ * samples' own (their ids do not follow GPU_IDLE_CAUSE's). */
+static uint32_t block_of(uint32_t id)
+{
+    return id >= GP_M_CPU_TIME && id <= GP_M_CPU_LAST ? GP_BLOCK_SAMPLE
+                                                      : metrics[id].kind;
+}
+
 uint32_t gpuprof__metric_block(uint32_t id)
 {
-    return id < NMETRICS ? metrics[id].kind : GP_BLOCK_REG;
+    return id < NMETRICS ? block_of(id) : GP_BLOCK_REG;
 }
 
 void gpuprof__metric_kind_range(uint32_t kind, uint32_t *first,
@@ -331,7 +359,7 @@ void gpuprof__metric_kind_range(uint32_t kind, uint32_t *first,
     }
     uint32_t f = UINT32_MAX, n = 0;
     for (uint32_t i = 0; i < NMETRICS; i++) {
-        if (metrics[i].kind != kind)
+        if (block_of(i) != kind)
             continue;
         if (f == UINT32_MAX)
             f = i;

@@ -8,7 +8,9 @@
  * Visits are counted at begin, times at end; exclusive time is inclusive
  * time minus the inclusive time of closed child regions, kept per frame.
  * Anything unusual (first use of a name, mismatch, depth overflow, wrong
- * state) leaves through a cold function. An observer of the thread
+ * state) leaves through a cold function; a first use writes the tree
+ * inside a guarded span (core/sampler.h), so a sample drain on another
+ * thread never writes it meanwhile. An observer of the thread
  * (gpuprof_be_observe: a counter backend) costs one load while none is
  * installed; when one is, each change of the innermost region is told to
  * it.
@@ -17,6 +19,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/sampler.h"
 #include "core/trace.h"
 #include "io/io.h"
 
@@ -140,15 +143,17 @@ begin_slow(gp_thread *t, uint32_t d, uint32_t parent, const char *name,
     if (!id)
         return gpuprof__fail(GPUPROF_E_NOMEM, GPUPROF_LOG_ERROR,
                              "out of memory interning region '%s'", name);
+    gpuprof__cct_enter(t); /* a sample drain waits (core/sampler.h) */
     uint32_t node = gpuprof__cct_child(&t->cct, parent, GPUPROF_IO_NODE_REGION,
                                        id, 0, GPUPROF_IO_KIND_REGION);
+    gp_mblock *blk = node == GP_CCT_NONE ? NULL : gp_cct_blocks(&t->cct, node);
+    const char *interned = gpuprof__intern_name(id);
+    if (blk && cache)
+        gpuprof__cct_name_put(&t->cct, parent, h, node, interned, blk);
+    gpuprof__cct_leave(t);
     if (node == GP_CCT_NONE)
         return gpuprof__fail(GPUPROF_E_NOMEM, GPUPROF_LOG_ERROR,
                              "out of memory adding region '%s'", name);
-    gp_mblock *blk = gp_cct_blocks(&t->cct, node);
-    const char *interned = gpuprof__intern_name(id);
-    if (cache)
-        gpuprof__cct_name_put(&t->cct, parent, h, node, interned, blk);
     push(t, d, node, blk, interned);
     return GPUPROF_OK;
 }
@@ -258,8 +263,10 @@ GPUPROF_API gpuprof_status gpuprof_region_begin_handle(gpuprof_region id)
     gpuprof_status st = where(&t, &d, &parent);
     if (unlikely(st != GPUPROF_OK))
         return st;
+    gpuprof__cct_enter(t);
     uint32_t node = gpuprof__cct_child(&t->cct, parent, GPUPROF_IO_NODE_REGION,
                                        id, 0, GPUPROF_IO_KIND_REGION);
+    gpuprof__cct_leave(t);
     if (unlikely(node == GP_CCT_NONE))
         return gpuprof__fail(GPUPROF_E_NOMEM, GPUPROF_LOG_ERROR,
                              "out of memory adding region '%s'", name);

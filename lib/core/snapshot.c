@@ -19,6 +19,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/sampler.h"
 #include "core/trace.h"
 #include "core/unwind.h"
 #include "io/io.h"
@@ -367,6 +368,7 @@ static bool build(snap *s, bool final)
     s->st = gpuprof__io_strtab_new();
     gpuprof__clock_conv(&s->conv);
     s->now = gp_ticks();
+    gpuprof__sampler_drain_all(); /* every CPU sample taken so far */
     /* Every activity submitted so far: attributed, then applied; exited
      * GPU threads beyond keep_threads that are done are merged. */
     gpuprof__monitor_sync();

@@ -7,10 +7,11 @@
  * the thread closes its own open regions (flagged) and marks itself exited;
  * the state stays on the global list, so everything it measured is written
  * by later flushes. Registering a thread (thread_create) runs the
- * thread-start hooks (internal.h) on it. Past GPUPROF_KEEP_THREADS exited threads, a state is
- * summed into one merged state, unlinked under G.lock and freed under
- * G.flush_lock: flushes read thread states under the one, counters under
- * the other.
+ * thread-start hooks (internal.h) on it: the host layer's START record,
+ * the CPU-sample timers (cpusample.c; its exit stops them). Past
+ * GPUPROF_KEEP_THREADS exited threads, a state is summed into one merged
+ * state, unlinked under G.lock and freed under G.flush_lock: flushes read
+ * thread states under the one, counters under the other.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "core/gpu.h"
 #include "core/internal.h"
+#include "core/sampler.h"
 #include "core/trace.h"
 #include "io/io.h"
 
@@ -209,6 +211,7 @@ void gpuprof__threads_merge_gpu(void)
 static void on_thread_exit(void *arg)
 {
     gp_thread *t = arg;
+    gpuprof__sampler_thread_exit(t); /* its timers, its last samples */
     uint32_t open = gp_load_relaxed(&t->depth);
     if (open) {
         gpuprof__region_close_from(t, 0, gp_ticks(), GPUPROF_IO_NODE_OPEN);

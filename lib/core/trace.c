@@ -57,6 +57,7 @@ struct gp_trace_thread { /* a stream, GPU or CPU */
     struct gp_trace_thread *hnext; /* GPU: the monitor's hash chain */
     uint32_t index;  /* creation order: decides its tracing thread */
     uint32_t gpu, device, id; /* id: GPU stream, or CPU thread_seq */
+    bool samples;    /* the sampler's: every thread's samples */
     uint64_t tid;
     char name[64];
     _Atomic int closed; /* CPU: the producer exited */
@@ -231,6 +232,13 @@ uint64_t gpuprof__trace_make_room(uint64_t bytes, uint64_t *records)
  * first, then a chunk of regions and one of operations); tracing thread. */
 static void emit(tstream *s, uint8_t *scratch)
 {
+    if (s->samples) {
+        if (s->n)
+            put(scratch,
+                gpuprof__io_trace_sample_records(scratch, s->buf, s->n), s->n);
+        s->n = 0;
+        return;
+    }
     if (!s->gpu && !s->announced) {
         size_t n = gpuprof__io_trace_thread_chunk(scratch, s->id, s->tid,
                                                   s->name);
@@ -377,6 +385,13 @@ static void take(void *ctx, const void *item)
     }
     if (!s->gpu && (rec.context >> 63)) {
         take_dep(s, &c->conv, rec, c->scratch);
+        return;
+    }
+    if (s->samples) { /* only the time is ticks */
+        rec.start_ns = gp_conv_at(&c->conv, rec.start_ns);
+        s->buf[s->n++] = rec;
+        if (s->n == CHUNK_RECS)
+            emit(s, c->scratch);
         return;
     }
     if (!s->gpu) {
@@ -614,7 +629,7 @@ void gpuprof__trace_atfork_child(void)
 /* A new stream, linked at the list's head only once every field the
  * tracing threads read is set (release; pass() loads the head acquire). */
 static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id,
-                           uint64_t tid, const char *name)
+                           uint64_t tid, const char *name, bool samples)
 {
     tstream *s = calloc(1, sizeof(*s));
     if (!s || !gpuprof__chan_init(&s->ch, sizeof(gpuprof__io_trace_rec), 256,
@@ -623,6 +638,7 @@ static tstream *stream_new(uint32_t gpu, uint32_t device, uint32_t id,
         return NULL;
     }
     s->gpu = gpu;
+    s->samples = samples;
     s->device = device;
     s->id = id;
     s->tid = tid;
@@ -645,7 +661,7 @@ void gpuprof__trace_gpu(uint32_t device, uint32_t stream, uint64_t start_ns,
     while (s && (s->device != device || s->id != stream))
         s = s->hnext;
     if (!s) {
-        if (!(s = stream_new(1, device, stream, 0, NULL))) {
+        if (!(s = stream_new(1, device, stream, 0, NULL, false))) {
             drop(1);
             return;
         }
@@ -662,7 +678,7 @@ gp_trace_thread *gpuprof__trace_thread_open(uint32_t seq, uint64_t tid,
 {
     if (!gp_load_acquire(&on))
         return NULL;
-    return stream_new(0, 0, seq, tid, name);
+    return stream_new(0, 0, seq, tid, name, false);
 }
 
 void gpuprof__trace_region(gp_trace_thread *s, uint64_t start_ticks,
@@ -726,6 +742,23 @@ void gpuprof__trace_host(gp_trace_thread *s, uint32_t op, uint32_t flags,
         object};
     gpuprof__io_trace_rec b = {aux, 0, 1ull << 63 | HOST_ITEM2, 0};
     if (!gpuprof__chan_push(&s->ch, &a) || !gpuprof__chan_push(&s->ch, &b))
+        drop(1);
+}
+
+gp_trace_thread *gpuprof__trace_samples_open(void)
+{
+    if (!gp_load_acquire(&on))
+        return NULL;
+    return stream_new(0, 0, 0, 0, NULL, true);
+}
+
+void gpuprof__trace_sample(gp_trace_thread *s, uint64_t ticks,
+                           uint64_t context, uint64_t value, uint32_t metric)
+{
+    if (!gp_load_relaxed(&on))
+        return;
+    gpuprof__io_trace_rec r = {ticks, value, context & ~(1ull << 63), metric};
+    if (!gpuprof__chan_push(&s->ch, &r))
         drop(1);
 }
 

@@ -2,7 +2,8 @@
  * trace.h - traces written while the run goes (GPUPROF_TRACE=1; DESIGN §3
  * step 5).
  *
- * Three kinds of record, all (start, end, context, corr):
+ * Three kinds of record, all (start, end, context, corr), and CPU samples
+ * (one stream for every thread, gpuprof__trace_sample):
  *   - per GPU stream: what ran on the device, from the monitor thread, with
  *     the operation's correlation id;
  *   - per CPU thread: each closed region instance (corr 0), and each GPU
@@ -106,6 +107,14 @@ void gpuprof__trace_host(gp_trace_thread *h, uint32_t op, uint32_t flags,
                          uint64_t start_ticks, uint64_t end_ticks,
                          uint64_t object, uint64_t aux);
 void gpuprof__trace_thread_close(gp_trace_thread *h);
+/* CPU samples (core/sampler.h): one stream for every thread's samples,
+ * written as SAMPLE_RECORDS chunks (io/trace.h); its producer is whoever
+ * holds the sampler's drain lock. A record: the sample's time (ticks),
+ * its context (thread_seq << 32 | node), its value and the metric it went
+ * to (the profile's metric index). NULL when tracing is off. */
+gp_trace_thread *gpuprof__trace_samples_open(void);
+void gpuprof__trace_sample(gp_trace_thread *h, uint64_t ticks,
+                           uint64_t context, uint64_t value, uint32_t metric);
 /* A thread summed into the merged state (thread.c, under G.flush_lock):
  * where each of its n nodes went in the merged state's tree (map[i];
  * UINT32_MAX: nowhere), written as MERGED chunks so that its records keep

@@ -3,8 +3,8 @@
  * validating reader (trace.h, doc/FORMATS.md "Trace files"). The reader
  * takes every 1.x file: 1.0 files have no CORR_RECORDS chunks (their
  * records' corr is 0), files before 1.2 no MERGED chunks, before 1.3 no
- * DEP_RECORDS, before 1.4 no MPI_RECORDS, before 1.5 no HOST_RECORDS, and
- * chunk types it does not know are skipped.
+ * DEP_RECORDS, before 1.4 no MPI_RECORDS, before 1.5 no SAMPLE_RECORDS
+ * nor HOST_RECORDS, and chunk types it does not know are skipped.
  */
 #include "io/trace.h"
 
@@ -98,6 +98,24 @@ size_t gpuprof__io_trace_dep_records(uint8_t *out, uint32_t flags,
                                      uint32_t n)
 {
     return records32(out, GPUPROF_IO_TRACE_DEP_RECORDS, flags, 0, id, r, n);
+}
+
+size_t gpuprof__io_trace_sample_records(uint8_t *out,
+                                        const gpuprof__io_trace_rec *r,
+                                        uint32_t n)
+{
+    uint32_t payload = n * GPUPROF_IO_TRACE_CORR_RECORD;
+    chunk_header(out, GPUPROF_IO_TRACE_SAMPLE_RECORDS, 0, 0, 0, n, payload);
+    uint8_t *p = out + GPUPROF_IO_TRACE_CHUNK_HEADER;
+    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_CORR_RECORD) {
+        put64(p, r[i].start_ns);
+        put64(p + 8, r[i].end_ns);
+        put64(p + 16, r[i].context);
+        put32(p + 24, (uint32_t)r[i].corr);
+        put32(p + 28, 0);
+    }
+    chunk_seal(out, payload);
+    return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
 }
 
 size_t gpuprof__io_trace_mpi_records(uint8_t *out, uint32_t id,
@@ -267,7 +285,8 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
     }
     uint32_t rsize = type == GPUPROF_IO_TRACE_RECORDS ? GPUPROF_IO_TRACE_RECORD
                      : type == GPUPROF_IO_TRACE_CORR_RECORDS ||
-                               type == GPUPROF_IO_TRACE_DEP_RECORDS
+                               type == GPUPROF_IO_TRACE_DEP_RECORDS ||
+                               type == GPUPROF_IO_TRACE_SAMPLE_RECORDS
                          ? GPUPROF_IO_TRACE_CORR_RECORD
                      : type == GPUPROF_IO_TRACE_MPI_RECORDS
                          ? GPUPROF_IO_TRACE_MPI_RECORD
@@ -280,6 +299,12 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
                  payload);
         return 0;
     }
+    for (uint32_t i = 0; type == GPUPROF_IO_TRACE_SAMPLE_RECORDS && i < count;
+         i++)
+        if (get32(h + GPUPROF_IO_TRACE_CHUNK_HEADER + 32 * (size_t)i + 28)) {
+            snprintf(why, ws, "reserved sample bits set");
+            return 0;
+        }
     if (type == GPUPROF_IO_TRACE_MERGED &&
         (count > GPUPROF_IO_TRACE_MAX_MERGED || payload != 8 + 4 * count ||
          get32(h + GPUPROF_IO_TRACE_CHUNK_HEADER) != get32(h + 12))) {
@@ -352,6 +377,24 @@ static int add_host(gpuprof__io_trace *t, uint32_t id, const uint8_t *p,
         h->recs[h->count++] = (gpuprof__io_host_rec){
             get64(p), get64(p + 8), get64(p + 16), get64(p + 24), p[32],
             p[33]};
+    return 0;
+}
+
+/* A SAMPLE_RECORDS chunk's records (checked by chunk_ok), each onto its
+ * thread's stream. */
+static int add_samples(gpuprof__io_trace *t, const uint8_t *p, uint32_t n)
+{
+    gpuprof__io_trace_stream *s = NULL;
+    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_CORR_RECORD) {
+        uint32_t seq = (uint32_t)(get64(p + 16) >> 32);
+        if ((!s || s->id != seq) &&
+            !(s = stream_of(&t->samples, &t->sample_stream_count, 0, 0, seq)))
+            return GPUPROF_IO_ERR_NOMEM;
+        int rc = add_records(s, p, 1, GPUPROF_IO_TRACE_CORR_RECORD);
+        if (rc)
+            return rc;
+        s->recs[s->count - 1].corr &= 0xFFFFFFFFu; /* the metric */
+    }
     return 0;
 }
 
@@ -467,6 +510,8 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
             rc = add_mpi(t, get32(h + 12), p, get32(h + 16));
         } else if (type == GPUPROF_IO_TRACE_HOST_RECORDS) {
             rc = add_host(t, get32(h + 12), p, get32(h + 16));
+        } else if (type == GPUPROF_IO_TRACE_SAMPLE_RECORDS) {
+            rc = add_samples(t, p, get32(h + 16));
         } else if (type == GPUPROF_IO_TRACE_THREAD) {
             if ((t->thread_count & (t->thread_count - 1)) == 0) {
                 size_t cap = t->thread_count ? (size_t)t->thread_count * 2 : 4;
@@ -570,6 +615,7 @@ void gpuprof__io_trace_sort(gpuprof__io_trace *t)
     sort_streams(t->streams, t->stream_count);
     sort_streams(t->ops, t->op_stream_count);
     sort_streams(t->deps, t->dep_stream_count);
+    sort_streams(t->samples, t->sample_stream_count);
     for (uint32_t i = 0; i < t->mpi_count; i++)
         sort_mpi(&t->mpi[i]);
     for (uint32_t i = 0; i < t->host_count; i++)
@@ -591,6 +637,9 @@ void gpuprof__io_trace_free(gpuprof__io_trace *t)
     for (uint32_t i = 0; i < t->dep_stream_count; i++)
         free(t->deps[i].recs);
     free(t->deps);
+    for (uint32_t i = 0; i < t->sample_stream_count; i++)
+        free(t->samples[i].recs);
+    free(t->samples);
     for (uint32_t i = 0; i < t->mpi_count; i++)
         free(t->mpi[i].recs);
     free(t->mpi);

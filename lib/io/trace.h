@@ -16,7 +16,7 @@
 #define GPUPROF_IO_TRACE_MAJOR 1
 #define GPUPROF_IO_TRACE_MINOR 5 /* 1.1: CORR_RECORDS; 1.2: MERGED chunks;
                                     1.3: DEP_RECORDS; 1.4: MPI_RECORDS;
-                                    1.5: HOST_RECORDS */
+                                    1.5: SAMPLE_RECORDS, HOST_RECORDS */
 #define GPUPROF_IO_TRACE_HEADER 32       /* file header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_HEADER 32 /* chunk header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_MAGIC 0x4B484354u /* "TCHK" little-endian */
@@ -44,9 +44,21 @@ enum {
                                          dependency notes (below) */
     GPUPROF_IO_TRACE_MPI_RECORDS = 6, /* since 1.4: a CPU thread's MPI
                                          calls (below) */
+    GPUPROF_IO_TRACE_SAMPLE_RECORDS = 7, /* since 1.5: CPU samples of any
+                                           threads (below) */
     GPUPROF_IO_TRACE_HOST_RECORDS = 8 /* since 1.5: a CPU thread's host
                                          synchronization (below) */
 };
+
+/* SAMPLE_RECORDS (since 1.5): CPU samples (GPUPROF_CPU_SAMPLING,
+ * GPU_IDLE_CAUSE, a backend's counter overflows), 32 bytes a record: u64
+ * time (process clock ns: when the sample was taken), u64 value (what it
+ * added to its metric: ns for timer samples), u64 context (thread_seq <<
+ * 32 | node, as every record's), u32 metric (its index in the profile's
+ * metric table), u32 reserved (0). Records of several threads share a
+ * chunk; the reader gives each thread its own stream (`samples`), held in
+ * gpuprof__io_trace_rec as start_ns = time, end_ns = value, context, corr
+ * = metric. */
 
 /* HOST_RECORDS (since 1.5): how a CPU thread synchronized with the
  * process's other threads (lib/host/: pthreads interposed, OpenMP through
@@ -188,6 +200,9 @@ typedef struct gpuprof__io_trace {
     uint32_t mpi_count;
     gpuprof__io_trace_host *host; /* CPU threads' host records (1.5) */
     uint32_t host_count;
+    gpuprof__io_trace_stream *samples; /* CPU threads' samples (1.5; gpu
+                                          0, id: thread_seq) */
+    uint32_t sample_stream_count;
     gpuprof__io_trace_thread *threads;
     uint32_t thread_count;
     gpuprof__io_trace_merge *merges; /* MERGED chunks, in file order */
@@ -226,6 +241,12 @@ size_t gpuprof__io_trace_mpi_records(uint8_t *out, uint32_t id,
 size_t gpuprof__io_trace_host_records(uint8_t *out, uint32_t id,
                                       const gpuprof__io_host_rec *r,
                                       uint32_t n);
+/* A SAMPLE_RECORDS chunk of n samples (r[i] as the reader gives them:
+ * start_ns the time, end_ns the value, corr the metric): out holds
+ * CHUNK_HEADER + n * CORR_RECORD bytes. */
+size_t gpuprof__io_trace_sample_records(uint8_t *out,
+                                        const gpuprof__io_trace_rec *r,
+                                        uint32_t n);
 /* A THREAD chunk (at most CHUNK_HEADER + 16 + 64 bytes); returns bytes. */
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name);
@@ -251,10 +272,10 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
                              size_t errsize);
 int gpuprof__io_trace_read_file(const char *path, gpuprof__io_trace **out,
                                 char *err, size_t errsize);
-/* Sorts every stream's records (and every op stream's) by start, then end,
- * then context, then correlation id; MPI records by start, then end (the
- * records of one call keep their order); host records by start, then end,
- * then op. */
+/* Sorts every stream's records (and every op stream's, every sample
+ * stream's) by start, then end, then context, then correlation id; MPI
+ * records by start, then end (the records of one call keep their order);
+ * host records by start, then end, then op. */
 void gpuprof__io_trace_sort(gpuprof__io_trace *t);
 void gpuprof__io_trace_free(gpuprof__io_trace *t);
 

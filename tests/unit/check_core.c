@@ -35,6 +35,7 @@ static void start(int paused, int64_t period)
     o.start_paused = paused;
     o.flush_period_ms = period;
     o.backends = "none";
+    o.cpu_sampling = "off"; /* threads counted exactly */
     o.keep_threads = keep_threads;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
 }

@@ -42,6 +42,7 @@ static void start_with(int64_t channel_items, unsigned batch)
     o.flags = GPUPROF_OPT_IGNORE_ENV;
     o.output_dir = outdir;
     o.backends = "sim";
+    o.cpu_sampling = "off"; /* threads counted exactly */
     o.signals = 0;
     o.channel_items = channel_items;
     o.keep_threads = keep_threads;

@@ -43,6 +43,7 @@ static void start(int tthreads)
     o.flags = GPUPROF_OPT_IGNORE_ENV;
     o.output_dir = outdir;
     o.backends = "sim";
+    o.cpu_sampling = "off"; /* threads counted exactly */
     o.signals = 0;
     o.trace = 1;
     o.trace_threads = tthreads;

@@ -372,16 +372,29 @@ GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_structure(gpuprof_an_analysis *a, int on);
 /* The smallest memory budget (16 MiB). */
 #define GPUPROF_AN_MIN_MEMORY (16u << 20)
+/* The default memory budget: a quarter of the memory the process may take
+ * when the run starts (MemAvailable, or what its control group leaves when
+ * that is less), at least GPUPROF_AN_MIN_MEMORY. */
+#define GPUPROF_AN_MEMORY_AUTO UINT64_MAX
 /* A memory budget in bytes: the process's peak resident memory while the
  * analysis runs stays within it (work that does not fit is done in rounds:
- * files in groups, contexts in ranges, values read back from profile.db);
- * 0 (the default): no budget, everything in memory at once (fastest). The
- * database is the same bytes either way. GPUPROF_E_INVALID below
- * GPUPROF_AN_MIN_MEMORY; gpuprof_an_analysis_run fails with
- * GPUPROF_E_LIMIT, saying how much is needed, when the calling context tree
- * and tables alone do not fit. Since 0.1. */
+ * files read twice, contexts in ranges, values read back from
+ * profile.db; a budget that holds everything costs nothing);
+ * GPUPROF_AN_MEMORY_AUTO (the default): a share of the memory available;
+ * 0: no budget, everything in memory at once. The database is the same
+ * bytes either way. GPUPROF_E_INVALID below GPUPROF_AN_MIN_MEMORY;
+ * gpuprof_an_analysis_run fails with GPUPROF_E_LIMIT, saying how much is
+ * needed, when the calling context tree and tables alone do not fit.
+ * Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_memory(gpuprof_an_analysis *a, uint64_t bytes);
+/* The memory budget a run of `a` works within, in bytes (0: none): after
+ * gpuprof_an_analysis_run, the one it used; before, the one it would use
+ * now. With the default, *available (when not NULL) is the memory
+ * available it is a share of (0 when that is not known: then there is no
+ * budget); else 0. The database's analysis.txt says it too. Since 0.1. */
+GPUPROF_AN_API uint64_t gpuprof_an_analysis_memory(const gpuprof_an_analysis *a,
+                                                   uint64_t *available);
 /* The database directory (created; its files are replaced). Since 0.1. */
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_analysis_set_output(gpuprof_an_analysis *a, const char *db_dir);

@@ -60,6 +60,16 @@ $(B)/bench/bench_analysis: tests/bench/bench_analysis.c $(AN_OBJS) $(IO_OBJS) \
 	  $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o \
 	  $(LDFLAGS) -lzstd -ldl -lpthread -lm $(DW_LIBS)
 
+# The scaling benchmark generates its measurements once (support/gen.c) and
+# runs the gpuprof command on them.
+$(B)/bench/bench_scaling: tests/bench/bench_scaling.c $(IO_OBJS) \
+    $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CFLAGS) -o $@ $< $(IO_OBJS) \
+	  $(B)/obj/tests/support/gen.o $(B)/obj/tests/support/mkprofile.o \
+	  $(LDFLAGS) -lzstd -lpthread -lm
+
 # The trace analysis benchmark makes its trace (tests/support/mkprofile).
 $(B)/bench/bench_cpath: tests/bench/bench_cpath.c $(AN_OBJS) $(IO_OBJS) \
     $(B)/obj/tests/support/mkprofile.o

@@ -24,15 +24,21 @@
  * Then the plane tables, checksums and headers; the files are renamed into
  * place, meta.db last (an_analysis.c, db/).
  *
- * Without a memory budget each pass is one round over everything, and the
- * rows of pass 2 stay in memory for pass 3. With one (set_memory), passes
- * 1 and 2 take the files in rounds that fit it (the bytes one file costs
- * are measured per file byte and the largest ratio seen is used, the
- * first round being one file), pass 2 reads each file again and keeps
- * nothing but what it wrote, and pass 3 takes ranges of contexts whose
- * values fit, reading them back from profile.db. What the whole run keeps
- * -- the unified tree, the strings, per context and per profile a few
- * words -- is counted against the budget first.
+ * Memory. Pass 2 goes in rounds of files and frees each round's decoded
+ * files once their rows are made (the next round's rows reuse that
+ * memory); pass 3 goes in ranges of contexts of a bounded number of
+ * values; the output buffers of both are reused from round to round. What
+ * the whole run keeps -- the unified tree, the strings, per context and
+ * per profile a few words -- is counted against the memory budget first
+ * (set_memory; by default a share of the memory available, an_memory.c);
+ * then pass 1 holds decoded files for pass 2, and pass 2 keeps rows for
+ * pass 3, while each takes at most half of what is left. Without a budget,
+ * or with one that holds everything, every file is decoded once and
+ * every row kept: the fastest way. With a tighter one, the files pass 1
+ * let go are read again in pass 2, in rounds that fit (the bytes one file
+ * costs are measured per file byte and the largest ratio seen is used,
+ * the first round being one file), and pass 3 reads the rows it was not
+ * left back from profile.db, in ranges whose values fit.
  *
  * On several ranks (coll/an_coll.h, `gpuprof-mpi`; coll/an_ranks*.c) each
  * rank does pass 1 for a block of files, rank 0 merges the ranks' trees in
@@ -68,7 +74,7 @@ struct gpuprof_an_analysis {
     char **inputs;
     uint32_t ninputs;
     unsigned threads;
-    uint64_t memory; /* bytes; 0: no budget */
+    uint64_t memory; /* bytes; 0: no budget; GPUPROF_AN_MEMORY_AUTO */
     int structure;   /* expand CPU frames with DWARF */
     char *output;
     gpuprof_an_progress_fn progress;
@@ -77,6 +83,10 @@ struct gpuprof_an_analysis {
     gpuprof_an_warning_fn warn;
     void *warn_user;
     double phase_s[GPUPROF__AN_PHASES]; /* the last run's (an_coll.h) */
+    /* the last run's memory: its budget (0: none) and the memory available
+     * a default one is a share of (0: set, or unknown) */
+    uint64_t used_memory, available;
+    unsigned node_ranks; /* ranks sharing this node's memory (0, 1: one) */
 };
 
 typedef struct src { /* one profile file */
@@ -93,6 +103,7 @@ typedef struct src { /* one profile file */
     gsplits split;            /* nodes in several GPU calling contexts */
     uint32_t p0, np;          /* its profiles (threads) */
     uint32_t nodes, nmetrics; /* to see it unchanged in pass 2 */
+    uint64_t held;            /* bytes of it held from pass 1 for pass 2 */
 } src;
 
 typedef struct entry { /* one non-zero value of a profile */
@@ -106,6 +117,7 @@ typedef struct row { /* a profile's entries, sorted by context, metric */
     uint32_t n;
     uint32_t pairs; /* distinct contexts */
     uint64_t peak;  /* bytes its computation took at most */
+    bool kept;      /* pass 2 left it for pass 3 (else read back) */
 } row;
 
 typedef gpuprof__an_dbfile dbfile;
@@ -119,11 +131,19 @@ typedef struct run {
     an_structure sx;  /* program structure looked up (pass 1) */
     row *rows;        /* per profile (pass 2; pass 3 reads them) */
     uint64_t budget;  /* 0, or the bytes rounds may use beside what stays */
-    bool keep_rows;   /* this rank's rows stay for pass 3 (no budget) */
+    uint64_t held;    /* bytes of decoded files pass 1 held for pass 2 */
+    uint64_t kept;    /* bytes of rows pass 2 left for pass 3 */
+    bool tight;       /* the budget let something go: freed memory is
+                         handed back after each round (else it is kept
+                         for the next: fresh pages cost) */
     uint64_t *cstart; /* per context: values before it; [nc] = total */
     uint64_t *poff;   /* per profile: its profile.db plane's offset */
     dbfile f[3];      /* profile.db, cct.db, stats.db */
     gpuprof__an_tracedb tr; /* trace.db */
+    dbfile info;            /* analysis.txt: how the database was made */
+    /* how the budget shaped the run (analysis.txt): rounds of pass 1 and
+     * 2, ranges of pass 3, files decoded twice, rows read back */
+    uint32_t rounds[3], reread, readback;
     /* several ranks (an_coll.h); a single process is rank 0 of 1 */
     const gpuprof__an_coll *coll;
     int rank, nranks;
@@ -133,7 +153,7 @@ typedef struct run {
     long pid0;             /* rank 0's process id: temporary files' names */
     int blame;             /* the rank a failure is about (-1: the failing) */
     /* an earlier database's files, moved aside (gpuprof__an_dbfile_rename) */
-    dbfile *aside[4];
+    dbfile *aside[5];
     uint32_t naside;
     uint64_t ident; /* the database's identity (inputs, options) */
     unsigned major; /* the format written (db_format, an_analysis.c) */
@@ -151,6 +171,18 @@ void gpuprof__an_progress(const run *r, const char *phase, uint64_t done,
 /* The inputs' files listed (rank 0) and the identity computed. */
 gpuprof_status gpuprof__an_collect_inputs(run *r);
 
+/* ---- an_memory.c: the default budget ---- */
+/* Bytes this process may take now: MemAvailable, or what its control
+ * groups leave when less (GPUPROF_AN_SYSROOT prefixes the paths); 0 when
+ * unknown. */
+uint64_t gpuprof__an_memory_available(void);
+/* The default budget for that much available memory shared by `ranks`
+ * ranks (0, 1: one), 0: none. */
+uint64_t gpuprof__an_default_budget(uint64_t available, unsigned ranks);
+/* analysis.txt: how the database was made (threads, ranks, the budget
+ * and what it made the run do), in r->info's temporary file. */
+gpuprof_status gpuprof__an_info_write(run *r);
+
 /* ---- an_unify.c: pass 1, and what pass 2 shares of it ---- */
 gpuprof_status gpuprof__an_unify(run *r);
 /* Files [i, j) read in parallel; the first that failed, in order. */
@@ -164,9 +196,14 @@ uint64_t gpuprof__an_io_bytes(const gpuprof__io_profile *p);
 /* The file's decoding and node map freed. */
 void gpuprof__an_src_release(src *s);
 /* What the whole run keeps, in bytes: counted against the budget; the
- * room for a round beside it (at least 1 byte). */
+ * room for a round beside it and what is held (at least 1 byte). */
 uint64_t gpuprof__an_kept_bytes(const run *r);
 uint64_t gpuprof__an_room(const run *r);
+/* Whether `bytes` more may be held for a later pass (decoded files, rows)
+ * beside what is held already: at most half of what the budget leaves
+ * beside what the run keeps (always, without a budget). When not, the
+ * run is tight from then on. */
+bool gpuprof__an_may_hold(run *r, uint64_t bytes);
 /* The end of the round that starts at file i (ratio: bytes of memory per
  * file byte, the largest seen; 0: none yet). */
 uint32_t gpuprof__an_round_end(const run *r, uint32_t i, double ratio);

@@ -31,6 +31,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_analysis_new(gpuprof_an_analysis **out)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     (*out)->threads = 1;
     (*out)->structure = 1;
+    (*out)->memory = GPUPROF_AN_MEMORY_AUTO;
     return GPUPROF_OK;
 }
 
@@ -77,6 +78,29 @@ gpuprof_an_analysis_set_memory(gpuprof_an_analysis *a, uint64_t bytes)
                                 GPUPROF_AN_MIN_MEMORY >> 20);
     a->memory = bytes;
     return GPUPROF_OK;
+}
+
+void gpuprof__an_analysis_set_node_ranks(gpuprof_an_analysis *a, unsigned n)
+{
+    if (a)
+        a->node_ranks = n;
+}
+
+GPUPROF_AN_API uint64_t gpuprof_an_analysis_memory(const gpuprof_an_analysis *a,
+                                                   uint64_t *available)
+{
+    uint64_t avail = 0, budget = 0;
+    if (a && a->used_memory) {
+        budget = a->used_memory, avail = a->available;
+    } else if (a && a->memory == GPUPROF_AN_MEMORY_AUTO) {
+        avail = gpuprof__an_memory_available();
+        budget = gpuprof__an_default_budget(avail, a->node_ranks);
+    } else if (a) {
+        budget = a->memory;
+    }
+    if (available)
+        *available = avail;
+    return budget;
 }
 
 GPUPROF_AN_API gpuprof_status
@@ -266,6 +290,7 @@ static void run_free(run *r)
     for (int i = 0; i < 3; i++)
         gpuprof__an_dbfile_free(&r->f[i]);
     gpuprof__an_dbfile_free(&r->tr.f);
+    gpuprof__an_dbfile_free(&r->info);
     free(r->tr.tab);
 }
 
@@ -304,10 +329,6 @@ void gpuprof__an_progress(const run *r, const char *phase, uint64_t done,
     if (r->a->progress)
         r->a->progress(phase, done, total, r->a->user);
 }
-
-/* Bytes the process needs beside the run's own (code, libraries, stacks):
- * what a budget must leave aside. */
-#define BUDGET_BASE (8u << 20)
 
 /* Without a trace.db of this run, an earlier run's goes aside like the
  * other files (removed once meta.db is written, put back if that fails). */
@@ -391,6 +412,8 @@ static gpuprof_status finish(run *r, bool traced)
         st = place(r, &r->f[2 - i]);
     if (st == GPUPROF_OK)
         st = traced ? place(r, &r->tr.f) : trace_db_aside(r);
+    if (st == GPUPROF_OK && (st = gpuprof__an_info_write(r)) == GPUPROF_OK)
+        st = place(r, &r->info);
     gpuprof__an_meta_traces mt = {r->tr.damaged, r->tr.dropped, r->tr.ignored};
     if (st == GPUPROF_OK) /* last: a reader checks the others agree */
         st = gpuprof__an_metadb_write(r->a->output, &r->t, &mt, r->ident,
@@ -400,7 +423,7 @@ static gpuprof_status finish(run *r, bool traced)
                                  r->aside);
         for (int i = 0; i < 3; i++)
             r->f[i].placed = false; /* the database's now */
-        r->tr.f.placed = false;
+        r->tr.f.placed = r->info.placed = false;
         gpuprof__an_progress(r, "write", 4, 4);
     }
     return st;
@@ -508,9 +531,12 @@ static gpuprof_status tree_steps(run *r)
     if (st == GPUPROF_OK && r->budget && kept >= r->budget)
         st = gpuprof__an_fail(
             GPUPROF_E_LIMIT,
-            "a memory budget of %llu MiB is too small: the "
+            "a memory budget of %llu MiB%s is too small: the "
             "calling context tree and tables of these profiles take %llu MiB",
-            (unsigned long long)(r->a->memory >> 20),
+            (unsigned long long)(r->a->used_memory >> 20),
+            r->a->available ? " (the default: a quarter of the memory "
+                              "available; set a larger one)"
+                            : "",
             (unsigned long long)((kept + BUDGET_BASE) >> 20) + 1);
     return gpuprof__an_agree(r, st);
 }
@@ -569,6 +595,7 @@ static gpuprof_status run_ranks(gpuprof_an_analysis *a,
     run r = {.a = a,
              .f = {GPUPROF_AN_DBFILE_CLOSED, GPUPROF_AN_DBFILE_CLOSED,
                    GPUPROF_AN_DBFILE_CLOSED},
+             .info = GPUPROF_AN_DBFILE_CLOSED,
              .tr = {.f = GPUPROF_AN_DBFILE_CLOSED,
                     .strict = a->strict,
                     .warn = a->warn,
@@ -581,10 +608,11 @@ static gpuprof_status run_ranks(gpuprof_an_analysis *a,
              .nranks = c ? c->size : 1,
              .blame = -1};
     memset(a->phase_s, 0, sizeof(a->phase_s));
-    r.budget = a->memory ? a->memory - BUDGET_BASE : 0;
-    /* Without a budget pass 2's rows stay for pass 3; several ranks read
-     * the other ranks' profiles back from profile.db. */
-    r.keep_rows = !a->memory;
+    a->used_memory = a->available = 0;
+    uint64_t available, budget = gpuprof_an_analysis_memory(a, &available);
+    a->used_memory = budget;
+    a->available = available;
+    r.budget = budget > BUDGET_BASE ? budget - BUDGET_BASE : 0;
     gpuprof_status st = run_steps(&r);
     run_free(&r);
     if (st != GPUPROF_OK && r.made_dir)

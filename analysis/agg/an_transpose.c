@@ -1,6 +1,7 @@
 /*
  * an_transpose.c - pass 3 of the aggregation (an_agg.h): ranges of
- * contexts whose values fit (all of them without a memory budget), each
+ * contexts whose values fit (a budget's room, and at most RANGE_VALUES
+ * values: buffers of a bounded size, reused from range to range), each
  * every profile's entries for it -- from pass 2's rows, or read back from
  * profile.db -- in profile order, sorted by metric, encoded as the
  * contexts' cct.db planes with their statistics (stats.db). On several
@@ -25,18 +26,19 @@ typedef struct cms_val {
  * their values from cbase. */
 typedef struct tpass {
     const uint64_t *cstart; /* per context: values before it */
-    row *rows;
-    uint32_t kept_lo, kept_hi; /* profiles whose rows pass 2 left whole */
+    row *rows;              /* kept: pass 2 left them whole */
+    uint32_t *cur, *nxt; /* per profile: where a kept row's entries of this
+                            range start, at most (the last range's end) */
     uint32_t np, nm, nc;
     int pms_fd;             /* profile.db, to read rows back from */
     const uint8_t *pms_tab; /* its plane table */
     uint32_t lo, hi;
     uint64_t cbase;
     cms_val *cv; /* the round's values, transposed */
-    size_t cv_size;
+    gpuprof__an_big cvb, cmsb, stsb; /* cv, cms, sts: every range's */
     uint32_t *cpairs; /* per context: distinct metrics */
     uint32_t *chunk;  /* context ranges of the parallel fill: [i, i+1) */
-    uint32_t nchunks;
+    uint32_t nchunks, most_chunks; /* this range's; room for */
     uint64_t *coff, *soff; /* per context: plane offsets */
     uint8_t *cms, *sts;    /* the round's planes, from the bases */
     uint64_t cms_base, sts_base;
@@ -50,10 +52,20 @@ static int by_u16(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* First entry of a row whose context is >= c. */
-static uint32_t row_lower(const row *w, uint32_t c)
+/* First entry of a row at or after `from` whose context is >= c: in
+ * steps that double from `from` (a range's entries follow the last
+ * range's: they are near), then a binary search. */
+static uint32_t row_lower(const row *w, uint32_t from, uint32_t c)
 {
-    uint32_t lo = 0, hi = w->n;
+    if (from >= w->n || w->e[from].ctx >= c)
+        return from;
+    uint32_t lo = from + 1, step = 1, hi;
+    while ((hi = lo + step) < w->n && w->e[hi - 1].ctx < c) {
+        lo = hi;
+        step *= 2;
+    }
+    if (hi > w->n)
+        hi = w->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (w->e[mid].ctx < c)
@@ -182,7 +194,7 @@ static int read_values(const tpass *x, row *w, uint64_t off, uint32_t pairs,
 static void read_rows(void *ctx, uint32_t p)
 {
     tpass *x = ctx;
-    if (p >= x->kept_lo && p < x->kept_hi)
+    if (x->rows[p].kept)
         return;
     const uint8_t *ref = x->pms_tab + (size_t)p * DB_PLANE_REF;
     uint64_t off = db_get64(ref);
@@ -248,19 +260,23 @@ static void sort_context(tpass *x, uint32_t c, uint32_t *mcount, uint16_t *ids,
 }
 
 /* Every profile's entries of contexts [lo, hi) into the transposed
- * values, in profile order (rows are sorted by context). */
-static bool gather(tpass *x, uint32_t lo, uint32_t hi)
+ * values, in profile order (rows are sorted by context). The chunk that
+ * ends the range says where each kept row's next range starts. */
+static bool gather(tpass *x, uint32_t lo, uint32_t hi, bool last)
 {
-    uint64_t *fill = malloc((size_t)(hi - lo) * sizeof(*fill));
+    uint64_t *fill = malloc((size_t)(hi - lo + 1) * sizeof(*fill));
     if (!fill)
         return false;
     for (uint32_t c = lo; c < hi; c++)
         fill[c - lo] = x->cstart[c] - x->cbase;
     for (uint32_t p = 0; p < x->np; p++) {
         const row *w = &x->rows[p];
-        for (uint32_t i = row_lower(w, lo); i < w->n && w->e[i].ctx < hi; i++)
+        uint32_t i = row_lower(w, w->kept ? x->cur[p] : 0, lo);
+        for (; i < w->n && w->e[i].ctx < hi; i++)
             x->cv[fill[w->e[i].ctx - lo]++] =
                 (cms_val){w->e[i].metric, p, w->e[i].v};
+        if (last && w->kept)
+            x->nxt[p] = i;
     }
     free(fill);
     return true;
@@ -272,7 +288,8 @@ static void fill_chunk(void *ctx, uint32_t k)
 {
     tpass *x = ctx;
     uint32_t lo = x->chunk[k], hi = x->chunk[k + 1];
-    if (lo == hi)
+    bool last = k + 1 == x->nchunks; /* says where kept rows go on */
+    if (lo == hi && !last)
         return;
     uint64_t most = 0;
     for (uint32_t c = lo; c < hi; c++)
@@ -281,7 +298,7 @@ static void fill_chunk(void *ctx, uint32_t k)
     uint32_t *mcount = calloc(2 * (size_t)x->nm + 1, sizeof(*mcount));
     uint16_t *ids = malloc((2 * (size_t)x->nm + 1) * sizeof(*ids));
     cms_val *tmp = malloc((most ? most : 1) * sizeof(*tmp));
-    if (mcount && ids && tmp && gather(x, lo, hi))
+    if (mcount && ids && tmp && gather(x, lo, hi, last))
         for (uint32_t c = lo; c < hi; c++)
             sort_context(x, c, mcount, ids, tmp);
     else
@@ -307,6 +324,7 @@ static void stats_record(uint8_t *sq, const cms_val *v, uint32_t n)
         var += (v[j].v - mean) * (v[j].v - mean);
     double sd = sqrt(var / n);
     db_put16(sq, v[0].metric);
+    db_put16(sq + 2, 0);
     db_put32(sq + 4, n);
     gpuprof__an_put_f64(sq + 8, sum);
     gpuprof__an_put_f64(sq + 16, mn);
@@ -346,6 +364,7 @@ static void cms_plane(void *ctx, uint32_t i)
             val += vsize;
         }
         db_put16(q, v[k].metric);
+        db_put16(q + 2, 0); /* the buffer is the last range's */
         db_put32(q + 4, k);
         q += DB_CMS_PAIR;
         stats_record(sq, v + k, j - k);
@@ -379,6 +398,15 @@ static gpuprof_status transpose_values(run *r, tpass *x)
     uint32_t lo = x->lo, hi = x->hi;
     x->cbase = x->cstart[lo];
     uint64_t total = x->cstart[hi] - x->cbase;
+    /* Each chunk visits every profile: chunks of at least 16 values per
+     * profile (64 Ki at least) keep that small beside the values. */
+    uint64_t per = (uint64_t)x->np * 16 > 65536 ? (uint64_t)x->np * 16 : 65536;
+    x->nchunks = (uint32_t)(total / per);
+    if (x->nchunks > x->most_chunks)
+        x->nchunks = x->most_chunks;
+    if (x->nchunks < r->a->threads)
+        x->nchunks = r->a->threads < x->most_chunks ? r->a->threads
+                                                    : x->most_chunks;
     for (uint32_t k = 1, c = lo; k < x->nchunks; k++) {
         uint64_t want = x->cbase + total * k / x->nchunks;
         while (c < hi && x->cstart[c] < want)
@@ -387,12 +415,16 @@ static gpuprof_status transpose_values(run *r, tpass *x)
     }
     x->chunk[0] = lo;
     x->chunk[x->nchunks] = hi;
-    x->cv_size = total * sizeof(*x->cv);
-    if (!(x->cv = gpuprof__an_big_alloc(r->a->threads, x->cv_size)))
+    x->cv = (cms_val *)gpuprof__an_big_reserve(r->a->threads, &x->cvb,
+                                               total * sizeof(*x->cv));
+    if (!x->cv)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     gpuprof__an_parallel_for(r->a->threads, x->nchunks, fill_chunk, x);
+    uint32_t *t = x->cur; /* where the next range starts */
+    x->cur = x->nxt;
+    x->nxt = t;
     for (uint32_t p = 0; p < x->np; p++) /* those read back */
-        if (p < x->kept_lo || p >= x->kept_hi) {
+        if (!x->rows[p].kept) {
             free(x->rows[p].e);
             x->rows[p] = (row){0};
         }
@@ -415,8 +447,8 @@ static gpuprof_status write_planes(run *r, tpass *x)
         sa += (uint64_t)x->cpairs[c] * DB_STATS_REC;
     }
     size_t csize = ca - x->cms_base, ssize = sa - x->sts_base;
-    x->cms = gpuprof__an_big_alloc(threads, csize);
-    x->sts = gpuprof__an_big_alloc(threads, ssize);
+    x->cms = gpuprof__an_big_reserve(threads, &x->cmsb, csize);
+    x->sts = gpuprof__an_big_reserve(threads, &x->stsb, ssize);
     gpuprof_status st = GPUPROF_OK;
     if (!x->cms || !x->sts)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
@@ -426,32 +458,48 @@ static gpuprof_status write_planes(run *r, tpass *x)
     }
     if (st == GPUPROF_OK)
         st = gpuprof__an_dbfile_put(&r->f[F_STATS], x->sts, ssize, threads);
-    gpuprof__an_big_free(threads, x->cms, csize);
-    gpuprof__an_big_free(threads, x->sts, ssize);
-    x->cms = x->sts = NULL;
     return st;
 }
 
 /* Contexts [lo, hi): transposed, encoded and appended. */
-static gpuprof_status transpose_round(run *r, tpass *x)
+static gpuprof_status transpose_round(run *r, tpass *x, bool all_kept)
 {
-    bool all_kept = x->kept_lo == 0 && x->kept_hi == x->np;
     gpuprof_status st = all_kept ? GPUPROF_OK : read_back(r, x);
     if (st == GPUPROF_OK)
         st = transpose_values(r, x);
     if (st == GPUPROF_OK)
         st = write_planes(r, x);
-    gpuprof__an_big_free(r->a->threads, x->cv, x->cv_size);
-    x->cv = NULL;
     return st;
 }
 
-static void tpass_free(tpass *x)
+static void tpass_free(tpass *x, unsigned threads)
 {
+    gpuprof__an_big_release(threads, &x->cvb);
+    gpuprof__an_big_release(threads, &x->cmsb);
+    gpuprof__an_big_release(threads, &x->stsb);
+    free(x->cur);
+    free(x->nxt);
     free(x->cpairs);
     free(x->coff);
     free(x->soff);
     free(x->chunk);
+}
+
+/* A range holds RANGE_PER_PROFILE values per profile, at least RANGE_MIN
+ * and at most RANGE_MAX: its buffers (the transposed values, the planes:
+ * about 40 bytes a value) are reused by the next, so that pass 3 faults in
+ * a bounded number of pages -- a kilobyte or two per profile -- however
+ * large the database (the rows it reads from are there already); and each
+ * range visits every profile, a cost that many values per profile make
+ * small. */
+#define RANGE_PER_PROFILE 64u
+#define RANGE_MIN (256u << 10)
+#define RANGE_MAX (4u << 20)
+
+static uint64_t range_values(uint32_t np)
+{
+    uint64_t v = (uint64_t)np * RANGE_PER_PROFILE;
+    return v < RANGE_MIN ? RANGE_MIN : v > RANGE_MAX ? RANGE_MAX : v;
 }
 
 gpuprof_status gpuprof__an_transpose(run *r)
@@ -466,28 +514,35 @@ gpuprof_status gpuprof__an_transpose(run *r)
                .pms_tab = r->f[F_PMS].tab,
                .ctab = r->f[F_CMS].tab,
                .stab = r->f[F_STATS].tab};
-    if (r->keep_rows) /* this rank's profiles: all of them on one */
-        x.kept_lo = r->pr_lo, x.kept_hi = r->pr_hi;
+    uint32_t kept = 0;
+    for (uint32_t p = 0; p < x.np; p++)
+        kept += r->rows[p].kept;
+    r->readback = x.np - kept;
+    x.cur = calloc(x.np ? x.np : 1, sizeof(*x.cur));
+    x.nxt = calloc(x.np ? x.np : 1, sizeof(*x.nxt));
     x.cpairs = calloc((size_t)nc + 1, sizeof(*x.cpairs));
     x.coff = malloc(((size_t)nc + 1) * sizeof(*x.coff));
     x.soff = malloc(((size_t)nc + 1) * sizeof(*x.soff));
-    x.nchunks = r->a->threads > 1 ? 8 * r->a->threads : 1;
-    x.chunk = calloc((size_t)x.nchunks + 1, sizeof(*x.chunk));
+    x.most_chunks = r->a->threads > 1 ? 8 * r->a->threads : 1;
+    x.chunk = calloc((size_t)x.most_chunks + 1, sizeof(*x.chunk));
     gpuprof_status st = GPUPROF_OK;
-    if (!x.cpairs || !x.coff || !x.soff || !x.chunk)
+    if (!x.cur || !x.nxt || !x.cpairs || !x.coff || !x.soff || !x.chunk)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     uint64_t fit =
         r->budget ? gpuprof__an_room(r) / T_BYTES_PER_VALUE : UINT64_MAX;
+    if (fit > range_values(x.np))
+        fit = range_values(x.np);
     for (x.lo = r->c_lo; x.lo < r->c_hi && st == GPUPROF_OK; x.lo = x.hi) {
         gpuprof__an_progress(r, "transpose", x.lo, nc);
         x.hi = x.lo + 1;
         while (x.hi < r->c_hi && x.cstart[x.hi + 1] - x.cstart[x.lo] <= fit)
             x.hi++;
-        st = transpose_round(r, &x);
-        if (st == GPUPROF_OK && r->budget)
+        st = transpose_round(r, &x, kept == x.np);
+        r->rounds[2]++;
+        if (st == GPUPROF_OK && r->tight)
             gpuprof__an_trim();
     }
-    tpass_free(&x);
+    tpass_free(&x, r->a->threads);
     if (st == GPUPROF_OK)
         gpuprof__an_progress(r, "transpose", nc, nc);
     return st;

@@ -300,8 +300,19 @@ uint64_t gpuprof__an_kept_bytes(const run *r)
 
 uint64_t gpuprof__an_room(const run *r)
 {
-    uint64_t k = gpuprof__an_kept_bytes(r);
+    uint64_t k = gpuprof__an_kept_bytes(r) + r->held + r->kept;
     return r->budget > k ? r->budget - k : 1;
+}
+
+bool gpuprof__an_may_hold(run *r, uint64_t bytes)
+{
+    if (!r->budget)
+        return true;
+    uint64_t k = gpuprof__an_kept_bytes(r);
+    if (k < r->budget && r->held + r->kept + bytes <= (r->budget - k) / 2)
+        return true;
+    r->tight = true;
+    return false;
 }
 
 /* The files that fit at `ratio` bytes of memory per file byte (none yet:
@@ -428,7 +439,8 @@ static void feed_stop(feed *f, pthread_t *th, unsigned started)
     free(f->done);
 }
 
-/* File k, loaded: unified; what it cost raises *ratio. */
+/* File k, loaded: unified; what it cost raises *ratio. It stays decoded
+ * for pass 2 while that fits (else pass 2 reads it again). */
 static gpuprof_status unify_loaded(run *r, uint32_t k, double *ratio)
 {
     src *s = &r->s[k];
@@ -441,8 +453,14 @@ static gpuprof_status unify_loaded(run *r, uint32_t k, double *ratio)
                     gpuprof__an_gcct_bytes(&s->split, s->nodes);
     if (s->fsize && (double)cost / s->fsize > *ratio)
         *ratio = (double)cost / s->fsize;
-    if (r->budget || st != GPUPROF_OK)
-        gpuprof__an_src_release(s); /* pass 2 reads it again */
+    /* What stays: the profile, the node map and the splits. */
+    uint64_t held = cost - s->fsize - gpuprof__an_io_bytes(s->io);
+    if (st == GPUPROF_OK && gpuprof__an_may_hold(r, held)) {
+        s->held = held;
+        r->held += held;
+    } else {
+        gpuprof__an_src_release(s);
+    }
     return st;
 }
 
@@ -461,7 +479,7 @@ static gpuprof_status unify_round(run *r, uint32_t i, uint32_t j, double *ratio)
         st = unify_loaded(r, k, ratio);
     }
     feed_stop(&f, th, started);
-    if (st != GPUPROF_OK || r->budget)
+    if (st != GPUPROF_OK)
         for (uint32_t k = i; k < j; k++) /* loaded past the failure */
             if (!r->s[k].ctx && r->s[k].io) {
                 gpuprof__io_profile_free(r->s[k].io);
@@ -480,9 +498,10 @@ gpuprof_status gpuprof__an_unify(run *r)
         j = gpuprof__an_round_end(r, i, ratio);
         gpuprof__an_progress(r, "load", i, r->ns);
         gpuprof_status st = unify_round(r, i, j, &ratio);
+        r->rounds[0]++;
         if (st != GPUPROF_OK)
             return st;
-        if (r->budget)
+        if (r->tight)
             gpuprof__an_trim();
     }
     gpuprof__an_progress(r, "load", r->ns, r->ns);

@@ -3,9 +3,10 @@
  * thread of a file), each node's own values (exclusive) and its subtree's
  * (inclusive, combined by the metric's rule) as a sparse row sorted by
  * context and metric, encoded as the profile's profile.db plane; the
- * values per context counted for pass 3. Files go in the rounds pass 1
- * made (read again under a memory budget); their traces go to trace.db
- * while their node maps are held.
+ * values per context counted for pass 3. Files go in rounds (read again
+ * where pass 1 let them go), each round's decoded files freed once its
+ * rows are made; their traces go to trace.db while their node maps are
+ * held. The rows stay for pass 3 while they fit (an_agg.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ typedef struct vround {
     uint32_t nslices;
     uint8_t *pms; /* the round's planes, from file offset pms_base */
     uint64_t pms_base;
+    gpuprof__an_big buf; /* where they are encoded, every round */
     const uint64_t *poff; /* per profile: its plane's offset */
     uint8_t *tab;         /* profile.db's table */
     _Atomic int nomem;
@@ -287,7 +289,7 @@ static void values_one(vround *v, uint32_t pi)
         if (shrunk)
             x.e = shrunk;
     }
-    v->rows[pi] = (row){x.e, k, pairs, peak};
+    v->rows[pi] = (row){x.e, k, pairs, peak, false};
     free(inc);
     free(used);
     return;
@@ -304,7 +306,8 @@ static void values_rel(void *ctx, uint32_t i)
     values_one(v, v->p0 + i);
 }
 
-/* Values per context of slice k of the round's profiles. */
+/* Values per context of slice k of the round's profiles, added to the
+ * slice's counts of the whole pass. */
 static void count_slice(void *ctx, uint32_t k)
 {
     vround *v = ctx;
@@ -343,6 +346,8 @@ static void pms_plane(void *ctx, uint32_t i)
  * made, their costs begun; their traces to trace.db. */
 static gpuprof_status round_files(run *r, uint32_t i, uint32_t j)
 {
+    for (uint32_t k = i; k < j; k++)
+        r->reread += !r->s[k].io;
     gpuprof__an_load_files(r, i, j);
     gpuprof_status st = gpuprof__an_first_error(r, i, j);
     for (uint32_t k = i; k < j && st == GPUPROF_OK; k++) {
@@ -368,18 +373,18 @@ static gpuprof_status round_traces(run *r, uint32_t i, uint32_t j)
     return st;
 }
 
-/* The round's values per context, added to r->cstart. */
-static void round_counts(run *r, vround *v)
+/* The slices' values per context (of the whole pass) into r->cstart:
+ * once, at the end, so that a round costs nothing per context. */
+static void sum_counts(run *r, const vround *v)
 {
     uint32_t nc = r->t.nc;
-    memset(v->slice_count, 0, (size_t)v->nslices * nc * sizeof(uint32_t));
-    gpuprof__an_parallel_for(r->a->threads, v->nslices, count_slice, v);
     for (uint32_t k = 0; k < v->nslices; k++)
         for (uint32_t c = 0; c < nc; c++)
             r->cstart[c + 1] += v->slice_count[(size_t)k * nc + c];
 }
 
-/* The round's planes, in profile order after the previous round's. */
+/* The round's planes, in profile order after the previous round's, in
+ * the buffer every round uses. */
 static gpuprof_status round_planes(run *r, vround *v)
 {
     dbfile *f = &r->f[F_PMS];
@@ -392,13 +397,10 @@ static gpuprof_status round_planes(run *r, vround *v)
     }
     size_t size = at - v->pms_base;
     unsigned threads = r->a->threads;
-    if (!(v->pms = gpuprof__an_big_alloc(threads, size)))
+    if (!(v->pms = gpuprof__an_big_reserve(threads, &v->buf, size)))
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     gpuprof__an_parallel_for(threads, v->p1 - v->p0, pms_plane, v);
-    gpuprof_status st = gpuprof__an_dbfile_put(f, v->pms, size, threads);
-    gpuprof__an_big_free(threads, v->pms, size);
-    v->pms = NULL;
-    return st;
+    return gpuprof__an_dbfile_put(f, v->pms, size, threads);
 }
 
 /* What files [i, j) cost per file byte, for the next round's size. */
@@ -415,6 +417,26 @@ static void round_cost(run *r, uint32_t i, uint32_t j, double *ratio)
     }
 }
 
+/* The round's rows left for pass 3 when they fit beside what is held
+ * (an_agg.h), else freed: pass 3 reads them back. */
+static void round_keep(run *r, const vround *v)
+{
+    uint64_t bytes = 0;
+    for (uint32_t p = v->p0; p < v->p1; p++)
+        bytes += (uint64_t)r->rows[p].n * sizeof(entry);
+    bool keep = gpuprof__an_may_hold(r, bytes);
+    for (uint32_t p = v->p0; p < v->p1; p++) {
+        if (keep) {
+            r->rows[p].kept = true;
+            continue;
+        }
+        free(r->rows[p].e);
+        r->rows[p] = (row){0};
+    }
+    if (keep)
+        r->kept += bytes;
+}
+
 /* The profiles of files [i, j): values, counts per context, planes. */
 static gpuprof_status values_round(run *r, vround *v, uint32_t i, uint32_t j,
                                    double *ratio)
@@ -426,21 +448,37 @@ static gpuprof_status values_round(run *r, vround *v, uint32_t i, uint32_t j,
     v->p1 = r->s[j - 1].p0 + r->s[j - 1].np;
     gpuprof__an_parallel_for(r->a->threads, v->p1 - v->p0, values_rel, v);
     st = round_traces(r, i, j);
-    for (uint32_t k = i; k < j; k++)
+    for (uint32_t k = i; k < j; k++) {
+        r->held -= r->s[k].held;
+        r->s[k].held = 0;
         gpuprof__an_src_release(&r->s[k]);
+    }
     if (st != GPUPROF_OK)
         return st;
     if (v->nomem)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
-    round_counts(r, v);
+    gpuprof__an_parallel_for(r->a->threads, v->nslices, count_slice, v);
     st = round_planes(r, v);
     round_cost(r, i, j, ratio);
-    if (!r->keep_rows)
-        for (uint32_t p = v->p0; p < v->p1; p++) {
-            free(r->rows[p].e);
-            r->rows[p] = (row){0};
-        }
+    round_keep(r, v);
     return st;
+}
+
+/* Pass 2 frees each round's decoded files once their rows are made, so
+ * that the next round's rows take their memory rather than fresh pages:
+ * rounds of at most this many bytes of files (decoded where held, else
+ * on disk), or fewer where a budget says so. */
+#define VALUES_ROUND (8u << 20)
+
+static uint32_t values_round_end(const run *r, uint32_t i, double ratio)
+{
+    uint32_t end = gpuprof__an_round_end(r, i, ratio), j = i;
+    uint64_t bytes = 0;
+    while (j < end && (j == i || bytes < VALUES_ROUND)) {
+        const src *s = &r->s[j++];
+        bytes += s->io ? gpuprof__an_io_bytes(s->io) : s->fsize;
+    }
+    return j;
 }
 
 gpuprof_status gpuprof__an_values(run *r)
@@ -461,12 +499,16 @@ gpuprof_status gpuprof__an_values(run *r)
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     double ratio = 0;
     for (uint32_t i = r->s_lo, j; i < r->s_hi && st == GPUPROF_OK; i = j) {
-        j = gpuprof__an_round_end(r, i, ratio);
+        j = values_round_end(r, i, ratio);
         gpuprof__an_progress(r, "values", r->s[i].p0, np);
         st = values_round(r, &v, i, j, &ratio);
-        if (st == GPUPROF_OK && r->budget)
+        r->rounds[1]++;
+        if (st == GPUPROF_OK && r->tight)
             gpuprof__an_trim();
     }
+    if (st == GPUPROF_OK)
+        sum_counts(r, &v);
+    gpuprof__an_big_release(r->a->threads, &v.buf);
     free(v.slice_count);
     if (st == GPUPROF_OK)
         gpuprof__an_progress(r, "values", np, np);

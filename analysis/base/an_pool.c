@@ -7,7 +7,9 @@
  * kernel's work, tens of milliseconds for 100 MB -- scales with the
  * threads (MAP_POPULATE did it on one). Freeing them is the kernel's work
  * too: slice by slice (MADV_DONTNEED holds the address space's lock
- * shared; munmap alone would free them all on one thread).
+ * shared; munmap alone would free them all on one thread). A pass that
+ * goes in rounds keeps one such buffer for all of them (gpuprof__an_big):
+ * faulting fresh pages in every round would cost more than the work.
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -105,6 +107,23 @@ void gpuprof__an_big_free(unsigned threads, void *p, size_t size)
         return;
     pages_all(threads, p, size, true);
     munmap(p, size ? size : 1);
+}
+
+uint8_t *gpuprof__an_big_reserve(unsigned threads, gpuprof__an_big *b,
+                                 size_t need)
+{
+    if (b->p && need <= b->cap)
+        return b->p;
+    gpuprof__an_big_release(threads, b);
+    if ((b->p = gpuprof__an_big_alloc(threads, need)))
+        b->cap = need;
+    return b->p;
+}
+
+void gpuprof__an_big_release(unsigned threads, gpuprof__an_big *b)
+{
+    gpuprof__an_big_free(threads, b->p, b->cap);
+    *b = (gpuprof__an_big){0};
 }
 
 /* One call at a time: where glibc's allocator has not been used yet --

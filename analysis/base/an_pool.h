@@ -27,6 +27,21 @@ void gpuprof__an_parallel_for(unsigned threads, uint32_t n,
 void *gpuprof__an_big_alloc(unsigned threads, size_t size);
 void gpuprof__an_big_free(unsigned threads, void *p, size_t size);
 
+/* A big buffer reused from round to round: its pages are faulted in once
+ * (on a VM a fresh page costs microseconds; one already there, nothing),
+ * and a round that needs more replaces it with a larger one. Its bytes
+ * are whatever the last round left: a user writes every byte it uses. */
+typedef struct gpuprof__an_big {
+    uint8_t *p;
+    size_t cap;
+} gpuprof__an_big;
+
+/* At least `need` bytes at b->p; NULL when they cannot be mapped (b is
+ * then empty). */
+uint8_t *gpuprof__an_big_reserve(unsigned threads, gpuprof__an_big *b,
+                                 size_t need);
+void gpuprof__an_big_release(unsigned threads, gpuprof__an_big *b);
+
 /* Freed memory back to the system (malloc_trim), one call at a time in
  * the process: a memory budget is resident memory. */
 void gpuprof__an_trim(void);

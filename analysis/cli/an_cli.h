@@ -128,12 +128,16 @@ static inline void cli_permute(int argc, char **argv, int first,
     free(ops);
 }
 
-/* analyze [-j N] [--memory SIZE] [--no-structure] [--strict] [-o DB] DIR...
+/* analyze [-j N] [--memory SIZE] [--no-structure] [--strict] [-v] [-o DB]
+ * DIR...
  * -j: threads (-jN too); by default one per CPU the process may use.
- * --strict: a trace not used whole stops the run (else: a warning). */
+ * --memory: the budget (0: none); by default a quarter of the memory
+ * available (GPUPROF_AN_MEMORY_AUTO).
+ * --strict: a trace not used whole stops the run (else: a warning).
+ * -v: the budget said on stderr before the run. */
 typedef struct cli_analyze {
     unsigned threads;
-    int structure, strict;
+    int structure, strict, verbose;
     const char *prog;
     uint64_t memory;
     const char *out; /* -o, else DIR-database of the first DIR */
@@ -148,7 +152,10 @@ typedef struct cli_analyze {
 static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
                                     bool say, cli_analyze *o)
 {
-    *o = (cli_analyze){.threads = cli_cpus(), .structure = 1, .prog = prog};
+    *o = (cli_analyze){.threads = cli_cpus(),
+                       .structure = 1,
+                       .prog = prog,
+                       .memory = GPUPROF_AN_MEMORY_AUTO};
     static const char *const with_arg[] = {"-j", "-o", "--memory", NULL};
     cli_permute(argc, argv, 2, with_arg);
     int i = 2;
@@ -173,6 +180,8 @@ static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
             o->structure = 0;
         } else if (!strcmp(argv[i], "--strict")) {
             o->strict = 1;
+        } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+            o->verbose = 1;
         } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
             if (!cli_parse_size(argv[++i], &o->memory)) {
                 if (say)
@@ -206,6 +215,47 @@ static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
         o->out = o->def;
     }
     return 0;
+}
+
+/* "5.7 GiB", "16 MiB": a size for people. */
+static inline const char *cli_size(char *b, size_t n, uint64_t v)
+{
+    if (v >= (1ull << 30))
+        snprintf(b, n, "%.1f GiB", v / 1073741824.0);
+    else
+        snprintf(b, n, "%.0f MiB", v / 1048576.0);
+    return b;
+}
+
+/* The memory budget `a` will work within, in one line on stderr:
+ * "PROG: memory budget 5.7 GiB (a quarter of the 22.8 GiB available;
+ * --memory sets another)"; `ranks` share the default (gpuprof-mpi's on
+ * one node). */
+static inline void cli_say_memory(const gpuprof_an_analysis *a,
+                                  const cli_analyze *o, unsigned ranks)
+{
+    uint64_t avail, b = gpuprof_an_analysis_memory(a, &avail);
+    char bs[32], as[32];
+    cli_size(bs, sizeof(bs), b);
+    cli_size(as, sizeof(as), avail);
+    if (o->memory != GPUPROF_AN_MEMORY_AUTO && !b)
+        fprintf(stderr, "%s: no memory budget (--memory 0)\n", o->prog);
+    else if (o->memory != GPUPROF_AN_MEMORY_AUTO)
+        fprintf(stderr, "%s: memory budget %s (--memory)\n", o->prog, bs);
+    else if (b && ranks > 1)
+        fprintf(stderr,
+                "%s: memory budget %s per rank (a quarter of the %s "
+                "available, shared by the %u ranks of a node; --memory "
+                "sets another)\n",
+                o->prog, bs, as, ranks);
+    else if (b)
+        fprintf(stderr,
+                "%s: memory budget %s (a quarter of the %s available; "
+                "--memory sets another)\n",
+                o->prog, bs, as);
+    else
+        fprintf(stderr, "%s: no memory budget (the memory available is not "
+                        "known; --memory sets one)\n", o->prog);
 }
 
 /* A new analysis with those options and inputs; on failure *a is NULL

@@ -106,7 +106,7 @@ static const cli_help cli_helps[] = {
      "  --metric, --derive, --importance, --cpath-metrics: as for report\n"},
     {"analyze",
      "gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [--strict] "
-     "[-o DB] DIR...\n"
+     "[-v] [-o DB] DIR...\n"
      "                      aggregate measurements into an analysis "
      "database\n",
      "DIR: measurement directories; several runs merge into one database.\n"
@@ -115,7 +115,9 @@ static const cli_help cli_helps[] = {
      "  -j N                 threads (default: one per CPU this process may "
      "use)\n"
      "  --memory SIZE        a memory budget such as 512M or 4G (at least "
-     "16M)\n"
+     "16M; 0: none;\n"
+     "                       default: a quarter of the memory available)\n"
+     "  -v                   say the budget before the run\n"
      "  --no-structure       no functions, lines and loops from the "
      "binaries' DWARF\n"
      "  --strict             refuse a damaged trace (default: use it up to "

@@ -36,10 +36,13 @@
  *   gpuprof export --otf2 -o DIR DB
  *                         trace.db as an OTF2 archive (Vampir): DIR/traces.otf2
  *   gpuprof analyze [-j N] [--memory SIZE] [--no-structure] [--strict]
- *                   [-o DB] DIR...
+ *                   [-v] [-o DB] DIR...
  *                         aggregate measurement directories (several runs
  *                         merge) into an analysis database (default:
  *                         DIR-database); a progress line on a terminal;
+ *                         within a memory budget (default: a quarter of
+ *                         the memory available; --memory 0: none; -v
+ *                         says it);
  *                         a damaged trace is used up to the damage, with
  *                         a warning (--strict: refused).
  *                         Started by mpirun on several ranks, it runs
@@ -788,6 +791,8 @@ static int analyze(int argc, char **argv)
         return 2;
     gpuprof_an_analysis *a;
     gpuprof_status st = cli_analysis_new(&o, argc, argv, &a);
+    if (st == GPUPROF_OK && o.verbose)
+        cli_say_memory(a, &o, 1);
     if (st == GPUPROF_OK && isatty(2))
         st = gpuprof_an_analysis_set_progress(a, cli_show_progress,
                                               (void *)"gpuprof analyze");

@@ -92,6 +92,9 @@ enum {
     GPUPROF__AN_PHASES
 };
 const char *gpuprof__an_phase_name(unsigned phase);
+/* The default memory budget (GPUPROF_AN_MEMORY_AUTO) shared by the n ranks
+ * of this node: each takes a quarter of the memory available / n. */
+void gpuprof__an_analysis_set_node_ranks(gpuprof_an_analysis *a, unsigned n);
 double gpuprof__an_phase_s(const gpuprof_an_analysis *a, unsigned phase);
 
 #endif /* GPUPROF_AN_COLL_H */

@@ -10,7 +10,8 @@
  * library's table of collective operations (analysis/coll/an_coll.h) with MPI
  * calls and runs gpuprof__an_analysis_run_ranks on every rank; the
  * analysis library itself never links MPI. How the work is split:
- * doc/ANALYSIS.md, "On several processes". -j and --memory are per rank.
+ * doc/ANALYSIS.md, "On several processes". -j and --memory are per rank;
+ * the default budget is shared by the ranks of a node.
  * Messages come from rank 0 only; every rank exits 1 when the run failed
  * (the same message on all), 2 on bad usage.
  *
@@ -263,6 +264,17 @@ static int analyze(int argc, char **argv, int rank, int size)
     gpuprof_an_analysis *a;
     gpuprof_status st = cli_analysis_new(&o, argc, argv, &a);
     bool tty = rank0 && isatty(2);
+    MPI_Comm node; /* the ranks on this node share its memory */
+    int local = 1;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                            &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        MPI_Comm_free(&node);
+    }
+    if (a)
+        gpuprof__an_analysis_set_node_ranks(a, (unsigned)local);
+    if (st == GPUPROF_OK && rank0 && o.verbose)
+        cli_say_memory(a, &o, (unsigned)local); /* rank 0's node's */
     if (st == GPUPROF_OK && tty)
         st = gpuprof_an_analysis_set_progress(
             a, cli_show_progress, (void *)"gpuprof-mpi analyze (rank 0)");

@@ -135,40 +135,49 @@ static gpuprof_status analyze(const char *in, const char *out, unsigned threads,
 static const char *const dbfiles[] = {"meta.db", "profile.db", "cct.db",
                                       "stats.db", "trace.db"};
 
-/* The bytes of a database's files (NULL for one that is not there). */
+/* The bytes of a database's files and its analysis.txt (NULL for one
+ * that is not there). */
+#define SNAP 6
+static const char *snap_name(int i)
+{
+    return i < 5 ? dbfiles[i] : "analysis.txt";
+}
+
 typedef struct snap {
-    unsigned char *b[5];
-    size_t n[5];
+    unsigned char *b[SNAP];
+    size_t n[SNAP];
 } snap;
 
 static snap take(const char *db)
 {
     snap s = {{0}, {0}};
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < SNAP; i++) {
         char p[700];
-        snprintf(p, sizeof(p), "%s/%s", db, dbfiles[i]);
+        snprintf(p, sizeof(p), "%s/%s", db, snap_name(i));
         s.b[i] = tf_read(p, &s.n[i]);
     }
     return s;
 }
 
-static void same_as(const snap *s, const char *db, const char *what)
+static void snap_free(snap *s)
+{
+    for (int i = 0; i < SNAP; i++)
+        free(s->b[i]);
+}
+
+/* The first n of them (5: the database's own, whatever the options; SNAP:
+ * and analysis.txt, as one run made them). */
+static void same_as(const snap *s, const char *db, int n, const char *what)
 {
     snap now = take(db);
-    for (int i = 0; i < 5; i++) {
-        ck_assert_msg(!s->b[i] == !now.b[i], "%s: %s %s", what, dbfiles[i],
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(!s->b[i] == !now.b[i], "%s: %s %s", what, snap_name(i),
                       s->b[i] ? "is gone" : "appeared");
         ck_assert_msg(!s->b[i] || (s->n[i] == now.n[i] &&
                                    !memcmp(s->b[i], now.b[i], s->n[i])),
-                      "%s: %s changed", what, dbfiles[i]);
-        free(now.b[i]);
+                      "%s: %s changed", what, snap_name(i));
     }
-}
-
-static void snap_free(snap *s)
-{
-    for (int i = 0; i < 5; i++)
-        free(s->b[i]);
+    snap_free(&now);
 }
 
 /* gen's profiles: process pid0 + p in gen-p<pid>.gpuprof, thread k tid
@@ -468,7 +477,7 @@ START_TEST(files_of_two_analyses_are_refused)
                      GPUPROF_OK);
     ck_assert_int_eq(gpuprof_an_analysis_run(an), GPUPROF_OK);
     gpuprof_an_analysis_free(an);
-    same_as(&s, d2, "-j3 --memory 16M");
+    same_as(&s, d2, 5, "-j3 --memory 16M");
     snap_free(&s);
     /* A database of format 2 is refused by its version. */
     snprintf(a, sizeof(a), "%s/meta.db", d1);
@@ -509,13 +518,13 @@ START_TEST(failed_run_keeps_the_earlier_database)
     ck_assert_ptr_null(s.b[4]);
     write_trace(in2, 300, 300, GEN_REALTIME + 5, NULL);
     static const char *const at[] = {".meta.db.tmp", ".trace.db.tmp",
-                                     ".stats.db.tmp"};
-    for (int i = 0; i < 6; i++) {
+                                     ".stats.db.tmp", ".analysis.txt.tmp"};
+    for (int i = 0; i < 8; i++) {
         char name[16];
-        snprintf(name, sizeof(name), "%.8s", at[i % 3] + 1); /* x.db */
+        snprintf(name, sizeof(name), "%.15s", at[i % 4] + 1); /* x.db */
         *strchr(name + 1, '.') = '\0';
-        full_at = at[i % 3];
-        full_on_write = i >= 3; /* at open, then while writing */
+        full_at = at[i % 4];
+        full_on_write = i >= 4; /* at open, then while writing */
         gpuprof_status st = analyze(in2, db, 2, 0, NULL);
         full_at = NULL;
         full_fd = -1;
@@ -523,8 +532,8 @@ START_TEST(failed_run_keeps_the_earlier_database)
         ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), name));
         ck_assert_ptr_nonnull(
             strstr(gpuprof_an_last_error(), strerror(ENOSPC)));
-        same_as(&s, db, at[i % 3]);
-        ck_assert_int_eq(tf_dir_entries(db), 4);
+        same_as(&s, db, SNAP, at[i % 4]);
+        ck_assert_int_eq(tf_dir_entries(db), 5); /* analysis.txt too */
     }
     snap_free(&s);
     /* An earlier traced database; an untraced analysis (its trace.db
@@ -538,8 +547,9 @@ START_TEST(failed_run_keeps_the_earlier_database)
         gpuprof_status st = analyze(ins[i], db, 1, 0, NULL);
         full_at = NULL;
         ck_assert_int_eq(st, GPUPROF_E_IO);
-        same_as(&s, db, i ? "traced over traced" : "untraced over traced");
-        ck_assert_int_eq(tf_dir_entries(db), 5);
+        same_as(&s, db, SNAP,
+                i ? "traced over traced" : "untraced over traced");
+        ck_assert_int_eq(tf_dir_entries(db), 6);
     }
     snap_free(&s);
 }

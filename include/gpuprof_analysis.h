@@ -1025,7 +1025,9 @@ typedef struct gpuprof_an_sampled {
  * of the path (cpu.time samples, else cpu.wall ones), the most time first:
  * up to max into out; returns how many there are (0: not CPU work, no
  * samples there, or a run traced without CPU samples). What `report
- * --critical-path` prints beneath each such step. Since 0.1. */
+ * --critical-path` prints beneath each such step. The measured path's
+ * steps only: a projection's steps have replayed times, which the samples'
+ * times do not follow. Since 0.1. */
 GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s,
     gpuprof_an_sampled *out, uint32_t max);

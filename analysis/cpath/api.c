@@ -654,7 +654,8 @@ GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
     if (!p)
         return 0;
     qsort(p, np, sizeof(*p), by_ns);
-    memcpy(out, p, (np < max ? np : max) * sizeof(*p));
+    if (out && max)
+        memcpy(out, p, (np < max ? np : max) * sizeof(*p));
     free(p);
     return np;
 }

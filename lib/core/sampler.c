@@ -332,10 +332,13 @@ static void check_signal(void)
 /* ---- rings and timers -------------------------------------------------- */
 static void *drain_main(void *arg);
 
-/* The sampler's thread, if it is not running. Under list_mu. */
+/* The sampler's thread, if it is not running. Under list_mu. Never in a
+ * fork child (as the monitor, monitor.c): a process forked with threads may
+ * start none safely (ThreadSanitizer dies at it); its samples reach the
+ * profile at its flushes and at its exit. */
 static void drainer_start(void)
 {
-    if (drainer_on)
+    if (drainer_on || G.forked)
         return;
     pthread_once(&cv_once, cv_init);
     drainer_stop = false;

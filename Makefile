@@ -3,8 +3,9 @@
 #   make            build the libraries, the gpuprof command and the examples
 #                   (and gpuprof-mpi when mpicc is found)
 #   make check      install missing Debian packages, build, run every test
-#   make demo       install missing Debian packages, build, measure the
-#                   regions example and print its report
+#   make demo       install missing Debian packages, build, measure an
+#                   OpenCL program traced and print its trees, wait states,
+#                   critical path and a projection
 #   make bench      print BENCH lines (see README.md)
 #   make check-gpu  the CUDA examples on an NVIDIA GPU, measured by the
 #                   CUPTI backend (SKIP without a GPU)
@@ -34,7 +35,9 @@ CFLAGS ?= -O2 -g
 LDFLAGS ?=
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wpointer-arith -Wformat=2 -Wvla -Wno-unused-parameter
-BASE_CFLAGS := -std=gnu11 -pthread $(WARN) -Iinclude -Ilib
+B := build
+# -I$(B): the generated headers, $(B)/gen/*.h.
+BASE_CFLAGS := -std=gnu11 -pthread $(WARN) -Iinclude -Ilib -I$(B)
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -DGPUPROF_BUILDING_LIBRARY
 
 ifeq ($(V),1)
@@ -43,7 +46,8 @@ else
 Q := @
 endif
 
-B := build
+# `make` alone builds `all` (the first rules below are generated headers').
+.DEFAULT_GOAL := all
 SONAME := libgpuprof.so.$(VERSION_MAJOR)
 AN_SONAME := libgpuprof-analysis.so.$(VERSION_MAJOR)
 LIB_SO := $(B)/lib/libgpuprof.so.$(VERSION)
@@ -51,7 +55,28 @@ AN_SO := $(B)/lib/libgpuprof-analysis.so.$(VERSION)
 GPUPROF_BIN := $(B)/bin/gpuprof
 
 IO_SRCS := $(wildcard lib/io/*.c)
-CORE_SRCS := $(wildcard lib/core/*.c) $(wildcard lib/backends/sim/*.c)
+CORE_SRCS := $(filter-out lib/core/dl.c,$(wildcard lib/core/*.c)) \
+             $(wildcard lib/backends/sim/*.c) \
+             $(filter-out lib/host/interpose.c,$(wildcard lib/host/*.c))
+# lib/core/dl.c defines dlclose in front of the C library's (lib/exports.txt):
+# libgpuprof.so only, never the static archive; the benchmarks and
+# check_unwind link it too, exporting it as the library does.
+DL_EXPORT_OBJ := $(B)/obj/lib/core/dl.o
+# lib/host/interpose.c defines the pthread functions (and ompt_start_tool)
+# in front of libc's: libgpuprof.so only, never the static archive or the
+# white-box programs linked with the objects (doc/CORE.md "Host threads").
+HOST_EXPORT_OBJ := $(B)/obj/lib/host/interpose.o
+
+# What is installed decides what is built. Each feature found below is
+# named in FEATURES, and $(B)/gen/features.h says so to the sources
+# ("#define GPUPROF_HAVE_<NAME> 1", or a comment that it was not found),
+# never the command line: a source that tests a feature includes
+# "gen/features.h", its object depends on that file (its .d file), and the
+# file is rewritten only when its text changes. So installing or removing
+# a package rebuilds exactly what it affects. FEATURE_NAMES: every feature
+# the build may look for (tests/tests.mk adds its own).
+FEATURE_NAMES := OPENCL CUPTI LEVELZERO OTF2 PAPI MPI
+FEATURES :=
 
 # The OpenCL backend is built when the Khronos headers are there (Debian:
 # opencl-headers); it never links libOpenCL. Its ICD layer is a separate
@@ -62,7 +87,7 @@ PRELOAD_SO := $(B)/lib/libgpuprof-preload.so
 ifeq ($(HAVE_OPENCL),1)
 CORE_SRCS += lib/backends/opencl/opencl.c lib/backends/opencl/cl_hooks.c \
              lib/backends/opencl/cl_deps.c
-LIB_CFLAGS += -DGPUPROF_HAVE_OPENCL
+FEATURES += OPENCL
 CL_LAYER_TARGET := $(CL_LAYER)
 endif
 # The CUPTI backend is built when CUPTI's headers are there (CUDA_HOME,
@@ -75,9 +100,9 @@ ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h),)
 HAVE_CUPTI := 1
 CUPTI_SRCS := $(wildcard lib/backends/cupti/*.c)
 CORE_SRCS += $(CUPTI_SRCS)
-LIB_CFLAGS += -DGPUPROF_HAVE_CUPTI
+FEATURES += CUPTI
 $(CUPTI_SRCS:%.c=$(B)/obj/%.o): LIB_CFLAGS += -isystem $(CUDA_HOME)/include \
-    -isystem $(CUPTI_INC) -DGPUPROF_CUDA_HOME='"$(CUDA_HOME)"'
+    -isystem $(CUPTI_INC)
 endif
 endif
 # The Level Zero backend is built when the loader's headers are there
@@ -86,7 +111,7 @@ endif
 HAVE_LEVELZERO := $(shell printf '\043include <level_zero/ze_api.h>\n\043include <level_zero/layers/zel_tracing_api.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 ifeq ($(HAVE_LEVELZERO),1)
 CORE_SRCS += $(wildcard lib/backends/levelzero/*.c)
-LIB_CFLAGS += -DGPUPROF_HAVE_LEVELZERO
+FEATURES += LEVELZERO
 endif
 # The analysis library: every room of analysis/ (analysis/README.md) but
 # the command (cli/) and the MPI driver (mpi/), which link it.
@@ -97,7 +122,7 @@ AN_LIB_SRCS := $(filter-out analysis/cli/% analysis/mpi/%,\
 # linked (analysis/export/an_otf2.h). Without them the export says so.
 HAVE_OTF2 := $(shell printf '\043include <otf2/otf2.h>\n\043if OTF2_VERSION_MAJOR < 3\n\043error\n\043endif\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 ifeq ($(HAVE_OTF2),1)
-LIB_CFLAGS += -DGPUPROF_HAVE_OTF2
+FEATURES += OTF2
 endif
 
 # The built-in backends: each folder of lib/backends/ compiled into the
@@ -110,20 +135,36 @@ BUILTIN_BACKENDS := $(if $(filter 1,$(HAVE_OPENCL)),opencl) \
                     $(if $(filter 1,$(HAVE_CUPTI)),cupti) \
                     $(if $(filter 1,$(HAVE_LEVELZERO)),levelzero)
 GEN_BACKENDS := $(B)/gen/backends.h
-.PHONY: gen-backends-force
-$(GEN_BACKENDS): gen-backends-force
+GEN_FEATURES := $(B)/gen/features.h
+# A generated header: $(call gen_header,COMMANDS) is its recipe, COMMANDS
+# (a variable: commas) print its text; it runs on every make and replaces
+# the file only when the text changed.
+.PHONY: gen-force
+define gen_header
 	@mkdir -p $(dir $@)
-	$(Q){ echo '/* Generated by the Makefile: the built-in backends of this build. */'; \
-	  for b in $(BUILTIN_BACKENDS); do echo "GPUPROF_BUILTIN($$b)"; done; } >$@.tmp
+	$(Q){ $(1); } >$@.tmp
 	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+endef
+backends_text = echo '/* Generated by the Makefile: the built-in backends of this build. */'; \
+  for b in $(BUILTIN_BACKENDS); do echo "GPUPROF_BUILTIN($$b)"; done
+$(GEN_BACKENDS): gen-force
+	$(call gen_header,$(backends_text))
 $(B)/obj/lib/core/backend.o: $(GEN_BACKENDS)
-$(B)/obj/lib/core/backend.o: LIB_CFLAGS += -I$(B)
+# GPUPROF_CUDA_HOME: where the CUPTI backend looks for CUDA at run time.
+features_text = echo '/* Generated by the Makefile: what this build found installed. */'; \
+  for f in $(FEATURE_NAMES); do case " $(FEATURES) " in \
+    *" $$f "*) printf '\043define GPUPROF_HAVE_%s 1\n' $$f ;; \
+    *) echo "/* GPUPROF_HAVE_$$f: not found */" ;; esac; done \
+  $(if $(filter 1,$(HAVE_CUPTI)),; printf '\043define GPUPROF_CUDA_HOME "%s"\n' '$(CUDA_HOME)')
+$(GEN_FEATURES): gen-force
+	$(call gen_header,$(features_text))
 # The PAPI backend is built when papi.h is there (Debian: libpapi-dev);
 # libpapi is dlopened at run time, never linked.
 HAVE_PAPI := $(shell printf '\043include <papi.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 ifeq ($(HAVE_PAPI),1)
 CORE_SRCS += $(wildcard lib/backends/papi/*.c)
 BUILTIN_BACKENDS += papi
+FEATURES += PAPI
 endif
 
 # gpuprof-mpi (the aggregation on the ranks of an MPI job) is built when
@@ -134,6 +175,7 @@ HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1)
 GPUPROF_MPI_BIN := $(B)/bin/gpuprof-mpi
 ifeq ($(HAVE_MPI),1)
 MPI_TARGET := $(GPUPROF_MPI_BIN)
+FEATURES += MPI
 endif
 # libgpuprof-pmpi.so (lib/pmpi/): MPI calls as trace events, through the
 # PMPI interface; built with mpicc when found, else skipped with a note.
@@ -190,7 +232,6 @@ endif
         format deps-check deps-demo deps-bench tests stress sanitize sim-demo \
         demo-run check-gpu
 .DELETE_ON_ERROR:
-.SECONDARY:
 
 all: lib analysis examples
 
@@ -198,18 +239,20 @@ lib: $(LIB_SO) $(B)/lib/libgpuprof.a $(CL_LAYER_TARGET) $(PRELOAD_SO) $(PMPI_TAR
 analysis: $(AN_SO) $(GPUPROF_BIN) $(MPI_TARGET)
 examples: $(EXAMPLES)
 
-$(B)/obj/%.o: %.c
+# Order only: the generated header exists before any source is compiled;
+# the objects whose sources include it depend on it through their .d.
+$(B)/obj/%.o: %.c | $(GEN_FEATURES)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(LIB_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
-$(LIB_SO): $(LIB_OBJS) lib/libgpuprof.map
+$(LIB_SO): $(LIB_OBJS) $(DL_EXPORT_OBJ) $(HOST_EXPORT_OBJ) lib/libgpuprof.map
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,--version-script,lib/libgpuprof.map \
-	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(DL_EXPORT_OBJ) $(HOST_EXPORT_OBJ) $(LIB_LIBS)
 	$(Q)ln -sf libgpuprof.so.$(VERSION) $(B)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(B)/lib/libgpuprof.so
 
@@ -253,7 +296,8 @@ $(AN_SO): $(AN_OBJS) $(IO_OBJS) analysis/libgpuprof-analysis.map
 	$(Q)ln -sf $(AN_SONAME) $(B)/lib/libgpuprof-analysis.so
 
 # The command uses only the public analysis header.
-$(GPUPROF_BIN): analysis/cli/gpuprof.c analysis/cli/an_cli.h analysis/cli/an_run.h $(AN_SO)
+$(GPUPROF_BIN): analysis/cli/gpuprof.c analysis/cli/an_cli.h analysis/cli/an_help.h \
+                analysis/cli/an_run.h $(AN_SO)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Iinclude $(CFLAGS) -o $@ analysis/cli/gpuprof.c \
@@ -261,7 +305,7 @@ $(GPUPROF_BIN): analysis/cli/gpuprof.c analysis/cli/an_cli.h analysis/cli/an_run
 
 # gpuprof-mpi links the library's objects: it calls the internal
 # interface of analysis/coll/an_coll.h, which the shared library does not export.
-$(B)/obj/analysis/mpi/gpuprof_mpi.o: analysis/mpi/gpuprof_mpi.c
+$(B)/obj/analysis/mpi/gpuprof_mpi.o: analysis/mpi/gpuprof_mpi.c | $(GEN_FEATURES)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $<")
 	$(Q)$(MPICC) $(BASE_CFLAGS) -Ianalysis $(CFLAGS) -MMD -MP -c $< -o $@
@@ -323,12 +367,16 @@ demo: deps-demo
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory demo-run
 
+# The run is traced (GPUPROF_TRACE=1): after the trees, what the traces
+# tell -- wait states, the critical path, a projection -- each introduced
+# by one sentence of what it means.
+DEMO_DB := $(DEMO_DIR)/database
 demo-run:
 	$(Q)rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
 ifeq ($(HAVE_OPENCL),1)
-	@echo "== running examples/opencl/jacobi (2 host threads, 2 queues, OpenCL) =="
+	@echo "== running examples/opencl/jacobi (2 host threads, 2 queues, OpenCL), traced =="
 	$(Q)POCL_CACHE_DIR=$(DEMO_DIR)/pocl-cache GPUPROF_OUTPUT=$(DEMO_DIR)/measurements \
-	  $(B)/examples/opencl/jacobi
+	  GPUPROF_TRACE=1 $(B)/examples/opencl/jacobi
 else
 	@echo "== no OpenCL headers: running examples/regions (4 threads, nested regions) =="
 	$(Q)GPUPROF_OUTPUT=$(DEMO_DIR)/measurements $(B)/examples/regions
@@ -336,9 +384,20 @@ endif
 	@echo "== gpuprof report $(DEMO_DIR)/measurements =="
 	$(Q)$(GPUPROF_BIN) report $(DEMO_DIR)/measurements
 	@echo "== gpuprof analyze: the analysis database, with source lines and inlined code =="
-	$(Q)$(GPUPROF_BIN) analyze -j 2 -o $(DEMO_DIR)/database $(DEMO_DIR)/measurements
-	@echo "== gpuprof report --metric gpu.time --threshold 5 $(DEMO_DIR)/database =="
-	$(Q)$(GPUPROF_BIN) report --metric gpu.time --threshold 5 $(DEMO_DIR)/database
+	$(Q)$(GPUPROF_BIN) analyze -j 2 -o $(DEMO_DB) $(DEMO_DIR)/measurements
+	@echo "== gpuprof report --metric gpu.time --threshold 5 $(DEMO_DB) =="
+	$(Q)$(GPUPROF_BIN) report --metric gpu.time --threshold 5 $(DEMO_DB)
+ifeq ($(HAVE_OPENCL),1)
+	@echo "== gpuprof report --waits $(DEMO_DB) =="
+	@echo "Wait states: the time host threads sat blocked on the device, by pattern (BlameKernel: waiting for a kernel), then the device work each wait is blamed on."
+	$(Q)$(GPUPROF_BIN) report --waits $(DEMO_DB) | grep -v '^  [A-Za-z]* *0 *0 ns'
+	@echo "== gpuprof report --critical-path $(DEMO_DB) (its first lines) =="
+	@echo "Critical path: the chain of dependent activities across threads and queues that sets the run's length; only making these faster shortens the run."
+	$(Q)$(GPUPROF_BIN) report --critical-path $(DEMO_DB) | sed -n '1,/^ratings/p' | sed '$$d'
+	@echo "== gpuprof project --speedup kernel:jacobi=2 $(DEMO_DB) (its first line) =="
+	@echo "Projection: the traced run replayed with every jacobi kernel twice as fast, and the run time the analysis predicts for it."
+	$(Q)$(GPUPROF_BIN) project --speedup kernel:jacobi=2 $(DEMO_DB) | head -n 1
+endif
 
 # The asynchronous pipeline on the simulated GPU: regions -> call paths ->
 # GPU operation placeholders -> kernels.

@@ -123,6 +123,10 @@ GPUPROF_API gpuprof_status gpuprof_set_log(gpuprof_log_fn fn, void *user,
 
 /* Option flags (gpuprof_options.flags); pinned bit values. */
 #define GPUPROF_OPT_IGNORE_ENV 0x1u /* do not read GPUPROF_* variables */
+/* This init is made on the program's behalf by a launcher (the preload
+ * library of `gpuprof run`): when the program later calls gpuprof_init
+ * itself, that call joins this measurement (see gpuprof_init). Since 0.1. */
+#define GPUPROF_OPT_JOINABLE 0x2u
 
 /* Options for gpuprof_init. Fill with GPUPROF_OPTIONS_INIT, then set fields.
  * A field left NULL or GPUPROF_UNSET takes its value from the environment
@@ -176,6 +180,18 @@ typedef struct gpuprof_options {
  * struct size it does not understand, GPUPROF_E_INVALID for a bad value,
  * GPUPROF_E_IO when the output directory cannot be created. A backend that
  * is unavailable is logged and skipped; it does not fail init.
+ * Joining: when a launcher initialized first with GPUPROF_OPT_JOINABLE (a
+ * program run by `gpuprof run` that calls gpuprof_init itself), the
+ * program's first init returns GPUPROF_OK and joins that measurement: the
+ * same profile file in the same output directory, its regions and GPU
+ * work measured there, its gpuprof_start/stop/flush/finalize acting on it.
+ * Its options (and the environment) are read as init reads them and
+ * compared with the running configuration: start_paused and log_level
+ * apply (the measurement pauses or resumes, the level changes); every
+ * other setting that differs cannot apply any more and is logged at
+ * GPUPROF_LOG_WARN, naming it, the value asked and the value in use. Bad
+ * options fail as they always do; a further init returns
+ * GPUPROF_E_EXISTS.
  * Call once, from one thread, before or while other threads run.
  * Not async-signal-safe. Since 0.1. */
 GPUPROF_API gpuprof_status gpuprof_init(const gpuprof_options *opts);

@@ -289,12 +289,29 @@ gpuprof_an_report_print(const gpuprof_an_report *r, FILE *out, uint32_t flags);
 
 /* Prints the second part of `gpuprof report DIR`: every thread of every
  * profile in `dir` merged into one tree of regions -> CPU frames (function
- * names from the modules' ELF symbol tables, else module+offset) -> GPU
- * operation placeholders -> kernels, with the inclusive operation count,
- * device time, bytes and share of all device time of each node, largest
- * device time first; only nodes beneath which the GPU did something are
- * printed. Prints nothing when the profiles hold no GPU metrics. `flags`
- * must be 0. Errors name the file, as gpuprof_an_report_open. Since 0.1. */
+ * names from the modules' ELF symbol tables or their separate debug
+ * files, else module+offset) -> GPU operation placeholders -> kernels,
+ * with the inclusive operation count, device time, bytes and share of all
+ * device time of each node, largest device time first; only nodes beneath
+ * which the GPU did something are printed, and of those only the ones
+ * with at least `min_share` (0..1) of the run's whole in some column
+ * (count, device time, bytes, API time, CPU_IDLE, CPU_IDLE_CAUSE,
+ * GPU_IDLE_CAUSE); a closing line says how many were left out. The
+ * runtime's frames at the top of call paths are left out as in a
+ * database's views (GPUPROF_AN_CONTEXT_RUNTIME; "<thread root>" for a
+ * thread's start) unless `flags` has GPUPROF_AN_RUNTIME_FRAMES. Lines are
+ * at most 200 bytes: a longer name keeps its head and its "(module)".
+ * Prints nothing when the profiles hold no GPU metrics. Errors name the
+ * file, as gpuprof_an_report_open. Since 0.1. */
+GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print_ex(const char *dir,
+                                                      FILE *out,
+                                                      double min_share,
+                                                      uint32_t flags);
+/* The threshold `gpuprof report DIR` applies by default: 1 % (as a
+ * database's views). */
+#define GPUPROF_AN_REPORT_THRESHOLD 0.01
+/* gpuprof_an_gpu_print_ex with GPUPROF_AN_REPORT_THRESHOLD; `flags` must
+ * be 0. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
                                                    uint32_t flags);
 
@@ -427,8 +444,10 @@ GPUPROF_AN_API void gpuprof_an_db_close(gpuprof_an_db *db);
 
 /* Contexts: 0 is the root (parent UINT32_MAX); parents precede children.
  * Names: region names, "function+0xNN (module)" for CPU frames (or
- * "module+0xoffset"), "<kernel launch>" for placeholders, "kernel NAME
- * [binary]". Since 0.1. */
+ * "module+0xoffset"), "<kernel launch>" for placeholders, "kernel NAME"
+ * for kernels (the binary they came from, whose name is its content hash
+ * and so differs between runs, is gpuprof_an_db_context_binary). Since
+ * 0.1. */
 GPUPROF_AN_API uint32_t gpuprof_an_db_context_count(const gpuprof_an_db *db);
 GPUPROF_AN_API uint32_t gpuprof_an_db_context_parent(const gpuprof_an_db *db,
                                                      uint32_t c);
@@ -436,6 +455,30 @@ GPUPROF_AN_API gpuprof_an_node_kind
 gpuprof_an_db_context_kind(const gpuprof_an_db *db, uint32_t c);
 GPUPROF_AN_API const char *gpuprof_an_db_context_name(const gpuprof_an_db *db,
                                                       uint32_t c);
+/* A kernel context's GPU binary, as the measurement directory names it
+ * ("binaries/HASH.clbin"); NULL for other contexts and kernels without
+ * one. Owned by the database. Since 0.1. */
+GPUPROF_AN_API const char *
+gpuprof_an_db_context_binary(const gpuprof_an_db *db, uint32_t c);
+/* Context flags. RUNTIME: a frame of the runtime's start at the top of a
+ * call path -- the C library starting the program (_start,
+ * __libc_start_main, ...) or a thread (clone, start_thread, ...), or a
+ * Python interpreter's frames above its first Python frame -- recognized
+ * by function and load module (unnamed frames of the C library too). The
+ * views and exports leave such contexts out unless given
+ * GPUPROF_AN_RUNTIME_FRAMES (their children then hang beneath the nearest
+ * context shown); they never have a value of their own (a runtime frame
+ * that has one is not flagged), so every sum stays the same. THREAD_ROOT:
+ * the outermost frame of a thread's start, shown as "<thread root>"
+ * unless GPUPROF_AN_RUNTIME_FRAMES. Since 0.1. */
+#define GPUPROF_AN_CONTEXT_RUNTIME 0x1u
+#define GPUPROF_AN_CONTEXT_THREAD_ROOT 0x2u
+GPUPROF_AN_API uint32_t gpuprof_an_db_context_flags(const gpuprof_an_db *db,
+                                                    uint32_t c);
+/* A flag every view and export of a database takes (and `gpuprof report
+ * DIR`'s gpuprof_an_gpu_print_ex): show the runtime's frames as measured
+ * (GPUPROF_AN_CONTEXT_RUNTIME). Since 0.1. */
+#define GPUPROF_AN_RUNTIME_FRAMES 0x100u
 
 /* Metrics: 2 * (measured metrics); inclusive and exclusive alternate. */
 GPUPROF_AN_API uint32_t gpuprof_an_db_metric_count(const gpuprof_an_db *db);
@@ -456,6 +499,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_find(
  * inclusive values (a subtree's sum) mean nothing. Since 0.1. */
 #define GPUPROF_AN_METRIC_ODD 0x1u
 #define GPUPROF_AN_METRIC_NO_INCLUSIVE 0x2u
+/* A metric measured inclusive already (region.time.incl: a region's time
+ * holds its child regions'), on both variants: its exclusive variant is
+ * the values as measured, which are not exclusive ones (views show "-",
+ * exports leave them out); its inclusive variant is not the sum the
+ * aggregation stored, which would count a nested region again in every
+ * enclosing one, but a context's own measured value where it has one,
+ * else the sum over its children, per profile (every accessor gives these:
+ * value, context values, statistics). Since 0.1. */
+#define GPUPROF_AN_METRIC_NO_EXCLUSIVE 0x4u
 GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
                                                    uint32_t m);
 /* An odd sum's count metric into *count; GPUPROF_E_NOTFOUND when m is no
@@ -464,8 +516,36 @@ GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(
     const gpuprof_an_db *db, uint32_t m, uint32_t *count);
 /* The database's format (3: without GPU calling contexts and metric
- * flags, which every reader reads; 4). Since 0.1. */
+ * flags, which every reader reads; 4; 5: with devices). Since 0.1. */
 GPUPROF_AN_API unsigned gpuprof_an_db_format(const gpuprof_an_db *db);
+
+/* Devices: what each process's devices can hold, as the backends that
+ * measured them described them (profile section DEVICES, doc/FORMATS.md;
+ * databases of format 5, none in older ones): one device per process, API
+ * ("cuda", "levelzero", "opencl") and device number, in input order. Its
+ * attributes by name ("sm_count", "max_threads_per_sm", "registers_per_sm",
+ * "shared_bytes_per_sm", "name", ...: doc/FORMATS.md lists them). Any
+ * thread. Since 0.1. */
+GPUPROF_AN_API uint32_t gpuprof_an_db_device_count(const gpuprof_an_db *db);
+/* Device d's process (its first database profile; UINT32_MAX unknown), API
+ * (NULL: no device d) and number within its API (as trace streams number
+ * devices). */
+GPUPROF_AN_API uint32_t gpuprof_an_db_device_profile(const gpuprof_an_db *db,
+                                                     uint32_t d);
+GPUPROF_AN_API const char *gpuprof_an_db_device_api(const gpuprof_an_db *db,
+                                                    uint32_t d);
+GPUPROF_AN_API uint32_t gpuprof_an_db_device_number(const gpuprof_an_db *db,
+                                                    uint32_t d);
+/* The name of device d's attribute i (NULL past the last). */
+GPUPROF_AN_API const char *gpuprof_an_db_device_key(const gpuprof_an_db *db,
+                                                    uint32_t d, uint32_t i);
+/* Device d's attribute `key`: 1 with its number in *value (0 for a string)
+ * and its string in *text (NULL for a number; owned by db), 0 when the
+ * device has no such attribute. value and text may be NULL. */
+GPUPROF_AN_API int gpuprof_an_db_device_attr(const gpuprof_an_db *db,
+                                             uint32_t d, const char *key,
+                                             uint64_t *value,
+                                             const char **text);
 
 /* Profiles: one per thread of each process (the merged exited threads of a
  * process are one profile, flag GPUPROF_AN_THREAD_MERGED), in input order.
@@ -541,6 +621,14 @@ typedef enum gpuprof_an_trace_kind {
                                      FORMATS.md has the layout (the
                                      critical path across ranks reads
                                      them). Since 0.1. */
+    GPUPROF_AN_TRACE_HOST = 5,    /* a CPU thread's host synchronization
+                                     (trace format 1.5: thread create and
+                                     join, barriers, contended locks,
+                                     condition variables, OpenMP): 64
+                                     bytes a record, two records each;
+                                     doc/FORMATS.md has the layout (the
+                                     critical path follows them). Since
+                                     0.1. */
     GPUPROF_AN_TRACE_SAMPLES = 6  /* a CPU thread's samples (trace format
                                      1.5, GPUPROF_CPU_SAMPLING): start_ns =
                                      end_ns the sample's time, correlation
@@ -819,7 +907,9 @@ GPUPROF_AN_API uint64_t gpuprof_an_cpath_mpi_left_out(
 
 /* Wait-state patterns (seed 004 §3). The OpenCL counterparts count under
  * the same kind: clFinish and clWaitForEvents as BLAME_KERNEL or
- * BLAME_SYNC, an event wait list as STREAM_WAIT. */
+ * BLAME_SYNC, an event wait list as STREAM_WAIT. The host threads' (trace
+ * format 1.5: pthreads, OpenMP; doc/ANALYSIS.md "Host threads") are
+ * blamed on what the late thread ran meanwhile. */
 typedef enum gpuprof_an_wait_kind {
     GPUPROF_AN_WAIT_BLAME_KERNEL = 0, /* a blocking wait for device work */
     GPUPROF_AN_WAIT_BLAME_SYNC = 1,   /* a late synchronization */
@@ -832,7 +922,18 @@ typedef enum gpuprof_an_wait_kind {
                                           receive was posted */
     GPUPROF_AN_WAIT_AT_COLLECTIVE = 8, /* MPI: a collective's member before
                                           the last one */
-    GPUPROF_AN_WAIT_KINDS = 9
+    GPUPROF_AN_WAIT_AT_JOIN = 9,       /* a join (pthread_join, OpenMP
+                                          taskwait) before the thread or
+                                          task ended */
+    GPUPROF_AN_WAIT_AT_BARRIER = 10,   /* a barrier member (pthreads,
+                                          OpenMP) before the last one */
+    GPUPROF_AN_WAIT_LOCK_CONTENTION = 11, /* a mutex held by another
+                                             thread */
+    GPUPROF_AN_WAIT_AT_CONDITION = 12, /* a condition wait before its
+                                          signal */
+    GPUPROF_AN_WAIT_AT_FORK = 13,      /* an OpenMP worker idle before its
+                                          parallel region forked */
+    GPUPROF_AN_WAIT_KINDS = 14
 } gpuprof_an_wait_kind;
 /* Its name ("BlameKernel", ...). Since 0.1. */
 GPUPROF_AN_API const char *gpuprof_an_wait_kind_name(gpuprof_an_wait_kind k);
@@ -850,7 +951,12 @@ typedef enum gpuprof_an_activity_kind {
     GPUPROF_AN_ACTIVITY_CPU = 0,  /* CPU work (between GPU API calls) */
     GPUPROF_AN_ACTIVITY_CALL = 1, /* a GPU API call */
     GPUPROF_AN_ACTIVITY_GPU = 2,  /* device work on a stream */
-    GPUPROF_AN_ACTIVITY_MPI = 3   /* an MPI call */
+    GPUPROF_AN_ACTIVITY_MPI = 3,  /* an MPI call */
+    GPUPROF_AN_ACTIVITY_HOST = 4  /* host synchronization: a join, a
+                                     barrier, a blocked lock, a condition
+                                     wait, OpenMP's; or a moment such as a
+                                     thread's start or an unlock (no
+                                     length) */
 } gpuprof_an_activity_kind;
 
 /* One activity on the critical path, in time order. */
@@ -866,8 +972,11 @@ typedef struct gpuprof_an_path_step {
     uint64_t path_from_ns;     /* where that part begins */
     int32_t rank;              /* the MPI rank it ran on; -1: none */
     uint32_t mpi_op;           /* an MPI call: what it did first
-                                  (gpuprof_mpi_op of gpuprof_backend.h),
-                                  else 0 */
+                                  (gpuprof_mpi_op of gpuprof_backend.h);
+                                  host synchronization: its op (doc/
+                                  FORMATS.md HOST_RECORDS: 4 join, 5
+                                  barrier, 6 lock, ...) | its flags << 8
+                                  (1: OpenMP); else 0 */
     int32_t peer;              /* ... and with whom (a rank; -1 none) */
 } gpuprof_an_path_step;
 
@@ -882,7 +991,9 @@ GPUPROF_AN_API uint64_t gpuprof_an_cpath_steps(const gpuprof_an_cpath *cp,
 GPUPROF_AN_API uint64_t gpuprof_an_cpath_run_ns(const gpuprof_an_cpath *cp,
                                                 uint32_t i);
 /* A step's name: the kernel (device work), the operation (a call), the
- * region (CPU work), the MPI function (an MPI call). Since 0.1. */
+ * region (CPU work), the MPI function (an MPI call), the host
+ * synchronization and its region ("pthread_join in simulate"). Since
+ * 0.1. */
 GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s, char *buf,
     size_t size);
@@ -927,8 +1038,13 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_print_projection(
  * by estimated speedup, each with a hint and its hotspots (source line,
  * loop, function), and the kernel's reconstructed GPU calling contexts
  * (device functions, recursion as one node, samples apportioned to call
- * sites). doc/ANALYSIS.md says how. Without nvdisasm the advice is per
- * kernel, from stall reasons alone, and gpuprof_an_advice_note says so. */
+ * sites); from each kernel's launches and its device's limits (profile
+ * section DEVICES), GPA's parallelism optimizers (Block Increase, Thread
+ * Increase, from occupancy). doc/ANALYSIS.md says how. Without nvdisasm
+ * the advice is per kernel, from the stall reasons that name their cause,
+ * and gpuprof_an_advice_note says so. With a trace,
+ * gpuprof_an_advice_project ranks every suggestion by what the whole run
+ * would gain. */
 typedef struct gpuprof_an_advice gpuprof_an_advice;
 
 /* Computes the advice for every kernel of `db` with PC samples. `flags`
@@ -959,9 +1075,33 @@ GPUPROF_AN_API double
 gpuprof_an_advice_kernel_samples(const gpuprof_an_advice *a, uint32_t k);
 GPUPROF_AN_API int
 gpuprof_an_advice_kernel_detailed(const gpuprof_an_advice *a, uint32_t k);
-/* Suggestions of kernel k, by descending estimated speedup: optimizer
- * name (seed 003 Table 2, "Warp Balance"), kind ("stall elimination",
- * "latency hiding"), estimated speedup (>1), matched samples, hint.
+/* What kernel k's advice lacked or did, one sentence after another
+ * separated by "; " ("" when nothing): its launch and occupancy, samples
+ * filed after an EXIT and credited to it, stall reasons not advised on
+ * without the code, why there is no parallelism advice. NULL out of range.
+ * Since 0.1. */
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_note(const gpuprof_an_advice *a, uint32_t k);
+/* A number of kernel k, by name (NAN when unknown or out of range):
+ * "samples", "latency_samples", "after_exit_samples" (filed after an EXIT,
+ * credited to it), "launches", and as means over the launches "blocks",
+ * "threads_per_block", "registers" (per thread), "shared_bytes" (per
+ * block); of its device "sm_count"; its occupancy "warps_per_sm" (resident
+ * at once), "max_warps_per_sm", "sms_busy" (SMs its blocks reach); after
+ * gpuprof_an_advice_project "path_share" (its device work's share of the
+ * critical path). Since 0.1. */
+GPUPROF_AN_API double gpuprof_an_advice_kernel_value(const gpuprof_an_advice *a,
+                                                     uint32_t k,
+                                                     const char *what);
+/* What limits kernel k's occupancy: "warps per SM", "registers", "shared
+ * memory", "blocks per SM" or "nothing" (unknown). Since 0.1. */
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_limit(const gpuprof_an_advice *a, uint32_t k);
+/* Suggestions of kernel k: the confident ones first (resting on at least
+ * 10 samples), each group by descending estimated speedup: optimizer
+ * name (seed 003 Table 2, "Warp Balance", "Thread Increase"), kind
+ * ("stall elimination", "latency hiding", "parallelism"), estimated
+ * speedup (>1), matched samples (0 for parallelism), hint.
  * Since 0.1. */
 GPUPROF_AN_API uint32_t
 gpuprof_an_advice_count(const gpuprof_an_advice *a, uint32_t k);
@@ -975,6 +1115,21 @@ GPUPROF_AN_API double
 gpuprof_an_advice_matched(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
 GPUPROF_AN_API const char *
 gpuprof_an_advice_hint(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+/* The samples suggestion s's estimate rests on (the matched ones; the
+ * kernel's for parallelism), and whether that is enough for a confident
+ * estimate (1: at least 10; below, one sample more or less moves it by
+ * over 30 %). Since 0.1. */
+GPUPROF_AN_API double
+gpuprof_an_advice_support(const gpuprof_an_advice *a, uint32_t k, uint32_t s);
+GPUPROF_AN_API int
+gpuprof_an_advice_confident(const gpuprof_an_advice *a, uint32_t k,
+                            uint32_t s);
+/* After gpuprof_an_advice_project: the share of the whole run (0..1) the
+ * projection saves with kernel k that much faster; NAN when not projected.
+ * Since 0.1. */
+GPUPROF_AN_API double
+gpuprof_an_advice_run_gain(const gpuprof_an_advice *a, uint32_t k,
+                           uint32_t s);
 /* Hotspots of suggestion s (at most 3, most matched samples first):
  * the instruction's offset in the kernel's section, its source
  * ("kernels.cu:12", "f.cu:3 [inlined g(int)]"), loop ("loop at
@@ -1009,9 +1164,30 @@ GPUPROF_AN_API double gpuprof_an_advice_context_samples(
     const gpuprof_an_advice *a, uint32_t k, uint32_t c);
 GPUPROF_AN_API int gpuprof_an_advice_context_recursive(
     const gpuprof_an_advice *a, uint32_t k, uint32_t c);
-/* The advice as text, per kernel its `top` best suggestions (0: all)
- * with hints and hotspots, then its calling contexts. `flags` must be 0.
- * GPUPROF_E_IO when writing fails. Since 0.1. */
+/* Ranks the suggestions of every kernel together by what the whole run
+ * would gain: each of each kernel's `top` best suggestions (0: all) is
+ * projected on `cp` (gpuprof_an_cpath_project with the kernel's contexts
+ * made as many times faster as estimated), giving its run gain
+ * (gpuprof_an_advice_run_gain) and the kernel's share of the critical
+ * path ("path_share"). `db` is the database both were made from; `flags`
+ * must be 0. Without it (no trace) suggestions rank per kernel, kernels by
+ * samples. Not thread-safe on the same advice. Since 0.1. */
+GPUPROF_AN_API gpuprof_status
+gpuprof_an_advice_project(gpuprof_an_advice *a, const gpuprof_an_db *db,
+                          const gpuprof_an_cpath *cp, uint32_t top,
+                          uint32_t flags);
+/* The i-th suggestion of that ranking, best first (confident ones first,
+ * then by run gain, then estimated speedup): 1 with its kernel *k and
+ * suggestion *s, 0 past the last or before gpuprof_an_advice_project.
+ * Since 0.1. */
+GPUPROF_AN_API int gpuprof_an_advice_ranked(const gpuprof_an_advice *a,
+                                            uint32_t i, uint32_t *k,
+                                            uint32_t *s);
+/* The advice as text: with a whole-program ranking its `top` best
+ * suggestions across kernels (0: all) with what the run would gain, then
+ * per kernel its `top` best suggestions with hints and hotspots, notes and
+ * calling contexts; without one, a line saying the suggestions rank per
+ * kernel. `flags` must be 0. GPUPROF_E_IO when writing fails. Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_advice_print(
     const gpuprof_an_advice *a, FILE *out, uint32_t top, uint32_t flags);
 

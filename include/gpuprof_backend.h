@@ -160,6 +160,14 @@ typedef struct gpuprof_mpi_event {
  * that does not hold every field. Calling thread, wait-free. Since 0.1. */
 GPUPROF_API gpuprof_status gpuprof_be_mpi_event(const gpuprof_mpi_event *e);
 
+/* Says that the calling thread is the backend's own (a simulated device's,
+ * a completion thread it started): what it does is not the program's, and
+ * the host layer records none of its synchronization (doc/CORE.md "Host
+ * threads"). Call it first thing on that thread; it lasts the thread's
+ * life. Threads a runtime starts need no call (their calls come from the
+ * runtime's code). Calling thread only, async-signal-safe. Since 0.1. */
+GPUPROF_API void gpuprof_be_own_thread(void);
+
 /* Are traces being written (GPUPROF_TRACE=1)? A backend may skip the work
  * of finding what a call waits for when they are not. Since 0.1. */
 GPUPROF_API int gpuprof_be_tracing(void);
@@ -459,6 +467,48 @@ typedef struct gpuprof_observer {
  * `init` and removes it in `fini`. Since 0.1. */
 GPUPROF_API gpuprof_status gpuprof_be_observe(const gpuprof_observer *obs,
                                               uint32_t flags);
+
+/* ------------------------------------------------------------------------ */
+/* Devices (doc/BACKENDS.md, "Devices")                                      */
+/* ------------------------------------------------------------------------ */
+
+/* What a device can hold at once, as its runtime reports it: the GPU
+ * advice computes kernels' occupancy from it (doc/ANALYSIS.md). A field the
+ * runtime does not give stays 0. Fill with GPUPROF_DEVICE_INFO_INIT; fields
+ * are only ever appended (the core reads min(size, its own size)). */
+typedef struct gpuprof_device_info {
+    size_t size;          /* sizeof(gpuprof_device_info) */
+    const char *api;      /* "cuda", "levelzero", "opencl", ...: the
+                             numbering `device` belongs to (copied) */
+    uint32_t device;      /* as gpuprof_activity.device */
+    const char *name;     /* the device's name (copied), NULL: none */
+    uint32_t compute_major, compute_minor; /* NVIDIA compute capability */
+    uint32_t sm_count;    /* multiprocessors (SMs, compute units, ...) */
+    uint32_t warp_size;   /* threads a warp (SIMD width, subgroup) runs */
+    uint32_t max_threads_per_block; /* the largest block (work-group) */
+    uint32_t max_threads_per_sm;    /* threads resident on one SM at once */
+    uint32_t max_blocks_per_sm;     /* blocks resident on one SM at once */
+    uint32_t registers_per_sm;      /* 32-bit registers of one SM */
+    uint32_t registers_per_block;   /* the most one block may have */
+    uint64_t shared_bytes_per_sm;   /* shared (local) memory of one SM */
+    uint64_t shared_bytes_per_block; /* the most one block may have */
+    uint64_t shared_bytes_reserved;  /* per block, taken by the driver */
+} gpuprof_device_info;
+
+#define GPUPROF_DEVICE_INFO_INIT                                               \
+    {                                                                          \
+        sizeof(gpuprof_device_info), NULL, 0u, NULL, 0u, 0u, 0u, 0u, 0u, 0u,   \
+            0u, 0u, 0u, 0u, 0u, 0u                                             \
+    }
+
+/* Records what device `d->device` of `d->api` is, for the profile
+ * (section DEVICES, doc/FORMATS.md): at most 64 devices per process;
+ * describing one again replaces what was said. GPUPROF_E_INVALID for a bad
+ * struct or no api, GPUPROF_E_LIMIT past 64 devices. Any thread; takes a
+ * lock (call it where the runtime is slow anyway: at context creation or
+ * flush). Since 0.1. */
+GPUPROF_API gpuprof_status
+gpuprof_be_device_describe(const gpuprof_device_info *d);
 
 /* ------------------------------------------------------------------------ */
 /* Blame and detectors (doc/CORE.md, "Blame and detectors")                  */

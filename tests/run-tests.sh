@@ -11,6 +11,12 @@
 # counts its checks from Check's summary line(s); one that exits non-zero or
 # prints no summary counts as one more failure. A script counts its "PASS "
 # and "FAIL " lines; a non-zero exit without a FAIL line is one failure.
+# Every program and script runs with TMPDIR in a directory of this run's
+# own, which must be empty again after each: one that leaves something
+# there counts one more failure, naming what it left (and it is removed).
+# GPUPROF_CHECK_REPEAT=N (--all only; .ci/run sets 2) runs the plain
+# suites N times in all, the later rounds labelled "again2:", "again3:"...:
+# a test that fails in any round fails the run, so a flaky one shows.
 # The last line is "check: P passed, F failed"; the exit status is 1 if
 # F > 0 or if nothing ran.
 set -u
@@ -28,6 +34,18 @@ failed=0
 timeout_plain=${CK_DEFAULT_TIMEOUT:-60}
 timeout_san=${CK_DEFAULT_TIMEOUT:-120}
 summary_re='^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+'
+run_tmp=$(mktemp -d)
+trap 'rm -rf "$run_tmp"' EXIT
+export TMPDIR=$run_tmp
+
+left_behind() { # label: what it left in $run_tmp fails it
+  local left
+  left=$(ls -A "$run_tmp")
+  [ -n "$left" ] || return 0
+  echo "FAIL $1 left behind in TMPDIR: $(echo $left)"
+  failed=$((failed + 1))
+  rm -rf "${run_tmp:?}"/* "$run_tmp"/.[!.]* 2>/dev/null
+}
 
 abspath() { # path relative to the caller's directory
   case $1 in /*) echo "$1" ;; *) echo "$here/$1" ;; esac
@@ -46,9 +64,11 @@ run_check() { # label binary kind(plain|asan|tsan)
     # garbage bounds there and dies at exit ("Tracer caught signal 11") --
     # for about one heap layout in 64. Without the interception those
     # blocks are ordinary heap chunks, still scanned through glibc's dtv.
+    # tests/lsan.supp: what glibc keeps (its dlopen's dependency lists).
     case $kind in
       asan) export CK_DEFAULT_TIMEOUT=$timeout_san \
               ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0" \
+              LSAN_OPTIONS="suppressions=$root/tests/lsan.supp" \
               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" ;;
       tsan) export CK_DEFAULT_TIMEOUT=$timeout_san \
               TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ;;
@@ -58,6 +78,7 @@ run_check() { # label binary kind(plain|asan|tsan)
   ) </dev/null >"$log" 2>&1
   rc=$?
   rm -rf "$tmp"
+  left_behind "$label"
   # A program may run several runners: add up every summary line.
   while read -r line; do
     [ -n "$line" ] || continue
@@ -88,6 +109,7 @@ run_script() { # script
   log="$logs/$name.log"
   bash "$s" </dev/null >"$log" 2>&1
   rc=$?
+  left_behind "$name"
   p=$(grep -c '^PASS ' "$log")
   f=$(grep -c '^FAIL ' "$log")
   passed=$((passed + p))
@@ -132,6 +154,21 @@ if [ "${1:-}" = "--all" ]; then
   done
   for s in tests/scripts/*.sh; do
     [ -f "$s" ] && run_script "$s"
+  done
+  repeat=${GPUPROF_CHECK_REPEAT:-1}
+  case $repeat in
+    '' | *[!0-9]*)
+      echo "FAIL GPUPROF_CHECK_REPEAT=$repeat is not a number of rounds"
+      failed=$((failed + 1))
+      repeat=1 ;;
+  esac
+  round=2
+  while [ "$round" -le "$repeat" ]; do
+    for b in $(suites "$B"); do
+      [ "$(kind_of "$root/$b")" = plain ] || continue
+      run_check "again$round:$(basename "$b")" "$root/$b" plain
+    done
+    round=$((round + 1))
   done
 else
   for b in "$@"; do

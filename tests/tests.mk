@@ -25,7 +25,7 @@ ifneq ($(HAVE_CUPTI),1)
 UNIT_SRCS := $(filter-out tests/unit/check_cupti.c,$(UNIT_SRCS))
 endif
 ifneq ($(HAVE_PAPI),1)
-UNIT_SRCS := $(filter-out tests/unit/check_papi.c,$(UNIT_SRCS))
+UNIT_SRCS := $(filter-out tests/unit/check_papi%.c,$(UNIT_SRCS))
 endif
 ifneq ($(HAVE_ZE_HEADERS),1)
 UNIT_SRCS := $(filter-out tests/unit/check_fakeze.c,$(UNIT_SRCS))
@@ -78,6 +78,23 @@ $(B)/tests/dwarf_fixture_exec: tests/unit/fixtures/dwarf_fixture.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -g -fno-pie -no-pie -DDWF_MAIN -o $@ $<
 $(B)/tests/check_an_dwarf: $(DWARF_FIXTURES)
+# check_unwind's dlclose cases: one library built twice under two names
+# (fixed flags: the same bytes in both), and one that calls dlclose. The
+# suite links the dlclose interposition (exported: -rdynamic) as the
+# shared library has it.
+UNWIND_FIXTURES := $(B)/tests/unwind_lib_a.so $(B)/tests/unwind_lib_b.so \
+                   $(B)/tests/unwind_closer.so
+$(B)/tests/unwind_lib_%.so: tests/unit/fixtures/unwind_lib.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -fPIC -shared -o $@ $<
+$(B)/tests/unwind_closer.so: tests/unit/fixtures/unwind_closer.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -fPIC -shared -o $@ $< -ldl
+$(B)/tests/check_unwind: tests/unit/check_unwind.c $(LIB_OBJS) $(DL_EXPORT_OBJ) \
+    $(TEST_HELPER_OBJS) $(UNWIND_FIXTURES)
+	$(call unit_link,$(LIB_OBJS) $(DL_EXPORT_OBJ))
 # The OpenCL suite runs real OpenCL (through the ICD loader) and needs the
 # layer beside the library.
 $(B)/tests/check_opencl: tests/unit/check_opencl.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(CL_LAYER)
@@ -166,10 +183,28 @@ $(CPATH_PROG): tests/sim/cpath_prog.c $(LIB_OBJS)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) \
 	  -lzstd -lunwind -ldl -lpthread
 
+# The same programs with lib/host's pthread functions linked in: host
+# threads on the realtime simulated GPU (tests/scripts/host-deps.sh).
+CPATH_HOST_PROG := $(B)/tests/cpath_host_prog
+$(CPATH_HOST_PROG): tests/sim/cpath_prog.c $(LIB_OBJS) $(HOST_EXPORT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(HOST_EXPORT_OBJ) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
+
 # A program built with -g -O2 whatever CFLAGS say: the analysis reads its
 # DWARF (tests/scripts/structure.sh).
 STRUCT_PROG := $(B)/tests/structure_prog
 $(STRUCT_PROG): tests/sim/structure_prog.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -g -O2 -o $@ $< $(LIB_OBJS) \
+	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
+
+# Exact calling context trees, the runtime's frames above them
+# (tests/scripts/runtime-frames.sh); -g -O2 as structure_prog.
+TREE_PROG := $(B)/tests/tree_prog
+$(TREE_PROG): tests/sim/tree_prog.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -g -O2 -o $@ $< $(LIB_OBJS) \
@@ -204,6 +239,41 @@ $(B)/tests/run_cl_plain: tests/run/cl_plain.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lOpenCL
 
+# Host threads waiting for each other (tests/scripts/host-deps.sh): linked
+# with the shared library (its pthread functions stand in front of libc's)
+# and plain for `gpuprof run`; the OpenMP program with clang -fopenmp and
+# LLVM's libomp (OMPT) when they are there, and with GCC's libgomp (no
+# OMPT: said once). Not in the sanitizer builds (a clang program beside a
+# gcc-instrumented library; the script runs the plain build's).
+OMP_CC ?= clang
+HAVE_OMP := $(shell printf '\043include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n' | $(OMP_CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo 1)
+HOST_PROGS := $(if $(findstring -fsanitize,$(CFLAGS)),,$(B)/tests/host_prog \
+    $(B)/tests/run_host_prog $(B)/tests/gomp_prog \
+    $(if $(HAVE_OMP),$(B)/tests/omp_prog $(B)/tests/run_omp_prog))
+$(B)/tests/host_prog: tests/run/host_prog.c tests/run/work.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -DGP_LINKED -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
+$(B)/tests/run_host_prog: tests/run/host_prog.c tests/run/work.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
+$(B)/tests/omp_prog: tests/run/omp_prog.c tests/run/work.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(OMP_CC) -O2 -g -fopenmp -Iinclude -DGP_LINKED -o $@ $< -L$(B)/lib \
+	  -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib'
+$(B)/tests/run_omp_prog: tests/run/omp_prog.c tests/run/work.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(OMP_CC) -O2 -g -fopenmp -o $@ $<
+$(B)/tests/gomp_prog: tests/run/omp_prog.c tests/run/work.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -O2 -g -fopenmp -Iinclude -DGP_LINKED -o $@ $< -L$(B)/lib \
+	  -lgpuprof -Wl,-rpath,'$$ORIGIN/../lib'
+
 # The H100 fixture's PC samples as a measurement (tests/support/pcfixture.c).
 GEN_PC_MEASURE := $(B)/tests/gen_pc_measure
 $(GEN_PC_MEASURE): tests/tools/gen_pc_measure.c \
@@ -234,6 +304,23 @@ $(B)/tests/check_fakeze: tests/unit/check_fakeze.c $(ZE_FIXTURE_OBJ) $(FAKEZE_SO
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ $< \
 	  $(ZE_FIXTURE_OBJ) $(LDFLAGS) -lze_loader $(CHECK_LIBS)
+
+# The fake libpapi (tests/fakepapi/README.md), which the PAPI backend loads
+# through GPUPROF_PAPI_LIBRARY, and papi_probe (tests/tools/papi_probe.c),
+# which says whether the real one counts here: the PAPI tests' aids, built
+# with the PAPI backend.
+PAPI_AIDS := $(if $(filter 1,$(HAVE_PAPI)),$(B)/tests/libfakepapi.so $(B)/tests/papi_probe)
+FAKEPAPI_SRCS := $(wildcard tests/fakepapi/*.c)
+$(B)/tests/libfakepapi.so: $(FAKEPAPI_SRCS) tests/fakepapi/fakepapi.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(CFLAGS) -shared \
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(FAKEPAPI_SRCS) -lpthread
+$(B)/tests/papi_probe: tests/tools/papi_probe.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -ldl
+$(B)/tests/check_papi $(B)/tests/check_papi_real: $(PAPI_AIDS)
 
 # Three MPI ranks on the realtime simulated GPU with the MPI wrappers
 # linked in (tests/scripts/cpath-mpi.sh); built when mpicc is found.
@@ -274,10 +361,30 @@ $(B)/tests/run_ze_pipeline: tests/run/ze_pipeline.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lze_loader
 
+# The GPU programs of tools/gpu-session.sh (GPA's parallelism optimizers on
+# real kernels): CUDA programs, built when nvcc works, like the examples.
+GPU_PROGS := $(if $(filter 1,$(HAVE_NVCC)),$(B)/tests/gpu/tiny_blocks \
+               $(B)/tests/gpu/few_blocks)
+$(B)/tests/gpu/%: tests/gpu/%.cu tests/gpu/parallelism.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra -o $@ $< \
+	  $(NVCC_LDFLAGS)
+
+# A program linked with -lgpuprof that launches from a library, closes it
+# and launches from another at its address (tests/scripts/dlclose.sh).
+DL_REUSE := $(B)/tests/run_dl_reuse
+$(DL_REUSE): tests/run/dl_reuse.c $(LIB_SO) $(UNWIND_FIXTURES)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -lgpuprof \
+	  -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS) -ldl
+
 tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
-       $(CPATH_PROG) $(MPI_CPATH_TARGET) \
+       $(TREE_PROG) \
+       $(CPATH_PROG) $(CPATH_HOST_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
-       $(ZE_PIPELINE)
+       $(ZE_PIPELINE) $(PAPI_AIDS) $(GPU_PROGS) $(DL_REUSE) $(HOST_PROGS)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests
@@ -322,11 +429,14 @@ $(B)/tests/check_an_sass $(B)/tests/check_an_advise $(B)/tests/check_an_gcct \
 
 # Python frames: check_pyframes checks pyframes_layout.h against CPython
 # 3.11's internal headers where python3.11-dev installed them.
+# (GPUPROF_HAVE_PY311_HEADERS in gen/features.h).
 PY311_INC := $(if $(wildcard /usr/include/python3.11/internal/pycore_frame.h),/usr/include/python3.11)
-$(B)/tests/check_pyframes: tests/unit/check_pyframes.c $(LIB_OBJS) $(TEST_HELPER_OBJS)
+FEATURE_NAMES += PY311_HEADERS
+FEATURES += $(if $(PY311_INC),PY311_HEADERS)
+$(B)/tests/check_pyframes: tests/unit/check_pyframes.c $(LIB_OBJS) $(TEST_HELPER_OBJS) $(GEN_FEATURES)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) \
-	  $(if $(PY311_INC),-DGP_HAVE_PY311_HEADERS -isystem $(PY311_INC)) \
+	  $(if $(PY311_INC),-isystem $(PY311_INC)) \
 	  $(CFLAGS) -o $@ $< $(LIB_OBJS) $(TEST_HELPER_OBJS) -rdynamic $(LDFLAGS) \
 	  $(TEST_LIBS)

@@ -25,13 +25,22 @@
 #                  pc_sampling_overhead_ratio_* (issue 17 item 6)
 #   advise         gpuprof advise on a measured database of the fixture
 #                  kernels, with the machine's nvdisasm (real SASS)
+#   parallelism    GPA's parallelism optimizers on real kernels (issue 25
+#                  item 5): tests/gpu/tiny_blocks (one-warp blocks: Thread
+#                  Increase) and tests/gpu/few_blocks (half as many blocks
+#                  as SMs: Block Increase), each timed as launched and as
+#                  the advice would launch it (the achieved speedup), and
+#                  measured once with PC sampling: the device and launch
+#                  are known (dump, advise's note), advise suggests the
+#                  optimizer, its estimate is printed beside the achieved
 set -u
 cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}
-carry="$B/lib $B/bin $B/examples $B/bench/bench_cupti $B/bench/cupti_launch $B/hostlibs"
+carry="$B/lib $B/bin $B/examples $B/bench/bench_cupti $B/bench/cupti_launch $B/hostlibs $B/tests/gpu"
 
 if [ "${1:-}" = "--prepare" ]; then
-  make -j2 all "$B/bench/bench_cupti" "$B/bench/cupti_launch" || exit 1
+  make -j2 all "$B/bench/bench_cupti" "$B/bench/cupti_launch" \
+    "$B/tests/gpu/tiny_blocks" "$B/tests/gpu/few_blocks" || exit 1
   mkdir -p "$B/hostlibs"
   for l in libunwind.so.8 libunwind-x86_64.so.8 libdw.so.1; do
     src=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64/ {print $NF; exit}')
@@ -97,4 +106,32 @@ adv() {
 }
 export B
 step advise 120 bash -c "$(declare -f adv); adv"
+
+# par PROGRAM OPTIMIZER: the program timed as launched and as the advice
+# would launch it ("fixed"), then measured with PC sampling and advised on.
+par() {
+  local p=$1 want=$2 d as fixed est
+  d=$(mktemp -d) || return 1
+  "$B/tests/gpu/$p" >"$d/as" && "$B/tests/gpu/$p" fixed >"$d/fixed" ||
+    { echo "FAIL $p runs"; return 1; }
+  cat "$d/as" "$d/fixed"
+  as=$(awk '$1 == "MS" {print $3}' "$d/as")
+  fixed=$(awk '$1 == "MS" {print $3}' "$d/fixed")
+  echo "ACHIEVED $p $(awk -v a="$as" -v f="$fixed" 'BEGIN {printf "%.2fx", a / f}')"
+  "$B/bin/gpuprof" run -o "$d/m" --backends cupti --pc-sampling -- \
+    "$B/tests/gpu/$p" >/dev/null || { echo "FAIL $p measured"; return 1; }
+  "$B/bin/gpuprof" dump "$d"/m/*.gpuprof | grep '^device' &&
+    echo "PASS $p: the profile describes the device" ||
+    echo "FAIL $p: no device in the profile"
+  "$B/bin/gpuprof" analyze -o "$d/db" "$d/m" >/dev/null || return 1
+  "$B/bin/gpuprof" advise --top 0 "$d/db" >"$d/advice"
+  cat "$d/advice"
+  grep -q '^  note: launch: ' "$d/advice" &&
+    echo "PASS $p: advise knows the launch and the device" ||
+    echo "FAIL $p: advise has no launch note"
+  est=$(grep -o "$want: estimated speedup [0-9.]*x" "$d/advice" | head -n 1)
+  [ -n "$est" ] && echo "PASS $p: $est (achieved $(awk -v a="$as" -v f="$fixed" 'BEGIN {printf "%.2fx", a / f}'))" ||
+    echo "FAIL $p: no $want"
+}
+step parallelism 180 bash -c "$(declare -f par); par tiny_blocks 'Thread Increase'; par few_blocks 'Block Increase'"
 echo "logs: $out"

@@ -34,10 +34,13 @@ ze="libze-dev libze1 clang-15 llvm-spirv-15"
 # PAPI: its headers build the papi backend (libpapi is dlopened); papi-tools
 # (papi_avail, papi_native_avail) show which events this machine has.
 papi="libpapi-dev papi-tools"
+# OpenMP through OMPT: clang -fopenmp and LLVM's libomp build the OpenMP
+# test programs (tests/scripts/host-deps.sh skips without them).
+omp="clang libomp-dev libomp-14-dev"
 case "$group" in
   demo) pkgs="$base" ;;
   bench) pkgs="$base $otf2 $ze $papi" ;;
-  check) pkgs="$base g++ check zstd binutils python3 $mpi $py $otf2 otf2-tools $ze $papi" ;;
+  check) pkgs="$base g++ check zstd binutils python3 $mpi $py $otf2 otf2-tools $ze $papi $omp" ;;
   *) echo "install-deps.sh: unknown group '$group' (demo, bench, check)" >&2; exit 2 ;;
 esac
 

@@ -366,15 +366,17 @@ static gpuprof_status finish_files(run *r, bool traced)
 
 /* The format the database is written in: the oldest that holds what it
  * has (format 3 readers read every database without GPU calling contexts
- * or metric flags), and its identity for that format. */
+ * or metric flags, format 4 readers every one without devices), and its
+ * identity for that format. */
 static void db_format(run *r)
 {
-    bool newer = r->t.gcct;
-    for (uint32_t m = 0; m < r->t.nm && !newer; m++)
-        newer = r->t.m[m].flags != 0;
-    if (newer == (r->major >= 4))
+    bool four = r->t.gcct;
+    for (uint32_t m = 0; m < r->t.nm && !four; m++)
+        four = r->t.m[m].flags != 0;
+    unsigned major = r->t.nd ? 5 : four ? 4 : DB_MAJOR_OLDEST;
+    if (major == r->major)
         return;
-    r->major = newer ? DB_MAJOR : DB_MAJOR_OLDEST;
+    r->major = major;
     ident_compute(r);
 }
 
@@ -499,6 +501,8 @@ static gpuprof_status tree_steps(run *r)
     if (many && (st = gpuprof__an_merge(r, st)) != GPUPROF_OK)
         return st;
     gpuprof__an_phase_end(r, GPUPROF__AN_PH_MERGE, t);
+    if (st == GPUPROF_OK)
+        st = gpuprof__an_gcct_metric(&r->t);
     uint64_t kept =
         st == GPUPROF_OK && r->budget ? gpuprof__an_kept_bytes(r) : 0;
     if (st == GPUPROF_OK && r->budget && kept >= r->budget)

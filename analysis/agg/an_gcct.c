@@ -58,6 +58,18 @@ static void tell_no_nvdisasm(const an_structure *x, gpuprof__an_gcct *c,
     x->warn(msg, x->warn_user);
 }
 
+/* nvdisasm ran and failed on a cubin (said once per cubin: each is
+ * listed once): how it ended and what it said. */
+static void tell_failed(const an_structure *x, const char *cubin)
+{
+    char msg[5120];
+    snprintf(msg, sizeof(msg),
+             "note: %s: the PC samples of %s stay instruction lines beneath "
+             "their kernels (no GPU calling contexts)",
+             gpuprof_an_last_error(), cubin);
+    x->warn(msg, x->warn_user);
+}
+
 /* The listing of the cubin at `path`, listed the first time; NULL when it
  * cannot be (or out of memory: *nomem). */
 static gbin *bin_get(an_structure *x, const char *path, bool *nomem)
@@ -83,6 +95,8 @@ static gbin *bin_get(an_structure *x, const char *path, bool *nomem)
     gpuprof_status st = gpuprof__sass_open(path, &g->b);
     if (st == GPUPROF_E_NOTFOUND)
         tell_no_nvdisasm(x, c, path);
+    else if (st != GPUPROF_OK && st != GPUPROF_E_NOMEM && x->warn)
+        tell_failed(x, path);
     if (st != GPUPROF_OK)
         return g->b = NULL, NULL;
     if (!(g->samples = calloc(g->b->ninsn + 1, sizeof(double)))) {
@@ -332,6 +346,27 @@ static double node_value(const gpuprof__io_profile *p, uint32_t node,
     return 0;
 }
 
+/* Samples filed after an EXIT, at the entry of a function that never ran
+ * (an_sass_exit.c): the node is the EXIT's, its samples too. Only a
+ * function's first instruction can be such a node, and moving it leaves
+ * other functions' samples as they were. (Drain samples on the entry of a
+ * function that did run stay: a node's values go together.) */
+static void exits_own(const gpuprof__sass_bin *b, uint32_t *insn, uint32_t n,
+                      double *samples)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t e = insn[k] == SASS_NONE
+                         ? SASS_NONE
+                         : gpuprof__sass_exit_owner(b, insn[k], samples, 0,
+                                                    b->ninsn);
+        if (e == SASS_NONE)
+            continue;
+        samples[e] += samples[insn[k]];
+        samples[insn[k]] = 0;
+        insn[k] = e;
+    }
+}
+
 /* Group [lo, hi) of g: each instruction in the listing (insn[k], or
  * SASS_NONE), its samples into the listing's scratch array; the call graph
  * and the paths. GPUPROF_E_NOTFOUND: no samples metric (nothing to do). */
@@ -352,6 +387,7 @@ static gpuprof_status kernel_graph(kjob *j, const gcct_thread *g, uint32_t lo,
         if (insn[k - lo] != SASS_NONE && m != UINT32_MAX)
             gb->samples[insn[k - lo]] += node_value(j->p, node, m);
     }
+    exits_own(j->b, insn, hi - lo, gb->samples);
     gpuprof_status st =
         m == UINT32_MAX
             ? GPUPROF_E_NOTFOUND
@@ -439,6 +475,43 @@ gpuprof_status gpuprof__an_gcct_kernel(an_structure *x, an_tree *t,
     free(insn);
     kjob_free(&j);
     return ok ? GPUPROF_OK : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+}
+
+/* ---- the apportioned samples metric --------------------------------------- */
+gpuprof_status gpuprof__an_gcct_metric(an_tree *t)
+{
+    uint32_t samples = UINT32_MAX;
+    for (uint32_t m = 0; m < t->nm; m++) {
+        const char *n = gpuprof__an_tree_metric_str(t, t->m[m].name);
+        if (!strcmp(n, GCCT_APPORTIONED))
+            return GPUPROF_OK; /* a profile has one: not ours to add */
+        if (!strcmp(n, "gpu.pc.samples"))
+            samples = m;
+    }
+    if (!t->gcct || samples == UINT32_MAX)
+        return GPUPROF_OK;
+    if (t->nm == MAX_BASE_METRICS || !GPUPROF_AN_GROW(t->m, t->nm, t->capm))
+        return gpuprof__an_fail(GPUPROF_E_LIMIT,
+                                "too many metrics (or out of memory)");
+    t->m[t->nm] = (gmetric){
+        gpuprof__an_tree_intern_metric(t, GCCT_APPORTIONED),
+        gpuprof__an_tree_intern_metric(
+            t, "PC samples of instructions that sit in several GPU calling "
+               "contexts, as apportioned to this one (gprof's assumption: "
+               "every call of a function costs the same); the rest of "
+               "gpu.pc.samples was measured here alone"),
+        GPUPROF_IO_UNIT_COUNT,
+        GPUPROF_IO_SUM,
+        GPUPROF_IO_KIND_INSTR,
+        GPUPROF_IO_U64,
+        0,
+        0,
+        0,
+        0};
+    t->apportioned = ++t->nm;
+    t->apportioned_of = samples;
+    return t->nomem ? gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory")
+                    : GPUPROF_OK;
 }
 
 /* ---- pass 2: the values -------------------------------------------------- */

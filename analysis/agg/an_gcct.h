@@ -91,6 +91,12 @@ static inline const gsplit *gpuprof__an_gcct_targets(const gsplits *sp,
 void gpuprof__an_gcct_remap(gsplits *sp, const uint32_t *map);
 uint64_t gpuprof__an_gcct_bytes(const gsplits *sp, uint32_t nodes);
 void gpuprof__an_gcct_splits_free(gsplits *sp);
+
+/* After pass 1 (every rank alike): with GPU calling contexts rebuilt, the
+ * base metric GCCT_APPORTIONED (pass 2 gives it, at each context, the
+ * samples it got as a share of split instructions; doc/FORMATS.md). */
+#define GCCT_APPORTIONED "gpu.pc.apportioned_samples"
+gpuprof_status gpuprof__an_gcct_metric(an_tree *t);
 /* The listed cubins (an_structure's). */
 void gpuprof__an_gcct_free(gpuprof__an_gcct *c);
 

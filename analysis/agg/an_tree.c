@@ -92,5 +92,6 @@ void gpuprof__an_tree_free(an_tree *t)
     free(t->c);
     free(t->slot);
     free(t->p);
+    free(t->d);
     *t = (an_tree){0};
 }

@@ -3,7 +3,8 @@
  * meta.db holds: its strings, its metrics (by name), its contexts (keyed
  * by parent, kind, name, aux and key: one hash lookup per node) and its
  * profiles (one per thread of each file), each in the order pass 1 made
- * them, so that ids depend only on the inputs. Pass 1 (an_unify.c) adds
+ * them, so that ids depend only on the inputs, and the files' device
+ * attributes. Pass 1 (an_unify.c) adds
  * to it, the program structure (an_frames.c) expands frames into it, the
  * ranks (coll/) merge theirs into one, db/an_metadb.c writes it.
  */
@@ -42,6 +43,11 @@ typedef struct gprof { /* one thread of one file */
     uint64_t tid;
 } gprof;
 
+typedef struct gdev { /* one attribute of a device of one file (DEVICES) */
+    uint32_t src, api, device, key, type; /* api, key: strtab offsets */
+    uint64_t value; /* a number, or (GPUPROF_IO_ATTR_STR) a strtab offset */
+} gdev;
+
 typedef struct an_tree {
     gpuprof__io_strtab *st;
     gpuprof__io_strtab *mst; /* a rank's metric strings, before the merge */
@@ -52,6 +58,10 @@ typedef struct an_tree {
     uint32_t *slot, slot_mask; /* context hash: index + 1 */
     gprof *p;
     uint32_t np, capp;
+    gdev *d; /* devices' attributes, in file order */
+    uint32_t nd, capd;
+    uint32_t apportioned;    /* gpu.pc.apportioned_samples + 1; 0: none */
+    uint32_t apportioned_of; /* the base metric it apportions */
     bool structured; /* some frame or instruction was expanded */
     bool gcct;       /* some kernel's GPU calling contexts were rebuilt */
     bool nomem;      /* a string could not be added */

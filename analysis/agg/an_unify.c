@@ -217,6 +217,39 @@ static gpuprof_status unify_thread(run *r, uint32_t i, uint32_t tn, bool again,
     return st;
 }
 
+/* A profile file's path as the database keeps it: absolute, so that what
+ * reads the profiles again (gpuprof advise) finds them from any working
+ * directory; as given when it cannot be resolved. */
+static uint32_t intern_path(an_tree *t, const char *path)
+{
+    char *abs = realpath(path, NULL);
+    uint32_t off = gpuprof__an_tree_intern(t, abs ? abs : path);
+    free(abs);
+    return off;
+}
+
+/* File i's devices' attributes (format 1.3 profiles), in its order. */
+static gpuprof_status unify_devices(run *r, uint32_t i)
+{
+    const gpuprof__io_profile *p = r->s[i].io;
+    an_tree *t = &r->t;
+    for (uint32_t k = 0; k < p->devattr_count; k++) {
+        const gpuprof__io_device_attr *a = &p->devattrs[k];
+        if (!GPUPROF_AN_GROW(t->d, t->nd, t->capd))
+            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        gdev d = {i,
+                  gpuprof__an_tree_intern(t, gpuprof__io_str(p, a->api)),
+                  a->device,
+                  gpuprof__an_tree_intern(t, gpuprof__io_str(p, a->key)),
+                  a->type, a->value};
+        if (a->type == GPUPROF_IO_ATTR_STR)
+            d.value = gpuprof__an_tree_intern(
+                t, gpuprof__io_str(p, (uint32_t)a->value));
+        t->d[t->nd++] = d;
+    }
+    return GPUPROF_OK;
+}
+
 gpuprof_status gpuprof__an_unify_file(run *r, uint32_t i, bool again)
 {
     src *s = &r->s[i];
@@ -233,10 +266,12 @@ gpuprof_status gpuprof__an_unify_file(run *r, uint32_t i, bool again)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     uint32_t host =
         again ? 0 : gpuprof__an_tree_intern(&r->t, gpuprof__io_str(p, p->host));
-    uint32_t file = again ? 0 : gpuprof__an_tree_intern(&r->t, s->path);
+    uint32_t file = again ? 0 : intern_path(&r->t, s->path);
     uint32_t known = r->t.nc;
     for (uint32_t tn = 0; tn < p->thread_count && st == GPUPROF_OK; tn++)
         st = unify_thread(r, i, tn, again, host, file);
+    if (st == GPUPROF_OK && !again)
+        st = unify_devices(r, i);
     if (st != GPUPROF_OK)
         return st;
     if (r->t.nomem)
@@ -256,7 +291,7 @@ uint64_t gpuprof__an_kept_bytes(const run *r)
            ((uint64_t)t->slot_mask + 1) * sizeof(uint32_t) +
            (uint64_t)t->nc * (sizeof(uint64_t) + sizeof(uint32_t) +
                               2 * DB_PLANE_REF + 2 * sizeof(uint64_t)) +
-           (uint64_t)t->capp * sizeof(gprof) +
+           (uint64_t)t->capp * sizeof(gprof) + (uint64_t)t->capd * sizeof(gdev) +
            (uint64_t)t->np * (sizeof(row) + DB_PLANE_REF + sizeof(uint64_t)) +
            (uint64_t)r->ns * (sizeof(src) + 256) +
            (uint64_t)r->ns * t->nm * sizeof(uint32_t) + /* metric maps */

@@ -154,11 +154,15 @@ static bool split_add(const vround *v, const gmetric *gm, uint16_t dm,
 }
 
 /* Local metric m's values at the thread's nodes into inc (as stored),
- * the non-zero ones added as exclusive entries. */
+ * the non-zero ones added as exclusive entries of base metric `gid`; with
+ * `split_only`, only the values of nodes split among GPU calling contexts
+ * (the others are 0: gpu.pc.apportioned_samples). */
 static bool metric_exclusive(const vround *vr, const thr *h, uint32_t m,
-                             const gmetric *gm, double *inc, ents *x)
+                             const gmetric *gm, uint32_t gid, bool split_only,
+                             double *inc, ents *x)
 {
     const gpuprof__io_profile *p = h->p;
+    uint16_t dm = (uint16_t)(2 * gid + DB_EXCLUSIVE);
     memset(inc, 0, h->nn * sizeof(*inc));
     for (uint32_t i = 0; i < h->nn; i++) {
         const gpuprof__io_node *nd = &p->nodes[h->first + i];
@@ -167,10 +171,11 @@ static bool metric_exclusive(const vround *vr, const thr *h, uint32_t m,
             if (val->metric != m)
                 continue;
             double d = as_double(gm, val->bits);
-            uint16_t dm = (uint16_t)(2 * h->s->metric[m] + DB_EXCLUSIVE);
             uint32_t nt;
             const gsplit *t =
                 gpuprof__an_gcct_targets(&h->s->split, h->first + i, &nt);
+            if (split_only && !t)
+                continue;
             inc[i] = d;
             if (d != 0 && t && !split_add(vr, gm, dm, d, t, nt, 0, false, x))
                 return false;
@@ -185,7 +190,7 @@ static bool metric_exclusive(const vround *vr, const thr *h, uint32_t m,
  * non-zero ones added as inclusive entries; a structured frame's
  * function, inlined functions and call site lines above it hold its
  * subtree too. */
-static bool metric_inclusive(const vround *v, const thr *h, uint32_t m,
+static bool metric_inclusive(const vround *v, const thr *h, uint32_t gid,
                              const gmetric *gm, double *inc, ents *x)
 {
     const gpuprof__io_profile *p = h->p;
@@ -194,7 +199,7 @@ static bool metric_inclusive(const vround *v, const thr *h, uint32_t m,
         uint32_t par = p->nodes[h->first + i].parent;
         inc[par] = combine(gm->combine, inc[par], inc[i]);
     }
-    uint16_t dm = (uint16_t)(2 * h->s->metric[m] + DB_INCLUSIVE);
+    uint16_t dm = (uint16_t)(2 * gid + DB_INCLUSIVE);
     for (uint32_t i = 0; i < h->nn; i++) {
         if (inc[i] == 0)
             continue;
@@ -255,9 +260,16 @@ static void values_one(vround *v, uint32_t pi)
         for (uint32_t k = 0; k < p->nodes[i].value_count; k++)
             used[p->values[p->nodes[i].first_value + k].metric] = 1;
     for (uint32_t m = 0; m < p->metric_count; m++) { /* one at a time */
-        const gmetric *gm = &v->t->m[s->metric[m]];
-        if (used[m] && (!metric_exclusive(v, &h, m, gm, inc, &x) ||
-                        !metric_inclusive(v, &h, m, gm, inc, &x)))
+        uint32_t g = s->metric[m];
+        const gmetric *gm = &v->t->m[g];
+        if (used[m] && (!metric_exclusive(v, &h, m, gm, g, false, inc, &x) ||
+                        !metric_inclusive(v, &h, g, gm, inc, &x)))
+            goto nomem;
+        /* the samples of split nodes once more, as apportioned ones */
+        uint32_t ap = v->t->apportioned;
+        if (used[m] && ap && s->split.at && g == v->t->apportioned_of &&
+            (!metric_exclusive(v, &h, m, gm, ap - 1, true, inc, &x) ||
+             !metric_inclusive(v, &h, ap - 1, &v->t->m[ap - 1], inc, &x)))
             goto nomem;
     }
     if (!sort_entries(x.e, x.n))

@@ -1,9 +1,11 @@
 /*
  * an_common.c - shared helpers of libgpuprof-analysis: last error, loading
- * a profile file with a message that names it, metric lookup, formatting,
- * and the writers of the exports: JSON strings, CSV fields (RFC 4180, as
- * pandas.read_csv reads them), numbers, context labels.
+ * a profile file with a message that names it, what kind of input a
+ * directory is, metric lookup, formatting, and the writers of the exports:
+ * JSON strings, CSV fields (RFC 4180, as pandas.read_csv reads them),
+ * numbers, context labels.
  */
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -27,6 +29,29 @@ gpuprof_status gpuprof__an_fail(gpuprof_status st, const char *fmt, ...)
     vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
     return st;
+}
+
+int gpuprof__an_dir_kind(const char *dir)
+{
+    char meta[4200];
+    snprintf(meta, sizeof(meta), "%s/meta.db", dir);
+    FILE *f = fopen(meta, "rb");
+    if (f) {
+        fclose(f);
+        return GPUPROF__AN_DIR_DATABASE;
+    }
+    DIR *d = opendir(dir);
+    if (!d)
+        return GPUPROF__AN_DIR_OTHER;
+    int kind = GPUPROF__AN_DIR_OTHER;
+    for (struct dirent *e; kind == GPUPROF__AN_DIR_OTHER && (e = readdir(d));) {
+        size_t n = strlen(e->d_name), sl = strlen(GPUPROF_IO_SUFFIX);
+        if ((n > sl && !strcmp(e->d_name + n - sl, GPUPROF_IO_SUFFIX)) ||
+            (n > 8 && !strcmp(e->d_name + n - 8, ".gptrace")))
+            kind = GPUPROF__AN_DIR_MEASUREMENTS;
+    }
+    closedir(d);
+    return kind;
 }
 
 gpuprof_status gpuprof__an_io_status(int rc, const char *path,
@@ -185,6 +210,38 @@ void gpuprof__an_csv_str(FILE *f, const char *s)
         putc('"', f);
 }
 
+/* ---- names in columns of bounded width ----------------------------------- */
+/* A UTF-8 character starts at s (not a continuation byte). */
+static bool char_start(const char *s)
+{
+    return ((unsigned char)*s & 0xc0) != 0x80;
+}
+
+void gpuprof__an_fit(const char *name, size_t width, char *buf, size_t size)
+{
+    size_t n = strlen(name);
+    if (width < 16)
+        width = 16;
+    if (n <= width || size < width + 1) {
+        snprintf(buf, size, "%s", name);
+        return;
+    }
+    /* Keep what tells the place: " (module)", " (file.c:42)" at the end,
+     * when it leaves room for a head; else the last third. */
+    const char *tail = strrchr(name, '(');
+    if (!tail || tail == name || tail[-1] != ' ' ||
+        (size_t)(name + n - tail) + 1 > width / 2)
+        tail = name + n - width / 3;
+    else
+        tail--; /* the space before it */
+    while (*tail && !char_start(tail))
+        tail++;
+    size_t t = (size_t)(name + n - tail), h = width - 3 - t;
+    while (h > 0 && !char_start(name + h))
+        h--;
+    snprintf(buf, size, "%.*s...%s", (int)h, name, tail);
+}
+
 /* ---- numbers ----------------------------------------------------------- */
 /* The shortest text that reads back as v: integers below 2^53 without a
  * decimal point, others with the fewest of 15..17 significant digits that
@@ -227,9 +284,9 @@ void gpuprof__an_num(FILE *f, double v, const char *nonfinite)
 
 /* ---- context labels ----------------------------------------------------- */
 const char *gpuprof__an_context_label(const gpuprof_an_db *db, uint32_t c,
-                                      char *buf, size_t size)
+                                      uint32_t flags, char *buf, size_t size)
 {
-    const char *name = gpuprof_an_db_context_name(db, c);
+    const char *name = gpuprof__an_db_label(db, c, flags);
     if (name && *name)
         return name;
     snprintf(buf, size, "<context %" PRIu32 ">", c);

@@ -59,6 +59,15 @@ gpuprof_status gpuprof__an_fail(gpuprof_status st, const char *fmt, ...)
 /* The status of a lib/io return code, the error recorded naming the file. */
 gpuprof_status gpuprof__an_io_status(int rc, const char *path,
                                      const char *err);
+/* What a directory holds, so that an error can name a wrong kind of input:
+ * an analysis database (meta.db), a measurement directory (a profile or a
+ * trace file), or neither. */
+enum {
+    GPUPROF__AN_DIR_OTHER = 0,
+    GPUPROF__AN_DIR_DATABASE = 1,
+    GPUPROF__AN_DIR_MEASUREMENTS = 2
+};
+int gpuprof__an_dir_kind(const char *dir);
 /* Opens and validates a profile file (the message names the file). */
 gpuprof_status gpuprof__an_load(const char *path, gpuprof__io_profile **out);
 /* "12.345 ms": a duration with three significant decimals. */
@@ -100,11 +109,17 @@ void gpuprof__an_json_str(FILE *f, const char *s);
 void gpuprof__an_csv_str(FILE *f, const char *s);
 void gpuprof__an_num(FILE *f, double v, const char *nonfinite);
 void gpuprof__an_fmt_num(char *buf, size_t size, double v);
-/* A context's name for the exports: its display name, or "<context N>"
- * (written into buf) when that is empty (a region named ""), so every
- * node has a name Hatchet and folded stacks can show. */
+/* `name` in at most `width` bytes (at least 16) for a text column: as it
+ * is when it fits, else its head, "..." and its tail, which keeps the
+ * " (module)" or " (file:line)" that ends a frame's name; never cut inside
+ * a UTF-8 character. buf has room for width + 1 bytes. */
+void gpuprof__an_fit(const char *name, size_t width, char *buf, size_t size);
+/* A context's name for the exports: its display name as a view with
+ * `flags` shows it (gpuprof__an_db_label), or "<context N>" (written into
+ * buf) when that is empty (a region named ""), so every node has a name
+ * Hatchet and folded stacks can show. */
 const char *gpuprof__an_context_label(const gpuprof_an_db *db, uint32_t c,
-                                      char *buf, size_t size);
+                                      uint32_t flags, char *buf, size_t size);
 
 /* Derived metrics (an_derive.c): a formula over a database's metrics,
  * compiled (names resolved to metric ids per variant; errors recorded with
@@ -149,6 +164,16 @@ int gpuprof__an_db_combine(const gpuprof_an_db *db, uint32_t m);
  * (shown as "-" or left out, never sorted by). */
 uint32_t gpuprof__an_db_mean_of(const gpuprof_an_db *db, uint32_t m);
 bool gpuprof__an_db_no_incl(const gpuprof_an_db *db, uint32_t m);
+/* Whether metric m was measured inclusive (GPUPROF_AN_METRIC_NO_EXCLUSIVE:
+ * its exclusive values are shown as "-" or left out). */
+bool gpuprof__an_db_no_excl(const gpuprof_an_db *db, uint32_t m);
+/* Format 5: meta.db's device attribute records (DB_DEVICE_REC bytes each,
+ * checked), *n of them; a string of meta.db ("" out of range). */
+const uint8_t *gpuprof__an_db_devattrs(const gpuprof_an_db *db, uint32_t *n);
+const char *gpuprof__an_db_str(const gpuprof_an_db *db, uint64_t off);
+/* Context c's name as meta.db holds it (a kernel's symbol, mangled), NULL
+ * out of range. */
+const char *gpuprof__an_db_context_raw(const gpuprof_an_db *db, uint32_t c);
 /* value / count, the mean of an odd sum: 0 for nothing, NaN for a value
  * without a count. */
 double gpuprof__an_mean(double value, double count);
@@ -221,6 +246,17 @@ void gpuprof__an_cubin_free(gpuprof__an_cubin *cache);
  * notes this way). */
 const uint8_t *gpuprof__an_db_trace_raw(const gpuprof_an_db *db, uint32_t i,
                                         uint64_t *n);
+/* The runtime's frames (an_runtime.h) as a view or export with `flags`
+ * shows them: _up is c's nearest ancestor shown (its parent with
+ * GPUPROF_AN_RUNTIME_FRAMES), _hidden whether c is left out, _label its
+ * name ("<thread root>" for a thread's start; may be empty: see
+ * gpuprof__an_context_label). */
+uint32_t gpuprof__an_db_up(const gpuprof_an_db *db, uint32_t c,
+                           uint32_t flags);
+bool gpuprof__an_db_hidden(const gpuprof_an_db *db, uint32_t c,
+                           uint32_t flags);
+const char *gpuprof__an_db_label(const gpuprof_an_db *db, uint32_t c,
+                                 uint32_t flags);
 /* The directory the database was opened from. */
 const char *gpuprof__an_db_dir(const gpuprof_an_db *db);
 

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +53,20 @@ static inline void cli_show_warning(const char *msg, void *user)
     fprintf(stderr, "%s: %s\n", (const char *)user, msg);
 }
 
+/* A usage error of `gpuprof CMD` (CMD "" for none): "WHO" and the message
+ * on one line, then where to read more; exit status 2. */
+static inline int cli_vusage(const char *who, const char *cmd,
+                             const char *fmt, va_list ap)
+{
+    fputs(who, stderr);
+    vfprintf(stderr, fmt, ap);
+    if (*cmd)
+        fprintf(stderr, "\ntry 'gpuprof %s --help'\n", cmd);
+    else
+        fputs("\ntry 'gpuprof help'\n", stderr);
+    return 2;
+}
+
 /* "512M", "4G", "65536" (bytes), "100K", "2GiB": binary multiples. */
 static inline bool cli_parse_size(const char *s, uint64_t *out)
 {
@@ -78,7 +93,8 @@ static inline bool cli_parse_size(const char *s, uint64_t *out)
  * place, stably, so that every option (an argument starting with '-',
  * with its value when its name is in `with_arg`, a NULL-ended list) comes
  * before the operands. "--" ends the options: it and what follows stay
- * where they are. */
+ * where they are. An option that wants a value but comes last stays last,
+ * after the operands, so that no operand is taken for its value. */
 static inline void cli_permute(int argc, char **argv, int first,
                                const char *const *with_arg)
 {
@@ -89,19 +105,26 @@ static inline void cli_permute(int argc, char **argv, int first,
     if (!ops)
         return;
     int w = first, n = 0;
+    char *dangling = NULL; /* the last option, wanting a value it lacks */
     for (int i = first; i < end; i++) {
         if (argv[i][0] != '-' || !argv[i][1]) {
             ops[n++] = argv[i];
             continue;
         }
+        bool valued = false;
+        for (const char *const *a = with_arg; *a && !valued; a++)
+            valued = !strcmp(argv[i], *a);
+        if (valued && i + 1 == end) {
+            dangling = argv[i];
+            continue;
+        }
         argv[w++] = argv[i];
-        for (const char *const *a = with_arg; *a; a++)
-            if (!strcmp(argv[i], *a) && i + 1 < end) {
-                argv[w++] = argv[++i];
-                break;
-            }
+        if (valued)
+            argv[w++] = argv[++i];
     }
     memcpy(argv + w, ops, (size_t)n * sizeof(*ops));
+    if (dangling)
+        argv[w + n] = dangling;
     free(ops);
 }
 
@@ -119,8 +142,9 @@ typedef struct cli_analyze {
 } cli_analyze;
 
 /* Parses argv[2..] (argv[1] is "analyze"). 0 when good; 2 after a line
- * on stderr naming the bad value (when `say`); -1 for usage the caller
- * prints. */
+ * on stderr naming the bad value (when `say`); -1 for bad usage (a line
+ * saying what is wrong when `say`), after which the caller points to the
+ * usage. */
 static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
                                     bool say, cli_analyze *o)
 {
@@ -129,6 +153,10 @@ static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
     cli_permute(argc, argv, 2, with_arg);
     int i = 2;
     for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        }
         if (!strncmp(argv[i], "-j", 2) && (argv[i][2] || i + 1 < argc)) {
             char *end; /* -j N or -jN */
             const char *v = argv[i][2] ? argv[i] + 2 : argv[++i];
@@ -153,11 +181,22 @@ static inline int cli_analyze_parse(int argc, char **argv, const char *prog,
                 return 2;
             }
         } else {
+            bool valued = !strcmp(argv[i], "-o") || !strcmp(argv[i], "-j") ||
+                          !strcmp(argv[i], "--memory");
+            if (say && valued)
+                fprintf(stderr, "%s: %s wants a value\n", prog, argv[i]);
+            else if (say)
+                fprintf(stderr, "%s: analyze: unknown option %s\n", prog,
+                        argv[i]);
             return -1;
         }
     }
-    if (i == argc)
+    if (i == argc) {
+        if (say)
+            fprintf(stderr, "%s: analyze wants measurement directories\n",
+                    prog);
         return -1;
+    }
     o->first = i;
     if (!o->out) {
         size_t n = strlen(argv[i]);

@@ -8,10 +8,12 @@
  * library this command runs with, goes first in LD_PRELOAD and calls
  * gpuprof_init from its constructor (lib/preload/preload.c). Then this
  * process execs PROGRAM: its pid, exit status, signals and standard streams
- * are the program's own. A program the dynamic loader would not preload
- * into (statically linked, set-user-ID) is refused before the exec, saying
- * why. Usage errors exit 2, a program that cannot be run 126/127 (as a
- * shell says).
+ * are the program's own; GPUPROF_RUN_PID names it, so the preload library
+ * knows the process it was started for (a wrapper such as a shell passes
+ * the library on to what it runs: lib/preload/preload.c). A program the
+ * dynamic loader would not preload into (statically linked, set-user-ID)
+ * is refused before the exec, saying why. Usage errors exit 2, a program
+ * that cannot be run 126/127 (as a shell says).
  */
 #ifndef GPUPROF_ANALYSIS_AN_RUN_H
 #define GPUPROF_ANALYSIS_AN_RUN_H
@@ -28,23 +30,59 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "an_cli.h"
 #include "gpuprof_analysis.h"
 
+/* `gpuprof run --help`: the usage on stdout. */
+static int run_help(FILE *out, int rc)
+{
+    fputs("usage: gpuprof run [-o DIR] [--trace] [--mpi] [--backends LIST] "
+          "[--pc-sampling[=N]]\n"
+          "                   [--cpu[=SPEC]] [--follow-children] [--log LEVEL] "
+          "[--flush-period MS] [--] PROGRAM [ARGS...]\n"
+          "Measures PROGRAM, which need not call libgpuprof: it runs with "
+          "libgpuprof-preload.so\nin LD_PRELOAD, the options below set "
+          "as GPUPROF_* variables.\n"
+          "  -o DIR              measurement directory (GPUPROF_OUTPUT; "
+          "default:\n"
+          "                      ./gpuprof-PROGRAM-measurements)\n"
+          "  --trace             record traces (GPUPROF_TRACE=1)\n"
+          "  --mpi               MPI calls in the traces too "
+          "(libgpuprof-pmpi.so; implies --trace)\n"
+          "  --backends LIST     auto, none, or names such as opencl,cupti "
+          "(GPUPROF_BACKENDS)\n"
+          "  --pc-sampling[=N]   CUPTI PC sampling, period 2^N cycles, "
+          "N in 5..31\n"
+          "  --cpu[=SPEC]        CPU samples (GPUPROF_CPU_SAMPLING): "
+          "cputime@5ms,\n"
+          "                      realtime@10ms, both joined by ',', or off\n"
+          "  --follow-children   also measure the programs PROGRAM starts\n"
+          "  --log LEVEL         off, error, warn, info or debug "
+          "(GPUPROF_LOG)\n"
+          "  --flush-period MS   write a profile every MS milliseconds "
+          "(GPUPROF_FLUSH_PERIOD_MS)\n"
+          "  -h, --help          this text\n"
+          "Wrappers pass the measurement on: a shell or env running a script "
+          "or a shim\n(pyenv's python3) is not measured, the program it "
+          "execs or starts is; programs\nwhose output a shell reads, as in "
+          "$(cmd), are not (doc/CORE.md \"gpuprof run\").\n"
+          "Exit status: PROGRAM's own; 2 for bad usage, 126 when PROGRAM "
+          "cannot be run,\n127 when it is not found, 1 when gpuprof run "
+          "fails otherwise.\n",
+          out);
+    return rc;
+}
+
+/* A usage error: what is wrong in one line, then where to read more. */
 static int run_usage(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 static int run_usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpuprof run: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    int rc = cli_vusage("gpuprof run: ", "run", fmt, ap);
     va_end(ap);
-    fputs("\nusage: gpuprof run [-o DIR] [--trace] [--mpi] [--backends LIST] "
-          "[--pc-sampling[=N]]\n"
-          "                   [--cpu[=SPEC]] [--follow-children] [--log LEVEL] "
-          "[--flush-period MS] [--] PROGRAM [ARGS...]\n",
-          stderr);
-    return 2;
+    return rc;
 }
 
 /* GPUPROF_OUTPUT as an absolute name, so children that change directory
@@ -61,7 +99,8 @@ static bool run_set_output(const char *dir)
 /* --mpi: libgpuprof-pmpi.so preloaded too (MPI calls in the traces). */
 static bool run_mpi;
 
-/* One option at argv[*i]; 0 when taken, 2 after a usage message. */
+/* One option at argv[*i]; 0 when taken, 2 after a usage message, -1
+ * after the help text. */
 static int run_option(int argc, char **argv, int *i)
 {
     const char *opt = argv[*i];
@@ -78,6 +117,8 @@ static int run_option(int argc, char **argv, int *i)
             return run_set_output(v) ? 0 : 2;
         return setenv(with_arg[k][1], v, 1) ? 2 : 0;
     }
+    if (!strcmp(opt, "--help") || !strcmp(opt, "-h"))
+        return run_help(stdout, -1);
     if (!strcmp(opt, "--trace"))
         return setenv("GPUPROF_TRACE", "1", 1) ? 2 : 0;
     if (!strcmp(opt, "--mpi")) { /* MPI calls are trace events */
@@ -207,9 +248,9 @@ static bool run_shebang(const char *path, char *interp, size_t isz, char *arg,
     return true;
 }
 
-/* A script runs its interpreter, which is then what is measured: execs
- * of "#!/usr/bin/env NAME" go straight to NAME from PATH (env would be
- * measured, and drop the preload library before NAME runs). *argv (argc
+/* A script runs its interpreter, which is exec'd directly; that of
+ * "#!/usr/bin/env NAME" is NAME from PATH (env, a wrapper, would only pass
+ * the preload library on to it). *argv (argc
  * entries from argv[0]) becomes the interpreter's arguments, path its
  * file; up to 4 levels of scripts. Returns false when out of memory. */
 static bool run_interpreter(char ***argv, int *argc, char *path, size_t psz)
@@ -280,6 +321,20 @@ static bool run_set_preload(const char *lib)
     return ok;
 }
 
+/* libgpuprof.so itself, beside the preload library, preloaded too: its
+ * pthread functions (lib/host: joins, barriers, contended locks in the
+ * trace) must come before the C library's, and as the preload library's
+ * dependency it would be loaded after it. Absent: nothing (the program
+ * runs without host-thread dependencies). */
+static bool run_preload_self(const char *lib)
+{
+    char self[PATH_MAX + 32];
+    snprintf(self, sizeof(self), "%.*s/libgpuprof.so.%d",
+             (int)(strrchr(lib, '/') ? strrchr(lib, '/') - lib : 1),
+             strrchr(lib, '/') ? lib : ".", GPUPROF_VERSION_MAJOR);
+    return access(self, R_OK) != 0 || run_set_preload(self);
+}
+
 /* argv[1] is "run"; returns only when the program could not be started. */
 static int run_program(int argc, char **argv)
 {
@@ -291,7 +346,7 @@ static int run_program(int argc, char **argv)
             break;
         }
         if ((rc = run_option(argc, argv, &i)) != 0)
-            return rc;
+            return rc < 0 ? 0 : rc;
     }
     if (i >= argc)
         return run_usage("%s", "no program to run");
@@ -302,22 +357,12 @@ static int run_program(int argc, char **argv)
     }
     char **pargv = argv + i;
     int pargc = argc - i;
-    bool script = run_shebang(path, lib, sizeof(lib), lib, sizeof(lib));
     if (!run_interpreter(&pargv, &pargc, path, sizeof(path))) {
         fprintf(stderr, "gpuprof run: out of memory\n");
         return 1;
     }
     if ((rc = run_check(pargv[0], path)) != 0)
         return rc;
-    const char *shell = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    const char *follow = getenv("GPUPROF_FOLLOW_CHILDREN");
-    if (script && !follow &&
-        (!strcmp(shell, "sh") || !strcmp(shell, "bash") ||
-         !strcmp(shell, "dash") || !strcmp(shell, "zsh") ||
-         !strcmp(shell, "ksh")))
-        fprintf(stderr, "gpuprof run: note: %s is a shell script: the shell "
-                "is measured, not the programs it starts (--follow-children "
-                "measures those)\n", argv[i]);
     if (!run_preload_path(lib, sizeof(lib))) {
         fprintf(stderr, "gpuprof run: no preload library at %s (set "
                 "GPUPROF_PRELOAD_LIBRARY)\n", lib);
@@ -347,7 +392,11 @@ static int run_program(int argc, char **argv)
         if (!run_set_preload(pmpi))
             return 1;
     }
-    if (!run_set_preload(lib))
+    char pid[32]; /* the process PROGRAM runs in: never a wrapper's helper */
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    if (!run_preload_self(lib))
+        return 1;
+    if (!run_set_preload(lib) || setenv("GPUPROF_RUN_PID", pid, 1) != 0)
         return 1;
     execv(path, pargv);
     fprintf(stderr, "gpuprof run: %s: %s\n", path, strerror(errno));

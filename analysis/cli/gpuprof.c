@@ -49,11 +49,16 @@
  *                         measure a program that never calls libgpuprof
  *                         (an_run.h): it is exec'd with the preload library
  *
+ *   gpuprof help [COMMAND], gpuprof COMMAND --help, gpuprof --version
+ *
  * Built only on the public libgpuprof-analysis API (gpuprof_analysis.h), as
  * a site's own scripts would be. Errors are one line on stderr naming the
- * file and what is wrong; exit status 1 for bad input, 2 for bad usage (an
- * option that means nothing where it is given is named). An export with
- * -o FILE replaces FILE only once it is complete.
+ * file and what is wrong (a measurement directory given for a database,
+ * or the reverse, is named as such); exit status 1 for input that cannot
+ * be used or answers nothing, 2 for bad usage: one line saying what is
+ * wrong (an option that means nothing where it is given is named), then
+ * "try 'gpuprof CMD --help'" (an_help.h). An export with -o FILE replaces
+ * FILE only once it is complete.
  */
 #define _GNU_SOURCE /* sched_getaffinity (an_cli.h) */
 #include <ctype.h>
@@ -69,67 +74,9 @@
 #include <unistd.h>
 
 #include "an_cli.h"
+#include "an_help.h"
 #include "an_run.h"
 #include "gpuprof_analysis.h"
-
-static int usage(FILE *out, int rc)
-{
-    fprintf(out, "usage: gpuprof dump FILE     print one profile as a tree "
-                 "(or a .gptrace trace)\n"
-                 "       gpuprof report DIR    print the region tree of a "
-                 "measurement directory\n"
-                 "       gpuprof report [--view top-down|bottom-up|flat] "
-                 "[--metric NAME]...\n"
-                 "                      [--derive NAME=FORMULA]... "
-                 "[--importance] [--pc] [--sort exclusive]\n"
-                 "                      [--depth N] [--threshold PCT] "
-                 "[--context ID | --trace] DB\n"
-                 "                             a view of an analysis "
-                 "database (--context: one\n"
-                 "                             context in every profile; "
-                 "--trace: trace.db)\n"
-                 "       gpuprof export --folded [--metric NAME] "
-                 "[--derive NAME=FORMULA]...\n"
-                 "                      [--importance] [-o FILE] DB\n"
-                 "                             folded stacks (flame graphs) "
-                 "of a database\n"
-                 "       gpuprof export --hatchet [--metric NAME]... [--stats] "
-                 "| --table [--long]\n"
-                 "                      [--derive NAME=FORMULA]...\n"
-                 "                      [--importance] [-o FILE] DB\n"
-                 "                             JSON for Hatchet, or CSV "
-                 "for pandas (every metric)\n"
-                 "       gpuprof report --waits|--critical-path "
-                 "[--cpath-metrics] DB\n"
-                 "                             wait states, or the critical "
-                 "path, of trace.db\n"
-                 "       gpuprof project --speedup KIND:NAME=F... DB\n"
-                 "                             the run with kernels, "
-                 "regions or contexts F x faster\n"
-                 "       gpuprof export --chrome [-o FILE] DIR...\n"
-                 "                             traces (GPUPROF_TRACE=1) as "
-                 "JSON for ui.perfetto.dev\n"
-                 "       gpuprof export --otf2 -o DIR DB\n"
-                 "                             trace.db as an OTF2 archive "
-                 "(Vampir): DIR/traces.otf2\n"
-                 "       gpuprof analyze [-j N] [--memory SIZE] "
-                 "[--no-structure] [--strict] [-o DB] DIR...\n"
-                 "                             aggregate measurements into "
-                 "an analysis database\n"
-                 "       gpuprof run [-o DIR] [--trace] [--mpi] [--backends LIST] "
-                 "[--pc-sampling[=N]]\n"
-                 "                   [--follow-children] [--log LEVEL] "
-                 "[--flush-period MS] [--] PROGRAM [ARGS...]\n"
-                 "                             measure a program that never "
-                 "calls libgpuprof\n"
-                 "       gpuprof advise [--top N] DB\n"
-                 "                             GPU kernels: optimizations "
-                 "ranked by estimated\n"
-                 "                             speedup, from PC samples "
-                 "(needs nvdisasm)\n"
-                 "       gpuprof --version\n");
-    return rc;
-}
 
 static int fail(void)
 {
@@ -137,8 +84,23 @@ static int fail(void)
     return 1;
 }
 
+static int is_database(const char *dir)
+{
+    char p[4200];
+    snprintf(p, sizeof(p), "%s/meta.db", dir);
+    return access(p, F_OK) == 0;
+}
+
 static int dump(const char *path)
 {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "gpuprof: %s is %s; dump reads one profile (.gpuprof) "
+                "or trace (.gptrace) file ('gpuprof report %s' shows %s)\n",
+                path, is_database(path) ? "an analysis database" : "a directory",
+                path, is_database(path) ? "a database" : "a whole run");
+        return 1;
+    }
     size_t n = strlen(path);
     if (n > 8 && !strcmp(path + n - 8, ".gptrace"))
         return gpuprof_an_trace_print(path, stdout, 0) == GPUPROF_OK ? 0
@@ -151,8 +113,34 @@ static int dump(const char *path)
     return st == GPUPROF_OK ? 0 : fail();
 }
 
-static int report(const char *dir)
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* report [--threshold PCT] [--runtime-frames] DIR (options anywhere) */
+static int report(int argc, char **argv)
 {
+    double threshold = 100 * GPUPROF_AN_REPORT_THRESHOLD;
+    uint32_t flags = 0;
+    const char *dir = NULL;
+    for (int i = 2; i < argc; i++) {
+        char *end;
+        if (!strcmp(argv[i], "--runtime-frames")) {
+            flags |= GPUPROF_AN_RUNTIME_FRAMES;
+        } else if (!strcmp(argv[i], "--threshold") && i + 1 < argc) {
+            threshold = strtod(argv[++i], &end);
+            if (*end || !(threshold >= 0 && threshold <= 100))
+                return usage_error("--threshold wants 0..100");
+        } else if (argv[i][0] == '-' || dir) {
+            return usage_error("report: %s: a measurement directory's report "
+                               "takes --threshold PCT and --runtime-frames",
+                               argv[i]);
+        } else {
+            dir = argv[i];
+        }
+    }
+    if (!dir)
+        return usage_error("report wants a measurement directory or a "
+                           "database");
     gpuprof_an_report *r;
     if (gpuprof_an_report_open(dir, &r) != GPUPROF_OK)
         return fail();
@@ -160,15 +148,37 @@ static int report(const char *dir)
     gpuprof_status st = gpuprof_an_report_print(r, stdout, 0);
     gpuprof_an_report_close(r);
     if (st == GPUPROF_OK) /* GPU operations beneath their call paths */
-        st = gpuprof_an_gpu_print(dir, stdout, 0);
+        st = gpuprof_an_gpu_print_ex(dir, stdout, threshold / 100, flags);
     return st == GPUPROF_OK ? 0 : fail();
 }
 
-static int is_database(const char *dir)
+/* Whether an argument after the command is a database (else a report is
+ * of a measurement directory). */
+static int any_database(int argc, char **argv)
 {
-    char p[4200];
-    snprintf(p, sizeof(p), "%s/meta.db", dir);
-    return access(p, F_OK) == 0;
+    for (int i = 2; i < argc; i++)
+        if (argv[i][0] != '-' && is_database(argv[i]))
+            return 1;
+    return 0;
+}
+
+/* Whether report's arguments are those of a measurement directory's report
+ * (one directory, --threshold PCT, --runtime-frames); any other option is a
+ * database view's, whose errors then say what the directory is. */
+static int dir_report_args(int argc, char **argv)
+{
+    int dirs = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--threshold"))
+            i++;
+        else if (!strcmp(argv[i], "--runtime-frames"))
+            continue;
+        else if (argv[i][0] == '-')
+            return 0;
+        else
+            dirs++;
+    }
+    return dirs == 1;
 }
 
 /* The metric a database view shows when none is named: GPU time, else
@@ -272,6 +282,7 @@ typedef struct vopts {
     uint32_t nmetric, nderive, depth, flags;
     long context;
     int trace, importance, pc, long_form, stats;
+    uint32_t runtime; /* --runtime-frames: GPUPROF_AN_RUNTIME_FRAMES */
     int waits, cpath, cpath_metrics; /* trace analysis (analysis/cpath) */
     gpuprof_an_view view;
     double threshold;
@@ -279,18 +290,10 @@ typedef struct vopts {
     const char *view_only; /* the first option only a report takes */
 } vopts;
 
-static int usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("gpuprof: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 2;
-}
+/* The options of views and exports that take a value. */
+static const char *const view_with_arg[] = {
+    "--metric", "--derive", "-o",   "--threshold", "--depth",
+    "--context", "--sort",  "--view", NULL};
 
 /* One option at argv[*i] (its argument after it); 2 on bad usage. */
 static int view_option(vopts *o, char **argv, int *i)
@@ -313,6 +316,10 @@ static int view_option(vopts *o, char **argv, int *i)
         o->stats = 1;
         return 0; /* no argument */
     }
+    if (!strcmp(opt, "--runtime-frames")) {
+        o->runtime = GPUPROF_AN_RUNTIME_FRAMES;
+        return 0; /* no argument */
+    }
     if (!strcmp(opt, "--trace")) {
         o->trace = 1;
         o->view_only = o->view_only ? o->view_only : opt;
@@ -327,6 +334,13 @@ static int view_option(vopts *o, char **argv, int *i)
         o->cpath_metrics = 1;
         return 0;
     }
+    bool known = false;
+    for (const char *const *a = view_with_arg; *a && !known; a++)
+        known = !strcmp(opt, *a);
+    if (!known)
+        return usage_error("unknown option %s", opt);
+    if (!arg)
+        return usage_error("%s wants a value", opt);
     ++*i;
     if (!strcmp(opt, "--metric")) {
         if (o->nmetric == 14)
@@ -373,8 +387,6 @@ static int view_option(vopts *o, char **argv, int *i)
             o->view = GPUPROF_AN_VIEW_FLAT;
         else
             return usage_error("%s wants top-down, bottom-up or flat", opt);
-    } else {
-        return usage(stderr, 2);
     }
     return 0;
 }
@@ -462,16 +474,24 @@ static int db_view(int argc, char **argv, int first, int mode)
 {
     vopts o = {
         .context = -1, .view = GPUPROF_AN_VIEW_TOPDOWN, .threshold = 1.0};
-    static const char *const with_arg[] = {
-        "--metric", "--derive", "-o",   "--threshold", "--depth",
-        "--context", "--sort",  "--view", NULL};
-    cli_permute(argc, argv, first, with_arg);
+    cli_permute(argc, argv, first, view_with_arg);
     int i = first, rc;
-    for (; i + 1 < argc && argv[i][0] == '-'; i++)
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        }
         if ((rc = view_option(&o, argv, &i)) != 0)
             return rc;
+    }
+    if (i == argc)
+        return usage_error("%s wants an analysis database (gpuprof analyze "
+                           "-o DB DIR makes one)", mode_name[mode]);
+    if (i != argc - 1 && argv[argc - 1][0] == '-') /* left by cli_permute */
+        return usage_error("%s wants a value", argv[argc - 1]);
     if (i != argc - 1)
-        return usage(stderr, 2);
+        return usage_error("%s takes one database: %s is one too many",
+                           mode_name[mode], argv[i + 1]);
     if ((rc = view_check(&o, mode)) != 0)
         return rc;
     gpuprof_an_db *db;
@@ -542,40 +562,92 @@ static int db_view(int argc, char **argv, int first, int mode)
         gpuprof_status cst = cpath_report(cp, &o, out.f);
         st = st == GPUPROF_OK ? cst : st;
     } else if (st == GPUPROF_OK && mode == M_FOLDED)
-        st = gpuprof_an_db_print_folded(db, out.f, o.metric[0], 0);
+        st = gpuprof_an_db_print_folded(db, out.f, o.metric[0], o.runtime);
     else if (st == GPUPROF_OK && mode == M_HATCHET)
         st = gpuprof_an_db_export_hatchet_metrics(
             db, out.f, o.metric, o.nmetric,
-            o.stats ? GPUPROF_AN_HATCHET_STATS : 0);
+            (o.stats ? GPUPROF_AN_HATCHET_STATS : 0) | o.runtime);
     else if (st == GPUPROF_OK && mode == M_TABLE)
-        st = gpuprof_an_db_export_table(db, out.f,
-                                        o.long_form ? GPUPROF_AN_TABLE_LONG : 0);
+        st = gpuprof_an_db_export_table(
+            db, out.f, (o.long_form ? GPUPROF_AN_TABLE_LONG : 0) | o.runtime);
     else if (st == GPUPROF_OK && o.trace)
         st = gpuprof_an_db_print_trace(db, out.f, 0);
     else if (st == GPUPROF_OK && o.context >= 0)
         st = gpuprof_an_db_print_profiles(db, out.f, (uint32_t)o.context,
-                                          o.metric[0], 0);
+                                          o.metric[0], o.runtime);
     else if (st == GPUPROF_OK)
         st = gpuprof_an_db_print_view(db, out.f, o.view, o.metric, o.nmetric,
-                                      o.threshold / 100, o.depth, o.flags);
+                                      o.threshold / 100, o.depth,
+                                      o.flags | o.runtime);
     gpuprof_an_db_close(db);
     rc = st == GPUPROF_OK ? 0 : fail();
     return opened ? out_close(&out, rc) : rc;
 }
 
-/* project --speedup KIND:NAME=F [--speedup ...]... DB */
+/* project's options: the rules, at most 64; 0, or 2 on bad usage. */
+static int project_options(int argc, char **argv, const char **rules,
+                           uint32_t *n, int *i)
+{
+    static const char *const with_arg[] = {"--speedup", NULL};
+    cli_permute(argc, argv, 2, with_arg);
+    for (*i = 2; *i < argc && argv[*i][0] == '-' && argv[*i][1]; *i += 2) {
+        if (!strcmp(argv[*i], "--")) {
+            ++*i;
+            break;
+        }
+        if (strcmp(argv[*i], "--speedup"))
+            return usage_error("unknown option %s", argv[*i]);
+        if (*i + 1 == argc)
+            return usage_error("--speedup wants KIND:NAME=F");
+        if (*n == 64)
+            return usage_error("at most 64 --speedups");
+        rules[(*n)++] = argv[*i + 1];
+    }
+    if (!*n)
+        return usage_error("project wants at least one --speedup "
+                           "KIND:NAME=F");
+    if (*i == argc)
+        return usage_error("project wants an analysis database of a traced "
+                           "run");
+    if (*i != argc - 1)
+        return usage_error("project takes one database: %s is one too many",
+                           argv[*i + 1]);
+    return 0;
+}
+
+/* The rules that match no activity of the trace, each named on stderr
+ * (when some matched, each is tried alone to find those that did not):
+ * their count, or -1 with the error recorded. */
+static int project_unmatched(gpuprof_an_cpath *cp, const char **rules,
+                             uint32_t n, uint64_t touched)
+{
+    int none = 0;
+    for (uint32_t k = 0; k < n && (!touched || n > 1); k++) {
+        uint64_t t = 0;
+        gpuprof_an_cpath *pj = NULL;
+        if (touched && gpuprof_an_cpath_project(cp, rules + k, 1, &t, &pj) !=
+                           GPUPROF_OK)
+            return -1;
+        gpuprof_an_cpath_free(pj);
+        if (!t) {
+            fprintf(stderr, "gpuprof: project: --speedup %s matches no "
+                    "activity of the trace\n", rules[k]);
+            none++;
+        }
+    }
+    return none;
+}
+
+/* project --speedup KIND:NAME=F [--speedup ...]... DB; exit status 1 when
+ * a rule matches nothing (a misspelt name would project the run as
+ * measured). */
 static int project(int argc, char **argv)
 {
     const char *rules[64];
     uint32_t n = 0;
-    int i = 2;
-    for (; i + 1 < argc && !strcmp(argv[i], "--speedup"); i += 2) {
-        if (n == 64)
-            return usage_error("at most 64 --speedups");
-        rules[n++] = argv[i + 1];
-    }
-    if (i != argc - 1 || !n)
-        return usage(stderr, 2);
+    int i, rc = project_options(argc, argv, rules, &n, &i);
+    if (rc)
+        return rc;
     gpuprof_an_db *db;
     if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
         return fail();
@@ -584,15 +656,15 @@ static int project(int argc, char **argv)
     uint64_t touched = 0;
     if (st == GPUPROF_OK)
         st = gpuprof_an_cpath_project(cp, rules, n, &touched, &pj);
-    if (st == GPUPROF_OK && !touched)
-        fprintf(stderr, "gpuprof: project: the speedups match no activity "
-                "of the trace\n");
-    if (st == GPUPROF_OK)
+    int none = st == GPUPROF_OK ? project_unmatched(cp, rules, n, touched) : 0;
+    if (none < 0)
+        st = GPUPROF_E_INTERNAL; /* the error is recorded */
+    if (st == GPUPROF_OK && !none)
         st = gpuprof_an_cpath_print_projection(cp, pj, stdout, 0);
     gpuprof_an_cpath_free(pj);
     gpuprof_an_cpath_free(cp);
     gpuprof_an_db_close(db);
-    return st == GPUPROF_OK ? 0 : fail();
+    return st != GPUPROF_OK ? fail() : none ? 1 : 0;
 }
 
 /* export --chrome [-o FILE] DIR...: to FILE (replaced only when the
@@ -603,12 +675,20 @@ static int chrome(int argc, char **argv)
     static const char *const with_arg[] = {"-o", NULL};
     cli_permute(argc, argv, 3, with_arg);
     int i = 3;
-    if (i + 1 < argc && !strcmp(argv[i], "-o")) {
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i += 2) {
+        if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        }
+        if (strcmp(argv[i], "-o"))
+            return usage_error("export --chrome: unknown option %s", argv[i]);
+        if (i + 1 == argc)
+            return usage_error("-o wants a file");
         path = argv[i + 1];
-        i += 2;
     }
     if (i == argc)
-        return usage(stderr, 2);
+        return usage_error("export --chrome wants measurement directories "
+                           "of a traced run");
     output out;
     if (!out_open(&out, path))
         return 1;
@@ -702,8 +782,10 @@ static int analyze(int argc, char **argv)
         return analyze_on_ranks(ranks, argv);
     cli_analyze o;
     int rc = cli_analyze_parse(argc, argv, "gpuprof", true, &o);
+    if (rc < 0) /* what is wrong was said */
+        fputs("try 'gpuprof analyze --help'\n", stderr);
     if (rc)
-        return rc < 0 ? usage(stderr, 2) : rc;
+        return 2;
     gpuprof_an_analysis *a;
     gpuprof_status st = cli_analysis_new(&o, argc, argv, &a);
     if (st == GPUPROF_OK && isatty(2))
@@ -721,27 +803,52 @@ static int analyze(int argc, char **argv)
     return 0;
 }
 
+/* With a trace: the suggestions ranked by what the whole run would gain
+ * (gpuprof_an_advice_project); without, or when the trace cannot be
+ * analysed (said), the advice ranks per kernel. */
+static void rank_by_run(gpuprof_an_db *db, gpuprof_an_advice *a, uint32_t top)
+{
+    gpuprof_an_cpath *cp = NULL;
+    gpuprof_status st = gpuprof_an_cpath_new(db, NULL, NULL, &cp);
+    if (st == GPUPROF_OK)
+        st = gpuprof_an_advice_project(a, db, cp, top, 0);
+    if (st != GPUPROF_OK && st != GPUPROF_E_NOTFOUND)
+        fprintf(stderr, "gpuprof: advise: no whole-program ranking: %s\n",
+                gpuprof_an_last_error());
+    gpuprof_an_cpath_free(cp);
+}
+
 /* gpuprof advise [--top N] DB: per GPU kernel, suggestions ranked by
- * estimated speedup (seed 003), `top` per kernel (default 5, 0: all). */
+ * estimated speedup (seed 003), `top` per kernel (default 5, 0: all), and
+ * with a trace across kernels by the projected gain of the run. */
 static int advise(int argc, char **argv)
 {
     unsigned long top = 5;
+    static const char *const with_arg[] = {"--top", NULL};
+    cli_permute(argc, argv, 2, with_arg);
     int i = 2;
-    if (i + 1 < argc && !strcmp(argv[i], "--top")) {
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i += 2) {
         char *end;
+        if (strcmp(argv[i], "--top"))
+            return usage_error("unknown option %s", argv[i]);
+        if (i + 1 == argc)
+            return usage_error("--top wants 0 (all) or more");
         top = strtoul(argv[i + 1], &end, 10);
         if (!*argv[i + 1] || *end || top > UINT32_MAX)
             return usage_error("--top wants 0 (all) or more");
-        i += 2;
     }
+    if (i == argc)
+        return usage_error("advise wants an analysis database");
     if (i + 1 != argc)
-        return usage(stderr, 2);
+        return usage_error("advise takes one database: %s is one too many",
+                           argv[i + 1]);
     gpuprof_an_db *db;
     if (gpuprof_an_db_open(argv[i], &db) != GPUPROF_OK)
         return fail();
     gpuprof_an_advice *a;
     gpuprof_status st = gpuprof_an_db_advise(db, 0, &a);
     if (st == GPUPROF_OK) {
+        rank_by_run(db, a, (uint32_t)top);
         st = gpuprof_an_advice_print(a, stdout, (uint32_t)top, 0);
         gpuprof_an_advice_free(a);
     }
@@ -749,43 +856,113 @@ static int advise(int argc, char **argv)
     return st == GPUPROF_OK ? 0 : fail();
 }
 
+/* export FORMAT ...: the format may come anywhere among the options;
+ * it is moved to argv[2]. */
+static int export_cmd(int argc, char **argv)
+{
+    static const char *const formats[] = {"--folded", "--hatchet", "--table",
+                                          "--chrome", "--otf2"};
+    int at = 0;
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+        for (size_t k = 0; k < 5; k++)
+            if (!strcmp(argv[i], formats[k])) {
+                if (at)
+                    return usage_error("export: %s and %s exclude each other",
+                                       argv[at], argv[i]);
+                at = i;
+            }
+    if (!at)
+        return usage_error("export wants a format: --folded, --hatchet, "
+                           "--table, --chrome or --otf2");
+    for (char *f = argv[at]; at > 2; at--)
+        argv[at] = argv[at - 1], argv[at - 1] = f;
+    if (!strcmp(argv[2], "--chrome"))
+        return chrome(argc, argv);
+    if (!strcmp(argv[2], "--otf2"))
+        return otf2(argc, argv);
+    return db_view(argc, argv, 3,
+                   !strcmp(argv[2], "--folded")    ? M_FOLDED
+                   : !strcmp(argv[2], "--hatchet") ? M_HATCHET
+                                                   : M_TABLE);
+}
+
+/* report DIR (a measurement directory) or report [options] DB. */
+static int report_cmd(int argc, char **argv)
+{
+    if (argc >= 3 && !any_database(argc, argv) && dir_report_args(argc, argv))
+        return report(argc, argv);
+    return db_view(argc, argv, 2, M_REPORT);
+}
+
+static int dump_cmd(int argc, char **argv)
+{
+    if (argc == 3 && argv[2][0] != '-')
+        return dump(argv[2]);
+    if (argc > 2 && argv[2][0] == '-' && strcmp(argv[2], "--"))
+        return usage_error("unknown option %s", argv[2]);
+    if (argc == 4 && !strcmp(argv[2], "--"))
+        return dump(argv[3]);
+    return usage_error("dump wants one profile (.gpuprof) or trace "
+                       "(.gptrace) file");
+}
+
+static int version(void)
+{
+    printf("gpuprof %s\n", GPUPROF_VERSION_STRING);
+    return 0;
+}
+
+/* gpuprof help [COMMAND]. */
+static int help_cmd(int argc, char **argv)
+{
+    if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")))
+        return cli_command_help("help");
+    if (argc == 2)
+        return cli_overview(stdout, 0);
+    if (argc > 3)
+        return usage_error("help takes one command");
+    if (cli_command_help(argv[2]) == 0)
+        return 0;
+    cli_command = "";
+    return usage_error("unknown command '%s'", argv[2]);
+}
+
+/* Whether argv[2..] asks for the command's usage (run: its own options
+ * only, before PROGRAM, so run_program sees to it). */
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc == 2 &&
-        (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))) {
-        printf("gpuprof %s\n", GPUPROF_VERSION_STRING);
-        return 0;
+    static const struct {
+        const char *name;
+        int (*fn)(int argc, char **argv);
+    } cmds[] = {{"dump", dump_cmd},       {"report", report_cmd},
+                {"export", export_cmd},   {"analyze", analyze},
+                {"project", project},     {"advise", advise},
+                {"run", run_program},     {"help", help_cmd}};
+    if (argc < 2)
+        return cli_overview(stderr, 2);
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))
+        return argc == 2 ? version()
+                         : usage_error("--version takes no arguments");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+        return help_cmd(argc, argv);
+    for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+        if (strcmp(argv[1], cmds[k].name))
+            continue;
+        cli_command = cmds[k].name;
+        if (strcmp(cmds[k].name, "run") && strcmp(cmds[k].name, "help") &&
+            asks_help(argc, argv))
+            return cli_command_help(cmds[k].name);
+        return cmds[k].fn(argc, argv);
     }
-    if (argc == 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-                      !strcmp(argv[1], "-h")))
-        return usage(stdout, 0);
-    if (argc >= 2 && !strcmp(argv[1], "run"))
-        return run_program(argc, argv);
-    if (argc == 3 && !strcmp(argv[1], "dump"))
-        return dump(argv[2]);
-    if (argc == 3 && !strcmp(argv[1], "report") && !is_database(argv[2]))
-        return report(argv[2]);
-    if (argc >= 3 && !strcmp(argv[1], "report"))
-        return db_view(argc, argv, 2, M_REPORT);
-    if (argc >= 4 && !strcmp(argv[1], "export") &&
-        !strcmp(argv[2], "--folded"))
-        return db_view(argc, argv, 3, M_FOLDED);
-    if (argc >= 4 && !strcmp(argv[1], "export") &&
-        !strcmp(argv[2], "--hatchet"))
-        return db_view(argc, argv, 3, M_HATCHET);
-    if (argc >= 4 && !strcmp(argv[1], "export") &&
-        !strcmp(argv[2], "--table"))
-        return db_view(argc, argv, 3, M_TABLE);
-    if (argc >= 4 && !strcmp(argv[1], "export") &&
-        !strcmp(argv[2], "--chrome"))
-        return chrome(argc, argv);
-    if (argc >= 3 && !strcmp(argv[1], "export") && !strcmp(argv[2], "--otf2"))
-        return otf2(argc, argv);
-    if (argc >= 3 && !strcmp(argv[1], "analyze"))
-        return analyze(argc, argv);
-    if (argc >= 3 && !strcmp(argv[1], "project"))
-        return project(argc, argv);
-    if (argc >= 3 && !strcmp(argv[1], "advise"))
-        return advise(argc, argv);
-    return usage(stderr, 2);
+    if (argv[1][0] == '-')
+        return usage_error("unknown option %s", argv[1]);
+    return usage_error("unknown command '%s'", argv[1]);
 }

@@ -20,11 +20,13 @@ typedef gpuprof__an_rdr rdr;
  * ranks before it. */
 /* Records: a metric is name, desc, unit|combine<<8|kind<<16|type<<24, at,
  * src, flags, count; a context parent, kind, name, aux, u64 key; a profile
- * src, thread, host, tname, file, pid, flags, rank, u64 tid. The tree's
- * flags: 1 structured, 2 GPU calling contexts rebuilt. */
+ * src, thread, host, tname, file, pid, flags, rank, u64 tid; a device
+ * attribute src, api, device, key, type, u64 value. The tree's flags: 1
+ * structured, 2 GPU calling contexts rebuilt. */
 #define TB_METRIC 28u
 #define TB_CTX 24u
 #define TB_PROF 40u
+#define TB_DEV 28u
 
 static void tree_blob(const an_tree *t, buf *b)
 {
@@ -67,13 +69,38 @@ static void tree_blob(const an_tree *t, buf *b)
             gpuprof__an_put_u32(b, w[k]);
         gpuprof__an_put_u64(b, p->tid);
     }
+    gpuprof__an_put_u32(b, t->nd);
+    for (uint32_t i = 0; i < t->nd; i++) {
+        const gdev *d = &t->d[i];
+        uint32_t w[5] = {d->src, d->api, d->device, d->key, d->type};
+        for (int k = 0; k < 5; k++)
+            gpuprof__an_put_u32(b, w[k]);
+        gpuprof__an_put_u64(b, d->value);
+    }
+}
+
+/* Device attribute record q of a blob, strings through `str` (NULL: as
+ * they are). */
+static gdev dev_rec(const uint8_t *q, uint32_t (*str)(void *, uint32_t),
+                    void *ctx)
+{
+    gdev d = {db_get32(q),      db_get32(q + 4),  db_get32(q + 8),
+              db_get32(q + 12), db_get32(q + 16), db_get64(q + 20)};
+    if (str) {
+        d.api = str(ctx, d.api);
+        d.key = str(ctx, d.key);
+        if (d.type == GPUPROF_IO_ATTR_STR)
+            d.value = d.value < UINT32_MAX ? str(ctx, (uint32_t)d.value)
+                                           : UINT32_MAX;
+    }
+    return d;
 }
 
 typedef struct tview { /* a tree blob, read in place */
     const char *s, *ms;
     uint64_t ssize, msize;
-    uint32_t structured, nm, nc, np;
-    const uint8_t *m, *c, *p;
+    uint32_t structured, nm, nc, np, nd;
+    const uint8_t *m, *c, *p, *d;
 } tview;
 
 static bool tree_view(const void *blob, uint64_t size, tview *v)
@@ -90,6 +117,8 @@ static bool tree_view(const void *blob, uint64_t size, tview *v)
     v->c = gpuprof__an_get_bytes(&d, (uint64_t)v->nc * TB_CTX);
     v->np = gpuprof__an_get_u32(&d);
     v->p = gpuprof__an_get_bytes(&d, (uint64_t)v->np * TB_PROF);
+    v->nd = gpuprof__an_get_u32(&d);
+    v->d = gpuprof__an_get_bytes(&d, (uint64_t)v->nd * TB_DEV);
     return !d.bad && d.at == size && v->ssize && !v->s[v->ssize - 1] &&
            (!v->msize || !v->ms[v->msize - 1]);
 }
@@ -123,6 +152,11 @@ static uint32_t smap(tmaps *mp, uint32_t off)
     }
     mp->bad = mp->bad || off;
     return 0;
+}
+
+static uint32_t smap_cb(void *mp, uint32_t off)
+{
+    return smap(mp, off);
 }
 
 /* Metric record q of tree v, in g: found by name, else added. */
@@ -241,6 +275,11 @@ static gpuprof_status tree_merge(an_tree *g, const src *s, uint32_t ns,
                                 (int32_t)db_get32(q + 28),
                                 db_get64(q + 32)};
     }
+    for (uint32_t i = 0; st == GPUPROF_OK && add && i < v->nd; i++) {
+        if (!GPUPROF_AN_GROW(g->d, g->nd, g->capd))
+            return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+        g->d[g->nd++] = dev_rec(v->d + (size_t)i * TB_DEV, smap_cb, mp);
+    }
     g->structured = g->structured || (v->structured & 1);
     g->gcct = g->gcct || (v->structured & 2);
     if (st == GPUPROF_OK && mp->bad)
@@ -255,7 +294,8 @@ static gpuprof_status tree_adopt(run *r, const tview *v)
     if (!(r->t.st = gpuprof__io_strtab_new()) ||
         !(r->t.m = calloc((size_t)v->nm + 1, sizeof(*r->t.m))) ||
         !(r->t.c = calloc((size_t)v->nc + 1, sizeof(*r->t.c))) ||
-        !(r->t.p = calloc((size_t)v->np + 1, sizeof(*r->t.p))))
+        !(r->t.p = calloc((size_t)v->np + 1, sizeof(*r->t.p))) ||
+        !(r->t.d = calloc((size_t)v->nd + 1, sizeof(*r->t.d))))
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint64_t o = 1; o < v->ssize; o += strlen(v->s + o) + 1)
         if (gpuprof__an_tree_intern(&r->t, v->s + o) != o)
@@ -291,6 +331,9 @@ static gpuprof_status tree_adopt(run *r, const tview *v)
             db_get32(q + 24), (int32_t)db_get32(q + 28), db_get64(q + 32)};
     }
     r->t.np = r->t.capp = v->np;
+    for (uint32_t i = 0; i < v->nd; i++)
+        r->t.d[i] = dev_rec(v->d + (size_t)i * TB_DEV, NULL, NULL);
+    r->t.nd = r->t.capd = v->nd;
     r->t.structured = v->structured & 1;
     r->t.gcct = (v->structured & 2) != 0;
     return gpuprof__an_tree_rehash(&r->t)

@@ -272,7 +272,10 @@ static gpuprof_status part_of(const gpuprof_an_db *db, uint32_t process,
         return st;
     pt->idle = malloc((pt->g.nact ? pt->g.nact : 1) * sizeof(*pt->idle));
     st = pt->idle ? cp_idle(&pt->g, pt->idle) : nomem();
-    return st == GPUPROF_OK ? cp_waits(&pt->g, &pt->w, &pt->nw) : st;
+    if (st == GPUPROF_OK)
+        st = cp_waits(&pt->g, &pt->w, &pt->nw);
+    return st == GPUPROF_OK ? cp_host_wait_states(&pt->g, &pt->w, &pt->nw)
+                            : st;
 }
 
 static void part_drop(cp_part *pt)
@@ -349,7 +352,14 @@ static gpuprof_status kernels(gpuprof_an_cpath *cp)
         if (gpuprof_an_db_context_kind(cp->db, c) != GPUPROF_AN_NODE_KERNEL ||
             p >= nc)
             continue;
-        cp->kern[p] = cp->kern[p] == CP_NONE ? c : SEVERAL;
+        /* Kernels of one name (each thread's build of a program, say)
+         * are one kernel to a reader; only different names are several. */
+        if (cp->kern[p] == CP_NONE)
+            cp->kern[p] = c;
+        else if (cp->kern[p] != SEVERAL &&
+                 strcmp(gpuprof_an_db_context_name(cp->db, cp->kern[p]),
+                        gpuprof_an_db_context_name(cp->db, c)))
+            cp->kern[p] = SEVERAL;
     }
     return GPUPROF_OK;
 }
@@ -488,11 +498,13 @@ GPUPROF_AN_API uint64_t gpuprof_an_cpath_mpi_left_out(
 
 GPUPROF_AN_API const char *gpuprof_an_wait_kind_name(gpuprof_an_wait_kind k)
 {
-    static const char *const n[] = {"BlameKernel",  "BlameSync",
-                                    "EventQuery",   "StreamQuery",
-                                    "NullStream",   "StreamWait",
-                                    "LateSender",   "LateReceiver",
-                                    "WaitAtCollective"};
+    static const char *const n[] = {"BlameKernel",     "BlameSync",
+                                    "EventQuery",      "StreamQuery",
+                                    "NullStream",      "StreamWait",
+                                    "LateSender",      "LateReceiver",
+                                    "WaitAtCollective", "WaitAtJoin",
+                                    "WaitAtBarrier",   "LockContention",
+                                    "WaitAtCondition", "WaitAtFork"};
     return (unsigned)k < GPUPROF_AN_WAIT_KINDS ? n[k] : "?";
 }
 
@@ -538,6 +550,7 @@ static gpuprof_an_path_step step_at(const cp_graph *g, uint32_t a)
     const cp_act *x = &g->act[a];
     const cp_lane *l = &g->lane[x->lane];
     const cp_mpi *m = x->kind == CP_MPI ? &g->mpi[x->note] : NULL;
+    const cp_host *h = x->kind == CP_HOST ? &g->host[x->note] : NULL;
     return (gpuprof_an_path_step){(gpuprof_an_activity_kind)x->kind,
                                   x->context,
                                   x->profile,
@@ -548,7 +561,10 @@ static gpuprof_an_path_step step_at(const cp_graph *g, uint32_t a)
                                   0,
                                   0,
                                   l->rank,
-                                  m ? m->op : 0,
+                                  m   ? m->op
+                                  : h ? (uint32_t)h->op | (uint32_t)h->flags
+                                                              << 8
+                                      : 0,
                                   m ? m->peer : -1};
 }
 
@@ -588,7 +604,11 @@ GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
     }
     const char *name = gpuprof_an_db_context_name(cp->db, c);
     uint32_t parent = gpuprof_an_db_context_parent(cp->db, c);
-    if (s->kind == GPUPROF_AN_ACTIVITY_MPI && !strncmp(name, "MPI_", 4))
+    if (s->kind == GPUPROF_AN_ACTIVITY_HOST)
+        snprintf(buf, size, "%s in %s",
+                 cp_host_name((uint8_t)s->mpi_op, (uint8_t)(s->mpi_op >> 8)),
+                 c ? name : "<no region>");
+    else if (s->kind == GPUPROF_AN_ACTIVITY_MPI && !strncmp(name, "MPI_", 4))
         snprintf(buf, size, "%s%s%s", name, parent && parent < nc ? " in " : "",
                  parent && parent < nc
                      ? gpuprof_an_db_context_name(cp->db, parent)
@@ -613,6 +633,11 @@ GPUPROF_AN_API const char *gpuprof_an_cpath_step_name(
 const gpuprof_an_db *gpuprof__an_cpath_db(const gpuprof_an_cpath *cp)
 {
     return cp->db;
+}
+
+uint64_t gpuprof__an_cpath_host_left(const gpuprof_an_cpath *cp, uint32_t i)
+{
+    return cp->p[i].s->g.host_left;
 }
 
 void gpuprof__an_cpath_blames(const gpuprof_an_cpath *cp, uint32_t i,

@@ -22,6 +22,12 @@
  *   api.c      the public functions and the metrics
  *   report.c   the reports (gpuprof report --waits, --critical-path,
  *              gpuprof project)
+ *   host.c     host threads' dependencies (trace.db's host records:
+ *              pthreads, OpenMP): create to start, exit to join, barrier
+ *              arrivals, unlock to a blocked lock, signal to a condition
+ *              wait, fork to an idle worker, a child task's end to a
+ *              taskwait; their edges and wait states (WaitAtJoin,
+ *              WaitAtBarrier, LockContention, WaitAtCondition, WaitAtFork)
  *   ranks.c,   the ranks of an MPI run (trace.db's MPI calls, from
  *   messages.c libgpuprof-pmpi.so): their graphs joined into one by
  *              message and collective edges, so the path crosses ranks
@@ -72,7 +78,7 @@
 #define CP_NONE UINT32_MAX
 
 /* What an activity is. */
-enum { CP_WORK = 0, CP_CALL = 1, CP_GPU = 2, CP_MPI = 3 };
+enum { CP_WORK = 0, CP_CALL = 1, CP_GPU = 2, CP_MPI = 3, CP_HOST = 4 };
 
 /* Dependency note kinds and flags as the trace has them (lib/core/gpu.h
  * GP_DEP_*; doc/FORMATS.md). */
@@ -100,7 +106,8 @@ typedef struct cp_act {
                             thread's; CP_NONE when unknown) */
     uint32_t call;       /* device work: its launch call, else CP_NONE */
     uint32_t note;       /* calls: first note in graph.note; MPI calls:
-                            first record in graph.mpi; else CP_NONE */
+                            first record in graph.mpi; host records: its
+                            one in graph.host; else CP_NONE */
     uint16_t nnotes;     /* ... and how many */
     uint8_t kind;        /* CP_WORK, CP_CALL, CP_GPU */
     uint8_t pad;
@@ -133,6 +140,29 @@ typedef struct cp_mpi {
     int32_t peer, tag;
     uint8_t op;
 } cp_mpi;
+/* A host record (trace.db's host stream; io/trace.h GPUPROF_IO_HOST_*):
+ * an activity of its thread's lane, a call or a moment (start = end). */
+typedef struct cp_host {
+    uint64_t object, aux;
+    uint32_t act;
+    uint8_t op, flags;
+} cp_host;
+enum {
+    CP_H_CREATE = 1, CP_H_START = 2, CP_H_EXIT = 3, CP_H_JOIN = 4,
+    CP_H_BARRIER = 5, CP_H_LOCK = 6, CP_H_UNLOCK = 7, CP_H_COND_WAIT = 8,
+    CP_H_SIGNAL = 9, CP_H_FORK = 10, CP_H_IDLE = 11, CP_H_TASKWAIT = 12,
+    CP_H_TASK_END = 13, CP_H_OPS = 14
+};
+#define CP_H_OMP 0x1u
+#define CP_H_TIMEOUT 0x2u
+#define CP_H_ARRIVAL 0x4u
+/* Is a host op a wait (a call whose end depends on another thread)? */
+static inline bool cp_host_waits(uint8_t op)
+{
+    return op == CP_H_JOIN || op == CP_H_BARRIER || op == CP_H_LOCK ||
+           op == CP_H_COND_WAIT || op == CP_H_IDLE || op == CP_H_TASKWAIT;
+}
+
 enum {
     CP_MPI_INIT = 1, CP_MPI_SEND = 2, CP_MPI_RECV = 3, CP_MPI_ISEND = 4,
     CP_MPI_IRECV = 5, CP_MPI_WAIT = 6, CP_MPI_BARRIER = 7, CP_MPI_BCAST = 8,
@@ -168,10 +198,25 @@ enum {
     CP_E_MSG = 8,    /* a message: its send's start to its receive's end
                         (and a blocking send's end after its receive was
                         posted: the receive's start) */
-    CP_E_COLL = 9    /* a collective: a member's start to another's end */
+    CP_E_COLL = 9,   /* a collective: a member's start to another's end */
+    CP_E_HOST = 10,  /* host threads (host.c): what a host wait waited for
+                        to its end: an exit, an unlock, a signal, a
+                        fork, a child task's end, a barrier member's
+                        arrival */
+    CP_E_CREATE = 11 /* a thread's creation (the call's start) to its
+                        start */
 };
 /* Dependency types of MPI waits (cp_dep.type; edges CP_E_MSG, CP_E_COLL). */
 enum { CP_D_LATE_SENDER = 8, CP_D_LATE_RECEIVER = 10, CP_D_COLL = 9 };
+static inline bool cp_dep_mpi(uint8_t type)
+{
+    return type >= CP_D_LATE_SENDER && type <= CP_D_LATE_RECEIVER;
+}
+/* ... and of host waits (edges CP_E_HOST): the waiter's cause is the
+ * thread joined (its exit), the last to arrive at a barrier, the lock's
+ * holder (its unlock), the signaller, the forking thread. */
+enum { CP_D_JOIN = 16, CP_D_BARRIER = 17, CP_D_LOCK = 18, CP_D_COND = 19,
+       CP_D_FORK = 20 };
 
 /* What the wait-state rules read: `waiter` depended on `cause`. */
 typedef struct cp_dep {
@@ -198,6 +243,10 @@ typedef struct cp_graph {
     uint64_t ndep, capdep;
     cp_mpi *mpi; /* MPI calls' events, by call */
     uint32_t nmpi;
+    cp_host *host; /* host records, by activity */
+    uint32_t nhost;
+    uint64_t host_left; /* host records inside another call of their
+                           thread (a callback's): left out */
     uint32_t nranks; /* a joined graph (ranks.c): the ranks it holds */
 } cp_graph;
 
@@ -280,7 +329,12 @@ enum {
     CP_W_LATE_SENDER = 6,
     CP_W_LATE_RECEIVER = 7,
     CP_W_WAIT_COLL = 8,
-    CP_W_KINDS = 9
+    CP_W_AT_JOIN = 9,
+    CP_W_AT_BARRIER = 10,
+    CP_W_LOCK_CONTENTION = 11,
+    CP_W_AT_CONDITION = 12,
+    CP_W_AT_FORK = 13,
+    CP_W_KINDS = 14
 };
 typedef struct cp_wait {
     uint32_t waiter, cause; /* activities: who waited, who is blamed */
@@ -293,6 +347,14 @@ typedef struct cp_wait {
 gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n);
 /* The MPI wait states of a joined graph, appended to *out (n of them). */
 gpuprof_status cp_mpi_waits(const cp_graph *g, cp_wait **out, uint64_t *n);
+
+/* host.c: the host threads' edges and dependencies of a built graph
+ * (before it is indexed: cp_graph_build calls it); their wait states,
+ * appended to *out (n of them); a host op's name ("pthread_join"). */
+gpuprof_status cp_host_edges(cp_graph *g);
+gpuprof_status cp_host_wait_states(const cp_graph *g, cp_wait **out,
+                                   uint64_t *n);
+const char *cp_host_name(uint8_t op, uint8_t flags);
 
 /* ranks.c: the processes of trace.db that hold MPI calls, g[0 .. n), joined
  * into one graph *out (g's are freed, *waits and *idle, per graph, joined
@@ -346,6 +408,9 @@ uint64_t cp_rules_apply(const gpuprof_an_db *db, const cp_graph *g,
 /* api.c, for report.c: the database an analysis reads, and process i's
  * blame: cb(arg, name of the blamed activity, ns) per wait state. */
 const gpuprof_an_db *gpuprof__an_cpath_db(const gpuprof_an_cpath *cp);
+/* Process i's host records left out (inside another call of their
+ * thread: graph.c). */
+uint64_t gpuprof__an_cpath_host_left(const gpuprof_an_cpath *cp, uint32_t i);
 void gpuprof__an_cpath_blames(const gpuprof_an_cpath *cp, uint32_t i,
                               void (*cb)(void *arg, const char *name,
                                          uint64_t ns),

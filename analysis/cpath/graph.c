@@ -13,6 +13,11 @@
  *
  * A thread's MPI calls (trace format 1.4) are activities of its lane too,
  * with their events in graph.mpi; ranks.c joins the ranks' graphs by them.
+ * So are its host records (1.5: joins, barriers, blocked locks, condition
+ * waits, OpenMP's; moments such as a thread's start or an unlock are
+ * activities of no length), in graph.host; host.c adds their edges. A host
+ * record inside another call of its thread (a callback of a runtime run
+ * inside its API call) is left out, counted in graph.host_left.
  *
  * What a wait targets comes from the dependency notes (trace format 1.3):
  * "the work launched on stream S before this call" is the last device work
@@ -91,8 +96,8 @@ static uint32_t map_get(const corrmap *m, uint64_t k)
 /* ---- the build's own context ------------------------------------------ */
 typedef struct thread_in {
     uint32_t profile;
-    const uint8_t *reg, *ops, *deps, *mpi; /* raw trace.db records */
-    uint64_t nreg, nops, ndeps, nmpi; /* nmpi: MPI events (64 bytes) */
+    const uint8_t *reg, *ops, *deps, *mpi, *host; /* raw trace.db records */
+    uint64_t nreg, nops, ndeps, nmpi, nhost; /* nmpi, nhost: 64 bytes each */
 } thread_in;
 
 typedef struct build {
@@ -100,7 +105,7 @@ typedef struct build {
     cp_graph *g;
     thread_in *th;
     uint32_t nth;
-    uint64_t capact, caplane, capnote, capmpi;
+    uint64_t capact, caplane, capnote, capmpi, caphost;
     corrmap calls;     /* call correlation id -> activity */
     uint64_t *corr;    /* per activity: its correlation id (0: CPU work) */
     uint64_t capcorr;
@@ -227,6 +232,8 @@ static gpuprof_status gather(build *b)
             t->ops = r, t->nops = n;
         else if (s.kind == GPUPROF_AN_TRACE_MPI)
             t->mpi = r, t->nmpi = n / 2;
+        else if (s.kind == GPUPROF_AN_TRACE_HOST)
+            t->host = r, t->nhost = n / 2;
         else
             t->deps = r, t->ndeps = n;
     }
@@ -323,6 +330,7 @@ void cp_rsweep_free(cp_rsweep *s)
 
 /* ---- MPI calls ----------------------------------------------------------- */
 #define MREC(t, j) ((t)->mpi + (uint64_t)(j) * DB_TRACE_MPI_REC)
+#define HREC(t, k) ((t)->host + (uint64_t)(k) * DB_TRACE_HOST_REC)
 
 /* Whether MPI event j of t is one this reader knows. */
 static bool mpi_known(const uint8_t *q)
@@ -421,6 +429,38 @@ static void span(const thread_in *t, const cp_rsweep *s, uint64_t *lo,
         *lo = a < *lo ? a : *lo;
         *hi = e > *hi ? e : *hi;
     }
+    for (uint64_t i = 0; i < t->nhost; i++) {
+        uint64_t a = db_get64(HREC(t, i)), e = db_get64(HREC(t, i) + 8);
+        *lo = a < *lo ? a : *lo;
+        *hi = e > *hi ? e : *hi;
+    }
+}
+
+/* A host record of the thread as an activity of lane l at [cs, ce). */
+static gpuprof_status host_call(build *b, cp_lane *l, cp_rsweep *s,
+                                const uint8_t *q, uint64_t cs, uint64_t ce)
+{
+    cp_graph *g = b->g;
+    if (!q[32] || q[32] >= CP_H_OPS)
+        return corrupt(b, "a host record of an unknown kind");
+    cp_sweep_to(s, cs);
+    uint32_t ctx = s->depth ? s->r[s->stack[s->depth - 1]].context : 0;
+    gpuprof_status st = add_act(
+        b,
+        (cp_act){.start = cs, .end = ce, .lane = l - g->lane, .context = ctx,
+                 .profile = l->profile, .kind = CP_HOST},
+        0);
+    if (st != GPUPROF_OK)
+        return st;
+    l->n++;
+    if (!grow((void **)&g->host, &b->caphost, (uint64_t)g->nhost + 1,
+              sizeof(cp_host)))
+        return nomem();
+    g->act[g->nact - 1].note = g->nhost;
+    g->act[g->nact - 1].nnotes = 1;
+    g->host[g->nhost++] = (cp_host){db_get64(q + 16), db_get64(q + 24),
+                                    g->nact - 1, q[32], q[33]};
+    return GPUPROF_OK;
 }
 
 /* A GPU API call of the thread as an activity of lane l at [cs, ce). */
@@ -444,32 +484,52 @@ static gpuprof_status api_call(build *b, cp_lane *l, const thread_in *t,
     return GPUPROF_OK;
 }
 
-/* A thread's lane: GPU API calls and MPI calls in time order, and CPU work
- * tiling the rest of its span. */
+/* Which of a thread's records comes next in time: its next API call, MPI
+ * call or host record (the earliest; an API call on a tie). */
+enum { NEXT_OP, NEXT_MPI, NEXT_HOST };
+static int next_of(const thread_in *t, uint64_t i, uint64_t j, uint64_t k)
+{
+    uint64_t to = i < t->nops ? db_get64(t->ops + i * DB_TRACE_REC)
+                              : UINT64_MAX;
+    uint64_t tm = j < t->nmpi ? db_get64(MREC(t, j)) : UINT64_MAX;
+    uint64_t th = k < t->nhost ? db_get64(HREC(t, k)) : UINT64_MAX;
+    if (tm < to && tm <= th)
+        return NEXT_MPI;
+    return th < to && th < tm ? NEXT_HOST : NEXT_OP;
+}
+
+/* A thread's lane: GPU API calls, MPI calls and host records in time
+ * order, and CPU work tiling the rest of its span. */
 static gpuprof_status cpu_lane(build *b, const thread_in *t)
 {
     cp_lane *l = add_lane(b, 0, t->profile, 0, 0);
     cp_rsweep s = {0};
     gpuprof_status st = l ? cp_regions_load(t->reg, t->nreg, &s) : nomem();
-    uint64_t lo = UINT64_MAX, hi = 0, cur, i = 0, j = 0;
+    uint64_t lo = UINT64_MAX, hi = 0, cur, i = 0, j = 0, k = 0;
     if (st == GPUPROF_OK)
         span(t, &s, &lo, &hi);
     cur = lo;
-    while (st == GPUPROF_OK && (i < t->nops || j < t->nmpi)) {
-        const uint8_t *q = i < t->nops ? t->ops + i * DB_TRACE_REC : NULL;
-        bool mpi = j < t->nmpi && (!q || db_get64(MREC(t, j)) < db_get64(q));
-        if (mpi)
-            q = MREC(t, j);
+    while (st == GPUPROF_OK && (i < t->nops || j < t->nmpi || k < t->nhost)) {
+        int next = next_of(t, i, j, k);
+        const uint8_t *q = next == NEXT_MPI    ? MREC(t, j)
+                           : next == NEXT_HOST ? HREC(t, k)
+                                               : t->ops + i * DB_TRACE_REC;
         uint64_t cs = db_get64(q), ce = db_get64(q + 8);
+        if (next == NEXT_HOST && cs < cur) { /* inside the call before */
+            b->g->host_left++, k++;
+            continue;
+        }
         if (cs < cur) /* overlapping calls: clock jitter; keep the order */
             cs = cur;
         if (ce < cs)
             ce = cs;
-        if (mpi)
+        if (next == NEXT_MPI)
             mpi_span(b, &s, cur, &cs, &ce);
         st = work(b, l, &s, cur, cs);
-        if (st == GPUPROF_OK && mpi)
+        if (st == GPUPROF_OK && next == NEXT_MPI)
             st = mpi_call(b, l, &s, t, &j, cs, ce);
+        else if (st == GPUPROF_OK && next == NEXT_HOST)
+            st = host_call(b, l, &s, q, cs, ce), k++;
         else if (st == GPUPROF_OK)
             st = api_call(b, l, t, q, cs, ce), i++;
         cur = ce;
@@ -875,7 +935,8 @@ static bool reserve(build *b)
 {
     uint64_t n = b->ngpu + 1;
     for (uint32_t i = 0; i < b->nth; i++)
-        n += 2 * (b->th[i].nops + b->th[i].nreg + b->th[i].nmpi);
+        n += 2 * (b->th[i].nops + b->th[i].nreg + b->th[i].nmpi +
+                  b->th[i].nhost);
     if (n >= CP_MAX_NODES)
         return true; /* refused later, by count */
     uint64_t cap = b->capact;
@@ -919,6 +980,8 @@ gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
         st = launches(&b);
     if (st == GPUPROF_OK)
         st = edges(&b);
+    if (st == GPUPROF_OK && g->nhost)
+        st = cp_host_edges(g);
     map_free(&b.calls);
     free(b.th);
     free(b.work_of);
@@ -941,6 +1004,7 @@ void cp_graph_free(cp_graph *g)
     free(g->in);
     free(g->dep);
     free(g->mpi);
+    free(g->host);
     memset(g, 0, sizeof(*g));
 }
 

@@ -23,7 +23,8 @@
  * activity's own edge into its end, and at a start a dependency on
  * another lane before program order before a launch). Every edge's weight
  * is time of its destination's activity (a launch's: of the launching
- * call), so the steps add up to the path's length exactly, and a wait (the
+ * call; a thread's creation: of the creating call), so the steps add up to
+ * the path's length exactly, and a wait (the
  * part of a blocking call before what it waited for ended) is never on it.
  */
 #include <stdlib.h>
@@ -41,7 +42,7 @@ static int64_t t0(const cp_graph *g, uint64_t v)
 static bool waits(uint8_t kind)
 {
     return kind == CP_E_SYNC || kind == CP_E_QUERY || kind == CP_E_MSG ||
-           kind == CP_E_COLL;
+           kind == CP_E_COLL || kind == CP_E_HOST;
 }
 
 /* Node v's inputs: first the edge from node v - 1 that the graph does not
@@ -127,6 +128,7 @@ static int rank(uint64_t v, uint8_t kind)
     return kind == CP_E_POLL     ? 5
            : kind == CP_E_STREAM ? 4
            : kind == CP_E_NULL   ? 4
+           : kind == CP_E_CREATE ? 4
            : kind == CP_E_ORDER  ? 2
                                  : 1;
 }
@@ -292,8 +294,13 @@ gpuprof_status cp_path(const cp_graph *g, const cp_times *tm,
         input e = ins_at(&x, k);
         int64_t d = tm->t[v] - tm->t[e.src];
         /* An edge is its destination's time, but a launch's latency is
-         * the launching call's (the call ran until the work started). */
-        uint32_t a = (uint32_t)((e.kind == CP_E_LAUNCH ? e.src : v) / 2);
+         * the launching call's (the call ran until the work started), a
+         * new thread's the creating call's. */
+        uint32_t a = (uint32_t)((e.kind == CP_E_LAUNCH ||
+                                         e.kind == CP_E_CREATE
+                                     ? e.src
+                                     : v) /
+                                2);
         if (spent)
             spent(arg, a, d);
         if ((d > 0 || (*n && (*out)[*n - 1].act == a)) &&

@@ -157,12 +157,12 @@ static void align(const gpuprof_an_db *db, cp_part *p, uint32_t n)
 static gpuprof_status concat(cp_part *p, uint32_t n, const int32_t *rank,
                              cp_part *out, uint32_t *aoff)
 {
-    uint64_t na = 0, nl = 0, nn = 0, ne = 0, nd = 0, nm = 0, nw = 0;
+    uint64_t na = 0, nl = 0, nn = 0, ne = 0, nd = 0, nm = 0, nw = 0, nh = 0;
     for (uint32_t k = 0; k < n; k++) {
         aoff[k] = (uint32_t)na;
         na += p[k].g.nact, nl += p[k].g.nlane, nn += p[k].g.nnote;
         ne += p[k].g.nedge, nd += p[k].g.ndep, nm += p[k].g.nmpi;
-        nw += p[k].nw;
+        nw += p[k].nw, nh += p[k].g.nhost;
     }
     if (2 * na >= CP_MAX_NODES)
         return gpuprof__an_fail(GPUPROF_E_LIMIT, "the ranks hold %" PRIu64
@@ -178,10 +178,11 @@ static gpuprof_status concat(cp_part *p, uint32_t n, const int32_t *rank,
     g->edge = malloc((ne ? ne : 1) * sizeof(*g->edge));
     g->dep = malloc((nd ? nd : 1) * sizeof(*g->dep));
     g->mpi = malloc((nm ? nm : 1) * sizeof(*g->mpi));
+    g->host = malloc((nh ? nh : 1) * sizeof(*g->host));
     out->w = malloc((nw ? nw : 1) * sizeof(*out->w));
     out->idle = malloc((na ? na : 1) * sizeof(*out->idle));
     if (!g->act || !g->lane || !g->note || !g->edge || !g->dep || !g->mpi ||
-        !out->w || !out->idle)
+        !g->host || !out->w || !out->idle)
         return nomem();
     g->capedge = ne;
     g->capdep = nd;
@@ -195,7 +196,9 @@ static gpuprof_status concat(cp_part *p, uint32_t n, const int32_t *rank,
             a->lane += g->nlane;
             a->call = a->call == CP_NONE ? CP_NONE : a->call + o;
             if (a->note != CP_NONE)
-                a->note += a->kind == CP_MPI ? g->nmpi : g->nnote;
+                a->note += a->kind == CP_MPI    ? g->nmpi
+                           : a->kind == CP_HOST ? g->nhost
+                                                : g->nnote;
         }
         for (uint32_t i = 0; i < x->nlane; i++) {
             cp_lane l = x->lane[i];
@@ -223,6 +226,10 @@ static gpuprof_status concat(cp_part *p, uint32_t n, const int32_t *rank,
             g->mpi[g->nmpi + i] = x->mpi[i];
             g->mpi[g->nmpi + i].act += o;
         }
+        for (uint32_t i = 0; i < x->nhost; i++) {
+            g->host[g->nhost + i] = x->host[i];
+            g->host[g->nhost + i].act += o;
+        }
         for (uint64_t i = 0; i < p[k].nw; i++) {
             cp_wait w = p[k].w[i];
             w.waiter += o;
@@ -231,6 +238,7 @@ static gpuprof_status concat(cp_part *p, uint32_t n, const int32_t *rank,
         }
         g->nact += x->nact, g->nlane += x->nlane, g->nnote += x->nnote;
         g->nedge += x->nedge, g->ndep += x->ndep, g->nmpi += x->nmpi;
+        g->nhost += x->nhost, g->host_left += x->host_left;
         out->nw += p[k].nw;
     }
     return GPUPROF_OK;

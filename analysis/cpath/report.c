@@ -108,7 +108,8 @@ static const char *pct(char *buf, size_t size, uint64_t part, uint64_t whole)
     return buf;
 }
 
-/* Entry i's one note on the MPI records its joining left out, if any. */
+/* Entry i's one note on the MPI records its joining left out, and one on
+ * the host records its graph left out, if any. */
 static void left_note(const gpuprof_an_cpath *cp, uint32_t i, FILE *out)
 {
     char why[1024], e[64];
@@ -117,6 +118,12 @@ static void left_note(const gpuprof_an_cpath *cp, uint32_t i, FILE *out)
         fprintf(out, "note, %s: %" PRIu64 " MPI record(s) left out, their "
                 "edges missing, the rest joined: %s\n",
                 entry(cp, i, e, sizeof(e)), n, why);
+    n = gpuprof__an_cpath_host_left(cp, i);
+    if (n)
+        fprintf(out, "note, %s: %" PRIu64 " host record(s) left out: made "
+                "inside another call of their thread (a callback run by a "
+                "runtime in its API call)\n",
+                entry(cp, i, e, sizeof(e)), n);
 }
 
 /* One process's path: a line per step, then the ratings of its names. */

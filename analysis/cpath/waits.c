@@ -173,7 +173,7 @@ gpuprof_status cp_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
             continue;
         }
         if (p->type == CP_E_POLL || p->type >= CP_D_LATE_SENDER)
-            continue; /* MPI's: cp_mpi_waits */
+            continue; /* MPI's: cp_mpi_waits; host threads': host.c */
         if (!c.type[p->waiter] ||
             g->act[p->cause].end > g->act[c.cause[p->waiter]].end) {
             c.cause[p->waiter] = p->cause;
@@ -237,7 +237,7 @@ gpuprof_status cp_mpi_waits(const cp_graph *g, cp_wait **out, uint64_t *n)
     while (ok && d < g->ndep) {
         const cp_dep *p = &g->dep[d];
         uint64_t j = d + 1, last = d;
-        if (p->type < CP_D_LATE_SENDER) {
+        if (!cp_dep_mpi(p->type)) {
             d++;
             continue;
         }

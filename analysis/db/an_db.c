@@ -12,14 +12,18 @@
  *                                      contiguous run of (profile, value)
  *   stat(context, metric, which)       stats.db, likewise
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "an_db.h"
+#include "an_runtime.h"
+#include "../base/an_buf.h"
 #include "../base/an_internal.h"
 #include "../cpath/table.h"
 
@@ -40,8 +44,15 @@ struct gpuprof_an_db {
     unsigned cms_value;  /* bytes of a cct.db value (db_cms_value) */
     unsigned metric_rec; /* bytes of a metric record (db_metric_rec) */
     const uint8_t *metrics, *profiles, *contexts;
+    const uint8_t *devattrs; /* format 5: device attribute records */
+    uint32_t ndevattrs;
     char **names; /* display names of contexts */
+    uint8_t *cflags; /* per context: GPUPROF_AN_CONTEXT_* (an_runtime.h) */
     char *dir;
+    uint32_t im_i, im_e; /* region.time.incl's ids (measured inclusive
+                            already), UINT32_MAX when absent */
+    gpuprof__an_table *im; /* its inclusive values as the reader gives them
+                              (incl_measured below) */
     gpuprof__an_formula **der; /* derived metrics: ids nmetrics + 2k + v */
     gpuprof__an_table **tab;   /* per derived id k: a table metric (then
                                   der[k] is NULL), else NULL */
@@ -133,6 +144,13 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
                     (uint64_t)db->nmetrics * db->metric_rec +
                     (uint64_t)db->nprofiles * DB_PROFILE_REC +
                     (uint64_t)db->ncontexts * DB_CONTEXT_REC;
+    if (f->major >= 5) { /* the devices' attributes */
+        if (need + 4 > n)
+            return bad(db, "meta.db", "sizes do not add up");
+        db->ndevattrs = db_get32(b + need);
+        db->devattrs = b + need + 4;
+        need += 4 + (uint64_t)db->ndevattrs * DB_DEVICE_REC;
+    }
     if (need != n || db->ssize == 0 || db->ncontexts == 0 ||
         db->nmetrics % 2 || f->a != db->ncontexts || f->b != db->nprofiles)
         return bad(db, "meta.db", "sizes do not add up");
@@ -160,6 +178,15 @@ static gpuprof_status check_meta(gpuprof_an_db *db)
         if (!STR_OK(db_get32(r)) || !STR_OK(db_get32(r + 4)) ||
             !STR_OK(db_get32(r + 8)))
             return bad(db, "meta.db", "bad profile record");
+    }
+    for (uint32_t i = 0; i < db->ndevattrs; i++) {
+        const uint8_t *r = db->devattrs + (size_t)i * DB_DEVICE_REC;
+        uint32_t p = db_get32(r), type = db_get32(r + 16);
+        if ((p >= db->nprofiles && p != UINT32_MAX) ||
+            !STR_OK(db_get32(r + 4)) || !STR_OK(db_get32(r + 12)) ||
+            type > GPUPROF_IO_ATTR_STR || db_get32(r + 20) ||
+            (type == GPUPROF_IO_ATTR_STR && !STR_OK(db_get64(r + 24))))
+            return bad(db, "meta.db", "bad device record");
     }
     for (uint32_t c = 0; c < db->ncontexts; c++) {
         const uint8_t *r = db->contexts + (size_t)c * DB_CONTEXT_REC;
@@ -236,11 +263,63 @@ static const char *dstr(const gpuprof_an_db *db, uint32_t o)
     return db->strings + o;
 }
 
+/* Context c as the runtime's frames see it (an_runtime.h): its level in
+ * a frame and, for a frame, what it is (`fn`: a CPU frame's function from
+ * the symbol tables, NULL when none). */
+static gpuprof__an_rt_node rt_node(const gpuprof_an_db *db, uint32_t c,
+                                   const char *fn)
+{
+    const uint8_t *r = db->contexts + (size_t)c * DB_CONTEXT_REC;
+    const char *name = dstr(db, db_get32(r + 8));
+    gpuprof__an_rt_node n = {db_get32(r), GPUPROF__AN_RT_OTHER, 0, 0};
+    if (r[4] == GPUPROF_IO_NODE_FRAME) {
+        n.level = GPUPROF__AN_RT_FRAME;
+        n.what = (uint8_t)gpuprof__an_rt_classify(name, fn);
+    } else if (r[4] == DB_KIND_FUNCTION) {
+        n.level = GPUPROF__AN_RT_FRAME;
+        n.what = (uint8_t)gpuprof__an_rt_classify(dstr(db, db_get32(r + 12)),
+                                                  name);
+    } else if (r[4] == DB_KIND_INLINE || r[4] == DB_KIND_LINE) {
+        n.level = GPUPROF__AN_RT_INNER;
+    }
+    return n;
+}
+
+/* Whether context c has an exclusive value of a measured metric. */
+static bool own_value(const gpuprof_an_db *db, uint32_t c);
+
+/* The runtime's frames among the contexts (an_runtime.h): a candidate
+ * (a frame of a class the runtime's frames have, or a part of one) is
+ * asked for values of its own; the flags go to db->cflags. */
+static gpuprof_status mark_runtime(gpuprof_an_db *db, gpuprof__an_rt_node *rt)
+{
+    uint8_t *cls = malloc(db->ncontexts);
+    if (!(db->cflags = malloc(db->ncontexts)) || !cls) {
+        free(cls);
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    for (uint32_t c = 0; c < db->ncontexts; c++) {
+        uint32_t p = rt[c].parent;
+        cls[c] = rt[c].level == GPUPROF__AN_RT_FRAME ? rt[c].what
+                 : rt[c].level == GPUPROF__AN_RT_INNER && p < c ? cls[p]
+                                                             : 0;
+        rt[c].own = cls[c] != GPUPROF__AN_RT_NO &&
+                    cls[c] != GPUPROF__AN_RT_PYTHON && own_value(db, c);
+    }
+    free(cls);
+    if (gpuprof__an_rt_mark(rt, db->ncontexts, db->cflags))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    return GPUPROF_OK;
+}
+
 static gpuprof_status make_names(gpuprof_an_db *db)
 {
     db->names = calloc(db->ncontexts, sizeof(*db->names));
-    if (!db->names)
+    gpuprof__an_rt_node *rt = malloc(db->ncontexts * sizeof(*rt));
+    if (!db->names || !rt) {
+        free(rt);
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
     gpuprof__an_symtab *syms = NULL;
     for (uint32_t c = 0; c < db->ncontexts; c++) {
         const uint8_t *r = db->contexts + (size_t)c * DB_CONTEXT_REC;
@@ -251,6 +330,7 @@ static gpuprof_status make_names(gpuprof_an_db *db)
         char buf[4400];
         const char *base = strrchr(name, '/');
         base = base ? base + 1 : name;
+        rt[c] = rt_node(db, c, NULL);
         switch (r[4]) {
         case GPUPROF_IO_NODE_ROOT:
             snprintf(buf, sizeof(buf), "<program root>");
@@ -262,6 +342,7 @@ static gpuprof_status make_names(gpuprof_an_db *db)
             if (gpuprof__an_pyframe(name, key, buf, sizeof(buf)))
                 break;
             const char *fn = gpuprof__an_symbolize(&syms, name, key, &delta);
+            rt[c] = rt_node(db, c, fn);
             if (fn && (readable = gpuprof__an_demangle(fn)))
                 fn = readable;
             if (fn)
@@ -310,13 +391,10 @@ static gpuprof_status make_names(gpuprof_an_db *db)
             else
                 snprintf(buf, sizeof(buf), "%s", *base ? base : "??");
             break;
-        case GPUPROF_IO_NODE_KERNEL:
+        case GPUPROF_IO_NODE_KERNEL: /* its binary: context_binary */
             if ((readable = gpuprof__an_demangle(name)))
                 name = readable;
-            if (*aux)
-                snprintf(buf, sizeof(buf), "kernel %s [%s]", name, aux);
-            else
-                snprintf(buf, sizeof(buf), "kernel %s", name);
+            snprintf(buf, sizeof(buf), "kernel %s", name);
             break;
         default:
             snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base, key);
@@ -324,11 +402,14 @@ static gpuprof_status make_names(gpuprof_an_db *db)
         free(readable);
         if (!(db->names[c] = strdup(buf))) {
             gpuprof__an_symtab_free(syms);
+            free(rt);
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
         }
     }
     gpuprof__an_symtab_free(syms);
-    return GPUPROF_OK;
+    gpuprof_status st = mark_runtime(db, rt);
+    free(rt);
+    return st;
 }
 
 /* trace.db, when there is one: every stream's records within the records
@@ -355,7 +436,8 @@ static gpuprof_status read_trace(gpuprof_an_db *db)
         const uint8_t *e = f->d + recs_end + i * DB_TRACE_STREAM;
         uint32_t prof = db_get32(e), proc = db_get32(e + 4);
         uint64_t off = db_get64(e + 32), n = db_get64(e + 40);
-        if (e[8] > DB_TRACE_SAMPLES || e[8] == DB_TRACE_MPI + 1)
+        bool two = e[8] == DB_TRACE_MPI || e[8] == DB_TRACE_HOST;
+        if (e[8] > DB_TRACE_SAMPLES)
             return gpuprof__an_fail(GPUPROF_E_CORRUPT,
                                     "%s/trace.db: stream kind %u is not one "
                                     "this reader knows (written by a newer "
@@ -363,19 +445,22 @@ static gpuprof_status read_trace(gpuprof_an_db *db)
         if (proc >= db->nprofiles ||
             (prof != UINT32_MAX && prof >= db->nprofiles) ||
             (e[8] == DB_TRACE_GPU) != (prof == UINT32_MAX) ||
-            (e[8] == DB_TRACE_MPI && n % 2) ||
+            (two && n % 2) ||
             off < DB_HEADER || (off - DB_HEADER) % DB_TRACE_REC ||
             n > (recs_end - off) / DB_TRACE_REC || off > recs_end)
             return bad(db, "trace.db", "bad stream record");
         uint64_t last_s = 0, last_e = 0;
-        for (uint64_t k = 0; e[8] == DB_TRACE_MPI && k < n; k += 2) {
+        for (uint64_t k = 0; two && k < n; k += 2) {
             const uint8_t *r = f->d + off + k * DB_TRACE_REC;
             uint64_t s0 = db_get64(r), e0 = db_get64(r + 8);
             if (e0 < s0 || s0 < last_s)
-                return bad(db, "trace.db", "bad or unsorted MPI record");
+                return bad(db, "trace.db", e[8] == DB_TRACE_MPI
+                                               ? "bad or unsorted MPI record"
+                                               : "bad or unsorted host "
+                                                 "record");
             last_s = s0;
         }
-        for (uint64_t k = 0; e[8] != DB_TRACE_MPI && k < n; k++) {
+        for (uint64_t k = 0; !two && k < n; k++) {
             const uint8_t *r = f->d + off + k * DB_TRACE_REC;
             uint64_t s0 = db_get64(r), e0 = db_get64(r + 8);
             uint32_t c = db_get32(r + 24);
@@ -469,6 +554,29 @@ GPUPROF_AN_API uint64_t gpuprof_an_db_trace_records(
     return got;
 }
 
+/* A directory without meta.db: what it is instead (a measurement
+ * directory, another directory, nothing at all); st otherwise. */
+static gpuprof_status wrong_kind(const char *dir, gpuprof_status st)
+{
+    char meta[4200];
+    struct stat sb;
+    snprintf(meta, sizeof(meta), "%s/meta.db", dir);
+    if (stat(meta, &sb) == 0)
+        return st; /* there, but damaged: its own message stands */
+    if (stat(dir, &sb) != 0)
+        return gpuprof__an_fail(st, "%s: %s", dir, strerror(errno));
+    if (gpuprof__an_dir_kind(dir) == GPUPROF__AN_DIR_MEASUREMENTS)
+        return gpuprof__an_fail(st, "%s is a measurement directory, not an "
+                                "analysis database: run 'gpuprof analyze -o "
+                                "DB %s' first", dir, dir);
+    if (S_ISDIR(sb.st_mode))
+        return gpuprof__an_fail(st, "%s is not an analysis database (it has "
+                                "no meta.db)", dir);
+    return st;
+}
+
+static gpuprof_status incl_measured(gpuprof_an_db *db);
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
                                                  gpuprof_an_db **out)
 {
@@ -485,6 +593,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
     plane_fmt cms = {"cct.db", DB_CMS_PAIR, 12, 2, 4}; /* sized below */
     static const plane_fmt sts = {"stats.db", DB_STATS_REC, 0, 2, 0};
     gpuprof_status st = read_file(dir, "meta.db", DB_META_MAGIC, &db->meta);
+    if (st != GPUPROF_OK)
+        st = wrong_kind(dir, st);
     if (st == GPUPROF_OK)
         st = check_meta(db);
     if (st == GPUPROF_OK)
@@ -517,6 +627,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_open(const char *dir,
         st = read_trace(db);
     if (st == GPUPROF_OK)
         st = make_names(db);
+    if (st == GPUPROF_OK)
+        st = incl_measured(db);
     if (st != GPUPROF_OK) {
         gpuprof_an_db_close(db);
         return st;
@@ -532,6 +644,8 @@ GPUPROF_AN_API void gpuprof_an_db_close(gpuprof_an_db *db)
     for (uint32_t c = 0; db->names && c < db->ncontexts; c++)
         free(db->names[c]);
     free(db->names);
+    free(db->cflags);
+    gpuprof__an_table_free(db->im);
     free(db->meta.d);
     free(db->pms.d);
     free(db->cms.d);
@@ -574,6 +688,46 @@ GPUPROF_AN_API const char *gpuprof_an_db_context_name(const gpuprof_an_db *db,
                                                       uint32_t c)
 {
     return db && c < db->ncontexts ? db->names[c] : NULL;
+}
+
+GPUPROF_AN_API const char *
+gpuprof_an_db_context_binary(const gpuprof_an_db *db, uint32_t c)
+{
+    if (!db || c >= db->ncontexts || CTX(c)[4] != GPUPROF_IO_NODE_KERNEL)
+        return NULL;
+    const char *aux = dstr(db, db_get32(CTX(c) + 12));
+    return *aux ? aux : NULL;
+}
+
+GPUPROF_AN_API uint32_t gpuprof_an_db_context_flags(const gpuprof_an_db *db,
+                                                    uint32_t c)
+{
+    return db && c < db->ncontexts ? db->cflags[c] : 0;
+}
+
+uint32_t gpuprof__an_db_up(const gpuprof_an_db *db, uint32_t c, uint32_t flags)
+{
+    uint32_t p = gpuprof_an_db_context_parent(db, c);
+    if (flags & GPUPROF_AN_RUNTIME_FRAMES)
+        return p;
+    while (p != UINT32_MAX && (db->cflags[p] & GPUPROF_AN_CONTEXT_RUNTIME))
+        p = db_get32(CTX(p));
+    return p;
+}
+
+bool gpuprof__an_db_hidden(const gpuprof_an_db *db, uint32_t c, uint32_t flags)
+{
+    return !(flags & GPUPROF_AN_RUNTIME_FRAMES) && c < db->ncontexts &&
+           (db->cflags[c] & GPUPROF_AN_CONTEXT_RUNTIME);
+}
+
+const char *gpuprof__an_db_label(const gpuprof_an_db *db, uint32_t c,
+                                 uint32_t flags)
+{
+    if (!(flags & GPUPROF_AN_RUNTIME_FRAMES) && c < db->ncontexts &&
+        (db->cflags[c] & GPUPROF_AN_CONTEXT_THREAD_ROOT))
+        return "<thread root>";
+    return gpuprof_an_db_context_name(db, c);
 }
 
 GPUPROF_AN_API uint32_t gpuprof_an_db_metric_count(const gpuprof_an_db *db)
@@ -631,8 +785,11 @@ GPUPROF_AN_API gpuprof_an_unit gpuprof_an_db_metric_unit(const gpuprof_an_db *db
 GPUPROF_AN_API uint32_t gpuprof_an_db_metric_flags(const gpuprof_an_db *db,
                                                    uint32_t m)
 {
-    return db && m < db->nmetrics && db->meta.major >= 4 ? db_get32(MET(m) + 12)
-                                                         : 0;
+    if (!db || m >= db->nmetrics)
+        return 0;
+    uint32_t f = db->meta.major >= 4 ? db_get32(MET(m) + 12) : 0;
+    return f | (m == db->im_i || m == db->im_e ? GPUPROF_AN_METRIC_NO_EXCLUSIVE
+                                               : 0);
 }
 
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(
@@ -654,6 +811,22 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_metric_count_metric(
 GPUPROF_AN_API unsigned gpuprof_an_db_format(const gpuprof_an_db *db)
 {
     return db ? db->meta.major : 0;
+}
+
+const uint8_t *gpuprof__an_db_devattrs(const gpuprof_an_db *db, uint32_t *n)
+{
+    *n = db ? db->ndevattrs : 0;
+    return db ? db->devattrs : NULL;
+}
+
+const char *gpuprof__an_db_str(const gpuprof_an_db *db, uint64_t off)
+{
+    return db && off < db->ssize ? db->strings + off : "";
+}
+
+const char *gpuprof__an_db_context_raw(const gpuprof_an_db *db, uint32_t c)
+{
+    return db && c < db->ncontexts ? dstr(db, db_get32(CTX(c) + 8)) : NULL;
 }
 
 const gpuprof__an_formula *gpuprof__an_db_formula(const gpuprof_an_db *db,
@@ -679,6 +852,12 @@ uint32_t gpuprof__an_db_mean_of(const gpuprof_an_db *db, uint32_t m)
 bool gpuprof__an_db_no_incl(const gpuprof_an_db *db, uint32_t m)
 {
     return (gpuprof_an_db_metric_flags(db, m) & DB_METRIC_NO_INCLUSIVE) != 0;
+}
+
+bool gpuprof__an_db_no_excl(const gpuprof_an_db *db, uint32_t m)
+{
+    return (gpuprof_an_db_metric_flags(db, m) &
+            GPUPROF_AN_METRIC_NO_EXCLUSIVE) != 0;
 }
 
 double gpuprof__an_mean(double value, double count)
@@ -828,6 +1007,23 @@ static double fetch_sum(void *arg, uint32_t m)
     return gpuprof_an_db_stat(a->db, a->c, m, GPUPROF_AN_STAT_SUM);
 }
 
+/* Profile p's measured value of metric m at context c (its plane pl). */
+static double pms_at(const uint8_t *pl, uint32_t pairs, uint32_t vals,
+                     uint32_t c, uint32_t m)
+{
+    int64_t k = find_pair(pl, pairs, DB_PMS_PAIR, 4, c);
+    if (k < 0)
+        return 0;
+    uint32_t start = db_get32(pl + (size_t)k * DB_PMS_PAIR + 4);
+    uint32_t end = (uint32_t)k + 1 < pairs
+                       ? db_get32(pl + (size_t)(k + 1) * DB_PMS_PAIR + 4)
+                       : vals;
+    const uint8_t *v = pl + (size_t)pairs * DB_PMS_PAIR;
+    int64_t i = find_pair(v + (size_t)start * DB_PMS_VALUE, end - start,
+                          DB_PMS_VALUE, 2, m);
+    return i < 0 ? 0 : get_f64(v + (size_t)(start + i) * DB_PMS_VALUE + 2);
+}
+
 GPUPROF_AN_API double gpuprof_an_db_value(const gpuprof_an_db *db, uint32_t p,
                                           uint32_t c, uint32_t m)
 {
@@ -842,19 +1038,11 @@ GPUPROF_AN_API double gpuprof_an_db_value(const gpuprof_an_db *db, uint32_t p,
     }
     if (!db || p >= db->nprofiles || c >= db->ncontexts || m >= db->nmetrics)
         return 0;
+    if (m == db->im_i)
+        return gpuprof__an_table_value(db->im, 0, p, c);
     uint32_t pairs, vals;
     const uint8_t *pl = plane(&db->pms, p, &pairs, &vals);
-    int64_t k = find_pair(pl, pairs, DB_PMS_PAIR, 4, c);
-    if (k < 0)
-        return 0;
-    uint32_t start = db_get32(pl + (size_t)k * DB_PMS_PAIR + 4);
-    uint32_t end = (uint32_t)k + 1 < pairs
-                       ? db_get32(pl + (size_t)(k + 1) * DB_PMS_PAIR + 4)
-                       : vals;
-    const uint8_t *v = pl + (size_t)pairs * DB_PMS_PAIR;
-    int64_t i = find_pair(v + (size_t)start * DB_PMS_VALUE, end - start,
-                          DB_PMS_VALUE, 2, m);
-    return i < 0 ? 0 : get_f64(v + (size_t)(start + i) * DB_PMS_VALUE + 2);
+    return pms_at(pl, pairs, vals, c, m);
 }
 
 /* A derived metric's non-zero values at context c, in profile order: the
@@ -915,6 +1103,8 @@ GPUPROF_AN_API uint32_t gpuprof_an_db_context_values(
         return derived_values(db, c, m, profiles, values, max);
     if (!db || c >= db->ncontexts || m >= db->nmetrics)
         return 0;
+    if (m == db->im_i)
+        return gpuprof__an_table_values(db->im, 0, c, profiles, values, max);
     uint32_t pairs, vals;
     const uint8_t *pl = plane(&db->cms, c, &pairs, &vals);
     int64_t k = find_pair(pl, pairs, DB_CMS_PAIR, 2, m);
@@ -990,6 +1180,8 @@ GPUPROF_AN_API double gpuprof_an_db_stat(const gpuprof_an_db *db, uint32_t c,
     if (!db || c >= db->ncontexts || m >= db->nmetrics ||
         which > GPUPROF_AN_STAT_COV)
         return 0;
+    if (m == db->im_i)
+        return gpuprof__an_table_stat(db->im, 0, c, which);
     uint32_t pairs, vals;
     const uint8_t *pl = plane(&db->stats, c, &pairs, &vals);
     int64_t k = find_pair(pl, pairs, DB_STATS_REC, 2, m);
@@ -999,6 +1191,72 @@ GPUPROF_AN_API double gpuprof_an_db_stat(const gpuprof_an_db *db, uint32_t c,
     if (which == GPUPROF_AN_STAT_COUNT)
         return db_get32(r + 4);
     return get_f64(r + 8 + 8 * ((int)which - 1));
+}
+
+/* ---- a metric measured inclusive ---------------------------------------
+ * region.time.incl is measured inclusive: a region's value already holds
+ * its child regions' time. The aggregation sums every metric up the tree,
+ * which for this one counts a nested region again inside every enclosing
+ * one (10 ms around 6 ms would give 16 ms). The reader replaces those sums
+ * with what an inclusive value means: a context's own measured value
+ * where it has one, else the sum over its children. It builds them as a
+ * table metric (cpath/table.h) whose exclusive cells roll up to exactly
+ * that: each measured value at its context, less at the nearest ancestor
+ * with a measured value of its own (whose value holds it already). */
+
+
+static gpuprof_status incl_measured(gpuprof_an_db *db)
+{
+    db->im_i = db->im_e = UINT32_MAX;
+    for (uint32_t m = 0; m + 1 < db->nmetrics; m += 2)
+        if (!strcmp(dstr(db, db_get32(MET(m))), "region.time.incl") &&
+            MET(m)[10] == GPUPROF_IO_KIND_REGION)
+            db->im_i = m, db->im_e = m + 1;
+    if (db->im_i == UINT32_MAX)
+        return GPUPROF_OK;
+    gpuprof__an_cell *cell = NULL;
+    uint32_t n = 0, cap = 0;
+    for (uint32_t p = 0; p < db->nprofiles; p++) {
+        uint32_t pairs, vals;
+        const uint8_t *pl = plane(&db->pms, p, &pairs, &vals);
+        for (uint32_t k = 0; k < pairs; k++) {
+            uint32_t c = db_get32(pl + (size_t)k * DB_PMS_PAIR);
+            double v = pms_at(pl, pairs, vals, c, db->im_e), w = 0;
+            uint32_t a = c;
+            if (v == 0)
+                continue;
+            while (a != 0 && w == 0) { /* the nearest one measured above */
+                a = db_get32(CTX(a));
+                w = pms_at(pl, pairs, vals, a, db->im_e);
+            }
+            if (!GPUPROF_AN_GROW(cell, n + 1, cap)) {
+                free(cell);
+                return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+            }
+            cell[n++] = (gpuprof__an_cell){p, c, v};
+            if (w != 0)
+                cell[n++] = (gpuprof__an_cell){p, a, -v};
+        }
+    }
+    db->im = gpuprof__an_table_new(db, "region.time.incl", GPUPROF_AN_UNIT_NS,
+                                   cell, n);
+    free(cell);
+    return db->im ? GPUPROF_OK
+                  : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+}
+
+static bool own_value(const gpuprof_an_db *db, uint32_t c)
+{
+    uint32_t pairs, vals;
+    const uint8_t *pl = plane(&db->stats, c, &pairs, &vals);
+    for (uint32_t k = 0; k < pairs; k++) {
+        const uint8_t *r = pl + (size_t)k * DB_STATS_REC;
+        uint32_t m = db_get16(r);
+        if (m < db->nmetrics && MET(m)[11] == DB_EXCLUSIVE &&
+            get_f64(r + 8) != 0)
+            return true;
+    }
+    return false;
 }
 
 /* ---- a context's rows (the exports) ---------------------------------------
@@ -1014,6 +1272,7 @@ typedef struct rrun {
 struct gpuprof__an_rows {
     const gpuprof_an_db *db;
     uint32_t n; /* runs of the current context */
+    uint32_t c; /* the current context */
     rrun run[];
 };
 
@@ -1036,6 +1295,7 @@ void gpuprof__an_rows_start(gpuprof__an_rows *r, uint32_t c)
     uint32_t pairs, vals;
     const uint8_t *pl = plane(&r->db->cms, c, &pairs, &vals);
     const uint8_t *v = pl + (size_t)pairs * DB_CMS_PAIR;
+    r->c = c;
     r->n = pairs; /* at most one per metric: checked at open */
     for (uint32_t k = 0; k < pairs; k++) {
         const uint8_t *q = pl + (size_t)k * DB_CMS_PAIR;
@@ -1066,6 +1326,11 @@ bool gpuprof__an_rows_next(gpuprof__an_rows *r, uint32_t *profile,
             u->i++;
         }
     }
+    /* The stored inclusive values of a metric measured inclusive are
+     * replaced; they are non-zero where the replacements are. */
+    if (r->db->im_i != UINT32_MAX)
+        values[r->db->im_i] =
+            gpuprof__an_table_value(r->db->im, 0, p, r->c);
     *profile = p;
     return true;
 }

@@ -29,8 +29,8 @@
 #include <stdint.h>
 
 #define DB_MAJOR                                                               \
-    4 /* 2: cct.db values with u16 profile ids; 3: identity;                   \
-         4: GPU calling contexts, metric flags */
+    5 /* 2: cct.db values with u16 profile ids; 3: identity;                   \
+         4: GPU calling contexts, metric flags; 5: devices */
 #define DB_MAJOR_OLDEST                                                        \
     3 /* the oldest this reader reads; the writer writes                       \
          it when the database needs nothing newer, so                          \
@@ -65,6 +65,12 @@ static inline unsigned db_metric_rec(unsigned major)
                               u64 tid, u64 reserved */
 #define DB_CONTEXT_REC 24u /* u32 parent, u8 kind, 3 reserved, str name,
                               str aux, u64 key */
+/* Format 5: after the contexts, u32 device attributes, then that many
+ * records: u32 process (its file's first profile), str api, u32 device,
+ * str key, u32 type (0 number, 1 string), u32 reserved (0), u64 value (a
+ * number, or a str offset). The records of one file come together, in its
+ * order. */
+#define DB_DEVICE_REC 32u
 /* Context kinds: the profile's node kinds (0..5), then program structure:
  * FUNCTION (name: function, aux: module path), INLINE (the same), LINE
  * (name: source file, key: line). */
@@ -128,6 +134,12 @@ static inline unsigned db_cms_value(uint32_t nprofiles)
                                stream's count is of slots), laid out as the
                                trace's MPI_RECORDS (doc/FORMATS.md) */
 #define DB_TRACE_MPI_REC 64u
+#define DB_TRACE_HOST 5u    /* a CPU thread's host synchronization (trace
+                               1.5): each record 64 bytes, two slots (the
+                               count is of slots): u64 start, u64 end, u64
+                               object, u64 aux, u8 op, u8 flags, 30
+                               reserved (the trace's HOST_RECORDS) */
+#define DB_TRACE_HOST_REC 64u
 #define DB_TRACE_SAMPLES 6u /* a CPU thread's samples (trace 1.5): u64 time,
                                u64 time, u64 value (what the sample added
                                to its metric), u32 context, u32 the

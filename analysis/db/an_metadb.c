@@ -1,7 +1,8 @@
 /*
  * an_metadb.c - writing meta.db (an_db.h): the unified tree's strings,
  * metrics (each measured one twice: inclusive, exclusive), profiles and
- * contexts, and what the traces could not give. Written whole and put in
+ * contexts, the devices' attributes (format 5), and what the traces
+ * could not give. Written whole and put in
  * place last: a reader checks that the other files agree with it.
  */
 #include <stdio.h>
@@ -69,6 +70,31 @@ static void meta_contexts(buf *b, const an_tree *t)
     }
 }
 
+/* Format 5: the files' device attributes, each with its file's first
+ * profile (profiles and attributes both come in file order). */
+static void meta_devices(buf *b, const an_tree *t)
+{
+    uint8_t *q = reserve(b, 4);
+    if (!q)
+        return;
+    db_put32(q, t->nd);
+    uint32_t p = 0;
+    for (uint32_t i = 0; i < t->nd; i++) {
+        const gdev *d = &t->d[i];
+        while (p < t->np && t->p[p].src < d->src)
+            p++;
+        if (!(q = reserve(b, DB_DEVICE_REC)))
+            return;
+        db_put32(q, p < t->np && t->p[p].src == d->src ? p : UINT32_MAX);
+        db_put32(q + 4, d->api);
+        db_put32(q + 8, d->device);
+        db_put32(q + 12, d->key);
+        db_put32(q + 16, d->type);
+        db_put32(q + 20, 0);
+        db_put64(q + 24, d->value);
+    }
+}
+
 gpuprof_status gpuprof__an_metadb_write(const char *dir, const an_tree *t,
                                         const gpuprof__an_meta_traces *tr,
                                         uint64_t ident, unsigned major)
@@ -92,6 +118,8 @@ gpuprof_status gpuprof__an_metadb_write(const char *dir, const an_tree *t,
     meta_metrics(&b, t, major);
     meta_profiles(&b, t);
     meta_contexts(&b, t);
+    if (major >= 5)
+        meta_devices(&b, t);
     if (b.nomem) {
         free(b.d);
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");

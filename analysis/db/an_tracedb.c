@@ -158,6 +158,22 @@ static void mpi_batch(const gpuprof__io_mpi_rec *x, uint32_t n, uint8_t *b)
     }
 }
 
+/* A thread's host records (trace 1.5) as trace.db keeps them: two slots
+ * each. */
+static void host_batch(const gpuprof__io_host_rec *x, uint32_t n, uint8_t *b)
+{
+    for (uint32_t k = 0; k < n; k++, x++) {
+        uint8_t *q = b + (size_t)k * DB_TRACE_HOST_REC;
+        memset(q, 0, DB_TRACE_HOST_REC);
+        db_put64(q, x->start_ns);
+        db_put64(q + 8, x->end_ns);
+        db_put64(q + 16, x->object);
+        db_put64(q + 24, x->aux);
+        q[32] = x->op;
+        q[33] = x->flags;
+    }
+}
+
 /* One stream: its records, then its table entry. A thread's stream whose
  * thread the profile does not hold (its profile predates the thread) has
  * no profile to belong to: it is left out, with a warning (strict: the
@@ -166,7 +182,7 @@ static gpuprof_status trace_stream(gpuprof__an_tracedb *d, const owner *o,
                                    const gpuprof__io_trace *t,
                                    const gpuprof__io_trace_stream *st,
                                    uint8_t kind, const char *path,
-                                   const void *mpi)
+                                   const void *wide)
 {
     if (!st->count)
         return GPUPROF_OK;
@@ -198,8 +214,11 @@ static gpuprof_status trace_stream(gpuprof__an_tracedb *d, const owner *o,
         uint32_t n = st->count - i < BATCH ? (uint32_t)(st->count - i) : BATCH;
         size_t size = DB_TRACE_REC;
         if (kind == DB_TRACE_MPI) {
-            mpi_batch(&((const gpuprof__io_mpi_rec *)mpi)[i], n, b);
+            mpi_batch(&((const gpuprof__io_mpi_rec *)wide)[i], n, b);
             size = DB_TRACE_MPI_REC;
+        } else if (kind == DB_TRACE_HOST) {
+            host_batch(&((const gpuprof__io_host_rec *)wide)[i], n, b);
+            size = DB_TRACE_HOST_REC;
         } else if (kind == DB_TRACE_DEPS) {
             deps_batch(&st->recs[i], n, b);
         } else {
@@ -222,7 +241,9 @@ static gpuprof_status trace_stream(gpuprof__an_tracedb *d, const owner *o,
     db_put32(e + 16, kind == DB_TRACE_GPU ? st->id : 0);
     db_put64(e + 24, o->p->start_realtime_ns - o->p->start_ns);
     db_put64(e + 32, at);
-    db_put64(e + 40, kind == DB_TRACE_MPI ? 2 * st->count : st->count);
+    db_put64(e + 40, kind == DB_TRACE_MPI || kind == DB_TRACE_HOST
+                         ? 2 * st->count
+                         : st->count);
     return GPUPROF_OK;
 }
 
@@ -331,6 +352,12 @@ gpuprof_status gpuprof__an_tracedb_add(gpuprof__an_tracedb *d,
         gpuprof__io_trace_stream ms = {0, 0, t->mpi[i].id, 0, NULL,
                                        t->mpi[i].count, 0};
         st = trace_stream(d, &o, t, &ms, DB_TRACE_MPI, path, t->mpi[i].recs);
+    }
+    for (uint32_t i = 0; i < t->host_count && st == GPUPROF_OK; i++) {
+        gpuprof__io_trace_stream hs = {0, 0, t->host[i].id, 0, NULL,
+                                       t->host[i].count, 0};
+        st = trace_stream(d, &o, t, &hs, DB_TRACE_HOST, path,
+                          t->host[i].recs);
     }
     gpuprof__io_trace_free(t);
     return st;

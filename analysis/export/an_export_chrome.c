@@ -151,7 +151,13 @@ static gpuprof_status list(const char *dir, input **v, uint32_t *n)
             st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     }
     closedir(d);
-    if (st == GPUPROF_OK && k == 0)
+    if (st == GPUPROF_OK && k == 0 &&
+        gpuprof__an_dir_kind(dir) == GPUPROF__AN_DIR_DATABASE)
+        st = gpuprof__an_fail(GPUPROF_E_NOTFOUND, "%s is an analysis "
+                              "database; the Chrome export reads the "
+                              "measurement directories it was made from "
+                              "(their *.gptrace files)", dir);
+    else if (st == GPUPROF_OK && k == 0)
         st = gpuprof__an_fail(GPUPROF_E_NOTFOUND, "%s: no traces (*.gptrace: "
                               "run the program with GPUPROF_TRACE=1)", dir);
     if (st == GPUPROF_OK && k)

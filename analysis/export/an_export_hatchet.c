@@ -88,8 +88,11 @@ typedef struct xport {
     uint32_t at_p, at_c; /* the current row (table metrics read it) */
     uint8_t *used; /* per pair: some row has a non-zero value of it */
     uint8_t *noinc; /* per pair: no inclusive fields (NO_INCLUSIVE) */
+    uint8_t *noexc; /* per pair: no exclusive fields (values measured
+                       inclusive already: gpuprof__an_db_no_excl) */
     uint32_t *mcount; /* per metric: an odd sum's count metric, or none */
     bool rowstats;    /* some measured metric's statistics come from rows */
+    uint32_t flags;   /* GPUPROF_AN_RUNTIME_FRAMES: the runtime's frames */
     bool stats;    /* Hatchet: the statistics fields too */
 } xport;
 
@@ -114,6 +117,7 @@ static void x_free(xport *x)
     free(x->text);
     free(x->used);
     free(x->noinc);
+    free(x->noexc);
     free(x->mcount);
 }
 
@@ -132,6 +136,7 @@ static gpuprof_status x_pairs(xport *x)
         x->incl[k] = m;
         x->excl[k] = e;
         x->noinc[k] = gpuprof__an_db_no_incl(x->db, m);
+        x->noexc[k] = gpuprof__an_db_no_excl(x->db, m);
         size_t len = strlen(name) + 16, jlen;
         for (int i = 0; i < NFIELDS; i++) {
             char **f = &x->field[k * NFIELDS + i];
@@ -170,8 +175,9 @@ static gpuprof_status x_init(xport *x, const gpuprof_an_db *db)
     x->text = malloc(nm * STAT_TEXT);
     x->used = calloc(nm, 1);
     x->noinc = calloc(nm, 1);
+    x->noexc = calloc(nm, 1);
     x->mcount = malloc(nm * sizeof(*x->mcount));
-    if (!x->noinc || !x->mcount)
+    if (!x->noinc || !x->noexc || !x->mcount)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint32_t m = 0; m < x->nm; m++) {
         x->mcount[m] = m < x->measured ? gpuprof__an_db_mean_of(db, m)
@@ -311,10 +317,12 @@ static void x_values(const xport *x, uint32_t k, double out[NFIELDS],
 }
 
 /* Field i of pair k is left out (an inclusive one of a metric without
- * meaningful inclusive values)? */
+ * meaningful inclusive values, an exclusive one of a metric measured
+ * inclusive)? */
 static bool x_skip(const xport *x, uint32_t k, int i)
 {
-    return x->noinc[k] && (i == 1 || i >= 5);
+    return (x->noinc[k] && (i == 1 || i >= 5)) ||
+           (x->noexc[k] && (i == 0 || (i >= 2 && i <= 4)));
 }
 
 /* Metric m's sum over profiles at context c as shown (an odd sum's mean). */
@@ -329,49 +337,66 @@ static double x_sum(const xport *x, uint32_t c, uint32_t m)
 }
 
 /* ---- Hatchet ----------------------------------------------------------- */
-/* A kernel's name without the binary it came from: "kernel k [binaries/
- * 4a88....clbin]" is "kernel k" with the binary "binaries/4a88....clbin"
- * (the hash differs between runs; frames must not). *bin NULL when none. */
-static void split_kernel(const char *name, char *buf, size_t size,
-                         const char **shown, const char **bin, size_t *blen)
+/* What Hatchet's literal reader (GraphFrame.from_literal) needs beyond
+ * the format's shape, read from its documentation and source:
+ *   - a node is made per distinct frame: a frame equal to one seen before
+ *     anywhere in the tree ({"name": "<kernel launch>", "type": "gpu op"}
+ *     beneath two call sites) is taken as that same node, with the first
+ *     one's metrics, and the tree becomes a graph. Every frame here has a
+ *     "callpath" too: a hash of the names from the root (and of its rank
+ *     among siblings of the same name), unique in the tree and the same
+ *     in every run of the program, so that two runs' nodes still match
+ *     (GraphFrame subtraction);
+ *   - the metric names are those of the root's "metrics", and a name
+ *     holding "(inc)" is an inclusive one;
+ *   - gf.tree() with no metric_column shows the GraphFrame's default
+ *     metric, which from_literal leaves at "time": without a field "time"
+ *     it fails (KeyError). So the time metric the export leads with
+ *     (below) is also written as "time" and "time (inc)". */
+typedef struct htree {
+    uint32_t *first, *next; /* the shown tree's children, context order */
+    uint64_t *id;           /* per context: its "callpath" */
+    uint8_t *keep;          /* per context: written (--metric prunes) */
+    uint32_t flags;         /* GPUPROF_AN_RUNTIME_FRAMES */
+    uint32_t time;          /* the pair written as "time", or UINT32_MAX */
+} htree;
+
+static uint64_t fnv(uint64_t h, const char *s)
 {
-    const char *open = strrchr(name, '[');
-    size_t n = strlen(name);
-    *shown = name;
-    *bin = NULL;
-    if (!open || open - name < 2 || open[-1] != ' ' || name[n - 1] != ']' ||
-        (size_t)(open - name) > size)
-        return;
-    snprintf(buf, size, "%.*s", (int)(open - name - 1), name);
-    *shown = buf;
-    *bin = open + 1;
-    *blen = (size_t)(name + n - 1 - *bin);
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return (h ^ 0x1f) * 0x100000001b3ull; /* a separator */
 }
 
-static void hatchet_node(xport *x, FILE *out, uint32_t c, uint32_t depth)
+static void hatchet_node(xport *x, const htree *t, FILE *out, uint32_t c,
+                         uint32_t depth)
 {
-    char label[48], kname[1024];
-    const char *name = gpuprof__an_context_label(x->db, c, label,
-                                                 sizeof(label)), *bin = NULL;
-    size_t blen = 0;
+    char label[48];
+    const char *name = gpuprof__an_context_label(x->db, c, t->flags, label,
+                                                 sizeof(label));
+    const char *bin = gpuprof_an_db_context_binary(x->db, c);
     gpuprof_an_node_kind kind = gpuprof_an_db_context_kind(x->db, c);
-    if (kind == GPUPROF_AN_NODE_KERNEL)
-        split_kernel(name, kname, sizeof(kname), &name, &bin, &blen);
     fprintf(out, "\n%*s{\"frame\": {\"name\": ", (int)(depth < 64 ? depth : 64),
             "");
     gpuprof__an_json_str(out, name);
-    fprintf(out, ", \"type\": \"%s\"}, ", kind_name(kind));
+    fprintf(out, ", \"type\": \"%s\", \"callpath\": \"%016" PRIx64 "\"}, ",
+            kind_name(kind), t->id[c]);
     if (bin) {
-        char b[1024];
-        snprintf(b, sizeof(b), "%.*s", (int)blen, bin);
         fputs("\"binary\": ", out);
-        gpuprof__an_json_str(out, b);
+        gpuprof__an_json_str(out, bin);
         fputs(", ", out);
     }
     fputs("\"metrics\": {", out);
     if (x->stats)
         x_stats(x, c);
     bool first = true;
+    if (t->time != UINT32_MAX) {
+        fputs("\"time\": ", out);
+        gpuprof__an_num(out, x_sum(x, c, x->excl[t->time]), "null");
+        fputs(", \"time (inc)\": ", out);
+        gpuprof__an_num(out, x_sum(x, c, x->incl[t->time]), "null");
+        first = false;
+    }
     for (uint32_t k = 0; k < x->npairs; k++) {
         if (!x->used[k])
             continue;
@@ -389,17 +414,32 @@ static void hatchet_node(xport *x, FILE *out, uint32_t c, uint32_t depth)
     fputs("}, \"children\": [", out);
 }
 
+/* The next written sibling after c (UINT32_MAX: none). */
+static uint32_t next_kept(const htree *t, uint32_t c)
+{
+    do
+        c = t->next[c];
+    while (c != UINT32_MAX && !t->keep[c]);
+    return c;
+}
+
+static uint32_t first_kept(const htree *t, uint32_t c)
+{
+    c = t->first[c];
+    return c == UINT32_MAX || t->keep[c] ? c : next_kept(t, c);
+}
+
 /* Depth first, children in context order, without recursion: down through
- * first[], across through next[], up through the parent links. */
-static void hatchet_tree(xport *x, FILE *out, const uint32_t *first,
-                         const uint32_t *next)
+ * first[], across through next[], up through the shown parents. */
+static void hatchet_tree(xport *x, const htree *t, FILE *out)
 {
     uint32_t c = 0, depth = 0;
-    hatchet_node(x, out, 0, 0);
+    hatchet_node(x, t, out, 0, 0);
     for (;;) {
-        if (first[c] != UINT32_MAX) {
-            c = first[c];
-            hatchet_node(x, out, c, ++depth);
+        uint32_t down = first_kept(t, c);
+        if (down != UINT32_MAX) {
+            c = down;
+            hatchet_node(x, t, out, c, ++depth);
             continue;
         }
         /* c and all beneath it are written: close it, and each ancestor
@@ -408,14 +448,14 @@ static void hatchet_tree(xport *x, FILE *out, const uint32_t *first,
             fputs("]}", out);
             if (c == 0)
                 return;
-            if (next[c] != UINT32_MAX)
+            if (next_kept(t, c) != UINT32_MAX)
                 break;
-            c = gpuprof_an_db_context_parent(x->db, c);
+            c = gpuprof__an_db_up(x->db, c, t->flags);
             depth--;
         }
-        c = next[c];
+        c = next_kept(t, c);
         fputs(",", out);
-        hatchet_node(x, out, c, depth);
+        hatchet_node(x, t, out, c, depth);
     }
 }
 
@@ -441,6 +481,124 @@ static gpuprof_status x_choose(xport *x, const char *const *metrics,
     return GPUPROF_OK;
 }
 
+/* Pair k can be written as "time": a time with both variants. */
+static bool time_ok(const xport *x, uint32_t k)
+{
+    return k < x->npairs && x->used[k] && !x->noinc[k] && !x->noexc[k] &&
+           gpuprof_an_db_metric_unit(x->db, x->incl[k]) == GPUPROF_AN_UNIT_NS;
+}
+
+static uint32_t pair_named(const xport *x, const char *name)
+{
+    for (uint32_t k = 0; k < x->npairs; k++)
+        if (!strcmp(gpuprof_an_db_metric_name(x->db, x->incl[k]), name))
+            return k;
+    return UINT32_MAX;
+}
+
+/* The pair written as "time" (UINT32_MAX: none, or a metric named "time"
+ * is written): the first of the metrics named that is a time, else (none
+ * named) gpu.time, cpu.time or region.time.excl, the first of them
+ * written, else any time written. */
+static uint32_t time_pair(const xport *x, const char *const *metrics,
+                          uint32_t n)
+{
+    static const char *const pref[] = {"gpu.time", "cpu.time",
+                                       "region.time.excl"};
+    uint32_t own = pair_named(x, "time");
+    if (own != UINT32_MAX && x->used[own])
+        return UINT32_MAX; /* a metric of that name is written anyway */
+    for (uint32_t i = 0; i < n; i++)
+        if (time_ok(x, pair_named(x, metrics[i])))
+            return pair_named(x, metrics[i]);
+    for (uint32_t i = 0; !n && i < 3; i++)
+        if (time_ok(x, pair_named(x, pref[i])))
+            return pair_named(x, pref[i]);
+    for (uint32_t k = 0; !n && k < x->npairs; k++)
+        if (time_ok(x, k))
+            return k;
+    return UINT32_MAX;
+}
+
+/* Whether context c has a non-zero value of a written metric. */
+static bool has_value(const xport *x, uint32_t c)
+{
+    for (uint32_t k = 0; k < x->npairs; k++)
+        if (x->used[k] && (gpuprof_an_db_stat(x->db, c, x->excl[k],
+                                              GPUPROF_AN_STAT_SUM) != 0 ||
+                           gpuprof_an_db_stat(x->db, c, x->incl[k],
+                                              GPUPROF_AN_STAT_SUM) != 0))
+            return true;
+    return false;
+}
+
+/* The shown tree: children lists (context order: linked back to front),
+ * callpath ids (parents first) and which contexts are written: with
+ * `prune`, those with a value of a written metric or beneath which one
+ * is (children first). */
+static gpuprof_status htree_build(const xport *x, htree *t, bool prune)
+{
+    uint32_t n = gpuprof_an_db_context_count(x->db);
+    size_t sz = n ? n : 1;
+    t->first = malloc(sz * sizeof(*t->first));
+    t->next = malloc(sz * sizeof(*t->next));
+    t->id = malloc(sz * sizeof(*t->id));
+    t->keep = malloc(sz);
+    uint32_t mask = 1;
+    while (mask < 2 * n)
+        mask <<= 1;
+    uint64_t *seen = calloc(mask, sizeof(*seen)); /* ids so far */
+    uint32_t *same = calloc(mask, sizeof(*same)); /* per id: how many */
+    if (!t->first || !t->next || !t->id || !t->keep || !same || !seen) {
+        free(same);
+        free(seen);
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    }
+    for (uint32_t c = 0; c < n; c++) {
+        t->first[c] = t->next[c] = UINT32_MAX;
+        t->keep[c] = !gpuprof__an_db_hidden(x->db, c, t->flags) &&
+                     (!prune || c == 0 || has_value(x, c));
+    }
+    for (uint32_t c = n; c-- > 1;) {
+        if (gpuprof__an_db_hidden(x->db, c, t->flags))
+            continue;
+        uint32_t p = gpuprof__an_db_up(x->db, c, t->flags);
+        t->next[c] = t->first[p];
+        t->first[p] = c;
+        t->keep[p] |= t->keep[c];
+    }
+    for (uint32_t c = 0; c < n; c++) {
+        char label[48];
+        uint64_t h = fnv(c ? t->id[gpuprof__an_db_up(x->db, c, t->flags)]
+                           : 0xcbf29ce484222325ull,
+                         gpuprof__an_context_label(x->db, c, t->flags, label,
+                                                   sizeof(label)));
+        /* A sibling of the same name before: this one's rank too. */
+        uint32_t j = (uint32_t)(h >> 32) & (mask - 1);
+        while (seen[j] && seen[j] != h)
+            j = (j + 1) & (mask - 1);
+        if (seen[j]) {
+            char rank[24];
+            snprintf(rank, sizeof(rank), "#%" PRIu32, ++same[j]);
+            h = fnv(h, rank);
+        } else {
+            seen[j] = h;
+        }
+        t->id[c] = h;
+    }
+    free(same);
+    free(seen);
+    return GPUPROF_OK;
+}
+
+static void htree_free(htree *t)
+{
+    free(t->first);
+    free(t->next);
+    free(t->id);
+    free(t->keep);
+}
+
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_db_export_hatchet(const gpuprof_an_db *db, FILE *out, uint32_t flags)
 {
@@ -451,39 +609,29 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet_metrics(
     const gpuprof_an_db *db, FILE *out, const char *const *metrics,
     uint32_t nmetrics, uint32_t flags)
 {
-    if (!db || !out || (flags & ~GPUPROF_AN_HATCHET_STATS) ||
+    if (!db || !out ||
+        (flags & ~(GPUPROF_AN_HATCHET_STATS | GPUPROF_AN_RUNTIME_FRAMES)) ||
         (nmetrics && !metrics))
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
-    uint32_t n = gpuprof_an_db_context_count(db);
-    uint32_t *first = malloc((n ? n : 1) * sizeof(*first));
-    uint32_t *next = malloc((n ? n : 1) * sizeof(*next));
     xport x;
+    htree t = {.flags = flags & GPUPROF_AN_RUNTIME_FRAMES};
     gpuprof_status st = x_init(&x, db);
     x.stats = flags & GPUPROF_AN_HATCHET_STATS;
     if (st == GPUPROF_OK) {
         x_used(&x);
         st = x_choose(&x, metrics, nmetrics);
     }
-    if (st == GPUPROF_OK && (!first || !next))
-        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (st == GPUPROF_OK)
+        st = htree_build(&x, &t, nmetrics > 0);
     if (st == GPUPROF_OK) {
-        /* Children in context order: linked back to front. */
-        for (uint32_t c = 0; c < n; c++)
-            first[c] = next[c] = UINT32_MAX;
-        for (uint32_t c = n; c-- > 1;) {
-            uint32_t p = gpuprof_an_db_context_parent(db, c);
-            next[c] = first[p];
-            first[p] = c;
-        }
+        t.time = time_pair(&x, metrics, nmetrics);
         fputs("[", out);
-        if (n)
-            hatchet_tree(&x, out, first, next);
+        hatchet_tree(&x, &t, out);
         fputs("\n]\n", out);
         if (ferror(out))
             st = gpuprof__an_fail(GPUPROF_E_IO, "write error");
     }
-    free(first);
-    free(next);
+    htree_free(&t);
     x_free(&x);
     return st;
 }
@@ -491,7 +639,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_export_hatchet_metrics(
 /* ---- the table ----------------------------------------------------------- */
 static void table_header(const xport *x, FILE *out)
 {
-    fputs("context,parent,kind,name,profile,host,rank,pid,tid,thread", out);
+    fputs("context,parent,kind,name,binary,profile,host,rank,pid,tid,thread",
+          out);
     for (uint32_t i = 0; i < x->npairs * NFIELDS; i++) {
         if (!x->used[i / NFIELDS] || x_skip(x, i / NFIELDS, (int)(i % NFIELDS)))
             continue;
@@ -528,13 +677,17 @@ static void table_row(const xport *x, FILE *out, uint32_t c, uint32_t p)
 {
     const gpuprof_an_db *db = x->db;
     char label[48];
-    uint32_t parent = gpuprof_an_db_context_parent(db, c);
+    uint32_t parent = gpuprof__an_db_up(db, c, x->flags);
+    const char *bin = gpuprof_an_db_context_binary(db, c);
     fprintf(out, "%" PRIu32 ",", c);
     if (parent != UINT32_MAX)
         fprintf(out, "%" PRIu32, parent);
     fprintf(out, ",%s,", kind_name(gpuprof_an_db_context_kind(db, c)));
-    gpuprof__an_csv_str(out,
-                        gpuprof__an_context_label(db, c, label, sizeof(label)));
+    gpuprof__an_csv_str(out, gpuprof__an_context_label(db, c, x->flags, label,
+                                                       sizeof(label)));
+    fputs(",", out);
+    if (bin)
+        gpuprof__an_csv_str(out, bin);
     fprintf(out, ",%" PRIu32 ",", p);
     gpuprof__an_csv_str(out, gpuprof_an_db_profile_host(db, p));
     fprintf(out, ",%" PRId32 ",%" PRIu32 ",%" PRIu64 ",",
@@ -544,8 +697,10 @@ static void table_row(const xport *x, FILE *out, uint32_t c, uint32_t p)
     for (uint32_t k = 0; k < x->npairs; k++) {
         if (!x->used[k])
             continue;
-        fputs(",", out);
-        gpuprof__an_num(out, x_shown(x, x->excl[k]), "");
+        if (!x->noexc[k]) {
+            fputs(",", out);
+            gpuprof__an_num(out, x_shown(x, x->excl[k]), "");
+        }
         if (!x->noinc[k]) {
             fputs(",", out);
             gpuprof__an_num(out, x_shown(x, x->incl[k]), "");
@@ -577,6 +732,8 @@ static void table_long(xport *x, FILE *out)
     fputs("context,profile,metric,value\n", out);
     for (uint32_t c = 0; c < gpuprof_an_db_context_count(x->db); c++) {
         uint32_t p;
+        if (gpuprof__an_db_hidden(x->db, c, x->flags))
+            continue; /* no value of its own: its children's */
         gpuprof__an_rows_start(x->rows, c);
         while (gpuprof__an_rows_next(x->rows, &p, x->v)) {
             x->at_p = p;
@@ -590,16 +747,20 @@ static void table_long(xport *x, FILE *out)
 GPUPROF_AN_API gpuprof_status
 gpuprof_an_db_export_table(const gpuprof_an_db *db, FILE *out, uint32_t flags)
 {
-    if (!db || !out || (flags & ~GPUPROF_AN_TABLE_LONG))
+    if (!db || !out ||
+        (flags & ~(GPUPROF_AN_TABLE_LONG | GPUPROF_AN_RUNTIME_FRAMES)))
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     xport x;
     gpuprof_status st = x_init(&x, db);
+    x.flags = flags & GPUPROF_AN_RUNTIME_FRAMES;
     if (st == GPUPROF_OK && (flags & GPUPROF_AN_TABLE_LONG)) {
         table_long(&x, out);
     } else if (st == GPUPROF_OK) {
         x_used(&x);
         table_header(&x, out);
         for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++) {
+            if (gpuprof__an_db_hidden(db, c, x.flags))
+                continue; /* no value of its own: its children's */
             x_stats(&x, c);
             table_stats(&x);
             uint32_t p;

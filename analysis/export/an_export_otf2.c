@@ -230,9 +230,10 @@ static void op_region(const gpuprof__an_ox *x, uint32_t c, bool gpu, rdesc *r)
         snprintf(op, sizeof(op), "%s", name);
     uint32_t kern = x->kern[c];
     if (kern < x->nc) {
+        const char *bin = gpuprof_an_db_context_binary(x->db, kern);
         kernel_short(gpuprof_an_db_context_name(x->db, kern), k, sizeof(k));
-        snprintf(r->desc, sizeof(r->desc), "%s",
-                 gpuprof_an_db_context_name(x->db, kern));
+        snprintf(r->desc, sizeof(r->desc), bin ? "%s [%s]" : "%s",
+                 gpuprof_an_db_context_name(x->db, kern), bin);
     } else if (kern == MULTI) {
         kernel_list(x, c, k, sizeof(k));
     }
@@ -304,7 +305,7 @@ gpuprof_status gpuprof__an_ox_region_of(gpuprof__an_ox *x, uint32_t c, bool gpu,
     } else {
         char label[48];
         snprintf(r.name, sizeof(r.name), "%s",
-                 gpuprof__an_context_label(x->db, c, label, sizeof(label)));
+                 gpuprof__an_context_label(x->db, c, 0, label, sizeof(label)));
     }
     gpuprof_status st = new_region(x, &r, region);
     if (st == GPUPROF_OK)
@@ -354,7 +355,7 @@ static gpuprof_status kernels(gpuprof__an_ox *x)
 }
 
 /* The programming model of the GPU work, from the binaries its kernels
- * came from (the database names them "kernel NAME [binaries/HASH.EXT]"):
+ * came from (gpuprof_an_db_context_binary: "binaries/HASH.EXT"):
  * CUDA for cubins, OpenCL for OpenCL program binaries, UNKNOWN when there
  * are none, both, or others (OTF2 3.0 has no Level Zero paradigm). */
 static OTF2_Paradigm gpu_paradigm(const gpuprof__an_ox *x)
@@ -363,10 +364,10 @@ static OTF2_Paradigm gpu_paradigm(const gpuprof__an_ox *x)
     for (uint32_t c = 1; c < x->nc; c++) {
         if (gpuprof_an_db_context_kind(x->db, c) != GPUPROF_AN_NODE_KERNEL)
             continue;
-        const char *n = gpuprof_an_db_context_name(x->db, c);
-        size_t len = strlen(n);
-        bool cu = len > 7 && !strcmp(n + len - 7, ".cubin]");
-        bool ocl = len > 7 && !strcmp(n + len - 7, ".clbin]");
+        const char *n = gpuprof_an_db_context_binary(x->db, c);
+        size_t len = n ? strlen(n) : 0;
+        bool cu = len > 6 && !strcmp(n + len - 6, ".cubin");
+        bool ocl = len > 6 && !strcmp(n + len - 6, ".clbin");
         cuda |= cu;
         cl |= ocl;
         other |= !cu && !ocl;

@@ -6,7 +6,7 @@
  * runtimes: libgpuprof-analysis and `gpuprof` run where libotf2 is not
  * installed, and only the OTF2 export then says it cannot be done. It is
  * compiled against the installed headers (GPUPROF_HAVE_OTF2, OTF2 3.0 or
- * later, from the Makefile), and each pointer below has the type of the
+ * later, in the build's gen/features.h), and each pointer below has the type of the
  * header's declaration, so every call is type checked as if linked.
  *
  * Critical-path membership: once the critical path is known, every event
@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gen/features.h" /* GPUPROF_HAVE_OTF2 */
 #include "gpuprof_analysis.h"
 
 /* Critical-path membership of trace.db's records: on_path(arg, stream,

@@ -12,7 +12,9 @@
  * its GPU stream; so a call or device work is record k of that stream. CPU
  * work between calls is no record of its own: its part of the path goes
  * to the innermost region record open then (swept over the thread's
- * REGIONS stream as graph.c splits the work), none outside every region.
+ * REGIONS stream as graph.c splits the work), none outside every region;
+ * so does a host thread's synchronization (a join, a barrier, a blocked
+ * lock: trace.db's host records are no events of the export).
  *
  * The marks: per trace.db stream, the records on the path with their time
  * on it (ns), sorted; a lookup is a binary search in its stream's part.
@@ -132,7 +134,7 @@ static gpuprof_status work_steps(const gpuprof_an_db *db, const cp_graph *g,
     gpuprof_status st = cp_regions_load(raw, nr, &s);
     for (uint64_t i = 0; i < n && st == GPUPROF_OK; i++) {
         const cp_act *a = &g->act[steps[i].act];
-        if (a->lane != li || a->kind != CP_WORK)
+        if (a->lane != li || (a->kind != CP_WORK && a->kind != CP_HOST))
             continue;
         uint64_t t = (uint64_t)steps[i].from, e = (uint64_t)steps[i].to;
         while (t < e && st == GPUPROF_OK) {
@@ -163,7 +165,7 @@ static gpuprof_status process_marks(const gpuprof_an_db *db,
     for (uint64_t j = 0; j < n && st == GPUPROF_OK; j++) {
         const cp_act *a = &g->act[steps[j].act];
         uint32_t s = ls[a->lane].main;
-        if (a->kind != CP_WORK && s != UINT32_MAX)
+        if (a->kind != CP_WORK && a->kind != CP_HOST && s != UINT32_MAX)
             st = add(k, s, rec[steps[j].act],
                      (uint64_t)(steps[j].to - steps[j].from));
     }
@@ -235,13 +237,17 @@ static void release(void *arg)
     free(k);
 }
 
+/* Dependency notes (GPU waits) or host records (threads' waits): without
+ * either the path is program order and launches alone. */
 static bool has_notes(const gpuprof_an_db *db)
 {
     uint32_t ns = gpuprof_an_db_trace_stream_count(db);
     for (uint32_t i = 0; i < ns; i++) {
         gpuprof_an_trace_stream s;
         gpuprof_an_db_trace_stream(db, i, &s);
-        if (s.kind == GPUPROF_AN_TRACE_DEPS && s.records)
+        if ((s.kind == GPUPROF_AN_TRACE_DEPS ||
+             s.kind == GPUPROF_AN_TRACE_HOST) &&
+            s.records)
             return true;
     }
     return false;
@@ -252,9 +258,9 @@ bool gpuprof__an_otf2_cpath(const gpuprof_an_db *db,
                             size_t size)
 {
     if (!has_notes(db)) {
-        snprintf(why, size, "trace.db holds no dependency notes (a trace "
-                            "format before 1.3, or backends that write "
-                            "none): no critical path");
+        snprintf(why, size, "trace.db holds no dependency notes and no "
+                            "host records (a trace format before 1.3, or "
+                            "backends that write none): no critical path");
         return false;
     }
     gpuprof_an_cpath *cp = NULL;

@@ -14,10 +14,16 @@
  * backend records which samples had no warp issuing per instruction, not
  * per reason, so M_L is M times the kernel's latency share.
  *
- * The rules themselves are in an_advise_rules.c. Without the block and thread counts of launches there are no
- * parallelism optimizers. Without nvdisasm, the stall reasons of the
- * kernel's samples alone give coarse kernel-level suggestions.
+ * The rules themselves are in an_advise_rules.c, the parallelism
+ * optimizers (from launches and the device) in an_advise_par.c. Without
+ * nvdisasm, the stall reasons that name their cause give coarse
+ * kernel-level suggestions; the others are said, not advised on. An
+ * estimate resting on fewer than ADV_MIN_SAMPLES samples comes after the
+ * confident ones, marked.
  */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,13 +168,31 @@ static double best_loop(const adv_ctx_t *c, const adv_optimizer *o, double *matc
     return best;
 }
 
-static bool add_sugg(adv_kernel *k, adv_sugg *s)
+bool gpuprof__adv_add(adv_kernel *k, adv_sugg *s)
 {
     adv_sugg *ns = realloc(k->sugg, (k->nsugg + 1) * sizeof(*ns));
-    if (!ns)
+    if (!ns) {
+        free(s->hint);
         return false;
+    }
     k->sugg = ns;
     ns[k->nsugg++] = *s;
+    return true;
+}
+
+bool gpuprof__adv_note(adv_kernel *k, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    size_t have = k->note ? strlen(k->note) : 0;
+    char *n = realloc(k->note, have + strlen(buf) + 3);
+    if (!n)
+        return false;
+    snprintf(n + have, strlen(buf) + 3, "%s%s", have ? "; " : "", buf);
+    k->note = n;
     return true;
 }
 
@@ -213,7 +237,7 @@ static gpuprof_status suggest(const adv_ctx_t *c, adv_kernel *k,
     double t = c->bl->total, active = t - c->bl->latency;
     for (size_t i = 0; i < gpuprof__adv_nopt; i++) {
         const adv_optimizer *o = &gpuprof__adv_opt[i];
-        adv_sugg s = {.name = o->name};
+        adv_sugg s = {.name = o->name, .run_gain = NAN};
         uint32_t lf = SASS_NONE, ll = SASS_NONE;
         for (uint32_t x = 0; x < c->bl->n && o->est != HIDE_LOOP; x++)
             s.matched += o->match(c, x);
@@ -227,15 +251,22 @@ static gpuprof_status suggest(const adv_ctx_t *c, adv_kernel *k,
         s.hint = lf != SASS_NONE ? loop_hint(c, o, lf, ll)
                  : o->calls ? inline_hint(c, o, cg)
                                         : strdup(o->hint);
+        s.support = s.matched;
         hotspots(c, k, o, &s, lines,
                  lf != SASS_NONE ? &c->b->func[lf].loops[ll] : NULL, lf);
-        if (!s.hint || !add_sugg(k, &s))
+        if (!s.hint || !gpuprof__adv_add(k, &s))
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     }
     return GPUPROF_OK;
 }
 
-/* ---- without the code: stall reasons of the kernel ------------------------ */
+/* ---- without the code: stall reasons of the kernel ------------------------
+ * Only the reasons that name their cause whatever the instruction: a
+ * barrier, a branch, instruction fetch, latency. Short scoreboard and MIO
+ * (shared memory, or MUFU, S2R, constant loads), LG and texture throttle
+ * (global, or local memory: spills) and math pipe throttle (which pipe?)
+ * need the instruction that stalled: without it they are said, not
+ * advised on. */
 typedef struct coarse {
     const char *name;
     adv_estimator est;
@@ -244,19 +275,44 @@ typedef struct coarse {
 
 static const coarse COARSE[] = {
     {"Warp Balance", ELIM, {SR_BARRIER, SR_COUNT}},
-    {"Strength Reduction", ELIM, {SR_MATH, SR_COUNT}},
-    {"Shared Memory Transaction Reduction", ELIM, {SR_SHORT_SB, SR_MIO}},
-    {"Global Memory Transaction Reduction", ELIM, {SR_LG_THROTTLE, SR_TEX}},
     {"Divergence Reduction", ELIM, {SR_BRANCH_RESOLVING, SR_COUNT}},
     {"Function Split", ELIM, {SR_NO_INST, SR_COUNT}},
     {"Code Reordering", HIDE, {SR_LONG_SB, SR_WAIT}},
 };
 
+static const sass_reason NEEDS_CODE[] = {SR_SHORT_SB, SR_MIO, SR_LG_THROTTLE,
+                                         SR_TEX, SR_MATH};
+
+/* The samples whose optimization depends on the instruction, said. */
+static bool unread(adv_kernel *k)
+{
+    double v[sizeof(NEEDS_CODE) / sizeof(NEEDS_CODE[0])] = {0}, all = 0;
+    char buf[512] = "";
+    for (uint32_t p = 0; p < k->npc; p++)
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+            v[i] += k->pc[p].v[NEEDS_CODE[i]];
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        size_t l = strlen(buf);
+        all += v[i];
+        if (v[i] > 0)
+            snprintf(buf + l, sizeof(buf) - l, "%s%s %.0f", l ? ", " : "",
+                     gpuprof__sass_reason_name[NEEDS_CODE[i]], v[i]);
+    }
+    if (all <= 0)
+        return true;
+    return gpuprof__adv_note(
+        k,
+        "%.1f%% of the samples stalled for reasons whose optimization "
+        "depends on the instruction (%s): without the kernel's code "
+        "(nvdisasm) they are not advised on",
+        k->total > 0 ? 100.0 * all / k->total : 0, buf);
+}
+
 static gpuprof_status kernel_level(adv_kernel *k)
 {
     double t = k->total, active = t - k->latency;
     for (size_t i = 0; i < sizeof(COARSE) / sizeof(COARSE[0]); i++) {
-        adv_sugg s = {.name = COARSE[i].name};
+        adv_sugg s = {.name = COARSE[i].name, .run_gain = NAN};
         for (uint32_t p = 0; p < k->npc; p++)
             for (int j = 0; j < 2; j++)
                 if (COARSE[i].r[j] < SR_COUNT)
@@ -265,15 +321,17 @@ static gpuprof_status kernel_level(adv_kernel *k)
         s.speedup = COARSE[i].est == ELIM
                         ? eliminate(t, s.matched)
                         : hide(t, active, t > 0 ? s.matched * k->latency / t : 0);
+        s.support = s.matched;
         if (s.matched <= 0 || s.speedup <= 1.0)
             continue;
         for (size_t o = 0; o < gpuprof__adv_nopt; o++)
             if (!strcmp(gpuprof__adv_opt[o].name, s.name))
                 s.hint = strdup(gpuprof__adv_opt[o].hint);
-        if (!s.hint || !add_sugg(k, &s))
+        if (!s.hint || !gpuprof__adv_add(k, &s))
             return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     }
-    return GPUPROF_OK;
+    return unread(k) ? GPUPROF_OK
+                     : gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
 }
 
 /* ---- calling contexts --------------------------------------------------- */
@@ -309,10 +367,57 @@ static gpuprof_status contexts(const gpuprof__sass_bin *b, adv_kernel *k,
     return st == GPUPROF_OK ? st : gpuprof__an_fail(st, "out of memory");
 }
 
+/* Confident suggestions first (ADV_MIN_SAMPLES), then by speedup. */
 static int by_speedup(const void *a, const void *b)
 {
     const adv_sugg *x = a, *y = b;
+    bool cx = x->support >= ADV_MIN_SAMPLES, cy = y->support >= ADV_MIN_SAMPLES;
+    if (cx != cy)
+        return cx ? -1 : 1;
     return x->speedup > y->speedup ? -1 : x->speedup < y->speedup;
+}
+
+/* Moves instruction x's samples (all, or its drain stalls) to the EXIT e
+ * (both in the section); the samples moved. */
+static double to_exit(gpuprof__blame *bl, uint32_t x, uint32_t e, bool all)
+{
+    double moved = 0;
+    for (unsigned r = 0; r < SR_COUNT; r++) {
+        if (!all && r != SR_DRAIN)
+            continue;
+        double v = bl->stall[(size_t)x * SR_COUNT + r];
+        bl->stall[(size_t)e * SR_COUNT + r] += v;
+        bl->stall[(size_t)x * SR_COUNT + r] = 0;
+        moved += v;
+    }
+    double lat = all ? bl->lat[x] : moved < bl->lat[x] ? moved : bl->lat[x];
+    bl->lat[e] += lat;
+    bl->lat[x] -= lat;
+    return moved;
+}
+
+/* Samples filed after an EXIT are the EXIT's (an_sass_exit.c): every one
+ * of a never-run function's entry, the drain stalls elsewhere. Decided on
+ * the samples as placed. */
+static gpuprof_status exits(const gpuprof__sass_bin *b, adv_kernel *k,
+                            gpuprof__blame *bl)
+{
+    double *tot = calloc(bl->n + 1, sizeof(double));
+    if (!tot)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    for (uint32_t x = 0; x < bl->n; x++)
+        for (unsigned r = 0; r < SR_COUNT; r++)
+            tot[x] += bl->stall[(size_t)x * SR_COUNT + r];
+    for (uint32_t x = 0; x < bl->n; x++) {
+        uint32_t i = bl->first + x, e;
+        if (tot[x] <= 0 || (e = gpuprof__sass_exit_before(b, i)) == SASS_NONE ||
+            e < bl->first)
+            continue;
+        bool all = gpuprof__sass_exit_owner(b, i, tot, bl->first, bl->n) == e;
+        k->after_exit += to_exit(bl, x, e - bl->first, all);
+    }
+    free(tot);
+    return GPUPROF_OK;
 }
 
 /* The kernel's samples onto its instructions; offsets that are none
@@ -337,7 +442,8 @@ static void place(const gpuprof__sass_bin *b, adv_kernel *k, gpuprof__blame *bl)
 gpuprof_status gpuprof__adv_kernel(adv_kernel *k, const gpuprof__sass_bin *bin,
                                    gpuprof__an_cubin **lines)
 {
-    k->total = k->latency = k->unmapped = 0;
+    k->total = k->latency = k->unmapped = k->after_exit = 0;
+    k->path_share = NAN;
     for (uint32_t p = 0; p < k->npc; p++) {
         k->total += k->pc[p].samples;
         k->latency += k->pc[p].latency;
@@ -347,8 +453,10 @@ gpuprof_status gpuprof__adv_kernel(adv_kernel *k, const gpuprof__sass_bin *bin,
                             : GPUPROF_E_NOTFOUND;
     if (st == GPUPROF_OK) {
         place(bin, k, bl);
-        st = gpuprof__blame_run(bin, bl);
+        st = exits(bin, k, bl);
     }
+    if (st == GPUPROF_OK)
+        st = gpuprof__blame_run(bin, bl);
     if (st == GPUPROF_OK && bl->total > 0 && k->unmapped < k->total * 0.5) {
         adv_ctx_t c = {.b = bin, .bl = bl, .flag = calloc(bl->n + 1, 1),
                   .latfrac = bl->total > 0 ? bl->latency / bl->total : 0};
@@ -365,6 +473,13 @@ gpuprof_status gpuprof__adv_kernel(adv_kernel *k, const gpuprof__sass_bin *bin,
         st = kernel_level(k);
     }
     gpuprof__blame_free(bl);
+    if (st == GPUPROF_OK)
+        st = gpuprof__adv_parallelism(k);
+    if (st == GPUPROF_OK && k->after_exit > 0 &&
+        !gpuprof__adv_note(k, "%.0f samples filed just after an EXIT are "
+                              "the EXIT's (warps that had exited)",
+                           k->after_exit))
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     if (st == GPUPROF_OK && k->nsugg > 1)
         qsort(k->sugg, k->nsugg, sizeof(*k->sugg), by_speedup);
     return st;
@@ -383,6 +498,8 @@ void gpuprof__adv_kernel_clear(adv_kernel *k)
     for (uint32_t c = 0; c < k->nctx; c++)
         free(k->ctx[c].name);
     free(k->ctx);
+    free(k->note);
+    k->note = NULL;
     k->sugg = NULL;
     k->ctx = NULL;
     k->nsugg = k->nctx = 0;

@@ -29,10 +29,36 @@ typedef struct adv_hot { /* a hotspot of a suggestion */
 typedef struct adv_sugg {
     const char *name, *kind; /* optimizer; "stall elimination", ... */
     double speedup, matched;
+    double support;  /* the samples the estimate rests on */
+    double run_gain; /* projected share of the run saved; NAN: none */
     char *hint;
     adv_hot hot[3];
     uint32_t nhot;
 } adv_sugg;
+
+/* Below this many samples an estimate is not confident: its relative
+ * sampling error (1/sqrt(n) for n samples) is over 30 %, and a handful of
+ * misfiled samples (drain stalls after an EXIT) would be all of it. */
+#define ADV_MIN_SAMPLES 10.0
+
+/* What a device can hold (profile section DEVICES); 0: not said. */
+typedef struct adv_device {
+    uint32_t cc_major, cc_minor, sms, warp, max_threads_block,
+        max_threads_sm, max_blocks_sm, regs_sm, regs_block;
+    uint64_t smem_sm, smem_block, smem_reserved;
+    bool known; /* a CUDA device was described */
+} adv_device;
+
+typedef enum adv_limit {
+    ADV_LIMIT_WARPS = 0, ADV_LIMIT_REGISTERS, ADV_LIMIT_SHARED,
+    ADV_LIMIT_BLOCKS, ADV_LIMIT_NONE
+} adv_limit;
+
+/* A kernel's launches (sums over launches, as the CUPTI backend records
+ * them on its kernel nodes). */
+typedef struct adv_launch {
+    double launches, threads, block, registers, shared;
+} adv_launch;
 
 typedef struct adv_ctx { /* a node of the GPU calling context tree */
     uint32_t parent;
@@ -46,6 +72,15 @@ typedef struct adv_kernel {
     adv_pc *pc;
     uint32_t npc, cap;
     double total, latency, unmapped;
+    double after_exit; /* samples filed after an EXIT, credited to it */
+    adv_launch launch;
+    adv_device dev;
+    bool devs_differ; /* its profiles described other devices too */
+    double path_share; /* its share of the critical path; NAN: none */
+    double occ_warps, occ_max; /* resident warps per SM, of the most */
+    double sms_busy;           /* SMs its launches give blocks to */
+    adv_limit occ_limit;
+    char *note;        /* what is missing or was done, "" */
     adv_sugg *sugg;
     uint32_t nsugg;
     adv_ctx *ctx;
@@ -53,10 +88,16 @@ typedef struct adv_kernel {
     bool instruction_level; /* nvdisasm's listing was used */
 } adv_kernel;
 
+typedef struct adv_rank { /* a suggestion in the whole-program ranking */
+    uint32_t k, s;
+} adv_rank;
+
 struct gpuprof_an_advice {
     adv_kernel *k;
     uint32_t nk, cap;
     char note[1024]; /* what is missing, "" */
+    adv_rank *rank;  /* by projected run gain (analysis/rank); NULL: none */
+    uint32_t nrank;
 };
 
 /* ---- an_advise_rules.c: the optimizers ---------------------------------- */
@@ -96,6 +137,8 @@ gpuprof_status gpuprof__adv_gather(const gpuprof_an_db *db,
 /* The same from one profile file (tests, benchmarks). */
 gpuprof_status gpuprof__adv_gather_file(const char *path,
                                         gpuprof_an_advice *a);
+/* Drops the kernels gathered for their launches only (no samples). */
+void gpuprof__adv_sampled_only(gpuprof_an_advice *a);
 
 /* an_advise.c: the suggestions of kernel k, its binary listed (`bin`,
  * NULL: kernel level only) and its samples blamed; source lines of
@@ -107,5 +150,29 @@ gpuprof_status gpuprof__adv_kernel(adv_kernel *k, const gpuprof__sass_bin *bin,
 gpuprof_status gpuprof__adv_analyze(gpuprof_an_advice *a);
 /* Frees what gpuprof__adv_kernel made. */
 void gpuprof__adv_kernel_clear(adv_kernel *k);
+/* Appends a sentence to k->note ("; " between); false out of memory. */
+bool gpuprof__adv_note(adv_kernel *k, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Adds suggestion s (takes its strings); false out of memory. */
+bool gpuprof__adv_add(adv_kernel *k, adv_sugg *s);
+
+/* ---- an_occupancy.c: NVIDIA's occupancy rules --------------------------- */
+/* Sets the field of `d` a DEVICES attribute names (unknown names: none). */
+void gpuprof__adv_device_set(adv_device *d, const char *key, uint64_t v);
+extern const char *const gpuprof__adv_limit_name[ADV_LIMIT_NONE + 1];
+/* Blocks of `threads` threads, `regs` registers per thread and `shared`
+ * bytes of shared memory one SM holds at once, and what limits them
+ * (0: the block cannot run). */
+uint32_t gpuprof__adv_blocks_per_sm(const adv_device *d, uint32_t threads,
+                                    uint32_t regs, uint64_t shared,
+                                    adv_limit *limit);
+/* Warp schedulers per SM (the register file's sub-partitions). */
+uint32_t gpuprof__adv_schedulers(const adv_device *d);
+
+/* ---- an_advise_par.c: the parallelism optimizers ------------------------ */
+/* Block Increase and Thread Increase for kernel k from its launches, its
+ * device and its samples (their stall reasons); the launch and occupancy
+ * said in k->note. */
+gpuprof_status gpuprof__adv_parallelism(adv_kernel *k);
 
 #endif /* GPUPROF_AN_ADVISE_H */

@@ -8,6 +8,7 @@
  * kernels it holds; one that cannot be listed leaves its kernels with
  * kernel-level advice and the note says why once.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,7 @@ static int by_samples(const void *x, const void *y)
  * entry point and the tests' one-profile entry point. */
 gpuprof_status gpuprof__adv_analyze(gpuprof_an_advice *a)
 {
+    gpuprof__adv_sampled_only(a);
     if (!a->nk)
         return gpuprof__an_fail(GPUPROF_E_NOTFOUND,
                                 "no kernel has PC samples "
@@ -121,6 +123,7 @@ GPUPROF_AN_API void gpuprof_an_advice_free(gpuprof_an_advice *a)
         free(a->k[k].pc);
     }
     free(a->k);
+    free(a->rank);
     free(a);
 }
 
@@ -207,6 +210,68 @@ GPUPROF_AN_API const char *gpuprof_an_advice_hint(const gpuprof_an_advice *a,
 {
     return S(a, k, s) ? S(a, k, s)->hint : NULL;
 }
+GPUPROF_AN_API double gpuprof_an_advice_support(const gpuprof_an_advice *a,
+                                                uint32_t k, uint32_t s)
+{
+    return S(a, k, s) ? S(a, k, s)->support : 0;
+}
+GPUPROF_AN_API int gpuprof_an_advice_confident(const gpuprof_an_advice *a,
+                                               uint32_t k, uint32_t s)
+{
+    return S(a, k, s) ? S(a, k, s)->support >= ADV_MIN_SAMPLES : 0;
+}
+GPUPROF_AN_API double gpuprof_an_advice_run_gain(const gpuprof_an_advice *a,
+                                                 uint32_t k, uint32_t s)
+{
+    return S(a, k, s) ? S(a, k, s)->run_gain : NAN;
+}
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_note(const gpuprof_an_advice *a, uint32_t k)
+{
+    return K(a, k) ? K(a, k)->note ? K(a, k)->note : "" : NULL;
+}
+GPUPROF_AN_API const char *
+gpuprof_an_advice_kernel_limit(const gpuprof_an_advice *a, uint32_t k)
+{
+    return K(a, k) ? gpuprof__adv_limit_name[K(a, k)->occ_limit] : NULL;
+}
+
+/* The numbers gpuprof_an_advice_kernel_value names. */
+static double kernel_value(const adv_kernel *x, const char *what)
+{
+    const adv_launch *l = &x->launch;
+    double n = l->launches > 0 ? l->launches : NAN;
+    struct {
+        const char *name;
+        double v;
+    } t[] = {
+        {"samples", x->total},
+        {"latency_samples", x->latency},
+        {"after_exit_samples", x->after_exit},
+        {"launches", l->launches},
+        {"blocks", l->block > 0 ? round(l->threads / l->block) : NAN},
+        {"threads_per_block", round(l->block / n)},
+        {"registers", round(l->registers / n)},
+        {"shared_bytes", round(l->shared / n)},
+        {"sm_count", x->dev.known ? x->dev.sms : NAN},
+        {"warps_per_sm", x->occ_warps},
+        {"max_warps_per_sm", x->occ_max},
+        {"sms_busy", x->sms_busy},
+        {"path_share", x->path_share},
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (!strcmp(t[i].name, what))
+            return t[i].v;
+    return NAN;
+}
+
+GPUPROF_AN_API double gpuprof_an_advice_kernel_value(const gpuprof_an_advice *a,
+                                                     uint32_t k,
+                                                     const char *what)
+{
+    return K(a, k) && what ? kernel_value(K(a, k), what) : NAN;
+}
+
 GPUPROF_AN_API uint32_t gpuprof_an_advice_hotspot_count(
     const gpuprof_an_advice *a, uint32_t k, uint32_t s)
 {
@@ -285,6 +350,33 @@ static void print_contexts(FILE *out, const adv_kernel *k)
     }
 }
 
+/* "  N. NAME: estimated speedup ..." and what the run would gain. */
+static void print_sugg(FILE *out, const adv_kernel *k, const adv_sugg *x,
+                       uint32_t n)
+{
+    fprintf(out, "  %u. %s: estimated speedup %.2fx (%s", n, x->name,
+            x->speedup, x->kind);
+    if (x->matched > 0)
+        fprintf(out, ", %.0f samples, %.1f%%", x->matched,
+                k->total > 0 ? 100.0 * x->matched / k->total : 0);
+    fprintf(out, ")%s\n", x->support < ADV_MIN_SAMPLES
+                              ? " [low support: the estimate rests on fewer "
+                                "than 10 samples]"
+                              : "");
+    if (!isnan(x->run_gain))
+        fprintf(out, "     kernel ~ %.2fx -> run -%.1f%% (kernel on the "
+                     "critical path: %.1f%%)\n",
+                x->speedup, 100.0 * x->run_gain,
+                isnan(k->path_share) ? 0 : 100.0 * k->path_share);
+    fprintf(out, "     %s\n", x->hint);
+    for (uint32_t h = 0; h < x->nhot; h++)
+        fprintf(out, "     at %s in %s%s%s: +0x%llx %s (%.0f)\n",
+                x->hot[h].where, x->hot[h].function,
+                x->hot[h].loop[0] ? ", " : "", x->hot[h].loop,
+                (unsigned long long)x->hot[h].offset, x->hot[h].insn,
+                x->hot[h].samples);
+}
+
 static void print_kernel(FILE *out, const adv_kernel *k, uint32_t top)
 {
     char *dm = gpuprof__an_demangle(k->name);
@@ -293,23 +385,46 @@ static void print_kernel(FILE *out, const adv_kernel *k, uint32_t top)
     fprintf(out, "  %.0f PC samples, %.1f%% with no warp issuing%s\n", k->total,
             k->total > 0 ? 100.0 * k->latency / k->total : 0,
             k->instruction_level ? "" : " (advice per kernel: stall reasons only)");
+    for (const char *p = k->note; p && *p;) { /* one sentence a line */
+        const char *e = strstr(p, "; ");
+        int len = e ? (int)(e - p) : (int)strlen(p);
+        fprintf(out, "  note: %.*s\n", len, p);
+        p = e ? e + 2 : NULL;
+    }
     uint32_t n = top && top < k->nsugg ? top : k->nsugg;
     if (!n)
         fprintf(out, "  no suggestion\n");
-    for (uint32_t s = 0; s < n; s++) {
-        const adv_sugg *x = &k->sugg[s];
-        fprintf(out, "  %u. %s: estimated speedup %.2fx (%s, %.0f samples, "
-                     "%.1f%%)\n     %s\n",
-                s + 1, x->name, x->speedup, x->kind, x->matched,
-                k->total > 0 ? 100.0 * x->matched / k->total : 0, x->hint);
-        for (uint32_t h = 0; h < x->nhot; h++)
-            fprintf(out, "     at %s in %s%s%s: +0x%llx %s (%.0f)\n",
-                    x->hot[h].where, x->hot[h].function,
-                    x->hot[h].loop[0] ? ", " : "", x->hot[h].loop,
-                    (unsigned long long)x->hot[h].offset, x->hot[h].insn,
-                    x->hot[h].samples);
-    }
+    for (uint32_t s = 0; s < n; s++)
+        print_sugg(out, k, &k->sugg[s], s + 1);
     print_contexts(out, k);
+}
+
+/* The whole-program ranking (gpuprof_an_advice_project), or what ranks
+ * the suggestions without one. */
+static void print_ranking(FILE *out, const gpuprof_an_advice *a, uint32_t top)
+{
+    if (!a->rank) {
+        fprintf(out, "ranking: per kernel, by estimated speedup (kernels by "
+                     "samples); a trace (GPUPROF_TRACE=1) ranks them by what "
+                     "the whole run would gain\n\n");
+        return;
+    }
+    fprintf(out, "ranking by projected gain of the whole run (the trace's "
+                 "critical path replayed with each kernel faster):\n");
+    uint32_t n = top && top < a->nrank ? top : a->nrank;
+    for (uint32_t i = 0; i < n; i++) {
+        const adv_kernel *k = &a->k[a->rank[i].k];
+        const adv_sugg *x = &k->sugg[a->rank[i].s];
+        char *dm = gpuprof__an_demangle(k->name);
+        fprintf(out, "  %u. kernel %s: %s, kernel ~ %.2fx -> run -%.1f%% (on "
+                     "the critical path %.1f%%)%s\n",
+                i + 1, dm ? dm : k->name, x->name, x->speedup,
+                isnan(x->run_gain) ? 0 : 100.0 * x->run_gain,
+                isnan(k->path_share) ? 0 : 100.0 * k->path_share,
+                x->support < ADV_MIN_SAMPLES ? " [low support]" : "");
+        free(dm);
+    }
+    fputc('\n', out);
 }
 
 GPUPROF_AN_API gpuprof_status gpuprof_an_advice_print(
@@ -320,6 +435,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_advice_print(
                                 "gpuprof_an_advice_print: invalid arguments");
     if (a->note[0])
         fprintf(out, "note: %s\n", a->note);
+    print_ranking(out, a, top);
     for (uint32_t k = 0; k < a->nk; k++) {
         if (k)
             fputc('\n', out);

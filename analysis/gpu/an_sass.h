@@ -134,6 +134,16 @@ uint32_t gpuprof__sass_func_find(const gpuprof__sass_bin *b, const char *name);
 /* The instruction at `offset` of the section of kernel `kernel`; SASS_NONE. */
 uint32_t gpuprof__sass_insn_at(const gpuprof__sass_bin *b, const char *kernel,
                                uint32_t offset);
+/* an_sass_exit.c: samples filed after an EXIT. The EXIT just before
+ * instruction i in its section (any predicate: its warps' drain stalls
+ * sit at i), SASS_NONE. And the EXIT that owns every sample of i: i
+ * follows an unpredicated EXIT and begins another function that has no
+ * other sampled instruction (`samples`: per instruction first .. first +
+ * n - 1 of the bin), SASS_NONE. */
+uint32_t gpuprof__sass_exit_before(const gpuprof__sass_bin *b, uint32_t i);
+uint32_t gpuprof__sass_exit_owner(const gpuprof__sass_bin *b, uint32_t i,
+                                  const double *samples, uint32_t first,
+                                  uint32_t n);
 /* an_sass_insn.c: reads one listed instruction ("[@[!]P] OPCODE
  * operands", modified in place) into `in`; its target's name (a label or
  * function) into tname, "" when none. */

@@ -102,17 +102,55 @@ static char *drain(int fd, size_t *len)
     return buf;
 }
 
-/* `nvdisasm -g -gi -hex cubin`'s standard output, or NULL (message set). */
+/* The first line of what the child wrote to `fd` (a temporary file),
+ * "no message" when nothing. */
+static void first_line(int fd, char *out, size_t size)
+{
+    ssize_t n = pread(fd, out, size - 1, 0);
+    out[n > 0 ? n : 0] = '\0';
+    out[strcspn(out, "\r\n")] = '\0';
+    if (!out[0])
+        snprintf(out, size, "no message");
+}
+
+/* Why the listing failed: how nvdisasm ended and what it said. */
+static void failed(const char *tool, const char *cubin, int status, int err,
+                   bool empty)
+{
+    char msg[512], how[64];
+    first_line(err, msg, sizeof(msg));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && empty)
+        snprintf(how, sizeof(how), "printed nothing");
+    else if (WIFEXITED(status))
+        snprintf(how, sizeof(how), "exited with status %d",
+                 WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(how, sizeof(how), "was killed by signal %d",
+                 WTERMSIG(status));
+    else
+        snprintf(how, sizeof(how), "ended (wait status %d)", status);
+    gpuprof__an_fail(GPUPROF_E_IO, "%s -g -gi -hex %s %s: %s", tool, cubin,
+                     how, msg);
+}
+
+/* `nvdisasm -g -gi -hex cubin`'s standard output, or NULL (message set:
+ * its exit status and the first line of its standard error). */
 static char *run_nvdisasm(const char *tool, const char *cubin)
 {
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    FILE *errf = tmpfile();
+    if (!errf)
+        return gpuprof__an_fail(GPUPROF_E_IO, "tmpfile: %s", strerror(errno)),
+               NULL;
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        fclose(errf);
         return gpuprof__an_fail(GPUPROF_E_IO, "pipe: %s", strerror(errno)),
                NULL;
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fileno(errf), 2);
     char *argv[] = {(char *)tool, "-g", "-gi", "-hex", (char *)cubin, NULL};
     pid_t pid;
     int rc = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
@@ -120,6 +158,7 @@ static char *run_nvdisasm(const char *tool, const char *cubin)
     close(fds[1]);
     if (rc != 0) {
         close(fds[0]);
+        fclose(errf);
         gpuprof__an_fail(GPUPROF_E_IO, "%s: %s", tool, strerror(rc));
         return NULL;
     }
@@ -131,10 +170,10 @@ static char *run_nvdisasm(const char *tool, const char *cubin)
         ;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !text || !len) {
         free(text);
-        gpuprof__an_fail(GPUPROF_E_IO, "%s -g -gi -hex %s failed (status %d)",
-                         tool, cubin, status);
-        return NULL;
+        failed(tool, cubin, status, fileno(errf), !text || !len);
+        text = NULL;
     }
+    fclose(errf);
     return text;
 }
 

@@ -53,23 +53,24 @@ static void fmt_value(char *buf, size_t n, double v, gpuprof_an_unit u)
 
 /* The path of c written to out, names from beneath the root joined by ';'
  * (a ';' or newline inside a name becomes ':' / ' ', which folded stacks
- * cannot carry; an empty name is "<context N>"); the root's own name for
- * the root. Without recursion or a
+ * cannot carry; an empty name is "<context N>"), the runtime's frames left
+ * out unless `flags` has GPUPROF_AN_RUNTIME_FRAMES; the root's own name
+ * for the root. Without recursion or a
  * length limit: `chain` has room for every context (the ancestors are
  * collected there through the parent links, as a tree can be tens of
  * thousands deep). */
-static void folded_path(const gpuprof_an_db *db, uint32_t c, FILE *out,
-                        uint32_t *chain)
+static void folded_path(const gpuprof_an_db *db, uint32_t c, uint32_t flags,
+                        FILE *out, uint32_t *chain)
 {
     uint32_t n = 0;
-    for (; c != 0 && c != UINT32_MAX; c = gpuprof_an_db_context_parent(db, c))
+    for (; c != 0 && c != UINT32_MAX; c = gpuprof__an_db_up(db, c, flags))
         chain[n++] = c;
     if (!n) /* the root itself */
         chain[n++] = 0;
     while (n--) {
         char label[48];
-        const char *s =
-            gpuprof__an_context_label(db, chain[n], label, sizeof(label));
+        const char *s = gpuprof__an_context_label(db, chain[n], flags, label,
+                                                  sizeof(label));
         for (; *s; s++)
             putc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, out);
         if (n)
@@ -81,12 +82,12 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
     const gpuprof_an_db *db, FILE *out, const char *metric, uint32_t flags)
 {
     uint32_t mi, me;
-    if (!out || flags)
+    if (!out || (flags & ~GPUPROF_AN_RUNTIME_FRAMES))
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     gpuprof_status st = metric_pair(db, metric, &mi, &me);
     if (st != GPUPROF_OK)
         return st;
-    if (gpuprof__an_db_no_incl(db, mi) ||
+    if (gpuprof__an_db_no_incl(db, mi) || gpuprof__an_db_no_excl(db, mi) ||
         gpuprof__an_db_mean_of(db, mi) != UINT32_MAX)
         return gpuprof__an_fail(
             GPUPROF_E_INVALID,
@@ -94,15 +95,18 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
             "subtrees (see gpuprof report --sort exclusive)", metric,
             gpuprof__an_db_no_incl(db, mi)
                 ? "has no meaningful inclusive values"
+            : gpuprof__an_db_no_excl(db, mi)
+                ? "is measured inclusive (region.time.excl is its "
+                  "exclusive counterpart)"
                 : "is an odd sum shown as a mean over its count metric");
     uint32_t *chain = malloc(gpuprof_an_db_context_count(db) * sizeof(*chain));
     if (!chain)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++) {
         double v = gpuprof_an_db_stat(db, c, me, GPUPROF_AN_STAT_SUM);
-        if (v == 0)
-            continue;
-        folded_path(db, c, out, chain);
+        if (v == 0 || gpuprof__an_db_hidden(db, c, flags))
+            continue; /* a hidden context has no value of its own */
+        folded_path(db, c, flags, out, chain);
         if (v == floor(v) && fabs(v) < 1e18)
             fprintf(out, " %.0f\n", v);
         else
@@ -120,12 +124,13 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_folded(
  * without the call site's offset (ELF symbols; an address without a symbol
  * stays itself), a region's, operation's or kernel's name; NULL for the
  * root and for source lines. */
-static char *proc_key(const gpuprof_an_db *db, uint32_t c)
+static char *proc_key(const gpuprof_an_db *db, uint32_t c, uint32_t flags)
 {
     gpuprof_an_node_kind k = gpuprof_an_db_context_kind(db, c);
-    const char *name = gpuprof_an_db_context_name(db, c);
+    const char *name = gpuprof__an_db_label(db, c, flags);
     if (k == GPUPROF_AN_NODE_ROOT || k == GPUPROF_AN_NODE_LINE ||
-        k == GPUPROF_AN_NODE_LOOP || !name)
+        k == GPUPROF_AN_NODE_LOOP || !name ||
+        gpuprof__an_db_hidden(db, c, flags))
         return NULL; /* a line or loop is a place in its function, not one */
     if (k == GPUPROF_AN_NODE_INLINE && !strncmp(name, "[inlined] ", 10))
         name += 10; /* inlined or not, the same function */
@@ -174,7 +179,8 @@ static void procs_free(procs *p)
     free(p->outermost);
 }
 
-static gpuprof_status procs_build(const gpuprof_an_db *db, procs *p)
+static gpuprof_status procs_build(const gpuprof_an_db *db, procs *p,
+                                  uint32_t flags)
 {
     uint32_t n = gpuprof_an_db_context_count(db);
     memset(p, 0, sizeof(*p));
@@ -188,7 +194,7 @@ static gpuprof_status procs_build(const gpuprof_an_db *db, procs *p)
     if (!p->slot || !p->of || !p->outermost)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint32_t c = 0; c < n; c++) {
-        char *k = proc_key(db, c);
+        char *k = proc_key(db, c, flags);
         p->of[c] = UINT32_MAX;
         if (!k)
             continue;
@@ -373,7 +379,8 @@ static void print_cols(const view *v, const double *incl, const double *excl)
         gpuprof_an_unit u = gpuprof_an_db_metric_unit(v->db, v->mi[k]);
         fmt_value(a, sizeof(a),
                   gpuprof__an_db_no_incl(v->db, v->mi[k]) ? NAN : incl[k], u);
-        fmt_value(b, sizeof(b), excl[k], u);
+        fmt_value(b, sizeof(b),
+                  gpuprof__an_db_no_excl(v->db, v->mi[k]) ? NAN : excl[k], u);
         if (v->total[k] > 0 && gpuprof__an_db_additive(v->db, v->mi[k]))
             fprintf(v->out, "%14s %6.2f%% %14s ", a,
                     100 * incl[k] / v->total[k], b);
@@ -527,7 +534,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
 {
     if (!db || !out || !metrics || !nmetrics || nmetrics > 16 ||
         min_share < 0 || min_share > 1 || kind > GPUPROF_AN_VIEW_FLAT ||
-        (flags & ~GPUPROF_AN_VIEW_SORT_EXCLUSIVE))
+        (flags & ~(GPUPROF_AN_VIEW_SORT_EXCLUSIVE | GPUPROF_AN_RUNTIME_FRAMES)))
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     uint32_t mi[16], me[16], ci[16], ce[16], leaf[64], nleaf = 0;
     double total[16], whole[16];
@@ -557,8 +564,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
     }
     procs pr;
     rows r = {.ncol = nmetrics, .nleaf = nleaf};
-    gpuprof_status st = procs_build(db, &pr);
+    gpuprof_status st = procs_build(db, &pr, flags);
     uint32_t n = gpuprof_an_db_context_count(db);
+    uint32_t *rowof = malloc((n ? n : 1) * sizeof(*rowof)); /* top-down */
+    if (st == GPUPROF_OK && !rowof)
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     double lv[64];
     bool incl[64];
     for (uint32_t i = 0; i < nleaf; i++)
@@ -567,6 +577,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
     for (uint32_t c = 1; st == GPUPROF_OK && c < n; c++) {
         if (kind != GPUPROF_AN_VIEW_TOPDOWN && pr.of[c] == UINT32_MAX)
             continue;
+        if (gpuprof__an_db_hidden(db, c, flags))
+            continue; /* the runtime's: no value of its own, children
+                         beneath its nearest shown ancestor */
         for (uint32_t i = 0; i < nleaf; i++)
             lv[i] = kind != GPUPROF_AN_VIEW_TOPDOWN && incl[i] &&
                             !pr.outermost[c]
@@ -574,11 +587,11 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
                         : gpuprof_an_db_stat(db, c, leaf[i],
                                              GPUPROF_AN_STAT_SUM);
         if (kind == GPUPROF_AN_VIEW_TOPDOWN) {
-            /* The context tree itself: row ids follow context ids (parents
-             * come first), a row's procedure is its context. */
-            uint32_t parent = gpuprof_an_db_context_parent(db, c);
-            uint32_t row =
-                row_get(&r, parent == 0 ? UINT32_MAX : parent - 1, c);
+            /* The context tree itself (parents come first), a row's
+             * procedure is its context. */
+            uint32_t parent = gpuprof__an_db_up(db, c, flags);
+            uint32_t row = rowof[c] =
+                row_get(&r, parent == 0 ? UINT32_MAX : rowof[parent], c);
             if (row == UINT32_MAX)
                 st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
             for (uint32_t i = 0; row != UINT32_MAX && i < nleaf; i++)
@@ -601,7 +614,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
                 (max_depth && ++depth >= max_depth))
                 break;
             do /* the caller: the nearest ancestor standing for one */
-                a = gpuprof_an_db_context_parent(db, a);
+                a = gpuprof__an_db_up(db, a, flags);
             while (a != UINT32_MAX && a != 0 && pr.of[a] == UINT32_MAX);
         }
     }
@@ -622,7 +635,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
             if (!ctx_names)
                 st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
             for (uint32_t c = 0; ctx_names && c < n; c++)
-                ctx_names[c] = (char *)gpuprof_an_db_context_name(db, c);
+                ctx_names[c] = (char *)gpuprof__an_db_label(db, c, flags);
             pr.name = ctx_names;
         }
         int ex = !!(flags & GPUPROF_AN_VIEW_SORT_EXCLUSIVE);
@@ -638,6 +651,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_view(
     }
     rows_free(&r);
     procs_free(&pr);
+    free(rowof);
     if (st == GPUPROF_OK && ferror(out))
         st = gpuprof__an_fail(GPUPROF_E_IO, "write error");
     return st;
@@ -674,7 +688,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
     uint32_t flags)
 {
     uint32_t mi, me;
-    if (!out || flags)
+    if (!out || (flags & ~GPUPROF_AN_RUNTIME_FRAMES))
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     gpuprof_status st = metric_pair(db, metric, &mi, &me);
     if (st != GPUPROF_OK)
@@ -701,7 +715,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_profiles(
              ce = gpuprof__an_db_mean_of(db, me), sm = noinc ? me : mi;
     fprintf(out, "context %u: ", context);
     if (context)
-        folded_path(db, context, out, path);
+        folded_path(db, context, flags, out, path);
     else
         fputs("<program root>", out);
     fprintf(out, "\n%s per profile (inclusive, exclusive)%s:\n", metric,
@@ -746,10 +760,10 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_topdown(
     const gpuprof_an_db *db, FILE *out, const char *metric, double min_share,
     uint32_t flags)
 {
-    if (flags)
+    if (flags & ~GPUPROF_AN_RUNTIME_FRAMES)
         return gpuprof__an_fail(GPUPROF_E_INVALID, "bad argument");
     return gpuprof_an_db_print_view(db, out, GPUPROF_AN_VIEW_TOPDOWN, &metric,
-                                    1, min_share, 0, 0);
+                                    1, min_share, 0, flags);
 }
 
 /* ---- the trace database: what each stream holds ------------------------- */
@@ -826,7 +840,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
     uint32_t nc = gpuprof_an_db_context_count(db);
     static const char *const kind[] = {
         "regions",   "GPU API calls", "device work", "dependency notes",
-        "MPI calls", [GPUPROF_AN_TRACE_SAMPLES] = "CPU samples"};
+        "MPI calls", "host synchronization", "CPU samples"};
     fprintf(out, "trace database: %u streams\n", ns);
     uint64_t *per = calloc((size_t)nc + 1, sizeof(*per));
     gpuprof_an_trace_record *rec = malloc(4096 * sizeof(*rec));
@@ -841,14 +855,15 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
         gpuprof_an_trace_stream s;
         gpuprof_an_db_trace_stream(db, i, &s);
         uint64_t busy = 0, first = 0, last = 0;
-        if (s.kind == GPUPROF_AN_TRACE_DEPS || s.kind == GPUPROF_AN_TRACE_MPI) {
-            /* notes, MPI calls: records of other layouts */
+        if (s.kind == GPUPROF_AN_TRACE_DEPS || s.kind == GPUPROF_AN_TRACE_MPI ||
+            s.kind == GPUPROF_AN_TRACE_HOST) {
+            /* notes, MPI calls, host records: records of other layouts */
             fprintf(out, "stream %u: process %u, thread %u \"%s\", %s: "
                     "%" PRIu64 " records\n", i, s.process, s.profile,
                     gpuprof_an_db_profile_thread_name(db, s.profile),
                     kind[s.kind],
-                    s.kind == GPUPROF_AN_TRACE_MPI ? s.records / 2
-                                                   : s.records);
+                    s.kind == GPUPROF_AN_TRACE_DEPS ? s.records
+                                                    : s.records / 2);
             continue;
         }
         memset(per, 0, ((size_t)nc + 1) * sizeof(*per));

@@ -1,6 +1,6 @@
 /*
  * an_dump.c - the text form of one profile (`gpuprof dump`): identity,
- * non-zero counters, then every thread's tree, indented two spaces per
+ * non-zero counters, the devices described, then every thread's tree, indented two spaces per
  * level, children in the order they were created, with each node's
  * non-zero metrics (times human-readable). Output is deterministic.
  */
@@ -26,6 +26,28 @@ static void print_value(FILE *out, const gpuprof__io_profile *p, uint32_t m,
     } else {
         fprintf(out, " %s=%" PRIu64, name, v);
     }
+}
+
+/* "device    cuda 0: name=... sm_count=132 ...", one line per device
+ * (format 1.3 profiles: section DEVICES), in the order described. */
+static void print_devices(const gpuprof__io_profile *p, FILE *out)
+{
+    for (uint32_t i = 0; i < p->devattr_count; i++) {
+        const gpuprof__io_device_attr *a = &p->devattrs[i];
+        bool next = i == 0 || a->api != p->devattrs[i - 1].api ||
+                    a->device != p->devattrs[i - 1].device;
+        if (next)
+            fprintf(out, "%sdevice     %s %" PRIu32 ":", i ? "\n" : "",
+                    gpuprof__io_str(p, a->api), a->device);
+        if (a->type == GPUPROF_IO_ATTR_STR)
+            fprintf(out, " %s=\"%s\"", gpuprof__io_str(p, a->key),
+                    gpuprof__io_str(p, (uint32_t)a->value));
+        else
+            fprintf(out, " %s=%" PRIu64, gpuprof__io_str(p, a->key),
+                    a->value);
+    }
+    if (p->devattr_count)
+        fputc('\n', out);
 }
 
 static void print_header(const gpuprof_an_profile *ap, FILE *out)
@@ -58,6 +80,7 @@ static void print_header(const gpuprof_an_profile *ap, FILE *out)
             any = 1;
         }
     fprintf(out, "%s\n", any ? "" : " (all zero)");
+    print_devices(p, out);
 }
 
 static void print_node(const gpuprof_an_profile *ap, FILE *out, uint32_t t,

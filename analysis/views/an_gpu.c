@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "../base/an_internal.h"
+#include "../db/an_runtime.h"
 
 /* The metrics read, in this order (a profile may lack some). */
 static const char *const metric_names[] = {
@@ -73,6 +74,7 @@ typedef struct gnode {
     char *key;  /* merge key (unique among siblings) */
     char *name; /* what is printed */
     uint32_t parent, depth;
+    uint8_t what; /* a frame's gpuprof__an_rt_what (an_runtime.h) */
     uint64_t v[NM]; /* exclusive values */
     uint64_t *xv;   /* registered metrics' values (XMAX), NULL: none */
 } gnode;
@@ -84,6 +86,9 @@ typedef struct gtree {
     gpuprof__an_symtab *syms;
     xmetric x[XMAX];
     uint32_t nx;
+    uint8_t *rt;  /* per node: GPUPROF__AN_RT_* (the runtime's frames) */
+    uint32_t *up; /* per node: the nearest ancestor shown (UINT32_MAX: top) */
+    uint32_t flags; /* GPUPROF_AN_RUNTIME_FRAMES: nothing hidden */
 } gtree;
 
 static int regrow(gtree *g)
@@ -107,7 +112,7 @@ static int regrow(gtree *g)
 /* The merged child `key` of `parent` (UINT32_MAX: top), created with
  * `name` if new; UINT32_MAX when out of memory. */
 static uint32_t child(gtree *g, uint32_t parent, const char *key,
-                      const char *name)
+                      const char *name, uint8_t what)
 {
     if ((g->count + 1) * 2 > g->mask + 1 && regrow(g))
         return UINT32_MAX;
@@ -132,6 +137,7 @@ static uint32_t child(gtree *g, uint32_t parent, const char *key,
     m->key = strdup(key);
     m->name = strdup(name);
     m->parent = parent;
+    m->what = what;
     m->depth = parent == UINT32_MAX ? 0 : g->n[parent].depth + 1;
     if (!m->key || !m->name) {
         free(m->key);
@@ -148,11 +154,13 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* Key and display name of a node that is not a root. */
+/* Key and display name of a node that is not a root, and what a frame is
+ * (an_runtime.h: the runtime's frames are recognized as in a database). */
 static void describe(gtree *g, const gpuprof__io_profile *p,
                      const gpuprof__io_node *n, char *key, size_t ks,
-                     char *name, size_t ns)
+                     char *name, size_t ns, uint8_t *what)
 {
+    *what = GPUPROF__AN_RT_NO;
     switch (n->kind) {
     case GPUPROF_IO_NODE_REGION:
         snprintf(key, ks, "r:%s", gpuprof__io_str(p, n->key_a));
@@ -163,9 +171,11 @@ static void describe(gtree *g, const gpuprof__io_profile *p,
         uint64_t d = 0;
         if (gpuprof__an_pyframe(path, n->key_b, name, ns)) {
             snprintf(key, ks, "f:%s+%" PRIx64, path, n->key_b);
+            *what = GPUPROF__AN_RT_PYTHON;
             break;
         }
         const char *fn = gpuprof__an_symbolize(&g->syms, path, n->key_b, &d);
+        *what = (uint8_t)gpuprof__an_rt_classify(path, fn);
         char *readable = gpuprof__an_demangle(fn); /* C++: as the database */
         snprintf(key, ks, "f:%s+%" PRIx64, path, n->key_b);
         if (fn)
@@ -296,8 +306,10 @@ static int add_profile(gtree *g, const gpuprof__io_profile *p)
                 map[i] = UINT32_MAX; /* the thread's root: the top */
                 continue;
             }
-            describe(g, p, n, key, sizeof(key), name, sizeof(name));
-            uint32_t x = child(g, map[th->first_node + n->parent], key, name);
+            uint8_t what;
+            describe(g, p, n, key, sizeof(key), name, sizeof(name), &what);
+            uint32_t x =
+                child(g, map[th->first_node + n->parent], key, name, what);
             if (x == UINT32_MAX || add_registered(g, p, i, slot, x)) {
                 free(map);
                 free(slot);
@@ -343,66 +355,228 @@ static bool shown(const uint64_t *v)
 /* Optional columns: API time, CPU_IDLE, CPU_IDLE_CAUSE, GPU_IDLE_CAUSE. */
 static const int opt_cols[4] = {M_API, M_IDLE, M_IDLE_CAUSE, M_GPU_IDLE};
 static const char *const opt_head[4] = {"API time", "CPU_IDLE",
-                                        "IDLE_CAUSE", "GPU_IDLE_C"};
+                                        "CPU_IDLE_CAUSE", "GPU_IDLE_CAUSE"};
 
-/* Prints node i's subtree (or the top when i is UINT32_MAX). */
-static int print_tree(const gtree *g, const uint64_t *incl, uint32_t i,
-                      uint64_t total, const bool *cols, FILE *out)
+/* Lines are at most LINE_WIDTH bytes: a name longer than its room keeps
+ * its head and its " (module)" (gpuprof__an_fit), and beyond INDENT_MAX
+ * the indentation stops growing and the row says how much deeper it is. */
+enum { LINE_WIDTH = 200, INDENT_MAX = 40 };
+
+/* The runtime's frames (an_runtime.h): which nodes are hidden and each
+ * node's nearest shown ancestor, into g->rt and g->up. */
+static int mark_runtime(gtree *g)
 {
+    gpuprof__an_rt_node *n = malloc((g->count ? g->count : 1) * sizeof(*n));
+    g->rt = malloc(g->count ? g->count : 1);
+    g->up = malloc((g->count ? g->count : 1) * sizeof(*g->up));
+    if (!n || !g->rt || !g->up) {
+        free(n);
+        return -1;
+    }
+    for (uint32_t j = 0; j < g->count; j++) {
+        const gnode *m = &g->n[j];
+        bool own = false;
+        for (int k = 0; k < NM; k++)
+            own |= m->v[k] != 0;
+        for (uint32_t k = 0; m->xv && k < g->nx; k++)
+            own |= m->xv[k] != 0;
+        n[j] = (gpuprof__an_rt_node){
+            m->parent,
+            !strncmp(m->key, "f:", 2) ? GPUPROF__AN_RT_FRAME
+                                      : GPUPROF__AN_RT_OTHER,
+            m->what, own};
+    }
+    int rc = gpuprof__an_rt_mark(n, g->count, g->rt);
+    if (g->flags & GPUPROF_AN_RUNTIME_FRAMES)
+        memset(g->rt, 0, g->count);
+    for (uint32_t j = 0; !rc && j < g->count; j++)
+        g->up[j] = gpuprof__an_rt_up(n, g->rt, j);
+    free(n);
+    return rc;
+}
+
+static const char *node_name(const gtree *g, uint32_t j)
+{
+    return g->rt[j] & GPUPROF__AN_RT_THREAD_ROOT ? "<thread root>"
+                                                 : g->n[j].name;
+}
+
+/* The tree as printed: children of each shown node (UINT32_MAX: the top
+ * is at index count), the run's whole per column, the threshold. */
+typedef struct gview {
+    const gtree *g;
+    const uint64_t *incl;
+    uint32_t *first, *next; /* shown children, linked */
+    uint64_t whole[NM];
+    double min_share;
+    bool cols[4];
+    uint32_t left_out; /* rows under the threshold (with what is beneath) */
+    FILE *out;
+} gview;
+
+/* Whether a row with inclusive values v is printed: something measured
+ * beneath it, and at least min_share of the whole in some column. */
+static bool row_kept(const gview *w, const uint64_t *v)
+{
+    if (!shown(v))
+        return false;
+    if (w->min_share <= 0)
+        return true;
+    static const int base_cols[3] = {M_COUNT, M_TIME, M_BYTES};
+    for (int c = 0; c < 7; c++) {
+        int k = c < 3 ? base_cols[c] : opt_cols[c - 3];
+        if ((c < 3 || w->cols[c - 3]) && w->whole[k] &&
+            (double)v[k] >= w->min_share * (double)w->whole[k])
+            return true;
+    }
+    return false;
+}
+
+/* Rows beneath j that are shown(), j included: what a cut leaves out. */
+static uint32_t rows_under(const gview *w, uint32_t j)
+{
+    uint32_t n = shown(&w->incl[NM * j]) ? 1 : 0;
+    for (uint32_t k = w->first[j]; k != UINT32_MAX; k = w->next[k])
+        n += rows_under(w, k);
+    return n;
+}
+
+static int print_row(gview *w, uint32_t j, uint32_t depth)
+{
+    const uint64_t *v = &w->incl[NM * j];
+    char count[24] = "", t[32] = "", bytes[32] = "", extra[80] = "",
+         name[LINE_WIDTH + 1], deeper[24] = "";
+    if (v[M_COUNT]) /* zeros blank: what a row holds stands out */
+        snprintf(count, sizeof(count), "%" PRIu64, v[M_COUNT]);
+    if (v[M_TIME])
+        gpuprof__an_fmt_ns(t, sizeof(t), v[M_TIME]);
+    if (v[M_BYTES])
+        snprintf(bytes, sizeof(bytes), "%" PRIu64, v[M_BYTES]);
+    size_t at = 0;
+    for (int c = 0; c < 4; c++) {
+        if (!w->cols[c])
+            continue;
+        char x[32] = "";
+        if (v[opt_cols[c]])
+            gpuprof__an_fmt_ns(x, sizeof(x), v[opt_cols[c]]);
+        at += (size_t)snprintf(extra + at, sizeof(extra) - at, " %14s", x);
+    }
+    int indent = (int)(2 * depth);
+    if (indent > INDENT_MAX) {
+        snprintf(deeper, sizeof(deeper), "(+%d) ", (indent - INDENT_MAX) / 2);
+        indent = INDENT_MAX;
+    }
+    size_t room = LINE_WIDTH - 46 - at - (size_t)indent - strlen(deeper);
+    gpuprof__an_fit(node_name(w->g, j), room, name, sizeof(name));
+    return fprintf(w->out, "%10s %12s %12s %6.1f%%%s  %*s%s%s\n",
+                   count, t, bytes,
+                   w->whole[M_TIME] ? 100.0 * (double)v[M_TIME] /
+                                          (double)w->whole[M_TIME]
+                                    : 0.0,
+                   extra, indent, "", deeper, name) < 0
+               ? -1
+               : 0;
+}
+
+/* Prints the shown children of node i (the top when i is count). */
+static int print_tree(gview *w, uint32_t i, uint32_t depth)
+{
+    const gtree *g = w->g;
     uint32_t nk = 0;
-    for (uint32_t j = 0; j < g->count; j++)
-        if (g->n[j].parent == i && shown(&incl[NM * j]))
-            nk++;
+    for (uint32_t j = w->first[i]; j != UINT32_MAX; j = w->next[j])
+        nk++;
     if (!nk)
         return 0;
     kid *k = malloc(nk * sizeof(*k));
     if (!k)
         return -1;
     nk = 0;
-    for (uint32_t j = 0; j < g->count; j++)
-        if (g->n[j].parent == i && shown(&incl[NM * j]))
-            k[nk++] = (kid){incl[NM * j + M_TIME], incl[NM * j + M_API],
-                            incl[NM * j + M_COUNT], g->n[j].name, j};
+    for (uint32_t j = w->first[i]; j != UINT32_MAX; j = w->next[j]) {
+        const uint64_t *v = &w->incl[NM * j];
+        if (!row_kept(w, v)) {
+            w->left_out += rows_under(w, j);
+            continue;
+        }
+        k[nk++] = (kid){v[M_TIME], v[M_API], v[M_COUNT], node_name(g, j), j};
+    }
     qsort(k, nk, sizeof(*k), cmp_kid);
     int rc = 0;
-    for (uint32_t a = 0; a < nk && !rc; a++) {
-        uint32_t j = k[a].index;
-        const uint64_t *v = &incl[NM * j];
-        char t[32], bytes[32] = "", extra[80] = "";
-        gpuprof__an_fmt_ns(t, sizeof(t), v[M_TIME]);
-        if (v[M_BYTES])
-            snprintf(bytes, sizeof(bytes), "%" PRIu64, v[M_BYTES]);
-        size_t at = 0;
-        for (int c = 0; c < 4; c++) {
-            if (!cols[c])
-                continue;
-            char x[32] = "";
-            if (v[opt_cols[c]])
-                gpuprof__an_fmt_ns(x, sizeof(x), v[opt_cols[c]]);
-            at += (size_t)snprintf(extra + at, sizeof(extra) - at, " %11s", x);
-        }
-        if (fprintf(out, "%10" PRIu64 " %12s %12s %6.1f%%%s  %*s%s\n",
-                    v[M_COUNT], t, bytes,
-                    total ? 100.0 * (double)v[M_TIME] / (double)total : 0.0,
-                    extra, (int)(2 * g->n[j].depth), "", g->n[j].name) < 0)
-            rc = -1;
-        else
-            rc = print_tree(g, incl, j, total, cols, out);
-    }
+    for (uint32_t a = 0; a < nk && !rc; a++)
+        if (!(rc = print_row(w, k[a].index, depth)))
+            rc = print_tree(w, k[a].index, depth + 1);
     free(k);
     return rc;
 }
 
-/* "innermost <- ... <- outermost", at most `levels` names. */
+/* The tree of GPU operations with its header and, when rows were left
+ * out, a line saying how many and how to see them. */
+static int print_gpu_tree(const gtree *g, const uint64_t *incl,
+                          double min_share, const bool *cols, uint64_t ops,
+                          FILE *out)
+{
+    gview w = {.g = g, .incl = incl, .min_share = min_share, .out = out};
+    memcpy(w.cols, cols, sizeof(w.cols));
+    w.first = malloc(((size_t)g->count + 1) * sizeof(*w.first));
+    w.next = malloc(((size_t)g->count + 1) * sizeof(*w.next));
+    if (!w.first || !w.next) {
+        free(w.first);
+        free(w.next);
+        return -1;
+    }
+    for (uint32_t j = 0; j <= g->count; j++)
+        w.first[j] = w.next[j] = UINT32_MAX;
+    for (uint32_t j = g->count; j-- > 0;) {
+        if (g->rt[j] & GPUPROF__AN_RT_HIDDEN)
+            continue;
+        uint32_t p = g->up[j] == UINT32_MAX ? g->count : g->up[j];
+        w.next[j] = w.first[p];
+        w.first[p] = j;
+        if (p == g->count)
+            for (int k = 0; k < NM; k++)
+                w.whole[k] += incl[NM * j + k];
+    }
+    char t[32], head[80] = "";
+    size_t at = 0;
+    for (int c = 0; c < 4; c++)
+        if (cols[c])
+            at += (size_t)snprintf(head + at, sizeof(head) - at, " %14s",
+                                   opt_head[c]);
+    gpuprof__an_fmt_ns(t, sizeof(t), w.whole[M_TIME]);
+    int rc = fprintf(out,
+                     "\nGPU operations by calling context: %" PRIu64
+                     " operations, %s of device time\n\n%10s %12s %12s "
+                     "%7s%s  %s\n",
+                     ops, t, "Count", "GPU time", "Bytes", "Time%", head,
+                     "Context") < 0
+                 ? -1
+                 : print_tree(&w, g->count, 0);
+    if (!rc && w.left_out &&
+        fprintf(out, "(%" PRIu32 " context%s under %g%% of the run in every "
+                "column left out: --threshold 0 shows them)\n",
+                w.left_out, w.left_out == 1 ? "" : "s",
+                100 * min_share) < 0)
+        rc = -1;
+    free(w.first);
+    free(w.next);
+    return rc;
+}
+
+/* "innermost <- ... <- outermost", at most `levels` names, the runtime's
+ * frames left out as in the tree. */
 static void context_text(const gtree *g, uint32_t j, int levels, char *buf,
                          size_t size)
 {
     size_t at = 0;
     buf[0] = '\0';
+    if (g->rt[j] & GPUPROF__AN_RT_HIDDEN)
+        j = g->up[j];
     for (int l = 0; j != UINT32_MAX && l < levels && at < size;
-         l++, j = g->n[j].parent)
+         l++, j = g->up[j]) {
+        char name[48]; /* four of them and the values fit LINE_WIDTH */
+        gpuprof__an_fit(node_name(g, j), 40, name, sizeof(name));
         at += (size_t)snprintf(buf + at, size - at, "%s%s", l ? " <- " : "",
-                               g->n[j].name);
+                               name);
+    }
     if (j != UINT32_MAX && at < size)
         snprintf(buf + at, size - at, " <- ...");
 }
@@ -499,6 +673,32 @@ static int print_top_of(const gtree *g, int k, int n, bool ns,
     return rc;
 }
 
+/* `text` from column `col` on, in lines of at most 100 bytes broken at
+ * spaces, the lines after the first indented by 6. */
+static int print_wrapped(const char *text, size_t col, FILE *out)
+{
+    bool first = true;
+    while (*text) {
+        size_t w = strcspn(text, " ");
+        if (!first && col + 1 + w > 100) {
+            if (fputs("\n      ", out) < 0)
+                return -1;
+            col = 6;
+        } else if (!first) {
+            if (fputc(' ', out) == EOF)
+                return -1;
+            col++;
+        }
+        if (fwrite(text, 1, w, out) != w)
+            return -1;
+        col += w;
+        first = false;
+        text += w;
+        text += strspn(text, " ");
+    }
+    return fputc('\n', out) == EOF ? -1 : 0;
+}
+
 /* Blame shifting and detectors, from the exclusive values. */
 static int print_findings(const gtree *g, FILE *out)
 {
@@ -543,9 +743,9 @@ static int print_findings(const gtree *g, FILE *out)
     for (int d = 0; d < NDET && !rc; d++) {
         if (!sum[M_DET0 + d])
             continue;
-        if (fprintf(out, "  [%s] %s (%" PRIu64 "x)\n",
-                    metric_names[M_DET0 + d] + 7, det_text[d],
-                    sum[M_DET0 + d]) < 0)
+        int at = fprintf(out, "  [%s] (%" PRIu64 "x) ",
+                         metric_names[M_DET0 + d] + 7, sum[M_DET0 + d]);
+        if (at < 0 || print_wrapped(det_text[d], (size_t)at, out))
             rc = -1;
         else
             rc = print_top(g, M_DET0 + d, 3, false, false, out);
@@ -596,7 +796,41 @@ static int print_registered(const gtree *g, FILE *out)
 GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
                                                    uint32_t flags)
 {
-    if (!dir || !out || flags)
+    if (flags)
+        return gpuprof__an_fail(GPUPROF_E_INVALID,
+                                "gpuprof_an_gpu_print: bad argument");
+    return gpuprof_an_gpu_print_ex(dir, out, GPUPROF_AN_REPORT_THRESHOLD, 0);
+}
+
+/* The inclusive values (children follow parents), the optional columns
+ * with data, and the totals of the top. */
+static void roll_up(const gtree *g, uint64_t *incl, bool *cols,
+                    uint64_t *total, uint64_t *ops)
+{
+    *total = *ops = 0;
+    for (uint32_t j = 0; j < g->count; j++) {
+        memcpy(&incl[NM * j], g->n[j].v, sizeof(g->n[j].v));
+        for (int c = 0; c < 4; c++)
+            cols[c] |= g->n[j].v[opt_cols[c]] != 0;
+    }
+    for (uint32_t j = g->count; j-- > 0;) {
+        if (g->n[j].parent != UINT32_MAX)
+            for (int k = 0; k < NM; k++)
+                incl[NM * g->n[j].parent + k] += incl[NM * j + k];
+        else {
+            *total += incl[NM * j + M_TIME];
+            *ops += incl[NM * j + M_COUNT];
+        }
+    }
+}
+
+GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print_ex(const char *dir,
+                                                      FILE *out,
+                                                      double min_share,
+                                                      uint32_t flags)
+{
+    if (!dir || !out || (flags & ~GPUPROF_AN_RUNTIME_FRAMES) ||
+        !(min_share >= 0 && min_share <= 1))
         return gpuprof__an_fail(GPUPROF_E_INVALID,
                                 "gpuprof_an_gpu_print: bad argument");
     uint32_t nfiles = 0;
@@ -606,6 +840,7 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
         return st;
     gtree g;
     memset(&g, 0, sizeof(g));
+    g.flags = flags;
     for (uint32_t f = 0; f < nfiles && st == GPUPROF_OK; f++) {
         gpuprof__io_profile *p = NULL;
         if ((st = gpuprof__an_load(files[f], &p)) != GPUPROF_OK)
@@ -617,47 +852,22 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
     }
     uint64_t *incl = NULL;
     if (st == GPUPROF_OK &&
-        !(incl = calloc((size_t)(g.count ? g.count : 1) * NM, sizeof(*incl))))
+        (!(incl = calloc((size_t)(g.count ? g.count : 1) * NM,
+                         sizeof(*incl))) ||
+         mark_runtime(&g)))
         st = gpuprof__an_fail(GPUPROF_E_NOMEM, "%s: out of memory", dir);
     if (st == GPUPROF_OK) {
-        uint64_t total = 0, ops = 0;
+        uint64_t total, ops;
         bool cols[4] = {false, false, false, false};
-        for (uint32_t j = 0; j < g.count; j++) {
-            memcpy(&incl[NM * j], g.n[j].v, sizeof(g.n[j].v));
-            for (int c = 0; c < 4; c++)
-                cols[c] |= g.n[j].v[opt_cols[c]] != 0;
-        }
-        for (uint32_t j = g.count; j-- > 0;) { /* children follow parents */
-            if (g.n[j].parent != UINT32_MAX)
-                for (int k = 0; k < NM; k++)
-                    incl[NM * g.n[j].parent + k] += incl[NM * j + k];
-            else {
-                total += incl[NM * j + M_TIME];
-                ops += incl[NM * j + M_COUNT];
-            }
-        }
+        roll_up(&g, incl, cols, &total, &ops);
         bool xany = false;
         for (uint32_t j = 0; j < g.count && !xany; j++)
             xany = g.n[j].xv != NULL;
-        if (ops || total || xany) {
-            char t[32], head[80] = "";
-            size_t at = 0;
-            for (int c = 0; c < 4; c++)
-                if (cols[c])
-                    at += (size_t)snprintf(head + at, sizeof(head) - at,
-                                           " %11s", opt_head[c]);
-            gpuprof__an_fmt_ns(t, sizeof(t), total);
-            if (fprintf(out,
-                        "\nGPU operations by calling context: %" PRIu64
-                        " operations, %s of device time\n\n%10s %12s %12s "
-                        "%7s%s  %s\n",
-                        ops, t, "Count", "GPU time", "Bytes", "Time%", head,
-                        "Context") < 0 ||
-                print_tree(&g, incl, UINT32_MAX, total, cols, out) ||
-                print_findings(&g, out) || print_registered(&g, out) ||
-                fflush(out) != 0)
-                st = gpuprof__an_fail(GPUPROF_E_IO, "cannot write the report");
-        }
+        if ((ops || total || xany) &&
+            (print_gpu_tree(&g, incl, min_share, cols, ops, out) ||
+             print_findings(&g, out) || print_registered(&g, out) ||
+             fflush(out) != 0))
+            st = gpuprof__an_fail(GPUPROF_E_IO, "cannot write the report");
     }
     free(incl);
     for (uint32_t j = 0; j < g.count; j++) {
@@ -671,6 +881,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_gpu_print(const char *dir, FILE *out,
     }
     free(g.n);
     free(g.slots);
+    free(g.rt);
+    free(g.up);
     gpuprof__an_symtab_free(g.syms);
     for (uint32_t f = 0; f < nfiles; f++)
         free(files[f]);

@@ -266,7 +266,13 @@ char **gpuprof__an_list_dir(const char *dir, uint32_t *n, gpuprof_status *st)
         v[c++] = path;
     }
     closedir(d);
-    if (*st == GPUPROF_OK && c == 0)
+    if (*st == GPUPROF_OK && c == 0 &&
+        gpuprof__an_dir_kind(dir) == GPUPROF__AN_DIR_DATABASE)
+        *st = gpuprof__an_fail(GPUPROF_E_NOTFOUND,
+                               "%s is an analysis database, not a measurement "
+                               "directory (of *%s files)", dir,
+                               GPUPROF_IO_SUFFIX);
+    else if (*st == GPUPROF_OK && c == 0)
         *st = gpuprof__an_fail(GPUPROF_E_NOTFOUND,
                                "%s: no profiles (*%s) in this directory", dir,
                                GPUPROF_IO_SUFFIX);

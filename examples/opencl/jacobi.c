@@ -5,17 +5,31 @@
  * Each thread owns a plate: it sets up its device (its own context and
  * in-order queue, the program built from source), uploads the plate, runs
  * Jacobi sweeps, checks convergence every few sweeps with a reduction kernel
- * whose partial sums it reads back, then smooths the boundary on the host
- * and sends the plate back for a second round. After both threads are done,
- * the main thread analyses the plates on the CPU while the device sits idle.
+ * whose partial sums it reads back. The two plates touch along an edge, and
+ * a heater under them alternates: each round, the plate it heats needs all
+ * the sweeps to settle and the other a quarter of them; between rounds each
+ * thread reads its plate back, the two trade their shared edge at a barrier,
+ * and each sends its plate back. After both threads are done, the main
+ * thread analyses the plates on the CPU while the device sits idle.
  *
  * The program is written the way many real ones are, on purpose: a context
  * per thread (kernels compiled twice), in-order queues, a plate read back
- * and uploaded again, a JIT build for a single device. `make demo` runs it
- * and `gpuprof report` names each of these, with the time they cost.
+ * and uploaded again, a JIT build for a single device, and a load that
+ * moves between the threads from round to round (each thread is busy as
+ * long as the other over the run; who holds the run up changes at each
+ * barrier). `make demo` runs it and `gpuprof report` names each of these,
+ * with the time they cost; with a trace (GPUPROF_TRACE=1), `gpuprof report
+ * --critical-path` follows the heated plate from round to round through
+ * the barrier, and `gpuprof project --speedup kernel:jacobi=2` what a
+ * kernel twice as fast would give.
  *
  *   build:  cc -O2 jacobi.c -lgpuprof -lOpenCL -lpthread -lm
- *   run:    ./jacobi [size] [sweeps]       (defaults: 256 600)
+ *   run:    ./jacobi [size] [sweeps] [work]   (defaults: 256 600 1)
+ *
+ * `work` is the relaxation steps each point takes per sweep: a knob that
+ * scales the jacobi kernel's arithmetic and nothing else (the same
+ * launches, copies and host work), for experiments such as checking a
+ * projection of the kernel made faster against a run with less work.
  *
  * JACOBI_UNMEASURED=1 skips gpuprof_init: the baseline `make bench` times
  * the measured program against.
@@ -32,15 +46,19 @@
 
 static const char *program_source =
     "__kernel void jacobi(__global const float *in, __global float *out,\n"
-    "                     int n)\n"
+    "                     int n, int work, float damp)\n"
     "{\n"
     "    int x = get_global_id(0), y = get_global_id(1);\n"
     "    if (x == 0 || y == 0 || x == n - 1 || y == n - 1) {\n"
     "        out[y * n + x] = in[y * n + x];\n"
     "        return;\n"
     "    }\n"
-    "    out[y * n + x] = 0.25f * (in[y * n + x - 1] + in[y * n + x + 1] +\n"
-    "                              in[(y - 1) * n + x] + in[(y + 1) * n + x]);\n"
+    "    float avg = 0.25f * (in[y * n + x - 1] + in[y * n + x + 1] +\n"
+    "                         in[(y - 1) * n + x] + in[(y + 1) * n + x]);\n"
+    "    float v = in[y * n + x];\n"
+    "    for (int k = 0; k < work; k++) /* damp 0: v = avg at once */\n"
+    "        v = avg + (v - avg) * damp;\n"
+    "    out[y * n + x] = v;\n"
     "}\n"
     "__kernel void residual(__global const float *a, __global const float *b,\n"
     "                       __global float *partial, __local float *scratch)\n"
@@ -62,7 +80,7 @@ static const char *program_source =
 #define CHECK_EVERY 50
 
 typedef struct plate {
-    int id, n, sweeps;
+    int id, n, sweeps, work;
     cl_platform_id platform;
     cl_device_id device;
     cl_context ctx;
@@ -72,7 +90,7 @@ typedef struct plate {
     cl_mem a, b, partial;
     float *host, *sums;
     double residual_norm;
-    int ok;
+    int ready, ok; /* its device set up; its plate solved */
 } plate;
 
 static int cl_ok(cl_int rc, const char *what, int id)
@@ -122,9 +140,12 @@ static int setup_device(plate *p)
 static void sweep(plate *p, cl_mem in, cl_mem out)
 {
     size_t g[2] = {(size_t)p->n, (size_t)p->n}, l[2] = {16, 16};
+    float damp = 0.0f; /* a kernel argument: no compiler folds the steps */
     clSetKernelArg(p->jacobi, 0, sizeof(cl_mem), &in);
     clSetKernelArg(p->jacobi, 1, sizeof(cl_mem), &out);
     clSetKernelArg(p->jacobi, 2, sizeof(int), &p->n);
+    clSetKernelArg(p->jacobi, 3, sizeof(int), &p->work);
+    clSetKernelArg(p->jacobi, 4, sizeof(float), &damp);
     clEnqueueNDRangeKernel(p->q, p->jacobi, 2, NULL, g, l, 0, NULL, NULL);
 }
 
@@ -159,12 +180,38 @@ static void relax(plate *p, int sweeps)
     gpuprof_region_end("relax");
 }
 
-/* Insulate the bottom edge on the host: copy the row above it. */
-static void smooth_boundary(plate *p)
+/* The plates touch: plate 0's bottom edge is plate 1's top edge. Between
+ * rounds each thread leaves its side of it here (round r in edge[r % 2]:
+ * a thread that runs ahead into the next exchange writes the other half),
+ * meets the other at the barrier, and takes the average of both sides. */
+#define ROUNDS 2
+static pthread_barrier_t exchange;
+static float *edge[2][2]; /* [round % 2][plate]: n values */
+
+/* One round of plate p: relax, then (but after the last) trade the edge.
+ * A plate without a device still trades, so the other is not left at the
+ * barrier. */
+static void solve_round(plate *p, int round, size_t bytes)
 {
-    int n = p->n;
+    /* The heater under plate (round % 2): it needs every sweep to settle. */
+    if (p->ready)
+        relax(p, round % 2 == p->id ? p->sweeps : p->sweeps / 4);
+    if (round + 1 == ROUNDS)
+        return;
+    gpuprof_region_begin("restart");
+    if (p->ready)
+        clEnqueueReadBuffer(p->q, p->a, CL_TRUE, 0, bytes, p->host, 0, NULL,
+                            NULL);
+    int n = p->n, mine = p->id ? 0 : n - 1; /* the row on the shared edge */
+    float *side = edge[round % 2][p->id], *other = edge[round % 2][!p->id];
+    memcpy(side, p->host + (size_t)mine * n, (size_t)n * sizeof(float));
+    pthread_barrier_wait(&exchange);
     for (int x = 1; x < n - 1; x++)
-        p->host[(n - 1) * n + x] = p->host[(n - 2) * n + x];
+        p->host[(size_t)mine * n + x] = 0.5f * (side[x] + other[x]);
+    if (p->ready)
+        clEnqueueWriteBuffer(p->q, p->a, CL_FALSE, 0, bytes, p->host, 0,
+                             NULL, NULL);
+    gpuprof_region_end("restart");
 }
 
 static void *solve(void *arg)
@@ -175,23 +222,17 @@ static void *solve(void *arg)
     gpuprof_thread_set_name(name);
     gpuprof_region_begin("solve");
     size_t bytes = (size_t)p->n * p->n * sizeof(float);
-    if (!setup_device(p))
-        goto out;
+    p->ready = setup_device(p);
     initial_plate(p->host, p->n, 100.0f + 50.0f * p->id);
-    clEnqueueWriteBuffer(p->q, p->a, CL_FALSE, 0, bytes, p->host, 0, NULL,
-                         NULL);
-    relax(p, p->sweeps);
-    /* Round two: fetch, fix the boundary on the host, send it back. */
-    gpuprof_region_begin("restart");
-    clEnqueueReadBuffer(p->q, p->a, CL_TRUE, 0, bytes, p->host, 0, NULL, NULL);
-    smooth_boundary(p);
-    clEnqueueWriteBuffer(p->q, p->a, CL_FALSE, 0, bytes, p->host, 0, NULL,
-                         NULL);
-    gpuprof_region_end("restart");
-    relax(p, p->sweeps / 2);
-    clEnqueueReadBuffer(p->q, p->a, CL_TRUE, 0, bytes, p->host, 0, NULL, NULL);
-    p->ok = 1;
-out:
+    if (p->ready)
+        clEnqueueWriteBuffer(p->q, p->a, CL_FALSE, 0, bytes, p->host, 0, NULL,
+                             NULL);
+    for (int round = 0; round < ROUNDS; round++)
+        solve_round(p, round, bytes);
+    if (p->ready)
+        clEnqueueReadBuffer(p->q, p->a, CL_TRUE, 0, bytes, p->host, 0, NULL,
+                            NULL);
+    p->ok = p->ready;
     gpuprof_region_end("solve");
     return NULL;
 }
@@ -229,8 +270,10 @@ int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 256;
     int sweeps = argc > 2 ? atoi(argv[2]) : 600;
-    if (n < 64 || n % 64 || sweeps < 2) {
-        fprintf(stderr, "usage: jacobi [size: a multiple of 64] [sweeps >= 2]\n");
+    int work = argc > 3 ? atoi(argv[3]) : 1;
+    if (n < 64 || n % 64 || sweeps < 8 || work < 1) {
+        fprintf(stderr, "usage: jacobi [size: a multiple of 64] [sweeps >= 8] "
+                        "[work >= 1]\n");
         return 2;
     }
     const char *off = getenv("JACOBI_UNMEASURED");
@@ -259,16 +302,20 @@ int main(int argc, char **argv)
         p[i].id = i;
         p[i].n = n;
         p[i].sweeps = sweeps;
+        p[i].work = work;
         p[i].platform = platform;
         p[i].device = device;
         p[i].host = malloc((size_t)n * n * sizeof(float));
         p[i].sums = malloc((size_t)n * n / GROUP * sizeof(float));
-        if (!p[i].host || !p[i].sums) {
+        edge[0][i] = malloc((size_t)n * sizeof(float));
+        edge[1][i] = malloc((size_t)n * sizeof(float));
+        if (!p[i].host || !p[i].sums || !edge[0][i] || !edge[1][i]) {
             fprintf(stderr, "jacobi: out of memory\n");
             return 1;
         }
     }
     gpuprof_region_begin("simulate");
+    pthread_barrier_init(&exchange, NULL, 2);
     for (int i = 0; i < 2; i++)
         pthread_create(&t[i], NULL, solve, &p[i]);
     for (int i = 0; i < 2; i++)
@@ -280,11 +327,16 @@ int main(int argc, char **argv)
     gpuprof_region_end("postprocess");
 
     int ok = p[0].ok && p[1].ok;
-    printf("jacobi: %dx%d plates, %d+%d sweeps on %s: residual %.3g / %.3g, "
-           "%.0f hot cells\n", n, n, sweeps, sweeps / 2, dname,
-           p[0].residual_norm, p[1].residual_norm, hot);
-    for (int i = 0; i < 2; i++)
+    printf("jacobi: %dx%d plates, %d rounds of %d+%d sweeps (work %d) on %s: "
+           "residual %.3g / %.3g, %.0f hot cells\n", n, n, ROUNDS, sweeps,
+           sweeps / 4, work, dname, p[0].residual_norm, p[1].residual_norm,
+           hot);
+    pthread_barrier_destroy(&exchange);
+    for (int i = 0; i < 2; i++) {
         release(&p[i]);
+        free(edge[0][i]);
+        free(edge[1][i]);
+    }
     gpuprof_finalize();
     return ok ? 0 : 1;
 }

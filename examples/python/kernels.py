@@ -3,8 +3,11 @@
 
     gpuprof run -o out -- ./app          # or a program calling gpuprof_init
     gpuprof analyze -o out-db out
-    PYTHONPATH=python python3 examples/python/kernels.py out-db [--csv FILE]
+    PYTHONPATH=python /usr/bin/python3 examples/python/kernels.py out-db [--csv FILE]
 
+(an interpreter with pandas: Debian's /usr/bin/python3 with python3-pandas,
+or a venv made from it with --system-site-packages; another one gets an
+error saying so).
 Prints each kernel's launches and device time summed over every thread and
 process, its share of all device time, the mean per launch, and the source
 line or frame it was launched from most; with --csv writes the same table
@@ -15,9 +18,9 @@ form, so the rest is ordinary pandas.
 import argparse
 import sys
 
-import pandas as pd
-
 import gpuprof
+
+pd = gpuprof.need_pandas()  # pandas, or an error naming the fix
 
 
 def launch_site(ctx, parent, c):
@@ -49,7 +52,9 @@ def kernel_table(db):
     # Per kernel: sums, and the launch site with the most device time.
     top_site = (wide.sort_values("gpu.time", ascending=False)
                 .drop_duplicates("kernel").set_index("kernel")["site"])
-    table = wide.groupby("kernel")[["gpu.count", "gpu.time"]].sum()
+    # Launches and nanoseconds are whole numbers (values() gives floats).
+    table = wide.groupby("kernel")[["gpu.count", "gpu.time"]].sum().astype(
+        "int64")
     table["site"] = top_site
     total = table["gpu.time"].sum()
     table["share"] = table["gpu.time"] / total if total else 0.0

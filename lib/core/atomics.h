@@ -22,8 +22,15 @@
     atomic_store_explicit((p), (v), memory_order_release)
 #define gp_fetch_add_relaxed(p, v)                                              \
     atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+#define gp_fetch_add_release(p, v)                                              \
+    atomic_fetch_add_explicit((p), (v), memory_order_release)
 #define gp_exchange_acq_rel(p, v)                                               \
     atomic_exchange_explicit((p), (v), memory_order_acq_rel)
+/* On failure *expected gets the value found. */
+#define gp_cas_weak_release(p, expected, v)                                     \
+    atomic_compare_exchange_weak_explicit((p), (expected), (v),                 \
+                                          memory_order_release,                 \
+                                          memory_order_relaxed)
 
 /* A full fence: the store-then-load handshakes (thread exit against the
  * monitor, gpu.c) need a store and a later load ordered both ways. */

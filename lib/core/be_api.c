@@ -133,6 +133,11 @@ GPUPROF_API gpuprof_status gpuprof_be_mpi_event(const gpuprof_mpi_event *e)
     return GPUPROF_OK;
 }
 
+GPUPROF_API void gpuprof_be_own_thread(void)
+{
+    gpuprof__own_thread = true;
+}
+
 GPUPROF_API int gpuprof_be_tracing(void)
 {
     return gpuprof__trace_on();

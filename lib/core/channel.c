@@ -21,7 +21,9 @@ static gp_chan_seg *seg_new(uint64_t slots, size_t item_size)
     if (posix_memalign((void **)&s, GP_CACHELINE, sizeof(*s)))
         return NULL;
     memset(s, 0, sizeof(*s));
-    s->slots = malloc(slots * item_size);
+    /* Slots from a line boundary: items of whole lines stay whole. */
+    if (posix_memalign((void **)&s->slots, GP_CACHELINE, slots * item_size))
+        s->slots = NULL;
     if (!s->slots) {
         free(s);
         return NULL;

@@ -8,9 +8,12 @@
  * variable, its value, what it should be, what is used instead); so do the
  * backends' own variables (gpuprof__setting_ignored). The caller's struct is read
  * as min(its size, ours) bytes, so old programs keep working when fields
- * are appended (doc/ABI.md).
+ * are appended (doc/ABI.md). A program's own init that joins a launcher's
+ * measurement compares what it asked for with what runs
+ * (gpuprof__config_join).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,4 +276,53 @@ gpuprof_status gpuprof__config_load(gp_config *c, const gpuprof_options *in)
         return gpuprof__fail(GPUPROF_E_INVALID, GPUPROF_LOG_ERROR,
                              "clock %d out of range", c->clock);
     return GPUPROF_OK;
+}
+
+/* One setting of a joining init that differs from the running one. */
+static void cannot_apply(const char *var, const char *asked,
+                         const char *running)
+{
+    gpuprof__log(GPUPROF_LOG_WARN, "gpuprof_init: joined a running "
+                 "measurement: %s=%s cannot apply any more (in use: %s)", var,
+                 asked, running);
+}
+
+static void differ_int(const char *var, int64_t asked, int64_t running)
+{
+    char a[32], r[32];
+    if (asked == running)
+        return;
+    snprintf(a, sizeof(a), "%lld", (long long)asked);
+    snprintf(r, sizeof(r), "%lld", (long long)running);
+    cannot_apply(var, a, r);
+}
+
+void gpuprof__config_join(const gp_config *asked, const gp_config *running)
+{
+    /* The running directory was made absolute at its init; the asked one
+     * is compared the same way when it exists (it is never created). */
+    char abs[PATH_MAX];
+    const char *dir = asked->output_dir;
+    if (realpath(dir, abs))
+        dir = abs;
+    if (strcmp(dir, running->output_dir))
+        cannot_apply("GPUPROF_OUTPUT", asked->output_dir, running->output_dir);
+    if (strcmp(asked->backends, running->backends))
+        cannot_apply("GPUPROF_BACKENDS", asked->backends, running->backends);
+    differ_int("GPUPROF_TRACE", asked->trace, running->trace);
+    differ_int("GPUPROF_TRACE_THREADS", asked->trace_threads,
+               running->trace_threads);
+    differ_int("GPUPROF_FLUSH_PERIOD_MS", asked->flush_period_ms,
+               running->flush_period_ms);
+    differ_int("GPUPROF_RANK", asked->rank, running->rank);
+    differ_int("GPUPROF_CLOCK", asked->clock, running->clock);
+    differ_int("GPUPROF_KEEP_THREADS", asked->keep_threads,
+               running->keep_threads);
+    differ_int("GPUPROF_SIGNALS", asked->signals, running->signals);
+    differ_int("GPUPROF_CHANNEL_ITEMS", asked->channel_items,
+               running->channel_items);
+    differ_int("GPUPROF_GPU_BINARIES", asked->gpu_binaries,
+               running->gpu_binaries);
+    differ_int("GPUPROF_PYTHON_FRAMES", asked->python_frames,
+               running->python_frames);
 }

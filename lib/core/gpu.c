@@ -184,6 +184,11 @@ static gp_gpu *gpu_create(gp_thread *t)
 typedef struct apply_ctx {
     gp_gpu *g;
     uint64_t n;
+    /* The last activity's node and block: a loop's activities come for one
+     * placeholder and kernel in a row (nodes and blocks never move while
+     * the thread's GPU lock is held). key_node GP_CCT_NONE: none yet. */
+    uint32_t key_node, key_name, key_binary, at;
+    gp_mblock *b;
 } apply_ctx;
 
 /* An activity's extra values on node `at`: GPU-kind built-ins into its
@@ -209,12 +214,33 @@ static bool add_extras(gp_cct *tree, uint32_t at, gp_mblock *b, const gp_act *a)
     return true;
 }
 
+/* An activity's metrics on the node and block `at`, `b` (kind GPU). */
+static bool apply_values(gp_cct *tree, uint32_t at, gp_mblock *b,
+                         const gp_act *a)
+{
+    if (!(a->flags & GP_ACT_NOTE)) {
+        gp_owner_add(&b->v[GP_M_GPU_COUNT - b->first_metric], 1);
+        gp_owner_add(&b->v[(a->flags & GP_ACT_HOST ? GP_M_API_TIME
+                                                   : GP_M_GPU_TIME) -
+                           b->first_metric],
+                     a->dur_ns);
+        gp_owner_add(&b->v[GP_M_GPU_BYTES - b->first_metric], a->bytes);
+    }
+    return add_extras(tree, at, b, a);
+}
+
 static void apply_one(void *ctx, const void *item)
 {
     apply_ctx *c = ctx;
     const gp_act *a = item;
     gp_cct *tree = &c->g->tree;
     c->n++;
+    if (a->node == c->key_node && a->name == c->key_name &&
+        a->binary == c->key_binary && !(a->flags & GP_ACT_INSTR)) {
+        if (!apply_values(tree, c->at, c->b, a))
+            gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
+        return;
+    }
     uint32_t m = gpuprof__cct_child(tree, 0, GPUPROF_IO_NODE_GPU_OP, a->node,
                                     0, GPUPROF_IO_KIND_GPU);
     if (m == GP_CCT_NONE)
@@ -247,15 +273,12 @@ static void apply_one(void *ctx, const void *item)
     gp_mblock *b = gpuprof__cct_block(tree, at, GPUPROF_IO_KIND_GPU);
     if (!b)
         goto nomem;
-    if (!(a->flags & GP_ACT_NOTE)) {
-        gp_owner_add(&b->v[GP_M_GPU_COUNT - b->first_metric], 1);
-        gp_owner_add(&b->v[(a->flags & GP_ACT_HOST ? GP_M_API_TIME
-                                                   : GP_M_GPU_TIME) -
-                           b->first_metric],
-                     a->dur_ns);
-        gp_owner_add(&b->v[GP_M_GPU_BYTES - b->first_metric], a->bytes);
-    }
-    if (add_extras(tree, at, b, a))
+    c->key_node = a->node;
+    c->key_name = a->name;
+    c->key_binary = a->binary;
+    c->at = at;
+    c->b = b;
+    if (apply_values(tree, at, b, a))
         return;
 nomem:
     gpuprof__stat_add(GP_STAT_RECORDS_DROPPED, 1);
@@ -263,7 +286,7 @@ nomem:
 
 static void apply_locked(gp_gpu *g)
 {
-    apply_ctx c = {g, 0};
+    apply_ctx c = {g, 0, GP_CCT_NONE, 0, 0, 0, NULL};
     gpuprof__chan_drain(&g->act, apply_one, &c, 0);
     if (c.n)
         gp_store_release(&g->applied, gp_load_relaxed(&g->applied) + c.n);
@@ -301,6 +324,24 @@ __attribute__((cold, noinline)) static uint64_t op_dropped(void)
     return 0;
 }
 
+/* The operation's placeholder beneath `leaf`: the last one again when the
+ * path and kind are the last launch's (the node of a kind beneath a node
+ * never changes; the path cache forgets it with its path). */
+static inline uint32_t placeholder(gp_thread *t, gp_path_cache *c,
+                                   uint32_t leaf, uint32_t kind)
+{
+    if (c->op_leaf == leaf && c->op_kind == kind)
+        return c->op_node;
+    uint32_t ph = gpuprof__cct_child(&t->cct, leaf, GPUPROF_IO_NODE_GPU_OP,
+                                     kind, 0, UINT32_MAX);
+    if (ph != GP_CCT_NONE) {
+        c->op_leaf = leaf;
+        c->op_kind = kind;
+        c->op_node = ph;
+    }
+    return ph;
+}
+
 __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
                                                      unsigned skip)
 {
@@ -333,28 +374,21 @@ __attribute__((noinline)) uint64_t gpuprof__op_begin(uint32_t kind,
     uint32_t d = gp_load_relaxed(&t->depth);
     uint32_t parent = d ? gp_load_relaxed(&t->stack[d - 1].node) : 0;
     uint32_t unknown = 0, ph = GP_CCT_NONE;
+    void *buf[GP_MAX_FRAMES];
+    int n = gpuprof__unwind_here(buf, GP_MAX_FRAMES);
     gpuprof__cct_enter(t); /* a sample drain waits (core/sampler.h) */
-    /* Frames: [0] the unwinder's caller, [1] this function, [2] ours. */
-    uint32_t leaf = gpuprof__callpath_cached(&t->cct, parent, 2 + (int)skip,
-                                             &unknown, &g->path);
+    /* Frames: [0] this function, [1] ours (the public entry). */
+    uint32_t leaf = gpuprof__callpath_insert(&t->cct, parent, buf, n,
+                                             1 + (int)skip, &unknown, &g->path);
     if (likely(leaf != GP_CCT_NONE))
-        ph = gpuprof__cct_child(&t->cct, leaf, GPUPROF_IO_NODE_GPU_OP, kind, 0,
-                                UINT32_MAX);
+        ph = placeholder(t, &g->path, leaf, kind);
     gpuprof__cct_leave(t);
     if (unlikely(ph == GP_CCT_NONE))
         return op_dropped();
     uint64_t corr = ((uint64_t)(t->seq + 1) << GP_CORR_SEQ_BITS) |
                     (++g->next_seq & ((1ull << GP_CORR_SEQ_BITS) - 1));
-    gp_rec *r = gpuprof__chan_reserve(&st->src->ch);
-    if (unlikely(!r))
+    if (unlikely(!gpuprof__op_record(&st->src->ch, kind, corr, g, ph)))
         return op_dropped();
-    memset(r, 0, sizeof(*r));
-    r->type = GP_REC_OP;
-    r->kind = kind;
-    r->corr = corr;
-    r->gpu = g;
-    r->node = ph;
-    gpuprof__chan_commit(&st->src->ch);
     gp_owner_add(&g->ops, 1);
     if (kind == GPUPROF_OP_KERNEL)
         gpuprof__gpu_busy(g->busy_slot); /* until its final activity */

@@ -33,6 +33,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gpuprof.h"
@@ -69,9 +70,11 @@ struct gp_gpu;
 /* detect.launch_wait: the fewest consecutive launch->wait pairs reported. */
 #define GP_LAUNCH_WAIT_MIN 100
 
-/* What a source carries to the monitor. */
+/* What a source carries to the monitor. Two cache lines, an operation's
+ * fields all in the first: an operation record writes (and the monitor's
+ * core gives back) one line, not two. */
 typedef struct gp_rec {
-    uint32_t type;  /* gp_rec_type */
+    _Alignas(GP_CACHELINE) uint32_t type; /* gp_rec_type */
     uint32_t kind;  /* gpuprof_op_kind */
     uint64_t corr;
     struct gp_gpu *gpu; /* OP: the thread that began it */
@@ -85,6 +88,9 @@ typedef struct gp_rec {
     uint8_t xm[GP_XN];  /* their metric ids (GPU kind) */
     uint64_t xv[GP_XN];
 } gp_rec;
+_Static_assert(offsetof(gp_rec, node) + sizeof(uint32_t) <= GP_CACHELINE &&
+                   sizeof(gp_rec) == 2 * GP_CACHELINE,
+               "an operation's fields in the record's first line");
 
 /* What the monitor hands to a thread. */
 typedef struct gp_act {
@@ -106,22 +112,28 @@ typedef struct gp_src {
     uint32_t slot;           /* index in the source table */
 } gp_src;
 
+/* The fields fall in three groups of their own cache lines: the monitor
+ * writes its group for every record it reads, the owner writes its group
+ * at every launch, and neither line moves between their cores because of
+ * the other's writes (they did, at a cost of a third of the hook). */
 typedef struct gp_gpu {
     gp_chan_spsc act;        /* producer: the monitor; consumer: under mu */
     pthread_mutex_t mu;      /* consumer of act, writer of tree */
     gp_cct tree;             /* the GPU subtree (see above) */
     struct gp_thread *thread;
-    _Atomic uint64_t forwarded; /* monitor: items pushed into act */
-    _Atomic uint64_t applied;   /* under mu: items taken from act */
     _Atomic int gone;           /* the owner exited */
-    _Atomic uint64_t ops;       /* owner: operations begun (stats) */
+    /* written by the monitor */
+    _Atomic uint64_t forwarded GP_ALIGNED_CACHELINE; /* items pushed to act */
     uint64_t mon_mark;          /* monitor-only: last round it was touched */
     uint64_t mon_seen;          /* monitor-only: operation records seen */
     uint64_t mon_open;          /* monitor-only: its correlation entries */
     uint64_t mon_refs;          /* monitor-only: blame.c's references */
     uint32_t lw_node;           /* monitor-only: launch->wait run (blame.c) */
     uint64_t lw_launches, lw_run, lw_reported;
-    /* owner-only */
+    /* written by the owner */
+    _Atomic uint64_t applied GP_ALIGNED_CACHELINE; /* under mu: taken from
+                                                      act */
+    _Atomic uint64_t ops;       /* owner: operations begun (stats) */
     uint64_t next_seq;
     uint32_t depth;          /* nested gpuprof_op_begin */
     uint64_t open_corr;
@@ -160,6 +172,25 @@ void gpuprof__hash128(const void *data, size_t size, uint64_t out[2]);
 #define GP_CORR_PAUSED UINT64_MAX
 
 /* ---- gpu.c ---------------------------------------------------------- */
+/* The record of operation `corr` (kind, begun by `g`, placeholder `node`)
+ * onto the thread's source channel; false when it is full (dropped). Part
+ * of gpuprof__op_begin, apart so bench_hook times the code it runs. */
+static inline bool gpuprof__op_record(gp_chan_spsc *ch, uint32_t kind,
+                                      uint64_t corr, struct gp_gpu *g,
+                                      uint32_t node)
+{
+    gp_rec *r = gpuprof__chan_reserve(ch);
+    if (__builtin_expect(!r, 0))
+        return false;
+    /* The monitor reads nothing else of an operation's record. */
+    r->type = GP_REC_OP;
+    r->kind = kind;
+    r->corr = corr;
+    r->gpu = g;
+    r->node = node;
+    gpuprof__chan_commit(ch);
+    return true;
+}
 /* Begins an operation for the calling thread: the call path beneath the
  * innermost open region, dropping `skip` frames above the caller of this
  * function, then a placeholder of `kind`. See gpuprof_op_begin; while
@@ -208,12 +239,19 @@ gpuprof_status gpuprof__activity_submit_x(const gpuprof_activity *a,
  * never an application thread). */
 void gpuprof__activity_patient(bool on);
 /* Applies what the monitor forwarded to `g`, if nobody else is (trylock):
- * the owner's hook and region boundaries. */
+ * the owner's hook and region boundaries, once GP_APPLY_BATCH activities
+ * wait. Batches, because each apply takes the lock and reads lines the
+ * monitor wrote on another core; what waits is applied at the next batch,
+ * a profile write (snapshot.c applies every thread's) or the thread's exit:
+ * nothing is lost. */
+#define GP_APPLY_BATCH 32
 void gpuprof__gpu_poll_slow(gp_gpu *g);
 static inline void gpuprof__gpu_poll(gp_gpu *g)
 {
-    if (__builtin_expect(gp_load_relaxed(&g->forwarded) !=
-                             gp_load_relaxed(&g->applied), 0))
+    if (__builtin_expect(gp_load_relaxed(&g->forwarded) -
+                                 gp_load_relaxed(&g->applied) >=
+                             GP_APPLY_BATCH,
+                         0))
         gpuprof__gpu_poll_slow(g);
 }
 /* Applies everything forwarded to `g` (waits for its lock). */

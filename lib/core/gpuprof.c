@@ -24,6 +24,7 @@
 #include "core/sampler.h"
 #include "core/unwind.h"
 #include "core/trace.h"
+#include "host/host.h"
 #include "io/io.h"
 
 gp_global gpuprof__g = {
@@ -33,6 +34,10 @@ gp_global gpuprof__g = {
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* The running measurement was started by a launcher with
+ * GPUPROF_OPT_JOINABLE and the program has not joined it yet; under
+ * init_lock. */
+static bool joinable;
 
 /* ---- identity and paths ----------------------------------------------- */
 static void read_identity(void)
@@ -84,10 +89,12 @@ static void fork_prepare(void)
     gpuprof__trace_atfork_prepare();
     pthread_mutex_lock(&G.lock);
     gpuprof__intern_atfork_prepare();
+    gpuprof__devices_atfork_prepare();
 }
 
 static void fork_parent(void)
 {
+    gpuprof__devices_atfork_parent();
     gpuprof__intern_atfork_parent();
     pthread_mutex_unlock(&G.lock);
     gpuprof__trace_atfork_parent();
@@ -102,6 +109,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     gpuprof__intern_atfork_child();
+    gpuprof__devices_atfork_child();
     uint64_t now = gp_ticks();
     gpuprof__stats_reset();
     gpuprof__thread_atfork_child(now);
@@ -156,9 +164,36 @@ static void register_once(void)
 }
 
 /* ---- public life cycle ------------------------------------------------ */
+/* The program's own init after a launcher's (gpuprof_init in gpuprof.h
+ * says what joining means): nothing is set up again; start_paused and the
+ * log level apply, other settings that differ are said. Under init_lock. */
+static gpuprof_status join_locked(const gpuprof_options *opts, int mode)
+{
+    gp_config asked;
+    gpuprof_status st = gpuprof__config_load(&asked, opts);
+    if (st)
+        return st;
+    joinable = false;
+    gpuprof__log_set_level_default(asked.log_level);
+    gpuprof__log(GPUPROF_LOG_INFO, "gpuprof_init: joined the measurement "
+                 "its launcher started; profile: %s", G.path);
+    gpuprof__config_join(&asked, &G.cfg);
+    int to = asked.start_paused ? GP_MODE_PAUSED : GP_MODE_MEASURING;
+    if (to != mode) {
+        gp_store_release(&G.mode, to);
+        gpuprof__backends_call(to == GP_MODE_PAUSED ? GP_BE_STOP : GP_BE_START);
+        gpuprof__log(GPUPROF_LOG_INFO, "gpuprof_init: measurement %s, as "
+                     "the program asked", to == GP_MODE_PAUSED ? "paused"
+                                                               : "resumed");
+    }
+    return GPUPROF_OK;
+}
+
 static gpuprof_status init_locked(const gpuprof_options *opts)
 {
     int mode = gp_mode();
+    if ((mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED) && joinable)
+        return join_locked(opts, mode);
     if (mode == GP_MODE_MEASURING || mode == GP_MODE_PAUSED)
         return gpuprof__fail(GPUPROF_E_EXISTS, GPUPROF_LOG_WARN,
                              "gpuprof_init: already initialized");
@@ -227,8 +262,10 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
         if (self)
             gpuprof__cpu_sampling_thread_start(self);
     }
+    gpuprof__host_init();
     gpuprof__backends_init();
     gpuprof__service_start();
+    joinable = opts && (opts->flags & GPUPROF_OPT_JOINABLE);
     gpuprof__log(GPUPROF_LOG_INFO, "measuring%s; profile: %s",
                  cfg.start_paused ? " (paused)" : "", G.path);
     return GPUPROF_OK;

@@ -57,6 +57,11 @@ typedef struct gp_config {
 } gp_config;
 
 gpuprof_status gpuprof__config_load(gp_config *cfg, const gpuprof_options *o);
+/* A program's init joining a launcher's measurement (GPUPROF_OPT_JOINABLE):
+ * every setting `asked` that differs from `running` is logged at WARN as
+ * one that cannot apply any more. start_paused and the log level are not
+ * compared: the joining init applies them. */
+void gpuprof__config_join(const gp_config *asked, const gp_config *running);
 /* An unusable setting: one line at the default (error) level naming the
  * variable, its value, what a value should be and what is used instead. */
 void gpuprof__setting_ignored(const char *var, const char *value,
@@ -78,6 +83,17 @@ int gpuprof__log_parse_level(const char *s);
 uint32_t gpuprof__intern(const char *name, size_t len, uint64_t hash);
 /* The name of an id (NULL when out of range). Thread-safe, lock-free. */
 const char *gpuprof__intern_name(uint32_t id);
+/* ---- Devices (devices.c) ---------------------------------------------- */
+struct gpuprof__io_device_attr;
+/* The described devices as profile records (*out malloc'd; strings through
+ * str(ctx, s)); the record count. */
+uint32_t gpuprof__devices_attrs(struct gpuprof__io_device_attr **out,
+                                uint32_t (*str)(void *, const char *),
+                                void *ctx);
+void gpuprof__devices_atfork_prepare(void);
+void gpuprof__devices_atfork_parent(void);
+void gpuprof__devices_atfork_child(void);
+
 void gpuprof__intern_atfork_prepare(void);
 void gpuprof__intern_atfork_parent(void);
 void gpuprof__intern_atfork_child(void);
@@ -198,6 +214,25 @@ static inline gp_thread *gpuprof__thread_get(void)
 void gpuprof__region_close_from(gp_thread *t, uint32_t i, uint64_t now,
                                 uint8_t flags);
 void gpuprof__thread_startup(void); /* from init: the key, the main thread */
+/* Thread-start hooks: the one place where the core registers an
+ * application thread (gpuprof__thread_create: its state made, on its
+ * first call into the library, or at its very start when lib/host saw it
+ * created with pthread_create) calls each hook on that thread, once, after
+ * the state is set. For what must begin with each thread (per-thread
+ * sampling timers; the host layer's START record). At most
+ * GP_THREAD_HOOKS, added from init (under init_lock), never removed;
+ * threads registered before a hook was added are not called back (walk
+ * G.threads for those). A hook runs on a thread of the program: it must
+ * not block, and may call gpuprof__thread_get (the state is set). false:
+ * no room. */
+#define GP_THREAD_HOOKS 4
+typedef void (*gp_thread_hook)(gp_thread *t);
+bool gpuprof__thread_hook_add(gp_thread_hook fn);
+/* A new thread's start (lib/host's trampoline): registers it now, when
+ * something wants every thread from its start (tracing, or a thread-start
+ * hook); else leaves it to its first call into the library. Returns its
+ * state or NULL. */
+gp_thread *gpuprof__thread_started(void);
 /* Merges exited GPU threads beyond keep_threads that the monitor is done
  * with into the merged state and frees them. Under G.flush_lock. */
 void gpuprof__threads_merge_gpu(void);
@@ -205,8 +240,15 @@ void gpuprof__threads_merge_gpu(void);
 void gpuprof__thread_atfork_child(uint64_t now_ticks);
 
 /* ---- The library's own threads (sys.c) -------------------------------- */
-/* pthread_create with every signal blocked in the new thread; 0 or errno. */
+/* pthread_create with every signal blocked in the new thread; 0 or errno.
+ * The new thread is one of the library's own (gpuprof__own_thread), and
+ * lib/host does not see it created. */
 int gpuprof__spawn(pthread_t *t, void *(*fn)(void *), void *arg);
+/* Is the calling thread the library's own (gpuprof__spawn) or a backend's
+ * (gpuprof_be_own_thread)? What it does is not the program's: lib/host
+ * records nothing of it. One TLS load. */
+extern GP_HIDDEN __thread bool gpuprof__own_thread
+    __attribute__((tls_model("initial-exec")));
 /* A condition variable whose timed waits use CLOCK_MONOTONIC. */
 void gpuprof__cond_init_monotonic(pthread_cond_t *c);
 /* *ts = CLOCK_MONOTONIC now + ns: a deadline for those waits. */

@@ -17,6 +17,14 @@
  * a round that found work, doubling up to 20 ms when idle: no wake-up cost
  * on the producers' path), and inline on a flushing thread
  * (gpuprof__monitor_sync), which needs every activity in before it writes.
+ *
+ * A round takes at most ROUND_BATCH records from each source. Without a
+ * bound, a producer as fast as the monitor kept one round going for ever:
+ * no entry retired, the table grew by every operation (page faults and TLB
+ * shootdowns the application paid for), and nothing was counted. A round
+ * cut short is not a full round: pending activities are declared
+ * unattributed only at the end of an uncut one, and the thread starts the
+ * next round at once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,6 +70,8 @@ static gp_gpu **touched;
 static size_t ntouched, touched_cap;
 static uint64_t round_no;
 static uint64_t round_acts; /* activities forwarded in this round */
+static bool round_cut;       /* a source had more than ROUND_BATCH records */
+#define ROUND_BATCH 4096
 
 /* The thread, and the sleep between rounds. */
 static pthread_mutex_t thr_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -239,11 +249,14 @@ void gpuprof__monitor_push(gp_gpu *g, const gp_act *a)
 
 static bool pend_add(const gp_rec *r)
 {
-    if (npending == pending_cap) {
+    if (npending == pending_cap) { /* records are line-aligned: no realloc */
         size_t cap = pending_cap ? pending_cap * 2 : 256;
-        pend *n = realloc(pending, cap * sizeof(*n));
-        if (!n)
+        pend *n;
+        if (posix_memalign((void **)&n, GP_CACHELINE, cap * sizeof(*n)))
             return false;
+        if (npending)
+            memcpy(n, pending, npending * sizeof(*n));
+        free(pending);
         pending = n;
         pending_cap = cap;
     }
@@ -277,6 +290,7 @@ static size_t round_locked(void)
     size_t work = 0;
     round_no++;
     round_acts = 0;
+    round_cut = false;
     ntouched = 0;
     retire_due();
     uint32_t n = gpuprof__src_count();
@@ -286,8 +300,11 @@ static size_t round_locked(void)
             continue;
         /* Read `closed` first: a closed source gets nothing after it. */
         int closed = gp_load_acquire(&s->closed);
-        work += gpuprof__chan_drain(&s->ch, on_rec, NULL, 0);
-        if (closed)
+        size_t got = gpuprof__chan_drain(&s->ch, on_rec, NULL, ROUND_BATCH);
+        work += got;
+        if (got == ROUND_BATCH)
+            round_cut = true; /* more may wait: the source stays */
+        else if (closed)
             gpuprof__src_free(s);
     }
     size_t keep = 0;
@@ -296,10 +313,10 @@ static size_t round_locked(void)
         entry *e = tab_find(p->rec.corr);
         if (e)
             forward(e, &p->rec);
-        else if (p->age >= 1)
+        else if (p->age >= 1 && !round_cut) /* a full round since */
             gpuprof__stat_add(GP_STAT_RECORDS_UNATTRIBUTED, 1);
         else {
-            p->age++;
+            p->age = 1;
             pending[keep++] = *p;
         }
     }
@@ -321,7 +338,9 @@ static size_t round_locked(void)
 void gpuprof__monitor_sync(void)
 {
     pthread_mutex_lock(&mon_mu);
-    round_locked();
+    do
+        round_locked();
+    while (round_cut);
     for (int i = 0; i < 3 && npending; i++)
         round_locked();
     pthread_mutex_unlock(&mon_mu);
@@ -378,11 +397,15 @@ static void *monitor_main(void *arg)
             pthread_mutex_unlock(&G.flush_lock);
         }
         size_t work = 0;
+        bool more = false;
         if (!gp_load_acquire(&held)) {
             pthread_mutex_lock(&mon_mu);
             work = round_locked();
+            more = round_cut;
             pthread_mutex_unlock(&mon_mu);
         }
+        if (more)
+            continue; /* records left behind: no sleep */
         sleep_us = work ? 200 : (sleep_us * 2 > 20000 ? 20000 : sleep_us * 2);
         struct timespec ts;
         gpuprof__deadline(&ts, (uint64_t)sleep_us * 1000);

@@ -11,7 +11,10 @@
  * chain: the thread is inside our hook, so its chain cannot change under
  * us, and nothing else is called that could allocate or take the GIL.
  *
- * The interpreter is found once, at the first call path: the address
+ * The interpreter is looked for at the first call path, and again at the
+ * first call path after the loader loaded anything (an interpreter
+ * dlopened later: gpuprof__loader_adds), until it is found; a program
+ * without Python pays one compare per path for this. It is found by the address
  * range of `_PyEval_EvalFrameDefault` (dynamic symbol and its size: Debian
  * links libpython statically into the python3.11 executable, which exports
  * it; a shared libpython does too), `Py_Version` (3.11 exactly: the layouts
@@ -53,13 +56,15 @@
 typedef void *(*tstate_fn)(void);
 
 static struct {
-    pthread_once_t once;
+    pthread_mutex_t mu;   /* one search at a time */
     _Atomic bool enabled; /* the setting (GPUPROF_PYTHON_FRAMES) */
-    bool on;              /* the interpreter was found and is 3.11 */
+    _Atomic bool on;      /* found, 3.11: the fields below are set */
+    _Atomic uint64_t looked; /* loader_adds + 1 at the last search; 0: none */
+    bool said;            /* the version line was logged */
     uintptr_t lo, hi;     /* _PyEval_EvalFrameDefault's text */
     tstate_fn tstate;
     const void *code_type, *str_type, *bytes_type;
-} P = {.once = PTHREAD_ONCE_INIT, .enabled = true};
+} P = {.mu = PTHREAD_MUTEX_INITIALIZER, .enabled = true};
 
 /* Frees a thread's cache of code objects (frame_key) at its exit. */
 static pthread_key_t cache_key;
@@ -80,16 +85,20 @@ static bool symbol_range(void *addr, uintptr_t *lo, uintptr_t *hi)
     return true;
 }
 
+/* Under P.mu: looks for a CPython 3.11 interpreter among the loaded
+ * objects; turns P.on on when it is there. */
 static void find_interpreter(void)
 {
     void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
     const unsigned long *ver = dlsym(RTLD_DEFAULT, "Py_Version");
     if (!eval)
-        return; /* not a Python program */
+        return; /* not a Python program (yet) */
     if (!ver || (*ver & 0xffff0000u) != PY_311 || sizeof(void *) != 8) {
-        gpuprof__log(GPUPROF_LOG_INFO,
-                     "python frames: off (CPython %lx; this build reads "
-                     "3.11's frames, 64-bit)", ver ? *ver : 0ul);
+        if (!P.said)
+            gpuprof__log(GPUPROF_LOG_INFO,
+                         "python frames: off (CPython %lx; this build reads "
+                         "3.11's frames, 64-bit)", ver ? *ver : 0ul);
+        P.said = true;
         return;
     }
     P.tstate = (tstate_fn)dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
@@ -98,21 +107,41 @@ static void find_interpreter(void)
     P.bytes_type = dlsym(RTLD_DEFAULT, "PyBytes_Type");
     if (!P.tstate || !P.code_type || !P.str_type || !P.bytes_type ||
         !symbol_range(eval, &P.lo, &P.hi)) {
-        gpuprof__log(GPUPROF_LOG_INFO, "python frames: off (the interpreter's "
-                                       "symbols were not found)");
+        if (!P.said)
+            gpuprof__log(GPUPROF_LOG_INFO, "python frames: off (the "
+                         "interpreter's symbols were not found)");
+        P.said = true;
         return;
     }
     cache_key_ok = pthread_key_create(&cache_key, free) == 0;
-    P.on = true;
+    gp_store_release(&P.on, true);
     gpuprof__log(GPUPROF_LOG_INFO, "python frames: on (CPython %lx)", *ver);
+}
+
+/* Searches once per count of loaded objects: a dlopen since the last
+ * search (of libpython, or a module linking it) may have brought one. */
+static bool look_again(uint64_t adds)
+{
+    pthread_mutex_lock(&P.mu);
+    if (gp_load_relaxed(&P.looked) != adds + 1 &&
+        !gp_load_relaxed(&P.on)) {
+        gpuprof__loader_lock_begin(); /* dlsym, dladdr */
+        find_interpreter();
+        gpuprof__loader_lock_end();
+        gp_store_release(&P.looked, adds + 1);
+    }
+    pthread_mutex_unlock(&P.mu);
+    return gp_load_acquire(&P.on);
 }
 
 bool gpuprof__pyframes_active(void)
 {
     if (!gp_load_relaxed(&P.enabled))
         return false;
-    pthread_once(&P.once, find_interpreter);
-    return P.on;
+    if (gp_load_acquire(&P.on))
+        return true;
+    uint64_t adds = gpuprof__loader_adds();
+    return gp_load_relaxed(&P.looked) == adds + 1 ? false : look_again(adds);
 }
 
 #define AT(p, off, type) (*(type const *)((const char *)(p) + (off)))

@@ -285,6 +285,11 @@ static gp_thread **thread_list(uint32_t *n)
     return v;
 }
 
+static uint32_t str_cb(void *s, const char *v)
+{
+    return str(s, v);
+}
+
 static void emit_tables(snap *s)
 {
     uint32_t nm = s->nmetrics;
@@ -323,6 +328,7 @@ static void emit_tables(snap *s)
             str(s, gpuprof__stat_name((enum gp_stat)i)),
             gpuprof__stat_read((enum gp_stat)i)};
     s->p.counter_count = GP_STAT_COUNT;
+    s->p.devattr_count = gpuprof__devices_attrs(&s->p.devattrs, str_cb, s);
 }
 
 static void emit_identity(snap *s)
@@ -350,6 +356,7 @@ static void snap_free(snap *s)
     free(s->p.nodes);
     free(s->p.values);
     free(s->p.counters);
+    free(s->p.devattrs);
     gpuprof__io_strtab_free(s->st);
 }
 

@@ -6,7 +6,8 @@
  * the hot path). A pthread key's destructor tells us when a thread exits:
  * the thread closes its own open regions (flagged) and marks itself exited;
  * the state stays on the global list, so everything it measured is written
- * by later flushes. A state made starts the thread's CPU-sample timers
+ * by later flushes. Registering a thread (thread_create) runs the
+ * thread-start hooks (internal.h) on it: CPU-sample timers start there
  * (cpusample.c); its exit stops them. Past GPUPROF_KEEP_THREADS exited
  * threads, a state is summed into one merged state, unlinked under G.lock
  * and freed under G.flush_lock: flushes read thread states under the one,
@@ -39,6 +40,39 @@ static gp_thread *deferred;
 static bool key_ok;
 
 static uint64_t os_tid(void) { return (uint64_t)syscall(SYS_gettid); }
+
+/* Thread-start hooks (internal.h): added from init, read by every new
+ * thread. */
+static gp_thread_hook _Atomic hooks[GP_THREAD_HOOKS];
+static _Atomic uint32_t nhooks;
+
+bool gpuprof__thread_hook_add(gp_thread_hook fn)
+{
+    uint32_t n = gp_load_relaxed(&nhooks);
+    for (uint32_t i = 0; i < n; i++)
+        if (gp_load_relaxed(&hooks[i]) == fn)
+            return true;
+    if (n == GP_THREAD_HOOKS)
+        return false;
+    gp_store_relaxed(&hooks[n], fn);
+    gp_store_release(&nhooks, n + 1); /* the hook before its count */
+    return true;
+}
+
+static void run_hooks(gp_thread *t)
+{
+    uint32_t n = gp_load_acquire(&nhooks);
+    for (uint32_t i = 0; i < n; i++)
+        gp_load_relaxed(&hooks[i])(t);
+}
+
+gp_thread *gpuprof__thread_started(void)
+{
+    if (gp_mode() == GP_MODE_UNINIT || gp_mode() == GP_MODE_FINALIZED ||
+        (!gpuprof__trace_on() && !gp_load_relaxed(&nhooks)))
+        return gpuprof__tls_self;
+    return gpuprof__thread_get();
+}
 
 static gp_thread *state_new(void);
 static void unlink_thread(gp_thread *t);
@@ -241,7 +275,7 @@ gp_thread *gpuprof__thread_create(void)
     if (key_ok)
         pthread_setspecific(exit_key, t);
     gpuprof__tls_self = t;
-    gpuprof__cpu_sampling_thread_start(t); /* a thread-start hook */
+    run_hooks(t);
     return t;
 }
 

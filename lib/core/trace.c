@@ -7,7 +7,8 @@
  * CORR_RECORDS chunks; a CPU thread's regions (corr 0) as RECORDS chunks
  * and its operations (corr != 0) as CORR_RECORDS chunks, from a second
  * buffer allocated when its first operation arrives (dependency notes and
- * MPI calls likewise, MPI_RECORDS; an MPI call takes two items). Streams are on one list:
+ * MPI calls likewise, MPI_RECORDS; an MPI call takes two items; host
+ * records, HOST_RECORDS, two items too). Streams are on one list:
  * producers link a stream at its head under `reg_mu` once every field is set
  * and publish it with a release store; the tracing threads load the head
  * with acquire, never taking the lock. Tracing thread k owns the streams
@@ -38,9 +39,15 @@
  * and one of these in its low byte, which no note's `what` takes. */
 #define MPI_ITEM1 0xF1u
 #define MPI_ITEM2 0xF2u
+#define HOST_ITEM1 0xF3u /* a host record: likewise */
+#define HOST_ITEM2 0xF4u
+#define HOST_CHUNK_RECS 1024u
 _Static_assert(MPI_CHUNK_RECS * GPUPROF_IO_TRACE_MPI_RECORD <=
                    CHUNK_RECS * GPUPROF_IO_TRACE_CORR_RECORD,
                "an MPI chunk fits the scratch buffer");
+_Static_assert(HOST_CHUNK_RECS * GPUPROF_IO_TRACE_HOST_RECORD <=
+                   CHUNK_RECS * GPUPROF_IO_TRACE_CORR_RECORD,
+               "a host chunk fits the scratch buffer");
 #define MAX_TRACE_THREADS 64
 #define GPU_HASH 256u
 
@@ -71,6 +78,10 @@ struct gp_trace_thread { /* a stream, GPU or CPU */
     bool mpi_half;  /* the first item of a call came, the second not yet */
     gpuprof__io_trace_rec half;
     gpuprof__io_mpi_rec *mpi_buf;
+    uint32_t host_n; /* CPU: host records (allocated on the first) */
+    bool host_half;  /* as mpi_half */
+    gpuprof__io_trace_rec host_first;
+    gpuprof__io_host_rec *host_buf;
     gpuprof__io_trace_rec buf[CHUNK_RECS];
 };
 
@@ -268,7 +279,12 @@ static void emit(tstream *s, uint8_t *scratch)
             gpuprof__io_trace_mpi_records(scratch, s->id, s->mpi_buf,
                                           s->mpi_n),
             s->mpi_n);
-    s->n = s->op_n = s->dep_n = s->mpi_n = 0;
+    if (s->host_n)
+        put(scratch,
+            gpuprof__io_trace_host_records(scratch, s->id, s->host_buf,
+                                           s->host_n),
+            s->host_n);
+    s->n = s->op_n = s->dep_n = s->mpi_n = s->host_n = 0;
     s->ooo = s->op_ooo = false;
 }
 
@@ -323,6 +339,32 @@ static void take_mpi(tstream *s, gpuprof__io_trace_rec r, uint8_t *scratch)
         emit(s, scratch);
 }
 
+/* A CPU thread's host record: its first item (times in ticks, op,
+ * flags, object) waits for its second (aux). */
+static void take_host(tstream *s, const gp_clock_conv *conv,
+                      gpuprof__io_trace_rec r, uint8_t *scratch)
+{
+    if ((r.context & 0xFF) == HOST_ITEM1) {
+        s->host_first = r;
+        s->host_half = true;
+        return;
+    }
+    if (!s->host_half)
+        return;
+    s->host_half = false;
+    if (!s->host_buf &&
+        !(s->host_buf = malloc(HOST_CHUNK_RECS * sizeof(*s->host_buf)))) {
+        drop(1);
+        return;
+    }
+    const gpuprof__io_trace_rec *h = &s->host_first;
+    s->host_buf[s->host_n++] = (gpuprof__io_host_rec){
+        gp_conv_at(conv, h->start_ns), gp_conv_at(conv, h->end_ns), h->corr,
+        r.start_ns, (uint8_t)(h->context >> 8), (uint8_t)(h->context >> 16)};
+    if (s->host_n == HOST_CHUNK_RECS)
+        emit(s, scratch);
+}
+
 static void take(void *ctx, const void *item)
 {
     drain_ctx *c = ctx;
@@ -333,6 +375,12 @@ static void take(void *ctx, const void *item)
         ((rec.context & 0xFF) == MPI_ITEM1 ||
          (rec.context & 0xFF) == MPI_ITEM2)) {
         take_mpi(s, rec, c->scratch);
+        return;
+    }
+    if (!s->gpu && (rec.context >> 63) &&
+        ((rec.context & 0xFF) == HOST_ITEM1 ||
+         (rec.context & 0xFF) == HOST_ITEM2)) {
+        take_host(s, &c->conv, rec, c->scratch);
         return;
     }
     if (!s->gpu && (rec.context >> 63)) {
@@ -409,9 +457,11 @@ static size_t pass(int k, bool all_out, uint8_t *scratch)
             free(s->op_buf);
             free(s->dep_buf);
             free(s->mpi_buf);
+            free(s->host_buf);
             s->op_buf = NULL;
             s->dep_buf = NULL;
             s->mpi_buf = NULL;
+            s->host_buf = NULL;
             s->dead = true; /* its memory stays: the list keeps it */
         }
     }
@@ -693,6 +743,22 @@ void gpuprof__trace_sample(gp_trace_thread *s, uint64_t ticks,
         return;
     gpuprof__io_trace_rec r = {ticks, value, context & ~(1ull << 63), metric};
     if (!gpuprof__chan_push(&s->ch, &r))
+        drop(1);
+}
+
+void gpuprof__trace_host(gp_trace_thread *s, uint32_t op, uint32_t flags,
+                         uint64_t start_ticks, uint64_t end_ticks,
+                         uint64_t object, uint64_t aux)
+{
+    if (!gp_load_relaxed(&on))
+        return;
+    gpuprof__io_trace_rec a = {
+        start_ticks, end_ticks,
+        1ull << 63 | HOST_ITEM1 | (uint64_t)(op & 0xFF) << 8 |
+            (uint64_t)(flags & 0xFF) << 16,
+        object};
+    gpuprof__io_trace_rec b = {aux, 0, 1ull << 63 | HOST_ITEM2, 0};
+    if (!gpuprof__chan_push(&s->ch, &a) || !gpuprof__chan_push(&s->ch, &b))
         drop(1);
 }
 

@@ -99,6 +99,13 @@ void gpuprof__trace_dep(gp_trace_thread *h, uint64_t start_ticks,
 struct gpuprof__io_mpi_rec;
 void gpuprof__trace_mpi(gp_trace_thread *h,
                         const struct gpuprof__io_mpi_rec *r);
+/* A host synchronization record of the owner (io/trace.h HOST_RECORDS,
+ * lib/host/): op and flags GPUPROF_IO_HOST_*, times in ticks (a moment:
+ * start = end). Two channel items like an MPI call's. Wait-free, owner
+ * only. */
+void gpuprof__trace_host(gp_trace_thread *h, uint32_t op, uint32_t flags,
+                         uint64_t start_ticks, uint64_t end_ticks,
+                         uint64_t object, uint64_t aux);
 void gpuprof__trace_thread_close(gp_trace_thread *h);
 /* CPU samples (core/sampler.h): one stream for every thread's samples,
  * written as SAMPLE_RECORDS chunks (io/trace.h); its producer is whoever

@@ -5,6 +5,7 @@
 #include "core/unwind.h"
 
 #include <elf.h>
+#define UNW_LOCAL_ONLY /* libunwind.so: the local address space only */
 #include <libunwind.h>
 #include <link.h>
 #include <limits.h>
@@ -60,7 +61,7 @@ static _Unwind_Reason_Code bt_one(struct _Unwind_Context *c, void *arg)
     return _URC_NO_REASON;
 }
 
-__attribute__((noinline)) static int gp_backtrace_tsan(void **buf, int max)
+__attribute__((noinline)) int gpuprof__backtrace_tsan(void **buf, int max)
 {
     pthread_once(&tsan_bt_once, tsan_bt_init);
     bt_state s = {buf, 0, max, 1}; /* skip this function's own frame */
@@ -68,12 +69,19 @@ __attribute__((noinline)) static int gp_backtrace_tsan(void **buf, int max)
         tsan_bt(bt_one, &s);
     return s.n;
 }
-#define GP_BACKTRACE(buf, n) gp_backtrace_tsan((buf), (n))
-#else
-#define GP_BACKTRACE(buf, n) unw_backtrace((buf), (n))
 #endif
 
 #define MAX_MODULES 4096
+
+/* Non-zero while this thread unwinds itself, or holds the dynamic loader's
+ * lock (dl_iterate_phdr, dlsym): a profiling signal then takes no sample.
+ * libunwind is not reentrant on one thread, and on a miss in its own cache
+ * unw_backtrace takes the loader's lock, which would never come free. */
+__thread int gpuprof__unwinding __attribute__((tls_model("initial-exec")));
+#define unwinding gpuprof__unwinding
+
+void gpuprof__loader_lock_begin(void) { unwinding++; }
+void gpuprof__loader_lock_end(void) { unwinding--; }
 
 typedef struct range {
     uintptr_t lo, hi;
@@ -82,6 +90,7 @@ typedef struct range {
 
 typedef struct table {
     struct table *prev; /* older tables: kept, readers may hold them */
+    uint64_t adds, subs; /* the loader's counters it was built at */
     uint32_t n;
     range r[];
 } table;
@@ -90,6 +99,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static gp_module_info mods[MAX_MODULES];
 static _Atomic uint32_t nmods;
 static table *_Atomic current;
+/* The loader's load count at the last capture (pyframes.c looks for an
+ * interpreter again when it moves). */
+static _Atomic uint64_t loader_adds;
 
 /* The id of (path, base), added with its size if new (published after the
  * entry is complete); UINT32_MAX when full. Under lock. */
@@ -111,13 +123,25 @@ static uint32_t module_id(const char *path, uint64_t base, uint64_t size,
 typedef struct scan {
     range *r;
     uint32_t n, cap;
+    uint64_t adds, subs;
     char exe[PATH_MAX];
 } scan;
 
+/* glibc counts the objects it has loaded and unloaded (dlpi_adds, dlpi_subs,
+ * the same in every entry); an older loader reports neither: 0. */
+static bool has_counts(size_t info_size)
+{
+    return info_size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+                            sizeof(((struct dl_phdr_info *)0)->dlpi_subs);
+}
+
 static int collect(struct dl_phdr_info *info, size_t info_size, void *arg)
 {
-    (void)info_size;
     scan *sc = arg;
+    if (has_counts(info_size)) {
+        sc->adds = info->dlpi_adds;
+        sc->subs = info->dlpi_subs;
+    }
     const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name
                                                              : sc->exe;
     uint64_t extent = 0;
@@ -156,7 +180,40 @@ static int by_lo(const void *a, const void *b)
     return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-void gpuprof__modules_refresh(void)
+typedef struct loader_counts {
+    uint64_t adds, subs;
+    bool known; /* false: this loader keeps no counters */
+} loader_counts;
+
+static int first_counts(struct dl_phdr_info *info, size_t info_size,
+                        void *arg)
+{
+    loader_counts *lc = arg;
+    if ((lc->known = has_counts(info_size))) {
+        lc->adds = info->dlpi_adds;
+        lc->subs = info->dlpi_subs;
+    }
+    return 1; /* the first entry says it all */
+}
+
+/* The loader's counters now: one dl_iterate_phdr that stops at the first
+ * entry (~17 ns here: the loader's lock taken and given back). Keeps the
+ * load count for pyframes.c. */
+static loader_counts counts_now(void)
+{
+    loader_counts lc = {0, 0, false};
+    unwinding++;
+    dl_iterate_phdr(first_counts, &lc);
+    unwinding--;
+    if (gp_load_relaxed(&loader_adds) != lc.adds)
+        gp_store_relaxed(&loader_adds, lc.adds);
+    return lc;
+}
+
+/* A new range table from the loader's list; with `seen`, only when the
+ * current one was built at other counters (threads that saw the same
+ * dlopen or dlclose make one table, not one each). */
+static void refresh(const loader_counts *seen)
 {
     scan sc = {0};
     ssize_t n = readlink("/proc/self/exe", sc.exe, sizeof(sc.exe) - 1);
@@ -165,19 +222,140 @@ void gpuprof__modules_refresh(void)
     else
         strcpy(sc.exe, "[executable]");
     pthread_mutex_lock(&lock);
+    table *old = gp_load_relaxed(&current);
+    if (seen && seen->known && old && old->adds == seen->adds &&
+        old->subs == seen->subs) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    unwinding++;
     dl_iterate_phdr(collect, &sc);
+    unwinding--;
     qsort(sc.r, sc.n, sizeof(*sc.r), by_lo);
     table *t = malloc(sizeof(*t) + sc.n * sizeof(range));
     if (t) {
-        t->prev = gp_load_relaxed(&current);
+        t->prev = old;
+        t->adds = sc.adds;
+        t->subs = sc.subs;
         t->n = sc.n;
         if (sc.n)
             memcpy(t->r, sc.r, sc.n * sizeof(range));
+        /* A library was unloaded: libunwind's cache may hold its rules
+         * for addresses that now hold another library's code. Flushed
+         * before the table is published, so a capture that finds the new
+         * table (acquire) also finds the cache flushed. */
+        if (old && t->subs != old->subs)
+            unw_flush_cache(unw_local_addr_space, 0, 0);
         gp_store_release(&current, t);
     }
     pthread_mutex_unlock(&lock);
     free(sc.r);
 }
+
+void gpuprof__modules_refresh(void) { refresh(NULL); }
+
+/* ---- has the loader unloaded anything since the table was made? ------
+ * Every capture asks before it unwinds: after dlclose, then dlopen at the
+ * same address, the table's ranges and libunwind's cache would describe
+ * the closed library's code, which no lookup miss reveals (the frames on
+ * the capturing stack were loaded before the capture and stay mapped, so
+ * a table that is current then knows their libraries). Asking the loader
+ * (its unload count, dlpi_subs) takes its global lock, so a capture asks
+ * only when it must:
+ *
+ * - dlclose, interposed (dl.c, in libgpuprof.so), moves `word`: +1 while
+ *   a close runs, then its generation in the high bits once it returned
+ *   (the close done and the count given back in one step, with release);
+ * - `verified` is the word at which the loader's unload count was last
+ *   found equal to the table's, with no close running (it only grows);
+ * - a capture whose word (acquire) equals it asks nobody; one that differs
+ *   asks the loader, rebuilds the table if a library went, and raises it.
+ *
+ * If dlclose unmapped a library and dlopen mapped another at its address
+ * before a capture (the capture can only run that code after the dlopen),
+ * the close's first step happened before the unmapping, hence before the
+ * capture's load: the capture sees a word with a close running or a newer
+ * generation, never `verified`. A close that bypasses the interposition
+ * (the C library's own, for iconv's modules and NSS; a library bound with
+ * RTLD_DEEPBIND; a pointer taken with dlsym) moves nothing: each thread
+ * also asks at its first capture and then once every GP_LOADER_RECHECK
+ * captures, and a lookup miss asks too, so the table it uses is at most
+ * that many of its captures old. Where the interposition is not the
+ * process's dlclose (the static archive; libgpuprof.so dlopened with
+ * RTLD_LOCAL, or after the C library in lookup order; another dlclose
+ * ahead of ours), `verified` is never set and every capture asks. */
+#define CLOSING_BITS 24 /* closes running at once: far fewer than 2^24 */
+#define CLOSING_MASK ((UINT64_C(1) << CLOSING_BITS) - 1)
+static struct {
+    _Atomic uint64_t word;
+    _Atomic uint64_t verified; /* UINT64_MAX: never */
+    _Atomic bool interposed;
+} L GP_ALIGNED_CACHELINE = {0, UINT64_MAX, false};
+/* Captures this thread may still make before it asks the loader itself. */
+static __thread uint32_t checks_left __attribute__((tls_model("initial-exec")));
+
+void gpuprof__loader_close_begin(void) { gp_fetch_add_relaxed(&L.word, 1); }
+void gpuprof__loader_close_end(void)
+{
+    gp_fetch_add_release(&L.word, (UINT64_C(1) << CLOSING_BITS) - 1);
+}
+void gpuprof__loader_set_interposed(bool on)
+{
+    gp_store_release(&L.interposed, on);
+}
+bool gpuprof__loader_interposed(void) { return gp_load_acquire(&L.interposed); }
+uint64_t gpuprof__loader_closes(void)
+{
+    return gp_load_acquire(&L.word) >> CLOSING_BITS;
+}
+
+static void verified_raise(uint64_t w)
+{
+    uint64_t old = gp_load_relaxed(&L.verified);
+    while ((old == UINT64_MAX || old < w) &&
+           !gp_cas_weak_release(&L.verified, &old, w))
+        ;
+}
+
+/* The check's slow path: ask the loader, rebuild the table when a library
+ * went since it was made (refresh flushes libunwind's cache), and record
+ * `w` as verified when no close was running and the interposition sees
+ * every other close. */
+__attribute__((noinline)) static const table *table_verify(uint64_t w)
+{
+    checks_left = GP_LOADER_RECHECK;
+    loader_counts lc = counts_now();
+    const table *t = gp_load_acquire(&current);
+    if (!t || (lc.known && t->subs != lc.subs)) {
+        refresh(&lc);
+        t = gp_load_acquire(&current);
+    }
+    if (t && lc.known && t->subs == lc.subs && !(w & CLOSING_MASK) &&
+        gp_load_relaxed(&L.interposed))
+        verified_raise(w);
+    return t;
+}
+
+const void *gpuprof__modules_check(void)
+{
+    uint64_t w = gp_load_acquire(&L.word);
+    if (__builtin_expect(checks_left != 0, 1) &&
+        __builtin_expect(w == gp_load_acquire(&L.verified), 1)) {
+        checks_left--;
+        return gp_load_acquire(&current);
+    }
+    return table_verify(w);
+}
+
+static inline const table *table_now(void)
+{
+    return gpuprof__modules_check();
+}
+
+uint64_t gpuprof__loader_adds(void) { return gp_load_relaxed(&loader_adds); }
+
+/* gpuprof__unwind_here declares it: a header without libunwind.h. */
+_Static_assert(sizeof(unw_word_t) == sizeof(void *), "unw_backtrace's words");
 
 uint32_t gpuprof__module_add(const char *path, uint32_t flags, uint64_t base,
                              uint64_t size)
@@ -203,18 +381,33 @@ static const range *search(const table *t, uintptr_t pc)
     return NULL;
 }
 
-bool gpuprof__module_find(uintptr_t pc, uint32_t *id, uint64_t *offset)
+/* The module of pc in *tab; on a miss, *tab becomes a table rebuilt when
+ * the loader has loaded or unloaded anything since *tab was made (a pc in
+ * no library, such as generated code, costs no rebuild each time). */
+static bool find_in(const table **tab, uintptr_t pc, uint32_t *id,
+                    uint64_t *offset)
 {
-    const range *r = search(gp_load_acquire(&current), pc);
-    if (!r) { /* a module loaded since the last scan? */
-        gpuprof__modules_refresh();
-        r = search(gp_load_acquire(&current), pc);
+    const range *r = search(*tab, pc);
+    if (!r) {
+        loader_counts lc = counts_now();
+        if (!*tab || !lc.known || (*tab)->adds != lc.adds ||
+            (*tab)->subs != lc.subs) {
+            refresh(&lc);
+            *tab = gp_load_acquire(&current);
+            r = search(*tab, pc);
+        }
     }
     if (!r)
         return false;
     *id = r->id;
     *offset = pc - mods[r->id].base;
     return true;
+}
+
+bool gpuprof__module_find(uintptr_t pc, uint32_t *id, uint64_t *offset)
+{
+    const table *t = gp_load_acquire(&current);
+    return find_in(&t, pc, id, offset);
 }
 
 uint32_t gpuprof__module_count(void) { return gp_load_acquire(&nmods); }
@@ -315,16 +508,20 @@ static int hide_module_of(struct dl_phdr_info *info, size_t size, void *arg)
 
 void gpuprof__unwind_hide_module_of(const void *addr)
 {
+    unwinding++;
     dl_iterate_phdr(hide_module_of, (void *)addr);
+    unwinding--;
 }
 
 /* Inserts the frames buf[n-1-j], j in [from, kept) (outermost first),
  * beneath `node`, leaving out the library's own; py (NULL: all native)
- * marks Python frames (pyframes.c). With a cache, records each frame's
- * address, Python key and node. */
+ * marks Python frames (pyframes.c). Modules come from *tab (replaced when a
+ * miss rebuilds it). With a cache, records each frame's address, Python
+ * key and node. */
 static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
                               const uint64_t *py, int n, int from, int kept,
-                              uint32_t *unknown, gp_path_cache *c)
+                              const table **tab, uint32_t *unknown,
+                              gp_path_cache *c)
 {
     int nh = gp_load_acquire(&nhidden_all);
     for (int j = from; j < kept; j++) {
@@ -339,7 +536,7 @@ static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
             keep = true;
         } else if (nh && in_ranges(hidden_all, nh, (uintptr_t)ip)) {
             /* the library's own frame: the path goes on without it */
-        } else if (!gpuprof__module_find((uintptr_t)ip, &id, &off)) {
+        } else if (!find_in(tab, (uintptr_t)ip, &id, &off)) {
             (*unknown)++;
         } else {
             keep = true;
@@ -354,8 +551,8 @@ static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
             }
         }
         if (c) {
-            c->ip[j] = ip;
-            c->py[j] = key;
+            c->ip[GP_MAX_FRAMES - 1 - j] = ip;
+            c->py[GP_MAX_FRAMES - 1 - j] = key;
             c->node[j] = node;
         }
     }
@@ -363,10 +560,6 @@ static uint32_t insert_frames(gp_cct *t, uint32_t node, void *const *buf,
         c->n = kept;
     return node;
 }
-
-/* Set while this thread unwinds itself: a profiling signal then takes no
- * sample (libunwind is not reentrant on one thread). */
-static __thread int unwinding __attribute__((tls_model("initial-exec")));
 
 int gpuprof__backtrace_in_signal(void **buf, int max)
 {
@@ -379,6 +572,13 @@ int gpuprof__backtrace_in_signal(void **buf, int max)
         return -1;
     return unw_backtrace(buf, max);
 #endif
+}
+
+__attribute__((noinline)) int gpuprof__unwind_capture(void **buf, int max)
+{
+    int n = gpuprof__unwind_here(buf, max);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return n;
 }
 
 /* The module of the <truncated> node (no address maps to it). */
@@ -404,89 +604,128 @@ static uint32_t cut_parent(gp_cct *t, uint32_t parent)
     return node == GP_CCT_NONE ? parent : node;
 }
 
+/* How many frames, from the outermost, the words before a_end and those
+ * before b_end share (a_end[-1] and b_end[-1] are the outermost), at most
+ * `most`. A loop's launches share all of them: one memcmp (the C
+ * library's, in vector registers) says so; else eight at a time while they
+ * agree (one test of the eight words' differences or'ed together), then
+ * one at a time. */
+static inline int common_outer(void *const *a_end, void *const *b_end,
+                               int most)
+{
+    if (most > 0 && memcmp(a_end - most, b_end - most,
+                           (size_t)most * sizeof(void *)) == 0)
+        return most;
+    int j = 0;
+    while (j + 8 <= most) {
+        void *const *a = a_end - j - 8, *const *b = b_end - j - 8;
+        uintptr_t d = 0;
+        for (int k = 0; k < 8; k++)
+            d |= (uintptr_t)a[k] ^ (uintptr_t)b[k];
+        if (d)
+            break;
+        j += 8;
+    }
+    while (j < most && a_end[-j - 1] == b_end[-j - 1])
+        j++;
+    return j;
+}
+
+/* Frames ips[n-1-j], j in [0, kept) (outermost first), beneath `parent`
+ * (its <truncated> node when `cut`), through `c` when not NULL: the
+ * frames the last path shares are not looked up again. */
+static uint32_t insert_path(gp_cct *t, uint32_t parent, void *const *ips,
+                            const uint64_t *py, int n, int kept, bool cut,
+                            bool checked, uint32_t *unknown, gp_path_cache *c)
+{
+    const table *tab = checked ? gp_load_acquire(&current) : table_now();
+    if (cut && kept)
+        parent = cut_parent(t, parent);
+    if (!c)
+        return insert_frames(t, parent, ips, py, n, 0, kept, &tab, unknown,
+                             NULL);
+    /* The last path is valid for the same tree, parent, module table and
+     * hidden ranges: the same address then makes the same node. */
+    int nh = gp_load_acquire(&nhidden_all);
+    int common = 0, most = kept < c->n ? kept : c->n;
+    if (c->tree != t || c->parent != parent || c->modules != tab ||
+        c->hidden != nh) {
+        c->tree = t;
+        c->parent = parent;
+        c->modules = tab;
+        c->hidden = nh;
+        c->n = 0;
+        c->op_leaf = GP_CCT_NONE;
+    } else if (!py && !c->python) { /* native paths: addresses say it all */
+        common = common_outer(ips + n, c->ip + GP_MAX_FRAMES, most);
+    } else {
+        const uint64_t *cpy = c->py + GP_MAX_FRAMES;
+        while (common < most &&
+               c->ip[GP_MAX_FRAMES - 1 - common] == ips[n - 1 - common] &&
+               cpy[-1 - common] == (py ? py[n - 1 - common] : 0))
+            common++;
+    }
+    c->python = py != NULL;
+    uint32_t node = insert_frames(t, common ? c->node[common - 1] : parent,
+                                  ips, py, n, common, kept, &tab, unknown, c);
+    if (c->modules != tab)
+        c->tree = NULL; /* rebuilt meanwhile: start over next time */
+    return node;
+}
+
 uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
                                int n, bool cut, uint32_t *unknown)
 {
-    if (n > 0 && cut)
-        parent = cut_parent(t, parent);
-    return n > 0 ? insert_frames(t, parent, ips, NULL, n, 0, n, unknown, NULL)
+    return n > 0 ? insert_path(t, parent, ips, NULL, n, n, cut, false, unknown,
+                               NULL)
                  : parent;
 }
 
-/* The Python frames of path buf[skip..n) (pyframes.c) into out/py: their
- * count, with *cut when the path is longer than the buffer; -1 when the
- * path is used as it is. */
-static int python_path(void *const *buf, int n, int skip, void **out,
-                       uint64_t *py, bool *cut)
+uint32_t gpuprof__callpath_insert(gp_cct *t, uint32_t parent, void *const *buf,
+                                  int n, int skip, uint32_t *unknown,
+                                  gp_path_cache *c)
 {
-    if (n <= skip || !gpuprof__pyframes_active())
-        return -1;
-    bool more = false;
-    int k = gpuprof__pyframes_expand(buf + skip, n - skip, out, py,
-                                     GP_MAX_FRAMES, &more);
-    *cut = *cut || more;
-    return k;
-}
-
-uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
-                           uint32_t *unknown)
-{
-    void *buf[GP_MAX_FRAMES], *pbuf[GP_MAX_FRAMES];
-    uint64_t py[GP_MAX_FRAMES];
-    unwinding = 1;
-    int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
-    unwinding = 0;
+    void *pbuf[GP_MAX_FRAMES];
+    uint64_t pyk[GP_MAX_FRAMES];
     skip = skip_hidden(buf, n, skip);
     bool cut = n == GP_MAX_FRAMES;
-    int k = python_path(buf, n, skip, pbuf, py, &cut);
-    if (cut && (k >= 0 ? k : n - skip) > 0)
-        parent = cut_parent(t, parent);
-    if (k >= 0)
-        return insert_frames(t, parent, pbuf, py, k, 0, k, unknown, NULL);
-    return insert_frames(t, parent, buf, NULL, n, 0, n > skip ? n - skip : 0,
-                         unknown, NULL);
+    if (n > skip && gpuprof__pyframes_active()) {
+        bool more = false;
+        int k = gpuprof__pyframes_expand(buf + skip, n - skip, pbuf, pyk,
+                                         GP_MAX_FRAMES, &more);
+        if (k >= 0) /* the path with Python frames: nothing to skip in it */
+            return insert_path(t, parent, pbuf, pyk, k, k, cut || more, true,
+                               unknown, c);
+    }
+    return insert_path(t, parent, buf, NULL, n, n > skip ? n - skip : 0, cut,
+                       true, unknown, c);
+}
+
+/* The body of the two captures below, inlined into each so that each has
+ * its frame. Frames: [0] gpuprof__unwind_capture, [1] the capture (skip
+ * counts from here, as when it unwound itself). */
+static inline __attribute__((always_inline)) uint32_t
+capture(gp_cct *t, uint32_t parent, int skip, uint32_t *unknown,
+        gp_path_cache *c)
+{
+    void *buf[GP_MAX_FRAMES];
+    int n = gpuprof__unwind_capture(buf, GP_MAX_FRAMES);
+    return gpuprof__callpath_insert(t, parent, buf, n, skip + 1, unknown, c);
+}
+
+__attribute__((noinline)) uint32_t
+gpuprof__callpath(gp_cct *t, uint32_t parent, int skip, uint32_t *unknown)
+{
+    uint32_t node = capture(t, parent, skip, unknown, NULL);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return node;
 }
 
 __attribute__((noinline)) uint32_t
 gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
                          uint32_t *unknown, gp_path_cache *c)
 {
-    void *buf[GP_MAX_FRAMES], *pbuf[GP_MAX_FRAMES];
-    uint64_t pyk[GP_MAX_FRAMES];
-    unwinding = 1;
-    int n = GP_BACKTRACE(buf, GP_MAX_FRAMES);
-    unwinding = 0;
-    skip = skip_hidden(buf, n, skip);
-    bool cut = n == GP_MAX_FRAMES;
-    int k = python_path(buf, n, skip, pbuf, pyk, &cut);
-    void **ips = buf;
-    const uint64_t *py = NULL;
-    if (k >= 0) { /* the path with Python frames: skip is 0 in it */
-        ips = pbuf;
-        py = pyk;
-        n = k;
-        skip = 0;
-    }
-    int kept = n > skip ? n - skip : 0;
-    if (cut && kept)
-        parent = cut_parent(t, parent);
-    const void *mods_now = gp_load_acquire(&current);
-    int common = 0;
-    if (c->tree == t && c->parent == parent && c->modules == mods_now)
-        while (common < kept && common < c->n &&
-               c->ip[common] == ips[n - 1 - common] &&
-               c->py[common] == (py ? py[n - 1 - common] : 0))
-            common++;
-    else {
-        c->tree = t;
-        c->parent = parent;
-        c->modules = mods_now;
-    }
-    uint32_t node = insert_frames(t, common ? c->node[common - 1] : parent,
-                                  ips, py, n, common, kept, unknown, c);
-    if (node == GP_CCT_NONE)
-        return GP_CCT_NONE;
-    if (c->modules != gp_load_acquire(&current))
-        c->tree = NULL; /* a refresh happened meanwhile: start over next */
+    uint32_t node = capture(t, parent, skip, unknown, c);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
     return node;
 }

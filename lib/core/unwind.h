@@ -9,8 +9,11 @@
  * never runs on a hot path) and store each frame as (module id, offset from
  * the module's load address), so a path means the same thing in every
  * process and a file can be symbolized after the run. The module table comes
- * from dl_iterate_phdr and is refreshed when a return address falls outside
- * every known module (a dlopen since the last refresh).
+ * from dl_iterate_phdr and is rebuilt when a return address falls outside
+ * every known module and the loader has loaded something since (a dlopen),
+ * and before a capture when the loader has unloaded something since (a
+ * dlclose: another library may now sit at the same addresses; libgpuprof.so
+ * interposes dlclose so that a capture need not ask the loader, dl.c).
  *
  * Readers of the table take no lock: the current sorted range table is one
  * pointer loaded with acquire; a refresh builds a new table under a mutex
@@ -24,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/atomics.h"
 #include "core/cct.h"
 
 #define GP_MAX_FRAMES 128 /* deeper paths are cut at the outermost frames */
@@ -66,12 +70,19 @@ uint32_t gpuprof__callpath(gp_cct *t, uint32_t parent, int skip,
 /* A thread's last call path: launches in a loop come from the same path,
  * and a hook then only unwinds and compares return addresses, outermost
  * first; only the frames past the common prefix are looked up and
- * inserted. Owner-only, like the tree it points into. */
+ * inserted. Frame j (0 the outermost) has its address at
+ * ip[GP_MAX_FRAMES - 1 - j], in the order of a capture's buffer, so that
+ * the two compare as runs of words. The hook also keeps its last
+ * placeholder: the node of an operation of kind op_kind beneath op_leaf.
+ * Owner-only, like the tree it points into. */
 typedef struct gp_path_cache {
     const gp_cct *tree;
     const void *modules; /* the module table it was built with */
+    int hidden;          /* always-hidden ranges then */
+    bool python;         /* py[] may hold Python frames */
     uint32_t parent;
-    int n;                        /* frames below, outermost first */
+    int n;                        /* frames below */
+    uint32_t op_leaf, op_kind, op_node; /* op_leaf GP_CCT_NONE: none */
     void *ip[GP_MAX_FRAMES];
     uint64_t py[GP_MAX_FRAMES];   /* a Python frame's key; 0: native */
     uint32_t node[GP_MAX_FRAMES]; /* the node after frame j */
@@ -92,8 +103,14 @@ void gpuprof__unwind_hide_module_of(const void *addr);
 
 /* For a profiling signal handler: the interrupted thread's return
  * addresses (innermost first), or -1 when that is not safe now (the thread
- * is unwinding itself, or this build's unwinder is not signal-safe). */
+ * is unwinding itself or is inside a bracket below, or this build's
+ * unwinder is not signal-safe). */
 int gpuprof__backtrace_in_signal(void **buf, int max);
+/* Brackets the library's own calls that take the dynamic loader's lock
+ * (dl_iterate_phdr, dlsym): unw_backtrace may take it too, so a profiling
+ * signal meanwhile takes no sample. Nestable; the calling thread only. */
+void gpuprof__loader_lock_begin(void);
+void gpuprof__loader_lock_end(void);
 /* Inserts captured addresses ips[0..n) (innermost first) beneath `parent`
  * of the owner's tree `t`; `cut`: the capture filled its buffer (beneath
  * <truncated>); as gpuprof__callpath otherwise. */
@@ -103,6 +120,64 @@ uint32_t gpuprof__callpath_ips(gp_cct *t, uint32_t parent, void *const *ips,
 /* As gpuprof__callpath, through `c` (zeroed before first use). */
 uint32_t gpuprof__callpath_cached(gp_cct *t, uint32_t parent, int skip,
                                   uint32_t *unknown, gp_path_cache *c);
+
+/* The two halves of a capture, for a caller that unwinds in one place and
+ * inserts in another (the hook, gpu.c; a benchmark of each).
+ * gpuprof__unwind_here: the loader check (gpuprof__modules_check), then
+ * the calling thread's return addresses, innermost first, buf[0] in the
+ * function it is inlined into; their count. gpuprof__unwind_capture: the
+ * same out of line (buf[0] is its own frame). Not in a signal handler
+ * (gpuprof__backtrace_in_signal is). */
+extern GP_HIDDEN __thread int gpuprof__unwinding
+    __attribute__((tls_model("initial-exec")));
+int unw_backtrace(void **buf, int size); /* libunwind.h */
+int gpuprof__backtrace_tsan(void **buf, int max);
+const void *gpuprof__modules_check(void);
+static inline __attribute__((always_inline)) int
+gpuprof__unwind_here(void **buf, int max)
+{
+    gpuprof__modules_check();
+    gpuprof__unwinding++;
+#if defined(__SANITIZE_THREAD__)
+    int n = gpuprof__backtrace_tsan(buf, max);
+#else
+    int n = unw_backtrace(buf, max);
+#endif
+    gpuprof__unwinding--;
+    return n;
+}
+int gpuprof__unwind_capture(void **buf, int max);
+/* gpuprof__callpath_insert: inserts buf[skip..n) (a capture of this
+ * thread, taken just now by one of the above: Python frames are read from
+ * the thread's live interpreter state) as gpuprof__callpath does, through
+ * `c` when not NULL. Owner thread only. */
+uint32_t gpuprof__callpath_insert(gp_cct *t, uint32_t parent, void *const *buf,
+                                  int n, int skip, uint32_t *unknown,
+                                  gp_path_cache *c);
+/* gpuprof__modules_check, what every capture does first: makes sure no
+ * library was unloaded since the module table was built, else rebuilds the
+ * table and flushes libunwind's cache (the addresses may hold another
+ * library's code now); returns the table (opaque). With dlclose interposed
+ * (dl.c) a load and a compare: it asks the loader itself (one early-exit
+ * dl_iterate_phdr, the loader's lock) only after a dlclose, at a thread's
+ * first capture and every GP_LOADER_RECHECK captures after (closes that
+ * bypass the interposition: unwind.c says which). Any thread, not in a
+ * signal handler. */
+#define GP_LOADER_RECHECK 64
+/* The loader's count of objects loaded (dlpi_adds) when it was last asked
+ * (a capture, a lookup miss): what pyframes.c watches to look for an
+ * interpreter again. */
+uint64_t gpuprof__loader_adds(void);
+/* What the dlclose interposition (dl.c) tells the check: a close begins
+ * (before the real one) and ends (after it); whether the process's dlclose
+ * is ours, so that every close but those that bypass symbol lookup is
+ * seen. Any thread; begin and end are async-signal-safe. */
+void gpuprof__loader_close_begin(void);
+void gpuprof__loader_close_end(void);
+void gpuprof__loader_set_interposed(bool on);
+bool gpuprof__loader_interposed(void);
+/* Closes seen through the interposition so far (tests). */
+uint64_t gpuprof__loader_closes(void);
 
 /* ---- Python frames (pyframes.c) ----------------------------------------
  * A Python frame is a frame node of a pseudo module named

@@ -50,6 +50,36 @@ static int newer(const gpuprof__io_profile *p, char *err, size_t es, uint32_t i)
     return GPUPROF_IO_ERR_VERSION;
 }
 
+/* DEVICES (format 1.3): names in the string table, a known value type (a
+ * later minor's type is a version this reader lacks), string values in
+ * the table. */
+static int check_devices(const gpuprof__io_profile *p, char *err, size_t es)
+{
+    for (uint32_t i = 0; i < p->devattr_count; i++) {
+        const gpuprof__io_device_attr *d = &p->devattrs[i];
+        if (!STR_OK(d->api) || !STR_OK(d->key) || !p->strings[d->key])
+            return bad(err, es, "device attribute %u: bad name", i);
+        if (d->type > GPUPROF_IO_ATTR_STR) {
+            if (p->format_minor <= GPUPROF_IO_VERSION_MINOR)
+                return bad(err, es, "device attribute %u: type %u unknown",
+                           i, d->type);
+            if (err && es)
+                snprintf(err, es,
+                         "format %u.%u is newer than this reader's %u.%u: "
+                         "device attribute '%s' (type %u) needs a newer "
+                         "gpuprof",
+                         GPUPROF_IO_VERSION_MAJOR, p->format_minor,
+                         GPUPROF_IO_VERSION_MAJOR, GPUPROF_IO_VERSION_MINOR,
+                         p->strings + d->key, d->type);
+            return GPUPROF_IO_ERR_VERSION;
+        }
+        if (d->type == GPUPROF_IO_ATTR_STR && !STR_OK(d->value))
+            return bad(err, es, "device attribute %u: string out of range",
+                       i);
+    }
+    return 0;
+}
+
 static int check_tables(const gpuprof__io_profile *p, char *err, size_t es)
 {
     if (!p->strings || p->strings_size == 0 || p->strings_size > MAX_RAW ||
@@ -79,7 +109,7 @@ static int check_tables(const gpuprof__io_profile *p, char *err, size_t es)
     for (uint32_t i = 0; i < p->counter_count; i++)
         if (!STR_OK(p->counters[i].name))
             return bad(err, es, "counter %u: name offset out of range", i);
-    return 0;
+    return check_devices(p, err, es);
 }
 
 static int check_node(const gpuprof__io_profile *p, uint32_t rel,

@@ -42,7 +42,8 @@ static const char *sec_name(uint32_t t)
 {
     static const char *const n[] = {
         "?",       "META",  "STRINGS", "METRICS",  "MODULES",
-        "THREADS", "NODES", "VALUES",  "COUNTERS", "METRIC_EXT"};
+        "THREADS", "NODES", "VALUES",  "COUNTERS", "METRIC_EXT",
+        "DEVICES"};
     return t <= SEC_KNOWN ? n[t] : "?";
 }
 
@@ -224,6 +225,17 @@ static int parse_tables(gpuprof__io_profile *p, const sec *s, char *err,
             rc = BAD("section COUNTERS: record %u: reserved field set", i);
         p->counters[i] = (gpuprof__io_counter){get32(r), get64(r + 8)};
     }
+    /* DEVICES (format 1.3, optional): 24-byte records, checked in check.c */
+    if (!rc && s[SEC_DEVICES - 1].stored) {
+        p->devattrs = records(s, SEC_DEVICES, DEVICE_SIZE, sizeof(*p->devattrs),
+                              &p->devattr_count, &rc, err, es);
+        for (uint32_t i = 0; !rc && i < p->devattr_count; i++) {
+            r = REC(SEC_DEVICES, i, DEVICE_SIZE);
+            p->devattrs[i] = (gpuprof__io_device_attr){
+                get32(r), get32(r + 4), get32(r + 8), get32(r + 12),
+                get64(r + 16)};
+        }
+    }
     return rc;
 }
 
@@ -393,5 +405,6 @@ void gpuprof__io_profile_free(gpuprof__io_profile *p)
     free(p->nodes);
     free(p->values);
     free(p->counters);
+    free(p->devattrs);
     free(p);
 }

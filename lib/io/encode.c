@@ -138,6 +138,21 @@ static void sec_metric_ext(buf *b, const gpuprof__io_profile *p)
     }
 }
 
+/* DEVICES (format 1.3): one record per device attribute. */
+static void sec_devices(buf *b, const gpuprof__io_profile *p)
+{
+    uint8_t *r;
+    for (uint32_t i = 0;
+         i < p->devattr_count && (r = reserve(b, DEVICE_SIZE)); i++) {
+        const gpuprof__io_device_attr *d = &p->devattrs[i];
+        put32(r, d->api);
+        put32(r + 4, d->device);
+        put32(r + 8, d->key);
+        put32(r + 12, d->type);
+        put64(r + 16, d->value);
+    }
+}
+
 static void sec_nodes(buf *nodes, buf *values, const gpuprof__io_profile *p)
 {
     uint8_t *r;
@@ -207,12 +222,15 @@ static int add_section(buf *out, size_t entry_at, uint32_t t, const buf *raw,
     return 0;
 }
 
-/* The sections 1..8, and METRIC_EXT when it has records (a profile
- * without such metrics is the same bytes as in format 1.1 but for the
- * minor version). */
+/* The sections 1..8, METRIC_EXT when it has records and DEVICES when it
+ * has (then METRIC_EXT too, empty or not: sections come in type order). A
+ * profile without either is the same bytes as in format 1.1 but for the
+ * minor version. */
 static int assemble(buf *out, buf *raw, int level)
 {
-    uint32_t nsec = raw[SEC_METRIC_EXT - 1].len ? SEC_KNOWN : SEC_REQUIRED;
+    uint32_t nsec = raw[SEC_DEVICES - 1].len      ? SEC_DEVICES
+                    : raw[SEC_METRIC_EXT - 1].len ? SEC_METRIC_EXT
+                                                  : SEC_REQUIRED;
     uint64_t bound = HDR_SIZE + nsec * ENTRY_SIZE;
     for (uint32_t i = 0; i < nsec; i++)
         bound += level > 0 ? ZSTD_compressBound(raw[i].len) : raw[i].len;
@@ -260,6 +278,7 @@ int gpuprof__io_encode(const gpuprof__io_profile *p, int level, uint8_t **out,
     raw[SEC_THREADS - 1] = tabs[2];
     raw[SEC_COUNTERS - 1] = tabs[3];
     sec_metric_ext(&raw[SEC_METRIC_EXT - 1], p);
+    sec_devices(&raw[SEC_DEVICES - 1], p);
     sec_nodes(&raw[SEC_NODES - 1], &raw[SEC_VALUES - 1], p);
     bool oom = false, big = false;
     for (int i = 0; i < SEC_KNOWN; i++) {

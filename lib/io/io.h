@@ -22,7 +22,7 @@
 
 #define GPUPROF_IO_MAGIC "GPUPROF\0" /* 8 bytes at offset 0 */
 #define GPUPROF_IO_VERSION_MAJOR 1   /* readers reject other majors */
-#define GPUPROF_IO_VERSION_MINOR 2   /* readers accept any minor */
+#define GPUPROF_IO_VERSION_MINOR 3   /* readers accept any minor */
 #define GPUPROF_IO_NONE UINT32_MAX   /* "no index": a root's parent */
 #define GPUPROF_IO_SUFFIX ".gpuprof" /* profile file name suffix */
 #define GPUPROF_IO_DEFAULT_LEVEL 1   /* zstd level of the writer (bench_io) */
@@ -144,6 +144,22 @@ typedef struct gpuprof__io_counter { /* a stats counter at write time */
     uint64_t value;
 } gpuprof__io_counter;
 
+/* An attribute of a device (format 1.3, section DEVICES): what the
+ * backend of `api` ("cuda", "levelzero", "opencl", ...) learned about the
+ * device its activities number `device`, under a name (doc/FORMATS.md
+ * lists them: "sm_count", "max_threads_per_sm", ...), as a number or a
+ * string. */
+typedef struct gpuprof__io_device_attr {
+    uint32_t api;    /* string offset */
+    uint32_t device; /* as gpuprof_activity.device */
+    uint32_t key;    /* string offset, not "" */
+    uint32_t type;   /* GPUPROF_IO_ATTR_* */
+    uint64_t value;  /* a number, or a string offset (GPUPROF_IO_ATTR_STR) */
+} gpuprof__io_device_attr;
+
+/* Device attribute value types (pinned). */
+enum gpuprof__io_attr_type { GPUPROF_IO_ATTR_U64 = 0, GPUPROF_IO_ATTR_STR = 1 };
+
 typedef struct gpuprof__io_profile {
     /* identity */
     uint32_t host;    /* string offsets */
@@ -172,6 +188,9 @@ typedef struct gpuprof__io_profile {
     uint64_t value_count;
     gpuprof__io_counter *counters;
     uint32_t counter_count;
+    /* Format 1.3 (section DEVICES; none in older files). */
+    gpuprof__io_device_attr *devattrs;
+    uint32_t devattr_count;
     /* Reader side: the file's format minor version (a newer file's content
      * this reader cannot interpret is refused naming both versions); the
      * writer ignores it. */

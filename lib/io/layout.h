@@ -19,6 +19,7 @@
 #define NODE_SIZE 20u
 #define COUNTER_SIZE 16u
 #define METRIC_EXT_SIZE 12u
+#define DEVICE_SIZE 24u
 #define MAX_RAW (UINT64_C(1) << 32) /* 4 GiB per section */
 /* A zstd section may expand at most MAX_RATIO times its stored size plus
  * RATIO_SLACK: a small file cannot make the reader allocate much. */
@@ -35,8 +36,9 @@ enum sec_type {
     SEC_VALUES = 7,
     SEC_COUNTERS = 8,
     SEC_METRIC_EXT = 9, /* format 1.2, optional: how metrics combine */
+    SEC_DEVICES = 10,   /* format 1.3, optional: devices' attributes */
     SEC_REQUIRED = 8,   /* types 1..8 are required (format 1.0) */
-    SEC_KNOWN = 9       /* types this reader reads; later ones are skipped */
+    SEC_KNOWN = 10      /* types this reader reads; later ones are skipped */
 };
 
 enum sec_encoding { ENC_RAW = 0, ENC_ZSTD = 1 };

@@ -3,8 +3,8 @@
  * validating reader (trace.h, doc/FORMATS.md "Trace files"). The reader
  * takes every 1.x file: 1.0 files have no CORR_RECORDS chunks (their
  * records' corr is 0), files before 1.2 no MERGED chunks, before 1.3 no
- * DEP_RECORDS, before 1.4 no MPI_RECORDS, before 1.5 no SAMPLE_RECORDS,
- * and chunk types it does not know are skipped.
+ * DEP_RECORDS, before 1.4 no MPI_RECORDS, before 1.5 no SAMPLE_RECORDS or
+ * HOST_RECORDS, and chunk types it does not know are skipped.
  */
 #include "io/trace.h"
 
@@ -141,6 +141,26 @@ size_t gpuprof__io_trace_mpi_records(uint8_t *out, uint32_t id,
     return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
 }
 
+size_t gpuprof__io_trace_host_records(uint8_t *out, uint32_t id,
+                                      const gpuprof__io_host_rec *r,
+                                      uint32_t n)
+{
+    uint32_t payload = n * GPUPROF_IO_TRACE_HOST_RECORD;
+    chunk_header(out, GPUPROF_IO_TRACE_HOST_RECORDS, 0, 0, id, n, payload);
+    uint8_t *p = out + GPUPROF_IO_TRACE_CHUNK_HEADER;
+    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_HOST_RECORD) {
+        memset(p, 0, GPUPROF_IO_TRACE_HOST_RECORD);
+        put64(p, r[i].start_ns);
+        put64(p + 8, r[i].end_ns);
+        put64(p + 16, r[i].object);
+        put64(p + 24, r[i].aux);
+        p[32] = r[i].op;
+        p[33] = r[i].flags;
+    }
+    chunk_seal(out, payload);
+    return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
+}
+
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name)
 {
@@ -200,21 +220,29 @@ static gpuprof__io_trace_stream *stream_of(gpuprof__io_trace_stream **v,
     return s;
 }
 
+/* Room for `need` elements of `size` bytes in *v (*cap of them now). */
+static int reserve(void **v, uint64_t *cap, uint64_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    uint64_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *n = realloc(*v, c * size);
+    if (!n)
+        return GPUPROF_IO_ERR_NOMEM;
+    *v = n;
+    *cap = c;
+    return 0;
+}
+
 /* Appends n records of `size` bytes (RECORD, or CORR_RECORD with the
  * correlation id last). */
 static int add_records(gpuprof__io_trace_stream *s, const uint8_t *p,
                        uint32_t n, uint32_t size)
 {
-    if (s->count + n > s->cap_) {
-        uint64_t cap = s->cap_ ? s->cap_ : 64;
-        while (cap < s->count + n)
-            cap *= 2;
-        void *nr = realloc(s->recs, cap * sizeof(*s->recs));
-        if (!nr)
-            return GPUPROF_IO_ERR_NOMEM;
-        s->recs = nr;
-        s->cap_ = cap;
-    }
+    if (reserve((void **)&s->recs, &s->cap_, s->count + n, sizeof(*s->recs)))
+        return GPUPROF_IO_ERR_NOMEM;
     for (uint32_t i = 0; i < n; i++, p += size)
         s->recs[s->count++] = (gpuprof__io_trace_rec){
             get64(p), get64(p + 8), get64(p + 16),
@@ -262,6 +290,8 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
                          ? GPUPROF_IO_TRACE_CORR_RECORD
                      : type == GPUPROF_IO_TRACE_MPI_RECORDS
                          ? GPUPROF_IO_TRACE_MPI_RECORD
+                     : type == GPUPROF_IO_TRACE_HOST_RECORDS
+                         ? GPUPROF_IO_TRACE_HOST_RECORD
                          : 0;
     if (rsize && (count > GPUPROF_IO_TRACE_MAX_RECORDS ||
                   (uint64_t)count * rsize != payload)) {
@@ -290,35 +320,40 @@ static size_t chunk_ok(const uint8_t *buf, size_t size, size_t off,
     return GPUPROF_IO_TRACE_CHUNK_HEADER + payload;
 }
 
+/* The index of thread id's entry in a per-thread array *v of *count
+ * entries of `size` bytes whose first field is the u32 id (MPI and host
+ * records), added zeroed when new; UINT32_MAX when out of memory. */
+static uint32_t thread_slot(void **v, uint32_t *count, size_t size,
+                            uint32_t id)
+{
+    for (uint32_t i = 0; i < *count; i++)
+        if (*(const uint32_t *)((const uint8_t *)*v + i * size) == id)
+            return i;
+    if ((*count & (*count - 1)) == 0) { /* grow at 2^k */
+        size_t cap = *count ? (size_t)*count * 2 : 4;
+        void *nv = realloc(*v, cap * size);
+        if (!nv)
+            return UINT32_MAX;
+        *v = nv;
+    }
+    uint8_t *e = (uint8_t *)*v + (size_t)*count * size;
+    memset(e, 0, size);
+    memcpy(e, &id, sizeof(id));
+    return (*count)++;
+}
+
 /* An MPI_RECORDS chunk's records (sizes checked by chunk_ok) onto thread
  * id's. */
 static int add_mpi(gpuprof__io_trace *t, uint32_t id, const uint8_t *p,
                    uint32_t n)
 {
-    uint32_t i = 0;
-    while (i < t->mpi_count && t->mpi[i].id != id)
-        i++;
-    if (i == t->mpi_count) {
-        if ((t->mpi_count & (t->mpi_count - 1)) == 0) {
-            size_t cap = t->mpi_count ? (size_t)t->mpi_count * 2 : 4;
-            void *nv = realloc(t->mpi, cap * sizeof(*t->mpi));
-            if (!nv)
-                return GPUPROF_IO_ERR_NOMEM;
-            t->mpi = nv;
-        }
-        t->mpi[t->mpi_count++] = (gpuprof__io_trace_mpi){id, NULL, 0, 0};
-    }
+    uint32_t i = thread_slot((void **)&t->mpi, &t->mpi_count,
+                             sizeof(*t->mpi), id);
+    if (i == UINT32_MAX)
+        return GPUPROF_IO_ERR_NOMEM;
     gpuprof__io_trace_mpi *m = &t->mpi[i];
-    if (m->count + n > m->cap_) {
-        uint64_t cap = m->cap_ ? m->cap_ : 64;
-        while (cap < m->count + n)
-            cap *= 2;
-        void *nr = realloc(m->recs, cap * sizeof(*m->recs));
-        if (!nr)
-            return GPUPROF_IO_ERR_NOMEM;
-        m->recs = nr;
-        m->cap_ = cap;
-    }
+    if (reserve((void **)&m->recs, &m->cap_, m->count + n, sizeof(*m->recs)))
+        return GPUPROF_IO_ERR_NOMEM;
     for (uint32_t k = 0; k < n; k++, p += GPUPROF_IO_TRACE_MPI_RECORD)
         m->recs[m->count++] = (gpuprof__io_mpi_rec){
             get64(p), get64(p + 8), get64(p + 16), get64(p + 24),
@@ -342,6 +377,24 @@ static int add_samples(gpuprof__io_trace *t, const uint8_t *p, uint32_t n)
             return rc;
         s->recs[s->count - 1].corr &= 0xFFFFFFFFu; /* the metric */
     }
+    return 0;
+}
+
+/* A HOST_RECORDS chunk's records onto thread id's. */
+static int add_host(gpuprof__io_trace *t, uint32_t id, const uint8_t *p,
+                    uint32_t n)
+{
+    uint32_t i = thread_slot((void **)&t->host, &t->host_count,
+                             sizeof(*t->host), id);
+    if (i == UINT32_MAX)
+        return GPUPROF_IO_ERR_NOMEM;
+    gpuprof__io_trace_host *h = &t->host[i];
+    if (reserve((void **)&h->recs, &h->cap_, h->count + n, sizeof(*h->recs)))
+        return GPUPROF_IO_ERR_NOMEM;
+    for (uint32_t k = 0; k < n; k++, p += GPUPROF_IO_TRACE_HOST_RECORD)
+        h->recs[h->count++] = (gpuprof__io_host_rec){
+            get64(p), get64(p + 8), get64(p + 16), get64(p + 24), p[32],
+            p[33]};
     return 0;
 }
 
@@ -457,6 +510,8 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
             rc = add_mpi(t, get32(h + 12), p, get32(h + 16));
         } else if (type == GPUPROF_IO_TRACE_SAMPLE_RECORDS) {
             rc = add_samples(t, p, get32(h + 16));
+        } else if (type == GPUPROF_IO_TRACE_HOST_RECORDS) {
+            rc = add_host(t, get32(h + 12), p, get32(h + 16));
         } else if (type == GPUPROF_IO_TRACE_THREAD) {
             if ((t->thread_count & (t->thread_count - 1)) == 0) {
                 size_t cap = t->thread_count ? (size_t)t->thread_count * 2 : 4;
@@ -543,6 +598,18 @@ static void sort_mpi(gpuprof__io_trace_mpi *m)
         qsort(m->recs, m->count, sizeof(*m->recs), mpi_cmp);
 }
 
+/* Host records by start, then end, then op (a thread's calls come in
+ * order: sorting only mends a clock that stepped). */
+static int host_cmp(const void *a, const void *b)
+{
+    const gpuprof__io_host_rec *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    if (x->end_ns != y->end_ns)
+        return x->end_ns < y->end_ns ? -1 : 1;
+    return (x->op > y->op) - (x->op < y->op);
+}
+
 void gpuprof__io_trace_sort(gpuprof__io_trace *t)
 {
     sort_streams(t->streams, t->stream_count);
@@ -551,6 +618,10 @@ void gpuprof__io_trace_sort(gpuprof__io_trace *t)
     sort_streams(t->samples, t->sample_stream_count);
     for (uint32_t i = 0; i < t->mpi_count; i++)
         sort_mpi(&t->mpi[i]);
+    for (uint32_t i = 0; i < t->host_count; i++)
+        if (t->host[i].count > 1)
+            qsort(t->host[i].recs, t->host[i].count,
+                  sizeof(*t->host[i].recs), host_cmp);
 }
 
 void gpuprof__io_trace_free(gpuprof__io_trace *t)
@@ -572,6 +643,9 @@ void gpuprof__io_trace_free(gpuprof__io_trace *t)
     for (uint32_t i = 0; i < t->mpi_count; i++)
         free(t->mpi[i].recs);
     free(t->mpi);
+    for (uint32_t i = 0; i < t->host_count; i++)
+        free(t->host[i].recs);
+    free(t->host);
     free(t->threads);
     for (uint32_t i = 0; i < t->merge_count; i++)
         free(t->merges[i].map);

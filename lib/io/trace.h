@@ -16,13 +16,14 @@
 #define GPUPROF_IO_TRACE_MAJOR 1
 #define GPUPROF_IO_TRACE_MINOR 5 /* 1.1: CORR_RECORDS; 1.2: MERGED chunks;
                                     1.3: DEP_RECORDS; 1.4: MPI_RECORDS;
-                                    1.5: SAMPLE_RECORDS */
+                                    1.5: SAMPLE_RECORDS, HOST_RECORDS */
 #define GPUPROF_IO_TRACE_HEADER 32       /* file header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_HEADER 32 /* chunk header bytes */
 #define GPUPROF_IO_TRACE_CHUNK_MAGIC 0x4B484354u /* "TCHK" little-endian */
 #define GPUPROF_IO_TRACE_RECORD 24       /* u64 start, u64 end, u64 context */
 #define GPUPROF_IO_TRACE_CORR_RECORD 32  /* ... and u64 correlation id */
 #define GPUPROF_IO_TRACE_MPI_RECORD 64   /* MPI_RECORDS (below) */
+#define GPUPROF_IO_TRACE_HOST_RECORD 40  /* HOST_RECORDS (below) */
 #define GPUPROF_IO_TRACE_MAX_RECORDS 65536 /* per chunk */
 #define GPUPROF_IO_TRACE_MAX_MERGED 16384  /* map entries per MERGED chunk */
 
@@ -43,8 +44,10 @@ enum {
                                          dependency notes (below) */
     GPUPROF_IO_TRACE_MPI_RECORDS = 6, /* since 1.4: a CPU thread's MPI
                                          calls (below) */
-    GPUPROF_IO_TRACE_SAMPLE_RECORDS = 7 /* since 1.5: CPU samples of any
-                                           threads (below) */
+    GPUPROF_IO_TRACE_SAMPLE_RECORDS = 7, /* since 1.5: CPU samples of any
+                                            threads (below) */
+    GPUPROF_IO_TRACE_HOST_RECORDS = 8 /* since 1.5: a CPU thread's host
+                                         synchronization (below) */
 };
 
 /* SAMPLE_RECORDS (since 1.5): CPU samples (GPUPROF_CPU_SAMPLING,
@@ -56,6 +59,57 @@ enum {
  * chunk; the reader gives each thread its own stream (`samples`), held in
  * gpuprof__io_trace_rec as start_ns = time, end_ns = value, context, corr
  * = metric. */
+
+/* HOST_RECORDS (since 1.5): how a CPU thread synchronized with the
+ * process's other threads (lib/host/: pthreads interposed, OpenMP through
+ * OMPT), 40 bytes a record (doc/FORMATS.md has the layout and what each op
+ * means). A call (CREATE, JOIN, BARRIER, LOCK, COND_WAIT, IDLE, TASKWAIT)
+ * has its start and end; a moment (START, EXIT, UNLOCK, SIGNAL, FORK,
+ * TASK_END) has start = end. Ops are pinned, new ones appended. */
+enum {
+    GPUPROF_IO_HOST_CREATE = 1,    /* made thread `object` (aux: creation) */
+    GPUPROF_IO_HOST_START = 2,     /* this thread began (object: its id, aux:
+                                      its creation) */
+    GPUPROF_IO_HOST_EXIT = 3,      /* this thread ends (object: its id) */
+    GPUPROF_IO_HOST_JOIN = 4,      /* waited for thread `object` to end */
+    GPUPROF_IO_HOST_BARRIER = 5,   /* waited at barrier `object` */
+    GPUPROF_IO_HOST_LOCK = 6,      /* blocked acquiring lock `object` */
+    GPUPROF_IO_HOST_UNLOCK = 7,    /* released `object` while one waited */
+    GPUPROF_IO_HOST_COND_WAIT = 8, /* waited on condition `object` (aux:
+                                      its mutex) */
+    GPUPROF_IO_HOST_SIGNAL = 9,    /* signalled `object` while one waited
+                                      (aux 1: broadcast) */
+    GPUPROF_IO_HOST_FORK = 10,     /* OpenMP: forked parallel region
+                                      `object` (aux: its team's size) */
+    GPUPROF_IO_HOST_IDLE = 11,     /* OpenMP: a worker idle until it began
+                                      its part of region `object` */
+    GPUPROF_IO_HOST_TASKWAIT = 12, /* OpenMP: task `object` waited for its
+                                      children */
+    GPUPROF_IO_HOST_TASK_END = 13, /* OpenMP: a child of task `object`
+                                      ended */
+    GPUPROF_IO_HOST_OPS = 14       /* one past the last */
+};
+#define GPUPROF_IO_HOST_OMP 0x1u     /* flag: from OMPT */
+#define GPUPROF_IO_HOST_TIMEOUT 0x2u /* flag: a timed wait that timed out */
+#define GPUPROF_IO_HOST_ARRIVAL 0x4u /* flag: a BARRIER moment, an OpenMP
+                                        worker's arrival at an implicit
+                                        barrier (its end, if any, comes as
+                                        a full BARRIER record, or as the
+                                        IDLE that follows) */
+typedef struct gpuprof__io_host_rec {
+    uint64_t start_ns, end_ns;
+    uint64_t object; /* the thread, lock, condition, barrier, region, task */
+    uint64_t aux;
+    uint8_t op, flags;
+} gpuprof__io_host_rec;
+
+/* A thread's host records (thread_seq `id`), in the order they came. */
+typedef struct gpuprof__io_trace_host {
+    uint32_t id;
+    gpuprof__io_host_rec *recs;
+    uint64_t count;
+    uint64_t cap_;
+} gpuprof__io_trace_host;
 
 /* MPI_RECORDS (since 1.4): what a CPU thread's MPI calls did, from
  * gpuprof_be_mpi_event (the PMPI library, lib/pmpi/), 64 bytes a record
@@ -147,6 +201,8 @@ typedef struct gpuprof__io_trace {
     gpuprof__io_trace_stream *samples; /* CPU threads' samples (1.5; gpu
                                           0, id: thread_seq) */
     uint32_t sample_stream_count;
+    gpuprof__io_trace_host *host; /* CPU threads' host records (1.5) */
+    uint32_t host_count;
     gpuprof__io_trace_thread *threads;
     uint32_t thread_count;
     gpuprof__io_trace_merge *merges; /* MERGED chunks, in file order */
@@ -186,6 +242,11 @@ size_t gpuprof__io_trace_mpi_records(uint8_t *out, uint32_t id,
 size_t gpuprof__io_trace_sample_records(uint8_t *out,
                                         const gpuprof__io_trace_rec *r,
                                         uint32_t n);
+/* A HOST_RECORDS chunk of a CPU thread's host records: out holds
+ * CHUNK_HEADER + n * HOST_RECORD bytes. */
+size_t gpuprof__io_trace_host_records(uint8_t *out, uint32_t id,
+                                      const gpuprof__io_host_rec *r,
+                                      uint32_t n);
 /* A THREAD chunk (at most CHUNK_HEADER + 16 + 64 bytes); returns bytes. */
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name);
@@ -213,7 +274,8 @@ int gpuprof__io_trace_read_file(const char *path, gpuprof__io_trace **out,
                                 char *err, size_t errsize);
 /* Sorts every stream's records (and every op stream's, every sample
  * stream's) by start, then end, then context, then correlation id; MPI
- * records by start, then end (the records of one call keep their order). */
+ * records by start, then end (the records of one call keep their order);
+ * host records by start, then end, then op. */
 void gpuprof__io_trace_sort(gpuprof__io_trace *t);
 void gpuprof__io_trace_free(gpuprof__io_trace *t);
 

@@ -2,12 +2,22 @@
 
 libgpuprof (measurement): an already loaded copy first (a program run by
 `gpuprof run` has it preloaded: regions must go to the library that
-measures), then GPUPROF_LIBRARY, then build/lib of the checkout this
-package sits in, then the dynamic loader's path. libgpuprof-analysis: the
-same with GPUPROF_ANALYSIS_LIBRARY.
+measures). Then, for both libraries, the first of:
+  1. GPUPROF_LIBRARY / GPUPROF_ANALYSIS_LIBRARY when set: that file, and
+     nothing else;
+  2. build/lib of the checkout this package sits in (used in place);
+  3. the directories recorded when the package was installed (_where.py,
+     written by setup.py: build/lib of the checkout it was installed from,
+     and the libdir pkg-config then knew for gpuprof-analysis);
+  4. the dynamic loader's search (LD_LIBRARY_PATH, ld.so.cache);
+  5. where `make install` puts them although the loader may not look
+     there yet: the lib directory beside the `gpuprof` command on PATH,
+     sys.prefix/lib, /usr/local/lib.
 """
 import ctypes
 import os
+import shutil
+import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _BUILD = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "build", "lib")
@@ -22,6 +32,39 @@ class GpuprofError(RuntimeError):
         self.status = status
 
 
+def _recorded_dirs():
+    try:
+        from ._where import LIBRARY_DIRS
+    except ImportError:  # used in place: nothing was recorded
+        return []
+    return list(LIBRARY_DIRS)
+
+
+def _installed_dirs():
+    dirs = []
+    cmd = shutil.which("gpuprof")
+    if cmd:
+        bindir = os.path.dirname(os.path.realpath(cmd))
+        dirs.append(os.path.join(os.path.dirname(bindir), "lib"))
+    dirs += [os.path.join(sys.prefix, "lib"), "/usr/local/lib"]
+    return dirs
+
+
+def _candidates(env, soname):
+    """The names to try, in the order of the module's docstring."""
+    if os.environ.get(env):
+        return [os.environ[env]]
+    names = [os.path.join(_BUILD, soname)]
+    names += [os.path.join(d, soname) for d in _recorded_dirs()]
+    names.append(soname)
+    names += [os.path.join(d, soname) for d in _installed_dirs()]
+    seen = []
+    for n in names:
+        if n not in seen:
+            seen.append(n)
+    return seen
+
+
 def _load(env, soname, already_loaded):
     tried = []
     if already_loaded:
@@ -29,12 +72,7 @@ def _load(env, soname, already_loaded):
             return ctypes.CDLL(soname, mode=os.RTLD_NOLOAD | ctypes.RTLD_GLOBAL)
         except OSError:
             pass
-    names = []
-    if os.environ.get(env):
-        names.append(os.environ[env])
-    names.append(os.path.join(_BUILD, soname))
-    names.append(soname)
-    for name in names:
+    for name in _candidates(env, soname):
         if os.sep in name and not os.path.exists(name):
             tried.append(name)
             continue
@@ -42,7 +80,7 @@ def _load(env, soname, already_loaded):
             return ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
             tried.append("%s (%s)" % (name, e))
-    raise GpuprofError("cannot load %s; tried %s (set %s)"
+    raise GpuprofError("cannot load %s; tried %s (set %s to its path)"
                        % (soname, ", ".join(tried), env))
 
 
@@ -59,7 +97,9 @@ def measure_lib():
                            ("gpuprof_finalize", []), ("gpuprof_start", []),
                            ("gpuprof_stop", []), ("gpuprof_flush", []),
                            ("gpuprof_region_begin", [ctypes.c_char_p]),
-                           ("gpuprof_region_end", [ctypes.c_char_p])):
+                           ("gpuprof_region_end", [ctypes.c_char_p]),
+                           ("gpuprof_output_path", [ctypes.c_char_p,
+                                                    ctypes.c_size_t])):
             f = getattr(lib, name)
             f.argtypes, f.restype = args, st
         lib.gpuprof_strerror.argtypes = [ctypes.c_int]
@@ -98,6 +138,8 @@ def analysis_lib():
         "gpuprof_an_db_context_parent": ([vp, u32], u32),
         "gpuprof_an_db_context_kind": ([vp, u32], st),
         "gpuprof_an_db_context_name": ([vp, u32], cp),
+        "gpuprof_an_db_context_binary": ([vp, u32], cp),
+        "gpuprof_an_db_context_flags": ([vp, u32], u32),
         "gpuprof_an_db_metric_count": ([vp], u32),
         "gpuprof_an_db_metric_name": ([vp, u32], cp),
         "gpuprof_an_db_metric_variant": ([vp, u32], st),
@@ -114,6 +156,13 @@ def analysis_lib():
         "gpuprof_an_db_profile_thread_name": ([vp, u32], cp),
         "gpuprof_an_db_profile_flags": ([vp, u32], u32),
         "gpuprof_an_db_profile_file": ([vp, u32], cp),
+        "gpuprof_an_db_device_count": ([vp], u32),
+        "gpuprof_an_db_device_profile": ([vp, u32], u32),
+        "gpuprof_an_db_device_api": ([vp, u32], cp),
+        "gpuprof_an_db_device_number": ([vp, u32], u32),
+        "gpuprof_an_db_device_key": ([vp, u32, u32], cp),
+        "gpuprof_an_db_device_attr": ([vp, u32, cp, ctypes.POINTER(u64),
+                                       ctypes.POINTER(cp)], st),
         "gpuprof_an_db_value": ([vp, u32, u32, u32], dbl),
         "gpuprof_an_db_stat": ([vp, u32, u32, st], dbl),
         "gpuprof_an_db_derive": ([vp, cp, cp], st),

@@ -2,21 +2,32 @@
 DataFrames, through libgpuprof-analysis's C API (include/gpuprof_analysis.h).
 
     db = gpuprof.open("run-database")
-    db.contexts()  context, parent, kind, name, file, line
+    db.contexts()  context, parent, kind, name, file, line, binary, runtime
     db.values()    context, profile, metric, value (long form, non-zero)
     db.profiles()  profile, host, rank, pid, tid, thread, flags, file
     db.metrics()   metric id, name, variant, unit
+    db.devices()   device, profile, api, number, attribute, value
     db.stats()     per (context, metric): count, sum, min, mean, max, std, cov
     db.view(M)     the top-down tree of metric M: sums per context
     db.trace_streams(), db.trace_records(i)
 
 Metric names in values() and stats() follow the exports: "M" is the
-exclusive value, "M (inc)" the inclusive one. pandas is imported when a
-DataFrame is first made, so measurement works without it.
+exclusive value, "M (inc)" the inclusive one; values are float64 in
+values(), view() and stats() alike. The runtime's frames at the
+top of every call path (the C library starting the program and its
+threads, an interpreter's start above its first Python frame) are left
+out, as in `gpuprof report`: a context's parent is then the nearest one
+shown, a thread's start is "<thread root>", and trees read "<program root>
+-> main". runtime_frames=True gives them back (contexts() then marks them
+in its column "runtime"). pandas is needed from gpuprof.open()
+on (measurement works without it); an interpreter without it gets an
+ImportError that says which interpreter to use instead.
 """
 import builtins
 import ctypes
 import os
+import platform
+import sys
 import tempfile
 
 from ._lib import (GpuprofError, TraceRecord, TraceStream, analysis_lib,
@@ -28,11 +39,37 @@ UNITS = ("count", "ns", "bytes")
 STATS = ("count", "sum", "min", "mean", "max", "std", "cov")
 VIEWS = {"top-down": 0, "bottom-up": 1, "flat": 2}
 _NO_INCLUSIVE = 2  # GPUPROF_AN_METRIC_NO_INCLUSIVE
+_NO_EXCLUSIVE = 4  # GPUPROF_AN_METRIC_NO_EXCLUSIVE
+_RUNTIME, _THREAD_ROOT = 1, 2  # GPUPROF_AN_CONTEXT_*
+_RUNTIME_FRAMES = 0x100  # GPUPROF_AN_RUNTIME_FRAMES
 NONE32 = 0xFFFFFFFF
 
 
+class PandasMissing(ModuleNotFoundError):
+    """pandas cannot be imported by this interpreter (an ImportError, so
+    code that catches one keeps working)."""
+
+
+def need_pandas():
+    """The pandas module; an ImportError (PandasMissing) that names this
+    interpreter and the fix when it has none. For scripts that use pandas
+    beside the package (examples/python/kernels.py)."""
+    return _pd()
+
+
 def _pd():
-    import pandas
+    try:
+        import pandas
+    except ImportError as e:
+        raise PandasMissing(
+            "gpuprof's analysis needs pandas, which this Python (%s, %s) "
+            "cannot import (%s). Run it with an interpreter that has pandas, "
+            "such as Debian's /usr/bin/python3 (apt-get install "
+            "python3-pandas), or from a venv made with '/usr/bin/python3 -m "
+            "venv --system-site-packages DIR'. Measurement (gpuprof.init, "
+            "gpuprof.region) works without pandas."
+            % (sys.executable, platform.python_version(), e),
+            name="pandas") from e
     return pandas
 
 
@@ -53,11 +90,14 @@ def open(path):  # noqa: A001 (the module's verb, as in the C API)
 class Database:
     def __init__(self, path):
         self.path = os.fspath(path)
-        self._lib = analysis_lib()
         self._db = ctypes.c_void_p()
+        _pd()  # every table needs it: say so now, not at the first one
+        self._lib = analysis_lib()
         if self._lib.gpuprof_an_db_open(self.path.encode(),
                                         ctypes.byref(self._db)) != 0:
             _fail("gpuprof.open(%r)" % self.path)
+        # Ids from here on are derived metrics (derive() appends them).
+        self._nmeasured = self._lib.gpuprof_an_db_metric_count(self._db)
 
     # -- life ---------------------------------------------------------------
     def close(self):
@@ -84,15 +124,40 @@ class Database:
         return self._db
 
     # -- tables -------------------------------------------------------------
-    def contexts(self):
-        """One row per context: context, parent (<NA> for the root), kind,
-        name, and for source-line contexts ("file.c:42") file and line."""
+    def _shown(self, runtime_frames):
+        """Per context: (parent as shown or None, name as shown, hidden)."""
         lib, db = self._lib, self._handle()
         rows = []
         for c in range(lib.gpuprof_an_db_context_count(db)):
             parent = lib.gpuprof_an_db_context_parent(db, c)
-            kind = lib.gpuprof_an_db_context_kind(db, c)
+            flags = lib.gpuprof_an_db_context_flags(db, c)
             name = _text(lib.gpuprof_an_db_context_name(db, c)) or ""
+            hidden = bool(flags & _RUNTIME) and not runtime_frames
+            if flags & _THREAD_ROOT and not runtime_frames:
+                name = "<thread root>"
+            # Parents come first: a hidden parent's own shown parent is
+            # known by then.
+            while not runtime_frames and parent != NONE32 and rows[parent][2]:
+                parent = rows[parent][0]
+                parent = NONE32 if parent is None else parent
+            rows.append((None if parent == NONE32 else parent, name, hidden))
+        return rows
+
+    def contexts(self, runtime_frames=False):
+        """One row per context: context, parent (<NA> for the root), kind,
+        name, for source-line contexts ("file.c:42") file and line, for
+        kernels the GPU binary they came from (the kernel's name leaves it
+        out: it is a content hash that differs between runs), and whether
+        the context is one of the runtime's frames. Those are left out
+        unless runtime_frames=True (parents are then the nearest context
+        shown, and a thread's start is named "<thread root>")."""
+        lib, db = self._lib, self._handle()
+        rows = []
+        for c, (parent, name, hidden) in enumerate(
+                self._shown(runtime_frames)):
+            if hidden:
+                continue
+            kind = lib.gpuprof_an_db_context_kind(db, c)
             file = line = None
             where = name[8:] if kind == 10 and name.startswith("loop at ") \
                 else name if kind == 8 else ""
@@ -100,25 +165,34 @@ class Database:
                 f, _, l = where.rpartition(":")
                 if l.isdigit():
                     file, line = f, int(l)
-            rows.append((c, None if parent == NONE32 else parent,
+            rows.append((c, parent,
                          KINDS[kind] if kind < len(KINDS) else "other", name,
-                         file, line))
+                         file, line,
+                         _text(lib.gpuprof_an_db_context_binary(db, c)),
+                         bool(lib.gpuprof_an_db_context_flags(db, c) &
+                              (_RUNTIME | _THREAD_ROOT))))
         pd = _pd()
         df = pd.DataFrame(rows, columns=["context", "parent", "kind", "name",
-                                         "file", "line"])
+                                         "file", "line", "binary", "runtime"])
         df["parent"] = df["parent"].astype("Int64")
         df["line"] = df["line"].astype("Int64")
         return df
 
-    def metrics(self):
+    def metrics(self, all=False):  # noqa: A002 (the plain word)
         """Database metrics: id, name, variant (inclusive, exclusive), unit
         (count, ns, bytes), flags (1: an odd sum, 2: no meaningful
-        inclusive value; as the backend registered it), count (an odd sum's
-        count metric id, else <NA>); measured metrics first, then derived
-        ones."""
+        inclusive value, as the backend registered it; 4: measured inclusive
+        already, region.time.incl, whose "exclusive" values are the measured
+        ones and whose inclusive ones are never summed again), count (an odd
+        sum's count metric id, else <NA>); measured metrics first, then
+        derived ones. Measured metrics without a non-zero value anywhere (the
+        gpu.pc.* ones of a run without PC sampling, say) are left out, as
+        the exports leave them out, unless all=True."""
         lib, db = self._lib, self._handle()
         rows = []
         for m in range(lib.gpuprof_an_db_metric_count(db)):
+            if not all and not self._has_values(m):
+                continue
             cm = ctypes.c_uint32()
             has = lib.gpuprof_an_db_metric_count_metric(db, m,
                                                         ctypes.byref(cm)) == 0
@@ -132,6 +206,19 @@ class Database:
                                             "flags", "count"])
         df["count"] = df["count"].astype("Int64")
         return df
+
+    def _has_values(self, m):
+        """Whether metric m's name has a non-zero value somewhere: its
+        inclusive variant has one at the root then (measured values are
+        not negative). Derived metrics count as having values."""
+        lib, db = self._lib, self._handle()
+        inc = ctypes.c_uint32()
+        name = lib.gpuprof_an_db_metric_name(db, m)
+        if lib.gpuprof_an_db_metric_find(db, name, 0, ctypes.byref(inc)) != 0:
+            return True
+        if inc.value >= self._nmeasured:
+            return True
+        return lib.gpuprof_an_db_stat(db, 0, inc.value, 0) > 0
 
     def profiles(self):
         """One row per profile (a thread of a process): profile, host,
@@ -149,6 +236,32 @@ class Database:
                                               "tid", "thread", "flags",
                                               "file"])
 
+    def devices(self):
+        """One row per attribute of each process's devices (databases of
+        format 5): device, profile (its process's first), api, number
+        (within the api), attribute ("sm_count", "name", ...), value (an
+        int, or a str)."""
+        lib, db = self._lib, self._handle()
+        rows = []
+        for d in range(lib.gpuprof_an_db_device_count(db)):
+            head = (d, lib.gpuprof_an_db_device_profile(db, d),
+                    _text(lib.gpuprof_an_db_device_api(db, d)),
+                    lib.gpuprof_an_db_device_number(db, d))
+            i = 0
+            while True:
+                key = lib.gpuprof_an_db_device_key(db, d, i)
+                if key is None:
+                    break
+                v, t = ctypes.c_uint64(0), ctypes.c_char_p()
+                lib.gpuprof_an_db_device_attr(db, d, key, ctypes.byref(v),
+                                              ctypes.byref(t))
+                rows.append(head + (_text(key),
+                                    _text(t.value) if t.value is not None
+                                    else v.value))
+                i += 1
+        return _pd().DataFrame(rows, columns=["device", "profile", "api",
+                                              "number", "attribute", "value"])
+
     def _to_file(self, write):
         """Runs write(FILE *) into a temporary file; returns its path."""
         fd, path = tempfile.mkstemp(prefix="gpuprof-", suffix=".txt")
@@ -164,17 +277,22 @@ class Database:
             _fail(self.path)
         return path
 
-    def values(self):
+    def values(self, runtime_frames=False):
         """Every non-zero value in long form: context, profile, metric
-        ("M" exclusive, "M (inc)" inclusive), value; derived metrics too.
-        Read from `export --table --long` (gpuprof_an_db_export_table with
-        GPUPROF_AN_TABLE_LONG)."""
+        ("M" exclusive, "M (inc)" inclusive), value (float64, as in view()
+        and stats(), whatever the values); derived metrics too; the
+        runtime's frames' (which only have inclusive values) with
+        runtime_frames=True. Read from `export --table --long`
+        (gpuprof_an_db_export_table with GPUPROF_AN_TABLE_LONG)."""
         db = self._handle()
+        flags = 1 | (_RUNTIME_FRAMES if runtime_frames else 0)
         path = self._to_file(
-            lambda f: self._lib.gpuprof_an_db_export_table(db, f, 1))
+            lambda f: self._lib.gpuprof_an_db_export_table(db, f, flags))
         try:
             return _pd().read_csv(path, keep_default_na=False,
-                                  dtype={"metric": str})
+                                  dtype={"context": "int64",
+                                         "profile": "int64", "metric": str,
+                                         "value": "float64"})
         finally:
             os.unlink(path)
 
@@ -187,8 +305,10 @@ class Database:
         return m.value
 
     def _pairs(self, metrics):
+        """The metric names asked for (None: those with values), each
+        checked to exist."""
         names = []
-        for n in self.metrics()["name"]:
+        for n in self.metrics(all=metrics is not None)["name"]:
             if n not in names:
                 names.append(n)
         if metrics is None:
@@ -200,21 +320,28 @@ class Database:
                 raise GpuprofError("no metric %r in %s" % (n, self.path))
         return list(metrics)
 
-    def stats(self, metrics=None):
+    def stats(self, metrics=None, runtime_frames=False):
         """Statistics over profiles, per context and metric variant where
         some profile has a value: context, metric ("M", "M (inc)"), count,
         sum, min, mean, max, std, cov (gpuprof_an_db_stat: of the stored
         sums, an odd sum's too). A metric without meaningful inclusive
-        values (flag 2) has no "M (inc)" rows."""
+        values (flag 2) has no "M (inc)" rows, one measured inclusive
+        (flag 4) no "M" rows; the runtime's frames have rows with
+        runtime_frames=True."""
         lib, db = self._lib, self._handle()
         ids = []
         for n in self._pairs(metrics):
-            ids.append((n, self._metric_id(n, False)))
+            exc = self._metric_id(n, False)
+            if not lib.gpuprof_an_db_metric_flags(db, exc) & _NO_EXCLUSIVE:
+                ids.append((n, exc))
             inc = self._metric_id(n, True)
             if not lib.gpuprof_an_db_metric_flags(db, inc) & _NO_INCLUSIVE:
                 ids.append((n + " (inc)", inc))
         rows = []
         for c in range(lib.gpuprof_an_db_context_count(db)):
+            if not runtime_frames and \
+                    lib.gpuprof_an_db_context_flags(db, c) & _RUNTIME:
+                continue
             for label, m in ids:
                 count = lib.gpuprof_an_db_stat(db, c, m, 0)
                 if count:
@@ -230,7 +357,7 @@ class Database:
                                           formula.encode()) != 0:
             _fail("derive %s=%s" % (name, formula))
 
-    def _shown(self, m, n):
+    def _sums(self, m, n):
         """Metric m's sums over profiles at contexts 0..n-1 as the views
         show them: an odd sum (flag 1) as its mean over its count metric
         (NaN where a value has no count)."""
@@ -243,44 +370,49 @@ class Database:
         return [a / b if b else (0.0 if a == 0 else float("nan"))
                 for a, b in zip(v, k)], True
 
-    def view(self, metric):
-        """The top-down tree of `metric`: every context with its inclusive
-        and exclusive sums over profiles ("M (inc)", "M") and its share of
-        the whole, with depth, in context order (parents first). As the
-        text views: an odd sum (flags 1) gives means over its count metric
-        and no share (NaN), a metric without meaningful inclusive values
-        (flags 2) NaN inclusive values and shares."""
+    def view(self, metric, runtime_frames=False):
+        """The top-down tree of `metric`: every context shown (the runtime's
+        frames with runtime_frames=True) with its inclusive and exclusive
+        sums over profiles ("M (inc)", "M") and its share of the whole, with
+        its depth among the contexts shown, in context order (parents
+        first). As the text views: an odd sum (flags 1) gives means over
+        its count metric and no share (NaN), a metric without meaningful
+        inclusive values (flags 2) NaN inclusive values and shares, one
+        measured inclusive (flags 4) NaN exclusive values."""
         lib, db = self._lib, self._handle()
         inc, exc = self._metric_id(metric, True), self._metric_id(metric, False)
-        ctx = self.contexts()
-        n = len(ctx)
-        isum, mean = self._shown(inc, n)
-        esum, _ = self._shown(exc, n)
-        depth = [0] * n
-        for c, p in enumerate(ctx["parent"]):
+        n = lib.gpuprof_an_db_context_count(db)
+        isum, mean = self._sums(inc, n)
+        esum, _ = self._sums(exc, n)
+        ctx = self.contexts(runtime_frames)
+        depth = {}
+        for c, p in zip(ctx["context"], ctx["parent"]):
             depth[c] = 0 if p is _pd().NA else depth[int(p)] + 1
         whole = isum[0] if n else 0
         nan = float("nan")
         if lib.gpuprof_an_db_metric_flags(db, inc) & _NO_INCLUSIVE:
             isum = [nan] * n
             mean = True
-        ctx.insert(2, "depth", depth)
-        ctx[metric + " (inc)"] = isum
-        ctx[metric] = esum
-        ctx["share"] = [nan if mean else v / whole if whole else 0.0
-                        for v in isum]
-        return ctx
+        if lib.gpuprof_an_db_metric_flags(db, exc) & _NO_EXCLUSIVE:
+            esum = [nan] * n
+        ctx.insert(2, "depth", [depth[c] for c in ctx["context"]])
+        ctx[metric + " (inc)"] = [isum[c] for c in ctx["context"]]
+        ctx[metric] = [esum[c] for c in ctx["context"]]
+        ctx["share"] = [nan if mean else isum[c] / whole if whole else 0.0
+                        for c in ctx["context"]]
+        return ctx.reset_index(drop=True)
 
     def view_text(self, metrics, view="top-down", threshold=0.01, depth=0,
-                  sort_exclusive=False):
+                  sort_exclusive=False, runtime_frames=False):
         """The text `gpuprof report` prints for these metrics and view."""
         if isinstance(metrics, str):
             metrics = [metrics]
         arr = (ctypes.c_char_p * len(metrics))(*[m.encode() for m in metrics])
         db = self._handle()
+        flags = (1 if sort_exclusive else 0) | \
+            (_RUNTIME_FRAMES if runtime_frames else 0)
         path = self._to_file(lambda f: self._lib.gpuprof_an_db_print_view(
-            db, f, VIEWS[view], arr, len(metrics), threshold, depth,
-            1 if sort_exclusive else 0))
+            db, f, VIEWS[view], arr, len(metrics), threshold, depth, flags))
         try:
             with builtins.open(path) as f:
                 return f.read()

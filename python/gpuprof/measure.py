@@ -6,6 +6,7 @@ puts them in the environment and calls gpuprof_init(NULL), so the library
 reads them exactly as it reads a program's environment. region() is a
 context manager and a decorator over gpuprof_region_begin/_end.
 """
+import ctypes
 import functools
 import os
 
@@ -31,8 +32,12 @@ def _check(status, what):
 def init(**settings):
     """Starts measuring this process. Keywords: output, backends, trace,
     start_paused, flush_period_ms, log, rank, signals, clock, pc_sampling
-    (booleans become 1/0). Returns False when the process was already
-    being measured (for instance under `gpuprof run`), True otherwise."""
+    (booleans become 1/0). Returns True when this call started the
+    measurement, False when the process was already being measured: under
+    `gpuprof run` this init joins that measurement (gpuprof_init in
+    gpuprof.h), so regions go to the run's profile, start_paused applies,
+    and settings that cannot apply any more are logged (GPUPROF_LOG=warn
+    shows them)."""
     for key, value in settings.items():
         if key not in _VARS:
             raise TypeError("init() got an unknown setting %r (one of %s)"
@@ -40,11 +45,14 @@ def init(**settings):
         if isinstance(value, bool):
             value = int(value)
         os.environ[_VARS[key]] = str(value)
-    status = measure_lib().gpuprof_init(None)
+    lib = measure_lib()
+    path = ctypes.create_string_buffer(4096)
+    measuring = lib.gpuprof_output_path(path, len(path)) == 0
+    status = lib.gpuprof_init(None)
     if status == E_EXISTS:
         return False
     _check(status, "gpuprof_init")
-    return True
+    return not measuring
 
 
 def finalize():

@@ -33,8 +33,12 @@ class SimDatabase(unittest.TestCase):
     def test_contexts(self):
         ctx = self.db.contexts()
         self.assertEqual(list(ctx.columns),
-                         ["context", "parent", "kind", "name", "file", "line"])
-        self.assertEqual(list(ctx["context"]), list(range(len(ctx))))
+                         ["context", "parent", "kind", "name", "file", "line",
+                          "binary", "runtime"])
+        # Every context, with the runtime's frames; fewer without.
+        every = self.db.contexts(runtime_frames=True)
+        self.assertEqual(list(every["context"]), list(range(len(every))))
+        self.assertTrue(ctx["context"].is_monotonic_increasing)
         root = ctx.iloc[0]
         self.assertEqual((root["kind"], root["name"]),
                          ("root", "<program root>"))
@@ -52,6 +56,52 @@ class SimDatabase(unittest.TestCase):
         row = lines[lines["name"] == "sim_demo.c:30"].iloc[0]
         self.assertEqual((row["file"], row["line"]), ("sim_demo.c", 30))
         self.assertTrue(ctx[ctx["kind"] != "line"]["line"].isna().all())
+
+    def test_runtime_frames(self):
+        """The C library's thread start is left out: each host thread's
+        path starts at "<thread root>" -> rank_thread; every sum stays."""
+        ctx = self.db.contexts()
+        every = self.db.contexts(runtime_frames=True)
+        self.assertGreater(len(every), len(ctx))
+        self.assertTrue(set(ctx["context"]) < set(every["context"]))
+        roots = ctx[ctx["name"] == "<thread root>"]
+        self.assertGreater(len(roots), 0)
+        self.assertTrue(roots["runtime"].all())
+        self.assertFalse(any(n.startswith(("start_thread", "__clone", "clone"))
+                             for n in ctx["name"]))
+        self.assertNotIn("<thread root>", set(every["name"]))
+        name = dict(zip(ctx["context"], ctx["name"]))
+        below = {name[c] for c, p in zip(ctx["context"], ctx["parent"])
+                 if p is not __import__("pandas").NA and int(p) in
+                 set(roots["context"])}
+        self.assertEqual(below, {"rank_thread (sim_demo)"})
+        for rf in (False, True):
+            v = self.db.view("gpu.time", runtime_frames=rf)
+            self.assertEqual(v.loc[0, "gpu.time (inc)"], 274400)
+            self.assertEqual(v["gpu.time"].sum(), 274400)
+            vals = self.db.values(runtime_frames=rf)
+            self.assertEqual(vals[vals["metric"] == "gpu.time"]["value"].sum(),
+                             274400)
+            shown = set(self.db.contexts(runtime_frames=rf)["context"])
+            self.assertTrue(set(vals["context"]) <= shown)
+            self.assertTrue(set(self.db.stats("gpu.time",
+                                              runtime_frames=rf)["context"])
+                            <= shown)
+
+    def test_inclusive_measured(self):
+        """region.time.incl is measured inclusive: no exclusive values in
+        views (NaN), its inclusive ones never summed again."""
+        m = self.db.metrics()
+        flags = dict(zip(m["name"], m["flags"]))
+        self.assertEqual(flags["region.time.incl"], 4)
+        self.assertEqual(flags["region.time.excl"], 0)
+        incl = self.db.view("region.time.incl")
+        excl = self.db.view("region.time.excl")
+        self.assertTrue(incl["region.time.incl"].isna().all())
+        self.assertEqual(list(incl["region.time.incl (inc)"]),
+                         list(excl["region.time.excl (inc)"]))
+        s = self.db.stats("region.time.incl")
+        self.assertEqual(set(s["metric"]), {"region.time.incl (inc)"})
 
     def test_profiles(self):
         p = self.db.profiles()
@@ -119,6 +169,40 @@ class SimDatabase(unittest.TestCase):
         self.assertEqual(len(recs), 63)
         self.assertTrue((recs["end_ns"] >= recs["start_ns"]).all())
         self.assertEqual(int((recs["end_ns"] - recs["start_ns"]).sum()), 137200)
+
+    def test_dtypes_agree(self):
+        # values(), view() and stats() give float64 values whatever they
+        # hold, and the same integer context ids.
+        v = self.db.values()
+        self.assertEqual(str(v["value"].dtype), "float64")
+        self.assertEqual(str(v["context"].dtype), "int64")
+        self.assertEqual(str(v["profile"].dtype), "int64")
+        view = self.db.view("gpu.count")
+        self.assertEqual(str(view["context"].dtype), "int64")
+        for col in ("gpu.count", "gpu.count (inc)", "share"):
+            self.assertEqual(str(view[col].dtype), "float64", col)
+        s = self.db.stats("gpu.count")
+        self.assertEqual(str(s["sum"].dtype), "float64")
+        # The same numbers either way: the root's inclusive count.
+        root = v[(v["context"] == 0) & (v["metric"] == "gpu.count (inc)")]
+        self.assertEqual(root["value"].sum(), view.loc[0, "gpu.count (inc)"])
+        self.assertEqual(view.loc[0, "gpu.count (inc)"], 126.0)
+
+    def test_metrics_without_values_left_out(self):
+        # No PC sampling in this run: no gpu.pc.* metric is listed (nor in
+        # stats()), though the profiles' tables name them; all=True lists
+        # them, and each listed metric has values.
+        names = set(self.db.metrics()["name"])
+        every = set(self.db.metrics(all=True)["name"])
+        self.assertFalse([n for n in names if n.startswith("gpu.pc.")])
+        self.assertTrue([n for n in every if n.startswith("gpu.pc.stall.")])
+        self.assertTrue(names < every)
+        have = {m.replace(" (inc)", "") for m in self.db.values()["metric"]}
+        self.assertEqual(names, have)
+        self.assertFalse(self.db.stats()["metric"].str.startswith(
+            "gpu.pc.").any())
+        # A metric named explicitly is there all the same.
+        self.assertTrue(self.db.stats("gpu.pc.stall.barrier").empty)
 
     def test_errors(self):
         with self.assertRaises(gpuprof.GpuprofError) as e:
@@ -192,6 +276,31 @@ class Measurement(unittest.TestCase):
 
 
 class Loading(unittest.TestCase):
+    def test_pandas_missing_is_explained(self):
+        # An interpreter without pandas: measurement imports and works,
+        # gpuprof.open says which interpreter to use instead.
+        code = ("import sys\nsys.modules['pandas'] = None\n"
+                "import gpuprof\nassert callable(gpuprof.init)\n"
+                "try:\n    gpuprof.open('x')\n"
+                "except ModuleNotFoundError as e:\n"
+                "    print(e.name, '|', e)\n"
+                "try:\n    gpuprof.need_pandas()\n"
+                "except ImportError as e:\n"
+                "    print('need_pandas:', e.name)\n")
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("pandas | gpuprof's analysis "
+                                            "needs pandas, which this Python "
+                                            "(%s, " % sys.executable),
+                        r.stdout)
+        self.assertIn("Debian's /usr/bin/python3 (apt-get install "
+                      "python3-pandas)", r.stdout)
+        self.assertIn("'/usr/bin/python3 -m venv --system-site-packages "
+                      "DIR'", r.stdout)
+        self.assertTrue(r.stdout.endswith("\nneed_pandas: pandas\n"),
+                        r.stdout)
+
     def test_missing_library_is_named(self):
         code = ("import gpuprof, gpuprof._lib as l\n"
                 "l._BUILD = '/nonexistent'\n"

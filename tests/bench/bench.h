@@ -1,7 +1,7 @@
 /*
- * bench.h - what the benchmarks share: a monotonic clock in seconds and the
- * median of repeated runs (machines are shared and noisy: medians, never a
- * single time).
+ * bench.h - what the benchmarks share: a monotonic clock and the thread's
+ * CPU clock in seconds, and the median of repeated runs (machines are
+ * shared and noisy: medians, never a single time).
  */
 #ifndef GPUPROF_BENCH_H
 #define GPUPROF_BENCH_H
@@ -13,6 +13,15 @@ static inline double bench_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The calling thread's CPU time in seconds: what a hook costs the thread
+ * that makes the call, whatever other threads do on the other core. */
+static inline double bench_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 

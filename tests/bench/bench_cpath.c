@@ -11,6 +11,11 @@
  *                        median of 3; goal >= 1e6
  *   cpath_peak_rss_mb    peak resident MB of a process that opens the
  *                        database and analyses it, per million records
+ *   advise_projected_per_s  GPU advice suggestions projected per second
+ *                        (gpuprof_an_advice_project: each one replays the
+ *                        run with its kernel faster) on a trace of about a
+ *                        million records (350,000 launches), the kernels'
+ *                        PC samples on their nodes (advice per kernel)
  *
  * The trace is made here: one thread launching kernels round-robin onto 4
  * streams, every 4th launch followed by a stream synchronize, every 16th
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,23 +79,31 @@ static void write_chunks(recs *v, int kind, uint32_t stream)
  * then sync (p 4), event (5), wait (6), query (7). */
 #define PH(p) (4u + 3u * (p))
 
-static void make(const char *dir)
+static void make(const char *dir, uint32_t steps)
 {
     char path[512];
     tp_builder *b = tp_new("host", 10, 0);
     tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
     uint32_t r = tp_region(b, 0, "R", 1, 1000, 1000);
     tp_region(b, r, "cpu", 0, 0, 0); /* node 2, as in check_an_cpath */
-    uint32_t mod = tp_module(b, "/bin/app");
+    uint32_t mod = tp_module(b, "/bin/app"), pc[4];
     for (uint32_t p = 0; p < 8; p++) {
         tp_frame(b, r, mod, 0x100 + 16 * p);
         tp_gpu_op(b, PH(p) - 1, p < 4 ? 1 : p == 4 ? 9 : 12);
         char k[16];
         snprintf(k, sizeof(k), "k%u", p);
-        if (p < 4)
-            tp_kernel(b, PH(p), k, UINT32_MAX);
+        if (p < 4) /* PC samples: 1/(p+2) of them at a barrier */
+            pc[p] = tp_kernel(b, PH(p), k, UINT32_MAX);
         else /* keep the node numbering */
             tp_region(b, 0, k, 0, 0, 0);
+    }
+    uint32_t ms = tp_metric(b, "gpu.pc.samples", GPUPROF_IO_UNIT_COUNT,
+                            GPUPROF_IO_KIND_INSTR),
+             mb = tp_metric(b, "gpu.pc.stall.barrier", GPUPROF_IO_UNIT_COUNT,
+                            GPUPROF_IO_KIND_INSTR);
+    for (uint32_t p = 0; p < 4; p++) {
+        tp_node_value(b, pc[p], ms, 1200);
+        tp_node_value(b, pc[p], mb, 1200 / (p + 2));
     }
     tp_times(b, 0, 1000000000000ull, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
     snprintf(path, sizeof(path), "%s/h-r0-p10.gpuprof", dir);
@@ -101,7 +115,7 @@ static void make(const char *dir)
     tp_free(b);
     recs ops = {0}, deps = {0}, gpu[4] = {{0}};
     uint64_t t = 1000, clk[4] = {0}, corr = 1ull << 40, ev = 0;
-    for (uint32_t i = 0; i < STEPS; i++) {
+    for (uint32_t i = 0; i < steps; i++) {
         uint32_t j = i % 4;
         uint64_t c = ++corr, s = clk[j] > t + 200 ? clk[j] : t + 200;
         push(&ops, (gpuprof__io_trace_rec){t, t + 1000, PH(j), c});
@@ -188,17 +202,11 @@ static int child(const char *db_dir)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* The trace of `steps` launches in dir, analyzed into dir/db. */
+static int made(const char *dir, uint32_t steps, char *db, size_t size)
 {
-    if (argc == 3 && !strcmp(argv[1], "child"))
-        return child(argv[2]);
-    char dir[256], db[300];
-    snprintf(dir, sizeof(dir), "%s/bench_cpath.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir))
-        return 1;
-    snprintf(db, sizeof(db), "%s/db", dir);
-    make(dir);
+    snprintf(db, size, "%s/db", dir);
+    make(dir, steps);
     gpuprof_an_analysis *a;
     if (gpuprof_an_analysis_new(&a) != GPUPROF_OK ||
         gpuprof_an_analysis_add_input(a, dir) != GPUPROF_OK ||
@@ -208,6 +216,54 @@ int main(int argc, char **argv)
         return 1;
     }
     gpuprof_an_analysis_free(a);
+    return 0;
+}
+
+/* advise_projected_per_s: the advice's suggestions projected on the
+ * trace, per second of this thread's CPU time (the advice and the
+ * critical path made beforehand, untimed). */
+static int projected(const char *dir)
+{
+    char db_dir[300];
+    if (made(dir, 350000, db_dir, sizeof(db_dir)))
+        return 1;
+    setenv("GPUPROF_NVDISASM", "/nonexistent", 1); /* no cubin: per kernel */
+    gpuprof_an_db *db;
+    gpuprof_an_cpath *cp;
+    gpuprof_an_advice *a;
+    if (gpuprof_an_db_open(db_dir, &db) != GPUPROF_OK ||
+        gpuprof_an_cpath_new(db, NULL, NULL, &cp) != GPUPROF_OK ||
+        gpuprof_an_db_advise(db, 0, &a) != GPUPROF_OK) {
+        fprintf(stderr, "bench_cpath: %s\n", gpuprof_an_last_error());
+        return 1;
+    }
+    double t0 = thread_cpu_s();
+    if (gpuprof_an_advice_project(a, db, cp, 0, 0) != GPUPROF_OK) {
+        fprintf(stderr, "bench_cpath: %s\n", gpuprof_an_last_error());
+        return 1;
+    }
+    double secs = thread_cpu_s() - t0;
+    uint32_t n = 0;
+    while (gpuprof_an_advice_ranked(a, n, NULL, NULL))
+        n++;
+    printf("BENCH advise_projected_per_s %.2f suggestions/s\n", n / secs);
+    gpuprof_an_advice_free(a);
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "child"))
+        return child(argv[2]);
+    char dir[256], db[300];
+    snprintf(dir, sizeof(dir), "%s/bench_cpath.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir))
+        return 1;
+    if (made(dir, STEPS, db, sizeof(db)))
+        return 1;
     int fd[2];
     if (pipe(fd))
         return 1;
@@ -235,6 +291,10 @@ int main(int argc, char **argv)
     printf("BENCH cpath_events_per_s %.0f events/s\n", (double)events / secs);
     printf("BENCH cpath_peak_rss_mb %.1f MB per million events\n",
            (double)ru.ru_maxrss / 1024.0 / ((double)events / 1e6));
+    char big[300];
+    snprintf(big, sizeof(big), "%s/big", dir);
+    if (mkdir(big, 0755) || projected(big))
+        return 1;
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : 1;

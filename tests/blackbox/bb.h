@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -53,6 +54,18 @@ static inline void sleep_ms(long ms)
     ts.tv_nsec = (ms % 1000) * 1000000L;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+/* Runs a suite in fork mode: the exit status of a suite's main. */
+static inline int bb_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    int failed;
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 #endif

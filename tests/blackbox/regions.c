@@ -1063,11 +1063,5 @@ static Suite *regions_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(regions_suite());
-    int failed;
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return bb_run(regions_suite());
 }

@@ -42,6 +42,11 @@ static void read_one(const uint8_t *data, size_t size)
                 if (t->streams[i].recs[k].start_ns <
                     t->streams[i].recs[k - 1].start_ns)
                     __builtin_trap(); /* sorted is sorted */
+        for (uint32_t i = 0; i < t->host_count; i++)
+            for (uint64_t k = 1; k < t->host[i].count; k++)
+                if (t->host[i].recs[k].start_ns <
+                    t->host[i].recs[k - 1].start_ns)
+                    __builtin_trap();
     }
     gpuprof__io_trace_free(t);
 }

@@ -3,7 +3,9 @@
 #  - a file under lib/backends/<name>/ includes only public headers
 #    (include/gpuprof*.h), files of its own folder and the backends' shared
 #    kit (lib/backends/kit: header-only, itself built on public headers and
-#    the C library alone): never lib/core, lib/io or another backend;
+#    the C library alone) and the build's list of what is installed
+#    ($B/gen/features.h: macros only): never lib/core, lib/io or another
+#    backend;
 #  - lib/core names no backend: no include of lib/backends, no backend's
 #    gpuprof__<name>_ symbol, no GPUPROF_HAVE_<NAME> switch;
 #  - the core registers the built-in backends from the list the build writes
@@ -34,6 +36,7 @@ bad_includes() {
             gpuprof*.h) [ -f "$root/include/$inc" ] && continue ;;
             backends/"$name"/*) continue ;;
             backends/kit/*) [ -f "$root/lib/$inc" ] && continue ;;
+            gen/features.h) continue ;;
             */*) ;;
             *) [ -f "$dir$inc" ] && continue ;;
           esac

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make install DESTDIR=...`, then build the regions example the way a user
-# would (pkg-config), run it, read its output with the installed command;
-# the public headers compile alone as C99 and C++; uninstall removes it all.
+# would (pkg-config: shared, with libgpuprof.a, and a fully static program
+# from `pkg-config --static`, whose libunwind needs liblzma), run it, read
+# its output with the installed command; the public headers compile alone
+# as C99 and C++; uninstall removes it all.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
@@ -39,6 +41,22 @@ if $cc -o "$tmp/regions-static" examples/regions.c $cflags \
   pass "static link with pkg-config --static runs and writes a profile"
 else
   fail "static link with pkg-config --static"; cat "$tmp/cc2.log"
+fi
+# A fully static program: every library from pkg-config --static alone
+# (libunwind and libzstd through Requires.private, their own needs with
+# them). SKIP where the C library has no static archive.
+if printf 'int main(void){return 0;}\n' | $cc -static -x c - -o "$tmp/static-probe" 2>/dev/null; then
+  # shellcheck disable=SC2046 # flag lists split on purpose
+  if $cc -static -o "$tmp/regions-full" examples/regions.c $(pkg-config --static --cflags --libs gpuprof) \
+       -lm 2>"$tmp/cc3.log" &&
+     GPUPROF_OUTPUT=$tmp/out-full "$tmp/regions-full" >/dev/null 2>&1 &&
+     ls "$tmp"/out-full/*.gpuprof >/dev/null 2>&1; then
+    pass "a -static program from pkg-config --static --libs gpuprof alone runs and writes a profile"
+  else
+    fail "a -static program from pkg-config --static --libs gpuprof"; grep -v 'warning: Using' "$tmp/cc3.log" | head -n 5
+  fi
+else
+  echo "SKIP -static program (no static C library)"
 fi
 if LD_LIBRARY_PATH=$dest$prefix/lib GPUPROF_OUTPUT=$tmp/out "$tmp/regions" >"$tmp/run.log" 2>&1 &&
    ls "$tmp"/out/*.gpuprof >/dev/null 2>&1; then

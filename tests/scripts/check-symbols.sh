@@ -5,8 +5,10 @@
 # export carries a version node of the map; only gpuprof_ names are exported,
 # and the static archive defines only gpuprof_ globals (so a static link
 # collides with nothing); no GPU vendor library is NEEDED; the SONAME is
-# lib<name>.so.MAJOR. Prints PASS/FAIL lines (SKIP for a library that does
-# not exist yet).
+# lib<name>.so.MAJOR. Besides, libgpuprof exports unversioned exactly the
+# names of lib/exports.txt and lib/host/exports.txt (the C library
+# functions it interposes: dlclose, the pthread functions, ompt_start_tool).
+# Prints PASS/FAIL lines (SKIP for a library that does not exist yet).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
@@ -42,8 +44,11 @@ declared() {
     }' "$1" | sort -u
 }
 
-check_lib() { # so map header soname [optional]
-  local so=$1 map=$2 header=$3 soname=$4 optional=${5:-} name exported_v exported mapped decl nodes bad a
+check_lib() { # so map header soname [optional ["interposed-lists"]]
+  local so=$1 map=$2 header=$3 soname=$4 optional=${5:-} extra=${6:-} name exported_v exported mapped decl nodes bad a own f
+  own=""
+  for f in $extra; do own=$(printf '%s\n%s' "$own" "$(grep -v '^#' "$f")"); done
+  own=$(echo "$own" | grep . | sort -u)
   name=$(basename "$so")
   if [ ! -f "$so" ] || [ ! -f "$map" ] || [ ! -f "${header%% *}" ]; then
     if [ -n "$optional" ]; then echo "SKIP $name: library, map or header not there yet"; return; fi
@@ -51,6 +56,15 @@ check_lib() { # so map header soname [optional]
     return
   fi
   exported_v=$(exports "$so")
+  if [ -n "$extra" ]; then # the interposed names: unversioned, exactly these
+    a=$(echo "$exported_v" | grep -v '@' | sort -u)
+    if [ "$a" = "$own" ]; then
+      pass "$name: exports unversioned exactly $extra ($(echo "$own" | wc -l) names)"
+    else
+      fail "$name: unversioned exports != $extra"; listdiff "nm -D" "$a" "$extra" "$own"
+    fi
+    exported_v=$(echo "$exported_v" | grep '@')
+  fi
   exported=$(echo "$exported_v" | sed 's/@.*//' | sort -u)
   mapped=$(map_names "$map")
   decl=$(for h in $header; do declared "$h"; done | sort -u)
@@ -95,7 +109,7 @@ check_lib() { # so map header soname [optional]
 }
 
 major=$(sed -n 's/^#define GPUPROF_VERSION_MAJOR \([0-9]*\).*/\1/p' include/gpuprof.h)
-check_lib "$B/lib/libgpuprof.so" lib/libgpuprof.map "include/gpuprof.h include/gpuprof_backend.h" "libgpuprof.so.$major"
+check_lib "$B/lib/libgpuprof.so" lib/libgpuprof.map "include/gpuprof.h include/gpuprof_backend.h" "libgpuprof.so.$major" "" "lib/exports.txt lib/host/exports.txt"
 check_lib "$B/lib/libgpuprof-analysis.so" analysis/libgpuprof-analysis.map \
   include/gpuprof_analysis.h "libgpuprof-analysis.so.$major" optional
 

@@ -97,7 +97,8 @@ scenario_basic() {
   grep -qE '  cpu$' "$tmp/basic.j" && grep -qE 'kernel kB$' "$tmp/basic.j" &&
     pass "projection: the new path holds kB and region cpu" || { fail "projection: the new path"; cat "$tmp/basic.j"; }
   "$G" project --speedup 'kernel:nosuch=2' "$tmp/basic-db" >/dev/null 2>"$tmp/err"
-  grep -q "match no activity" "$tmp/err" && pass "a speedup matching nothing says so" || fail "a speedup matching nothing says so"
+  [ $? = 1 ] && grep -q "speedup kernel:nosuch=2 matches no activity" "$tmp/err" &&
+    pass "a speedup matching nothing says so, exit 1" || fail "a speedup matching nothing says so, exit 1"
   "$G" project --speedup 'kernel:kA' "$tmp/basic-db" >/dev/null 2>"$tmp/err"
   [ $? = 1 ] && grep -q "speedup 'kernel:kA'" "$tmp/err" && pass "a bad speedup is refused naming it" ||
     fail "a bad speedup is refused naming it: $(cat "$tmp/err")"

@@ -10,8 +10,8 @@
 #     variable the sources read is in that table or in doc/*.md;
 #   3 every repository path named exists;
 #   4 every `make TARGET` named is a Makefile target;
-#   5 README.md's benchmark table and the BENCH names tests/bench prints
-#     are the same set;
+#   5 doc/BENCH.md's tables and the BENCH names tests/bench prints are the
+#     same set;
 #   6 every `gpuprof SUBCOMMAND` and option named is in analysis/cli.
 # One FAIL line per drift: "FAIL FILE:LINE: rule N (topic): NAME: what".
 # Then the same checks run on a scratch copy of the tree with drift planted
@@ -101,8 +101,8 @@ expect+=("doc/CORE.md:$n|4|make no-such-target")
 n=$(line_in README.md 'make targets' '^`')
 sed -i "${n}s/^/\`reformat\`, /" "$t/README.md"
 expect+=("README.md:$n|4|reformat")
-n=$(after README.md Benchmarks '^\| `' '| `no_such_bench_ns` | nothing prints it | 1 ns |')
-expect+=("README.md:$n|5|no_such_bench_ns")
+n=$(after doc/BENCH.md 'Measurement' '^\| `' '| `no_such_bench_ns` | ns | lower | nothing prints it | | 1 |')
+expect+=("doc/BENCH.md:$n|5|no_such_bench_ns")
 n=$(add tests/bench/bench_region.c 'static const char *fig = "BENCH unlisted_figure_ns %f ns\n";')
 expect+=("tests/bench/bench_region.c:$n|5|unlisted_figure_ns")
 n=$(add doc/ANALYSIS.md 'Then `gpuprof frobnicate DB`.')

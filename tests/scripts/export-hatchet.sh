@@ -11,7 +11,17 @@
 # half written, no temporary left); options that mean nothing for an export
 # are refused naming them. Hatchet and pandas are loaded when they are
 # installed (pip; not Debian packages): python3's json and csv check the
-# rest.
+# rest, and the JSON's shape is checked against what Hatchet's literal
+# reader does with it (GraphFrame.from_literal, hatchet/readers/
+# literal_reader.py): it makes one node per distinct frame anywhere in the
+# tree (so every frame must be unique, or two contexts become one node with
+# the first one's metrics), takes the metric columns from the root's
+# "metrics" ("(inc)" in a name: inclusive), and gf.tree() without a
+# metric_column reads the column "time" (GraphFrame's default_metric), so
+# a plain gf.tree() needs a field "time" on every node. `--metric` keeps
+# the contexts where that metric has a value. region.time.incl, measured
+# inclusive, is never summed again: on the nested regions of
+# examples/regions its "(inc)" equals region.time.excl's everywhere.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
@@ -38,10 +48,18 @@ roots = json.load(open(sys.argv[1]))
 assert isinstance(roots, list) and len(roots) == 1, "one root"
 ids = []
 additive = ["gpu.time", "gpu.count", "gpu.bytes", "region.visits"]
+frames = set()
+columns = set(roots[0]["metrics"])
+assert "time" in columns and "time (inc)" in columns, "gf.tree()'s default column"
 def walk(n, parent):
     f = n["frame"]
     assert isinstance(f["name"], str) and isinstance(f["type"], str)
-    assert set(f) == {"name", "type"}, "frames keyed by name and type alone"
+    assert set(f) == {"name", "type", "callpath"}, "frames: name, type, callpath"
+    key = tuple(sorted(f.items()))
+    assert key not in frames, ("Hatchet would make these one node", f)
+    frames.add(key)
+    assert set(n["metrics"]) == columns, "every column on every node"
+    assert n["metrics"]["time"] == n["metrics"]["gpu.time"]
     assert not any("(min)" in m or "(mean)" in m or "(max)" in m for m in n["metrics"]), "no statistics by default"
     ids.append(len(ids))
     for k in n["children"]:
@@ -164,23 +182,65 @@ got=$(stat -c %a "$tmp/out.table")
 [ "$got" = "$want" ] && pass "export -o FILE: mode $got (0666 less the umask)" ||
   fail "export -o FILE: mode $got, want $want"
 
-# Options that mean nothing where they are given: exit 2, named.
+# Options that mean nothing where they are given: exit 2, named (and the
+# line pointing to the usage).
 refuse() { # what, expected text, command...
   local what=$1 text=$2
   shift 2
   "$G" "$@" >/dev/null 2>"$tmp/err"
   local rc=$?
-  if [ $rc = 2 ] && grep -qF -- "$text" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ]; then
-    pass "$what: exit 2, '$(cat "$tmp/err")'"
+  if [ $rc = 2 ] && head -n 1 "$tmp/err" | grep -qF -- "$text" && [ "$(wc -l <"$tmp/err")" = 2 ] &&
+     sed -n 2p "$tmp/err" | grep -qx "try 'gpuprof [a-z]* --help'"; then
+    pass "$what: exit 2, '$(head -n 1 "$tmp/err")'"
   else
     fail "$what (exit $rc): $(cat "$tmp/err")"
   fi
 }
 if "$G" export --hatchet "$tmp/db" --metric gpu.time >"$tmp/hm.json" 2>"$tmp/err" &&
-   python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[0]; assert sorted(r["metrics"]) == ["gpu.time", "gpu.time (inc)"], r["metrics"]' "$tmp/hm.json"; then
-  pass "export --hatchet --metric gpu.time: that metric alone (option after the operand)"
+   python3 - "$tmp/hm.json" "$tmp/h.json" <<'PY'; then
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+assert sorted(r["metrics"]) == ["gpu.time", "gpu.time (inc)", "time", "time (inc)"], r["metrics"]
+def nodes(n):
+    yield n
+    for k in n["children"]:
+        yield from nodes(k)
+kept = list(nodes(r))
+assert all(n["metrics"]["gpu.time (inc)"] > 0 for n in kept), "contexts without gpu.time"
+full = list(nodes(json.load(open(sys.argv[2]))[0]))
+want = [n for n in full if n["metrics"]["gpu.time (inc)"] > 0]
+assert len(kept) == len(want) < len(full), (len(kept), len(want), len(full))
+PY
+  pass "export --hatchet --metric gpu.time: that metric (and \"time\") alone, only the contexts with gpu.time (option after the operand)"
 else
   fail "export --hatchet --metric gpu.time: $(cat "$tmp/err")"
+fi
+# region.time.incl (nested regions): inclusive as measured, never re-summed.
+if [ -x "$B/examples/regions" ] &&
+   GPUPROF_OUTPUT=$tmp/reg "$B/examples/regions" >/dev/null 2>&1 &&
+   "$G" analyze -j 1 -o "$tmp/regdb" "$tmp/reg" >/dev/null 2>&1 &&
+   "$G" export --hatchet "$tmp/regdb" >"$tmp/reg.json" 2>"$tmp/err" &&
+   python3 - "$tmp/reg.json" <<'PY'; then
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+assert "region.time.incl" not in r["metrics"], "no exclusive field: measured inclusive"
+# Each value is converted from clock ticks to ns on its own, so the sum of
+# a subtree's exclusive values may differ from the measured inclusive one by
+# less than 1 ns per node of the subtree; re-summing inclusive values would
+# be off by whole visits.
+def walk(n, depth):
+    m = n["metrics"]
+    kids = [walk(k, depth + 1) for k in n["children"]]
+    size = 1 + sum(k[1] for k in kids)
+    diff = abs(m["region.time.incl (inc)"] - m["region.time.excl (inc)"])
+    assert diff < size, (n["frame"]["name"], m, size)
+    return max([depth] + [k[0] for k in kids]), size
+assert walk(r, 0)[0] >= 2, "nested regions"
+assert r["metrics"]["time (inc)"] == r["metrics"]["region.time.excl (inc)"]
+PY
+  pass "export --hatchet of nested regions: region.time.incl (inc) = region.time.excl (inc) at every node to the conversion's rounding (never summed again), no exclusive field"
+else
+  fail "export --hatchet region.time.incl: $(cat "$tmp/err")"
 fi
 "$G" export --hatchet --metric nope "$tmp/db" >/dev/null 2>"$tmp/err"
 [ $? = 1 ] && [ "$(cat "$tmp/err")" = "gpuprof: no metric nope" ] &&

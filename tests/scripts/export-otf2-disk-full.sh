@@ -7,7 +7,8 @@
 # earlier export byte for byte and nothing beside it (no temporary
 # directory); the one that succeeds must leave an archive otf2-print reads
 # without a word on stderr. Mounting needs root and `unshare -m`, the
-# export OTF2 support: otherwise the script says SKIP.
+# export OTF2 support: otherwise the script says SKIP (a build without it
+# where the OTF2 3 headers are installed fails).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
@@ -34,8 +35,13 @@ GPUPROF_OUTPUT=$tmp/out GPUPROF_TRACE=1 "$B/tests/sim_demo" >/dev/null 2>&1 &&
 x=$tmp/mnt/x
 "$G" export --otf2 -o "$x" "$tmp/db" >/dev/null 2>"$tmp/err"
 rc=$?
+. tests/support/otf2.sh
 if [ $rc = 1 ] && grep -q "built without OTF2 support" "$tmp/err"; then
-  echo "SKIP export-otf2-disk-full.sh: built without OTF2 support"
+  if otf2_headers; then
+    fail "the OTF2 3 headers are installed, but $B was built without OTF2 support (make rebuilds it)"
+    exit 1
+  fi
+  echo "SKIP export-otf2-disk-full.sh: built without OTF2 support (no OTF2 3 headers here)"
   exit 0
 fi
 [ $rc = 0 ] || { fail "the earlier export: $(cat "$tmp/err")"; exit 1; }

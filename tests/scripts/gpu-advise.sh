@@ -69,7 +69,9 @@ grep -q "^     at kernels.cu:67 in barrier_wait(float\*, int): +0x4c0 BAR.SYNC" 
 grep -q "loop at kernels.cu:12: +0x[0-9a-f]* LDG.E" "$tmp/out" &&
   pass "chase's hotspots are the loads of the loop at line 12" ||
   fail "chase's hotspots: $(grep -A4 'kernel chase' "$tmp/out")"
-grep -q "^      fib(int) \[recursive\]  969940 (96.3%)$" "$tmp/out" &&
+# (fib's 969940 samples less the 140 drain stalls at its entry, just after
+# the kernel's EXIT: the EXIT's)
+grep -q "^      fib(int) \[recursive\]  969800 (96.3%)$" "$tmp/out" &&
   pass "calls: fib is one recursive context beneath the kernel" ||
   fail "calls' contexts: $(grep -A8 'calling contexts' "$tmp/out")"
 [ "$(grep -c '^  2\. ' "$tmp/out")" = 0 ] && pass "--top 1" || fail "--top 1 shows more"
@@ -82,6 +84,28 @@ GPUPROF_NVDISASM=/nonexistent "$G" advise "$tmp/db" >"$tmp/out2" 2>"$tmp/err" &&
   pass "without nvdisasm: said once" || fail "without nvdisasm: $(head -2 "$tmp/out2")"
 [ "$(top 'barrier_wait(float*, int)' "$tmp/out2")" = "Warp Balance" ] &&
   pass "without nvdisasm: per-kernel advice" || fail "without nvdisasm: $(cat "$tmp/out2")"
+
+grep -qx "ranking: per kernel, by estimated speedup (kernels by samples); a trace (GPUPROF_TRACE=1) ranks them by what the whole run would gain" "$tmp/out" &&
+  pass "without a trace: what ranks the advice is said" ||
+  fail "ranking line: $(head -3 "$tmp/out")"
+
+# Launches and the device (tiny blocks for chase, fewer blocks than SMs for
+# bank_conflict): the parallelism optimizers through the command.
+"$B/tests/gen_pc_measure" "$F" "$tmp/mp" 1 _Z5chasePKiPii=1,67584,32,22,0 \
+  _Z13bank_conflictPfi=3,66,1024,32,4096 2>"$tmp/err" &&
+  GPUPROF_NVDISASM=$F/nvdisasm "$G" analyze -o "$tmp/dbp" "$tmp/mp" >/dev/null 2>&1 &&
+  GPUPROF_NVDISASM=$F/nvdisasm "$G" advise --top 0 "$tmp/dbp" >"$tmp/outp" 2>"$tmp/err" &&
+  pass "advise with launches" || fail "advise with launches: $(cat "$tmp/err")"
+grep -q "^  [0-9]*\. Thread Increase: estimated speedup 1\.99x (parallelism)$" "$tmp/outp" &&
+  grep -q "launch blocks of 64 threads (33792 blocks, 32 resident per SM) instead of 32 threads" "$tmp/outp" &&
+  pass "chase with 32-thread blocks: Thread Increase" ||
+  fail "Thread Increase: $(grep -A12 'kernel chase' "$tmp/outp")"
+grep -q "^  [0-9]*\. Block Increase: estimated speedup 1\.24x (parallelism)$" "$tmp/outp" &&
+  pass "bank_conflict on 66 SMs: Block Increase" ||
+  fail "Block Increase: $(grep -A12 'kernel bank' "$tmp/outp")"
+grep -q "^  note: launch: 67584 blocks of 32 threads, 22 registers per thread, 0 bytes of shared memory per block (1 launch): 32 of 64 warps resident per SM (limited by blocks per SM), blocks on 132 of 132 SMs$" "$tmp/outp" &&
+  pass "the launch and its occupancy are said" ||
+  fail "launch note: $(grep 'note: launch' "$tmp/outp")"
 
 "$G" advise "$tmp/nodb" >/dev/null 2>"$tmp/err"
 [ $? = 1 ] && grep -q "nodb" "$tmp/err" && pass "a missing database: exit 1, named" ||
@@ -100,7 +124,7 @@ grep -q "note:" "$tmp/err" && fail "analyze with nvdisasm: a note" ||
   fail "report: $(cat "$tmp/err")"
 cubin="0123456789abcdef0123456789abcdef.cubin"
 want=$(cat <<EOF
-       1007392  82.69%              0      kernel calls(float*, int*, int) [binaries/$cubin]
+       1007392  82.69%              0      kernel calls(float*, int*, int)
         970094  79.63%            154        kernels.cu:57
         969940  79.62%              0          fib(int) [recursive] ($cubin)
         969940  79.62%         969940            kernels.cu:52
@@ -122,6 +146,24 @@ EOF
 "$G" export --hatchet -o "$tmp/h.json" "$tmp/gdb" 2>"$tmp/err" &&
   grep -qF "\"name\": \"middle(float, int) ($cubin)\", \"type\": \"gpu function\"" "$tmp/h.json" &&
   pass "hatchet: GPU functions" || fail "hatchet: $(cat "$tmp/err")"
+# What was apportioned is said (gpu.pc.apportioned_samples: leaf's
+# instructions sit in two call paths, 17421 + 757 samples) in every view
+# and export.
+"$G" report --view flat --metric gpu.pc.apportioned_samples --threshold 0 "$tmp/gdb" >"$tmp/flat" 2>"$tmp/err"
+grep -qE "^ +18178 100.00% +0  leaf\(float\) \($cubin\)$" "$tmp/flat" &&
+  grep -qE "^ +17421  95.84% +0  middle\(float, int\) \($cubin\)$" "$tmp/flat" &&
+  pass "flat view: GPU functions as procedures, their apportioned samples" ||
+  fail "flat view: $(cat "$tmp/flat" "$tmp/err")"
+"$G" export --folded --metric gpu.pc.apportioned_samples "$tmp/gdb" >"$tmp/fold" 2>"$tmp/err"
+grep -qxF "main;<kernel launch>;kernel calls(float*, int*, int);kernels.cu:56;leaf(float) ($cubin);kernels.cu:46 757" "$tmp/fold" &&
+  [ "$(wc -l <"$tmp/fold")" = 2 ] &&
+  pass "folded stacks: the GPU calling contexts of apportioned samples" ||
+  fail "folded: $(cat "$tmp/fold" "$tmp/err")"
+"$G" export --table "$tmp/gdb" >"$tmp/tab.csv" 2>"$tmp/err" &&
+  head -1 "$tmp/tab.csv" | grep -q ",gpu.pc.apportioned_samples,gpu.pc.apportioned_samples (inc)," &&
+  grep -q "^[0-9]*,[0-9]*,gpu function,fib(int) \[recursive\] ($cubin)," "$tmp/tab.csv" &&
+  pass "table: GPU functions and the apportioned samples" ||
+  fail "table: $(head -c 300 "$tmp/tab.csv"; cat "$tmp/err")"
 "$G" report --metric gpu.pc.samples --depth 12 --threshold 0 "$tmp/db" | grep -q "middle" &&
   fail "without nvdisasm at analyze: GPU functions" ||
   pass "without nvdisasm at analyze: lines beneath kernels as before"

@@ -4,19 +4,24 @@
 # $B/tests/check_an_report --write-fixtures; the expected table was worked
 # out by hand and lives in that suite), dump and report of a real run, and
 # for damaged or missing input one line on stderr naming the file and what
-# is wrong, with exit status 1 (2 for bad usage).
+# is wrong, with exit status 1; bad usage: one line saying what is wrong and
+# "try 'gpuprof CMD --help'", exit status 2. The command-line conventions:
+# every command's --help and -h (stdout, 0), help [CMD], --version, an
+# unknown command, a measurement directory given for a database and the
+# reverse named as such, project with a speedup that matches nothing.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
 G=$B/bin/gpuprof
 FIX=$B/tests/check_an_report
+SIM=$B/tests/sim_demo
 fails=0
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ ! -x "$G" ] || [ ! -x "$FIX" ]; then
-  fail "$G and $FIX are built (make analysis tests)"
+if [ ! -x "$G" ] || [ ! -x "$FIX" ] || [ ! -x "$SIM" ]; then
+  fail "$G, $FIX and $SIM are built (make analysis tests)"
   exit 1
 fi
 
@@ -72,11 +77,15 @@ if ! GPUPROF_OUTPUT=$tmp/run "$B/examples/regions" >/dev/null 2>&1; then
 fi
 file=$(ls "$tmp"/run/*.gpuprof)
 
+# The expected exit status and, when a pattern is given, stderr: one line
+# that matches it; for bad usage (2) a second line pointing to the usage.
 expect() { # what rc pattern-on-stderr cmd...
-  local what=$1 rc=$2 pat=$3 got lines; shift 3
+  local what=$1 rc=$2 pat=$3 got lines want=1; shift 3
   "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
   lines=$(wc -l <"$tmp/err")
-  if [ "$got" -eq "$rc" ] && { [ -z "$pat" ] || { [ "$lines" -eq 1 ] && grep -qE "$pat" "$tmp/err"; }; }; then
+  [ "$rc" -eq 2 ] && want=2
+  if [ "$got" -eq "$rc" ] && { [ -z "$pat" ] || { [ "$lines" -eq $want ] && head -n 1 "$tmp/err" | grep -qE -- "$pat" &&
+       { [ $want = 1 ] || sed -n 2p "$tmp/err" | grep -qE "^try 'gpuprof [a-z]+( --help)?'$"; }; }; }; then
     pass "$what"
   else
     fail "$what (exit $got, stderr: $(head -c 300 "$tmp/err"))"
@@ -87,8 +96,10 @@ expect "dump of a good file" 0 "" "$G" dump "$file"
 grep -q '^thread 0 "main"' "$tmp/out" && grep -q 'generation 1 (final)' "$tmp/out" &&
   pass "dump shows threads and the final generation" || fail "dump content"
 expect "report of a good directory" 0 "" "$G" report "$tmp/run"
+ver() { sed -n "s/^#define GPUPROF_VERSION_$1 \([0-9]*\).*/\1/p" include/gpuprof.h; }
 expect "version" 0 "" "$G" --version
-expect "usage error" 2 "" "$G" frobnicate
+[ "$(cat "$tmp/out")" = "gpuprof $(ver MAJOR).$(ver MINOR).$(ver PATCH)" ] &&
+  pass "--version: the header's version" || fail "--version: $(cat "$tmp/out")"
 mkdir -p "$tmp/bad"
 size=$(stat -c %s "$file")
 head -c $((size / 2)) "$file" >"$tmp/bad/half.gpuprof"
@@ -163,4 +174,81 @@ expect "report --context out of range" 1 "no context 99999" "$G" report --contex
 expect "report --view unknown" 2 "top-down, bottom-up or flat" "$G" report --view sideways "$tmp/db"
 cp -r "$tmp/db" "$tmp/dbx" && head -c -10 "$tmp/db/cct.db" >"$tmp/dbx/cct.db"
 expect "export: damaged database names the file" 1 "dbx/cct\.db: truncated" "$G" export --folded "$tmp/dbx"
+
+# --- command-line conventions ------------------------------------------------
+# Every command's usage on stdout, exit 0, through --help, -h and help CMD.
+for cmd in dump report export analyze project advise run help; do
+  ok=1
+  for how in "$cmd --help" "$cmd -h" "help $cmd"; do
+    # shellcheck disable=SC2086 # the words of $how on purpose
+    "$G" $how >"$tmp/h.out" 2>"$tmp/h.err"
+    rc=$?
+    if [ $rc -ne 0 ] || [ -s "$tmp/h.err" ] || ! head -n 1 "$tmp/h.out" | grep -q "^usage: gpuprof $cmd"; then
+      ok=0; fail "gpuprof $how: exit $rc, $(head -n 1 "$tmp/h.out") $(head -c 200 "$tmp/h.err")"
+    fi
+  done
+  [ "$("$G" "$cmd" --help)" = "$("$G" help "$cmd")" ] || { ok=0; fail "$cmd --help and help $cmd differ"; }
+  [ $ok = 1 ] && pass "gpuprof $cmd --help, -h, help $cmd: its usage on stdout, exit 0"
+done
+# --help wherever it stands among a command's options and operands.
+expect "report --metric x DB --help" 0 "" "$G" report --metric region.visits "$tmp/db" --help
+head -n 1 "$tmp/out" | grep -q '^usage: gpuprof report' && pass "--help after operands: the usage" ||
+  fail "--help after operands: $(head -n 1 "$tmp/out")"
+# run: --help is run's own only before PROGRAM; after it, the program's.
+"$G" run -o "$tmp/rh" "$B/tests/run_plain" 0 --help </dev/null >"$tmp/rh.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ! grep -q usage "$tmp/rh.out" && ls "$tmp/rh"/*.gpuprof >/dev/null 2>&1 &&
+  pass "run PROGRAM --help: the program gets --help" || fail "run PROGRAM --help (exit $rc)"
+expect "help: the overview" 0 "" "$G" help
+for cmd in dump report export analyze project advise run "--version"; do
+  grep -q "^ *\\(usage: \\)\\?gpuprof $cmd" "$tmp/out" || fail "help lists $cmd"
+done
+grep -q '^Exit status: 0 done; 1 the input cannot be used' "$tmp/out" &&
+  pass "help: every command and the exit status" || fail "help: the exit status"
+expect "no command: the overview on stderr, exit 2" 2 "" "$G"
+grep -q '^usage: gpuprof dump' "$tmp/err" && pass "no command: usage" || fail "no command: usage"
+expect "unknown command" 2 "^gpuprof: unknown command 'bogus'$" "$G" bogus
+expect "help of an unknown command" 2 "^gpuprof: unknown command 'bogus'$" "$G" help bogus
+expect "unknown option of a command" 2 "^gpuprof: unknown option --bogus$" "$G" report --bogus "$tmp/db"
+grep -qx "try 'gpuprof report --help'" "$tmp/err" && pass "an unknown option points to report --help" ||
+  fail "an unknown option points to report --help"
+expect "an option without its value" 2 "^gpuprof: --metric wants a value$" "$G" report "$tmp/db" --metric
+expect "report without a database" 2 "report wants an analysis database" "$G" report --importance
+expect "conflicting options" 2 "--trace and --context exclude each other" "$G" report --trace --context 1 "$tmp/db"
+expect "two export formats" 2 "export: --folded and --chrome exclude each other" "$G" export --folded --chrome "$tmp/db"
+expect "export without a format" 2 "export wants a format" "$G" export "$tmp/db"
+expect "the format after other options" 0 "" "$G" export --metric region.visits --folded "$tmp/db"
+expect "analyze: unknown option" 2 "analyze: unknown option --bogus" "$G" analyze --bogus "$tmp/run"
+expect "advise: unknown option" 2 "^gpuprof: unknown option --bogus$" "$G" advise --bogus "$tmp/db"
+expect "dump: two files" 2 "dump wants one profile" "$G" dump "$file" "$file"
+expect "export --chrome: unknown option" 2 "export --chrome: unknown option --bogus" "$G" export --chrome --bogus "$tmp/run"
+
+# A measurement directory where a database is expected, and the reverse.
+mdir="is a measurement directory, not an analysis database: run 'gpuprof analyze -o DB $tmp/run' first$"
+expect "report --metric on a measurement directory" 1 "^gpuprof: $tmp/run $mdir" "$G" report --metric region.visits "$tmp/run"
+expect "export --hatchet on a measurement directory" 1 "^gpuprof: $tmp/run $mdir" "$G" export --hatchet "$tmp/run"
+expect "export --otf2 on a measurement directory" 1 "^gpuprof: $tmp/run $mdir" "$G" export --otf2 -o "$tmp/o2" "$tmp/run"
+expect "advise on a measurement directory" 1 "^gpuprof: $tmp/run $mdir" "$G" advise "$tmp/run"
+expect "project on a measurement directory" 1 "^gpuprof: $tmp/run $mdir" "$G" project --speedup kernel:k=2 "$tmp/run"
+expect "analyze on a database" 1 "^gpuprof: $tmp/db is an analysis database, not a measurement directory" "$G" analyze -o "$tmp/db7" "$tmp/db"
+expect "dump of a database" 1 "^gpuprof: $tmp/db is an analysis database; dump reads one profile" "$G" dump "$tmp/db"
+expect "a directory that is neither" 1 "^gpuprof: $tmp/empty is not an analysis database" "$G" report --metric x "$tmp/empty"
+
+# A traced run (the sim backend): export --chrome of its database names it
+# as one instead of asking for GPUPROF_TRACE=1; project with a speedup that
+# matches nothing exits 1 naming it, and prints no projection.
+if GPUPROF_OUTPUT=$tmp/tr GPUPROF_BACKENDS=sim GPUPROF_TRACE=1 "$SIM" >/dev/null 2>&1 &&
+   "$G" analyze -j 1 -o "$tmp/trdb" "$tmp/tr" >/dev/null 2>&1; then
+  expect "export --chrome on a traced database" 1 "^gpuprof: $tmp/trdb is an analysis database; the Chrome export reads the measurement directories it was made from" "$G" export --chrome "$tmp/trdb"
+  grep -q GPUPROF_TRACE "$tmp/err" && fail "export --chrome DB asks for GPUPROF_TRACE=1"
+  expect "export --chrome on its measurement directory" 0 "" "$G" export --chrome -o "$tmp/tr.json" "$tmp/tr"
+  expect "project: a speedup that matches nothing" 1 "^gpuprof: project: --speedup kernel:nothing=2 matches no activity of the trace$" "$G" project --speedup kernel:nothing=2 "$tmp/trdb"
+  [ ! -s "$tmp/out" ] && pass "project: no projection when nothing matched" || fail "project printed: $(head -n 2 "$tmp/out")"
+  expect "project: one of two speedups matches nothing" 1 "^gpuprof: project: --speedup region:nowhere=3 matches no activity of the trace$" "$G" project --speedup kernel:stencil=2 --speedup region:nowhere=3 "$tmp/trdb"
+  expect "project: a speedup that matches" 0 "" "$G" project --speedup kernel:stencil=2 "$tmp/trdb"
+  head -n 1 "$tmp/out" | grep -q '^projection, process 0: run ' && pass "project: the projection" ||
+    fail "project: $(head -n 1 "$tmp/out")"
+else
+  fail "sim_demo traced and analysed"
+fi
 [ "$fails" -eq 0 ]

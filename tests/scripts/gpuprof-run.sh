@@ -5,8 +5,12 @@
 # status, a death by signal, the pid and stdin/stdout are the program's
 # own; children are measured only with --follow-children (fork + exec of
 # another program, and the linker PoCL starts on a cold kernel cache);
-# `mpirun -np 4 gpuprof run` gives one profile per rank; an unmodified
-# OpenCL program gets its exact kernel counts; bad usage, a missing,
+# wrappers pass the measurement on (a shell script, pyenv-style shims that
+# exec or start the real program: tests/run/shim_exec, shim_spawn) and
+# their helpers ($(...)) are not measured; `mpirun -np 4 gpuprof run`
+# gives one profile per rank; an unmodified OpenCL program gets its exact
+# kernel counts; a program that calls gpuprof_init itself
+# (examples/opencl/jacobi) joins the measurement; bad usage, a missing,
 # statically linked or set-user-ID program get one clear line.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -96,16 +100,68 @@ if [ "$(profiles "$tmp/s1d")" -eq 1 ] &&
 else
   fail "#!/usr/bin/env NAME"; ls "$tmp/s1d"; "$G" dump "$tmp/s1d"/*.gpuprof | head -3
 fi
+# A shell is a wrapper: it passes the preload library on and is not
+# measured itself; the programs it runs are (their helpers are not).
 printf '#!/bin/sh\nexec %s 4\n' "$P" >"$tmp/s2" && chmod +x "$tmp/s2"
 "$G" run -o "$tmp/s2d" "$tmp/s2" </dev/null >/dev/null 2>"$tmp/s2.err"
 rc=$?
 "$G" run --follow-children -o "$tmp/s3d" "$tmp/s2" </dev/null >/dev/null 2>"$tmp/s3.err"
 rc3=$?
-if [ $rc -eq 4 ] && [ $rc3 -eq 4 ] && grep -q "^gpuprof run: note: $tmp/s2 is a shell script: the shell is measured" "$tmp/s2.err" &&
-   ! grep -q note "$tmp/s3.err" && [ "$(profiles "$tmp/s3d")" -eq 1 ]; then
-  pass "a shell script: a note, exit 4 kept; --follow-children measures the program it execs"
+if [ $rc -eq 4 ] && [ $rc3 -eq 4 ] && ! grep -qv '^pid ' "$tmp/s2.err" &&
+   [ "$(profiles "$tmp/s2d")" -eq 1 ] && [ "$(profiles "$tmp/s3d")" -eq 1 ] &&
+   "$G" dump "$tmp/s2d"/*.gpuprof | grep -q "^program    $P 4\$"; then
+  pass "a shell script that execs a program: that program is measured (1 profile, exit 4 kept), with or without --follow-children"
 else
-  fail "a shell script (rc $rc/$rc3, $(profiles "$tmp/s3d") profiles)"; cat "$tmp/s2.err" "$tmp/s3.err"
+  fail "a shell script (rc $rc/$rc3, $(profiles "$tmp/s2d")/$(profiles "$tmp/s3d") profiles)"; cat "$tmp/s2.err" "$tmp/s3.err"
+fi
+printf '#!/bin/sh\nn=$(%s 0 </dev/null 2>&1)\n%s 0 </dev/null\n%s 5 </dev/null\n' "$P" "$P" "$P" >"$tmp/s4" && chmod +x "$tmp/s4"
+"$G" run -o "$tmp/s4d" "$tmp/s4" </dev/null >/dev/null 2>&1
+rc=$?
+if [ $rc -eq 5 ] && [ "$(profiles "$tmp/s4d")" -eq 2 ]; then
+  pass "a shell script running three programs: the two it runs are measured, the one whose output it reads is not"
+else
+  fail "a shell script running three programs (rc $rc, $(profiles "$tmp/s4d") profiles, want 2)"
+fi
+
+# --- shims: the real program is measured, not the wrappers ------------------
+shim_case() { # WHAT SHIM EXTRA-RUN-OPTIONS...
+  local what=$1 shim=$2
+  shift 2
+  rm -rf "$tmp/shim"
+  printf 'in\n' | SHIM_TARGET=$P "$G" run "$@" -o "$tmp/shim" "$PWD/tests/run/$shim" 6 >"$tmp/shim.out" 2>"$tmp/shim.err"
+  local rc=$? pid
+  pid=$(sed -n 's/^pid //p' "$tmp/shim.err")
+  if [ $rc -eq 6 ] && [ "$(cat "$tmp/shim.out")" = in ] && [ "$(profiles "$tmp/shim")" -eq 1 ] &&
+     ls "$tmp/shim" | grep -q -- "-p$pid\.gpuprof$" &&
+     "$G" dump "$tmp/shim"/*.gpuprof | grep -q "^program    $P 6\$"; then
+    pass "$what: one profile, the real program's (exit 6, stdin and stdout kept)"
+  else
+    fail "$what (rc $rc, $(profiles "$tmp/shim") profiles, pid $pid)"; ls "$tmp/shim"; cat "$tmp/shim.err"
+  fi
+}
+shim_case "a shim that execs the real program (pyenv-style)" shim_exec
+shim_case "a shim that execs, --follow-children" shim_exec --follow-children
+shim_case "a shim that starts the real program and waits" shim_spawn
+# Output captured by the caller's shell (a pipe it reads): still measured.
+out=$(SHIM_TARGET=$P "$G" run -o "$tmp/shimp" "$PWD/tests/run/shim_spawn" 0 </dev/null 2>/dev/null)
+if [ "$(profiles "$tmp/shimp")" -eq 1 ]; then
+  pass "a shim whose output the caller's shell reads: still measured"
+else
+  fail "a shim whose output the caller's shell reads: $(profiles "$tmp/shimp") profiles"
+fi
+# The python3 on PATH, when it is a script such as pyenv's shim.
+py=$(command -v python3)
+if [ -n "$py" ] && head -c 2 "$py" | grep -q '^#!'; then
+  "$G" run -o "$tmp/pyshim" -- python3 -c 'import sys; sys.exit(3)' </dev/null >/dev/null 2>&1
+  rc=$?
+  if [ $rc -eq 3 ] && [ "$(profiles "$tmp/pyshim")" -eq 1 ] &&
+     "$G" dump "$tmp/pyshim"/*.gpuprof | grep -qE '^program    [^ ]*python3[.0-9]* -c import sys; sys.exit\(3\)$'; then
+    pass "gpuprof run -- python3 through $py (a script): one profile, the interpreter's"
+  else
+    fail "gpuprof run -- python3 through $py: rc $rc, $(profiles "$tmp/pyshim") profiles"
+  fi
+else
+  echo "SKIP python3 through a shim (the python3 on PATH is not a script)"
 fi
 
 # --- usage and programs that cannot be measured -----------------------------
@@ -114,7 +170,9 @@ usage_case() { # WANT-RC WANT-STDERR-PATTERN WHAT ARGS...
   shift 3
   "$G" run "$@" </dev/null >"$tmp/u.out" 2>"$tmp/u.err"
   local rc=$?
-  if [ $rc -eq "$want" ] && head -n 1 "$tmp/u.err" | grep -q -- "$pat" && [ ! -s "$tmp/u.out" ]; then
+  if [ $rc -eq "$want" ] && head -n 1 "$tmp/u.err" | grep -q -- "$pat" && [ ! -s "$tmp/u.out" ] &&
+     { [ "$want" -ne 2 ] || [ "$(sed -n 2p "$tmp/u.err")" = "try 'gpuprof run --help'" ] ||
+       [ "$(wc -l <"$tmp/u.err")" -eq 1 ]; }; then
     pass "$what: exit $want, '$(head -n 1 "$tmp/u.err")'"
   else
     fail "$what (rc=$rc)"; cat "$tmp/u.err"
@@ -125,6 +183,11 @@ usage_case 2 '^gpuprof run: no program to run$' "no program" -o "$tmp/x" --
 usage_case 2 '^gpuprof run: -o wants a value$' "-o without a value" -o
 usage_case 2 'the period is 5..31' "--pc-sampling=3" --pc-sampling=3 "$P"
 usage_case 127 '^gpuprof run: no-such-program: command not found$' "missing program" no-such-program
+"$G" run --help >"$tmp/u.out" 2>"$tmp/u.err"
+rc=$?
+[ $rc -eq 0 ] && [ ! -s "$tmp/u.err" ] && head -n 1 "$tmp/u.out" | grep -q '^usage: gpuprof run ' &&
+  grep -q -- '--follow-children' "$tmp/u.out" && pass "run --help: the usage on stdout, exit 0" ||
+  fail "run --help (rc $rc)"
 if ${CC:-cc} -static -o "$tmp/static" tests/run/plain.c 2>/dev/null; then
   usage_case 2 'is statically linked' "statically linked program" "$tmp/static" 0
 else
@@ -188,6 +251,23 @@ else
       pass "python3 running OpenCL through ctypes: kernel twice 7, exit status 5 kept"
     else
       fail "python3 + ctypes OpenCL (rc=$rc, twice $(kernels "$tmp/py" twice))"
+    fi
+  fi
+  # A program that calls gpuprof_init itself joins the measurement: its
+  # init succeeds (no "measuring off"), its regions and kernels are in the
+  # one profile gpuprof run asked for: 2 threads x 2 rounds of 8 + 2
+  # sweeps (8 with the heater, 8 / 4 without), one launch each.
+  J=$PWD/$B/examples/opencl/jacobi
+  if [ -x "$J" ]; then
+    POCL_CACHE_DIR=$tmp/pocl0 "$G" run --log info -o "$tmp/jac" "$J" 64 8 >"$tmp/jac.out" 2>"$tmp/jac.err"
+    rc=$?
+    if [ $rc -eq 0 ] && ! grep -q "measuring off" "$tmp/jac.err" &&
+       grep -q "gpuprof_init: joined the measurement its launcher started" "$tmp/jac.err" &&
+       ! grep -q "cannot apply" "$tmp/jac.err" && [ "$(profiles "$tmp/jac")" -eq 1 ] &&
+       "$G" report "$tmp/jac" | grep -qE '^ +1 .* find device$' && [ "$(kernels "$tmp/jac" jacobi)" = 20 ]; then
+      pass "examples/opencl/jacobi calls gpuprof_init itself: it joins (regions and 20 kernels in one profile)"
+    else
+      fail "jacobi under gpuprof run (rc $rc, $(profiles "$tmp/jac") profiles, jacobi $(kernels "$tmp/jac" jacobi))"; cat "$tmp/jac.err"
     fi
   fi
   POCL_CACHE_DIR=$tmp/pocl0 "$G" run --backends none -o "$tmp/cl2" "$CL" >/dev/null 2>&1

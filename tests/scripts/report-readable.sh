@@ -4,6 +4,12 @@
 # metric is one with data, column headers, `export --table --long`, Hatchet
 # frames of two runs of an unmodified OpenCL program that match (name and
 # type; kernel names without the binary, which is a field of its own).
+# `gpuprof report DIR` of a cold-cache OpenCL run: lines of at most 200
+# bytes, full column headers, a threshold (1% by default: what it left
+# out is said; --threshold 0 shows all), no runtime frames; kernel names
+# without the binary's content hash (which differs between a cold and a
+# warm PoCL cache) in the database's views, folded stacks and tables, so
+# the flame-graph stacks of the two runs match.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
@@ -86,7 +92,57 @@ def walk(n):
         walk(k)
 walk(json.load(sys.stdin)[0])'
   }
-  for r in 2 3; do "$G" analyze -j 1 "$tmp/cl$r" -o "$tmp/cldb$r" >/dev/null 2>&1; done
+  for r in 1 2 3; do "$G" analyze -j 1 "$tmp/cl$r" -o "$tmp/cldb$r" >/dev/null 2>&1; done
+  # report DIR of the cold-cache run (cl1: PoCL compiled its kernels).
+  "$G" report "$tmp/cl1" >"$tmp/rep" 2>&1
+  "$G" report --threshold 0 "$tmp/cl1" >"$tmp/rep0" 2>&1
+  "$G" report "$tmp/cl1" --threshold 100 >"$tmp/rep100" 2>&1
+  long=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$tmp/rep0" "$tmp/rep")
+  if [ "$long" -le 200 ] && grep -q 'CPU_IDLE_CAUSE GPU_IDLE_CAUSE  Context$' "$tmp/rep" &&
+     grep -q '^ *[0-9]* *[0-9.]* [mun]*s .* kernel scale$' "$tmp/rep"; then
+    pass "report DIR: lines of at most 200 bytes ($long), full column headers"
+  else
+    fail "report DIR: lines up to $long bytes, or a header cut"; grep Context "$tmp/rep"
+  fi
+  n=$(wc -l <"$tmp/rep") n0=$(wc -l <"$tmp/rep0") n100=$(wc -l <"$tmp/rep100")
+  if [ "$n0" -ge "$n" ] && [ "$n" -gt "$n100" ] &&
+     ! grep -q "left out" "$tmp/rep0" &&
+     grep -q "contexts\? under 100% of the run in every column left out: --threshold 0 shows them" "$tmp/rep100"; then
+    pass "report DIR --threshold: $n0 lines with 0, $n by default (1%), $n100 with 100; what is left out is said"
+  else
+    fail "report DIR --threshold ($n0 / $n / $n100 lines)"; tail -n 3 "$tmp/rep100"
+  fi
+  if ! grep -qE ' (_start|__libc_start_[a-z_]*|start_thread|__clone3?)\+0x' "$tmp/rep0" &&
+     awk '/Context$/ { c = index($0, "Context") }
+          c && substr($0, c) ~ /^main\+0x[0-9a-f]+ \(run_cl_plain\)$/ { top = 1 }
+          END { exit !top }' "$tmp/rep0"; then
+    pass "report DIR: no runtime frames: main at the top"
+  else
+    fail "report DIR: runtime frames shown"; grep -E ' (_start|__libc_start_[a-z_]*|start_thread|__clone3?)\+0x' "$tmp/rep0" | head -3
+  fi
+  # Kernel names without the binary: the same in a cold and a warm run.
+  for r in 1 2; do
+    "$G" report --metric gpu.count "$tmp/cldb$r" >"$tmp/v$r"
+    "$G" export --folded --metric gpu.count "$tmp/cldb$r" | grep kernel | sort >"$tmp/fold$r"
+    "$G" export --table "$tmp/cldb$r" >"$tmp/tab$r.csv"
+  done
+  if ! grep -q '\[binaries/' "$tmp/v1" "$tmp/fold1" "$tmp/tab1.csv" &&
+     grep -q 'kernel scale$' "$tmp/v1" && [ -s "$tmp/fold1" ] &&
+     diff -q "$tmp/fold1" "$tmp/fold2" >/dev/null &&
+     python3 - "$tmp/tab1.csv" "$tmp/tab2.csv" <<'PY'; then
+import csv, sys
+bins = []
+for f in sys.argv[1:]:
+    rows = [r for r in csv.DictReader(open(f, newline="")) if r["kind"] == "kernel"]
+    assert rows and all(r["name"].startswith("kernel ") and "[" not in r["name"] for r in rows)
+    assert all(r["binary"].startswith("binaries/") and r["binary"].endswith(".clbin") for r in rows)
+    bins.append({r["binary"] for r in rows})
+assert bins[0] != bins[1], "PoCL's binaries differ between a cold and a warm cache"
+PY
+    pass "kernel names without the binary in views, folded stacks, tables: a cold and a warm run's $(wc -l <"$tmp/fold1") kernel stacks match; the binaries (a column of the table) differ"
+  else
+    fail "kernel names carry the binary, or the runs' stacks differ"; diff "$tmp/fold1" "$tmp/fold2" | head
+  fi
   frames "$tmp/cldb2" >"$tmp/f2"
   frames "$tmp/cldb3" >"$tmp/f3"
   if grep -qx 'kernel|kernel scale|binaries/[0-9a-f]*\.clbin' "$tmp/f2" &&

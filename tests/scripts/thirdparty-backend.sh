@@ -110,8 +110,8 @@ want="top-down view over 1 profiles, by inclusive tpdev.occupancy; the whole: \
 tpdev.occupancy 16.25 (mean per gpu.count), tpdev.peak_bytes - (exclusive values \
 only); columns per metric: inclusive, share, exclusive; under 0.00% left out"
 if [ "$(head -1 "$tmp/report")" = "$want" ] &&
-   grep -qxF '            20                     20              -                    300                    kernel step' "$tmp/report" &&
-   grep -qxF '             5                      5              -                    250                    kernel other' "$tmp/report"; then
+   grep -qE '^ +20 +20 +- +300 +kernel step$' "$tmp/report" &&
+   grep -qE '^ +5 +5 +- +250 +kernel other$' "$tmp/report"; then
   pass "report shows both registered metrics at the kernels: means, no inclusive peak"
 else
   fail "report shows both registered metrics: $(cat "$tmp/report")"

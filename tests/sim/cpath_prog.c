@@ -28,6 +28,16 @@
  *                          The GPU is idle from ~10 to ~30 while only t2
  *                          runs: ~20 idleness blamed on "cpu_side"; the
  *                          path is t2's work, ~30.
+ *   cpath_prog join [F]    host threads (built as cpath_host_prog, with
+ *                          lib/host's pthread functions linked in, for
+ *                          tests/scripts/host-deps.sh): main "setup" busy
+ *                          1, starts "g" (region "gpu_side": kJ (10 MS /
+ *                          F) on 0, sync 0) and "c" (region "cpu_side"
+ *                          busy 4), joins g (WaitAtJoin ~10 with F = 1:
+ *                          g was waiting for kJ, which is blamed), joins c
+ *                          (done long before: no wait), "post" busy 2. The
+ *                          path: setup, g's launch, kJ, the sync, the
+ *                          join, post: ~13; with F = 2: ~8.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -124,6 +134,46 @@ static void *t2(void *arg)
     return NULL;
 }
 
+static double kj_f = 1.0;
+
+static void *g_side(void *arg)
+{
+    (void)arg;
+    gpuprof_thread_set_name("g");
+    gpuprof_region_begin("gpu_side");
+    gpuprof__sim_kernel(0, "kJ", (uint64_t)(10 * MS / kj_f));
+    gpuprof__sim_stream_sync(0);
+    gpuprof_region_end("gpu_side");
+    return NULL;
+}
+
+static void *c_side(void *arg)
+{
+    (void)arg;
+    gpuprof_thread_set_name("c");
+    gpuprof_region_begin("cpu_side");
+    busy(4 * MS);
+    gpuprof_region_end("cpu_side");
+    return NULL;
+}
+
+static int join(double f)
+{
+    kj_f = f;
+    gpuprof_region_begin("setup");
+    busy(MS);
+    gpuprof_region_end("setup");
+    pthread_t g, c;
+    pthread_create(&g, NULL, g_side, NULL);
+    pthread_create(&c, NULL, c_side, NULL);
+    pthread_join(g, NULL);
+    pthread_join(c, NULL);
+    gpuprof_region_begin("post");
+    busy(2 * MS);
+    gpuprof_region_end("post");
+    return 0;
+}
+
 static int threads(void)
 {
     pthread_t a, b;
@@ -158,6 +208,8 @@ int main(int argc, char **argv)
         rc = null_stream();
     else if (!strcmp(argv[1], "threads"))
         rc = threads();
+    else if (!strcmp(argv[1], "join"))
+        rc = join(argc > 2 ? atof(argv[2]) : 1.0);
     gpuprof_status st = gpuprof_finalize();
     return st == GPUPROF_OK ? rc : 1;
 }

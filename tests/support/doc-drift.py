@@ -29,12 +29,12 @@ CHANGELOG.md, which is history -- and checks six rules:
     the targets listed under README.md's "make targets" (its backticked
     words up to the end of its first sentence), are Makefile targets (the
     Makefile and the files it includes).
-  5 benchmarks: README.md's benchmark table (its first column) and the
-    BENCH names that tests/bench prints are the same set (<x> in the table
+  5 benchmarks: doc/BENCH.md's tables (their first column) and the BENCH
+    names that tests/bench prints are the same set (<x> in the table
     matches %s in a printf).
   6 the gpuprof command: every `gpuprof SUB` named in backticks or shell
     code blocks is a subcommand of analysis/cli/gpuprof.c (strcmp with
-    argv[1]), and every option after it -- and every backticked span that
+    argv[1], or a {"name", function} entry of its table), and every option after it -- and every backticked span that
     starts with --option -- is an option string of analysis/cli/
     (FOREIGN_OPTIONS and NOT_COMMANDS exempt).
 
@@ -278,7 +278,8 @@ def c_names(d):
 def env_reads(d):
     """{GPUPROF_X: "FILE:LINE"} of the variables the sources read: a string
     literal "GPUPROF_X" in the C of lib/ or analysis/ (where getenv reads it,
-    if it does somewhere) or in python/gpuprof."""
+    if it does somewhere), in python/gpuprof, or $GPUPROF_X in the test
+    runner (tests/run-tests.sh, .ci/run)."""
     env, by_getenv = {}, set()
     for rel in sources(d, ["lib", "analysis"], ("c", "h", "cu")):
         code, _ = strip_c(d.read(rel))
@@ -292,6 +293,12 @@ def env_reads(d):
     for rel in sources(d, ["python/gpuprof"], ("py",)):
         text = d.read(rel)
         for m in re.finditer(r'["\'](GPUPROF_[A-Z0-9_]+)["\']', text):
+            env.setdefault(m.group(1), "%s:%d" % (rel, text.count("\n", 0, m.start()) + 1))
+    for rel in ("tests/run-tests.sh", ".ci/run"):   # the test runner's knobs
+        if not os.path.exists(d.path(rel)):
+            continue
+        text = d.read(rel)
+        for m in re.finditer(r'\$\{?(GPUPROF_[A-Z0-9_]+)', text):
             env.setdefault(m.group(1), "%s:%d" % (rel, text.count("\n", 0, m.start()) + 1))
     return env
 
@@ -342,6 +349,8 @@ def make_targets(d):
 def cli_words(d):
     main = d.read("analysis/cli/gpuprof.c") if os.path.isfile(d.path("analysis/cli/gpuprof.c")) else ""
     subs = set(re.findall(r'strcmp\(argv\[1\],\s*"([a-z][\w-]*)"\)', main))
+    # main's table of commands: {"name", function}
+    subs |= set(re.findall(r'\{"([a-z][\w-]*)",\s*[a-z_]+\}', main))
     opts = set()
     for rel in sources(d, ["analysis/cli"], ("c", "h")):
         code, _ = strip_c(d.read(rel))
@@ -518,9 +527,10 @@ def bench_key(name):
 
 
 def rule5(d, docs, t):
-    readme = d.read("README.md")
+    doc = d.read("doc/BENCH.md")
     table = {}
-    for no, names in table_first_cells(section(readme, "Benchmarks")):
+    rows = list(enumerate(doc.split("\n"), 1))
+    for no, names in table_first_cells(rows):
         for name in names:
             table.setdefault(bench_key(name), (no, name))
     printed = {}
@@ -532,13 +542,13 @@ def rule5(d, docs, t):
     for key, (no, name) in sorted(table.items()):
         d.checked[5] += 1
         if key not in printed:
-            d.drift(5, "README.md:%d" % no, name, "in the benchmark table, but "
-                    "no tests/bench source prints BENCH %s" % name)
+            d.drift(5, "doc/BENCH.md:%d" % no, name, "in the benchmark table, "
+                    "but no tests/bench source prints BENCH %s" % name)
     for key, (where, name) in sorted(printed.items()):
         d.checked[5] += 1
         if key not in table:
-            d.drift(5, where, name, "printed here, but not in README.md's "
-                    "benchmark table")
+            d.drift(5, where, name, "printed here, but not in doc/BENCH.md's "
+                    "tables")
 
 
 SHELL = ("", "sh", "bash", "shell", "console", "text")

@@ -180,8 +180,7 @@ int gen_write(const char *dir, const gen_opts *o, gen_truth *t)
                             values(&g, path);
                             node = tp_kernel(g.b, node, k, g.bin);
                         }
-                        snprintf(name, sizeof(name),
-                                 "kernel %s [binaries/gen.clbin]", k);
+                        snprintf(name, sizeof(name), "kernel %s", k);
                         item child = {node, it.depth + 1, ghost, ""};
                         if (snprintf(child.path, sizeof(child.path), "%.1800s" GEN_SEP "%s",
                                      path, name) >= (int)sizeof(child.path))

@@ -4,8 +4,9 @@
  * written through lib/io (mkprofile.h), and the truth they encode: every
  * non-zero value as (profile, context path, metric, value), where the path
  * is the chain of context names as the database shows them, joined by
- * GEN_SEP ("solve", "libgen1.so+0x20", "<kernel launch>", "kernel saxpy
- * [binaries/gen.clbin]"). Tests compute what the
+ * GEN_SEP ("solve", "libgen1.so+0x20", "<kernel launch>", "kernel saxpy":
+ * the binary, binaries/gen.clbin, is not part of a kernel's name). Tests
+ * compute what the
  * aggregation must give from these strings alone, independently of the
  * code under test.
  */

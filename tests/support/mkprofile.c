@@ -12,7 +12,7 @@ struct tp_builder {
     gpuprof__io_profile p;
     gpuprof__io_strtab *st;
     uint32_t cur; /* current thread */
-    uint32_t cap_nodes, cap_threads, cap_counters, cap_modules;
+    uint32_t cap_nodes, cap_threads, cap_counters, cap_modules, cap_devattrs;
     uint64_t cap_values;
     /* values per node are appended in node order, so a node's values must
      * be added before the next node is created (tp_ratio on the last node) */
@@ -234,6 +234,17 @@ void tp_counter(tp_builder *b, const char *name, uint64_t value)
         (gpuprof__io_counter){gpuprof__io_strtab_add(b->st, name), value};
 }
 
+void tp_device_attr(tp_builder *b, const char *api, uint32_t device,
+                    const char *key, const char *text, uint64_t value)
+{
+    GROW(b->p.devattrs, b->p.devattr_count, b->cap_devattrs);
+    b->p.devattrs[b->p.devattr_count++] = (gpuprof__io_device_attr){
+        gpuprof__io_strtab_add(b->st, api), device,
+        gpuprof__io_strtab_add(b->st, key),
+        text ? GPUPROF_IO_ATTR_STR : GPUPROF_IO_ATTR_U64,
+        text ? gpuprof__io_strtab_add(b->st, text) : value};
+}
+
 void tp_reverse_metrics(tp_builder *b)
 {
     uint32_t n = b->p.metric_count;
@@ -285,6 +296,7 @@ void tp_free(tp_builder *b)
     free(b->p.nodes);
     free(b->p.values);
     free(b->p.counters);
+    free(b->p.devattrs);
     free(b->p.modules);
     gpuprof__io_strtab_free(b->st);
     free(b);

@@ -63,6 +63,10 @@ void tp_node_value(tp_builder *b, uint32_t node, uint32_t metric,
 /* Adds an f64 metric value to a node (for round trips). */
 void tp_ratio(tp_builder *b, uint32_t node, double v);
 void tp_counter(tp_builder *b, const char *name, uint64_t value);
+/* Format 1.3: an attribute of device `device` of `api` (DEVICES): the
+ * string `text`, or the number `value` when text is NULL. */
+void tp_device_attr(tp_builder *b, const char *api, uint32_t device,
+                    const char *key, const char *text, uint64_t value);
 /* Reverses the order of the metric table (values follow), so readers are
  * seen to find metrics by name; TP_* indices no longer hold afterwards. */
 void tp_reverse_metrics(tp_builder *b);

@@ -38,9 +38,53 @@ static int copy(const char *from, const char *to)
 typedef struct state {
     tp_builder *b;
     uint32_t m_samples, m_latency, m_reason[32], bin, op;
+    uint32_t m_launch[5]; /* gpu.count ... gpu.shared_bytes */
     char kernel[128];
     uint32_t kernel_node;
+    const pcfix_launch *l;
+    size_t nl;
 } state;
+
+static const char *const LAUNCH[] = {"gpu.count", "gpu.work_items",
+                                     "gpu.group_size", "gpu.registers",
+                                     "gpu.shared_bytes"};
+
+/* A new kernel node: its launches, when the caller gave them. */
+static void launches(state *s, const char *kernel)
+{
+    for (size_t i = 0; i < s->nl; i++) {
+        const pcfix_launch *l = &s->l[i];
+        if (strcmp(l->kernel, kernel))
+            continue;
+        uint64_t v[5] = {l->launches, l->launches * l->blocks * l->threads,
+                         l->launches * l->threads, l->launches * l->registers,
+                         l->launches * l->shared};
+        for (int m = 0; m < 5; m++)
+            if (v[m])
+                tp_node_value(s->b, s->kernel_node, s->m_launch[m], v[m]);
+    }
+}
+
+static void h100(tp_builder *b)
+{
+    static const struct {
+        const char *key;
+        uint64_t v;
+    } a[] = {{"compute_major", 9},
+             {"sm_count", 132},
+             {"warp_size", 32},
+             {"max_threads_per_block", 1024},
+             {"max_threads_per_sm", 2048},
+             {"max_blocks_per_sm", 32},
+             {"registers_per_sm", 65536},
+             {"registers_per_block", 65536},
+             {"shared_bytes_per_sm", 233472},
+             {"shared_bytes_per_block", 232448},
+             {"shared_bytes_reserved", 1024}};
+    tp_device_attr(b, "cuda", 0, "name", "NVIDIA H100 80GB HBM3", 0);
+    for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
+        tp_device_attr(b, "cuda", 0, a[i].key, NULL, a[i].v);
+}
 
 static void metrics(state *s)
 {
@@ -55,6 +99,9 @@ static void metrics(state *s)
         s->m_reason[r] = tp_metric(s->b, name, GPUPROF_IO_UNIT_COUNT,
                                    GPUPROF_IO_KIND_INSTR);
     }
+    for (int m = 0; s->nl && m < 5; m++)
+        s->m_launch[m] = tp_metric(s->b, LAUNCH[m], GPUPROF_IO_UNIT_COUNT,
+                                   GPUPROF_IO_KIND_GPU);
 }
 
 /* One line of ncu-samples.txt: its instruction node and values. */
@@ -69,6 +116,7 @@ static int line(state *s, char *l, unsigned scale)
     if (strcmp(kernel, s->kernel)) {
         snprintf(s->kernel, sizeof(s->kernel), "%s", kernel);
         s->kernel_node = tp_kernel(s->b, s->op, kernel, s->bin);
+        launches(s, kernel);
     }
     uint32_t n = tp_gpu_instr(s->b, s->kernel_node, s->bin, off);
     tp_node_value(s->b, n, s->m_samples, samples * scale);
@@ -91,6 +139,13 @@ static int line(state *s, char *l, unsigned scale)
 
 int pcfix_write(const char *fixtures, const char *dir, unsigned scale)
 {
+    return pcfix_write_launches(fixtures, dir, scale, NULL, 0, 0);
+}
+
+int pcfix_write_launches(const char *fixtures, const char *dir,
+                         unsigned scale, const pcfix_launch *l, size_t nl,
+                         int with_h100)
+{
     char path[4096], to[4096];
     snprintf(path, sizeof(path), "%s/binaries", dir);
     if ((mkdir(dir, 0755) && access(dir, W_OK)) || mkdir(path, 0755))
@@ -103,8 +158,10 @@ int pcfix_write(const char *fixtures, const char *dir, unsigned scale)
     FILE *f = fopen(path, "r");
     if (!f)
         return fprintf(stderr, "pcfix: no %s\n", path), -1;
-    state s = {.b = tp_new("h100", 7, 0)};
+    state s = {.b = tp_new("h100", 7, 0), .l = l, .nl = nl};
     metrics(&s);
+    if (with_h100)
+        h100(s.b);
     s.bin = tp_gpu_module(s.b, "binaries/" PCFIX_HASH ".cubin");
     tp_thread(s.b, "main", GPUPROF_IO_THREAD_MAIN);
     s.op = tp_gpu_op(s.b, tp_region(s.b, 0, "main", 0, 0, 0), 1);

@@ -48,6 +48,20 @@ static inline uint64_t rb_val(const gpuprof__io_profile *p, uint32_t node,
     return 0;
 }
 
+/* Attribute `key` of device `dev` of `api` in the profile's DEVICES (a
+ * string's offset for a string), UINT64_MAX when it has none. */
+static inline uint64_t rb_device(const gpuprof__io_profile *p, const char *api,
+                                 uint32_t dev, const char *key)
+{
+    for (uint32_t i = 0; i < p->devattr_count; i++) {
+        const gpuprof__io_device_attr *a = &p->devattrs[i];
+        if (a->device == dev && !strcmp(gpuprof__io_str(p, a->api), api) &&
+            !strcmp(gpuprof__io_str(p, a->key), key))
+            return a->value;
+    }
+    return UINT64_MAX;
+}
+
 /* A counter by name (the test fails if there is none). */
 static inline uint64_t rb_counter(const gpuprof__io_profile *p,
                                   const char *name)

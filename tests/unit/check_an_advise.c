@@ -46,13 +46,20 @@ static void use_fixture_nvdisasm(void)
 }
 
 /* The measurement in ./m, in a directory of the case's own (the cases
- * share the program's temporary directory; each is a process). */
-static void measurement(void)
+ * share the program's temporary directory; each is a process): the
+ * fixture's samples, and the kernels' launches `l` on the H100 (none: as
+ * a profile without launches or devices). */
+static void measurement_with(const pcfix_launch *l, size_t n)
 {
     char d[] = "caseXXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(d));
     ck_assert_int_eq(chdir(d), 0);
-    ck_assert_int_eq(pcfix_write(FIXTURES, "m", 1), 0);
+    ck_assert_int_eq(pcfix_write_launches(FIXTURES, "m", 1, l, n, n > 0), 0);
+}
+
+static void measurement(void)
+{
+    measurement_with(NULL, 0);
 }
 
 /* The samples gathered and the kernel's blame; the caller frees. */
@@ -336,9 +343,9 @@ START_TEST(mutual_recursion)
 END_TEST
 
 /* ---- through the database and the public API -------------------------- */
-static gpuprof_an_db *database(void)
+static gpuprof_an_db *database_with(const pcfix_launch *l, size_t n)
 {
-    measurement();
+    measurement_with(l, n);
     char cwd[2048], in[2100];
     ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
     snprintf(in, sizeof(in), "%s/m", cwd);
@@ -351,6 +358,11 @@ static gpuprof_an_db *database(void)
     gpuprof_an_db *db;
     ck_assert_int_eq(gpuprof_an_db_open("db", &db), GPUPROF_OK);
     return db;
+}
+
+static gpuprof_an_db *database(void)
+{
+    return database_with(NULL, 0);
 }
 
 static uint32_t find_kernel(const gpuprof_an_advice *a, const char *name)
@@ -475,11 +487,395 @@ START_TEST(kernel_level_without_nvdisasm)
     }
     ck_assert_str_eq(gpuprof_an_advice_name(a, find_kernel(a, K_BAR), 0),
                      "Warp Balance");
-    ck_assert_str_eq(gpuprof_an_advice_name(a, find_kernel(a, K_FP64), 0),
-                     "Strength Reduction");
-    ck_assert_str_eq(gpuprof_an_advice_name(a, find_kernel(a, K_BANK), 0),
-                     "Shared Memory Transaction Reduction");
+    ck_assert_str_eq(gpuprof_an_advice_name(a, find_kernel(a, K_DIV), 0),
+                     "Divergence Reduction");
+    /* Stall reasons whose optimization depends on the instruction (short
+     * scoreboard: shared memory or MUFU; math pipe: which pipe?) are
+     * said, not advised on: bank_conflict is not told to fix shared
+     * memory nor fp64 to reduce strength without its code. */
+    for (uint32_t k = 0; k < 6; k++)
+        for (uint32_t x = 0; x < gpuprof_an_advice_count(a, k); x++) {
+            const char *n = gpuprof_an_advice_name(a, k, x);
+            ck_assert_msg(strcmp(n, "Shared Memory Transaction Reduction") &&
+                              strcmp(n, "Global Memory Transaction "
+                                        "Reduction") &&
+                              strcmp(n, "Strength Reduction"),
+                          "%s: %s", gpuprof_an_advice_kernel_name(a, k), n);
+        }
+    const char *bank = gpuprof_an_advice_kernel_note(a, find_kernel(a, K_BANK));
+    /* 16092 short scoreboard of 20492 samples */
+    ck_assert_msg(strstr(bank, "78.5% of the samples stalled for reasons "
+                               "whose optimization depends on the "
+                               "instruction (short_scoreboard 16092)"),
+                  "%s", bank);
+    ck_assert_ptr_nonnull(
+        strstr(gpuprof_an_advice_kernel_note(a, find_kernel(a, K_FP64)),
+               "math_pipe_throttle 5582"));
     ck_assert_uint_eq(gpuprof_an_advice_hotspot_count(a, 0, 0), 0);
+    gpuprof_an_advice_free(a);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* ---- parallelism (an_occupancy.c, an_advise_par.c) --------------------- */
+/* The H100 as pcfixture.c describes it. */
+static adv_device h100(void)
+{
+    adv_device d = {0};
+    static const struct {
+        const char *k;
+        uint64_t v;
+    } a[] = {{"compute_major", 9},           {"sm_count", 132},
+             {"warp_size", 32},              {"max_threads_per_block", 1024},
+             {"max_threads_per_sm", 2048},   {"max_blocks_per_sm", 32},
+             {"registers_per_sm", 65536},    {"registers_per_block", 65536},
+             {"shared_bytes_per_sm", 233472}, {"shared_bytes_per_block", 232448},
+             {"shared_bytes_reserved", 1024}};
+    for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
+        gpuprof__adv_device_set(&d, a[i].k, a[i].v);
+    return d;
+}
+
+/* Blocks per SM of the six fixture kernels as Nsight Compute launched
+ * them (ncu-details.csv: block size, registers per thread, static shared
+ * memory), and its "Waves Per SM" = grid / (132 SMs x blocks per SM):
+ *   256 threads = 8 warps: 64 / 8 = 8 blocks by warps; registers 22 ->
+ *     704 -> 768 a warp, 16384 / 768 = 21 warps a sub-partition, 84 an
+ *     SM, 10 blocks; shared 0 + 1024 reserved: 228; 32 blocks: 8 (warps),
+ *     4096 / (132 x 8) = 3.88 (chase; divergent, calls, barrier_wait,
+ *     fp64 alike with 16 or 24 registers);
+ *   bank_conflict, 32 threads = 1 warp, 32 registers (1024 a warp: 64
+ *     warps), 4096 + 1024 bytes of shared memory (45 blocks): 32 by the
+ *     blocks limit, 64 / (132 x 32) = 0.015 -> 0.02. */
+START_TEST(occupancy_matches_ncu)
+{
+    static const struct {
+        const char *kernel;
+        uint32_t threads, regs, shared, grid, blocks;
+        adv_limit limit;
+        const char *waves;
+    } k[] = {
+        {"chase", 256, 22, 0, 4096, 8, ADV_LIMIT_WARPS, "3.88"},
+        {"bank_conflict", 32, 32, 4096, 64, 32, ADV_LIMIT_BLOCKS, "0.02"},
+        {"divergent", 256, 16, 0, 4096, 8, ADV_LIMIT_WARPS, "3.88"},
+        {"calls", 256, 24, 0, 4096, 8, ADV_LIMIT_WARPS, "3.88"},
+        {"barrier_wait", 256, 16, 0, 4096, 8, ADV_LIMIT_WARPS, "3.88"},
+        {"fp64", 256, 16, 0, 4096, 8, ADV_LIMIT_WARPS, "3.88"},
+    };
+    adv_device d = h100();
+    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+        adv_limit l;
+        uint32_t b = gpuprof__adv_blocks_per_sm(&d, k[i].threads, k[i].regs,
+                                                k[i].shared, &l);
+        ck_assert_msg(b == k[i].blocks && l == k[i].limit, "%s: %u (%s)",
+                      k[i].kernel, b, gpuprof__adv_limit_name[l]);
+        char waves[16];
+        snprintf(waves, sizeof(waves), "%.2f",
+                 (double)k[i].grid / (132.0 * b));
+        ck_assert_str_eq(waves, k[i].waves);
+    }
+    /* more registers than a block may have, a block too large: 0 */
+    adv_limit l;
+    ck_assert_uint_eq(gpuprof__adv_blocks_per_sm(&d, 1024, 255, 0, &l), 0);
+    ck_assert_uint_eq(gpuprof__adv_blocks_per_sm(&d, 2048, 16, 0, &l), 0);
+    /* a device that said nothing: no limit known */
+    adv_device none = {0};
+    ck_assert_uint_eq(gpuprof__adv_blocks_per_sm(&none, 256, 32, 0, &l),
+                      UINT32_MAX);
+    ck_assert_int_eq(l, ADV_LIMIT_NONE);
+}
+END_TEST
+
+/* I(W) = 1 - (1 - R_I)^W (seed 003, equations 9, 10). */
+static double issue_rate(double ri, double w)
+{
+    return 1 - pow(1 - ri, w);
+}
+
+/* The suggestion of kernel k named `name`; UINT32_MAX when none. */
+static uint32_t sugg(const gpuprof_an_advice *a, uint32_t k, const char *name)
+{
+    for (uint32_t s = 0; s < gpuprof_an_advice_count(a, k); s++)
+        if (!strcmp(gpuprof_an_advice_name(a, k, s), name))
+            return s;
+    return UINT32_MAX;
+}
+
+static gpuprof_an_advice *advise_with(const pcfix_launch *l, size_t n,
+                                      gpuprof_an_db **db)
+{
+    use_fixture_nvdisasm();
+    *db = database_with(l, n);
+    gpuprof_an_advice *a;
+    ck_assert_int_eq(gpuprof_an_db_advise(*db, 0, &a), GPUPROF_OK);
+    return a;
+}
+
+/* Thread Increase: chase's samples (97134, 90 issued: R_I = 90 / 97134)
+ * launched as 67584 = 132 x 512 blocks of 32 threads (22 registers): one
+ * warp a block, and an SM holds only 32 blocks (by warps 64, registers
+ * 84, shared memory 228): 32 of 64 warps, limited by blocks per SM. Each
+ * SM runs 512 blocks: W_a = 512 x 1 / 4 = 128 warps per scheduler, W_r =
+ * 32 x 1 / 4 = 8 at a time. Blocks of 64 threads (33792 blocks, 256 per
+ * SM, 32 resident: warps 64 / 2 = 32, registers 84 / 2 = 42): W_a = 256
+ * x 2 / 4 = 128, W_r = 32 x 2 / 4 = 16; f = 1. S = (128 / I(8)) / (128 /
+ * I(16)) = I(16) / I(8) = 1 + (1 - R_I)^8 = 1.9926; larger blocks do no
+ * better (96 threads: 21 resident, W_r 15.75, W_a 128.25; 128: 16
+ * resident, W_r 16, W_a 128, equal: the smaller is said). */
+START_TEST(thread_increase_tiny_blocks)
+{
+    const pcfix_launch l[] = {{K_CHASE, 1, 67584, 32, 22, 0}};
+    gpuprof_an_db *db;
+    gpuprof_an_advice *a = advise_with(l, 1, &db);
+    uint32_t k = find_kernel(a, K_CHASE);
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "blocks") == 67584);
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "threads_per_block") == 32);
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "warps_per_sm") == 32);
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "max_warps_per_sm") == 64);
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "sms_busy") == 132);
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "sm_count") == 132);
+    ck_assert_str_eq(gpuprof_an_advice_kernel_limit(a, k), "blocks per SM");
+    uint32_t s = sugg(a, k, "Thread Increase");
+    ck_assert_uint_ne(s, UINT32_MAX);
+    double ri = 90.0 / 97134.0, expect = 1 + pow(1 - ri, 8);
+    ck_assert_msg(fabs(gpuprof_an_advice_speedup(a, k, s) - expect) < 1e-9,
+                  "%.12f, expect %.12f", gpuprof_an_advice_speedup(a, k, s),
+                  expect);
+    ck_assert(fabs(expect - issue_rate(ri, 16) / issue_rate(ri, 8)) < 1e-12);
+    ck_assert_str_eq(gpuprof_an_advice_kind(a, k, s), "parallelism");
+    ck_assert(gpuprof_an_advice_support(a, k, s) == 97134);
+    ck_assert_int_eq(gpuprof_an_advice_confident(a, k, s), 1);
+    ck_assert_msg(strstr(gpuprof_an_advice_hint(a, k, s),
+                         "blocks of 64 threads (33792 blocks, 32 resident "
+                         "per SM) instead of 32 threads"),
+                  "%s", gpuprof_an_advice_hint(a, k, s));
+    ck_assert_uint_eq(sugg(a, k, "Block Increase"), UINT32_MAX);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_advice_kernel_note(a, k),
+                                 "launch: 67584 blocks of 32 threads, 22 "
+                                 "registers per thread, 0 bytes of shared "
+                                 "memory per block (1 launch): 32 "
+                                 "of 64 warps resident per SM (limited by "
+                                 "blocks per SM), blocks on 132 of 132 SMs"));
+    /* the other kernels: no launch recorded, no parallelism advice */
+    uint32_t f = find_kernel(a, K_FP64);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_advice_kernel_note(a, f),
+                                 "no launch configuration recorded"));
+    ck_assert(isnan(gpuprof_an_advice_kernel_value(a, f, "warps_per_sm")));
+    gpuprof_an_advice_free(a);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* Block Increase, two kernels with fewer blocks than the 132 SMs.
+ *
+ * bank_conflict's samples (20492, 2316 issued: R_I = 2316 / 20492) as 66
+ * blocks of 1024 threads (32 warps; 32 registers, 4096 bytes shared): one
+ * block an SM (2 could be: by warps and registers), W_r = W_a = 32 / 4 =
+ * 8. Split into blocks of ceil(66 x 32 / 132) = 16 warps: 132 blocks of
+ * 512 threads, one an SM, W_r = W_a = 4; f = 1 (4 warps a scheduler
+ * still). S = (8 / I(8)) / (4 / I(4)) = 2 I(4) / I(8) = 2 / (1 + (1 -
+ * R_I)^4) = 1.2354.
+ *
+ * divergent's samples (68000, 4592 issued; F = not_selected 14682 + mio
+ * 6902 + math pipe 340 = 21924) as 33 blocks of 256 threads (8 warps, 16
+ * registers): W_r = W_a = 8 / 4 = 2. Blocks of ceil(33 x 8 / 132) = 2
+ * warps: 132 blocks of 64 threads, W_r = W_a = max(1, 2 / 4) = 1: one
+ * warp a scheduler where there were two, so f = T / (T - F) (no warp
+ * waits for another). S = (2 / I(2)) / (1 / I(1)) x f = 2 / (2 - R_I) x
+ * 68000 / (68000 - 21924) = 1.5274. Neither is limited by blocks per SM:
+ * no Thread Increase. */
+START_TEST(block_increase_few_blocks)
+{
+    const pcfix_launch l[] = {{K_BANK, 3, 66, 1024, 32, 4096},
+                              {K_DIV, 1, 33, 256, 16, 0}};
+    gpuprof_an_db *db;
+    gpuprof_an_advice *a = advise_with(l, 2, &db);
+    uint32_t k = find_kernel(a, K_BANK);
+    uint32_t s = sugg(a, k, "Block Increase");
+    ck_assert_uint_ne(s, UINT32_MAX);
+    double ri = 2316.0 / 20492.0, expect = 2 / (1 + pow(1 - ri, 4));
+    ck_assert(fabs(expect - 2 * issue_rate(ri, 4) / issue_rate(ri, 8)) < 1e-12);
+    ck_assert_msg(fabs(gpuprof_an_advice_speedup(a, k, s) - expect) < 1e-9,
+                  "%.12f, expect %.12f", gpuprof_an_advice_speedup(a, k, s),
+                  expect);
+    ck_assert_msg(strstr(gpuprof_an_advice_hint(a, k, s),
+                         "only 66 of the SMs have work (one block each): "
+                         "split the same threads into 132 blocks of 512 "
+                         "threads"),
+                  "%s", gpuprof_an_advice_hint(a, k, s));
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "launches") == 3);
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "sms_busy") == 66);
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "warps_per_sm") == 32);
+    ck_assert_str_eq(gpuprof_an_advice_kernel_limit(a, k), "warps per SM");
+    ck_assert_uint_eq(sugg(a, k, "Thread Increase"), UINT32_MAX);
+    k = find_kernel(a, K_DIV);
+    s = sugg(a, k, "Block Increase");
+    ck_assert_uint_ne(s, UINT32_MAX);
+    ri = 4592.0 / 68000.0;
+    expect = 2 / (2 - ri) * 68000.0 / (68000.0 - 21924.0);
+    ck_assert(fabs(expect - 2 * issue_rate(ri, 1) / issue_rate(ri, 2) * 68000.0 /
+                              (68000.0 - 21924.0)) < 1e-12);
+    ck_assert_msg(fabs(gpuprof_an_advice_speedup(a, k, s) - expect) < 1e-9,
+                  "%.12f, expect %.12f", gpuprof_an_advice_speedup(a, k, s),
+                  expect);
+    ck_assert_uint_eq(sugg(a, k, "Thread Increase"), UINT32_MAX);
+    gpuprof_an_advice_free(a);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* Tiny blocks and fewer blocks than SMs: bank_conflict as Nsight Compute
+ * launched it, 64 blocks of 32 threads (twice). 64 warps for 132 SMs of 4
+ * schedulers: each busy scheduler has its one warp (W_r = W_a = 1).
+ * Block Increase cannot split a one-warp block (w' = ceil(64 / 132) = 1:
+ * the same launch, S = 1); Thread Increase (occupancy is limited by
+ * blocks per SM: 32) makes fewer blocks of more warps, still one warp a
+ * busy scheduler (w' = 2: 32 blocks, W_r = W_a = max(1, 2 / 4) = 1): S =
+ * 1. Neither is suggested: the kernel has too little work, and the note
+ * says how little. */
+START_TEST(too_little_work)
+{
+    const pcfix_launch l[] = {{K_BANK, 2, 64, 32, 32, 4096}};
+    gpuprof_an_db *db;
+    gpuprof_an_advice *a = advise_with(l, 1, &db);
+    uint32_t k = find_kernel(a, K_BANK);
+    ck_assert_uint_eq(sugg(a, k, "Block Increase"), UINT32_MAX);
+    ck_assert_uint_eq(sugg(a, k, "Thread Increase"), UINT32_MAX);
+    ck_assert_str_eq(gpuprof_an_advice_kernel_limit(a, k), "blocks per SM");
+    ck_assert(gpuprof_an_advice_kernel_value(a, k, "warps_per_sm") == 1);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_advice_kernel_note(a, k),
+                                 "1 of 64 warps resident per SM (limited by "
+                                 "blocks per SM), blocks on 64 of 132 SMs"));
+    gpuprof_an_advice_free(a);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* Samples after an EXIT (an_sass_exit.c) never reach the next function:
+ * divergent's 32 at 0xb00, the sqrt slow path's entry (0 executions: it
+ * has no other sample) are all the EXIT's, so there is no Fast Math and
+ * no slow path among its calling contexts; calls' 140 drain stalls at fib's
+ * entry (fib ran) are the EXIT's, the rest stays fib's; chase's 164,
+ * bank_conflict's 4, barrier_wait's 40 and fp64's 28 drain stalls just
+ * after their EXITs too (Nsight Compute files them there). */
+START_TEST(samples_after_exit_advice)
+{
+    use_fixture_nvdisasm();
+    gpuprof_an_db *db = database();
+    gpuprof_an_advice *a;
+    ck_assert_int_eq(gpuprof_an_db_advise(db, 0, &a), GPUPROF_OK);
+    static const struct {
+        const char *k;
+        double moved;
+    } w[] = {{K_DIV, 32},  {K_CALLS, 140}, {K_CHASE, 164},
+             {K_BANK, 4},  {K_BAR, 40},    {K_FP64, 28}};
+    for (size_t i = 0; i < 6; i++) {
+        uint32_t k = find_kernel(a, w[i].k);
+        ck_assert_msg(gpuprof_an_advice_kernel_value(a, k,
+                                                     "after_exit_samples") ==
+                          w[i].moved,
+                      "%s: %g", w[i].k,
+                      gpuprof_an_advice_kernel_value(a, k,
+                                                     "after_exit_samples"));
+    }
+    uint32_t k = find_kernel(a, K_DIV);
+    ck_assert_uint_eq(sugg(a, k, "Fast Math"), UINT32_MAX);
+    for (uint32_t c = 0; c < gpuprof_an_advice_context_count(a, k); c++)
+        ck_assert_ptr_null(strstr(gpuprof_an_advice_context_name(a, k, c),
+                                  "sqrt"));
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_advice_kernel_note(a, k),
+                                 "32 samples filed just after an EXIT are "
+                                 "the EXIT's"));
+    gpuprof_an_advice_free(a);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* A kernel sampled once (chase's pointer-chasing load, one long
+ * scoreboard stall): every suggestion rests on one sample, none is
+ * confident, and the report says so. */
+START_TEST(one_sample_is_not_confident)
+{
+    use_fixture_nvdisasm();
+    char d[] = "caseXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(d));
+    ck_assert_int_eq(chdir(d), 0);
+    ck_assert_int_eq(mkdir("m", 0755), 0);
+    ck_assert_int_eq(mkdir("m/binaries", 0755), 0);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "cp %s m/binaries/%s.cubin", CUBIN, PCFIX_HASH);
+    ck_assert_int_eq(system(cmd), 0);
+    tp_builder *b = tp_new("h100", 7, 0);
+    tp_clear_metrics(b);
+    uint32_t ms = tp_metric(b, "gpu.pc.samples", GPUPROF_IO_UNIT_COUNT,
+                            GPUPROF_IO_KIND_INSTR);
+    uint32_t ml = tp_metric(b, "gpu.pc.latency_samples", GPUPROF_IO_UNIT_COUNT,
+                            GPUPROF_IO_KIND_INSTR);
+    uint32_t mr = tp_metric(b, "gpu.pc.stall.long_scoreboard",
+                            GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_INSTR);
+    uint32_t bin = tp_gpu_module(b, "binaries/" PCFIX_HASH ".cubin");
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t op = tp_gpu_op(b, tp_region(b, 0, "main", 0, 0, 0), 1);
+    uint32_t i = tp_gpu_instr(b, tp_kernel(b, op, K_CHASE, bin), bin, 0x180);
+    tp_node_value(b, i, ms, 1);
+    tp_node_value(b, i, ml, 1);
+    tp_node_value(b, i, mr, 1);
+    ck_assert_int_eq(tp_write(b, "m/h100-r0-p7.gpuprof", 1), 0);
+    tp_free(b);
+    gpuprof_an_advice a = {0};
+    ck_assert_int_eq(gpuprof__adv_gather_file("m/h100-r0-p7.gpuprof", &a),
+                     GPUPROF_OK);
+    ck_assert_int_eq(gpuprof__adv_analyze(&a), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_advice_kernel_count(&a), 1);
+    ck_assert_uint_ge(gpuprof_an_advice_count(&a, 0), 1);
+    for (uint32_t s = 0; s < gpuprof_an_advice_count(&a, 0); s++) {
+        ck_assert_int_eq(gpuprof_an_advice_confident(&a, 0, s), 0);
+        ck_assert(gpuprof_an_advice_support(&a, 0, s) <= 1);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_int_eq(gpuprof_an_advice_print(&a, f, 0, 0), GPUPROF_OK);
+    fclose(f);
+    ck_assert_msg(strstr(text, "[low support: the estimate rests on fewer "
+                               "than 10 samples]"),
+                  "%s", text);
+    free(text);
+    for (uint32_t k = 0; k < a.nk; k++) {
+        gpuprof__adv_kernel_clear(&a.k[k]);
+        free(a.k[k].name), free(a.k[k].binary), free(a.k[k].pc);
+    }
+    free(a.k);
+}
+END_TEST
+
+/* The database names its profiles by absolute path: advise works from
+ * any working directory (the measurement was analyzed as "m", relative). */
+START_TEST(advise_from_elsewhere)
+{
+    use_fixture_nvdisasm();
+    measurement();
+    gpuprof_an_analysis *an;
+    ck_assert_int_eq(gpuprof_an_analysis_new(&an), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_add_input(an, "m"), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_set_output(an, "db"), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_analysis_run(an), GPUPROF_OK);
+    gpuprof_an_analysis_free(an);
+    char cwd[2048], dbdir[2100];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+    snprintf(dbdir, sizeof(dbdir), "%s/db", cwd);
+    ck_assert_int_eq(mkdir("elsewhere", 0755), 0);
+    ck_assert_int_eq(chdir("elsewhere"), 0);
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    char want_file[2200];
+    snprintf(want_file, sizeof(want_file), "%s/m/h100-r0-p7.gpuprof", cwd);
+    ck_assert_str_eq(gpuprof_an_db_profile_file(db, 0), want_file);
+    gpuprof_an_advice *a;
+    ck_assert_int_eq(gpuprof_an_db_advise(db, 0, &a), GPUPROF_OK);
+    ck_assert_str_eq(gpuprof_an_advice_note(a), "");
+    ck_assert_int_eq(gpuprof_an_advice_kernel_detailed(a, 0), 1);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_advice_kernel_binary(a, 0), cwd));
     gpuprof_an_advice_free(a);
     gpuprof_an_db_close(db);
 }
@@ -533,6 +929,13 @@ int main(void)
         {"top_advice_per_kernel", top_advice_per_kernel, 60},
         {"kernel_level_without_nvdisasm", kernel_level_without_nvdisasm, 60},
         {"bad_input", bad_input, 60},
+        {"advise_from_elsewhere", advise_from_elsewhere, 60},
+        {"occupancy_matches_ncu", occupancy_matches_ncu, 30},
+        {"thread_increase_tiny_blocks", thread_increase_tiny_blocks, 60},
+        {"block_increase_few_blocks", block_increase_few_blocks, 60},
+        {"too_little_work", too_little_work, 60},
+        {"samples_after_exit_advice", samples_after_exit_advice, 60},
+        {"one_sample_is_not_confident", one_sample_is_not_confident, 60},
     };
     return RUN_SUITE("an_advise", cases);
 }

@@ -20,6 +20,7 @@
 
 #include "gpuprof_analysis.h"
 #include "io/trace.h"
+#include "support/an_paths.h"
 #include "support/mkprofile.h"
 #include "support/suite.h"
 
@@ -36,6 +37,9 @@ typedef struct tb { /* a trace being made */
 
 static char dir[512], dbdir[600];
 static uint64_t corr_n;
+/* PC samples of kernel p (on its kernel node: no binary), `pc_barrier[p]`
+ * of them at a barrier, the rest issued; none when 0. */
+static uint64_t pc_samples[8], pc_barrier[8];
 
 static uint64_t call(tb *t, uint64_t s, uint64_t e, uint32_t node)
 {
@@ -85,6 +89,19 @@ static void write_run(const tb *t, uint32_t nph, const char *const *kernels)
         ck_assert_uint_eq(tp_kernel(b, PH(p), kernels[p], UINT32_MAX),
                           PH(p) + 1);
     }
+    if (pc_samples[0]) {
+        uint32_t ms = tp_metric(b, "gpu.pc.samples", GPUPROF_IO_UNIT_COUNT,
+                                GPUPROF_IO_KIND_INSTR);
+        uint32_t mb = tp_metric(b, "gpu.pc.stall.barrier",
+                                GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_INSTR);
+        uint32_t mi = tp_metric(b, "gpu.pc.stall.selected",
+                                GPUPROF_IO_UNIT_COUNT, GPUPROF_IO_KIND_INSTR);
+        for (uint32_t p = 0; p < nph && pc_samples[p]; p++) {
+            tp_node_value(b, PH(p) + 1, ms, pc_samples[p]);
+            tp_node_value(b, PH(p) + 1, mb, pc_barrier[p]);
+            tp_node_value(b, PH(p) + 1, mi, pc_samples[p] - pc_barrier[p]);
+        }
+    }
     tp_times(b, 0, 100000, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
     snprintf(path, sizeof(path), "%s/h-r0-p10.gpuprof", dir);
     ck_assert_int_eq(tp_write(b, path, 0), 0);
@@ -108,13 +125,7 @@ static void write_run(const tb *t, uint32_t nph, const char *const *kernels)
     ck_assert_ptr_nonnull(f);
     ck_assert_uint_eq(fwrite(buf, 1, off, f), off);
     fclose(f);
-    gpuprof_an_analysis *a;
-    snprintf(dbdir, sizeof(dbdir), "%s/db", dir);
-    ck_assert_int_eq(gpuprof_an_analysis_new(&a), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_add_input(a, dir), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_set_output(a, dbdir), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_run(a), GPUPROF_OK);
-    gpuprof_an_analysis_free(a);
+    ap_analyze(dir, dbdir, sizeof(dbdir));
 }
 
 static gpuprof_an_db *open_db(void)
@@ -137,19 +148,7 @@ static uint32_t ctx_named(const gpuprof_an_db *db, const char *name)
 /* The path as "name:ns," steps. */
 static void path_text(const gpuprof_an_cpath *cp, char *out, size_t size)
 {
-    gpuprof_an_path_step s[64];
-    uint64_t n = gpuprof_an_cpath_steps(cp, 0, 0, s, 64);
-    size_t at = 0;
-    out[0] = '\0';
-    for (uint64_t i = 0; i < n && at < size; i++) {
-        char name[128];
-        gpuprof_an_cpath_step_name(cp, &s[i], name, sizeof(name));
-        char *in = strstr(name, " in "); /* "<kernel launch> in R" */
-        if (in)
-            *in = '\0';
-        at += (size_t)snprintf(out + at, size - at, "%s:%llu,", name,
-                               (unsigned long long)s[i].path_ns);
-    }
+    ap_path_text(cp, 0, out, size);
 }
 
 static double metric_at(const gpuprof_an_db *db, const char *metric,
@@ -254,6 +253,67 @@ START_TEST(basic_exact)
     ck_assert_uint_eq(gpuprof_an_db_metric_count(db), nm);
     gpuprof_an_cpath_free(cp);
     gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* The GPU advice ranked by the projected gain of the whole run
+ * (analysis/rank): basic's kernels with PC samples on their nodes (no
+ * cubin: advice per kernel, from stall reasons), kA 1000 samples of which
+ * 500 at a barrier -- Warp Balance, S = 1000 / (1000 - 500) = 2 (seed 003
+ * eq. 3) -- and kB 1000 of which 750: S = 4. kA twice as fast: the run of
+ * 22000 ns becomes 17300 (basic_exact), -4700 ns, 21.36 %; kA is 20000 of
+ * the 22000 ns critical path (90.91 %). kB four times as fast, [1400,
+ * 2650]: S1 ends at 2750, "cpu" [2750, 12750], S2 still waits for kA until
+ * 21300, S3 [21400, 21500], R ends at 22000: no gain, kB is not on the
+ * path. So kA's 2x ranks before kB's 4x. */
+START_TEST(advice_ranked_by_run)
+{
+    setenv("GPUPROF_NVDISASM", "/nonexistent", 1);
+    pc_samples[0] = pc_samples[1] = 1000;
+    pc_barrier[0] = 500;
+    pc_barrier[1] = 750;
+    basic_run();
+    gpuprof_an_db *db = open_db();
+    gpuprof_an_cpath *cp;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp), GPUPROF_OK);
+    gpuprof_an_advice *a;
+    ck_assert_int_eq(gpuprof_an_db_advise(db, 0, &a), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_advice_kernel_count(a), 2);
+    uint32_t k, s;
+    ck_assert_int_eq(gpuprof_an_advice_ranked(a, 0, &k, &s), 0);
+    ck_assert_int_eq(gpuprof_an_advice_project(a, db, cp, 0, 1),
+                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_an_advice_project(a, db, cp, 0, 0), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_advice_ranked(a, 0, &k, &s), 1);
+    ck_assert_str_eq(gpuprof_an_advice_kernel_name(a, k), "kA");
+    ck_assert_str_eq(gpuprof_an_advice_name(a, k, s), "Warp Balance");
+    ck_assert_double_eq(gpuprof_an_advice_speedup(a, k, s), 2);
+    ck_assert_double_eq_tol(gpuprof_an_advice_run_gain(a, k, s),
+                            4700.0 / 22000.0, 1e-12);
+    ck_assert_double_eq_tol(gpuprof_an_advice_kernel_value(a, k, "path_share"),
+                            20000.0 / 22000.0, 1e-12);
+    ck_assert_int_eq(gpuprof_an_advice_ranked(a, 1, &k, &s), 1);
+    ck_assert_str_eq(gpuprof_an_advice_kernel_name(a, k), "kB");
+    ck_assert_double_eq(gpuprof_an_advice_speedup(a, k, s), 4);
+    ck_assert_double_eq(gpuprof_an_advice_run_gain(a, k, s), 0);
+    ck_assert_double_eq(gpuprof_an_advice_kernel_value(a, k, "path_share"), 0);
+    ck_assert_int_eq(gpuprof_an_advice_ranked(a, 2, &k, &s), 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_int_eq(gpuprof_an_advice_print(a, f, 0, 0), GPUPROF_OK);
+    fclose(f);
+    ck_assert_msg(strstr(text, "  1. kernel kA: Warp Balance, kernel ~ 2.00x "
+                               "-> run -21.4% (on the critical path "
+                               "90.9%)\n  2. kernel kB: Warp Balance, "
+                               "kernel ~ 4.00x -> run -0.0% (on the "
+                               "critical path 0.0%)\n"),
+                  "%s", text);
+    free(text);
+    gpuprof_an_advice_free(a);
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+    pc_samples[0] = pc_samples[1] = 0;
 }
 END_TEST
 
@@ -526,6 +586,7 @@ int main(void)
 {
     const test_case cases[] = {
         {"basic_exact", basic_exact, 20},
+        {"advice_ranked_by_run", advice_ranked_by_run, 30},
         {"events_exact", events_exact, 20},
         {"null_stream_exact", null_stream_exact, 20},
         {"blocking_copy_split", blocking_copy_split, 20},

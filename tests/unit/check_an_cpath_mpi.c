@@ -40,6 +40,7 @@
 
 #include "gpuprof_analysis.h"
 #include "io/trace.h"
+#include "support/an_paths.h"
 #include "support/mkprofile.h"
 #include "support/suite.h"
 
@@ -143,28 +144,13 @@ static void write_run(int damage)
     }
     for (int k = 0; k < 3; k++)
         write_rank(&r[k], k);
-    gpuprof_an_analysis *a;
-    snprintf(dbdir, sizeof(dbdir), "%s/db", dir);
-    ck_assert_int_eq(gpuprof_an_analysis_new(&a), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_add_input(a, dir), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_set_output(a, dbdir), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_an_analysis_run(a), GPUPROF_OK);
-    gpuprof_an_analysis_free(a);
+    ap_analyze(dir, dbdir, sizeof(dbdir));
 }
 
 /* The path as "rank:name:ns," steps. */
 static void path_text(const gpuprof_an_cpath *cp, char *out, size_t size)
 {
-    gpuprof_an_path_step s[64];
-    uint64_t n = gpuprof_an_cpath_steps(cp, 0, 0, s, 64);
-    size_t at = 0;
-    out[0] = '\0';
-    for (uint64_t i = 0; i < n && at < size; i++) {
-        char name[128];
-        gpuprof_an_cpath_step_name(cp, &s[i], name, sizeof(name));
-        at += (size_t)snprintf(out + at, size - at, "%d:%s:%llu,", s[i].rank,
-                               name, (unsigned long long)s[i].path_ns);
-    }
+    ap_path_text(cp, 1, out, size);
 }
 
 START_TEST(path_across_ranks)

@@ -71,8 +71,12 @@ static double *ev(expect *e, uint32_t path, uint32_t m, uint32_t var,
 }
 
 /* Inclusive = the sum over every path it is a prefix of (all metrics here
- * sum). Computed from the strings alone. */
-static void expect_from(const gen_truth *t, expect *e)
+ * sum), but region.time.incl (TP_INCL), which is measured inclusive: a
+ * path's own value where it has one, else the sum over the paths beneath
+ * it: each value goes to its path and to the prefixes above it up to (not
+ * into) the nearest one with a value of its own, and to the root (*root,
+ * per profile) when there is none. Computed from the strings alone. */
+static void expect_from(const gen_truth *t, expect *e, double *root)
 {
     e->npaths = t->npaths;
     e->nprof = t->profiles;
@@ -80,18 +84,29 @@ static void expect_from(const gen_truth *t, expect *e)
     for (uint32_t i = 0; i < t->nvals; i++) {
         const gen_value *g = &t->vals[i];
         *ev(e, g->path, g->metric, GPUPROF_AN_EXCLUSIVE, g->profile) += g->v;
+    }
+    for (uint32_t i = 0; i < t->nvals; i++) {
+        const gen_value *g = &t->vals[i];
         /* The path and each of its prefixes (cut at every '/'). */
         char buf[4096];
         snprintf(buf, sizeof(buf), "%s", t->paths[g->path]);
-        for (;;) {
+        bool to_root = true;
+        for (bool self = true;; self = false) {
             uint32_t q = gen_path_find(t, buf);
             ck_assert_uint_ne(q, UINT32_MAX); /* every prefix is a node */
+            if (g->metric == TP_INCL && !self &&
+                *ev(e, q, TP_INCL, GPUPROF_AN_EXCLUSIVE, g->profile) != 0) {
+                to_root = false; /* measured there: it holds this one */
+                break;
+            }
             *ev(e, q, g->metric, GPUPROF_AN_INCLUSIVE, g->profile) += g->v;
             char *slash = strrchr(buf, GEN_SEP[0]);
             if (!slash)
                 break;
             *slash = '\0';
         }
+        if (root && g->metric == TP_INCL && to_root)
+            root[g->profile] += g->v;
     }
 }
 
@@ -121,7 +136,8 @@ static void check_against(const char *dbdir, const gen_truth *t)
     ck_assert_msg(gpuprof_an_db_open(dbdir, &db) == GPUPROF_OK, "%s",
                   gpuprof_an_last_error());
     expect e;
-    expect_from(t, &e);
+    double *incl_root = calloc(t->profiles, sizeof(double));
+    expect_from(t, &e, incl_root);
     uint32_t nc = gpuprof_an_db_context_count(db);
     ck_assert_uint_eq(gpuprof_an_db_profile_count(db), t->profiles);
     ck_assert_uint_eq(gpuprof_an_db_metric_count(db), 8);
@@ -165,7 +181,9 @@ static void check_against(const char *dbdir, const gen_truth *t)
                 uint32_t cnt = 0;
                 for (uint32_t p = 0; p < t->profiles; p++) {
                     double want = 0;
-                    if (c == 0 && v == GPUPROF_AN_INCLUSIVE) /* all of it */
+                    if (c == 0 && v == GPUPROF_AN_INCLUSIVE && m == TP_INCL)
+                        want = incl_root[p]; /* its outermost values */
+                    else if (c == 0 && v == GPUPROF_AN_INCLUSIVE) /* all */
                         for (uint32_t i = 0; i < t->nvals; i++)
                             want += t->vals[i].profile == p &&
                                             t->vals[i].metric == m
@@ -225,6 +243,7 @@ static void check_against(const char *dbdir, const gen_truth *t)
     free(path_of);
     free(seen);
     free(e.v);
+    free(incl_root);
     gpuprof_an_db_close(db);
 }
 
@@ -455,6 +474,10 @@ START_TEST(views_resum)
     ck_assert_int_eq(analyze(ins, 1, dbdir, 2), GPUPROF_OK);
     gpuprof_an_db *db;
     ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    expect e;
+    double *incl_root = calloc(t.profiles, sizeof(double));
+    expect_from(&t, &e, incl_root);
+    free(e.v);
     for (uint32_t m = 0; m < 4; m++) {
         uint32_t mi, me, nc = gpuprof_an_db_context_count(db);
         gpuprof_an_db_metric_find(db, mnames[m], GPUPROF_AN_INCLUSIVE, &mi);
@@ -462,10 +485,24 @@ START_TEST(views_resum)
         double whole = 0, folded = 0;
         for (uint32_t i = 0; i < t.nvals; i++)
             whole += t.vals[i].metric == m ? t.vals[i].v : 0;
+        if (m == TP_INCL) { /* measured inclusive: its outermost values */
+            whole = 0;
+            for (uint32_t p = 0; p < t.profiles; p++)
+                whole += incl_root[p];
+        }
         ck_assert(gpuprof_an_db_stat(db, 0, mi, GPUPROF_AN_STAT_SUM) == whole);
         char *text = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
+        if (m == TP_INCL) { /* a flame graph would count nested values twice */
+            ck_assert_int_eq(gpuprof_an_db_print_folded(db, f, mnames[m], 0),
+                             GPUPROF_E_INVALID);
+            ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(),
+                                         "measured inclusive"));
+            fclose(f);
+            free(text);
+            continue;
+        }
         ck_assert_int_eq(gpuprof_an_db_print_folded(db, f, mnames[m], 0),
                          GPUPROF_OK);
         fclose(f);
@@ -494,6 +531,7 @@ START_TEST(views_resum)
         ck_assert_ptr_nonnull(strstr(text, mnames[m]));
         free(text);
     }
+    free(incl_root);
     FILE *null = fopen("/dev/null", "w");
     ck_assert_int_eq(gpuprof_an_db_print_topdown(db, null, "no.such", 0, 0),
                      GPUPROF_E_NOTFOUND);
@@ -1053,7 +1091,20 @@ START_TEST(importance_of_nested_regions)
     uint32_t rx = metric_id(db, "region.time.excl", GPUPROF_AN_INCLUSIVE);
     uint32_t ri = metric_id(db, "region.time.incl", GPUPROF_AN_INCLUSIVE);
     ck_assert(gpuprof_an_db_stat(db, 0, rx, GPUPROF_AN_STAT_SUM) == 1500);
-    ck_assert(gpuprof_an_db_stat(db, 0, ri, GPUPROF_AN_STAT_SUM) == 2100);
+    /* region.time.incl is measured inclusive: never summed again (inner's
+     * 600 is inside outer's 1000): the root holds p0's 1000 and p1's 500,
+     * outer its own 1500, inner its 600, as region.time.excl rolled up. */
+    ck_assert(gpuprof_an_db_stat(db, 0, ri, GPUPROF_AN_STAT_SUM) == 1500);
+    ck_assert(gpuprof_an_db_stat(db, outer, ri, GPUPROF_AN_STAT_SUM) == 1500);
+    ck_assert(gpuprof_an_db_stat(db, inner, ri, GPUPROF_AN_STAT_SUM) == 600);
+    ck_assert(gpuprof_an_db_value(db, 0, 0, ri) == 1000);
+    ck_assert(gpuprof_an_db_value(db, 1, 0, ri) == 500);
+    ck_assert(gpuprof_an_db_stat(db, 0, ri, GPUPROF_AN_STAT_MAX) == 1000);
+    ck_assert_uint_eq(gpuprof_an_db_context_values(db, 0, ri, NULL, NULL, 9),
+                      2);
+    ck_assert_uint_eq(gpuprof_an_db_metric_flags(db, ri),
+                      GPUPROF_AN_METRIC_NO_EXCLUSIVE);
+    ck_assert_uint_eq(gpuprof_an_db_metric_flags(db, rx), 0);
     ck_assert(gpuprof_an_db_stat(
                   db, osync, metric_id(db, "api.time", GPUPROF_AN_EXCLUSIVE),
                   GPUPROF_AN_STAT_SUM) == 100);
@@ -1119,6 +1170,68 @@ static gpuprof_an_db *mangled_db(void)
     tp_kernel(b, launch, "plain_c", UINT32_MAX);
     return db_of(&b, 1, 1);
 }
+
+/* ---- devices: profiles' DEVICES into meta.db (format 5) ----------------
+ * Two processes with devices and one without, in input order: process 0
+ * (two threads, profiles 0-1) a CUDA device and an OpenCL one, process 1
+ * (profile 2) none, process 2 (profile 3) CUDA device 1. Each device's
+ * process is its first profile; attributes by name, numbers and strings;
+ * a database without devices stays format 3. */
+START_TEST(devices_in_meta_db)
+{
+    tp_builder *b[3];
+    for (int i = 0; i < 3; i++) {
+        b[i] = tp_new("dev", 10 + (uint32_t)i, -1);
+        tp_thread(b[i], "main", GPUPROF_IO_THREAD_MAIN);
+        tp_region(b[i], 0, "main", 1, 100, 100);
+    }
+    tp_thread(b[0], "worker", 0);
+    tp_region(b[0], 0, "work", 1, 50, 50);
+    tp_device_attr(b[0], "cuda", 0, "name", "NVIDIA H100 80GB HBM3", 0);
+    tp_device_attr(b[0], "cuda", 0, "sm_count", NULL, 132);
+    tp_device_attr(b[0], "cuda", 0, "max_threads_per_sm", NULL, 2048);
+    tp_device_attr(b[0], "opencl", 0, "sm_count", NULL, 2);
+    tp_device_attr(b[2], "cuda", 1, "sm_count", NULL, 108);
+    gpuprof_an_db *db = db_of(b, 3, 1);
+    ck_assert_uint_eq(gpuprof_an_db_format(db), 5);
+    ck_assert_uint_eq(gpuprof_an_db_device_count(db), 3);
+    ck_assert_str_eq(gpuprof_an_db_device_api(db, 0), "cuda");
+    ck_assert_uint_eq(gpuprof_an_db_device_number(db, 0), 0);
+    ck_assert_uint_eq(gpuprof_an_db_device_profile(db, 0), 0);
+    uint64_t v = 0;
+    const char *text = "x";
+    ck_assert_int_eq(gpuprof_an_db_device_attr(db, 0, "sm_count", &v, &text),
+                     1);
+    ck_assert_uint_eq(v, 132);
+    ck_assert_ptr_null(text);
+    ck_assert_int_eq(gpuprof_an_db_device_attr(db, 0, "name", &v, &text), 1);
+    ck_assert_str_eq(text, "NVIDIA H100 80GB HBM3");
+    ck_assert_int_eq(gpuprof_an_db_device_attr(db, 0, "warp_size", &v, NULL),
+                     0);
+    ck_assert_str_eq(gpuprof_an_db_device_key(db, 0, 2), "max_threads_per_sm");
+    ck_assert_ptr_null(gpuprof_an_db_device_key(db, 0, 3));
+    ck_assert_str_eq(gpuprof_an_db_device_api(db, 1), "opencl");
+    ck_assert_uint_eq(gpuprof_an_db_device_profile(db, 1), 0);
+    ck_assert_str_eq(gpuprof_an_db_device_api(db, 2), "cuda");
+    ck_assert_uint_eq(gpuprof_an_db_device_number(db, 2), 1);
+    ck_assert_uint_eq(gpuprof_an_db_device_profile(db, 2), 3);
+    ck_assert_str_eq(gpuprof_an_db_profile_thread_name(db, 3), "main");
+    ck_assert_int_eq(gpuprof_an_db_device_attr(db, 2, "sm_count", &v, NULL),
+                     1);
+    ck_assert_uint_eq(v, 108);
+    ck_assert_ptr_null(gpuprof_an_db_device_api(db, 3));
+    ck_assert_uint_eq(gpuprof_an_db_device_profile(db, 3), UINT32_MAX);
+    gpuprof_an_db_close(db);
+
+    tp_builder *plain = tp_new("dev", 20, -1);
+    tp_thread(plain, "main", GPUPROF_IO_THREAD_MAIN);
+    tp_region(plain, 0, "main", 1, 100, 100);
+    db = db_of(&plain, 1, 1);
+    ck_assert_uint_eq(gpuprof_an_db_format(db), 3);
+    ck_assert_uint_eq(gpuprof_an_db_device_count(db), 0);
+    gpuprof_an_db_close(db);
+}
+END_TEST
 
 START_TEST(demangled_names)
 {
@@ -1204,7 +1317,9 @@ START_TEST(pc_metrics)
     }
     gpuprof_an_db *db = db_of(bs, 2, 1);
     uint32_t launch = child_named(db, 0, "<kernel launch>");
-    uint32_t k = child_named(db, launch, "kernel k [binaries/aa.cubin]");
+    uint32_t k = child_named(db, launch, "kernel k");
+    ck_assert_str_eq(gpuprof_an_db_context_binary(db, k), "binaries/aa.cubin");
+    ck_assert_ptr_null(gpuprof_an_db_context_binary(db, launch));
     uint32_t i40 = child_named(db, k, "aa.cubin+0x40");
     uint32_t i70 = child_named(db, k, "aa.cubin+0x70");
     ck_assert_int_eq(gpuprof_an_db_add_pc_metrics(db, 0), GPUPROF_OK);
@@ -1433,6 +1548,7 @@ int main(void)
         {"derived_operand_limit", derived_operand_limit, 60},
         {"pc_metrics", pc_metrics, 60},
         {"cms_wide_profile_ids", cms_wide_profile_ids, 240},
+        {"devices_in_meta_db", devices_in_meta_db, 60},
         {"demangled_names", demangled_names, 60},
         {"demangle_off", demangle_off, 60},
         {"importance", importance_of_nested_regions, 60},

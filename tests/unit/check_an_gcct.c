@@ -32,7 +32,7 @@
 #define FIXTURES "tests/fixtures/gpu-sm90"
 #endif
 #define BIN "binaries/" PCFIX_HASH ".cubin"
-#define KCALLS "kernel calls(float*, int*, int) [" BIN "]"
+#define KCALLS "kernel calls(float*, int*, int)" /* its binary: BIN */
 #define CUBIN_NAME PCFIX_HASH ".cubin"
 
 static void in_case_dir(void)
@@ -234,6 +234,15 @@ START_TEST(hand_computed)
     ck_assert_double_eq(val(db, at(db, fib), "gpu.pc.samples", INC), 17);
     ck_assert_double_eq(val(db, at(db, k), "gpu.pc.samples", INC), 45);
     ck_assert_double_eq(val(db, at(db, k), "gpu.pc.latency_samples", INC), 3);
+    /* what was apportioned is said: leaf's instructions sit in two
+     * contexts (10 + 3 of their 13 samples), middle's and fib's in one */
+    const char *ap = "gpu.pc.apportioned_samples";
+    ck_assert_double_eq(val(db, at(db, leaf_m), ap, EXC), 10);
+    ck_assert_double_eq(val(db, at(db, leaf_k), ap, EXC), 3);
+    ck_assert_double_eq(val(db, at(db, mid49), ap, EXC), 0);
+    ck_assert_double_eq(val(db, at(db, fib52), ap, EXC), 0);
+    ck_assert_double_eq(val(db, at(db, mid), ap, INC), 10);
+    ck_assert_double_eq(val(db, at(db, k), ap, INC), 13);
     /* the recursion is one context: fib's context has no fib beneath */
     uint32_t fibs = 0;
     for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++)
@@ -302,17 +311,58 @@ START_TEST(kernel_totals)
         const char *path[] = {"main", "<kernel launch>",
                               gpuprof_an_db_context_name(db, c), NULL};
         uint32_t pc = at(plain, path);
-        for (uint32_t m = 0; m < gpuprof_an_db_metric_count(db); m += 2) {
+        /* the plain database lacks only gpu.pc.apportioned_samples, the
+         * last of db's */
+        ck_assert_uint_eq(gpuprof_an_db_metric_count(db),
+                          gpuprof_an_db_metric_count(plain) + 2);
+        for (uint32_t m = 0; m < gpuprof_an_db_metric_count(plain); m += 2) {
             double inc = gpuprof_an_db_value(db, 0, c, m);
             ck_assert_double_eq(inc, gpuprof_an_db_value(plain, 0, pc, m));
             ck_assert_double_eq(subtree(db, c, m + 1), inc);
         }
     }
     ck_assert_uint_eq(kernels, 6);
-    ck_assert_uint_eq(gpu_functions, 5); /* fib, middle, leaf twice, sqrt */
+    /* fib, middle, leaf twice; not divergent's sqrt slow path, whose only
+     * samples (at its entry, just after the kernel's EXIT) are the EXIT's */
+    ck_assert_uint_eq(gpu_functions, 4);
     for (uint32_t c = 0; c < gpuprof_an_db_context_count(plain); c++)
         ck_assert_int_ne(gpuprof_an_db_context_kind(plain, c),
                          GPUPROF_AN_NODE_GPU_FUNCTION);
+    gpuprof_an_db_close(db);
+    gpuprof_an_db_close(plain);
+}
+END_TEST
+
+/* Samples filed after an EXIT (an_sass_exit.c), on the fixture as Nsight
+ * Compute measured it: `divergent` ends with EXIT at 0xaf0 (line 43, 2
+ * samples), and its 32 samples at 0xb00 -- 20 of them drain stalls --
+ * sit on the first instruction of the sqrt slow path, which never ran (0
+ * executions): with the listing they are the EXIT's line's, and no
+ * context names the slow path (before, its GPU_FUNCTION held them);
+ * without the listing the line table already puts 0xb00 on line 43 (the
+ * slow path has no rows of its own). */
+START_TEST(samples_after_exit)
+{
+    in_case_dir();
+    ck_assert_int_eq(pcfix_write(FIXTURES, "m", 1), 0);
+    gpuprof_an_db *db = analyze("m", "db", 1, 0);
+    setenv("GPUPROF_NVDISASM", "/nonexistent", 1);
+    gpuprof_an_db *plain = analyze("m", "plain", 1, 0);
+    const char *k[] = {"main", "<kernel launch>",
+                       "kernel divergent(float*, int, int)", NULL};
+    uint32_t kd = at(db, k), kp = at(plain, k);
+    uint32_t l43 = child(db, kd, "kernels.cu:43");
+    uint32_t p43 = child(plain, kp, "kernels.cu:43");
+    ck_assert_uint_ne(l43, UINT32_MAX);
+    ck_assert_uint_ne(p43, UINT32_MAX);
+    ck_assert_double_eq(val(plain, p43, "gpu.pc.samples", EXC), 2 + 32);
+    ck_assert_double_eq(val(db, l43, "gpu.pc.samples", EXC), 2 + 32);
+    ck_assert_double_eq(val(db, l43, "gpu.pc.stall.drain", EXC), 20);
+    for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++)
+        ck_assert_msg(!strstr(gpuprof_an_db_context_name(db, c), "sqrt"),
+                      "%s", gpuprof_an_db_context_name(db, c));
+    ck_assert_double_eq(val(db, kd, "gpu.pc.samples", INC),
+                        val(plain, kp, "gpu.pc.samples", INC));
     gpuprof_an_db_close(db);
     gpuprof_an_db_close(plain);
 }
@@ -390,14 +440,14 @@ START_TEST(newer_format)
     gpuprof_an_db_close(analyze("m", "db", 1, 0));
     unsigned char *img;
     size_t n = tf_slurp("db/meta.db", &img);
-    img[8] = 5; /* major 5 */
+    img[8] = 6; /* major 6 */
     tf_spill("db/meta.db", img, n);
     free(img);
     gpuprof_an_db *db;
     ck_assert_int_eq(gpuprof_an_db_open("db", &db), GPUPROF_E_CORRUPT);
     ck_assert_ptr_nonnull(
         strstr(gpuprof_an_last_error(),
-               "database format 5 is newer than this reader's 4"));
+               "database format 6 is newer than this reader's 5"));
 }
 END_TEST
 
@@ -407,6 +457,7 @@ int main(void)
         {"hand_computed", hand_computed, 60},
         {"static_weights", static_weights, 60},
         {"kernel_totals", kernel_totals, 120},
+        {"samples_after_exit", samples_after_exit, 120},
         {"deterministic", deterministic, 120},
         {"metric_flags", metric_flags, 60},
         {"newer_format", newer_format, 60},

@@ -575,7 +575,7 @@ static void pick(const truth *t, picks *k)
     ck_assert(pair && inl);
 }
 
-/* main: app > <kernel launch> > kernel gl_conv [cubin] > instructions
+/* main: app > <kernel launch> > kernel gl_conv (its cubin) > instructions
  *   a: 5, b: 7 (one line), inl: 11, 0x100000 (no line): 13;
  *   kernel gl_axpy [a cubin that is not there] > instruction 0x10: 17
  * worker: app > <kernel launch> > kernel gl_conv > a: 19 */
@@ -684,11 +684,12 @@ static void kernels(const gpuprof_an_db *db, uint32_t *conv, uint32_t *axpy)
 {
     uint32_t app = child(db, 0, GPUPROF_AN_NODE_REGION, "app");
     uint32_t op = child(db, app, GPUPROF_AN_NODE_GPU_OP, "<kernel launch>");
-    *conv = child(db, op, GPUPROF_AN_NODE_KERNEL,
-                  "kernel gl_conv [binaries/" HASH ".cubin]");
-    *axpy = child(db, op, GPUPROF_AN_NODE_KERNEL,
-                  "kernel gl_axpy "
-                  "[binaries/ffffffffffffffffffffffffffffffff.cubin]");
+    *conv = child(db, op, GPUPROF_AN_NODE_KERNEL, "kernel gl_conv");
+    *axpy = child(db, op, GPUPROF_AN_NODE_KERNEL, "kernel gl_axpy");
+    ck_assert_str_eq(gpuprof_an_db_context_binary(db, *conv),
+                     "binaries/" HASH ".cubin"); /* a field of its own */
+    ck_assert_str_eq(gpuprof_an_db_context_binary(db, *axpy),
+                     "binaries/ffffffffffffffffffffffffffffffff.cubin");
 }
 
 START_TEST(database_lines)

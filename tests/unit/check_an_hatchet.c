@@ -21,6 +21,7 @@
 
 #include "../../analysis/base/an_internal.h"
 #include "gpuprof_analysis.h"
+#include "support/callpath.h"
 #include "support/mkprofile.h"
 #include "support/suite.h"
 
@@ -181,38 +182,38 @@ static const char small_json[] =
  * min, mean, max of each variant. Quoted: the host (a comma), thread 1's
  * name (a quote, doubled), context 3's name (a comma and a line break). */
 static const char small_csv[] =
-    "context,parent,kind,name,profile,host,rank,pid,tid,thread,"
+    "context,parent,kind,name,binary,profile,host,rank,pid,tid,thread,"
     "time,time (inc),time (min),time (mean),time (max),time (min) (inc),"
     "time (mean) (inc),time (max) (inc),"
     "calls,calls (inc),calls (min),calls (mean),calls (max),calls (min) (inc),"
     "calls (mean) (inc),calls (max) (inc),"
     "per_call,per_call (inc),per_call (min),per_call (mean),per_call (max),"
     "per_call (min) (inc),per_call (mean) (inc),per_call (max) (inc)\n"
-    "0,,root,<program root>,0,\"node,1\",3,42,100,main,"
+    "0,,root,<program root>,,0,\"node,1\",3,42,100,main,"
     "0,137,0,0,0,60,98.5,137,"
     "0,3,0,0,0,1,2,3,"
     "0,45.666666666666664,0,0,0,45.666666666666664,52.83333333333333,60\n"
-    "0,,root,<program root>,1,\"node,1\",3,42,101,\"w\"\"1\","
+    "0,,root,<program root>,,1,\"node,1\",3,42,101,\"w\"\"1\","
     "0,60,0,0,0,60,98.5,137,"
     "0,1,0,0,0,1,2,3,"
     "0,60,0,0,0,45.666666666666664,52.83333333333333,60\n"
-    "1,0,region,solve,0,\"node,1\",3,42,100,main,"
+    "1,0,region,solve,,0,\"node,1\",3,42,100,main,"
     "100,130,50,75,100,60,95,130,"
     "2,3,1,1.5,2,1,2,3,"
     "50,43.333333333333336,50,50,50,43.333333333333336,51.66666666666667,60\n"
-    "1,0,region,solve,1,\"node,1\",3,42,101,\"w\"\"1\","
+    "1,0,region,solve,,1,\"node,1\",3,42,101,\"w\"\"1\","
     "50,60,50,75,100,60,95,130,"
     "1,1,1,1.5,2,1,2,3,"
     "50,60,50,50,50,43.333333333333336,51.66666666666667,60\n"
-    "2,1,region,<context 2>,0,\"node,1\",3,42,100,main,"
+    "2,1,region,<context 2>,,0,\"node,1\",3,42,100,main,"
     "30,30,10,20,30,10,20,30,"
     "1,1,1,1,1,1,1,1,"
     "30,30,30,30,30,30,30,30\n"
-    "2,1,region,<context 2>,1,\"node,1\",3,42,101,\"w\"\"1\","
+    "2,1,region,<context 2>,,1,\"node,1\",3,42,101,\"w\"\"1\","
     "10,10,10,20,30,10,20,30,"
     "0,0,1,1,1,1,1,1,"
     "0,0,30,30,30,30,30,30\n"
-    "3,0,region,\"a,b\nc\",0,\"node,1\",3,42,100,main,"
+    "3,0,region,\"a,b\nc\",,0,\"node,1\",3,42,100,main,"
     "7,7,7,7,7,7,7,7,"
     "0,0,0,0,0,0,0,0,"
     "0,0,0,0,0,0,0,0\n";
@@ -240,15 +241,21 @@ START_TEST(small_database_exact_bytes)
     ck_assert_uint_eq(gpuprof_an_db_context_count(db), 4);
     ck_assert_str_eq(gpuprof_an_db_context_name(db, 2), "");
     char *json = export_text(db, hatchet_stats);
+    ck_assert_uint_eq(strip_callpaths(json), 4); /* every context, once */
     assert_same(json, small_json);
     free(json);
-    /* By default: no statistics, no context ids (frames of two runs match). */
+    /* By default: no statistics, no context ids (frames of two runs match).
+     * The metric named "time" is Hatchet's default as it is. */
     json = export_text(db, gpuprof_an_db_export_hatchet);
+    strip_callpaths(json);
     ck_assert_int_eq(strncmp(json, small_json_plain_root,
                              strlen(small_json_plain_root)), 0);
     ck_assert_ptr_null(strstr(json, "(min)"));
+    ck_assert_ptr_nonnull(strstr(json, "a,b\\nc"));
     free(json);
-    /* --metric: the named ones only; an unknown one is refused. */
+    /* --metric: the named ones only, and the contexts where one has a
+     * value (or beneath which one has): "a,b\nc" has no calls; an unknown
+     * one is refused. */
     const char *pick[1] = {"calls"};
     char *text = NULL;
     size_t tlen = 0;
@@ -256,8 +263,11 @@ START_TEST(small_database_exact_bytes)
     ck_assert_int_eq(gpuprof_an_db_export_hatchet_metrics(db, mf, pick, 1, 0),
                      GPUPROF_OK);
     fclose(mf);
+    ck_assert_uint_eq(strip_callpaths(text), 3);
     ck_assert_int_eq(strncmp(text, small_json_calls_root,
                              strlen(small_json_calls_root)), 0);
+    ck_assert_ptr_null(strstr(text, "a,b"));
+    ck_assert_ptr_nonnull(strstr(text, "<context 2>"));
     free(text);
     pick[0] = "nope";
     mf = fopen("/dev/null", "w");
@@ -318,11 +328,12 @@ START_TEST(long_table_and_unused_metrics)
     tp_node_value(b, tp_region(b, 0, "r", 0, 0, 0), t, 5);
     db = analyze_open(b);
     csv = export_text(db, gpuprof_an_db_export_table);
-    assert_same(csv, "context,parent,kind,name,profile,host,rank,pid,tid,thread,"
+    assert_same(csv, "context,parent,kind,name,binary,profile,host,rank,pid,"
+                     "tid,thread,"
                      "time,time (inc),time (min),time (mean),time (max),"
                      "time (min) (inc),time (mean) (inc),time (max) (inc)\n"
-                     "0,,root,<program root>,0,h,0,7,100,main,0,5,0,0,0,5,5,5\n"
-                     "1,0,region,r,0,h,0,7,100,main,5,5,5,5,5,5,5,5\n");
+                     "0,,root,<program root>,,0,h,0,7,100,main,0,5,0,0,0,5,5,5\n"
+                     "1,0,region,r,,0,h,0,7,100,main,5,5,5,5,5,5,5,5\n");
     free(csv);
     gpuprof_an_db_close(db);
 }
@@ -511,14 +522,14 @@ static char *deep_csv(void)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    fputs("context,parent,kind,name,profile,host,rank,pid,tid,thread,time,"
-          "time (inc),time (min),time (mean),time (max),time (min) (inc),"
+    fputs("context,parent,kind,name,binary,profile,host,rank,pid,tid,thread,"
+          "time,time (inc),time (min),time (mean),time (max),time (min) (inc),"
           "time (mean) (inc),time (max) (inc)\n",
           f);
-    fputs("0,,root,<program root>,0,deep,-1,9,100,main,0,1,0,0,0,1,1,1\n", f);
+    fputs("0,,root,<program root>,,0,deep,-1,9,100,main,0,1,0,0,0,1,1,1\n", f);
     for (int d = 1; d <= DEEP; d++) {
         int x = d == DEEP;
-        fprintf(f, "%d,%d,region,r,0,deep,-1,9,100,main,%d,1,%d,%d,%d,1,1,1\n",
+        fprintf(f, "%d,%d,region,r,,0,deep,-1,9,100,main,%d,1,%d,%d,%d,1,1,1\n",
                 d, d - 1, x, x, x, x);
     }
     fclose(f);
@@ -553,6 +564,7 @@ START_TEST(deep_tree_without_recursion)
         ck_assert_int_eq(o.st[i], GPUPROF_OK);
 
     char *want = deep_json();
+    ck_assert_uint_eq(strip_callpaths(o.json), DEEP + 1);
     assert_same(o.json, want);
     free(want);
     want = deep_csv();

@@ -306,6 +306,11 @@ static void odd_file(const char *path, uint32_t pid)
                      "late.metric");
     ck_assert_str_eq(gpuprof__io_str(p, p->metrics[TP_RATIO].description),
                      "late description");
+    /* Devices (database format 5): strings new to the merge, and one the
+     * file has as a region name too. */
+    tp_device_attr(b, "cuda", 0, "name", "odd GPU", 0);
+    tp_device_attr(b, "cuda", 0, "sm_count", NULL, pid);
+    tp_device_attr(b, "opencl", 2, "late.metric", "solve", 0);
     ck_assert_int_eq(tp_write(b, path, 1), 0);
     tp_free(b);
 }
@@ -330,6 +335,11 @@ START_TEST(merge_order_of_strings_and_metrics)
     odd_file(path, 901);
     const char *ins[] = {in};
     ck_assert_int_eq(analyze(ins, 1, one), GPUPROF_OK);
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(one, &db), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_db_format(db), 5);
+    ck_assert_uint_eq(gpuprof_an_db_device_count(db), 4);
+    gpuprof_an_db_close(db);
     char err[1024], what[64];
     for (int n = 2; n <= 5; n++) {
         snprintf(many, sizeof(many), "%s/db%d", tmp, n);

@@ -476,6 +476,103 @@ START_TEST(report_gpu_demangles)
 }
 END_TEST
 
+/* The GPU part of `gpuprof report DIR`, as a person reads it: one thread
+ * whose path starts in a C library without symbols (the thread's start:
+ * "<thread root>", the frame below it hidden), a call site with 1000
+ * launches of 1 us and one with a single 100 ns launch (0.01 %: left out
+ * at the default 1 %, and said so), a frame whose name is 300 bytes long
+ * (cut in the middle, its module kept), and GPU_IDLE_CAUSE values (the
+ * column's full name). With threshold 0 and GPUPROF_AN_RUNTIME_FRAMES,
+ * everything. */
+START_TEST(report_gpu_readable)
+{
+    mkdir_tmp();
+    tp_builder *b = tp_new("h", 1, -1);
+    tp_clear_metrics(b);
+    uint32_t cnt = tp_metric(b, "gpu.count", GPUPROF_IO_UNIT_COUNT,
+                             GPUPROF_IO_KIND_GPU);
+    uint32_t tm = tp_metric(b, "gpu.time", GPUPROF_IO_UNIT_NS,
+                            GPUPROF_IO_KIND_GPU);
+    uint32_t gi = tp_metric(b, "blame.gpu_idle_cause", GPUPROF_IO_UNIT_NS,
+                            GPUPROF_IO_KIND_GPU);
+    char longname[400];
+    snprintf(longname, sizeof(longname), "/nonexistent/%0300d.so", 7);
+    uint32_t libc = tp_module(b, "/nonexistent/libc.so.6"),
+             app = tp_module(b, "/nonexistent/app"),
+             lng = tp_module(b, longname);
+    tp_thread(b, "w", 0);
+    uint32_t c1 = tp_frame(b, 0, libc, 0x100);
+    uint32_t c2 = tp_frame(b, c1, libc, 0x200);
+    uint32_t f = tp_frame(b, c2, app, 0x10);
+    tp_node_value(b, f, gi, 5000);
+    uint32_t k = tp_kernel(b, tp_gpu_op(b, f, 1), "big", UINT32_MAX);
+    tp_node_value(b, k, cnt, 1000);
+    tp_node_value(b, k, tm, 1000000);
+    f = tp_frame(b, tp_frame(b, c2, lng, 0x30), app, 0x20);
+    k = tp_kernel(b, tp_gpu_op(b, f, 1), "small", UINT32_MAX);
+    tp_node_value(b, k, cnt, 1);
+    tp_node_value(b, k, tm, 100);
+    char path[700];
+    snprintf(path, sizeof(path), "%s/h.gpuprof", dir);
+    ck_assert_int_eq(tp_write(b, path, 1), 0);
+    tp_free(b);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    ck_assert_int_eq(gpuprof_an_gpu_print(dir, o, 0), GPUPROF_OK);
+    fclose(o);
+    static const char want[] =
+        "\nGPU operations by calling context: 1001 operations, 1.000 ms of "
+        "device time\n\n"
+        "     Count     GPU time        Bytes   Time% GPU_IDLE_CAUSE  Context\n"
+        "      1001     1.000 ms               100.0%       5.000 us  "
+        "<thread root>\n"
+        "      1000     1.000 ms               100.0%       5.000 us    "
+        "app+0x10\n"
+        "      1000     1.000 ms               100.0%                     "
+        "<kernel launch>\n"
+        "      1000     1.000 ms               100.0%                       "
+        "kernel big\n"
+        "(4 contexts under 1% of the run in every column left out: "
+        "--threshold 0 shows them)\n"
+        "\nCPU-GPU blame shifting\n"
+        "  CPU_IDLE                0 ns  threads blocked waiting for the "
+        "device\n"
+        "  CPU_IDLE_CAUSE          0 ns  that wait, blamed on the device work "
+        "running meanwhile\n"
+        "  GPU_IDLE_CAUSE      5.000 us  CPU time while no kernel ran on any "
+        "device\n"
+        "Regions whose CPU work kept the device idle (GPU_IDLE_CAUSE; call "
+        "paths in the tree above):\n"
+        "      5.000 us  app+0x10 <- <thread root>\n";
+    ck_assert_str_eq(text, want);
+    free(text);
+    text = NULL;
+    o = open_memstream(&text, &len);
+    ck_assert_int_eq(
+        gpuprof_an_gpu_print_ex(dir, o, 0, GPUPROF_AN_RUNTIME_FRAMES),
+        GPUPROF_OK);
+    fclose(o);
+    ck_assert_ptr_nonnull(strstr(text, "  libc.so.6+0x100\n"));
+    ck_assert_ptr_nonnull(strstr(text, "    libc.so.6+0x200\n"));
+    ck_assert_ptr_nonnull(strstr(text, "kernel small\n"));
+    ck_assert_ptr_null(strstr(text, "left out"));
+    /* The long name: head, "...", the tail with the module; no longer
+     * line than 200 bytes. */
+    ck_assert_ptr_nonnull(strstr(text, "00007.so+0x30\n"));
+    ck_assert_ptr_nonnull(strstr(text, "..."));
+    for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
+        ck_assert_msg(strlen(l) <= 200, "%zu: %s", strlen(l), l);
+    free(text);
+    o = fopen("/dev/null", "w");
+    ck_assert_int_eq(gpuprof_an_gpu_print_ex(dir, o, 1.5, 0),
+                     GPUPROF_E_INVALID);
+    ck_assert_int_eq(gpuprof_an_gpu_print_ex(dir, o, 0, 0x1),
+                     GPUPROF_E_INVALID);
+    fclose(o);
+}
+END_TEST
+
 /* More merged regions than the first hash table holds, with equal
  * inclusive times so the order falls back on the names. */
 START_TEST(report_many_regions)
@@ -564,6 +661,7 @@ int main(int argc, char **argv)
         {"flipped_byte", report_flipped_byte_names_the_file, 60},
         {"call_paths", report_folds_call_paths, 60},
         {"gpu_demangles", report_gpu_demangles, 60},
+        {"gpu_readable", report_gpu_readable, 60},
         {"many_regions", report_many_regions, 60},
         {"concurrent", report_concurrent_opens, 60},
     };

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <check.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,15 +357,47 @@ START_TEST(without_nvdisasm)
     ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "GPUPROF_NVDISASM"));
     setenv("GPUPROF_NVDISASM", "", 1);
     setenv("CUDA_HOME", "/nonexistent", 1);
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
     setenv("PATH", "/nonexistent", 1);
     if (access("/usr/local/cuda/bin/nvdisasm", X_OK) != 0) {
         ck_assert_int_eq(gpuprof__sass_open(CUBIN, &b), GPUPROF_E_NOTFOUND);
         ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "not found"));
     }
-    /* the stand-in refuses another file: nvdisasm failing is an error */
+    /* the stand-in refuses another file: nvdisasm failing is an error
+     * that says how it ended and what it said */
+    setenv("PATH", path, 1);
+    free(path);
     setenv("GPUPROF_NVDISASM", FIXTURES "/nvdisasm", 1);
     ck_assert_int_eq(gpuprof__sass_open(FIXTURES "/kernels.cu", &b), GPUPROF_E_IO);
-    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "failed"));
+    ck_assert_msg(strstr(gpuprof_an_last_error(),
+                         "kernels.cu exited with status 1: nvdisasm "
+                         "(fixture): " FIXTURES "/kernels.cu is not the "
+                         "fixture's cubin"),
+                  "%s", gpuprof_an_last_error());
+    /* killed, or silent and successful */
+    char tool[] = "nvdisasmXXXXXX";
+    int fd = mkstemp(tool);
+    ck_assert_int_ge(fd, 0);
+    const char *kill_self = "#!/bin/sh\nkill -9 $$\n";
+    ck_assert_int_eq(write(fd, kill_self, strlen(kill_self)),
+                     (ssize_t)strlen(kill_self));
+    close(fd);
+    ck_assert_int_eq(chmod(tool, 0755), 0);
+    char abs[4200];
+    ck_assert_ptr_nonnull(realpath(tool, abs));
+    setenv("GPUPROF_NVDISASM", abs, 1);
+    ck_assert_int_eq(gpuprof__sass_open(CUBIN, &b), GPUPROF_E_IO);
+    ck_assert_msg(strstr(gpuprof_an_last_error(),
+                         "was killed by signal 9: no message"),
+                  "%s", gpuprof_an_last_error());
+    FILE *f = fopen(tool, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("#!/bin/sh\nexit 0\n", f);
+    fclose(f);
+    ck_assert_int_eq(gpuprof__sass_open(CUBIN, &b), GPUPROF_E_IO);
+    ck_assert_msg(strstr(gpuprof_an_last_error(), "printed nothing"), "%s",
+                  gpuprof_an_last_error());
+    unlink(tool);
     ck_assert_int_eq(gpuprof__sass_parse(strdup("\t.target sm_90\n"), &b),
                      GPUPROF_E_CORRUPT);
 }

@@ -293,6 +293,99 @@ START_TEST(decode_exact)
 }
 END_TEST
 
+/* ---- devices: the driver's attributes into the profile's DEVICES ---------
+ * A driver of the test's own: ordinal d is handle 100 + d; device 0 has
+ * an H100's limits, device 2 refuses its registers per block (left out of
+ * the profile, as every attribute the driver does not give). */
+static CUresult fake_get(CUdevice *dev, int ordinal)
+{
+    *dev = 100 + ordinal;
+    return ordinal < 4 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+static CUresult fake_attr(int *v, CUdevice_attribute a, CUdevice dev)
+{
+    static const struct {
+        CUdevice_attribute a;
+        int h100, small;
+    } t[] = {
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9, 8},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0, 6},
+        {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 132, 10},
+        {CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32, 32},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024, 1024},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048, 1536},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 32, 16},
+        {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 65536, 65536},
+        {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536, -1},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 233472,
+         102400},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 232448, 101376},
+        {CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, 1024, 1024},
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (t[i].a == a) {
+            int x = dev == 100 ? t[i].h100 : t[i].small;
+            if (x < 0)
+                return CUDA_ERROR_NOT_SUPPORTED;
+            *v = x;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fake_name(char *name, int len, CUdevice dev)
+{
+    snprintf(name, (size_t)len, "%s",
+             dev == 100 ? "NVIDIA H100 80GB HBM3" : "small GPU");
+    return CUDA_SUCCESS;
+}
+
+START_TEST(devices_offline)
+{
+    if (!have_cupti())
+        return;
+    gp_cu_driver d = {fake_get, fake_attr, fake_name};
+    gpuprof__cupti_devices_test_driver(&d);
+    start();
+    gpuprof_region_begin("work");
+    op(GPUPROF_OP_KERNEL, 201, 0, false);
+    op(GPUPROF_OP_KERNEL, 202, 0, false);
+    gpuprof_region_end("work");
+    rbuf r = {0};
+    kernel_rec(&r, 201, "kA", 1000, 1700, 4, 128, 32, 0, 0, 7);
+    kernel_rec(&r, 202, "kB", 2000, 2700, 4, 128, 32, 0, 0, 9);
+    ((CUpti_ActivityKernel10 *)(r.b + r.n - sizeof(CUpti_ActivityKernel10)))
+        ->deviceId = 2;
+    ck_assert_uint_eq(decode(&r), 2);
+    ck_assert_uint_eq(gpuprof__cupti_devices_used(), 0x5);
+    /* Nothing is asked of the driver on the records' way: only now. */
+    gpuprof__cupti_devices_describe_used();
+    gpuprof__cupti_devices_describe_used(); /* once per device */
+    gpuprof__io_profile *p = rb_flush_and_load();
+    ck_assert_uint_eq(p->format_minor, GPUPROF_IO_VERSION_MINOR);
+    ck_assert_uint_eq(p->devattr_count, 12 + 12); /* name and 11 of 12 each */
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "sm_count"), 132);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "compute_major"), 9);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "compute_minor"), UINT64_MAX); /* 0 */
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "max_threads_per_sm"), 2048);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "max_blocks_per_sm"), 32);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "registers_per_sm"), 65536);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "shared_bytes_per_sm"), 233472);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "shared_bytes_per_block"), 232448);
+    ck_assert_uint_eq(rb_device(p, "cuda", 0, "shared_bytes_reserved"), 1024);
+    ck_assert_str_eq(gpuprof__io_str(p, (uint32_t)rb_device(p, "cuda", 0, "name")),
+                     "NVIDIA H100 80GB HBM3");
+    ck_assert_uint_eq(rb_device(p, "cuda", 2, "sm_count"), 10);
+    ck_assert_uint_eq(rb_device(p, "cuda", 2, "compute_minor"), 6);
+    ck_assert_uint_eq(rb_device(p, "cuda", 2, "registers_per_block"), UINT64_MAX);
+    ck_assert_uint_eq(rb_device(p, "cuda", 1, "sm_count"), UINT64_MAX);
+    gpuprof__io_profile_free(p);
+    gpuprof_finalize();
+    gpuprof__cupti_devices_test_driver(NULL);
+}
+END_TEST
+
 /* Blame from offline records (core blame.c): a stream sync [1600, 2400)
  * (800 ns) while kB1 [1000, 2000), kB2 [1500, 1700) and a D2H copy
  * [2000, 2600) ran: overlaps 400, 100, 400 of 900 -> 355, 88, and the
@@ -2360,6 +2453,7 @@ int main(void)
 {
     const test_case cases[] = {
         {"decode_exact", decode_exact, 60},
+        {"devices_offline", devices_offline, 60},
         {"blame_offline", blame_offline, 60},
         {"detectors_offline", detectors_offline, 60},
         {"clock_offset", clock_offset, 60},

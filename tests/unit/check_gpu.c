@@ -45,6 +45,7 @@ static void start_with(int64_t channel_items, unsigned batch)
     o.signals = 0;
     o.channel_items = channel_items;
     o.keep_threads = keep_threads;
+    o.cpu_sampling = "off"; /* thread counts: only threads that call us */
     o.start_paused = start_paused;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_backend_status("sim", NULL, 0), GPUPROF_OK);
@@ -708,18 +709,42 @@ END_TEST
 /* ---- call paths cut at the depth limit -------------------------------- */
 /* Launches from 300 frames deep (GP_MAX_FRAMES is 128): their paths lack
  * the outermost frames, so they go beneath one <truncated> node under the
- * region, each counted; a shallow launch's path stays whole beside it. */
+ * region, each counted; a shallow launch's path stays whole beside it.
+ *
+ * callpaths.truncated counts every path cut, GPU_IDLE_CAUSE samples' too
+ * (idle.c: 40 frames): the SIGPROF timer that a thread's first launch
+ * starts (every 2 ms of its CPU time) lands in deep() whenever unwinding
+ * 300 frames three times takes that long, as under ASan, and no kernel is
+ * in flight there (they last 10 ns). So the count of the launches' cut
+ * paths is exact only with the timer off (GPUPROF_IDLE_PERIOD_US=0), and
+ * a sample taken in deep() on purpose adds exactly one. */
 enum { DEEP = 300, DEEP_LAUNCHES = 3 };
 static volatile int deep_sink;
+static int deep_sample; /* deep() takes one GPU_IDLE_CAUSE sample there */
 
 __attribute__((noinline)) static void deep(int n)
 {
     if (n > 0)
         deep(n - 1);
-    else
+    else {
         for (int i = 0; i < DEEP_LAUNCHES; i++)
             gpuprof__sim_kernel(0, "deepk", 10);
+        if (deep_sample) { /* none in flight: the sample is taken */
+            while (gpuprof__gpu_busy_count() != 0) /* no unwinding here */
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
+            gpuprof__idle_sample_now();
+        }
+    }
     deep_sink++; /* no tail call: every level keeps its frame */
+}
+
+/* start() with the GPU_IDLE_CAUSE timer's period (microseconds). */
+static void start_idle_period(const char *us, uint64_t want_ns)
+{
+    setenv("GPUPROF_IDLE_PERIOD_US", us, 1);
+    start();
+    unsetenv("GPUPROF_IDLE_PERIOD_US");
+    ck_assert_uint_eq(gpuprof__idle_period_ns(), want_ns);
 }
 
 /* Is absolute node `n` beneath absolute node `top`? */
@@ -731,17 +756,11 @@ static bool beneath(const gpuprof__io_profile *p, const gpuprof__io_thread *t,
     return n == top;
 }
 
-START_TEST(deep_paths_beneath_truncated)
+/* The main thread, its region "deep", and the <truncated> node beneath
+ * it: one, beside exactly one other frame (the whole paths' root). */
+static uint32_t deep_cut(const gpuprof__io_profile *p,
+                         const gpuprof__io_thread **tp, uint32_t *rp)
 {
-    start();
-    gpuprof_region_begin("deep");
-    deep(DEEP);
-    gpuprof__sim_kernel(0, "shallowk", 10);
-    gpuprof_region_end("deep");
-    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
-    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
-    gpuprof__io_profile *p = rb_load();
-    ck_assert_uint_eq(rb_counter(p, "callpaths.truncated"), DEEP_LAUNCHES);
     const gpuprof__io_thread *t = NULL;
     for (uint32_t i = 0; i < p->thread_count; i++)
         if (p->threads[i].flags & GPUPROF_IO_THREAD_MAIN)
@@ -761,6 +780,24 @@ START_TEST(deep_paths_beneath_truncated)
     }
     ck_assert_uint_ne(cut, UINT32_MAX);
     ck_assert_uint_eq(frames, 2); /* <truncated> and the whole paths' root */
+    *tp = t;
+    *rp = r;
+    return cut;
+}
+
+START_TEST(deep_paths_beneath_truncated)
+{
+    start_idle_period("0", 0); /* only the launches unwind */
+    gpuprof_region_begin("deep");
+    deep(DEEP);
+    gpuprof__sim_kernel(0, "shallowk", 10);
+    gpuprof_region_end("deep");
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "callpaths.truncated"), DEEP_LAUNCHES);
+    const gpuprof__io_thread *t;
+    uint32_t r, cut = deep_cut(p, &t, &r);
     /* Every deep launch beneath <truncated> (an unwinder may see the three
      * launches' paths differ: count over every deepk node), the shallow
      * one not. */
@@ -785,6 +822,40 @@ START_TEST(deep_paths_beneath_truncated)
 }
 END_TEST
 
+/* A GPU_IDLE_CAUSE sample taken 300 frames deep is cut too: counted, its
+ * one period of blame beneath the same <truncated> node (the timer's
+ * period is a minute: no sample but this one). */
+START_TEST(deep_sample_counted_truncated)
+{
+#if defined(__SANITIZE_THREAD__)
+    fprintf(stderr, "TSan build: no unwinding in signal handlers, skipped\n");
+    return;
+#endif
+    const uint64_t period = 60000000000ull;
+    start_idle_period("60000000", period);
+    deep_sample = 1;
+    gpuprof_region_begin("deep");
+    deep(DEEP);
+    gpuprof__sim_kernel(0, "shallowk", 10); /* drains the sample */
+    gpuprof_region_end("deep");
+    ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+    gpuprof__io_profile *p = rb_load();
+    ck_assert_uint_eq(rb_counter(p, "callpaths.truncated"), DEEP_LAUNCHES + 1);
+    const gpuprof__io_thread *t;
+    uint32_t r, cut = deep_cut(p, &t, &r);
+    uint64_t blame = 0, blame_cut = 0;
+    for (uint32_t i = r; i < t->first_node + t->node_count; i++) {
+        uint64_t v = rb_val(p, i, "blame.gpu_idle_cause");
+        blame += v;
+        blame_cut += beneath(p, t, i, cut) ? v : 0;
+    }
+    ck_assert_uint_eq(blame, period);
+    ck_assert_uint_eq(blame_cut, period);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -799,6 +870,7 @@ int main(void)
         {"paused_records_nothing", paused_records_nothing, 30},
         {"paused_launches_counted_paused", paused_launches_counted_paused, 30},
         {"deep_paths_beneath_truncated", deep_paths_beneath_truncated, 60},
+        {"deep_sample_counted_truncated", deep_sample_counted_truncated, 60},
         {"thread_per_task", thread_per_task, 120},
         {"thread_per_task_merged", thread_per_task_merged, 120},
         {"merge_waits_for_activities", merge_waits_for_activities, 60},

@@ -9,6 +9,8 @@
  * types the reader does not know are skipped. Format 1.2: MERGED chunks
  * map a merged thread's nodes (every byte as doc/FORMATS.md says; lookups
  * across chunks, in any order; a chunk whose sizes disagree is damage).
+ * Format 1.5: HOST_RECORDS, 40-byte host synchronization records, every
+ * byte where doc/FORMATS.md puts it, read back per thread and sorted.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -160,7 +162,7 @@ START_TEST(corr_records)
     ck_assert_uint_eq(n, 32 + (32 + 2 * 32) * 2 + 32 + 24);
     /* The bytes of the GPU chunk, as doc/FORMATS.md has them. */
     const uint8_t *h = buf + GPUPROF_IO_TRACE_HEADER;
-    ck_assert_uint_eq(buf[10] | buf[11] << 8, 4); /* minor (1.4) */
+    ck_assert_uint_eq(buf[10] | buf[11] << 8, 5); /* minor (1.5) */
     ck_assert_uint_eq(h[4] | h[5] << 8, GPUPROF_IO_TRACE_CORR_RECORDS);
     ck_assert_uint_eq(h[4], 3);
     ck_assert_uint_eq(h[6], GPUPROF_IO_TRACE_GPU);
@@ -174,7 +176,7 @@ START_TEST(corr_records)
     ck_assert_uint_eq(r1[24], 3);
     ck_assert_uint_eq(r1[28], 0x10);
     gpuprof__io_trace *t = decode_ok(buf, n);
-    ck_assert_uint_eq(t->minor, 4);
+    ck_assert_uint_eq(t->minor, 5);
     ck_assert_uint_eq(t->chunks, 3);
     ck_assert_uint_eq(t->stream_count, 2);
     ck_assert_uint_eq(t->op_stream_count, 1);
@@ -355,6 +357,24 @@ START_TEST(dep_records)
 }
 END_TEST
 
+/* buf[0 .. off) with the record count of its chunk at `at` (3 records,
+ * `payload` bytes) made 2 and the checksum mended: read up to that chunk,
+ * the rest ignored as damage. */
+static gpuprof__io_trace *miscounted(const uint8_t *buf, size_t off,
+                                     size_t at, uint32_t payload)
+{
+    static uint8_t bad[1024];
+    memcpy(bad, buf, off);
+    bad[at + 16] = 2;
+    uint32_t crc = gpuprof__io_crc32c(0, bad + at, 28);
+    crc = gpuprof__io_crc32c(crc, bad + at + 32, payload);
+    for (int i = 0; i < 4; i++)
+        bad[at + 28 + i] = (uint8_t)(crc >> (8 * i));
+    gpuprof__io_trace *t = decode_ok(bad, off);
+    ck_assert_uint_eq(t->ignored_bytes, off - at);
+    return t;
+}
+
 /* 1.4: a thread's MPI calls (MPI_RECORDS, type 6), 64-byte records with
  * their fields where doc/FORMATS.md puts them, read back sorted by start
  * (a call's events keep their times); a count that disagrees with the
@@ -401,16 +421,60 @@ START_TEST(mpi_records)
     ck_assert_int_eq(x[2].peer, -1);
     ck_assert_uint_eq(x[2].request, 9);
     gpuprof__io_trace_free(t);
-    uint8_t bad[1024];
-    memcpy(bad, buf, off);
-    bad[at + 16] = 2;
-    uint32_t crc = gpuprof__io_crc32c(0, bad + at, 28);
-    crc = gpuprof__io_crc32c(crc, bad + at + 32, 3 * 64);
-    for (int i = 0; i < 4; i++)
-        bad[at + 28 + i] = (uint8_t)(crc >> (8 * i));
-    t = decode_ok(bad, off);
+    t = miscounted(buf, off, at, 3 * 64);
     ck_assert_uint_eq(t->mpi_count, 0);
-    ck_assert_uint_eq(t->ignored_bytes, off - at);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
+/* 1.5: a thread's host records (HOST_RECORDS, type 8): 40 bytes each,
+ * read back sorted by start; a count that disagrees with the payload is
+ * damage. */
+START_TEST(host_records)
+{
+    uint8_t buf[1024];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 77, 5);
+    gpuprof__io_host_rec h[3] = {
+        {900, 900, 0x7f00aa, 0, GPUPROF_IO_HOST_UNLOCK, 0},
+        {100, 700, 0x7f00aa, 0x55, GPUPROF_IO_HOST_COND_WAIT,
+         GPUPROF_IO_HOST_TIMEOUT},
+        {300, 450, 7, 0, GPUPROF_IO_HOST_BARRIER, GPUPROF_IO_HOST_OMP}};
+    size_t at = off;
+    off += gpuprof__io_trace_host_records(buf + off, 3, h, 3);
+    ck_assert_uint_eq(off - at, 32 + 3 * 40);
+    const uint8_t *c = buf + at;
+    ck_assert_uint_eq(c[4], 8); /* type */
+    ck_assert_uint_eq(c[12], 3); /* thread_seq */
+    ck_assert_uint_eq(c[16], 3); /* count */
+    const uint8_t *r = c + 32 + 40; /* the condition wait */
+    ck_assert_uint_eq(r[0], 100);
+    ck_assert_uint_eq(r[8] | r[9] << 8, 700);
+    ck_assert_uint_eq(r[16], 0xaa);
+    ck_assert_uint_eq(r[18], 0x7f);
+    ck_assert_uint_eq(r[24], 0x55); /* aux */
+    ck_assert_uint_eq(r[32], GPUPROF_IO_HOST_COND_WAIT);
+    ck_assert_uint_eq(r[33], GPUPROF_IO_HOST_TIMEOUT);
+    for (int i = 34; i < 40; i++)
+        ck_assert_uint_eq(r[i], 0);
+    gpuprof__io_trace *t = decode_ok(buf, off);
+    gpuprof__io_trace_sort(t);
+    ck_assert_uint_eq(t->host_count, 1);
+    ck_assert_uint_eq(t->host[0].id, 3);
+    ck_assert_uint_eq(t->host[0].count, 3);
+    const gpuprof__io_host_rec *x = t->host[0].recs;
+    ck_assert_uint_eq(x[0].start_ns, 100);
+    ck_assert_uint_eq(x[0].end_ns, 700);
+    ck_assert_uint_eq(x[0].object, 0x7f00aa);
+    ck_assert_uint_eq(x[0].aux, 0x55);
+    ck_assert_uint_eq(x[0].flags, GPUPROF_IO_HOST_TIMEOUT);
+    ck_assert_uint_eq(x[1].op, GPUPROF_IO_HOST_BARRIER);
+    ck_assert_uint_eq(x[1].flags, GPUPROF_IO_HOST_OMP);
+    ck_assert_uint_eq(x[2].op, GPUPROF_IO_HOST_UNLOCK);
+    ck_assert_uint_eq(x[2].start_ns, x[2].end_ns);
+    gpuprof__io_trace_free(t);
+    t = miscounted(buf, off, at, 3 * 40);
+    ck_assert_uint_eq(t->host_count, 0);
     gpuprof__io_trace_free(t);
 }
 END_TEST
@@ -469,6 +533,7 @@ int main(void)
     const test_case cases[] = {
         {"dep_records", dep_records, 10},
         {"mpi_records", mpi_records, 10},
+        {"host_records", host_records, 10},
         {"round_trip", round_trip, 10},
         {"torn_tail_every_byte", torn_tail_every_byte, 10},
         {"flips_detected", flips_detected, 30},

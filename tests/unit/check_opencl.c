@@ -203,6 +203,20 @@ START_TEST(exact_counts_and_bytes)
     ck_assert_uint_gt(rb_sum(p, "api.time", GPUPROF_OP_BUILD, NULL, NULL), 0);
     ck_assert_uint_eq(rb_counter(p, "records.dropped"), 0);
     ck_assert_uint_eq(rb_counter(p, "records.unattributed"), 0);
+    /* The device its queue ran on, described once, as the runtime says. */
+    cl_uint units = 0;
+    size_t group = 0;
+    cl_ulong local = 0;
+    clGetDeviceInfo(D, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units,
+                    NULL);
+    clGetDeviceInfo(D, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(group), &group,
+                    NULL);
+    clGetDeviceInfo(D, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local, NULL);
+    ck_assert_uint_eq(rb_device(p, "opencl", 0, "sm_count"), units);
+    ck_assert_uint_eq(rb_device(p, "opencl", 0, "max_threads_per_block"), group);
+    ck_assert_uint_eq(rb_device(p, "opencl", 0, "shared_bytes_per_block"), local);
+    ck_assert_uint_ne(rb_device(p, "opencl", 0, "name"), UINT64_MAX);
+    ck_assert_uint_eq(p->devattr_count, 4);
     gpuprof__io_profile_free(p);
     clReleaseMemObject(a);
     clReleaseMemObject(b);

@@ -1,319 +1,148 @@
 /*
- * check_papi.c - the PAPI backend (lib/backends/papi) with the real
- * libpapi, on the software events this VM counts (../shared/PLATFORM.md:
- * no hardware counters; perf::TASK-CLOCK, perf::PAGE-FAULTS work).
- *
- * Exact where the answer is known: page faults are counted one per fresh
- * page touched (an anonymous mapping without huge pages), so a region, a
- * thread or a GPU API call that touches N pages gets exactly N, and a
- * second pass over the same regions (nodes, blocks and stacks already
- * there) adds exactly what it touched. perf::TASK-CLOCK is checked against
- * the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) around the region's work:
- * the median of five 10 ms visits within 0.5 % plus 20 us (each visit
- * carries about one PAPI_read of the measurement itself), every interval
- * at most 0.5 % below and 15 % above (the kernel's two clocks drift apart
- * under load, the task clock ahead, with PAPI alone too: TOL_AHEAD). Under the sanitizers the bounds
- * widen where their own memory and slower hooks show (FAULTS_SLACK,
- * TOL_ABS_NS); the exact values are the plain build's.
+ * check_papi.c - the PAPI backend (lib/backends/papi) on the fake libpapi
+ * of the test tree (tests/fakepapi/, loaded through GPUPROF_PAPI_LIBRARY),
+ * so every machine runs it, PMU or not, with exact answers: each thread
+ * scripts its own counts (fakepapi_add: fake::WORK, fake::BYTES), and
+ * fake::READS counts the reads of a thread's event set, one per interval
+ * the backend gives away. Per region, per thread, nested (exclusive and
+ * inclusive), per GPU API call (any backend's hook, the sim backend's),
+ * paused, and the lines for events, components and libraries that cannot
+ * be used. The same cases against real PAPI and the thread's CPU time:
+ * check_papi_real.c.
  */
 #define _GNU_SOURCE
 #include <check.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
+
+#include <papi.h>
 
 #include "backends/sim/sim.h"
 #include "core/internal.h"
 #include "support/nodes.h"
+#include "support/papi_case.h"
 #include "support/readback.h"
 #include "support/suite.h"
 
-/* The task clock may run ahead of the thread's CPU time: PAPI alone, no
- * library, shows up to +0.65 % on 10 ms intervals of this loaded VM, and
- * under bursts of load (time the kernel counts to the task clock but not
- * to the thread's CPU time: interrupts, steal) up to +10 % was seen; never
- * more than -0.1 %. The tight check (task_clock_per_region) is on the
- * median of five visits: within TOL_REL plus TOL_ABS_NS; every single
- * interval, there and in the other cases, within TOL_REL below and
- * TOL_AHEAD above. */
-#define TOL_AHEAD 0.15 /* 15 % of the thread's CPU time */
-#define TOL_REL 0.005  /* 0.5 % */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TOL_ABS_NS 100000.0 /* + 100 us per visit: instrumented hooks */
-#else
-#define TOL_ABS_NS 20000.0 /* + 20 us per region visit */
-#endif
+#define W "papi.fake.work"
+#define BY "papi.fake.bytes"
+#define RD "papi.fake.reads"
 
-/* ---- helpers ------------------------------------------------------------ */
-static char logbuf[16384];
-static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char fake_lib[PATH_MAX];
+static int (*fake_add)(const char *, long long);
 
-static void capture(gpuprof_log_level level, const char *msg, void *user)
+/* Measures with the fake libpapi and finds its control function. */
+static void start_fake(const char *backends, const char *events)
 {
-    (void)level;
-    (void)user;
-    pthread_mutex_lock(&log_mu);
-    size_t n = strlen(logbuf);
-    snprintf(logbuf + n, sizeof(logbuf) - n, "%s\n", msg);
-    pthread_mutex_unlock(&log_mu);
+    pc_beside("libfakepapi.so", fake_lib, sizeof(fake_lib));
+    setenv("GPUPROF_PAPI_LIBRARY", fake_lib, 1);
+    pc_start(backends, events);
+    void *h = dlopen(fake_lib, RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_msg(h != NULL, "the backend did not load %s", fake_lib);
+    *(void **)&fake_add = dlsym(h, "fakepapi_add");
+    ck_assert_ptr_nonnull(fake_add);
 }
 
-/* Lines of the log that contain `s`. */
-static int log_lines_with(const char *s)
+#define ADD(event, n) ck_assert_int_eq(fake_add((event), (n)), 0)
+
+/* ---- per region --------------------------------------------------------- */
+/* a { 10 work, 100 bytes } three times, 1000 work at the root after each,
+ * b { 7 work } once: exact, the first visit's values written at a flush. */
+START_TEST(per_region_exact)
 {
-    int n = 0;
-    for (const char *p = logbuf; (p = strstr(p, s)); p++) {
-        n++;
-        p = strchr(p, '\n');
-        if (!p)
-            break;
-    }
-    return n;
-}
-
-static void start(const char *backends, const char *events)
-{
-    char dir[] = "/tmp/check_papi-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    if (events)
-        setenv("GPUPROF_PAPI_EVENTS", events, 1);
-    else
-        unsetenv("GPUPROF_PAPI_EVENTS");
-    logbuf[0] = '\0';
-    gpuprof_set_log(capture, NULL, GPUPROF_LOG_INFO);
-    gpuprof_options o = GPUPROF_OPTIONS_INIT;
-    o.output_dir = dir;
-    o.backends = backends;
-    ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
-}
-
-static uint64_t cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Spins for `ns` of this thread's CPU time; returns the CPU time it took,
- * as CLOCK_THREAD_CPUTIME_ID says. */
-static uint64_t busy(uint64_t ns)
-{
-    uint64_t t0 = cpu_ns(), t;
-    volatile uint64_t x = 0;
-    while ((t = cpu_ns()) - t0 < ns)
-        for (int i = 0; i < 1000; i++)
-            x += (uint64_t)i;
-    return t - t0;
-}
-
-/* Touches `n` fresh pages: exactly n page faults. Raw system calls and no
- * instrumentation: a sanitizer's mmap interceptor and its shadow memory
- * would fault pages of their own. */
-__attribute__((no_sanitize("address", "thread", "undefined"))) static void
-touch(int n)
-{
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t len = (size_t)(n * pg);
-    char *m = (char *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ck_assert_ptr_ne(m, MAP_FAILED);
-    syscall(SYS_madvise, m, len, MADV_NOHUGEPAGE);
-    for (int i = 0; i < n; i++)
-        ((volatile char *)m)[(long)i * pg] = 1;
-    syscall(SYS_munmap, m, len);
-}
-
-static uint64_t tid_self(void) { return (uint64_t)syscall(SYS_gettid); }
-
-/* The profile's thread whose OS id is `tid`. */
-static const gpuprof__io_thread *thread_of(const gpuprof__io_profile *p,
-                                           uint64_t tid)
-{
-    for (uint32_t i = 0; i < p->thread_count; i++)
-        if (p->threads[i].tid == tid)
-            return &p->threads[i];
-    ck_abort_msg("no thread %llu in the profile", (unsigned long long)tid);
-    return NULL;
-}
-
-/* The region `name` beneath absolute node `parent` of thread t. */
-static uint32_t region(const gpuprof__io_profile *p,
-                       const gpuprof__io_thread *t, uint32_t parent,
-                       const char *name)
-{
-    uint32_t n = rb_child(p, t, parent, GPUPROF_IO_NODE_REGION, 0, name);
-    ck_assert_msg(n != UINT32_MAX, "no region %s", name);
-    return n;
-}
-
-/* The sum of metric `m` over the subtree of absolute node `top`. */
-static uint64_t incl(const gpuprof__io_profile *p, const gpuprof__io_thread *t,
-                     uint32_t top, const char *m)
-{
-    uint64_t s = rb_val(p, top, m);
-    for (uint32_t i = top + 1; i < t->first_node + t->node_count; i++)
-        for (uint32_t a = i; a != t->first_node;
-             a = t->first_node + p->nodes[a].parent)
-            if (t->first_node + p->nodes[a].parent == top) {
-                s += rb_val(p, i, m);
-                break;
-            }
-    return s;
-}
-
-/* Flushes, and returns metric m of the calling thread's top region
- * `name` in what was written. */
-static uint64_t flushed_value(const char *name, const char *m)
-{
-    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    gpuprof__io_profile *p = rb_load();
-    const gpuprof__io_thread *t = thread_of(p, tid_self());
-    uint64_t v = rb_val(p, region(p, t, t->first_node, name), m);
-    gpuprof__io_profile_free(p);
-    return v;
-}
-
-static void near(uint64_t got, uint64_t want, int visits, const char *what)
-{
-    double tol = TOL_REL * (double)want + TOL_ABS_NS * visits;
-    double ahead = TOL_AHEAD * (double)want + TOL_ABS_NS * visits;
-    double d = (double)got - (double)want;
-    ck_assert_msg(d <= ahead && d >= -tol,
-                  "%s: task clock %llu ns, thread CPU time %llu ns: off by "
-                  "%.0f ns, more than %.0f / %.0f",
-                  what, (unsigned long long)got, (unsigned long long)want, d,
-                  -tol, ahead);
-}
-
-/* Page faults, exactly -- except under a sanitizer, whose shadow memory
- * faults pages of its own: under ASan at least the pages touched and at
- * most FAULTS_SLACK more (fewer than a paused interval's 30); under TSan,
- * whose per-thread traces grow with every instrumented access, at least
- * the pages touched. */
-#if defined(__SANITIZE_THREAD__)
-#define FAULTS_SLACK 1000000
-#elif defined(__SANITIZE_ADDRESS__)
-#define FAULTS_SLACK 12
-#else
-#define FAULTS_SLACK 0
-#endif
-#define ck_faults(got, want)                                                   \
-    do {                                                                       \
-        uint64_t g_ = (got), w_ = (want);                                      \
-        ck_assert_msg(g_ >= w_ && g_ <= w_ + FAULTS_SLACK,                     \
-                      "%s: %llu page faults, want %llu", #got,                 \
-                      (unsigned long long)g_, (unsigned long long)w_);         \
-    } while (0)
-
-#define TC "papi.perf.task_clock"
-#define PF "papi.perf.page_faults"
-
-/* ---- cases -------------------------------------------------------------- */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-START_TEST(task_clock_per_region)
-{
-    start("papi", "perf::TASK-CLOCK");
+    start_fake("papi", "fake::WORK,fake::BYTES");
     ck_assert_int_eq(gpuprof_backend_status("papi", NULL, 0), GPUPROF_OK);
-    uint64_t want = 0, before = 0;
-    double off[5];
-    for (int i = 0; i < 5; i++) { /* each visit apart: a flush after it */
-        gpuprof_region_begin("work");
-        uint64_t cpu = busy(10000000);
-        gpuprof_region_end("work");
-        uint64_t now = flushed_value("work", TC);
-        near(now - before, cpu, 1, "one visit of region work");
-        off[i] = (double)(now - before) - (double)cpu;
-        before = now;
-        want += cpu;
+    ck_assert_int_eq(pc_lines_with("papi: counting 2 event(s) on every "
+                                   "thread, in 1 event set(s): fake::WORK, "
+                                   "fake::BYTES"),
+                     1);
+    for (int i = 0; i < 3; i++) {
+        gpuprof_region_begin("a");
+        ADD("fake::WORK", 10);
+        ADD("fake::BYTES", 100);
+        gpuprof_region_end("a");
+        ADD("fake::WORK", 1000);
+        if (i == 0)
+            ck_assert_uint_eq(pc_flushed("a", W), 10);
     }
-    qsort(off, 5, sizeof(off[0]), cmp_double);
-    double tol = TOL_REL * 1e7 + TOL_ABS_NS;
-    ck_assert_msg(off[2] >= -tol && off[2] <= tol,
-                  "region work: the median visit's task clock is %.0f ns off "
-                  "its thread CPU time of 10 ms, more than %.0f",
-                  off[2], tol);
+    gpuprof_region_begin("b");
+    ADD("fake::WORK", 7);
+    gpuprof_region_end("b");
     gpuprof_finalize();
     gpuprof__io_profile *p = rb_load();
-    const gpuprof__io_thread *t = thread_of(p, tid_self());
-    uint32_t w = region(p, t, t->first_node, "work");
-    near(rb_val(p, w, TC), want, 5, "region work");
-    /* The metric carries the event's name and unit. */
-    uint32_t m = rb_metric(p, TC);
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    uint32_t a = pc_region(p, t, t->first_node, "a");
+    uint32_t b = pc_region(p, t, t->first_node, "b");
+    ck_assert_uint_eq(rb_val(p, a, W), 30);
+    ck_assert_uint_eq(rb_val(p, a, BY), 300);
+    ck_assert_uint_eq(rb_val(p, b, W), 7);
+    ck_assert_uint_eq(rb_val(p, b, BY), 0);
+    ck_assert_uint_eq(rb_val(p, t->first_node, W), 3000);
+    ck_assert_uint_eq(pc_incl(p, t, t->first_node, W), 3037);
+    /* The metrics carry the event's name, PAPI's description and unit. */
+    uint32_t m = rb_metric(p, W);
     ck_assert_str_eq(gpuprof__io_str(p, p->metrics[m].description),
-                     "PAPI event perf::TASK-CLOCK");
-    ck_assert_int_eq(p->metrics[m].unit, GPUPROF_IO_UNIT_NS);
+                     "PAPI event fake::WORK: work the thread scripted");
+    ck_assert_int_eq(p->metrics[m].unit, GPUPROF_IO_UNIT_COUNT);
+    ck_assert_int_eq(p->metrics[rb_metric(p, BY)].unit, GPUPROF_IO_UNIT_BYTES);
     gpuprof__io_profile_free(p);
 }
 END_TEST
 
-/* outer { 20 pages; inner { 30 pages }; 10 pages }, twice: the second pass
- * adds exactly 30 to inner and 30 to outer (exclusive), 60 inclusive. */
-static void nested_pass(uint64_t *cpu_outer, uint64_t *cpu_inner)
+/* outer { 20; inner { 30 }; 10 }, twice, a flush between: exclusive 60
+ * and 60, inclusive 120, the first pass half of it. */
+static void nested_pass(void)
 {
     gpuprof_region_begin("outer");
-    uint64_t c0 = cpu_ns();
-    touch(20);
-    busy(4000000);
-    *cpu_outer += cpu_ns() - c0;
+    ADD("fake::WORK", 20);
     gpuprof_region_begin("inner");
-    c0 = cpu_ns();
-    touch(30);
-    busy(8000000);
-    *cpu_inner += cpu_ns() - c0;
+    ADD("fake::WORK", 30);
     gpuprof_region_end("inner");
-    c0 = cpu_ns();
-    touch(10);
-    busy(4000000);
-    *cpu_outer += cpu_ns() - c0;
+    ADD("fake::WORK", 10);
     gpuprof_region_end("outer");
 }
 
 START_TEST(inclusive_exclusive)
 {
-    start("papi", "perf::TASK-CLOCK,perf::PAGE-FAULTS");
-    uint64_t co = 0, ci = 0;
-    nested_pass(&co, &ci);
-    ck_assert_int_eq(gpuprof_flush(), GPUPROF_OK);
-    gpuprof__io_profile *p = rb_load();
-    const gpuprof__io_thread *t = thread_of(p, tid_self());
-    uint32_t o = region(p, t, t->first_node, "outer");
-    uint32_t in = region(p, t, o, "inner");
-    uint64_t o1 = rb_val(p, o, PF), i1 = rb_val(p, in, PF);
-    gpuprof__io_profile_free(p);
-    nested_pass(&co, &ci);
+    start_fake("papi", "fake::WORK");
+    nested_pass();
+    ck_assert_uint_eq(pc_flushed("outer", W), 30);
+    nested_pass();
     gpuprof_finalize();
-    p = rb_load();
-    t = thread_of(p, tid_self());
-    o = region(p, t, t->first_node, "outer");
-    in = region(p, t, o, "inner");
-    ck_faults(rb_val(p, in, PF) - i1, 30);
-    ck_faults(rb_val(p, o, PF) - o1, 30);
-    ck_assert_uint_ge(i1, 30);
-    ck_assert_uint_ge(o1, 30);
-    ck_assert_uint_eq(incl(p, t, o, PF), rb_val(p, o, PF) + rb_val(p, in, PF));
-    near(rb_val(p, in, TC), ci, 2, "inner (exclusive)");
-    near(rb_val(p, o, TC), co, 2 * 2, "outer (exclusive)");
-    near(incl(p, t, o, TC), co + ci, 2 * 2, "outer (inclusive)");
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    uint32_t o = pc_region(p, t, t->first_node, "outer");
+    uint32_t in = pc_region(p, t, o, "inner");
+    ck_assert_uint_eq(rb_val(p, in, W), 60);
+    ck_assert_uint_eq(rb_val(p, o, W), 60);
+    ck_assert_uint_eq(pc_incl(p, t, o, W), 120);
     gpuprof__io_profile_free(p);
 }
 END_TEST
 
-/* ---- two threads -------------------------------------------------------- */
+/* ---- threads ------------------------------------------------------------ */
 typedef struct worker {
-    int pages;
-    uint64_t busy_ns, cpu, tid;
+    long long work;
+    uint64_t tid;
 } worker;
+
+static pthread_barrier_t bar;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    w->tid = pc_tid();
+    gpuprof_region_begin("task");
+    ADD("fake::WORK", w->work);
+    gpuprof_region_end("task");
+    pthread_barrier_wait(&bar); /* both counting: the main thread looks */
+    pthread_barrier_wait(&bar);
+    return NULL;
+}
 
 static int (*list_threads)(unsigned long *, int *);
 
@@ -325,94 +154,110 @@ static int papi_threads(void)
     return n;
 }
 
-static pthread_barrier_t bar;
-
-static void *work(void *arg)
-{
-    worker *w = arg;
-    w->tid = tid_self();
-    gpuprof_region_begin("task");
-    uint64_t c0 = cpu_ns();
-    touch(w->pages);
-    busy(w->busy_ns);
-    w->cpu = cpu_ns() - c0;
-    gpuprof_region_end("task");
-    pthread_barrier_wait(&bar); /* both counting: the main thread looks */
-    pthread_barrier_wait(&bar);
-    return NULL;
-}
-
+/* Each thread its own counts, exactly; each registered with PAPI while it
+ * counts and unregistered at its exit. */
 START_TEST(two_threads)
 {
-    start("papi", "perf::TASK-CLOCK,perf::PAGE-FAULTS");
-    void *h = dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_NOLOAD);
-    ck_assert_ptr_nonnull(h);
-    *(void **)&list_threads = dlsym(h, "PAPI_list_threads");
+    start_fake("papi", "fake::WORK");
+    *(void **)&list_threads = dlsym(dlopen(fake_lib, RTLD_NOW | RTLD_NOLOAD),
+                                    "PAPI_list_threads");
     ck_assert_ptr_nonnull(list_threads);
     gpuprof_region_begin("main");
+    ADD("fake::WORK", 5);
     int before = papi_threads();
-    worker w[2] = {{64, 12000000, 0, 0}, {16, 4000000, 0, 0}};
+    worker w[2] = {{64, 0}, {16, 0}};
     pthread_t th[2];
     pthread_barrier_init(&bar, NULL, 3);
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, work, &w[i]);
     pthread_barrier_wait(&bar);
-    ck_assert_int_eq(papi_threads(), before + 2); /* each registered */
+    ck_assert_int_eq(papi_threads(), before + 2);
     pthread_barrier_wait(&bar);
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
-    ck_assert_int_eq(papi_threads(), before); /* and unregistered */
+    ck_assert_int_eq(papi_threads(), before);
+    ADD("fake::WORK", 6);
     gpuprof_region_end("main");
     gpuprof_finalize();
     gpuprof__io_profile *p = rb_load();
     for (int i = 0; i < 2; i++) {
-        const gpuprof__io_thread *t = thread_of(p, w[i].tid);
-        uint32_t r = region(p, t, t->first_node, "task");
-        /* The first region of a thread: the faults of starting its
-         * counting (its event set) may come with the first interval. */
-        ck_assert_uint_ge(rb_val(p, r, PF), (uint64_t)w[i].pages);
-        ck_assert_uint_le(rb_val(p, r, PF),
-                          (uint64_t)w[i].pages + 8 + FAULTS_SLACK);
-        near(rb_val(p, r, TC), w[i].cpu, 1, i ? "thread 2" : "thread 1");
+        const gpuprof__io_thread *t = pc_thread(p, w[i].tid);
+        uint32_t r = pc_region(p, t, t->first_node, "task");
+        ck_assert_uint_eq(rb_val(p, r, W), (uint64_t)w[i].work);
+        ck_assert_uint_eq(pc_incl(p, t, t->first_node, W),
+                          (uint64_t)w[i].work);
     }
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    ck_assert_uint_eq(rb_val(p, pc_region(p, t, t->first_node, "main"), W),
+                      11);
     gpuprof__io_profile_free(p);
 }
 END_TEST
 
-/* ---- events that cannot be counted ------------------------------------- */
+/* ---- events, components and libraries that cannot be used -------------- */
 START_TEST(unknown_event_named)
 {
-    start("papi", "bogus::NOPE, perf::PAGE-FAULTS,PAPI_TOT_INS");
+    start_fake("papi", "bogus::NOPE, fake::WORK,PAPI_TOT_INS,fake::REFUSED");
     ck_assert_int_eq(gpuprof_backend_status("papi", NULL, 0), GPUPROF_OK);
-    ck_assert_int_eq(log_lines_with("bogus::NOPE"), 1);
-    ck_assert_int_eq(log_lines_with("event bogus::NOPE is unknown to this "
-                                    "PAPI"),
+    ck_assert_int_eq(pc_lines_with("bogus::NOPE"), 1);
+    ck_assert_int_eq(pc_lines_with("papi: event bogus::NOPE is unknown to "
+                                   "this PAPI (Event does not exist); the "
+                                   "other events are counted"),
                      1);
-    ck_assert_int_eq(log_lines_with("event PAPI_TOT_INS cannot be counted "
-                                    "here"),
+    ck_assert_int_eq(pc_lines_with("papi: event PAPI_TOT_INS cannot be "
+                                   "counted here (Event does not exist); "),
                      1);
-    ck_assert_int_eq(log_lines_with("no GPU component (cuda, rocm, "
-                                    "intel_gpu)"),
+    /* Accepted into the set, refused when the set starts. */
+    ck_assert_int_eq(pc_lines_with("papi: event fake::REFUSED cannot be "
+                                   "counted here (Event conflicts with the "
+                                   "event set (fake): with the events before "
+                                   "it)"),
+                     1);
+    ck_assert_int_eq(pc_lines_with("no GPU component (cuda, rocm, "
+                                   "intel_gpu)"),
+                     1);
+    ck_assert_int_eq(pc_lines_with("counting 1 event(s) on every thread, in "
+                                   "1 event set(s): fake::WORK\n"),
                      1);
     for (int pass = 0; pass < 2; pass++) {
         gpuprof_region_begin("r");
-        touch(40);
+        ADD("fake::WORK", 40);
         gpuprof_region_end("r");
         if (pass == 0)
-            gpuprof_flush();
+            ck_assert_uint_eq(pc_flushed("r", W), 40);
     }
-    gpuprof__io_profile *p = rb_load();
-    const gpuprof__io_thread *t = thread_of(p, tid_self());
-    uint64_t first = rb_val(p, region(p, t, t->first_node, "r"), PF);
-    gpuprof__io_profile_free(p);
     gpuprof_finalize();
-    p = rb_load();
-    t = thread_of(p, tid_self());
-    ck_faults(rb_val(p, region(p, t, t->first_node, "r"), PF) - first, 40);
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    ck_assert_uint_eq(rb_val(p, pc_region(p, t, t->first_node, "r"), W), 80);
     for (uint32_t i = 0; i < p->metric_count; i++) /* only the one kept */
         ck_assert(strncmp(gpuprof__io_str(p, p->metrics[i].name), "papi.", 5) ||
-                  !strcmp(gpuprof__io_str(p, p->metrics[i].name), PF));
+                  !strcmp(gpuprof__io_str(p, p->metrics[i].name), W));
     gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* A GPU component PAPI has but disabled, one it lacks: each said. */
+START_TEST(gpu_components_named)
+{
+    setenv("FAKEPAPI_CUDA_DISABLED", "no driver (fake)", 1);
+    start_fake("papi", "cuda:::sm__inst_executed,rocm:::x,fake::WORK");
+    ck_assert_int_eq(gpuprof_backend_status("papi", NULL, 0), GPUPROF_OK);
+    ck_assert_int_eq(pc_lines_with("papi: event cuda:::sm__inst_executed is "
+                                   "unknown to this PAPI (Event does not "
+                                   "exist); PAPI's cuda component is "
+                                   "disabled: no driver (fake); the other "
+                                   "events are counted"),
+                     1);
+    ck_assert_int_eq(pc_lines_with("papi: event rocm:::x is unknown to this "
+                                   "PAPI (Event does not exist); this PAPI "
+                                   "has no rocm component; the other events "
+                                   "are counted"),
+                     1);
+    ck_assert_int_eq(pc_lines_with("papi: GPU components: cuda (disabled: no "
+                                   "driver (fake)); their events"),
+                     1);
+    gpuprof_finalize();
 }
 END_TEST
 
@@ -425,8 +270,8 @@ static void regions_unchanged(void)
     }
     gpuprof_finalize();
     gpuprof__io_profile *p = rb_load();
-    const gpuprof__io_thread *t = thread_of(p, tid_self());
-    uint32_t r = region(p, t, t->first_node, "r");
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    uint32_t r = pc_region(p, t, t->first_node, "r");
     ck_assert_uint_eq(rb_val(p, r, "region.visits"), 3);
     for (uint32_t i = 0; i < p->metric_count; i++)
         ck_assert(strncmp(gpuprof__io_str(p, p->metrics[i].name), "papi.", 5));
@@ -435,14 +280,29 @@ static void regions_unchanged(void)
 
 START_TEST(all_events_unavailable)
 {
-    start("papi", "bogus::A,PAPI_TOT_INS");
+    start_fake("papi", "bogus::A,PAPI_TOT_INS");
     char why[512] = "";
     ck_assert_int_eq(gpuprof_backend_status("papi", why, sizeof(why)),
                      GPUPROF_E_UNAVAILABLE);
-    ck_assert_msg(strstr(why, "none of the events of GPUPROF_PAPI_EVENTS="
-                              "bogus::A,PAPI_TOT_INS can be counted"),
-                  "%s", why);
-    ck_assert_int_eq(log_lines_with("backend papi unavailable"), 1);
+    ck_assert_str_eq(why, "none of the events of GPUPROF_PAPI_EVENTS="
+                          "bogus::A,PAPI_TOT_INS can be counted (each is "
+                          "said above)");
+    ck_assert_int_eq(pc_lines_with("backend papi unavailable"), 1);
+    regions_unchanged();
+}
+END_TEST
+
+START_TEST(version_mismatch)
+{
+    setenv("FAKEPAPI_VERSION", "6.1", 1);
+    start_fake("papi", "fake::WORK");
+    char why[512] = "", want[128];
+    snprintf(want, sizeof(want), "libpapi is version 6.1, this build wants "
+             "%d.%d", PAPI_VERSION_MAJOR(PAPI_VERSION),
+             PAPI_VERSION_MINOR(PAPI_VERSION));
+    ck_assert_int_eq(gpuprof_backend_status("papi", why, sizeof(why)),
+                     GPUPROF_E_UNAVAILABLE);
+    ck_assert_str_eq(why, want);
     regions_unchanged();
 }
 END_TEST
@@ -450,7 +310,7 @@ END_TEST
 START_TEST(libpapi_missing)
 {
     setenv("GPUPROF_PAPI_LIBRARY", "/nonexistent/libpapi.so.7.0", 1);
-    start("papi", "perf::TASK-CLOCK");
+    pc_start("papi", "fake::WORK");
     char why[512] = "";
     ck_assert_int_eq(gpuprof_backend_status("papi", why, sizeof(why)),
                      GPUPROF_E_UNAVAILABLE);
@@ -464,7 +324,7 @@ END_TEST
 
 START_TEST(events_not_set)
 {
-    start("papi", NULL);
+    pc_start("papi", NULL);
     char why[512] = "";
     ck_assert_int_eq(gpuprof_backend_status("papi", why, sizeof(why)),
                      GPUPROF_E_UNAVAILABLE);
@@ -475,41 +335,28 @@ START_TEST(events_not_set)
 END_TEST
 
 /* ---- GPU API calls ------------------------------------------------------ */
-/* The calling context of an operation: the FRAME node its placeholder of
- * `kind` hangs beneath, below region `r` (exactly one). */
-static uint32_t op_context(const gpuprof__io_profile *p,
-                           const gpuprof__io_thread *t, uint32_t r,
-                           uint32_t kind)
-{
-    uint32_t ph[4];
-    ck_assert_uint_eq(rb_find_below(p, t, r, GPUPROF_IO_NODE_GPU_OP, kind, ph,
-                                    4),
-                      1);
-    return t->first_node + p->nodes[ph[0]].parent;
-}
-
-/* An operation as any backend's hook makes it, touching `pages` inside. */
-void papi_test_api_call(int pages);
-__attribute__((noinline)) void papi_test_api_call(int pages)
+/* An operation as any backend's hook makes it, with `n` work inside. */
+void papi_test_api_call(long long n);
+__attribute__((noinline)) void papi_test_api_call(long long n)
 {
     uint64_t c = gpuprof_op_begin(GPUPROF_OP_MEMSET, 0);
     ck_assert_uint_ne(c, 0);
-    touch(pages);
+    ADD("fake::WORK", n);
     gpuprof_op_end(c);
 }
 
 __attribute__((noinline)) static void op_pass(void)
 {
     gpuprof_region_begin("r");
-    touch(12);
+    ADD("fake::WORK", 12);
     papi_test_api_call(7);
-    touch(3);
+    ADD("fake::WORK", 3);
     gpuprof_region_end("r");
 }
 
 START_TEST(op_context_exact)
 {
-    start("papi", "perf::PAGE-FAULTS");
+    start_fake("papi", "fake::WORK");
     for (volatile int pass = 0; pass < 2; pass++) { /* one call path */
         op_pass();
         if (pass == 0)
@@ -517,14 +364,13 @@ START_TEST(op_context_exact)
     }
     gpuprof_finalize();
     gpuprof__io_profile *p = rb_load();
-    const gpuprof__io_thread *t = thread_of(p, tid_self());
-    uint32_t r = region(p, t, t->first_node, "r");
-    uint32_t ctx = op_context(p, t, r, GPUPROF_OP_MEMSET);
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    uint32_t r = pc_region(p, t, t->first_node, "r");
+    uint32_t ctx = pc_op_context(p, t, r, GPUPROF_OP_MEMSET);
     ck_assert_str_eq(rb_frame_fn(p, ctx), "papi_test_api_call");
-    /* Both passes: 14 inside the calls, at least 30 outside them. */
-    ck_faults(rb_val(p, ctx, PF), 14);
-    ck_assert_uint_ge(rb_val(p, r, PF), 30);
-    ck_assert_uint_eq(incl(p, t, r, PF), rb_val(p, r, PF) + rb_val(p, ctx, PF));
+    ck_assert_uint_eq(rb_val(p, ctx, W), 14);
+    ck_assert_uint_eq(rb_val(p, r, W), 30);
+    ck_assert_uint_eq(pc_incl(p, t, r, W), 44);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -535,35 +381,33 @@ __attribute__((noinline)) void papi_test_launch(void)
     ck_assert_int_eq(gpuprof__sim_kernel(0, "ka", 1000), GPUPROF_OK);
 }
 
+/* 50 launches on the sim backend, 2 work between each two: the calls'
+ * context gets one interval per call and no work, the region the work and
+ * one interval more than the calls (before each, and after the last). */
 START_TEST(sim_api_calls)
 {
     ck_assert_int_eq(gpuprof__sim_register(NULL), GPUPROF_OK);
-    start("sim,papi", "perf::TASK-CLOCK");
+    start_fake("sim,papi", "fake::WORK,fake::READS");
     ck_assert_int_eq(gpuprof_backend_status("sim", NULL, 0), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_backend_status("papi", NULL, 0), GPUPROF_OK);
     gpuprof_region_begin("launches");
-    uint64_t c0 = cpu_ns();
     for (int i = 0; i < 50; i++) {
         papi_test_launch();
-        busy(500000);
+        ADD("fake::WORK", 2);
     }
-    uint64_t cpu = cpu_ns() - c0;
     gpuprof_region_end("launches");
     ck_assert_int_eq(gpuprof__sim_sync(), GPUPROF_OK);
     gpuprof_finalize();
     gpuprof__io_profile *p = rb_load();
-    const gpuprof__io_thread *t = thread_of(p, tid_self());
-    uint32_t r = region(p, t, t->first_node, "launches");
-    uint32_t ctx = op_context(p, t, r, GPUPROF_OP_KERNEL);
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    uint32_t r = pc_region(p, t, t->first_node, "launches");
+    uint32_t ctx = pc_op_context(p, t, r, GPUPROF_OP_KERNEL);
     ck_assert_str_eq(rb_frame_fn(p, ctx), "papi_test_launch");
-    /* Each launch's CPU time is at its calling context (the sim's hook,
-     * unwinding included: well above a microsecond each), apart from the
-     * region's own; together they are the region's CPU time. */
-    uint64_t at_ctx = rb_val(p, ctx, TC), own = rb_val(p, r, TC);
-    ck_assert_uint_gt(at_ctx, 50 * 1000);
-    ck_assert_uint_lt(at_ctx, cpu / 4);
-    ck_assert_uint_eq(incl(p, t, r, TC), own + at_ctx);
-    near(own + at_ctx, cpu, 50, "region launches (inclusive)");
+    ck_assert_uint_eq(rb_val(p, ctx, RD), 50);
+    ck_assert_uint_eq(rb_val(p, ctx, W), 0);
+    ck_assert_uint_eq(rb_val(p, r, RD), 51);
+    ck_assert_uint_eq(rb_val(p, r, W), 100);
+    ck_assert_uint_eq(pc_incl(p, t, r, RD), 101);
     uint32_t ph = 0;
     rb_find_below(p, t, r, GPUPROF_IO_NODE_GPU_OP, GPUPROF_OP_KERNEL, &ph, 1);
     uint32_t k = rb_child(p, t, ph, GPUPROF_IO_NODE_KERNEL, 0, "ka");
@@ -576,24 +420,23 @@ END_TEST
 /* ---- pause -------------------------------------------------------------- */
 START_TEST(pause_drops_paused_counts)
 {
-    start("papi", "perf::PAGE-FAULTS");
-    uint64_t first = 0;
+    start_fake("papi", "fake::WORK");
     for (int pass = 0; pass < 2; pass++) {
         gpuprof_region_begin("r");
-        touch(10);
+        ADD("fake::WORK", 10);
         gpuprof_stop();
-        touch(30); /* paused: nobody's */
+        ADD("fake::WORK", 30); /* paused: nobody's */
         gpuprof_start();
-        touch(5);
+        ADD("fake::WORK", 5);
         gpuprof_region_end("r");
         if (pass == 0)
-            first = flushed_value("r", PF);
+            ck_assert_uint_eq(pc_flushed("r", W), 15);
     }
     gpuprof_finalize();
     gpuprof__io_profile *p = rb_load();
-    const gpuprof__io_thread *t = thread_of(p, tid_self());
-    uint64_t v = rb_val(p, region(p, t, t->first_node, "r"), PF);
-    ck_faults(v - first, 15); /* 10 + 5, never the paused 30 */
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    ck_assert_uint_eq(rb_val(p, pc_region(p, t, t->first_node, "r"), W), 30);
+    ck_assert_uint_eq(pc_incl(p, t, t->first_node, W), 30);
     gpuprof__io_profile_free(p);
 }
 END_TEST
@@ -601,11 +444,13 @@ END_TEST
 int main(void)
 {
     const test_case cases[] = {
-        {"task_clock_per_region", task_clock_per_region, 60},
+        {"per_region_exact", per_region_exact, 60},
         {"inclusive_exclusive", inclusive_exclusive, 60},
         {"two_threads", two_threads, 60},
         {"unknown_event_named", unknown_event_named, 60},
+        {"gpu_components_named", gpu_components_named, 60},
         {"all_events_unavailable", all_events_unavailable, 60},
+        {"version_mismatch", version_mismatch, 60},
         {"libpapi_missing", libpapi_missing, 60},
         {"events_not_set", events_not_set, 60},
         {"op_context_exact", op_context_exact, 60},

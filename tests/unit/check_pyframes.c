@@ -3,14 +3,15 @@
  * of a running interpreter (tests/scripts/python-frames.sh measures one):
  *   layout     every offset of pyframes_layout.h against CPython 3.11's own
  *              headers (python3.11-dev's internal/pycore_frame.h), when
- *              the build found them (GP_HAVE_PY311_HEADERS); says SKIP
+ *              the build found them (GPUPROF_HAVE_PY311_HEADERS); says SKIP
  *              otherwise;
  *   line_table the 3.11 location-table decoder against the lines CPython
  *              itself gives (co_positions) for every code unit of a
  *              function with short, one-line, long and no-location
  *              entries (made with /usr/bin/python3 3.11.2).
  */
-#if defined(GP_HAVE_PY311_HEADERS)
+#include "gen/features.h" /* GPUPROF_HAVE_PY311_HEADERS */
+#if defined(GPUPROF_HAVE_PY311_HEADERS)
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <internal/pycore_frame.h>
@@ -26,7 +27,7 @@
 
 START_TEST(layout)
 {
-#if defined(GP_HAVE_PY311_HEADERS)
+#if defined(GPUPROF_HAVE_PY311_HEADERS)
     ck_assert_uint_eq(PY_VERSION_HEX >> 16, 0x030b);
     ck_assert_uint_eq(TS_CFRAME, offsetof(PyThreadState, cframe));
     ck_assert_uint_eq(CF_CURRENT, offsetof(_PyCFrame, current_frame));

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "backends/cupti/cupti.h"
+#include "gen/features.h" /* GPUPROF_CUDA_HOME */
 
 #ifndef GPUPROF_CUDA_HOME
 #define GPUPROF_CUDA_HOME "/usr/local/cuda"
@@ -487,6 +488,7 @@ static void resource(CUpti_CallbackId id, const CUpti_ResourceData *rd)
     case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
         if (pcs_on)
             gpuprof__cupti_pcs_context(rd->context);
+        gpuprof__cupti_context_device(rd->context);
         hide_runtime();
         break;
     case CUPTI_CBID_RESOURCE_CU_INIT_FINISHED:
@@ -800,6 +802,7 @@ static gpuprof_status cu_flush(void *user)
         gpuprof__cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (cont)
         gpuprof__cupti_pcs_release(true);
+    gpuprof__cupti_devices_describe_used(); /* contexts made before init */
     return GPUPROF_OK;
 }
 
@@ -819,6 +822,7 @@ static void cu_fini(void *user)
      * ran nothing are known. */
     gpuprof__cupti_graphs_close();
     gpuprof__cupti_devices_report(-1);
+    gpuprof__cupti_devices_describe_used();
     unsubscribe();
     pthread_mutex_lock(&pool_mu);
     if (pool_refused)

@@ -106,6 +106,24 @@ bool gpuprof__cupti_is_ptx(const void *image);
 void gpuprof__cupti_device_used(uint32_t dev);
 void gpuprof__cupti_devices_first_call(void);
 void gpuprof__cupti_devices_report(int present);
+/* The devices records named so far (bit d: device d). */
+uint64_t gpuprof__cupti_devices_used(void);
+
+/* ---- devices described (cupti_devices.c) --------------------------------
+ * Each device's limits from the driver (cuDeviceGetAttribute), given to
+ * gpuprof_be_device_describe once: for the device of a context created
+ * (resource callback), and at flush for devices records named that were
+ * not described yet. A test installs a driver of its own (NULL: the
+ * program's libcuda again, and nothing described yet). */
+typedef struct gp_cu_driver {
+    CUresult (*Get)(CUdevice *dev, int ordinal);
+    CUresult (*GetAttribute)(int *value, CUdevice_attribute a, CUdevice dev);
+    CUresult (*GetName)(char *name, int len, CUdevice dev);
+} gp_cu_driver;
+void gpuprof__cupti_devices_test_driver(const gp_cu_driver *d);
+void gpuprof__cupti_device_describe(uint32_t ordinal);
+void gpuprof__cupti_context_device(CUcontext ctx);
+void gpuprof__cupti_devices_describe_used(void);
 
 /* ---- the correlation ring (cupti_act.c) ---------------------------------
  * CUPTI correlation id -> our correlation, written at API enter on the

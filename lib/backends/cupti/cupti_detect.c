@@ -163,6 +163,11 @@ void gpuprof__cupti_device_used(uint32_t dev)
                                  memory_order_relaxed);
 }
 
+uint64_t gpuprof__cupti_devices_used(void)
+{
+    return atomic_load_explicit(&devs_used, memory_order_relaxed);
+}
+
 /* After the outermost call's operation ended: the first one also begins
  * the devices' operation on the same call path. */
 __attribute__((noinline)) void gpuprof__cupti_devices_first_call(void)

@@ -112,6 +112,9 @@ typedef struct l0_api {
                                 const ze_host_mem_alloc_desc_t *, size_t,
                                 size_t, void **);
     ze_result_t (*MemFree)(ze_context_handle_t, void *);
+    /* Optional (NULL when the loader lacks it). */
+    ze_result_t (*DeviceGetComputeProperties)(ze_device_handle_t,
+                                              ze_device_compute_properties_t *);
 } l0_api;
 extern l0_api gpuprof__l0;
 #define Z gpuprof__l0

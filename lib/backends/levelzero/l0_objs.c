@@ -37,6 +37,29 @@ static uint64_t clock_ns(clockid_t c)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* What the device can hold, for the profile (gpuprof_be_device_describe):
+ * a subslice (Xe-core) holds a work-group's shared local memory as an SM
+ * holds a CUDA block's, so it stands for the SM. */
+static void dev_limits(const l0_dev *v, const ze_device_properties_t *p)
+{
+    gpuprof_device_info d = GPUPROF_DEVICE_INFO_INIT;
+    d.api = "levelzero";
+    d.device = v->index;
+    d.name = p->name[0] ? p->name : NULL;
+    d.sm_count = p->numSlices * p->numSubslicesPerSlice;
+    d.warp_size = p->physicalEUSimdWidth;
+    d.max_threads_per_sm =
+        p->numEUsPerSubslice * p->numThreadsPerEU * p->physicalEUSimdWidth;
+    ze_device_compute_properties_t c = {
+        .stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES};
+    if (Z.DeviceGetComputeProperties &&
+        L0_CALL(Z.DeviceGetComputeProperties(v->h, &c)) == ZE_RESULT_SUCCESS) {
+        d.max_threads_per_block = c.maxTotalGroupSize;
+        d.shared_bytes_per_block = c.maxSharedLocalMemory;
+    }
+    gpuprof_be_device_describe(&d);
+}
+
 /* The timer (ticks per second, kernel timestamp bits) and which host clock
  * zeDeviceGetGlobalTimestamps reads: the one whose readings bracket its
  * answer (Intel's driver: CLOCK_MONOTONIC_RAW). */
@@ -57,6 +80,7 @@ static void dev_describe(l0_dev *v)
     }
     if (!v->hz)
         v->hz = 1000000000u;
+    dev_limits(v, &p);
     uint32_t bits = p.kernelTimestampValidBits;
     v->kmask = bits == 0 || bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
     uint64_t before[4], after[4], h = 0, d = 0;

@@ -88,6 +88,8 @@ static bool resolve(void *h, char *reason, size_t rsize)
     SYM(MemAllocHost, "zeMemAllocHost");
     SYM(MemFree, "zeMemFree");
 #undef SYM
+    *(void **)&Z.DeviceGetComputeProperties =
+        dlsym(h, "zeDeviceGetComputeProperties");
     return true;
 }
 

@@ -160,6 +160,10 @@ void gpuprof__cl_wait_end(cl_wait w, uint64_t corr, bool own);
 /* Takes completed commands in and submits what is final (cheap when there
  * is nothing). */
 void gpuprof__cl_settle(bool force);
+/* Benchmarks (bench_opencl): waits for the completion callbacks still due
+ * (up to 100 ms) and settles, so that a timed round's leftovers are its
+ * own and not the next round's. Any thread. */
+void gpuprof__cl_quiesce(void);
 
 /* Detectors: the OpenCL facts; the bookkeeping and the notes on the
  * operation's placeholder are the core's (gpuprof_be_detect_*). A

@@ -198,6 +198,37 @@ cl_queue *gpuprof__cl_queue(cl_command_queue q)
     return v;
 }
 
+/* What the device can hold, for the profile (gpuprof_be_device_describe):
+ * compute units stand for SMs, the work-group limit and local memory for
+ * a block's. Once per device, with its first queue, outside cl_mu. */
+static void describe(const cl_dev *v)
+{
+    char name[256] = "";
+    cl_uint units = 0;
+    size_t group = 0;
+    cl_ulong local = 0;
+    if (!T.clGetDeviceInfo)
+        return;
+    if (T.clGetDeviceInfo(v->id, CL_DEVICE_NAME, sizeof(name), name, NULL) !=
+        CL_SUCCESS)
+        name[0] = '\0';
+    name[sizeof(name) - 1] = '\0';
+    T.clGetDeviceInfo(v->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units),
+                      &units, NULL);
+    T.clGetDeviceInfo(v->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(group),
+                      &group, NULL);
+    T.clGetDeviceInfo(v->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local,
+                      NULL);
+    gpuprof_device_info d = GPUPROF_DEVICE_INFO_INIT;
+    d.api = "opencl";
+    d.device = v->index;
+    d.name = name[0] ? name : NULL;
+    d.sm_count = units;
+    d.max_threads_per_block = group <= UINT32_MAX ? (uint32_t)group : 0;
+    d.shared_bytes_per_block = local;
+    gpuprof_be_device_describe(&d);
+}
+
 void gpuprof__cl_queue_new(cl_command_queue q, cl_context ctx, cl_device_id d,
                      bool in_order, uint64_t corr)
 {
@@ -219,8 +250,10 @@ void gpuprof__cl_queue_new(cl_command_queue q, cl_context ctx, cl_device_id d,
         v = NULL;
     }
     pthread_mutex_unlock(&cl_mu);
-    if (v && cal)
+    if (v && cal) {
         calibrate(v->dev, q);
+        describe(v->dev);
+    }
     if (in_order)
         gpuprof_be_detect_note(corr, GPUPROF_METRIC_DET_INORDER_QUEUE, 1);
 }
@@ -1033,6 +1066,14 @@ static void callbacks_grace(void)
            gpuprof_be_now_ns() < deadline) {
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
+    }
+}
+
+void gpuprof__cl_quiesce(void)
+{
+    if (gp_load_acquire(&attached)) {
+        callbacks_grace();
+        gpuprof__cl_settle(false);
     }
 }
 

@@ -48,6 +48,12 @@ static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
 static gp_sim_config cfg;
 static job *q;
 static size_t nq, capq;
+/* The queue the simulator thread ran last, handed back for the next swap:
+ * launching allocates nothing in the steady state, and a launch costs the
+ * same whether its jobs are measured (the simulator thread then takes
+ * longer and the queue grows further) or not. */
+static job *spare;
+static size_t spare_cap;
 static uint64_t launched, delivered, want; /* deliver up to `want` now */
 static uint64_t *clock_of; /* per stream: when its last job ends */
 static uint64_t null_end;  /* legacy default stream: when its last job ends */
@@ -173,6 +179,7 @@ static void run_jobs(job *jobs, size_t n)
 
 static void *sim_main(void *arg)
 {
+    gpuprof_be_own_thread(); /* the simulated device, not the program */
     (void)arg;
     pthread_mutex_lock(&mu);
     for (;;) {
@@ -189,13 +196,21 @@ static void *sim_main(void *arg)
             /* a partial batch waited long enough: deliver it */
         }
         job *jobs = q;
-        size_t n = nq;
-        q = NULL;
-        nq = capq = 0;
+        size_t n = nq, cap = capq;
+        q = spare;
+        capq = spare_cap;
+        nq = 0;
+        spare = NULL;
+        spare_cap = 0;
         pthread_mutex_unlock(&mu);
         run_jobs(jobs, n);
-        free(jobs);
         pthread_mutex_lock(&mu);
+        if (spare)
+            free(jobs);
+        else {
+            spare = jobs;
+            spare_cap = cap;
+        }
         delivered += n;
         pthread_cond_broadcast(&done_cv);
     }
@@ -239,8 +254,8 @@ static void fork_child(void)
     pthread_cond_init(&work_cv, NULL);
     pthread_cond_init(&done_cv, NULL);
     active = false;
-    q = NULL;
-    nq = capq = 0;
+    q = spare = NULL;
+    nq = capq = spare_cap = 0;
 }
 
 static gpuprof_status sim_init(void *user)

@@ -1,0 +1,461 @@
+/*
+ * check_an_cpath_host.c - host threads in the trace analysis
+ * (analysis/cpath/host.c) on hand-made traces (tests/support/mkprofile,
+ * the lib/io trace writer's HOST_RECORDS) whose answers are computed by
+ * hand in the comments: a join, a barrier, a mutex hand-off, a condition
+ * variable hand-off, an OpenMP parallel region with its barriers and an
+ * idle worker, a taskwait; each with its wait states, blame, critical
+ * path step by step and a projection. Releases no one waited for, and a
+ * timed wait that timed out, make no edge. Host records of an unknown
+ * kind are refused.
+ *
+ * Threads: k = 0 "main", 1 "t1", 2 "t2" (tid 100 + k, seq k); each has
+ * its own regions, node 1 + i for its i-th name. Times are ns.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpuprof_analysis.h"
+#include "io/trace.h"
+#include "support/an_paths.h"
+#include "support/mkprofile.h"
+#include "support/suite.h"
+
+#define NT 3
+enum { CREATE = 1, START, EXIT, JOIN, BARRIER, LOCK, UNLOCK, COND_WAIT,
+       SIGNAL, FORK, IDLE, TASKWAIT, TASK_END };
+#define OMP GPUPROF_IO_HOST_OMP
+#define ARRIVAL GPUPROF_IO_HOST_ARRIVAL
+
+typedef struct ht { /* a trace being made */
+    const char *names[NT][6]; /* each thread's region names */
+    gpuprof__io_trace_rec reg[NT][16], ops[4];
+    gpuprof__io_host_rec host[NT][16];
+    uint32_t nreg[NT], nhost[NT], nops; /* ops: main's GPU API calls */
+} ht;
+
+static char dir[512], dbdir[600];
+
+/* Thread k's region `name` over [s, e). */
+static void region(ht *t, uint32_t k, const char *name, uint64_t s, uint64_t e)
+{
+    uint32_t i = 0;
+    while (t->names[k][i] && strcmp(t->names[k][i], name))
+        i++;
+    t->names[k][i] = name;
+    t->reg[k][t->nreg[k]++] =
+        (gpuprof__io_trace_rec){s, e, (uint64_t)k << 32 | (1 + i), 0};
+}
+
+static void host(ht *t, uint32_t k, uint8_t op, uint8_t flags, uint64_t s,
+                 uint64_t e, uint64_t object, uint64_t aux)
+{
+    t->host[k][t->nhost[k]++] =
+        (gpuprof__io_host_rec){s, e, object, aux, op, flags};
+}
+
+static void write_run(const ht *t)
+{
+    snprintf(dir, sizeof(dir), "%s/ch.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[700];
+    static const char *const thread[NT] = {"main", "t1", "t2"};
+    tp_builder *b = tp_new("host", 10, 0);
+    for (uint32_t k = 0; k < NT; k++) {
+        tp_thread(b, thread[k], k ? 0 : GPUPROF_IO_THREAD_MAIN);
+        for (uint32_t i = 0; i < 6 && t->names[k][i]; i++)
+            ck_assert_uint_eq(tp_region(b, 0, t->names[k][i], 1, 1, 1), 1 + i);
+    }
+    tp_times(b, 0, 100000, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
+    snprintf(path, sizeof(path), "%s/h-r0-p10.gpuprof", dir);
+    ck_assert_int_eq(tp_write(b, path, 0), 0);
+    tp_free(b);
+    static uint8_t buf[65536];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 10, 1000000);
+    for (uint32_t k = 0; k < NT; k++) {
+        off += gpuprof__io_trace_thread_chunk(buf + off, k, 100 + k,
+                                              thread[k]);
+        if (t->nreg[k])
+            off += gpuprof__io_trace_records(buf + off, 0, 0, k, t->reg[k],
+                                             t->nreg[k]);
+        if (t->nhost[k])
+            off += gpuprof__io_trace_host_records(buf + off, k, t->host[k],
+                                                  t->nhost[k]);
+        if (!k && t->nops)
+            off += gpuprof__io_trace_corr_records(buf + off, 0, 0, 0, t->ops,
+                                                  t->nops);
+    }
+    snprintf(path, sizeof(path), "%s/h-r0-p10.gptrace", dir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(buf, 1, off, f), off);
+    fclose(f);
+    ap_analyze(dir, dbdir, sizeof(dbdir));
+}
+
+/* Blame by name: cb of gpuprof_an_cpath_print_waits is not public, so the
+ * metric wait.blame at the region's context. */
+static double blamed(gpuprof_an_db *db, const char *region)
+{
+    uint32_t m, c;
+    ck_assert_int_eq(gpuprof_an_db_metric_find(db, "wait.blame",
+                                               GPUPROF_AN_EXCLUSIVE, &m),
+                     GPUPROF_OK);
+    double sum = 0;
+    for (c = 0; c < gpuprof_an_db_context_count(db); c++)
+        if (!strcmp(gpuprof_an_db_context_name(db, c), region))
+            sum += gpuprof_an_db_stat(db, c, m, GPUPROF_AN_STAT_SUM);
+    return sum;
+}
+
+typedef struct analysed {
+    gpuprof_an_db *db;
+    gpuprof_an_cpath *cp;
+    gpuprof_an_wait_totals w;
+    char path[1024];
+} analysed;
+
+static void analyse(analysed *x)
+{
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &x->db), GPUPROF_OK);
+    ck_assert_int_eq(gpuprof_an_cpath_new(x->db, NULL, NULL, &x->cp),
+                     GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_cpath_process_count(x->cp), 1);
+    ck_assert_int_eq(gpuprof_an_cpath_waits(x->cp, 0, &x->w), GPUPROF_OK);
+    ap_path_text(x->cp, 0, x->path, sizeof(x->path));
+    ck_assert_int_eq(gpuprof_an_db_add_cpath_metrics(x->db, x->cp),
+                     GPUPROF_OK);
+}
+
+/* The run projected with `rule`: its run time. */
+static uint64_t projected(const analysed *x, const char *rule)
+{
+    gpuprof_an_cpath *pj;
+    uint64_t touched;
+    ck_assert_int_eq(gpuprof_an_cpath_project(x->cp, &rule, 1, &touched, &pj),
+                     GPUPROF_OK);
+    ck_assert_uint_gt(touched, 0);
+    uint64_t run = gpuprof_an_cpath_run_ns(pj, 0);
+    gpuprof_an_cpath_free(pj);
+    return run;
+}
+
+static void done(analysed *x)
+{
+    gpuprof_an_cpath_free(x->cp);
+    gpuprof_an_db_close(x->db);
+}
+
+/* Only kind k has waits: count and ns. */
+static void only_waits(const gpuprof_an_wait_totals *w, int k, uint64_t count,
+                       uint64_t ns)
+{
+    for (int i = 0; i < GPUPROF_AN_WAIT_KINDS; i++) {
+        ck_assert_uint_eq(w->count[i], i == k ? count : 0);
+        ck_assert_uint_eq(w->ns[i], i == k ? ns : 0);
+    }
+}
+
+/* join: main R [0, 10000] creates t1 [1000, 1100] (creation 1, thread
+ * 0xA1) and joins it [2000, 7500]; t1 starts at 1200, W [1300, 7200],
+ * exits at 7300. WaitAtJoin [2000, 7300) = 5300, blamed on what t1 ran:
+ * W 5200, its root 100. Path: R 1000, the creation 200 (create to start,
+ * the creating call's), t1 100, W 5900, 100, the join after the exit 200,
+ * R 2500 = 10000. W twice as fast: t1 exits at 4350, the join returns at
+ * 4550, the run ends at 7050. */
+START_TEST(join_exact)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 10000);
+    host(&t, 0, CREATE, 0, 1000, 1100, 0xA1, 1);
+    host(&t, 0, JOIN, 0, 2000, 7500, 0xA1, 0);
+    host(&t, 1, START, 0, 1200, 1200, 0xA1, 1);
+    region(&t, 1, "W", 1300, 7200);
+    host(&t, 1, EXIT, 0, 7300, 7300, 0xA1, 0);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    only_waits(&x.w, GPUPROF_AN_WAIT_AT_JOIN, 1, 5300);
+    ck_assert_str_eq(x.path, "R:1000,pthread_create:200,<no region>:100,"
+                             "W:5900,<no region>:100,pthread_join:200,"
+                             "R:2500,");
+    ck_assert_uint_eq(gpuprof_an_cpath_length(x.cp, 0), 10000);
+    ck_assert_double_eq(blamed(x.db, "W"), 5200);
+    ck_assert_uint_eq(projected(&x, "region:W=2"), 7050);
+    done(&x);
+}
+END_TEST
+
+/* barrier 0xB0: main M [0, 2000] arrives at 2000 (leaves 6100, then M2
+ * [6100, 7000]); t1 A [0, 3000] at 3000 (leaves 6050, A2 [6050, 6500]);
+ * t2 B [0, 6000] at 6000, the last (leaves 6080, B2 [6080, 8000]).
+ * WaitAtBarrier x2: main 4000 + t1 3000, all blamed on B. Path: B 6000,
+ * t2's own 80, B2 1920 = 8000. B twice as fast: t2 and t1 arrive at 3000,
+ * t2 leaves 80 later, B2 ends at 5000 = the run. */
+START_TEST(barrier_exact)
+{
+    ht t = {0};
+    region(&t, 0, "M", 0, 2000);
+    host(&t, 0, BARRIER, 0, 2000, 6100, 0xB0, 0);
+    region(&t, 0, "M2", 6100, 7000);
+    region(&t, 1, "A", 0, 3000);
+    host(&t, 1, BARRIER, 0, 3000, 6050, 0xB0, 0);
+    region(&t, 1, "A2", 6050, 6500);
+    region(&t, 2, "B", 0, 6000);
+    host(&t, 2, BARRIER, 0, 6000, 6080, 0xB0, 0);
+    region(&t, 2, "B2", 6080, 8000);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    only_waits(&x.w, GPUPROF_AN_WAIT_AT_BARRIER, 2, 7000);
+    ck_assert_str_eq(x.path, "B:6000,pthread_barrier_wait:80,B2:1920,");
+    ck_assert_double_eq(blamed(x.db, "B"), 7000);
+    ck_assert_uint_eq(projected(&x, "region:B=2"), 5000);
+    done(&x);
+}
+END_TEST
+
+/* mutex 0x3C: main R [0, 8000] releases it at 500 (no one waited: a
+ * record of a hashed collision) and at 5000; t1 C [0, 1000] blocks in the
+ * lock [1000, 5200], D [5200, 9000], releases at 9000 itself. Only the
+ * release at 5000 falls in the wait: LockContention [1000, 5000) = 4000,
+ * blamed on R (main held it). Path: R 500, R 4500 (the moments split it),
+ * the lock after the release 200, D 3800 = 9000. R twice as fast: the
+ * release at 2500, the lock at 2700, D to 6500. */
+START_TEST(mutex_exact)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 8000);
+    host(&t, 0, UNLOCK, 0, 500, 500, 0x3C, 0);
+    host(&t, 0, UNLOCK, 0, 5000, 5000, 0x3C, 0);
+    region(&t, 1, "C", 0, 1000);
+    host(&t, 1, LOCK, 0, 1000, 5200, 0x3C, 0);
+    region(&t, 1, "D", 5200, 9000);
+    host(&t, 1, UNLOCK, 0, 9000, 9000, 0x3C, 0);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    only_waits(&x.w, GPUPROF_AN_WAIT_LOCK_CONTENTION, 1, 4000);
+    ck_assert_str_eq(x.path, "R:500,R:4500,pthread_mutex_lock (blocked):200,"
+                             "D:3800,");
+    ck_assert_double_eq(blamed(x.db, "R"), 4000);
+    ck_assert_uint_eq(projected(&x, "region:R=2"), 6500);
+    done(&x);
+}
+END_TEST
+
+/* condition 0xC0 (mutex 0x3C): main R [0, 10000] waits [1000, 6300]; t1
+ * P [0, 6000] signals at 6000, Q [6000, 7000], signals again at 7200
+ * while main's timed wait [6500, 7500] times out (no edge). WaitAtCondition
+ * [1000, 6000) = 5000, blamed on P. Path: P 6000, the wait after the
+ * signal 300, R 200, the timed wait 1000 (its own time), R 2500 = 10000.
+ * P twice as fast: main's wait returns at 3300, the rest follows: 7000. */
+START_TEST(cond_exact)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 10000);
+    host(&t, 0, COND_WAIT, 0, 1000, 6300, 0xC0, 0x3C);
+    host(&t, 0, COND_WAIT, GPUPROF_IO_HOST_TIMEOUT, 6500, 7500, 0xC0, 0x3C);
+    region(&t, 1, "P", 0, 6000);
+    host(&t, 1, SIGNAL, 0, 6000, 6000, 0xC0, 0);
+    region(&t, 1, "Q", 6000, 7000);
+    host(&t, 1, SIGNAL, 0, 7200, 7200, 0xC0, 0);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    only_waits(&x.w, GPUPROF_AN_WAIT_AT_CONDITION, 1, 5000);
+    ck_assert_str_eq(x.path, "P:6000,pthread_cond_wait:300,R:200,"
+                             "pthread_cond_wait:1000,R:2500,");
+    ck_assert_double_eq(blamed(x.db, "P"), 5000);
+    ck_assert_uint_eq(projected(&x, "region:P=2"), 7000);
+    done(&x);
+}
+END_TEST
+
+/* OpenMP: main (the master) R [0, 12000] forks region 7 at 1000 (M [1000,
+ * 4000], explicit barrier [4000, 6000], M [6000, 8000], implicit barrier
+ * [8000, 9100]) and region 8 at 10000 (M3 [10000, 11000], barrier [11000,
+ * 11600]). Worker t1: idle [500, 1200] for region 7, W1 [1200, 5900],
+ * barrier [5900, 6050] (last), W2 [6050, 9000], arrives at region 7's
+ * last barrier at 9000 (last: LLVM says no more, its wait is the idle
+ * that follows), idle [9000, 10100] for region 8, W3 [10100, 11500],
+ * arrives at 11500 (last). WaitAtBarrier x3: main 1900 + 1000 + 500 =
+ * 3400 (blamed on W1 1900, W2 1000, W3 500); WaitAtFork x2: t1 500 +
+ * 1000 = 1500 (blamed on main: R 500 + 900 and the last 100 of its
+ * barrier, in R too). The path
+ * goes back and forth: R 1000, t1's idle after the fork 200, W1 4700,
+ * t1's barrier 150, W2 2950, main's barrier after t1's arrival 100, R
+ * 900, t1's idle 100, W3 1400, main's barrier 100, R 400 = 12000. */
+START_TEST(openmp_exact)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 12000);
+    host(&t, 0, FORK, OMP, 1000, 1000, 7, 2);
+    region(&t, 0, "M", 1000, 4000);
+    host(&t, 0, BARRIER, OMP, 4000, 6000, 7, 0);
+    region(&t, 0, "M", 6000, 8000);
+    host(&t, 0, BARRIER, OMP, 8000, 9100, 7, 0);
+    host(&t, 0, FORK, OMP, 10000, 10000, 8, 2);
+    region(&t, 0, "M3", 10000, 11000);
+    host(&t, 0, BARRIER, OMP, 11000, 11600, 8, 0);
+    host(&t, 1, IDLE, OMP, 500, 1200, 7, 1);
+    region(&t, 1, "W1", 1200, 5900);
+    host(&t, 1, BARRIER, OMP, 5900, 6050, 7, 0);
+    region(&t, 1, "W2", 6050, 9000);
+    host(&t, 1, BARRIER, OMP | ARRIVAL, 9000, 9000, 7, 0);
+    host(&t, 1, IDLE, OMP, 9000, 10100, 8, 1);
+    region(&t, 1, "W3", 10100, 11500);
+    host(&t, 1, BARRIER, OMP | ARRIVAL, 11500, 11500, 8, 0);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    for (int i = 0; i < GPUPROF_AN_WAIT_KINDS; i++)
+        if (i != GPUPROF_AN_WAIT_AT_BARRIER && i != GPUPROF_AN_WAIT_AT_FORK)
+            ck_assert_uint_eq(x.w.count[i], 0);
+    ck_assert_uint_eq(x.w.count[GPUPROF_AN_WAIT_AT_BARRIER], 3);
+    ck_assert_uint_eq(x.w.ns[GPUPROF_AN_WAIT_AT_BARRIER], 3400);
+    ck_assert_uint_eq(x.w.count[GPUPROF_AN_WAIT_AT_FORK], 2);
+    ck_assert_uint_eq(x.w.ns[GPUPROF_AN_WAIT_AT_FORK], 1500);
+    ck_assert_str_eq(x.path, "R:1000,OpenMP idle:200,W1:4700,"
+                             "OpenMP barrier:150,W2:2950,OpenMP barrier:100,"
+                             "R:900,OpenMP idle:100,W3:1400,"
+                             "OpenMP barrier:100,R:400,");
+    ck_assert_uint_eq(gpuprof_an_cpath_length(x.cp, 0), 12000);
+    ck_assert_double_eq(blamed(x.db, "W1"), 1900);
+    ck_assert_double_eq(blamed(x.db, "W2"), 1000);
+    ck_assert_double_eq(blamed(x.db, "W3"), 500);
+    ck_assert_double_eq(blamed(x.db, "R"), 1500);
+    done(&x);
+}
+END_TEST
+
+/* OpenMP, a worker early at the barrier that ends a region: main R [0,
+ * 10000] forks region 3 at 1000 (M [1000, 5000], its last barrier [5000,
+ * 5100], the last to arrive) and region 4 at 7000 (M4 [7000, 8000],
+ * barrier [8000, 8100], the last again). Worker t1: idle [500, 1100] for
+ * region 3, W [1100, 2000], arrives at 2000, idle [2000, 7100] for region
+ * 4, W4 [7100, 7900], arrives at 7900 (LLVM tells no more: its wait
+ * there is not seen). The idle after its arrival waits first for main's
+ * arrival at 5000 (WaitAtBarrier 3000, blamed on M), then for the fork at
+ * 7000 (WaitAtFork 2000, blamed on R: main's barrier 100, R 1900); the
+ * first idle waits 500 for the first fork (R). The path stays on main:
+ * R 1000, M 4000, its barrier 100, R 1900, M4 1000, its barrier 100, R
+ * 1900. */
+START_TEST(openmp_early_worker)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 10000);
+    host(&t, 0, FORK, OMP, 1000, 1000, 3, 2);
+    region(&t, 0, "M", 1000, 5000);
+    host(&t, 0, BARRIER, OMP, 5000, 5100, 3, 0);
+    host(&t, 0, FORK, OMP, 7000, 7000, 4, 2);
+    region(&t, 0, "M4", 7000, 8000);
+    host(&t, 0, BARRIER, OMP, 8000, 8100, 4, 0);
+    host(&t, 1, IDLE, OMP, 500, 1100, 3, 1);
+    region(&t, 1, "W", 1100, 2000);
+    host(&t, 1, BARRIER, OMP | ARRIVAL, 2000, 2000, 3, 0);
+    host(&t, 1, IDLE, OMP, 2000, 7100, 4, 1);
+    region(&t, 1, "W4", 7100, 7900);
+    host(&t, 1, BARRIER, OMP | ARRIVAL, 7900, 7900, 4, 0);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    ck_assert_uint_eq(x.w.count[GPUPROF_AN_WAIT_AT_BARRIER], 1);
+    ck_assert_uint_eq(x.w.ns[GPUPROF_AN_WAIT_AT_BARRIER], 3000);
+    ck_assert_uint_eq(x.w.count[GPUPROF_AN_WAIT_AT_FORK], 2);
+    ck_assert_uint_eq(x.w.ns[GPUPROF_AN_WAIT_AT_FORK], 2500);
+    ck_assert_str_eq(x.path, "R:1000,M:4000,OpenMP barrier:100,R:1900,"
+                             "M4:1000,OpenMP barrier:100,R:1900,");
+    ck_assert_double_eq(blamed(x.db, "M"), 3000);
+    ck_assert_double_eq(blamed(x.db, "R"), 2500);
+    done(&x);
+}
+END_TEST
+
+/* taskwait of task 5: main R [0, 5000] waits [1000, 4000]; t1 runs the
+ * child T [500, 3500], which ends at 3500. WaitAtJoin [1000, 3500) =
+ * 2500, blamed on T. Path: T 3000, the taskwait after the end 500, R 1000
+ * (t1's lane begins at 500: the path's length is 4500 of a 5000 run). */
+START_TEST(taskwait_exact)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 5000);
+    host(&t, 0, TASKWAIT, OMP, 1000, 4000, 5, 0);
+    region(&t, 1, "T", 500, 3500);
+    host(&t, 1, TASK_END, OMP, 3500, 3500, 5, 0);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    only_waits(&x.w, GPUPROF_AN_WAIT_AT_JOIN, 1, 2500);
+    ck_assert_str_eq(x.path, "T:3000,OpenMP taskwait:500,R:1000,");
+    ck_assert_uint_eq(gpuprof_an_cpath_run_ns(x.cp, 0), 5000);
+    ck_assert_double_eq(blamed(x.db, "T"), 2500);
+    done(&x);
+}
+END_TEST
+
+/* A lock that blocked inside a GPU API call of its thread (a runtime's
+ * callback running user code there): left out, said once in the report;
+ * the call and the rest are as measured. main R [0, 5000], the call
+ * [1000, 2000] (its own context R), the lock [1200, 1500]. */
+START_TEST(inside_a_call_left_out)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 5000);
+    t.ops[t.nops++] = (gpuprof__io_trace_rec){1000, 2000, 1, 1ull << 40 | 1};
+    host(&t, 0, LOCK, 0, 1200, 1500, 0x3C, 0);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    ck_assert_str_eq(x.path, "R:1000,R:1000,R:3000,"); /* R, the call, R */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_int_eq(gpuprof_an_cpath_print_path(x.cp, f, 0), GPUPROF_OK);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "note, process 0: 1 host record(s) "
+                                       "left out"));
+    free(text);
+    done(&x);
+}
+END_TEST
+
+/* A host record of a kind the reader does not know: refused, named. */
+START_TEST(unknown_op_refused)
+{
+    ht t = {0};
+    region(&t, 0, "R", 0, 1000);
+    host(&t, 0, 99, 0, 100, 200, 1, 0);
+    write_run(&t);
+    gpuprof_an_db *db;
+    ck_assert_int_eq(gpuprof_an_db_open(dbdir, &db), GPUPROF_OK);
+    gpuprof_an_cpath *cp = NULL;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp),
+                     GPUPROF_E_CORRUPT);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(),
+                                 "host record of an unknown kind"));
+    ck_assert_ptr_null(cp);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+int main(void)
+{
+    const test_case cases[] = {
+        {"join", join_exact, 30},
+        {"barrier", barrier_exact, 30},
+        {"mutex", mutex_exact, 30},
+        {"cond", cond_exact, 30},
+        {"openmp", openmp_exact, 30},
+        {"openmp early worker", openmp_early_worker, 30},
+        {"taskwait", taskwait_exact, 30},
+        {"inside a call", inside_a_call_left_out, 30},
+        {"unknown op", unknown_op_refused, 30},
+    };
+    return RUN_SUITE("an_cpath_host", cases);
+}

@@ -229,7 +229,12 @@ $(GEN_MEASURE): tests/tools/gen_measure.c $(B)/obj/tests/support/gen.o \
 
 # Programs that never call libgpuprof, for `gpuprof run`
 # (tests/scripts/gpuprof-run.sh): no -lgpuprof.
-RUN_PROGS := $(B)/tests/run_plain $(if $(filter 1,$(HAVE_OPENCL)),$(B)/tests/run_cl_plain)
+RUN_PROGS := $(B)/tests/run_plain $(B)/tests/run_cpu_burn \
+             $(if $(filter 1,$(HAVE_OPENCL)),$(B)/tests/run_cl_plain)
+$(B)/tests/run_cpu_burn: tests/run/cpu_burn.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -O1 -fno-omit-frame-pointer -o $@ $< $(LDFLAGS) -pthread
 $(B)/tests/run_plain: tests/run/plain.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")

@@ -234,8 +234,10 @@ static gpuprof_status gather(build *b)
             t->mpi = r, t->nmpi = n / 2;
         else if (s.kind == GPUPROF_AN_TRACE_HOST)
             t->host = r, t->nhost = n / 2;
-        else
+        else if (s.kind == GPUPROF_AN_TRACE_DEPS)
             t->deps = r, t->ndeps = n;
+        /* CPU samples name no dependency: the path's host segments ask
+         * for them by time (db/an_samples.h) */
     }
     return GPUPROF_OK;
 }

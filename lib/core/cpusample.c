@@ -13,12 +13,11 @@
  * ever.
  *
  * Which threads: a thread's timers are armed when the library learns of
- * it -- gpuprof__cpu_sampling_thread_start, a thread-start hook
- * (internal.h) run where its state is made: at its start for threads
- * lib/host saw created (interposed pthread_create, when that layer is on),
- * else at its first call into the library (a region, a GPU operation), and
- * for the thread that calls gpuprof_init at init. A thread that never calls
- * the library and is not seen created is not sampled.
+ * it -- gpuprof__cpu_sampling_thread_start, called where its state is
+ * made: at its start for threads a thread-start path reports (an interposed
+ * pthread_create), else at its first call into the library (a region, a
+ * GPU operation), and for the thread that calls gpuprof_init at init. A
+ * thread that never calls the library and is not reported is not sampled.
  * The samples themselves are the sampler's (sampler.h).
  */
 #include <stdio.h>
@@ -105,10 +104,6 @@ void gpuprof__cpu_sampling_init(const char *setting)
                             GP_M_CPU_TIME, GP_M_CPU_SAMPLES, NULL);
     gpuprof__sampler_source(GP_SRC_REALTIME, period[GP_SRC_REALTIME],
                             GP_M_CPU_WALL, GP_M_CPU_WALL_SAMPLES, NULL);
-    if ((period[GP_SRC_CPUTIME] || period[GP_SRC_REALTIME]) &&
-        !gpuprof__thread_hook_add(gpuprof__cpu_sampling_thread_start))
-        gpuprof__log(GPUPROF_LOG_WARN, "CPU samples: no room for a "
-                     "thread-start hook; threads are sampled from init on");
     if (period[GP_SRC_CPUTIME] || period[GP_SRC_REALTIME])
         gpuprof__log(GPUPROF_LOG_DEBUG,
                      "CPU samples: cputime every %llu ns, realtime every "

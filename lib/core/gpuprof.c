@@ -255,14 +255,16 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gpuprof__unwind_hide_module_of((const void *)gpuprof_init);
     gpuprof__pyframes_enable(cfg.python_frames);
     gpuprof__idle_init();
+    gpuprof__host_init();
     gpuprof__cpu_sampling_init(cfg.cpu_sampling);
     if (gpuprof__sampler_period(GP_SRC_CPUTIME) ||
         gpuprof__sampler_period(GP_SRC_REALTIME)) {
+        /* every thread from its start where lib/host sees it created */
+        (void)gpuprof__thread_hook_add(gpuprof__cpu_sampling_thread_start);
         gp_thread *self = gpuprof__thread_get(); /* the thread of init */
         if (self)
             gpuprof__cpu_sampling_thread_start(self);
     }
-    gpuprof__host_init();
     gpuprof__backends_init();
     gpuprof__service_start();
     joinable = opts && (opts->flags & GPUPROF_OPT_JOINABLE);

@@ -7,11 +7,11 @@
  * the thread closes its own open regions (flagged) and marks itself exited;
  * the state stays on the global list, so everything it measured is written
  * by later flushes. Registering a thread (thread_create) runs the
- * thread-start hooks (internal.h) on it: CPU-sample timers start there
- * (cpusample.c); its exit stops them. Past GPUPROF_KEEP_THREADS exited
- * threads, a state is summed into one merged state, unlinked under G.lock
- * and freed under G.flush_lock: flushes read thread states under the one,
- * counters under the other.
+ * thread-start hooks (internal.h) on it: the host layer's START record,
+ * the CPU-sample timers (cpusample.c; its exit stops them). Past
+ * GPUPROF_KEEP_THREADS exited threads, a state is summed into one merged
+ * state, unlinked under G.lock and freed under G.flush_lock: flushes read
+ * thread states under the one, counters under the other.
  */
 #include <stdio.h>
 #include <stdlib.h>

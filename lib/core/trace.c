@@ -729,6 +729,22 @@ void gpuprof__trace_mpi(gp_trace_thread *s, const gpuprof__io_mpi_rec *m)
         drop(1);
 }
 
+void gpuprof__trace_host(gp_trace_thread *s, uint32_t op, uint32_t flags,
+                         uint64_t start_ticks, uint64_t end_ticks,
+                         uint64_t object, uint64_t aux)
+{
+    if (!gp_load_relaxed(&on))
+        return;
+    gpuprof__io_trace_rec a = {
+        start_ticks, end_ticks,
+        1ull << 63 | HOST_ITEM1 | (uint64_t)(op & 0xFF) << 8 |
+            (uint64_t)(flags & 0xFF) << 16,
+        object};
+    gpuprof__io_trace_rec b = {aux, 0, 1ull << 63 | HOST_ITEM2, 0};
+    if (!gpuprof__chan_push(&s->ch, &a) || !gpuprof__chan_push(&s->ch, &b))
+        drop(1);
+}
+
 gp_trace_thread *gpuprof__trace_samples_open(void)
 {
     if (!gp_load_acquire(&on))
@@ -743,22 +759,6 @@ void gpuprof__trace_sample(gp_trace_thread *s, uint64_t ticks,
         return;
     gpuprof__io_trace_rec r = {ticks, value, context & ~(1ull << 63), metric};
     if (!gpuprof__chan_push(&s->ch, &r))
-        drop(1);
-}
-
-void gpuprof__trace_host(gp_trace_thread *s, uint32_t op, uint32_t flags,
-                         uint64_t start_ticks, uint64_t end_ticks,
-                         uint64_t object, uint64_t aux)
-{
-    if (!gp_load_relaxed(&on))
-        return;
-    gpuprof__io_trace_rec a = {
-        start_ticks, end_ticks,
-        1ull << 63 | HOST_ITEM1 | (uint64_t)(op & 0xFF) << 8 |
-            (uint64_t)(flags & 0xFF) << 16,
-        object};
-    gpuprof__io_trace_rec b = {aux, 0, 1ull << 63 | HOST_ITEM2, 0};
-    if (!gpuprof__chan_push(&s->ch, &a) || !gpuprof__chan_push(&s->ch, &b))
         drop(1);
 }
 

@@ -3,8 +3,8 @@
  * validating reader (trace.h, doc/FORMATS.md "Trace files"). The reader
  * takes every 1.x file: 1.0 files have no CORR_RECORDS chunks (their
  * records' corr is 0), files before 1.2 no MERGED chunks, before 1.3 no
- * DEP_RECORDS, before 1.4 no MPI_RECORDS, before 1.5 no SAMPLE_RECORDS or
- * HOST_RECORDS, and chunk types it does not know are skipped.
+ * DEP_RECORDS, before 1.4 no MPI_RECORDS, before 1.5 no SAMPLE_RECORDS
+ * nor HOST_RECORDS, and chunk types it does not know are skipped.
  */
 #include "io/trace.h"
 
@@ -362,24 +362,6 @@ static int add_mpi(gpuprof__io_trace *t, uint32_t id, const uint8_t *p,
     return 0;
 }
 
-/* A SAMPLE_RECORDS chunk's records (checked by chunk_ok), each onto its
- * thread's stream. */
-static int add_samples(gpuprof__io_trace *t, const uint8_t *p, uint32_t n)
-{
-    gpuprof__io_trace_stream *s = NULL;
-    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_CORR_RECORD) {
-        uint32_t seq = (uint32_t)(get64(p + 16) >> 32);
-        if ((!s || s->id != seq) &&
-            !(s = stream_of(&t->samples, &t->sample_stream_count, 0, 0, seq)))
-            return GPUPROF_IO_ERR_NOMEM;
-        int rc = add_records(s, p, 1, GPUPROF_IO_TRACE_CORR_RECORD);
-        if (rc)
-            return rc;
-        s->recs[s->count - 1].corr &= 0xFFFFFFFFu; /* the metric */
-    }
-    return 0;
-}
-
 /* A HOST_RECORDS chunk's records onto thread id's. */
 static int add_host(gpuprof__io_trace *t, uint32_t id, const uint8_t *p,
                     uint32_t n)
@@ -395,6 +377,24 @@ static int add_host(gpuprof__io_trace *t, uint32_t id, const uint8_t *p,
         h->recs[h->count++] = (gpuprof__io_host_rec){
             get64(p), get64(p + 8), get64(p + 16), get64(p + 24), p[32],
             p[33]};
+    return 0;
+}
+
+/* A SAMPLE_RECORDS chunk's records (checked by chunk_ok), each onto its
+ * thread's stream. */
+static int add_samples(gpuprof__io_trace *t, const uint8_t *p, uint32_t n)
+{
+    gpuprof__io_trace_stream *s = NULL;
+    for (uint32_t i = 0; i < n; i++, p += GPUPROF_IO_TRACE_CORR_RECORD) {
+        uint32_t seq = (uint32_t)(get64(p + 16) >> 32);
+        if ((!s || s->id != seq) &&
+            !(s = stream_of(&t->samples, &t->sample_stream_count, 0, 0, seq)))
+            return GPUPROF_IO_ERR_NOMEM;
+        int rc = add_records(s, p, 1, GPUPROF_IO_TRACE_CORR_RECORD);
+        if (rc)
+            return rc;
+        s->recs[s->count - 1].corr &= 0xFFFFFFFFu; /* the metric */
+    }
     return 0;
 }
 
@@ -508,10 +508,10 @@ int gpuprof__io_trace_decode(const uint8_t *buf, size_t size,
                    : GPUPROF_IO_ERR_NOMEM;
         } else if (type == GPUPROF_IO_TRACE_MPI_RECORDS) {
             rc = add_mpi(t, get32(h + 12), p, get32(h + 16));
-        } else if (type == GPUPROF_IO_TRACE_SAMPLE_RECORDS) {
-            rc = add_samples(t, p, get32(h + 16));
         } else if (type == GPUPROF_IO_TRACE_HOST_RECORDS) {
             rc = add_host(t, get32(h + 12), p, get32(h + 16));
+        } else if (type == GPUPROF_IO_TRACE_SAMPLE_RECORDS) {
+            rc = add_samples(t, p, get32(h + 16));
         } else if (type == GPUPROF_IO_TRACE_THREAD) {
             if ((t->thread_count & (t->thread_count - 1)) == 0) {
                 size_t cap = t->thread_count ? (size_t)t->thread_count * 2 : 4;

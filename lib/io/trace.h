@@ -45,7 +45,7 @@ enum {
     GPUPROF_IO_TRACE_MPI_RECORDS = 6, /* since 1.4: a CPU thread's MPI
                                          calls (below) */
     GPUPROF_IO_TRACE_SAMPLE_RECORDS = 7, /* since 1.5: CPU samples of any
-                                            threads (below) */
+                                           threads (below) */
     GPUPROF_IO_TRACE_HOST_RECORDS = 8 /* since 1.5: a CPU thread's host
                                          synchronization (below) */
 };
@@ -198,11 +198,11 @@ typedef struct gpuprof__io_trace {
     uint32_t dep_stream_count;
     gpuprof__io_trace_mpi *mpi; /* CPU threads' MPI calls (1.4) */
     uint32_t mpi_count;
+    gpuprof__io_trace_host *host; /* CPU threads' host records (1.5) */
+    uint32_t host_count;
     gpuprof__io_trace_stream *samples; /* CPU threads' samples (1.5; gpu
                                           0, id: thread_seq) */
     uint32_t sample_stream_count;
-    gpuprof__io_trace_host *host; /* CPU threads' host records (1.5) */
-    uint32_t host_count;
     gpuprof__io_trace_thread *threads;
     uint32_t thread_count;
     gpuprof__io_trace_merge *merges; /* MERGED chunks, in file order */
@@ -236,17 +236,17 @@ size_t gpuprof__io_trace_dep_records(uint8_t *out, uint32_t flags,
  * CHUNK_HEADER + n * MPI_RECORD bytes. */
 size_t gpuprof__io_trace_mpi_records(uint8_t *out, uint32_t id,
                                      const gpuprof__io_mpi_rec *r, uint32_t n);
+/* A HOST_RECORDS chunk of a CPU thread's host records: out holds
+ * CHUNK_HEADER + n * HOST_RECORD bytes. */
+size_t gpuprof__io_trace_host_records(uint8_t *out, uint32_t id,
+                                      const gpuprof__io_host_rec *r,
+                                      uint32_t n);
 /* A SAMPLE_RECORDS chunk of n samples (r[i] as the reader gives them:
  * start_ns the time, end_ns the value, corr the metric): out holds
  * CHUNK_HEADER + n * CORR_RECORD bytes. */
 size_t gpuprof__io_trace_sample_records(uint8_t *out,
                                         const gpuprof__io_trace_rec *r,
                                         uint32_t n);
-/* A HOST_RECORDS chunk of a CPU thread's host records: out holds
- * CHUNK_HEADER + n * HOST_RECORD bytes. */
-size_t gpuprof__io_trace_host_records(uint8_t *out, uint32_t id,
-                                      const gpuprof__io_host_rec *r,
-                                      uint32_t n);
 /* A THREAD chunk (at most CHUNK_HEADER + 16 + 64 bytes); returns bytes. */
 size_t gpuprof__io_trace_thread_chunk(uint8_t *out, uint32_t seq, uint64_t tid,
                                       const char *name);

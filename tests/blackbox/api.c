@@ -33,6 +33,9 @@ static gpuprof_status init_in_tmp(const char *backends)
     o.flags = GPUPROF_OPT_IGNORE_ENV;
     o.output_dir = outdir;
     o.backends = backends;
+    o.cpu_sampling = "off"; /* threads counted exactly: only those that
+                               call the library (CPU samples register the
+                               thread of init and every thread they see) */
     return gpuprof_init(&o);
 }
 

@@ -77,7 +77,7 @@ START_TEST(metric_registration)
     uint32_t a = 0, b = 0, c = 0;
     gpuprof_metric_desc d = desc("bapi.sum_before_init", GPUPROF_METRIC_SUM);
     ck_assert_int_eq(gpuprof_be_metric_register(&d, &a), GPUPROF_OK);
-    ck_assert_uint_eq(a, GPUPROF_METRIC_PC_STALL_OTHER + 1);
+    ck_assert_uint_eq(a, GPUPROF_METRIC_CPU_WALL_SAMPLES + 1);
     init_with_backend(0);
     d = desc("bapi.odd", GPUPROF_METRIC_ODD_SUM);
     ck_assert_int_eq(gpuprof_be_metric_register(&d, &b), GPUPROF_OK);

@@ -38,6 +38,9 @@ static gpuprof_options quiet_opts(void)
     o.flags = GPUPROF_OPT_IGNORE_ENV;
     o.output_dir = outdir;
     o.backends = "none";
+    o.cpu_sampling = "off"; /* threads counted exactly: only those that
+                               call the library (CPU samples register the
+                               thread of init and every thread they see) */
     return o;
 }
 

@@ -83,7 +83,9 @@ scenario_path() {
   # the finalize of whichever rank took longest).
   last=$(awk -F'|' '$2 ~ /^MPI_Barrier/ { b = NR } END { print b }' "$tmp/steps")
   awk -F'|' -v l="$last" 'f && NR <= l { print } $2 ~ /^MPI_Barrier/ && !f { f = 1 }' "$tmp/steps" >"$tmp/after"
-  sig=$(awk -F'|' -v m="$((U * 250000))" '$4 >= m { printf "%s:%s,", $1, $2 }' "$tmp/after")
+  # Work only: how long an API call or MPI call takes on the path is the
+  # loaded machine's (a launch preempted for 7 ms once).
+  sig=$(awk -F'|' -v m="$((U * 250000))" '$4 >= m && $2 !~ /^(<|MPI_)/ { printf "%s:%s,", $1, $2 }' "$tmp/after")
   [ "$sig" = "0:r0_prep,0:kernel k0,1:r1_work,2:kernel k2," ] &&
     pass "the path's long steps: rank 0 r0_prep, k0; rank 1 r1_work; rank 2 k2" ||
     { fail "the path's long steps: rank 0 r0_prep, k0; rank 1 r1_work; rank 2 k2 (got $sig)"; cat "$tmp/path.p"; }
@@ -126,7 +128,9 @@ scenario_path() {
     got=$(( $(ns "$1" "$2") - $(ns "$3" "$4") ))
     want=$(( ${k##*:} * U * 100000 ))
     diff=$(( got > want ? got - want : want - got ))
-    [ -n "$d" ] && [ "$diff" -le 2000 ] &&
+    tol=2000 # the report's rounding: 1 us in ms, 1 ms in s
+    [ "${2:-}" = s ] && tol=1000000
+    [ -n "$d" ] && [ "$diff" -le "$tol" ] &&
       pass "project kernel:${k%%:*}=2 shortens the run by $got ns (want $want)" ||
       { fail "project kernel:${k%%:*}=2 shortens the run by $got ns (want $want)"; cat "$tmp/proj"; }
   done
@@ -177,7 +181,7 @@ scenario_more() {
   steps "$tmp/more.p" >"$tmp/more.steps"
   last=$(awk -F'|' '$2 ~ /^MPI_Barrier/ { b = NR } END { print b }' "$tmp/more.steps")
   awk -F'|' -v l="$last" 'f && NR <= l { print } $2 ~ /^MPI_Barrier/ && !f { f = 1 }' "$tmp/more.steps" >"$tmp/more.after"
-  sig=$(awk -F'|' -v m="$((U * 250000))" '$4 >= m { printf "%s:%s,", $1, $2 }' "$tmp/more.after")
+  sig=$(awk -F'|' -v m="$((U * 250000))" '$4 >= m && $2 !~ /^(<|MPI_)/ { printf "%s:%s,", $1, $2 }' "$tmp/more.after")
   [ "$sig" = "0:a0,1:a1,2:a2,0:c0," ] &&
     pass "more: the path's long steps: rank 0 a0; rank 1 a1; rank 2 a2; rank 0 c0" ||
     { fail "more: the path's long steps: rank 0 a0; rank 1 a1; rank 2 a2; rank 0 c0 (got $sig)"; cat "$tmp/more.p"; }

@@ -35,8 +35,8 @@ static void start(int paused, int64_t period)
     o.start_paused = paused;
     o.flush_period_ms = period;
     o.backends = "none";
+    o.cpu_sampling = "off"; /* threads counted exactly */
     o.keep_threads = keep_threads;
-    o.cpu_sampling = "off"; /* thread counts: only threads that call us */
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
 }
 

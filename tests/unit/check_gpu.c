@@ -42,10 +42,10 @@ static void start_with(int64_t channel_items, unsigned batch)
     o.flags = GPUPROF_OPT_IGNORE_ENV;
     o.output_dir = outdir;
     o.backends = "sim";
+    o.cpu_sampling = "off"; /* threads counted exactly */
     o.signals = 0;
     o.channel_items = channel_items;
     o.keep_threads = keep_threads;
-    o.cpu_sampling = "off"; /* thread counts: only threads that call us */
     o.start_paused = start_paused;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
     ck_assert_int_eq(gpuprof_backend_status("sim", NULL, 0), GPUPROF_OK);

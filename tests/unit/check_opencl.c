@@ -344,7 +344,7 @@ START_TEST(deep_samples_beneath_truncated)
     open_device(0);
     ck_assert_int_eq(clFinish(Q), CL_SUCCESS);
     gpuprof_region_begin("deep cpu");
-    deep_cpu(60);
+    deep_cpu(200); /* deeper than GP_MAX_FRAMES (128) */
     gpuprof_region_end("deep cpu");
     ck_assert_int_eq(clFinish(Q), CL_SUCCESS); /* drains the samples */
     gpuprof__io_profile *p = rb_flush_and_load();

@@ -43,9 +43,9 @@ static void start(int tthreads)
     o.flags = GPUPROF_OPT_IGNORE_ENV;
     o.output_dir = outdir;
     o.backends = "sim";
+    o.cpu_sampling = "off"; /* threads counted exactly */
     o.signals = 0;
     o.trace = 1;
-    o.cpu_sampling = "off"; /* thread counts: only threads that call us */
     o.trace_threads = tthreads;
     ck_assert_int_eq(gpuprof_init(&o), GPUPROF_OK);
     ck_assert(gpuprof__trace_on());

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# CPU samples (doc/CORE.md "CPU samples") on a program that burns known CPU
+# time in known functions (tests/run/cpu_burn.c), measured by `gpuprof run`
+# with GPUPROF_CPU_SAMPLING=cputime@5ms:
+#  - cpu.time at each burning function within 20 % of the time it burned
+#    (a sample weighs the periods it stands for, so the error is the
+#    periods cut at the ends and the thread's first one), and cpu.time is
+#    exactly 5 ms x cpu.samples;
+#  - a program with its own SIGPROF handler and ITIMER_PROF timer still
+#    gets its signals and is measured all the same;
+#  - 1000 threads made and joined leave no timer behind (/proc/self/timers);
+#  - a fork child is sampled into its own profile;
+#  - with --trace, the samples are in the trace with their times, as many
+#    periods as the profile counts;
+#  - off: no cpu.time; a typo: one line naming it, the default used.
+# Prints PASS/FAIL lines.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+G=$B/bin/gpuprof
+P=$B/tests/run_cpu_burn
+fails=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+for x in "$G" "$P" "$B/lib/libgpuprof-preload.so"; do
+  [ -e "$x" ] || { fail "$x is built (run make tests first)"; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export GPUPROF_CPU_SAMPLING=cputime@5ms
+
+run() { # name args...: measured into $tmp/name, analysed into $tmp/name-db
+  local name=$1
+  shift
+  "$G" run "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &&
+    "$G" analyze -o "$tmp/$name-db" "$tmp/$name" >/dev/null 2>>"$tmp/$name.err"
+}
+# The inclusive value of metric M at procedure F in the flat view (ms, or a
+# count).
+at() { # db metric function
+  "$G" report --view flat --metric "$2" --threshold 0 "$1" 2>/dev/null |
+    awk -v f="$3" '$(NF-1) == f {
+      v = $1; if ($2 == "s") v *= 1000; else if ($2 == "us") v /= 1000
+      print v; exit }'
+}
+near() { # what got want: within 20 %
+  awk -v g="${2:-0}" -v w="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 0.2 * w) }' &&
+    pass "$1: ${2:-none} ms, want ~$3" || fail "$1: ${2:-none} ms, want ~$3"
+}
+
+if run burn -o "$tmp/burn" --trace "$P" burn; then
+  near "burn_main's cpu.time" "$(at "$tmp/burn-db" cpu.time burn_main)" 300
+  near "burn_thread's cpu.time (a thread of its own)" "$(at "$tmp/burn-db" cpu.time burn_thread)" 150
+  t=$(at "$tmp/burn-db" cpu.time burn_main) n=$(at "$tmp/burn-db" cpu.samples burn_main)
+  [ -n "$n" ] && awk -v t="$t" -v n="$n" 'BEGIN { exit !(t == 5 * n) }' &&
+    pass "cpu.time = 5 ms x cpu.samples at burn_main ($t ms, $n)" ||
+    fail "cpu.time = 5 ms x cpu.samples at burn_main ($t ms, ${n:-none})"
+  # The trace: each thread's samples, their values adding up to what the
+  # profile has.
+  "$G" dump "$tmp"/burn/*.gptrace >"$tmp/dump" 2>&1
+  sum=$(awk '/ samples over / { for (i = 1; i <= NF; i++) if ($i == "summing") s += $(i + 2) } END { print s + 0 }' "$tmp/dump")
+  total=$("$G" report --view flat --metric cpu.time --threshold 0 "$tmp/burn-db" |
+    sed -n 's/.*the whole: cpu.time \([0-9.]*\) ms.*/\1/p')
+  awk -v s="$sum" -v t="${total:-0}" 'BEGIN { exit !(s > 0 && s == t * 1e6) }' &&
+    pass "the trace's samples add up to the profile's cpu.time ($total ms)" ||
+    fail "the trace's samples ($sum ns) against the profile's cpu.time (${total:-none} ms)"
+  # Sample times lie within the trace's span (times from the first record).
+  span=$(awk '/ samples over / { for (i = 1; i <= NF; i++) if ($i == "over") print $(i + 1) }' "$tmp/dump" | sort -g | tail -1)
+  [ -n "$span" ] && awk -v s="$span" 'BEGIN { exit !(s > 0 && s < 5000) }' &&
+    pass "sample times span ${span} ms of a sub-second run" ||
+    fail "sample times: span ${span:-none} ms"
+else
+  fail "cpu_burn burn is measured and analysed: $(cat "$tmp/burn.err")"
+fi
+
+if run own -o "$tmp/own" "$P" ownsig; then
+  own=$(sed -n 's/^own signals \([0-9]*\)$/\1/p' "$tmp/own.out")
+  [ "${own:-0}" -gt 0 ] && pass "the program's own SIGPROF timer: $own signals" ||
+    fail "the program's own SIGPROF timer: ${own:-no} signals"
+  near "its burn_main is measured all the same" "$(at "$tmp/own-db" cpu.time burn_main)" 300
+else
+  fail "cpu_burn ownsig runs and is measured: $(cat "$tmp/own.out" "$tmp/own.err")"
+fi
+
+GPUPROF_CPU_SAMPLING=cputime@5ms,realtime@5ms "$G" run -o "$tmp/thr" "$P" threads 1000 >"$tmp/thr.out" 2>&1
+left=$(sed -n 's/^timers left \([0-9-]*\)$/\1/p' "$tmp/thr.out")
+[ -n "$left" ] && [ "$left" -ge 0 ] && [ "$left" -le 2 ] &&
+  pass "1000 threads made and joined: $left timers left (the main thread's)" ||
+  fail "1000 threads: timers left ${left:-?}: $(tail -3 "$tmp/thr.out")"
+
+if run fork -o "$tmp/fork" "$P" fork; then
+  [ "$(ls "$tmp/fork"/*.gpuprof | wc -l)" = 2 ] &&
+    pass "a fork child writes a profile of its own" || fail "fork: $(ls "$tmp/fork")"
+  near "the child's burn_child" "$(at "$tmp/fork-db" cpu.time burn_child)" 200
+else
+  fail "cpu_burn fork is measured: $(cat "$tmp/fork.err")"
+fi
+
+if GPUPROF_CPU_SAMPLING=off run off -o "$tmp/off" "$P" burn; then
+  [ -z "$(at "$tmp/off-db" cpu.time burn_main)" ] &&
+    pass "off: no cpu.time" || fail "off: cpu.time $(at "$tmp/off-db" cpu.time burn_main)"
+else
+  fail "off: measured: $(cat "$tmp/off.err")"
+fi
+
+if GPUPROF_CPU_SAMPLING=cputme@5ms run typo -o "$tmp/typo" "$P" burn; then
+  grep -q "^gpuprof: ignoring GPUPROF_CPU_SAMPLING=cputme@5ms (.*); using cputime@10ms$" "$tmp/typo.err" &&
+    [ "$(grep -c GPUPROF_CPU_SAMPLING "$tmp/typo.err")" = 1 ] &&
+    pass "a typo is one line naming it; the default is used" ||
+    fail "a typo: $(cat "$tmp/typo.err")"
+  near "... and the default samples" "$(at "$tmp/typo-db" cpu.time burn_main)" 300
+else
+  fail "a typo stops nothing: $(cat "$tmp/typo.err")"
+fi
+exit $((fails > 0))

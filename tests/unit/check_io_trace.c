@@ -528,12 +528,60 @@ START_TEST(merged_maps)
 }
 END_TEST
 
+/* SAMPLE_RECORDS: records of two threads in one chunk, each onto its
+ * thread's stream with the metric in corr; a reserved word set is damage. */
+START_TEST(sample_records)
+{
+    uint8_t buf[1024];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 77, 5);
+    const gpuprof__io_trace_rec s[3] = {{500, 10000, 2ull << 32 | 7, 41},
+                                        {100, 20000, 2ull << 32 | 3, 43},
+                                        {300, 10000, 4ull << 32 | 1, 41}};
+    size_t at = off;
+    off += gpuprof__io_trace_sample_records(buf + off, s, 3);
+    ck_assert_uint_eq(off - at, 32 + 3 * 32);
+    ck_assert_uint_eq(buf[at + 4], 7); /* type */
+    ck_assert_uint_eq(buf[at + 16], 3); /* count */
+    gpuprof__io_trace *t = decode_ok(buf, off);
+    gpuprof__io_trace_sort(t);
+    ck_assert_uint_eq(t->sample_stream_count, 2);
+    const gpuprof__io_trace_stream *a = &t->samples[0], *b = &t->samples[1];
+    if (a->id != 2) {
+        const gpuprof__io_trace_stream *x = a;
+        a = b;
+        b = x;
+    }
+    ck_assert_uint_eq(a->id, 2);
+    ck_assert_uint_eq(a->count, 2);
+    ck_assert_uint_eq(a->recs[0].start_ns, 100); /* sorted by time */
+    ck_assert_uint_eq(a->recs[0].end_ns, 20000);
+    ck_assert_uint_eq(a->recs[0].context, 2ull << 32 | 3);
+    ck_assert_uint_eq(a->recs[0].corr, 43);
+    ck_assert_uint_eq(a->recs[1].corr, 41);
+    ck_assert_uint_eq(b->id, 4);
+    ck_assert_uint_eq(b->count, 1);
+    ck_assert_uint_eq(b->recs[0].start_ns, 300);
+    gpuprof__io_trace_free(t);
+    buf[at + 32 + 32 + 28] = 1; /* the second record's reserved word */
+    uint32_t crc = gpuprof__io_crc32c(0, buf + at, 28);
+    crc = gpuprof__io_crc32c(crc, buf + at + 32, 3 * 32);
+    memcpy(buf + at + 28, &crc, 4); /* little-endian */
+    t = decode_ok(buf, off);
+    ck_assert_uint_eq(t->sample_stream_count, 0);
+    ck_assert_uint_eq(t->ignored_bytes, off - at);
+    ck_assert_str_eq(t->ignored_why, "reserved sample bits set");
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
         {"dep_records", dep_records, 10},
         {"mpi_records", mpi_records, 10},
         {"host_records", host_records, 10},
+        {"sample_records", sample_records, 10},
         {"round_trip", round_trip, 10},
         {"torn_tail_every_byte", torn_tail_every_byte, 10},
         {"flips_detected", flips_detected, 30},

@@ -47,6 +47,8 @@ static int by_value(const void *a, const void *b)
 static uint32_t combine(gpuprof__an_sample_ctx *v, uint32_t n)
 {
     uint32_t k = 0;
+    if (n < 2)
+        return n; /* v may be NULL: qsort must not see it */
     qsort(v, n, sizeof(*v), by_ctx);
     for (uint32_t i = 0; i < n; i++) {
         if (k && !by_ctx(&v[k - 1], &v[i])) {
@@ -95,7 +97,8 @@ gpuprof_status gpuprof__an_db_samples_in(const gpuprof_an_db *db,
         }
         nv = combine(v, nv); /* stays small: distinct contexts */
     }
-    qsort(v, nv, sizeof(*v), by_value);
+    if (nv > 1)
+        qsort(v, nv, sizeof(*v), by_value);
     if (!nv) {
         free(v);
         v = NULL;

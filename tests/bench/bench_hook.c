@@ -28,8 +28,8 @@
  *                              beneath its placeholder (the thread's hooks
  *                              do it, GP_APPLY_BATCH at a time; per
  *                              activity, 64 at a time)
- *   hook_stage_blame_ns        the kernel counted in flight and the idle
- *                              samples checked at begin and end (idle.c)
+ *   hook_stage_blame_ns        the kernel counted in flight (GPU_IDLE_CAUSE
+ *                              samples are drained off the hook: sampler.h)
  *   hook_stage_observers_ns    is an observer installed (begin and end)
  *   hook_stage_deps_ns         a dependency note while not tracing
  *   hook_stages_sum_ns         unwind + path + placeholder + push + apply +
@@ -190,10 +190,9 @@ static void one(enum stage s)
         sink += gpuprof__cct_child(&B.t->cct, B.leaf, GPUPROF_IO_NODE_GPU_OP,
                                    GPUPROF_OP_KERNEL, 0, UINT32_MAX);
         break;
-    case S_BLAME:
-        gpuprof__idle_drain();
+    case S_BLAME: /* the launch's part; GPU_IDLE_CAUSE samples are drained
+                     off the hook by the sampler (sampler.h) */
         gpuprof__gpu_busy(B.g->busy_slot);
-        gpuprof__idle_drain();
         break;
     case S_OBSERVERS: {
         const struct gpuprof_observer *o = gp_load_acquire(&gpuprof__observer);

@@ -488,6 +488,48 @@ START_TEST(list_loop_measured_again_after_pause)
 }
 END_TEST
 
+/* Measuring resumes between two unmeasured runs queued back to back: at
+ * the measured run's execute the first one's signals show while the
+ * second is still to signal the same events, so a reset on the host then
+ * would let the measured run read the second's times once it shows (a
+ * query the program makes 7 ms into run 4 settles what looks done). Each
+ * measured kernel's times are the driver's for that run (runs 1, 2 and 5;
+ * runs of 10 ms from t0 on, the resume 3 ms into run 4). */
+START_TEST(list_resumed_between_two_unmeasured_runs)
+{
+    zm_case("k_a=5000000", 1);
+    ze_kernel_handle_t ka = zm_kernel_a("k_a");
+    ze_command_list_handle_t l = zm_list_of(ka, 2);
+    ze_command_queue_handle_t q = zf_queue(0, 0);
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t poke = zm_app_event(&pool);
+    uint64_t t0 = gpuprof_be_now_ns();
+    for (int i = 0; i < 4; i++) {
+        if (i == 2)
+            ck_assert_int_eq(gpuprof_stop(), GPUPROF_OK);
+        execute_here(q, l, NULL);
+    }
+    uint64_t until = t0 + 33000000, now = gpuprof_be_now_ns();
+    if (now < until)
+        nanosleep(&(struct timespec){0, (long)(until - now)}, NULL);
+    ck_assert_int_eq(gpuprof_start(), GPUPROF_OK);
+    execute_here(q, l, NULL);
+    until = t0 + 37000000, now = gpuprof_be_now_ns();
+    if (now < until)
+        nanosleep(&(struct timespec){0, (long)(until - now)}, NULL);
+    ZE_OK(zeEventHostSignal(poke));
+    ZE_OK(zeEventQueryStatus(poke));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    static zf_op ops[100];
+    int64_t raw2mono;
+    size_t nops = zm_finish_and_read(ops, 100, &raw2mono);
+    expect_runs(6, 5000000);
+    gpuprof__io_trace *t = zm_load_trace();
+    ck_assert_uint_eq(zm_match_first(t, ops, nops, 0, 0, raw2mono, 4, 8), 6);
+    gpuprof__io_trace_free(t);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -510,6 +552,8 @@ int main(int argc, char **argv)
         {"list_loop_paused_midway", list_loop_paused_midway, 60},
         {"list_loop_measured_again_after_pause",
          list_loop_measured_again_after_pause, 60},
+        {"list_resumed_between_two_unmeasured_runs",
+         list_resumed_between_two_unmeasured_runs, 60},
     };
     return RUN_SUITE("levelzero_lists", cases);
 }

@@ -180,7 +180,10 @@ typedef struct l0_tmpl {
     l0_ev *ours; /* our event (NULL: the program's) */
     uintptr_t ctx;
     const void *src; /* host-to-device copies: the host memory */
-    bool dirty;      /* run while not measuring: our event is stale */
+    /* Unmeasured runs that may still signal our event since it was last
+     * reset on the host (2: two or more, or a reset pending on the
+     * device): only at 1 does a signalled event say that run is done. */
+    uint8_t dirty;
     uint32_t nwait;  /* events the command waits for (traces) */
     ze_event_handle_t wait[L0_WAITS];
 } l0_tmpl;
@@ -266,7 +269,8 @@ void gpuprof__l0_exec_failed(l0_exec *ex);
  * unread is harvested first (the l0_exec then holds the list array the
  * driver gets; NULL: none); once the driver took it, our events of the
  * lists are dirty (signalled by a run nobody reads): reset before a
- * measured run uses them (on the host when signalled, else by a harvest). */
+ * measured run uses them (on the host when one unmeasured run may signal
+ * them and has, else by a harvest on the device). */
 l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
                                         uint32_t n,
                                         ze_command_list_handle_t *lists);
@@ -340,8 +344,10 @@ l0_harv **gpuprof__l0_harv_for(l0_exec *ex, uint32_t n,
                                bool measured);
 /* Under MU: the unread run of the list whose templates are t moves to h,
  * built for its events and the dirty ones; false when none or h cannot be
- * built. */
-bool gpuprof__l0_harv_switch(l0_harv *h, l0_tmpl *t, uint32_t nt);
+ * built. `measured`: h goes before a measured run (else an unmeasured
+ * one, which signals the events again after h reset them). */
+bool gpuprof__l0_harv_switch(l0_harv *h, l0_tmpl *t, uint32_t nt,
+                             bool measured);
 /* l0_objs.c: a regular list's templates (under MU). */
 const l0_tmpl *gpuprof__l0_list_tmpl(ze_command_list_handle_t l, uint32_t *n);
 /* l0_objs.c: an owner of our event lets go, MU held. */

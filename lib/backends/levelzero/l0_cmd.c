@@ -154,19 +154,21 @@ static const uint32_t kinds[] = {GPUPROF_OP_KERNEL,     GPUPROF_OP_COPY_H2D,
 
 
 /* Our events that ran unmeasured (dirty) must not be read for a measured
- * run before they were reset. Those already signalled are reset here, on
- * the host (under MU); the others are reset by a harvest, on the device
- * after the unmeasured run signalled them. */
+ * run before they were reset. Those that one unmeasured run may signal
+ * and that show signalled (so that run is done with them) are reset here,
+ * on the host (under MU); the others are reset by a harvest, on the device
+ * after the unmeasured runs signalled them: with two runs queued, the
+ * first one's signal shows while the second is still to come. */
 static void reset_dirty(uint32_t n, ze_command_list_handle_t *lists)
 {
     for (uint32_t l = 0; l < n; l++) {
         uint32_t nt;
         l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
         for (uint32_t j = 0; j < nt; j++)
-            if (t[j].dirty && t[j].ours && !t[j].ours->inst &&
+            if (t[j].dirty == 1 && t[j].ours && !t[j].ours->inst &&
                 L0_CALL(Z.EventQueryStatus(t[j].ev)) == ZE_RESULT_SUCCESS) {
                 L0_CALL(Z.EventHostReset(t[j].ev));
-                t[j].dirty = false;
+                t[j].dirty = 0;
             }
     }
 }
@@ -249,11 +251,11 @@ __attribute__((noinline)) static void begin_ops(l0_exec *ex,
  * given) took its unread run; what cannot be timed is counted and taken
  * out of its operation's count. Returns whether h is used. */
 static bool file_list(l0_exec *ex, ze_command_list_handle_t l,
-                      const l0_engine *e, l0_harv *h)
+                      const l0_engine *e, l0_harv *h, bool measured)
 {
     uint32_t nt;
     l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(l, &nt);
-    bool used = h && gpuprof__l0_harv_switch(h, t, nt);
+    bool used = h && gpuprof__l0_harv_switch(h, t, nt, measured);
     for (uint32_t j = 0; j < nt; j++) {
         if (!t[j].ev || t[j].kind >= GPUPROF_OP_KIND_COUNT ||
             !ex->corr[t[j].kind])
@@ -286,11 +288,11 @@ static bool file_list(l0_exec *ex, ze_command_list_handle_t l,
  * gets (ex->lists: each used harvest right before its list). */
 static void file_templates(l0_exec *ex, uint32_t n,
                            ze_command_list_handle_t *lists, const l0_engine *e,
-                           l0_harv **hv)
+                           l0_harv **hv, bool measured)
 {
     uint32_t k = 0;
     for (uint32_t l = 0; l < n; l++) {
-        bool used = file_list(ex, lists[l], e, hv ? hv[l] : NULL);
+        bool used = file_list(ex, lists[l], e, hv ? hv[l] : NULL, measured);
         if (used) {
             ex->harv[ex->nharv++] = hv[l];
             hv[l]->inflight = true;
@@ -345,7 +347,7 @@ gpuprof__l0_execute(ze_command_queue_handle_t q, uint32_t n,
     ex->refs = 1; /* the caller's, until its epilogue */
     begin_ops(ex, per_kind, e, n, lists);
     pthread_mutex_lock(&MU);
-    file_templates(ex, n, lists, e, hv);
+    file_templates(ex, n, lists, e, hv, true);
     uint32_t filed[GPUPROF_OP_KIND_COUNT];
     uint64_t corr[GPUPROF_OP_KIND_COUNT];
     memcpy(filed, ex->left, sizeof(filed));
@@ -364,8 +366,8 @@ void gpuprof__l0_mark_dirty(uint32_t n, ze_command_list_handle_t *lists)
         uint32_t nt;
         l0_tmpl *t = (l0_tmpl *)gpuprof__l0_list_tmpl(lists[l], &nt);
         for (uint32_t j = 0; j < nt; j++)
-            if (t[j].ours)
-                t[j].dirty = true;
+            if (t[j].ours && t[j].dirty < 2)
+                t[j].dirty++;
     }
     pthread_mutex_unlock(&MU);
 }
@@ -385,7 +387,7 @@ l0_exec *gpuprof__l0_execute_unmeasured(ze_command_queue_handle_t q,
         mem ? gpuprof__l0_harv_for(ex, n, lists, e, mem, false) : NULL;
     if (hv) {
         pthread_mutex_lock(&MU);
-        file_templates(ex, n, lists, e, hv);
+        file_templates(ex, n, lists, e, hv, false);
         pthread_mutex_unlock(&MU);
     }
     if (mem != stack)

@@ -358,7 +358,8 @@ l0_harv **gpuprof__l0_harv_for(l0_exec *ex, uint32_t n,
 /* Under MU: the list's unread run (its instances reading our events)
  * goes to harvest h, which is built for those events and the dirty ones
  * (reset by it); false when there are none or h cannot be built. */
-bool gpuprof__l0_harv_switch(l0_harv *h, l0_tmpl *t, uint32_t nt)
+bool gpuprof__l0_harv_switch(l0_harv *h, l0_tmpl *t, uint32_t nt,
+                             bool measured)
 {
     ze_event_handle_t stack[64], *evs = stack;
     if (nt > 64 && !(evs = malloc(nt * sizeof(*evs))))
@@ -375,7 +376,12 @@ bool gpuprof__l0_harv_switch(l0_harv *h, l0_tmpl *t, uint32_t nt)
         if (!i && !(t[j].ours && t[j].dirty))
             continue;
         uint32_t slot = s++;
-        t[j].dirty = false; /* the harvest resets it */
+        /* The harvest resets it on the device. Before an unmeasured run,
+         * which signals it again (and is counted once the driver took
+         * it), the host cannot tell the harvest's reset happened: a
+         * signal it sees may be the unread run's, so the event needs a
+         * reset on the device again (dirty 2). */
+        t[j].dirty = measured ? 0 : 1;
         if (!i)
             continue;
         if (i->after)

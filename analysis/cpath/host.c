@@ -51,7 +51,10 @@
  * overlap with the wait: the code that held the lock, the last arrival's
  * work, the joined thread's), the rest to the cause itself; where the late
  * thread itself waited for the GPU then (a wait state of waits.c: a
- * blocking read, clFinish), to the device work it waited for.
+ * blocking read, clFinish), to the device work of that stream that ran
+ * meanwhile (the kernels queued ahead of a blocking read, each its
+ * overlap; the read's own copy only for its own interval), the stream's
+ * gaps to the work waited for, the call's return after it to the call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -389,15 +392,50 @@ static bool put(wlist *v, cp_wait w)
     return true;
 }
 
-/* A wait of waiter over [ws, until) caused by `cause`: blamed on what the
- * cause's lane ran then, each activity its overlap (the first counted,
- * the others parts), what none covered on the cause. */
-static bool blame(wlist *v, const cp_graph *g, const uint32_t *via,
-                  uint32_t waiter, uint32_t cause, uint8_t kind, uint64_t ws,
-                  uint64_t until)
+/* One wait's blame as it is handed out: who waited, of what kind, and
+ * where its pieces began (the first counted, the others parts). */
+typedef struct share {
+    wlist *v;
+    uint32_t waiter;
+    uint8_t kind;
+    uint64_t n0;
+} share;
+
+static bool give(share *h, uint32_t who, uint64_t ns)
 {
-    const cp_lane *l = &g->lane[g->act[cause].lane];
-    uint32_t lo = l->first, hi = l->first + l->n; /* first ending after ws */
+    return put(h->v, (cp_wait){h->waiter, who, h->kind, 0, h->v->n > h->n0,
+                               ns});
+}
+
+/* Activities [first, end) of one lane over [ws, until): each its overlap,
+ * a host GPU wait (via) through the device work it waited for; *left:
+ * what none covered. */
+static bool spread(share *h, const cp_graph *g, const uint32_t *via,
+                   uint32_t first, uint32_t end, uint64_t ws, uint64_t until,
+                   uint64_t *left);
+
+/* Host activity i's [s, e) while it waited for device work k (a blocking
+ * read queued behind kernels, a clFinish): the work of k's stream up to k
+ * that ran then, each its overlap, the gaps to k; after k ended, the call
+ * returning, to i itself. */
+static bool through(share *h, const cp_graph *g, uint32_t i, uint32_t k,
+                    uint64_t s, uint64_t e)
+{
+    uint64_t ke = g->act[k].end, mid = ke < s ? s : ke < e ? ke : e;
+    uint64_t gap = 0;
+    if (mid > s &&
+        (!spread(h, g, NULL, g->lane[g->act[k].lane].first, k + 1, s, mid,
+                 &gap) ||
+         !give(h, k, gap)))
+        return false;
+    return give(h, i, e - mid);
+}
+
+static bool spread(share *h, const cp_graph *g, const uint32_t *via,
+                   uint32_t first, uint32_t end, uint64_t ws, uint64_t until,
+                   uint64_t *left)
+{
+    uint32_t lo = first, hi = end; /* first ending after ws */
     while (lo < hi) {
         uint32_t m = lo + (hi - lo) / 2;
         if (g->act[m].end <= ws)
@@ -405,19 +443,32 @@ static bool blame(wlist *v, const cp_graph *g, const uint32_t *via,
         else
             hi = m;
     }
-    uint64_t left = until - ws, n0 = v->n;
-    for (uint32_t i = lo; i < l->first + l->n && g->act[i].start < until;
-         i++) {
+    *left = until - ws;
+    for (uint32_t i = lo; i < end && g->act[i].start < until; i++) {
         uint64_t s = g->act[i].start > ws ? g->act[i].start : ws;
         uint64_t e = g->act[i].end < until ? g->act[i].end : until;
         if (e <= s)
             continue;
-        uint32_t who = via[i] != CP_NONE ? via[i] : i;
-        if (!put(v, (cp_wait){waiter, who, kind, 0, v->n > n0, e - s}))
+        bool ok = via && via[i] != CP_NONE ? through(h, g, i, via[i], s, e)
+                                           : give(h, i, e - s);
+        if (!ok)
             return false;
-        left -= e - s;
+        *left -= e - s;
     }
-    return put(v, (cp_wait){waiter, cause, kind, 0, v->n > n0, left});
+    return true;
+}
+
+/* A wait of waiter over [ws, until) caused by `cause`: blamed on what the
+ * cause's lane ran then (spread), what none covered on the cause. */
+static bool blame(wlist *v, const cp_graph *g, const uint32_t *via,
+                  uint32_t waiter, uint32_t cause, uint8_t kind, uint64_t ws,
+                  uint64_t until)
+{
+    const cp_lane *l = &g->lane[g->act[cause].lane];
+    share h = {v, waiter, kind, v->n};
+    uint64_t left = 0;
+    return spread(&h, g, via, l->first, l->first + l->n, ws, until, &left) &&
+           give(&h, cause, left);
 }
 
 static uint8_t kind_of(uint8_t type)

@@ -11,6 +11,11 @@
  *
  * Threads: k = 0 "main", 1 "t1", 2 "t2" (tid 100 + k, seq k); each has
  * its own regions, node 1 + i for its i-th name. Times are ns.
+ *
+ * Device work (gpu_blocking_read_join): thread gk launches it; beneath
+ * its first region, per kernel p a call site, its placeholder (node
+ * GPH(nregions, p), the launch's and the work's node) and the kernel; on
+ * device 0 stream 0, with gk's dependency notes.
  */
 #include <check.h>
 #include <stdio.h>
@@ -34,8 +39,26 @@ typedef struct ht { /* a trace being made */
     const char *names[NT][6]; /* each thread's region names */
     gpuprof__io_trace_rec reg[NT][16], ops[4];
     gpuprof__io_host_rec host[NT][16];
-    uint32_t nreg[NT], nhost[NT], nops; /* ops: main's GPU API calls */
+    uint32_t nreg[NT], nhost[NT], nops; /* ops: gk's GPU API calls */
+    gpuprof__io_trace_rec gpu[8], deps[8];
+    const char *kernels[8];
+    uint32_t ngpu, ndeps, nk, gk;
 } ht;
+
+/* Thread gk's placeholder of kernel p, after its nr regions. */
+#define GPH(nr, p) ((nr) + 2u + 3u * (p))
+
+/* Thread gk's call sites, placeholders and kernels (GPH). */
+static void gpu_nodes(const ht *t, tp_builder *b, uint32_t nr)
+{
+    uint32_t mod = t->nk ? tp_module(b, "/bin/app") : 0;
+    for (uint32_t p = 0; p < t->nk; p++) {
+        ck_assert_uint_eq(tp_frame(b, 1, mod, 0x100 + 16 * p), GPH(nr, p) - 1);
+        ck_assert_uint_eq(tp_gpu_op(b, GPH(nr, p) - 1, 1), GPH(nr, p));
+        ck_assert_uint_eq(tp_kernel(b, GPH(nr, p), t->kernels[p], UINT32_MAX),
+                          GPH(nr, p) + 1);
+    }
+}
 
 static char dir[512], dbdir[600];
 
@@ -67,8 +90,11 @@ static void write_run(const ht *t)
     tp_builder *b = tp_new("host", 10, 0);
     for (uint32_t k = 0; k < NT; k++) {
         tp_thread(b, thread[k], k ? 0 : GPUPROF_IO_THREAD_MAIN);
-        for (uint32_t i = 0; i < 6 && t->names[k][i]; i++)
+        uint32_t i = 0;
+        for (; i < 6 && t->names[k][i]; i++)
             ck_assert_uint_eq(tp_region(b, 0, t->names[k][i], 1, 1, 1), 1 + i);
+        if (k == t->gk)
+            gpu_nodes(t, b, i);
     }
     tp_times(b, 0, 100000, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
     snprintf(path, sizeof(path), "%s/h-r0-p10.gpuprof", dir);
@@ -86,10 +112,16 @@ static void write_run(const ht *t)
         if (t->nhost[k])
             off += gpuprof__io_trace_host_records(buf + off, k, t->host[k],
                                                   t->nhost[k]);
-        if (!k && t->nops)
-            off += gpuprof__io_trace_corr_records(buf + off, 0, 0, 0, t->ops,
+        if (k == t->gk && t->nops)
+            off += gpuprof__io_trace_corr_records(buf + off, 0, 0, k, t->ops,
                                                   t->nops);
+        if (k == t->gk && t->ndeps)
+            off += gpuprof__io_trace_dep_records(buf + off, 0, k, t->deps,
+                                                 t->ndeps);
     }
+    if (t->ngpu)
+        off += gpuprof__io_trace_corr_records(buf + off, GPUPROF_IO_TRACE_GPU,
+                                              0, 0, t->gpu, t->ngpu);
     snprintf(path, sizeof(path), "%s/h-r0-p10.gptrace", dir);
     FILE *f = fopen(path, "wb");
     ck_assert_ptr_nonnull(f);
@@ -111,6 +143,20 @@ static double blamed(gpuprof_an_db *db, const char *region)
         if (!strcmp(gpuprof_an_db_context_name(db, c), region))
             sum += gpuprof_an_db_stat(db, c, m, GPUPROF_AN_STAT_SUM);
     return sum;
+}
+
+/* wait.blame at the placeholder above the context named `kernel`. */
+static double placeholder_blame(gpuprof_an_db *db, const char *kernel)
+{
+    uint32_t m, c = 0, n = gpuprof_an_db_context_count(db);
+    ck_assert_int_eq(gpuprof_an_db_metric_find(db, "wait.blame",
+                                               GPUPROF_AN_EXCLUSIVE, &m),
+                     GPUPROF_OK);
+    while (c < n && strcmp(gpuprof_an_db_context_name(db, c), kernel))
+        c++;
+    ck_assert_uint_lt(c, n);
+    return gpuprof_an_db_stat(db, gpuprof_an_db_context_parent(db, c), m,
+                              GPUPROF_AN_STAT_SUM);
 }
 
 typedef struct analysed {
@@ -399,6 +445,66 @@ START_TEST(taskwait_exact)
 }
 END_TEST
 
+/* The wait of a device stream's blocking read, inside a join (issue 23:
+ * jacobi blamed the read's copy for the kernels queued ahead of it). main
+ * R [0, 10000] creates t1 [100, 200] and joins it [1000, 9500]; t1 starts
+ * at 300, G [300, 9200], launches k0, k1, k2 ([400, 500], [500, 600],
+ * [600, 700]) and a blocking read [700, 9000], exits at 9100. Stream 0:
+ * k0 [1000, 3000], k1 [3000, 5500], k2 [5600, 8000], the copy [8000,
+ * 8800].
+ *   t1's BlameKernel [700, 8800) = 8100: k0 2000, k1 2500, k2 2400, the
+ *   copy its 800 and the stream's gaps (300 before k0, 100 before k2).
+ *   main's WaitAtJoin [1000, 9100) = 8100: t1 ran the read [1000, 9000)
+ *   and G [9000, 9100). The read's part while the stream ran (to 8800)
+ *   goes to the same kernels as they overlap it: k0 2000, k1 2500, k2
+ *   2400, the copy 800 and the gap 100; its return [8800, 9000) to the
+ *   read call (200, the copy's placeholder too); G 100.
+ * wait.blame at the placeholders: k0 4000, k1 5000, k2 4800, the copy
+ * 1200 + 900 + the call's 200 = 2300 (all on the copy, 8000 of the join
+ * among them, before the fix). */
+START_TEST(gpu_blocking_read_join)
+{
+    ht t = {.gk = 1, .nk = 4, .kernels = {"k0", "k1", "k2", "copy"}};
+    region(&t, 0, "R", 0, 10000);
+    host(&t, 0, CREATE, 0, 100, 200, 0xA1, 1);
+    host(&t, 0, JOIN, 0, 1000, 9500, 0xA1, 0);
+    host(&t, 1, START, 0, 300, 300, 0xA1, 1);
+    region(&t, 1, "G", 300, 9200);
+    host(&t, 1, EXIT, 0, 9100, 9100, 0xA1, 0);
+    static const uint64_t call[4][2] = {{400, 500}, {500, 600}, {600, 700},
+                                        {700, 9000}};
+    static const uint64_t dev[4][2] = {{1000, 3000}, {3000, 5500},
+                                       {5600, 8000}, {8000, 8800}};
+    for (uint32_t p = 0; p < 4; p++) {
+        uint64_t c = 1ull << 40 | (1 + p), node = 1ull << 32 | GPH(1, p);
+        t.ops[t.nops++] = (gpuprof__io_trace_rec){call[p][0], call[p][1],
+                                                  node, c};
+        t.gpu[t.ngpu++] = (gpuprof__io_trace_rec){dev[p][0], dev[p][1],
+                                                  node, c};
+    }
+    t.deps[t.ndeps++] = (gpuprof__io_trace_rec){
+        700, 0, GPUPROF_IO_DEP_INFO(8 /* LAUNCH */, 0x2u /* blocking */, 0, 0),
+        1ull << 40 | 4};
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    for (int i = 0; i < GPUPROF_AN_WAIT_KINDS; i++) {
+        bool mine = i == GPUPROF_AN_WAIT_BLAME_KERNEL ||
+                    i == GPUPROF_AN_WAIT_AT_JOIN;
+        ck_assert_uint_eq(x.w.count[i], mine ? 1 : 0);
+        ck_assert_uint_eq(x.w.ns[i], mine ? 8100 : 0);
+    }
+    static const double want[4] = {4000, 5000, 4800, 2300};
+    for (uint32_t p = 0; p < 4; p++) {
+        char name[32];
+        snprintf(name, sizeof(name), "kernel %s", t.kernels[p]);
+        ck_assert_double_eq(placeholder_blame(x.db, name), want[p]);
+    }
+    ck_assert_double_eq(blamed(x.db, "G"), 100);
+    done(&x);
+}
+END_TEST
+
 /* A lock that blocked inside a GPU API call of its thread (a runtime's
  * callback running user code there): left out, said once in the report;
  * the call and the rest are as measured. main R [0, 5000], the call
@@ -454,6 +560,7 @@ int main(void)
         {"openmp", openmp_exact, 30},
         {"openmp early worker", openmp_early_worker, 30},
         {"taskwait", taskwait_exact, 30},
+        {"gpu blocking read join", gpu_blocking_read_join, 30},
         {"inside a call", inside_a_call_left_out, 30},
         {"unknown op", unknown_op_refused, 30},
     };

@@ -46,6 +46,8 @@ typedef struct proc {
     cp_step *path;
     uint64_t npath;
     cells path_cells; /* each activity's time on the path, summed */
+    cp_devmodel *dev; /* a projection's device models */
+    uint32_t ndev;
 } proc;
 
 struct gpuprof_an_cpath {
@@ -86,6 +88,7 @@ GPUPROF_AN_API void gpuprof_an_cpath_free(gpuprof_an_cpath *cp)
         free(cp->p[i].path);
         free(cp->p[i].path_cells.c);
         free(cp->p[i].path_cells.slot);
+        free(cp->p[i].dev);
     }
     free(cp->p);
     free(cp->kern);
@@ -785,6 +788,38 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_cpath_metrics(
 }
 
 /* ---- projection ---------------------------------------------------------- */
+/* How p's kernels share their devices (device.c): scale adjusted, the
+ * models kept. */
+static gpuprof_status devices(const gpuprof_an_cpath *x, proc *p, int mode,
+                              double *scale)
+{
+    const cp_graph *g = &p->s->g;
+    uint32_t nc = gpuprof_an_db_context_count(x->db);
+    uint8_t *is_kernel = malloc(g->nact ? g->nact : 1);
+    if (!is_kernel)
+        return nomem();
+    for (uint32_t a = 0; a < g->nact; a++) {
+        uint32_t c = g->act[a].context;
+        is_kernel[a] = g->act[a].kind == CP_GPU && c < nc &&
+                       x->kern[c] != CP_NONE;
+    }
+    gpuprof_status st =
+        cp_device_project(g, is_kernel, mode, scale, &p->dev, &p->ndev);
+    free(is_kernel);
+    return st;
+}
+
+GPUPROF_AN_API uint32_t gpuprof_an_cpath_device_models(
+    const gpuprof_an_cpath *cp, gpuprof_an_device_model *out, uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; cp && cp->projected && i < cp->n; i++)
+        for (uint32_t j = 0; j < cp->p[i].ndev; j++, n++)
+            if (out && n < max)
+                out[n] = cp->p[i].dev[j];
+    return n;
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_project(
     const gpuprof_an_cpath *cp, const char *const *rules, uint32_t nrules,
     uint64_t *touched, gpuprof_an_cpath **out)
@@ -823,7 +858,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_project(
             break;
         }
         hits += cp_rules_apply(cp->db, g, r, nr, scale);
-        st = timed(p, scale);
+        st = devices(x, p, cp_rules_device_mode(r, nr), scale);
+        if (st == GPUPROF_OK)
+            st = timed(p, scale);
         free(scale);
     }
     cp_rules_free(r, nr);

@@ -394,7 +394,8 @@ gpuprof_status cp_idle(const cp_graph *g, double *blame);
  * kernel, region or context (a database context id); scale per activity
  * (1 untouched) into scale[0 .. g->nact). */
 typedef struct cp_rule {
-    uint8_t kind; /* 0 kernel, 1 region, 2 context */
+    uint8_t kind; /* 0 kernel, 1 region, 2 context, 3 device (the model:
+                     context holds CP_DEV_*) */
     char *name;
     uint32_t context;
     double factor;
@@ -404,6 +405,23 @@ void cp_rules_free(cp_rule *r, uint32_t n);
 /* How many activities the rules touched. */
 uint64_t cp_rules_apply(const gpuprof_an_db *db, const cp_graph *g,
                         const cp_rule *r, uint32_t n, double *scale);
+
+/* The devices' model the rules ask for (CP_DEV_AUTO when none does). */
+int cp_rules_device_mode(const cp_rule *r, uint32_t n);
+
+/* device.c: how kernels that ran at once share their device in the
+ * projection (the file says how the model is chosen). */
+enum { CP_DEV_AUTO = 0, CP_DEV_FREE = 1, CP_DEV_SHARED = 2 };
+typedef gpuprof_an_device_model cp_devmodel;
+/* For the kernels (is_kernel, per activity) of each device of g: decides
+ * the model (mode CP_DEV_AUTO: from the measured timeline) and, where
+ * kernels share a device, turns scale (the rules' factors of each
+ * activity's own edge) into the factors that give the projected run's
+ * kernels their shares; *out (malloc'd, *n entries): the devices'
+ * models. */
+gpuprof_status cp_device_project(const cp_graph *g, const uint8_t *is_kernel,
+                                 int mode, double *scale, cp_devmodel **out,
+                                 uint32_t *n);
 
 /* api.c, for report.c: the database an analysis reads, and process i's
  * blame: cb(arg, name of the blamed activity, ns) per wait state. */

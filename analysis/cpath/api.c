@@ -624,9 +624,9 @@ GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s,
     gpuprof_an_sampled *out, uint32_t max)
 {
-    if (!cp || !s || s->kind != GPUPROF_AN_ACTIVITY_CPU || !s->path_ns ||
-        s->profile == UINT32_MAX)
-        return 0;
+    if (!cp || cp->projected || !s || s->kind != GPUPROF_AN_ACTIVITY_CPU ||
+        !s->path_ns || s->profile == UINT32_MAX)
+        return 0; /* a projection's times are replayed: no samples there */
     uint32_t m;
     if (gpuprof_an_db_metric_find(cp->db, "cpu.time", GPUPROF_AN_EXCLUSIVE,
                                   &m) != GPUPROF_OK &&

@@ -1063,7 +1063,12 @@ typedef struct gpuprof_an_device_model {
                                  mostly beside others */
     double slowdown;          /* their median duration beside others over
                                  alone (0: no evidence) */
-    uint32_t rounds;          /* shared: replays until durations settled */
+    uint32_t rounds;          /* shared: replays until durations settled
+                                 (64: still moving by over 1 us) */
+    uint8_t filled;           /* every kernel whose launch size is known
+                                 launched as many work-groups as the device
+                                 holds at once (what decides without
+                                 evidence) */
     uint8_t shared;           /* 1: kernels running at once shared the
                                  device's speed equally; 0: each ran at its
                                  measured speed (free overlap) */

@@ -670,9 +670,13 @@ static void print_device_models(const gpuprof_an_cpath *pj)
             printf(" (%u kernel(s) measured alone and beside others took "
                    "%.2f times as long beside them)\n",
                    m[j].evidence, m[j].slowdown);
+        else if (m[j].shared)
+            printf(" (each launch fills it: as many work-groups as its "
+                   "compute units hold)\n");
         else
-            printf(" (no kernel measured both alone and beside others; "
-                   "--devices shared if they share it)\n");
+            printf(" (no kernel measured both alone and beside others, no "
+                   "launch known to fill it; --devices shared if they share "
+                   "it)\n");
     }
 }
 

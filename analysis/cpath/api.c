@@ -10,6 +10,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -788,24 +789,89 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_cpath_metrics(
 }
 
 /* ---- projection ---------------------------------------------------------- */
+/* Device `device` of process `process` in the database's devices table
+ * (UINT32_MAX: not described). */
+static uint32_t device_of(const gpuprof_an_db *db, uint32_t process,
+                          uint32_t device)
+{
+    for (uint32_t d = 0; d < gpuprof_an_db_device_count(db); d++)
+        if (gpuprof_an_db_device_profile(db, d) == process &&
+            gpuprof_an_db_device_number(db, d) == device)
+            return d;
+    return UINT32_MAX;
+}
+
+static double kstat(const gpuprof_an_db *db, uint32_t c, const char *name)
+{
+    uint32_t m;
+    if (gpuprof_an_db_metric_find(db, name, GPUPROF_AN_EXCLUSIVE, &m) !=
+        GPUPROF_OK)
+        return 0;
+    return gpuprof_an_db_stat(db, c, m, GPUPROF_AN_STAT_SUM);
+}
+
+/* Whether the launches of kernel context kc fill device d: as many
+ * work-groups (blocks) a launch as the device holds at once (compute
+ * units times the groups one holds: max_blocks_per_sm, fewer when
+ * max_threads_per_sm allows fewer of this size; 1 when unknown).
+ * CP_K_UNKNOWN without launch sizes or a device description. */
+static uint8_t fills(const gpuprof_an_db *db, uint32_t kc, uint32_t d)
+{
+    uint64_t units = 0, blocks = 0, threads = 0;
+    if (d == UINT32_MAX ||
+        !gpuprof_an_db_device_attr(db, d, "sm_count", &units, NULL) || !units)
+        return CP_K_UNKNOWN;
+    double items = kstat(db, kc, "gpu.work_items"),
+           group = kstat(db, kc, "gpu.group_size"),
+           count = kstat(db, kc, "gpu.count");
+    if (!(items > 0 && group > 0 && count > 0))
+        return CP_K_UNKNOWN;
+    double per_unit = 1, size = group / count;
+    if (gpuprof_an_db_device_attr(db, d, "max_blocks_per_sm", &blocks, NULL) &&
+        blocks)
+        per_unit = (double)blocks;
+    if (gpuprof_an_db_device_attr(db, d, "max_threads_per_sm", &threads,
+                                  NULL) &&
+        threads && size > 0)
+        per_unit = fmin(per_unit, fmax(1, floor((double)threads / size)));
+    return items / group >= (double)units * per_unit ? CP_K_FILLS
+                                                     : CP_K_ROOM;
+}
+
 /* How p's kernels share their devices (device.c): scale adjusted, the
- * models kept. */
+ * models kept. Each kernel says whether its launches fill its device
+ * (each kernel context and device worked out once). */
 static gpuprof_status devices(const gpuprof_an_cpath *x, proc *p, int mode,
                               double *scale)
 {
     const cp_graph *g = &p->s->g;
     uint32_t nc = gpuprof_an_db_context_count(x->db);
-    uint8_t *is_kernel = malloc(g->nact ? g->nact : 1);
-    if (!is_kernel)
+    uint8_t *kind = malloc(g->nact ? g->nact : 1);
+    uint8_t *known = calloc(nc ? nc : 1, 1); /* per context: fills + 1 */
+    if (!kind || !known) {
+        free(kind);
+        free(known);
         return nomem();
+    }
     for (uint32_t a = 0; a < g->nact; a++) {
         uint32_t c = g->act[a].context;
-        is_kernel[a] = g->act[a].kind == CP_GPU && c < nc &&
-                       x->kern[c] != CP_NONE;
+        kind[a] = CP_K_NONE;
+        if (g->act[a].kind != CP_GPU || c >= nc || x->kern[c] == CP_NONE)
+            continue;
+        if (!known[c]) { /* one device per context in practice */
+            const cp_lane *l = &g->lane[g->act[a].lane];
+            known[c] = 1 + (x->kern[c] == SEVERAL
+                                ? CP_K_UNKNOWN
+                                : fills(x->db, x->kern[c],
+                                        device_of(x->db, l->process,
+                                                  l->device)));
+        }
+        kind[a] = (uint8_t)(known[c] - 1);
     }
+    free(known);
     gpuprof_status st =
-        cp_device_project(g, is_kernel, mode, scale, &p->dev, &p->ndev);
-    free(is_kernel);
+        cp_device_project(g, kind, mode, scale, &p->dev, &p->ndev);
+    free(kind);
     return st;
 }
 

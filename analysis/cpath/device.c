@@ -20,11 +20,27 @@
  * ran both alone and mostly beside others shows by how much company
  * slowed it (the median over such kernels of their median durations
  * beside others over alone): 1.25 times or more is shared, less is free.
- * Without such a kernel the device stays free (what the projection did
- * before; `device:shared` or `device:free` among the rules decides
- * instead). Devices are told apart per process (a joined graph holds the
- * ranks' processes).
+ * Without such a kernel, the launches decide: where every kernel whose
+ * launch size and device are known fills the device (api.c: as many
+ * work-groups as its compute units hold at once), it is shared; else it
+ * stays free (what the projection did before). `device:shared` or
+ * `device:free` among the rules decides instead. Devices are told apart
+ * per process (a joined graph holds the ranks' processes).
+ *
+ * Waiting for the device. A device may also start one stream's work
+ * only as another's runs out (PoCL's CPU device hands out the work-groups
+ * of the kernels of two queues in turn; a full GPU starts a kernel as
+ * another one's last blocks drain): work that started later than its
+ * launch and the work before it on its stream allowed, launched before
+ * some work on another stream of its device ended and started while that
+ * ran (or within QUEUED after it ended), waited for the device. The graph
+ * gets an edge from that work's end to its start (CP_E_DEVICE, with the
+ * measured gap, which may be negative: it started as the other drained),
+ * so the replay starts it when what held it ends, however long that takes
+ * in a projection, and the critical path runs through what it waited
+ * for. Work that started when it could waited for nothing and gets none.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +53,33 @@
 #define SLOWED 1.25
 #define ROUNDS 64  /* fixed-point rounds at most */
 #define SETTLED 1000.0 /* ns: durations that move less have settled */
+#define QUEUED 50000u  /* ns: work starting this soon after another ended */
 
 typedef struct kern kern;
-static const cp_graph *sort_g; /* qsort's context */
-static const kern *sort_k;
+
+/* qsort_r's context: the graph and, for by_lane, the kernels. */
+typedef struct sorting {
+    const cp_graph *g;
+    const kern *k;
+} sorting;
+
+/* A device: its process and number. */
+static uint64_t key_of(const cp_graph *g, uint32_t a)
+{
+    const cp_lane *l = &g->lane[g->act[a].lane];
+    return (uint64_t)l->process << 32 | l->device;
+}
+
+/* Activities by device, then activity index. */
+static int by_key(const void *x, const void *y, void *arg)
+{
+    const cp_graph *g = ((const sorting *)arg)->g;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t ka = key_of(g, a), kb = key_of(g, b);
+    if (ka != kb)
+        return ka < kb ? -1 : 1;
+    return (a > b) - (a < b);
+}
 
 struct kern {
     uint32_t act, ctx;
@@ -49,10 +88,11 @@ struct kern {
     double over;        /* measured time beside other kernels */
 };
 
-static int by_lane(const void *x, const void *y)
+static int by_lane(const void *x, const void *y, void *arg)
 {
-    const cp_act *a = &sort_g->act[sort_k[*(const uint32_t *)x].act];
-    const cp_act *b = &sort_g->act[sort_k[*(const uint32_t *)y].act];
+    const sorting *o = arg;
+    const cp_act *a = &o->g->act[o->k[*(const uint32_t *)x].act];
+    const cp_act *b = &o->g->act[o->k[*(const uint32_t *)y].act];
     if (a->lane != b->lane)
         return a->lane < b->lane ? -1 : 1;
     return (a > b) - (a < b);
@@ -186,9 +226,8 @@ static gpuprof_status share(const cp_graph *g, kern *k, uint32_t n)
     /* by lane, then activity (a lane's activities are in time order) */
     for (uint32_t i = 0; i < n; i++)
         order[i] = i;
-    sort_k = k;
-    sort_g = g;
-    qsort(order, n, sizeof(*order), by_lane);
+    sorting o = {g, k};
+    qsort_r(order, n, sizeof(*order), by_lane, &o);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t x = order[i];
         bool first = !i || g->act[k[order[i - 1]].act].lane !=
@@ -252,36 +291,114 @@ out:
     return st;
 }
 
+/* ---- waiting for the device -------------------------------------------- */
+/* One device's activities by end. */
+static int by_end(const void *x, const void *y, void *arg)
+{
+    const cp_graph *g = ((const sorting *)arg)->g;
+    const cp_act *a = &g->act[*(const uint32_t *)x];
+    const cp_act *b = &g->act[*(const uint32_t *)y];
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+/* In [lo, hi) of `ends` (one device's work by end): the work on another
+ * lane than a's that was running when a started, or had ended within
+ * QUEUED before, whose end is nearest a's start; CP_NONE when none. */
+static uint32_t held_by(const cp_graph *g, const uint32_t *ends, uint32_t lo,
+                        uint32_t hi, uint32_t a)
+{
+    const cp_act *x = &g->act[a];
+    uint32_t l = lo, h = hi; /* the first ending after x's start - QUEUED */
+    uint64_t from = x->start > QUEUED ? x->start - QUEUED : 0;
+    while (l < h) {
+        uint32_t m = l + (h - l) / 2;
+        if (g->act[ends[m]].end < from)
+            l = m + 1;
+        else
+            h = m;
+    }
+    uint32_t best = CP_NONE;
+    uint64_t far = UINT64_MAX;
+    for (uint32_t i = l; i < hi; i++) {
+        const cp_act *y = &g->act[ends[i]];
+        uint64_t d = y->end > x->start ? y->end - x->start
+                                       : x->start - y->end;
+        if (y->end > x->start && d > far)
+            break; /* by end: the rest are further */
+        if (y->lane != x->lane && y->start < x->start && d < far)
+            best = ends[i], far = d;
+    }
+    return best;
+}
+
+/* Whether work a started later than what it needed of its own: its
+ * launch call and the work before it on its lane ended over QUEUED / 10
+ * before it started. */
+static bool late(const cp_graph *g, uint32_t a)
+{
+    const cp_act *x = &g->act[a];
+    uint64_t need = g->act[x->call].end;
+    if (a > g->lane[x->lane].first && g->act[a - 1].end > need)
+        need = g->act[a - 1].end;
+    return x->start > need + QUEUED / 10;
+}
+
+gpuprof_status cp_device_edges(cp_graph *g)
+{
+    uint32_t n = 0;
+    for (uint32_t a = 0; a < g->nact; a++)
+        n += g->act[a].kind == CP_GPU;
+    if (!n)
+        return GPUPROF_OK;
+    uint32_t *ends = malloc(n * sizeof(*ends));
+    if (!ends)
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    n = 0;
+    for (uint32_t a = 0; a < g->nact; a++)
+        if (g->act[a].kind == CP_GPU)
+            ends[n++] = a;
+    sorting o = {g, NULL};
+    qsort_r(ends, n, sizeof(*ends), by_key, &o);
+    gpuprof_status st = GPUPROF_OK;
+    for (uint32_t lo = 0, hi; lo < n; lo = hi) { /* per device, by end */
+        for (hi = lo + 1; hi < n && key_of(g, ends[hi]) == key_of(g, ends[lo]);)
+            hi++;
+        qsort_r(ends + lo, hi - lo, sizeof(*ends), by_end, &o);
+        for (uint32_t i = lo; i < hi && st == GPUPROF_OK; i++) {
+            uint32_t a = ends[i], c = g->act[a].call;
+            if (c == CP_NONE || g->act[c].start >= g->act[a].start ||
+                !late(g, a))
+                continue;
+            uint32_t h = held_by(g, ends, lo, hi, a);
+            /* launched before what held it ended: it waited */
+            if (h != CP_NONE && g->act[c].end <= g->act[h].end)
+                st = cp_edge_add(g, 2 * h + 1, 2 * a, CP_E_DEVICE);
+        }
+    }
+    free(ends);
+    return st;
+}
+
+/* ---- the model ---------------------------------------------------------- */
 /* The kernels of device group [lo, hi) of `idx` (activity indices). */
 typedef struct group {
     uint32_t lo, hi;
     cp_devmodel m;
 } group;
 
-static uint64_t key_of(const cp_graph *g, uint32_t a)
-{
-    const cp_lane *l = &g->lane[g->act[a].lane];
-    return (uint64_t)l->process << 32 | l->device;
-}
-
-static int by_key(const void *x, const void *y)
-{
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    uint64_t ka = key_of(sort_g, a), kb = key_of(sort_g, b);
-    if (ka != kb)
-        return ka < kb ? -1 : 1;
-    return (a > b) - (a < b);
-}
-
 /* Decides each group's model (measured timeline); for shared ones,
  * fills k[lo..hi) with the measured kernels and their work. */
-static gpuprof_status decide(const cp_graph *g, const uint32_t *idx,
-                             group *gr, kern *k, int mode)
+static gpuprof_status decide(const cp_graph *g, const uint8_t *kind,
+                             const uint32_t *idx, group *gr, kern *k,
+                             int mode)
 {
+    uint32_t full = 0, room = 0;
     for (uint32_t i = gr->lo; i < gr->hi; i++) {
         const cp_act *a = &g->act[idx[i]];
         k[i] = (kern){idx[i], a->context, (double)a->start, (double)a->end,
                       0, 0};
+        full += kind[idx[i]] == CP_K_FILLS;
+        room += kind[idx[i]] == CP_K_ROOM;
     }
     uint32_t n = gr->hi - gr->lo;
     gpuprof_status st = measure(k + gr->lo, n);
@@ -290,9 +407,13 @@ static gpuprof_status decide(const cp_graph *g, const uint32_t *idx,
     gr->m.kernels = n;
     gr->m.slowdown = slowdown(k + gr->lo, n, &gr->m.evidence);
     gr->m.forced = mode != CP_DEV_AUTO;
-    gr->m.shared = mode == CP_DEV_SHARED ||
-                   (mode == CP_DEV_AUTO && gr->m.evidence &&
-                    gr->m.slowdown >= SLOWED);
+    gr->m.filled = full && !room;
+    if (mode != CP_DEV_AUTO)
+        gr->m.shared = mode == CP_DEV_SHARED;
+    else if (gr->m.evidence)
+        gr->m.shared = gr->m.slowdown >= SLOWED;
+    else
+        gr->m.shared = gr->m.filled;
     return GPUPROF_OK;
 }
 
@@ -329,7 +450,7 @@ static gpuprof_status round_of(const cp_graph *g, const cp_times *tm,
     return GPUPROF_OK;
 }
 
-gpuprof_status cp_device_project(const cp_graph *g, const uint8_t *is_kernel,
+gpuprof_status cp_device_project(const cp_graph *g, const uint8_t *kind,
                                  int mode, double *scale, cp_devmodel **out,
                                  uint32_t *nout)
 {
@@ -337,7 +458,7 @@ gpuprof_status cp_device_project(const cp_graph *g, const uint8_t *is_kernel,
     *nout = 0;
     uint32_t n = 0;
     for (uint32_t a = 0; a < g->nact; a++)
-        n += is_kernel[a] && g->act[a].kind == CP_GPU;
+        n += kind[a] != CP_K_NONE;
     if (!n)
         return GPUPROF_OK;
     uint32_t *idx = malloc(n * sizeof(*idx));
@@ -351,10 +472,10 @@ gpuprof_status cp_device_project(const cp_graph *g, const uint8_t *is_kernel,
     if (st == GPUPROF_OK) {
         n = 0;
         for (uint32_t a = 0; a < g->nact; a++)
-            if (is_kernel[a] && g->act[a].kind == CP_GPU)
+            if (kind[a] != CP_K_NONE)
                 idx[n++] = a;
-        sort_g = g;
-        qsort(idx, n, sizeof(*idx), by_key);
+        sorting o = {g, NULL};
+        qsort_r(idx, n, sizeof(*idx), by_key, &o);
         for (uint32_t i = 0; i < n; i++)
             if (!i || key_of(g, idx[i]) != key_of(g, idx[i - 1])) {
                 if (ng)
@@ -368,7 +489,7 @@ gpuprof_status cp_device_project(const cp_graph *g, const uint8_t *is_kernel,
     }
     bool any = false;
     for (uint32_t j = 0; j < ng && st == GPUPROF_OK; j++) {
-        st = decide(g, idx, &gr[j], k, mode);
+        st = decide(g, kind, idx, &gr[j], k, mode);
         any |= gr[j].m.shared;
         /* its work under the rules: a kernel made F times faster has
          * 1/F of its work */

@@ -700,6 +700,45 @@ START_TEST(device_free_without_evidence)
 }
 END_TEST
 
+/* Work that waited for its device (device.c, CP_E_DEVICE): kA on stream
+ * 0 [10000, 50000] (La [9000, 10000]); kB launched on stream 1 by Lb
+ * [11000, 12000] starts only at 48000, as kA drains, 2000 before kA ends,
+ * and runs to 68000; S1 [13000, 69000] syncs stream 1; R [0, 70000].
+ * kB's start follows kA's end: the path runs through kA, and with kA
+ * twice as fast ([10000, 30000]) kB runs [28000, 48000], S1 ends at
+ * 49000, the run at 50000 (without the edge kB would keep its 36000
+ * after its launch: 70000). */
+START_TEST(device_wait_exact)
+{
+    tb t = {0};
+    corr_n = 0;
+    region(&t, 0, 70000, 1);
+    uint64_t la = call(&t, 9000, 10000, PH(0));
+    uint64_t lb = call(&t, 11000, 12000, PH(1));
+    uint64_t s1 = call(&t, 13000, 69000, PH(2));
+    work(&t, 0, 10000, 50000, PH(0), la);
+    work(&t, 1, 48000, 68000, PH(1), lb);
+    note(&t, s1, 13000, SYNC_STREAM, 0, 1, 0);
+    static const char *const k[] = {"kA", "kB", "sync1"};
+    write_run(&t, 3, k);
+    gpuprof_an_db *db = open_db();
+    gpuprof_an_cpath *cp;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_cpath_run_ns(cp, 0), 70000);
+    char text[2048];
+    path_text(cp, text, sizeof(text));
+    /* kA whole, kB less the 2000 it ran beside kA (counted once) */
+    ck_assert_str_eq(text, "R:9000,<kernel launch>:1000,kernel kA:40000,"
+                           "kernel kB:18000,<kernel launch>:1000,R:1000,");
+    gpuprof_an_device_model m;
+    const char *r[] = {"kernel:kA=2"};
+    ck_assert_uint_eq(projected_run(cp, r, 1, &m), 50000);
+    ck_assert_uint_eq(m.shared, 0); /* no evidence, no launch sizes */
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -714,6 +753,7 @@ int main(void)
         {"bad_rules", bad_rules, 20},
         {"device_shared_exact", device_shared_exact, 20},
         {"device_free_without_evidence", device_free_without_evidence, 20},
+        {"device_wait_exact", device_wait_exact, 20},
     };
     return RUN_SUITE("an_cpath", cases);
 }

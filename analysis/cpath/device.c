@@ -123,14 +123,17 @@ static gpuprof_status measure(kern *k, uint32_t n)
         free(run);
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     }
+    uint64_t ne = 0;
     for (uint32_t i = 0; i < n; i++) {
-        e[2 * i] = (ev){k[i].start, i, 1};
-        e[2 * i + 1] = (ev){k[i].end, i, -1};
         k[i].work = k[i].over = 0;
+        if (k[i].end <= k[i].start)
+            continue; /* no time: no work, never running */
+        e[ne++] = (ev){k[i].start, i, 1};
+        e[ne++] = (ev){k[i].end, i, -1};
     }
-    qsort(e, 2 * (size_t)n, sizeof(*e), by_time);
+    qsort(e, ne, sizeof(*e), by_time);
     double t = 0;
-    for (uint64_t j = 0; j < 2 * (uint64_t)n; j++) {
+    for (uint64_t j = 0; j < ne; j++) {
         double dt = e[j].t - t;
         for (uint32_t r = 0; dt > 0 && r < nrun; r++) {
             k[run[r]].work += dt / nrun;
@@ -386,8 +389,8 @@ typedef struct group {
     cp_devmodel m;
 } group;
 
-/* Decides each group's model (measured timeline); for shared ones,
- * fills k[lo..hi) with the measured kernels and their work. */
+/* Decides a group's model; fills k[lo..hi) with its measured kernels
+ * and the work each got of the device. */
 static gpuprof_status decide(const cp_graph *g, const uint8_t *kind,
                              const uint32_t *idx, group *gr, kern *k,
                              int mode)

@@ -391,12 +391,15 @@ ifeq ($(HAVE_OPENCL),1)
 	@echo "== gpuprof report --waits $(DEMO_DB) =="
 	@echo "Wait states: the time host threads sat blocked on the device, by pattern (BlameKernel: waiting for a kernel), then the device work each wait is blamed on."
 	$(Q)$(GPUPROF_BIN) report --waits $(DEMO_DB) | grep -v '^  [A-Za-z]* *0 *0 ns'
-	@echo "== gpuprof report --critical-path $(DEMO_DB) (its first lines) =="
+	@echo "== gpuprof report --critical-path $(DEMO_DB) (its first 30 steps, then its ratings) =="
 	@echo "Critical path: the chain of dependent activities across threads and queues that sets the run's length; only making these faster shortens the run."
-	$(Q)$(GPUPROF_BIN) report --critical-path $(DEMO_DB) | sed -n '1,/^ratings/p' | sed '$$d'
-	@echo "== gpuprof project --speedup kernel:jacobi=2 $(DEMO_DB) (its first line) =="
-	@echo "Projection: the traced run replayed with every jacobi kernel twice as fast, and the run time the analysis predicts for it."
-	$(Q)$(GPUPROF_BIN) project --speedup kernel:jacobi=2 $(DEMO_DB) | head -n 1
+	$(Q)$(GPUPROF_BIN) report --critical-path $(DEMO_DB) >$(DEMO_DIR)/critical-path.txt
+	$(Q)sed -n '1,/^ratings/p' $(DEMO_DIR)/critical-path.txt | sed '$$d' | head -n 32
+	$(Q)echo "   ... ($$(sed -n '/^ratings/q;p' $(DEMO_DIR)/critical-path.txt | wc -l) lines in all: $(DEMO_DIR)/critical-path.txt)"
+	$(Q)sed -n '/^ratings/,$$p' $(DEMO_DIR)/critical-path.txt | head -n 12
+	@echo "== gpuprof project --speedup kernel:jacobi=2 $(DEMO_DB) (without its new path) =="
+	@echo "Projection: the traced run replayed with every jacobi kernel twice as fast, and the run time the analysis predicts for it; then how it treated kernels that ran at once on the device."
+	$(Q)$(GPUPROF_BIN) project --speedup kernel:jacobi=2 $(DEMO_DB) | grep -E '^(projection|devices),'
 endif
 
 # The asynchronous pipeline on the simulated GPU: regions -> call paths ->

@@ -1047,10 +1047,38 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_cpath_metrics(
  * times faster) and returns the result as an analysis of its own (its run
  * time and critical path are the projected ones; its waits are the
  * measured ones). *touched (may be NULL): activities the rules matched.
- * Since 0.1. */
+ * Kernels that ran at once on one device either overlap freely or share
+ * the device (gpuprof_an_device_model; doc/ANALYSIS.md "Devices in the
+ * projection"): decided per device from the trace, or by a rule
+ * "device:auto", "device:free" or "device:shared". Since 0.1. */
 GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_project(
     const gpuprof_an_cpath *cp, const char *const *rules, uint32_t nrules,
     uint64_t *touched, gpuprof_an_cpath **out);
+
+/* How a projection treated the kernels of one device of one process. */
+typedef struct gpuprof_an_device_model {
+    uint32_t process, device; /* the device's process (profile id), number */
+    uint32_t kernels;         /* kernels measured on it */
+    uint32_t evidence;        /* kernels (contexts) measured both alone and
+                                 mostly beside others */
+    double slowdown;          /* their median duration beside others over
+                                 alone (0: no evidence) */
+    uint32_t rounds;          /* shared: replays until durations settled
+                                 (64: still moving by over 1 us) */
+    uint8_t filled;           /* every kernel whose launch size is known
+                                 launched as many work-groups as the device
+                                 holds at once (what decides without
+                                 evidence) */
+    uint8_t shared;           /* 1: kernels running at once shared the
+                                 device's speed equally; 0: each ran at its
+                                 measured speed (free overlap) */
+    uint8_t forced;           /* a device: rule decided, not the trace */
+} gpuprof_an_device_model;
+
+/* A projection's device models, up to max into out (may be NULL); returns
+ * how many there are (0: not a projection, or no kernels). Since 0.1. */
+GPUPROF_AN_API uint32_t gpuprof_an_cpath_device_models(
+    const gpuprof_an_cpath *cp, gpuprof_an_device_model *out, uint32_t max);
 
 /* Reports: wait states by kind and the contexts they blame most; the
  * critical path, one line per activity with its name and share; a

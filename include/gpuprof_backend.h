@@ -314,9 +314,9 @@ typedef enum gpuprof_metric_id {
     GPUPROF_METRIC_PC_STALL_TEX_THROTTLE = 38,
     GPUPROF_METRIC_PC_STALL_WAIT = 39,
     GPUPROF_METRIC_PC_STALL_OTHER = 40,
-    /* CPU kind, since 0.1 (GPUPROF_CPU_SAMPLING): CPU time and timer
-     * expirations of cputime samples, wall time and expirations of
-     * realtime samples. */
+    /* CPU kind, since 0.1 (GPUPROF_CPU_SAMPLING): CPU time (each sample's
+     * since the thread's previous one) and timer expirations of cputime
+     * samples, wall time and expirations of realtime samples. */
     GPUPROF_METRIC_CPU_TIME = 41,
     GPUPROF_METRIC_CPU_SAMPLES = 42,
     GPUPROF_METRIC_CPU_WALL = 43,

@@ -119,12 +119,14 @@ $(B)/bench/cupti_launch: tests/bench/cupti_launch.cu tests/bench/bench.h $(LIB_S
 	  -Xlinker -rpath,'$$ORIGIN/../lib' $(NVCC_LDFLAGS)
 
 bench: deps-bench
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS) $(CUPTI_LAUNCH_BENCH)
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS) $(CUPTI_LAUNCH_BENCH) $(PROJ_PROGS)
 	$(Q)for b in $(BENCH_BINS) $(CUPTI_LAUNCH_BENCH); do $$b || exit 1; done
 ifeq ($(HAVE_OPENCL),1)
 	$(Q)B=$(B) tests/bench/opencl_demo.sh
 	$(Q)B=$(B) bash tests/bench/jacobi_projection.sh
 endif
+	$(Q)B=$(B) bash tests/bench/projection.sh
+	$(Q)B=$(B) PROJ_BACKENDS=pocl PROJ_DEVICES=shared bash tests/bench/projection.sh
 
 # The OTF2 export's benchmark writes its measurement with
 # tests/support/mkprofile.c and lib/io's trace writer.

@@ -192,6 +192,24 @@ $(CPATH_HOST_PROG): tests/sim/cpath_prog.c $(LIB_OBJS) $(HOST_EXPORT_OBJ)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(HOST_EXPORT_OBJ) \
 	  $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
 
+# The projection experiment (tests/bench/projection.sh): its programs on
+# the realtime simulated GPU with lib/host linked in, OpenMP (case d) with
+# clang -fopenmp and LLVM's libomp where found (ompt_start_tool exported
+# from the program: -rdynamic); the OpenCL ones where OpenCL is. Not in
+# the sanitizer builds (timing experiments; the scripts run the plain
+# build's).
+PROJ_PROGS := $(if $(findstring -fsanitize,$(CFLAGS)),,$(B)/tests/proj_prog \
+    $(if $(filter 1,$(HAVE_OPENCL)),$(B)/tests/proj_cl))
+$(B)/tests/proj_prog: tests/sim/proj_prog.c $(LIB_OBJS) $(HOST_EXPORT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(if $(HAVE_OMP),$(OMP_CC) -fopenmp,$(CC)) -O2 -g $(BASE_CFLAGS) -o $@ $< \
+	  $(LIB_OBJS) $(HOST_EXPORT_OBJ) -rdynamic $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
+$(B)/tests/proj_cl: tests/run/proj_cl.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(if $(HAVE_OMP),$(OMP_CC) -fopenmp,$(CC)) -O2 -g -o $@ $< -lOpenCL -lpthread
+
 # A program built with -g -O2 whatever CFLAGS say: the analysis reads its
 # DWARF (tests/scripts/structure.sh).
 STRUCT_PROG := $(B)/tests/structure_prog
@@ -389,7 +407,8 @@ tests: all $(UNIT_BINS) $(BB_BINS) $(FUZZ_BINS) $(SIM_DEMO) $(STRUCT_PROG) \
        $(TREE_PROG) \
        $(CPATH_PROG) $(CPATH_HOST_PROG) $(MPI_CPATH_TARGET) \
        $(GEN_MEASURE) $(RUN_PROGS) $(GEN_PC_MEASURE) $(OUTDIR_PROG) $(FAKEZE_SO) \
-       $(ZE_PIPELINE) $(PAPI_AIDS) $(GPU_PROGS) $(DL_REUSE) $(HOST_PROGS)
+       $(ZE_PIPELINE) $(PAPI_AIDS) $(GPU_PROGS) $(DL_REUSE) $(HOST_PROGS) \
+       $(PROJ_PROGS)
 
 # Runs what is built in $(B); used by check and by the sanitizer builds.
 tests-run: tests

@@ -125,7 +125,8 @@ static const cli_help cli_helps[] = {
      "Started by mpirun on several ranks, it runs gpuprof-mpi beside it, "
      "which\ndivides the work.\n"},
     {"project",
-     "gpuprof project --speedup KIND:NAME=F [--speedup ...]... DB\n"
+     "gpuprof project --speedup KIND:NAME=F [--speedup ...]... "
+     "[--devices MODEL] DB\n"
      "                      the run with kernels, regions or contexts F x "
      "faster\n",
      "DB: a database of a traced run (gpuprof run --trace). Prints the "
@@ -134,6 +135,11 @@ static const cli_help cli_helps[] = {
      "  --speedup region:NAME=F   a region\n"
      "  --speedup context:ID=F    a context (its id in gpuprof report "
      "--context)\n"
+     "  --devices MODEL      kernels that ran at once on a device: auto "
+     "(the trace\n"
+     "                       decides, the default), free (each at its "
+     "measured speed)\n"
+     "                       or shared (they share the device's speed)\n"
      "A speedup that matches no activity of the trace is an error (exit "
      "1).\n"},
     {"advise",

@@ -591,12 +591,23 @@ static int db_view(int argc, char **argv, int first, int mode)
 static int project_options(int argc, char **argv, const char **rules,
                            uint32_t *n, int *i)
 {
-    static const char *const with_arg[] = {"--speedup", NULL};
+    static const char *const with_arg[] = {"--speedup", "--devices", NULL};
+    static char device_rule[32];
     cli_permute(argc, argv, 2, with_arg);
     for (*i = 2; *i < argc && argv[*i][0] == '-' && argv[*i][1]; *i += 2) {
         if (!strcmp(argv[*i], "--")) {
             ++*i;
             break;
+        }
+        if (!strcmp(argv[*i], "--devices")) {
+            const char *m = *i + 1 < argc ? argv[*i + 1] : "";
+            if (strcmp(m, "auto") && strcmp(m, "free") && strcmp(m, "shared"))
+                return usage_error("--devices wants auto, free or shared");
+            if (*n == 64)
+                return usage_error("at most 64 --speedups");
+            snprintf(device_rule, sizeof(device_rule), "device:%s", m);
+            rules[(*n)++] = device_rule;
+            continue;
         }
         if (strcmp(argv[*i], "--speedup"))
             return usage_error("unknown option %s", argv[*i]);
@@ -626,6 +637,8 @@ static int project_unmatched(gpuprof_an_cpath *cp, const char **rules,
 {
     int none = 0;
     for (uint32_t k = 0; k < n && (!touched || n > 1); k++) {
+        if (!strncmp(rules[k], "device:", 7)) /* a model, no activity */
+            continue;
         uint64_t t = 0;
         gpuprof_an_cpath *pj = NULL;
         if (touched && gpuprof_an_cpath_project(cp, rules + k, 1, &t, &pj) !=
@@ -639,6 +652,32 @@ static int project_unmatched(gpuprof_an_cpath *cp, const char **rules,
         }
     }
     return none;
+}
+
+/* How the projection treated each device's kernels that ran at once. */
+static void print_device_models(const gpuprof_an_cpath *pj)
+{
+    gpuprof_an_device_model m[64];
+    uint32_t n = gpuprof_an_cpath_device_models(pj, m, 64);
+    for (uint32_t j = 0; j < n && j < 64; j++) {
+        printf("devices, process %u: device %u, %u kernel(s): %s", m[j].process,
+               m[j].device, m[j].kernels,
+               m[j].shared ? "kernels running at once share it"
+                           : "kernels overlap freely");
+        if (m[j].forced)
+            printf(" (as asked)\n");
+        else if (m[j].evidence)
+            printf(" (%u kernel(s) measured alone and beside others took "
+                   "%.2f times as long beside them)\n",
+                   m[j].evidence, m[j].slowdown);
+        else if (m[j].shared)
+            printf(" (each launch fills it: as many work-groups as its "
+                   "compute units hold)\n");
+        else
+            printf(" (no kernel measured both alone and beside others, no "
+                   "launch known to fill it; --devices shared if they share "
+                   "it)\n");
+    }
 }
 
 /* project --speedup KIND:NAME=F [--speedup ...]... DB; exit status 1 when
@@ -664,6 +703,8 @@ static int project(int argc, char **argv)
         st = GPUPROF_E_INTERNAL; /* the error is recorded */
     if (st == GPUPROF_OK && !none)
         st = gpuprof_an_cpath_print_projection(cp, pj, stdout, 0);
+    if (st == GPUPROF_OK && !none)
+        print_device_models(pj);
     gpuprof_an_cpath_free(pj);
     gpuprof_an_cpath_free(cp);
     gpuprof_an_db_close(db);

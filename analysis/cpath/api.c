@@ -10,6 +10,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,8 @@ typedef struct proc {
     cp_step *path;
     uint64_t npath;
     cells path_cells; /* each activity's time on the path, summed */
+    cp_devmodel *dev; /* a projection's device models */
+    uint32_t ndev;
 } proc;
 
 struct gpuprof_an_cpath {
@@ -86,6 +89,7 @@ GPUPROF_AN_API void gpuprof_an_cpath_free(gpuprof_an_cpath *cp)
         free(cp->p[i].path);
         free(cp->p[i].path_cells.c);
         free(cp->p[i].path_cells.slot);
+        free(cp->p[i].dev);
     }
     free(cp->p);
     free(cp->kern);
@@ -621,9 +625,9 @@ GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s,
     gpuprof_an_sampled *out, uint32_t max)
 {
-    if (!cp || !s || s->kind != GPUPROF_AN_ACTIVITY_CPU || !s->path_ns ||
-        s->profile == UINT32_MAX)
-        return 0;
+    if (!cp || cp->projected || !s || s->kind != GPUPROF_AN_ACTIVITY_CPU ||
+        !s->path_ns || s->profile == UINT32_MAX)
+        return 0; /* a projection's times are replayed: no samples there */
     uint32_t m;
     if (gpuprof_an_db_metric_find(cp->db, "cpu.time", GPUPROF_AN_EXCLUSIVE,
                                   &m) != GPUPROF_OK &&
@@ -785,6 +789,103 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_cpath_metrics(
 }
 
 /* ---- projection ---------------------------------------------------------- */
+/* Device `device` of process `process` in the database's devices table
+ * (UINT32_MAX: not described). */
+static uint32_t device_of(const gpuprof_an_db *db, uint32_t process,
+                          uint32_t device)
+{
+    for (uint32_t d = 0; d < gpuprof_an_db_device_count(db); d++)
+        if (gpuprof_an_db_device_profile(db, d) == process &&
+            gpuprof_an_db_device_number(db, d) == device)
+            return d;
+    return UINT32_MAX;
+}
+
+static double kstat(const gpuprof_an_db *db, uint32_t c, const char *name)
+{
+    uint32_t m;
+    if (gpuprof_an_db_metric_find(db, name, GPUPROF_AN_EXCLUSIVE, &m) !=
+        GPUPROF_OK)
+        return 0;
+    return gpuprof_an_db_stat(db, c, m, GPUPROF_AN_STAT_SUM);
+}
+
+/* Whether the launches of kernel context kc fill device d: as many
+ * work-groups (blocks) a launch as the device holds at once (compute
+ * units times the groups one holds: max_blocks_per_sm, fewer when
+ * max_threads_per_sm allows fewer of this size; 1 when unknown).
+ * CP_K_UNKNOWN without launch sizes or a device description. */
+static uint8_t fills(const gpuprof_an_db *db, uint32_t kc, uint32_t d)
+{
+    uint64_t units = 0, blocks = 0, threads = 0;
+    if (d == UINT32_MAX ||
+        !gpuprof_an_db_device_attr(db, d, "sm_count", &units, NULL) || !units)
+        return CP_K_UNKNOWN;
+    double items = kstat(db, kc, "gpu.work_items"),
+           group = kstat(db, kc, "gpu.group_size"),
+           count = kstat(db, kc, "gpu.count");
+    if (!(items > 0 && group > 0 && count > 0))
+        return CP_K_UNKNOWN;
+    double per_unit = 1, size = group / count;
+    if (gpuprof_an_db_device_attr(db, d, "max_blocks_per_sm", &blocks, NULL) &&
+        blocks)
+        per_unit = (double)blocks;
+    if (gpuprof_an_db_device_attr(db, d, "max_threads_per_sm", &threads,
+                                  NULL) &&
+        threads && size > 0)
+        per_unit = fmin(per_unit, fmax(1, floor((double)threads / size)));
+    return items / group >= (double)units * per_unit ? CP_K_FILLS
+                                                     : CP_K_ROOM;
+}
+
+/* How p's kernels share their devices (device.c): scale adjusted, the
+ * models kept. Each kernel says whether its launches fill its device
+ * (each kernel context and device worked out once). */
+static gpuprof_status devices(const gpuprof_an_cpath *x, proc *p, int mode,
+                              double *scale)
+{
+    const cp_graph *g = &p->s->g;
+    uint32_t nc = gpuprof_an_db_context_count(x->db);
+    uint8_t *kind = malloc(g->nact ? g->nact : 1);
+    uint8_t *known = calloc(nc ? nc : 1, 1); /* per context: fills + 1 */
+    if (!kind || !known) {
+        free(kind);
+        free(known);
+        return nomem();
+    }
+    for (uint32_t a = 0; a < g->nact; a++) {
+        uint32_t c = g->act[a].context;
+        kind[a] = CP_K_NONE;
+        if (g->act[a].kind != CP_GPU || c >= nc || x->kern[c] == CP_NONE)
+            continue;
+        if (!known[c]) { /* one device per context in practice */
+            const cp_lane *l = &g->lane[g->act[a].lane];
+            known[c] = 1 + (x->kern[c] == SEVERAL
+                                ? CP_K_UNKNOWN
+                                : fills(x->db, x->kern[c],
+                                        device_of(x->db, l->process,
+                                                  l->device)));
+        }
+        kind[a] = (uint8_t)(known[c] - 1);
+    }
+    free(known);
+    gpuprof_status st =
+        cp_device_project(g, kind, mode, scale, &p->dev, &p->ndev);
+    free(kind);
+    return st;
+}
+
+GPUPROF_AN_API uint32_t gpuprof_an_cpath_device_models(
+    const gpuprof_an_cpath *cp, gpuprof_an_device_model *out, uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; cp && cp->projected && i < cp->n; i++)
+        for (uint32_t j = 0; j < cp->p[i].ndev; j++, n++)
+            if (out && n < max)
+                out[n] = cp->p[i].dev[j];
+    return n;
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_project(
     const gpuprof_an_cpath *cp, const char *const *rules, uint32_t nrules,
     uint64_t *touched, gpuprof_an_cpath **out)
@@ -823,7 +924,9 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_project(
             break;
         }
         hits += cp_rules_apply(cp->db, g, r, nr, scale);
-        st = timed(p, scale);
+        st = devices(x, p, cp_rules_device_mode(r, nr), scale);
+        if (st == GPUPROF_OK)
+            st = timed(p, scale);
         free(scale);
     }
     cp_rules_free(r, nr);

@@ -203,8 +203,11 @@ enum {
                         to its end: an exit, an unlock, a signal, a
                         fork, a child task's end, a barrier member's
                         arrival */
-    CP_E_CREATE = 11 /* a thread's creation (the call's start) to its
+    CP_E_CREATE = 11, /* a thread's creation (the call's start) to its
                         start */
+    CP_E_DEVICE = 12 /* device work that waited for its device: the end
+                        of the work on another stream it started after
+                        (device.c) to its start */
 };
 /* Dependency types of MPI waits (cp_dep.type; edges CP_E_MSG, CP_E_COLL). */
 enum { CP_D_LATE_SENDER = 8, CP_D_LATE_RECEIVER = 10, CP_D_COLL = 9 };
@@ -352,6 +355,9 @@ gpuprof_status cp_mpi_waits(const cp_graph *g, cp_wait **out, uint64_t *n);
  * (before it is indexed: cp_graph_build calls it); their wait states,
  * appended to *out (n of them); a host op's name ("pthread_join"). */
 gpuprof_status cp_host_edges(cp_graph *g);
+/* device.c: edges CP_E_DEVICE (graph.c calls it once the lanes' edges are
+ * in). */
+gpuprof_status cp_device_edges(cp_graph *g);
 gpuprof_status cp_host_wait_states(const cp_graph *g, cp_wait **out,
                                    uint64_t *n);
 const char *cp_host_name(uint8_t op, uint8_t flags);
@@ -394,7 +400,8 @@ gpuprof_status cp_idle(const cp_graph *g, double *blame);
  * kernel, region or context (a database context id); scale per activity
  * (1 untouched) into scale[0 .. g->nact). */
 typedef struct cp_rule {
-    uint8_t kind; /* 0 kernel, 1 region, 2 context */
+    uint8_t kind; /* 0 kernel, 1 region, 2 context, 3 device (the model:
+                     context holds CP_DEV_*) */
     char *name;
     uint32_t context;
     double factor;
@@ -404,6 +411,28 @@ void cp_rules_free(cp_rule *r, uint32_t n);
 /* How many activities the rules touched. */
 uint64_t cp_rules_apply(const gpuprof_an_db *db, const cp_graph *g,
                         const cp_rule *r, uint32_t n, double *scale);
+
+/* The devices' model the rules ask for (CP_DEV_AUTO when none does). */
+int cp_rules_device_mode(const cp_rule *r, uint32_t n);
+
+/* device.c: how kernels that ran at once share their device in the
+ * projection (the file says how the model is chosen). */
+enum { CP_DEV_AUTO = 0, CP_DEV_FREE = 1, CP_DEV_SHARED = 2 };
+typedef gpuprof_an_device_model cp_devmodel;
+/* What each activity is to the model: no kernel, or a kernel whose
+ * launches fill its device (as many work-groups as it holds at once),
+ * leave it room, or nobody knows. */
+enum { CP_K_NONE = 0, CP_K_UNKNOWN = 1, CP_K_FILLS = 2, CP_K_ROOM = 3 };
+/* For the kernels (kind, per activity: CP_K_*) of each device of g:
+ * decides the model (mode CP_DEV_AUTO: from the measured timeline, else
+ * from whether the kernels fill the device) and, where
+ * kernels share a device, turns scale (the rules' factors of each
+ * activity's own edge) into the factors that give the projected run's
+ * kernels their shares; *out (malloc'd, *n entries): the devices'
+ * models. */
+gpuprof_status cp_device_project(const cp_graph *g, const uint8_t *kind,
+                                 int mode, double *scale, cp_devmodel **out,
+                                 uint32_t *n);
 
 /* api.c, for report.c: the database an analysis reads, and process i's
  * blame: cb(arg, name of the blamed activity, ns) per wait state. */

@@ -984,6 +984,8 @@ gpuprof_status cp_graph_build(const gpuprof_an_db *db, uint32_t process,
         st = edges(&b);
     if (st == GPUPROF_OK && g->nhost)
         st = cp_host_edges(g);
+    if (st == GPUPROF_OK)
+        st = cp_device_edges(g);
     map_free(&b.calls);
     free(b.th);
     free(b.work_of);

@@ -129,6 +129,7 @@ static int rank(uint64_t v, uint8_t kind)
            : kind == CP_E_STREAM ? 4
            : kind == CP_E_NULL   ? 4
            : kind == CP_E_CREATE ? 4
+           : kind == CP_E_DEVICE ? 3
            : kind == CP_E_ORDER  ? 2
                                  : 1;
 }

@@ -25,9 +25,32 @@ static gpuprof_status bad(const char *text, const char *why)
                             text, why);
 }
 
+/* "device:auto|free|shared": how kernels running at once share a device
+ * (device.c). */
+static gpuprof_status parse_device(const char *text, cp_rule *r)
+{
+    static const char *const models[] = {"auto", "free", "shared"};
+    for (uint32_t m = 0; m < 3; m++)
+        if (!strcmp(text + 7, models[m])) {
+            r->kind = 3;
+            r->context = m;
+            r->factor = 1;
+            r->name = strdup(models[m]);
+            return r->name ? GPUPROF_OK
+                           : gpuprof__an_fail(GPUPROF_E_NOMEM,
+                                              "out of memory");
+        }
+    return gpuprof__an_fail(GPUPROF_E_INVALID,
+                            "'%s': want device:auto, device:free or "
+                            "device:shared",
+                            text);
+}
+
 static gpuprof_status parse_one(const char *text, cp_rule *r)
 {
     memset(r, 0, sizeof(*r));
+    if (!strncmp(text, "device:", 7))
+        return parse_device(text, r);
     const char *colon = strchr(text, ':'), *eq = strrchr(text, '=');
     if (!colon || !eq || eq < colon)
         return bad(text, "no kind or no factor");
@@ -70,6 +93,15 @@ gpuprof_status cp_rules_parse(const char *text, cp_rule **out, uint32_t *n)
     if (st == GPUPROF_OK)
         (*n)++;
     return st;
+}
+
+int cp_rules_device_mode(const cp_rule *r, uint32_t n)
+{
+    int mode = CP_DEV_AUTO;
+    for (uint32_t i = 0; i < n; i++)
+        if (r[i].kind == 3)
+            mode = (int)r[i].context; /* the last one says */
+    return mode;
 }
 
 void cp_rules_free(cp_rule *r, uint32_t n)

@@ -14,8 +14,10 @@
  *
  * The ring. Per armed thread, in a mapping of its own (64 KiB of words,
  * touched as used): a sample is five header words (frames, source,
- * expirations; region and metric; time; value per expiration; the
- * interrupted PC, where its path starts) and its return addresses. The
+ * expirations; region and metric; time; its value, for all its
+ * expirations; the interrupted PC, where its path starts) and its return
+ * addresses. A CPU sample's value is the time its timer's clock moved
+ * since the thread's previous signal (since_last). The
  * handler is the only producer (head), the drain the only consumer (tail);
  * a sample that does not fit is counted on its region in a few slots, so
  * its time is kept without its path. A PAD word sends the reader back to
@@ -72,6 +74,8 @@ typedef struct sthread {
     struct sthread *next, **pprev; /* the list (list_mu) */
     timer_t timer[GP_SRC_N];
     bool armed[GP_SRC_N];
+    uint64_t last[GP_SRC_N]; /* a timer's clock at its previous signal */
+    uint32_t leaf[GP_SRC_N];  /* where its last sample went (the drain) */
     uint64_t w[RING_WORDS];
 } sthread;
 
@@ -166,9 +170,10 @@ static void over(sthread *r, uint32_t region, uint32_t metric, uint64_t value,
     gp_store_relaxed(&r->over_any, 1);
 }
 
-/* One sample of the calling thread into its ring: `until` is where its
- * path starts (the interrupted PC, or a return address). Async-signal-
- * safe: plain stores into memory only this thread writes. */
+/* One sample of the calling thread into its ring: `value` is what it
+ * stands for (all its expirations), `until` where its path starts (the
+ * interrupted PC, or a return address). Async-signal-safe: plain stores
+ * into memory only this thread writes. */
 static inline __attribute__((always_inline)) bool
 take(sthread *r, unsigned src, uint32_t metric, uint64_t value,
      uint32_t periods, uint64_t until)
@@ -203,7 +208,7 @@ take(sthread *r, unsigned src, uint32_t metric, uint64_t value,
         r->w[pos + 4] = until;
         gp_store_release(&r->head, h + HDR + (uint32_t)n);
     } else {
-        over(r, region, metric, value * periods, periods);
+        over(r, region, metric, value, periods);
     }
     atomic_signal_fence(memory_order_seq_cst);
     r->taking = 0;
@@ -218,6 +223,30 @@ static inline bool counts(unsigned src)
            (!S.want[src] || S.want[src]());
 }
 
+static clockid_t clock_of(unsigned src);
+
+static inline uint64_t clock_now(unsigned src)
+{
+    struct timespec ts;
+    clock_gettime(clock_of(src), &ts); /* async-signal-safe */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* What a signal of timer `src` stands for. CPU samples (cputime,
+ * realtime): the time of the timer's own clock since the thread's
+ * previous signal, counted or not, so a sample weighs the time it saw
+ * (the kernel checks CPU-time timers at ticks and, on a loaded machine,
+ * folds expirations into overruns that come short: 42-49 of 50 periods
+ * measured here). GPU_IDLE_CAUSE: its periods. */
+static inline uint64_t since_last(sthread *r, unsigned src, uint32_t periods)
+{
+    if (src != GP_SRC_CPUTIME && src != GP_SRC_REALTIME)
+        return S.period_ns[src] * periods;
+    uint64_t now = clock_now(src), was = r->last[src];
+    r->last[src] = now;
+    return was && now > was ? now - was : S.period_ns[src] * periods;
+}
+
 static void on_signal(int signo, siginfo_t *si, void *uc)
 {
     (void)signo;
@@ -230,12 +259,13 @@ static void on_signal(int signo, siginfo_t *si, void *uc)
         return;
     int e = errno;
     sthread *r = tls_st;
-    if (r && counts(src)) {
+    if (r && src < GP_SRC_BACKEND) {
         uint32_t periods = 1;
         if (si->si_code == SI_TIMER && si->si_overrun > 0)
             periods += (uint32_t)si->si_overrun;
-        take(r, src, S.metric[src], S.period_ns[src], periods,
-             interrupted_pc(uc));
+        uint64_t value = since_last(r, src, periods); /* taken or not */
+        if (counts(src))
+            take(r, src, S.metric[src], value, periods, interrupted_pc(uc));
     }
     errno = e;
 }
@@ -418,6 +448,7 @@ bool gpuprof__sampler_arm(gp_thread *t, unsigned src)
     }
     gp_fetch_add_relaxed(&ntimers, 1);
     r->armed[src] = true;
+    r->last[src] = clock_now(src);
     set_period(r->timer[src], S.period_ns[src]);
     return true;
 }
@@ -426,8 +457,11 @@ void gpuprof__sampler_thread_timers(bool on)
 {
     sthread *r = tls_st;
     for (unsigned s = 0; r && s < GP_SRC_BACKEND; s++)
-        if (r->armed[s])
+        if (r->armed[s]) {
+            if (on) /* the time paused is no sample's */
+                r->last[s] = clock_now(s);
             set_period(r->timer[s], on ? S.period_ns[s] : 0);
+        }
 }
 
 static void disarm(sthread *r)
@@ -478,7 +512,7 @@ static void attribute(sthread *r, const uint64_t *s)
     unsigned src = (unsigned)(s[0] >> 16 & 0xFF);
     uint32_t periods = (uint32_t)(s[0] >> 32), metric = (uint32_t)(s[1] >> 32);
     uint32_t region = (uint32_t)s[1];
-    uint64_t total = s[3] * periods;
+    uint64_t total = s[3];
     void *ips[MAXF];
     memcpy(ips, s + HDR, (size_t)n * sizeof(void *));
     if (region >= gp_load_relaxed(&t->cct.count))
@@ -494,6 +528,8 @@ static void attribute(sthread *r, const uint64_t *s)
     }
     add(t, leaf, metric, total);
     add(t, leaf, count_of(src, metric), periods);
+    if (src < GP_SRC_N)
+        r->leaf[src] = leaf;
     if (trace_h)
         gpuprof__trace_sample(trace_h, s[2], (uint64_t)t->seq << 32 | leaf,
                               total, metric);
@@ -638,6 +674,28 @@ static void *drain_main(void *arg)
     return NULL;
 }
 
+/* A thread at its exit: the CPU time since its last signal (a loaded
+ * machine delivers them late and in bunches, and a signal pending now is
+ * dropped with the thread) goes where its last sample went: the work it
+ * was last seen doing. No sample at all: its root. Traced, as a sample of
+ * its own at the exit's time. */
+static void exit_tail(sthread *r)
+{
+    for (unsigned src = GP_SRC_CPUTIME; src <= GP_SRC_REALTIME; src++) {
+        if (!r->last[src] || gp_mode() != GP_MODE_MEASURING)
+            continue;
+        uint64_t now = clock_now(src), v = now > r->last[src] ? now - r->last[src] : 0;
+        uint32_t leaf = r->leaf[src] < gp_load_relaxed(&r->t->cct.count)
+                            ? r->leaf[src]
+                            : 0;
+        add(r->t, leaf, S.metric[src], v);
+        if (v && trace_h)
+            gpuprof__trace_sample(trace_h, gp_ticks(),
+                                  (uint64_t)r->t->seq << 32 | leaf, v,
+                                  S.metric[src]);
+    }
+}
+
 void gpuprof__sampler_thread_exit(gp_thread *t)
 {
     sthread *r = tls_st;
@@ -660,6 +718,7 @@ void gpuprof__sampler_thread_exit(gp_thread *t)
         trace_h = gpuprof__trace_samples_open();
     }
     drain_ring(r); /* its own tree: nobody else reaches it now */
+    exit_tail(r);
     pthread_mutex_unlock(&drain_mu);
     munmap(r, sizeof(*r));
 }

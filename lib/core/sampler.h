@@ -39,7 +39,9 @@ enum gp_sample_src {
 };
 
 /* A timer source's setting: its period (0: off), the metric a sample adds
- * period * expirations to, and the one counting expirations (UINT32_MAX:
+ * its value to (cputime, realtime: its clock's time since the thread's
+ * previous signal; else period * expirations), and the one counting
+ * expirations (UINT32_MAX:
  * none); `want`, when set, is asked in the handler whether this sample
  * counts (async-signal-safe). From gpuprof_init, before any thread arms. */
 void gpuprof__sampler_source(unsigned src, uint64_t period_ns,

@@ -3,15 +3,15 @@
 # time in known functions (tests/run/cpu_burn.c), measured by `gpuprof run`
 # with GPUPROF_CPU_SAMPLING=cputime@5ms:
 #  - cpu.time at each burning function within 20 % of the time it burned
-#    (a sample weighs the periods it stands for, so the error is the
-#    periods cut at the ends and the thread's first one), and cpu.time is
-#    exactly 5 ms x cpu.samples;
+#    (a sample weighs the CPU time since the thread's previous one, so the
+#    error is where the first and last samples of a burn fall), and
+#    cpu.samples (the timer's expirations) no more than cpu.time allows;
 #  - a program with its own SIGPROF handler and ITIMER_PROF timer still
 #    gets its signals and is measured all the same;
 #  - 1000 threads made and joined leave no timer behind (/proc/self/timers);
 #  - a fork child is sampled into its own profile;
-#  - with --trace, the samples are in the trace with their times, as many
-#    periods as the profile counts;
+#  - with --trace, the samples are in the trace with their times, their
+#    values adding up to the profile's cpu.time;
 #  - the critical path names a host segment by the procedure its samples
 #    saw (`report --critical-path`: the step, a "sampled" line, the
 #    ratings);
@@ -55,16 +55,17 @@ if run burn -o "$tmp/burn" --trace "$P" burn; then
   near "burn_main's cpu.time" "$(at "$tmp/burn-db" cpu.time burn_main)" 300
   near "burn_thread's cpu.time (a thread of its own)" "$(at "$tmp/burn-db" cpu.time burn_thread)" 150
   t=$(at "$tmp/burn-db" cpu.time burn_main) n=$(at "$tmp/burn-db" cpu.samples burn_main)
-  [ -n "$n" ] && awk -v t="$t" -v n="$n" 'BEGIN { exit !(t == 5 * n) }' &&
-    pass "cpu.time = 5 ms x cpu.samples at burn_main ($t ms, $n)" ||
-    fail "cpu.time = 5 ms x cpu.samples at burn_main ($t ms, ${n:-none})"
+  [ -n "$n" ] && awk -v t="$t" -v n="$n" 'BEGIN { exit !(n >= 1 && 5 * n <= t + 10) }' &&
+    pass "cpu.samples at burn_main within what cpu.time allows at 5 ms ($t ms, $n)" ||
+    fail "cpu.samples at burn_main against cpu.time at 5 ms ($t ms, ${n:-none})"
   # The trace: each thread's samples, their values adding up to what the
   # profile has.
   "$G" dump "$tmp"/burn/*.gptrace >"$tmp/dump" 2>&1
   sum=$(awk '/ samples over / { for (i = 1; i <= NF; i++) if ($i == "summing") s += $(i + 2) } END { print s + 0 }' "$tmp/dump")
   total=$("$G" report --view flat --metric cpu.time --threshold 0 "$tmp/burn-db" |
     sed -n 's/.*the whole: cpu.time \([0-9.]*\) ms.*/\1/p')
-  awk -v s="$sum" -v t="${total:-0}" 'BEGIN { exit !(s > 0 && s == t * 1e6) }' &&
+  # (the report rounds to the microsecond)
+  awk -v s="$sum" -v t="${total:-0}" 'BEGIN { d = s - t * 1e6; if (d < 0) d = -d; exit !(s > 0 && d <= 500) }' &&
     pass "the trace's samples add up to the profile's cpu.time ($total ms)" ||
     fail "the trace's samples ($sum ns) against the profile's cpu.time (${total:-none} ms)"
   # Sample times lie within the trace's span (times from the first record).

@@ -582,6 +582,163 @@ START_TEST(bad_rules)
 }
 END_TEST
 
+/* Kernels that share their device (analysis/cpath/device.c). kB runs
+ * alone, then beside kA on another stream; as if the device gave the
+ * kernels running at once equal shares (kA 3000 ns of work, kB 1000):
+ * La [0, 100] launches kB#1 on stream 1 [100, 1100] (alone), Sa [100,
+ * 1200] syncs stream 1; Lb [1200, 1300] launches kA on stream 0 [1300,
+ * 5300], Lc [1300, 1400] kB#2 on stream 1 [1400, 3400] (kA alone 100 ns,
+ * both at half speed until kB's 1000 are done at 3400, kA's last 1900
+ * alone); Sb1 [1500, 3500] syncs stream 1, Sb2 [3500, 5400] stream 0; R
+ * [0, 5500]. kB took 2000 beside kA against 1000 alone: shared. */
+static void shared_run(void)
+{
+    tb t = {0};
+    corr_n = 0;
+    region(&t, 0, 5500, 1);
+    uint64_t la = call(&t, 0, 100, PH(0));
+    uint64_t sa = call(&t, 100, 1200, PH(2));
+    uint64_t lb = call(&t, 1200, 1300, PH(1));
+    uint64_t lc = call(&t, 1300, 1400, PH(0));
+    uint64_t sb1 = call(&t, 1500, 3500, PH(2));
+    uint64_t sb2 = call(&t, 3500, 5400, PH(3));
+    work(&t, 1, 100, 1100, PH(0), la);
+    work(&t, 0, 1300, 5300, PH(1), lb);
+    work(&t, 1, 1400, 3400, PH(0), lc);
+    note(&t, sa, 100, SYNC_STREAM, 0, 1, 0);
+    note(&t, sb1, 1500, SYNC_STREAM, 0, 1, 0);
+    note(&t, sb2, 3500, SYNC_STREAM, 0, 0, 0);
+    static const char *const k[] = {"kB", "kA", "sync1", "sync0"};
+    write_run(&t, 4, k);
+}
+
+/* The run projected with the rules: its run time; *m its one device. */
+static uint64_t projected_run(gpuprof_an_cpath *cp, const char *const *r,
+                              uint32_t n, gpuprof_an_device_model *m)
+{
+    gpuprof_an_cpath *pj;
+    ck_assert_int_eq(gpuprof_an_cpath_project(cp, r, n, NULL, &pj),
+                     GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_cpath_device_models(pj, m, 1), 1);
+    ck_assert_uint_eq(gpuprof_an_cpath_device_models(cp, NULL, 0), 0);
+    uint64_t ns = gpuprof_an_cpath_run_ns(pj, 0);
+    gpuprof_an_cpath_free(pj);
+    return ns;
+}
+
+START_TEST(device_shared_exact)
+{
+    shared_run();
+    gpuprof_an_db *db = open_db();
+    gpuprof_an_cpath *cp;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_cpath_run_ns(cp, 0), 5500);
+    gpuprof_an_device_model m;
+    /* As measured, sharing gives back the measured run. */
+    const char *same[] = {"kernel:kA=1"};
+    ck_assert_uint_eq(projected_run(cp, same, 1, &m), 5500);
+    ck_assert_uint_eq(m.shared, 1);
+    ck_assert_uint_eq(m.forced, 0);
+    ck_assert_uint_eq(m.kernels, 3);
+    ck_assert_uint_eq(m.evidence, 1);
+    ck_assert_double_eq(m.slowdown, 2.0);
+    /* kA twice as fast (1500 of work): alone to 1400 (100), then half
+     * speed beside kB until kB ends at 3400 (1000 more), its last 400
+     * alone: [1300, 3800]. Sb1 ends at 3500, Sb2 at 3800 + 100, R at
+     * 4000. */
+    const char *fast[] = {"kernel:kA=2"};
+    ck_assert_uint_eq(projected_run(cp, fast, 1, &m), 4000);
+    ck_assert_uint_eq(m.shared, 1);
+    /* Overlapping freely, kA would take 2000 ([1300, 3300]): Sb2 ends at
+     * 3600, R at 3700, the run 300 ns shorter than sharing allows. */
+    const char *free_[] = {"kernel:kA=2", "device:free"};
+    ck_assert_uint_eq(projected_run(cp, free_, 2, &m), 3700);
+    ck_assert_uint_eq(m.shared, 0);
+    ck_assert_uint_eq(m.forced, 1);
+    /* kB twice as fast instead: kB#1 [100, 600] lets Sa end at 700 and
+     * the later calls start 500 ns sooner: kA from 800, kB#2 from 900;
+     * kA alone 100, both at half speed until kB#2's 500 are done at 1900
+     * (kA has 600 then), kA's last 2400 alone: [800, 4300]. Sb1 [1000,
+     * 2000], Sb2 [2000, 4400], R 4500. */
+    const char *both[] = {"kernel:kA=1", "kernel:kB=2"};
+    ck_assert_uint_eq(projected_run(cp, both, 2, &m), 4500);
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* Without a kernel measured both alone and beside others (basic: kA and
+ * kB each once), the device stays free: the projection as before; asked
+ * to share, kA [1200, 21200] and kB [1400, 6400] had 20000 - 2500 and
+ * 2500 of work (they ran at half speed together 1400..6400), and kA at
+ * twice the speed (8750) has 2700 of it where they part at 6400, then
+ * 6050 alone: [1200, 12450]; S2 [16500, ...] no longer waits for it:
+ * ends 16600 as in the free projection, the run 17300 either way. */
+START_TEST(device_free_without_evidence)
+{
+    basic_run();
+    gpuprof_an_db *db = open_db();
+    gpuprof_an_cpath *cp;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp), GPUPROF_OK);
+    gpuprof_an_device_model m;
+    const char *r[] = {"kernel:kA=2"};
+    ck_assert_uint_eq(projected_run(cp, r, 1, &m), 17300);
+    ck_assert_uint_eq(m.shared, 0);
+    ck_assert_uint_eq(m.evidence, 0);
+    ck_assert_uint_eq(m.kernels, 2);
+    const char *s[] = {"device:shared", "kernel:kA=2"};
+    ck_assert_uint_eq(projected_run(cp, s, 2, &m), 17300);
+    ck_assert_uint_eq(m.shared, 1);
+    ck_assert_uint_eq(m.forced, 1);
+    const char *bad[] = {"device:half"};
+    gpuprof_an_cpath *pj;
+    ck_assert_int_eq(gpuprof_an_cpath_project(cp, bad, 1, NULL, &pj),
+                     GPUPROF_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(gpuprof_an_last_error(), "device:half"));
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
+/* Work that waited for its device (device.c, CP_E_DEVICE): kA on stream
+ * 0 [10000, 50000] (La [9000, 10000]); kB launched on stream 1 by Lb
+ * [11000, 12000] starts only at 48000, as kA drains, 2000 before kA ends,
+ * and runs to 68000; S1 [13000, 69000] syncs stream 1; R [0, 70000].
+ * kB's start follows kA's end: the path runs through kA, and with kA
+ * twice as fast ([10000, 30000]) kB runs [28000, 48000], S1 ends at
+ * 49000, the run at 50000 (without the edge kB would keep its 36000
+ * after its launch: 70000). */
+START_TEST(device_wait_exact)
+{
+    tb t = {0};
+    corr_n = 0;
+    region(&t, 0, 70000, 1);
+    uint64_t la = call(&t, 9000, 10000, PH(0));
+    uint64_t lb = call(&t, 11000, 12000, PH(1));
+    uint64_t s1 = call(&t, 13000, 69000, PH(2));
+    work(&t, 0, 10000, 50000, PH(0), la);
+    work(&t, 1, 48000, 68000, PH(1), lb);
+    note(&t, s1, 13000, SYNC_STREAM, 0, 1, 0);
+    static const char *const k[] = {"kA", "kB", "sync1"};
+    write_run(&t, 3, k);
+    gpuprof_an_db *db = open_db();
+    gpuprof_an_cpath *cp;
+    ck_assert_int_eq(gpuprof_an_cpath_new(db, NULL, NULL, &cp), GPUPROF_OK);
+    ck_assert_uint_eq(gpuprof_an_cpath_run_ns(cp, 0), 70000);
+    char text[2048];
+    path_text(cp, text, sizeof(text));
+    /* kA whole, kB less the 2000 it ran beside kA (counted once) */
+    ck_assert_str_eq(text, "R:9000,<kernel launch>:1000,kernel kA:40000,"
+                           "kernel kB:18000,<kernel launch>:1000,R:1000,");
+    gpuprof_an_device_model m;
+    const char *r[] = {"kernel:kA=2"};
+    ck_assert_uint_eq(projected_run(cp, r, 1, &m), 50000);
+    ck_assert_uint_eq(m.shared, 0); /* no evidence, no launch sizes */
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -594,6 +751,9 @@ int main(void)
         {"damaged_unknown_call", damaged_unknown_call, 20},
         {"damaged_cycle", damaged_cycle, 20},
         {"bad_rules", bad_rules, 20},
+        {"device_shared_exact", device_shared_exact, 20},
+        {"device_free_without_evidence", device_free_without_evidence, 20},
+        {"device_wait_exact", device_wait_exact, 20},
     };
     return RUN_SUITE("an_cpath", cases);
 }

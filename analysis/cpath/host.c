@@ -426,9 +426,9 @@ static bool through(share *h, const cp_graph *g, uint32_t i, uint32_t k,
     if (mid > s &&
         (!spread(h, g, NULL, g->lane[g->act[k].lane].first, k + 1, s, mid,
                  &gap) ||
-         !give(h, k, gap)))
+         (gap && !give(h, k, gap))))
         return false;
-    return give(h, i, e - mid);
+    return e == mid || give(h, i, e - mid); /* no pieces of no time */
 }
 
 static bool spread(share *h, const cp_graph *g, const uint32_t *via,

@@ -720,8 +720,8 @@ GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
         end++;
     if (end == k)
         return 0;
-    gpuprof_an_sampled *p = malloc((end - k) * sizeof(*p));
-    if (!p)
+    gpuprof_an_sampled few[32], *p = few; /* most steps hold a few */
+    if (end - k > 32 && !(p = malloc((end - k) * sizeof(*p))))
         return 0;
     for (uint64_t i = k; i < end; i++)
         p[i - k] = (gpuprof_an_sampled){x->v[i].context, 1, x->v[i].value};
@@ -736,10 +736,12 @@ GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
             p[np++] = p[i];
         }
     }
-    qsort(p, np, sizeof(*p), by_ns);
+    if (np > 1)
+        qsort(p, np, sizeof(*p), by_ns);
     if (out && max)
         memcpy(out, p, (np < max ? np : max) * sizeof(*p));
-    free(p);
+    if (p != few)
+        free(p);
     return np;
 }
 

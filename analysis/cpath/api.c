@@ -645,20 +645,11 @@ static int by_ns(const void *x, const void *y)
     return (a->context > b->context) - (a->context < b->context);
 }
 
-/* The metric steps are named by: cpu.time, else cpu.wall; false none. */
-static bool sample_metric(const gpuprof_an_db *db, uint32_t *m)
-{
-    return gpuprof_an_db_metric_find(db, "cpu.time", GPUPROF_AN_EXCLUSIVE,
-                                     m) == GPUPROF_OK ||
-           gpuprof_an_db_metric_find(db, "cpu.wall", GPUPROF_AN_EXCLUSIVE,
-                                     m) == GPUPROF_OK;
-}
-
 /* cp->smp: the database's samples by profile and time (none: NULL). */
 static gpuprof_status samples_load(gpuprof_an_cpath *cp)
 {
     uint32_t m, np = gpuprof_an_db_profile_count(cp->db);
-    if (!sample_metric(cp->db, &m))
+    if (!gpuprof__an_db_sample_metric(cp->db, &m))
         return GPUPROF_OK;
     samples *x = calloc(1, sizeof(*x));
     if (!x || !(x->first = calloc((size_t)np + 1, sizeof(*x->first)))) {

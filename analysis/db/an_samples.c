@@ -147,3 +147,11 @@ gpuprof_status gpuprof__an_db_samples_all(const gpuprof_an_db *db,
         qsort(*v + from, *n - from, sizeof(**v), by_time);
     return GPUPROF_OK;
 }
+
+bool gpuprof__an_db_sample_metric(const gpuprof_an_db *db, uint32_t *metric)
+{
+    return gpuprof_an_db_metric_find(db, "cpu.time", GPUPROF_AN_EXCLUSIVE,
+                                     metric) == GPUPROF_OK ||
+           gpuprof_an_db_metric_find(db, "cpu.wall", GPUPROF_AN_EXCLUSIVE,
+                                     metric) == GPUPROF_OK;
+}

@@ -76,6 +76,7 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db, const char *dir,
     X(OTF2_Archive_CloseGlobalDefWriter)                                       \
     X(OTF2_EvtWriter_Enter)                                                    \
     X(OTF2_EvtWriter_Leave)                                                    \
+    X(OTF2_EvtWriter_CallingContextSample)                                     \
     X(OTF2_AttributeList_New)                                                  \
     X(OTF2_AttributeList_Delete)                                               \
     X(OTF2_AttributeList_AddUint8)                                             \
@@ -87,6 +88,8 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db, const char *dir,
     X(OTF2_GlobalDefWriter_WriteLocationGroup)                                 \
     X(OTF2_GlobalDefWriter_WriteLocation)                                      \
     X(OTF2_GlobalDefWriter_WriteRegion)                                        \
+    X(OTF2_GlobalDefWriter_WriteCallingContext)                                \
+    X(OTF2_GlobalDefWriter_WriteInterruptGenerator)                            \
     X(OTF2_Error_GetDescription)                                               \
     X(OTF2_Error_RegisterCallback)                                             \
     X(OTF2_Reader_Open)                                                        \

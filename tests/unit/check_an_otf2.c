@@ -18,7 +18,9 @@
  * The critical path of a trace with dependency notes (check_an_cpath's
  * basic): exactly its records' events carry critical_path 1, with their
  * time on it; a trace without notes, and one the analysis refuses, export
- * without the attributes and say why. Also:
+ * without the attributes and say why. CPU samples become calling-context
+ * samples between the regions, each with its calling context (a thread
+ * with samples alone gets a location), the definitions exact. Also:
  * bad arguments, no traces, and a build without OTF2 support (then only that it
  * says so).
  */
@@ -121,7 +123,7 @@ static bool without_otf2(gpuprof_status st)
 }
 
 /* otf2-print's event lines, attributes as " cp=N" on the line of their
- * event. */
+ * event; calling-context samples as "SAMPLE loc time context unwind=N". */
 static char *events_of(const char *archive)
 {
     char cmd[800], line[1024], *text = NULL;
@@ -137,10 +139,19 @@ static char *events_of(const char *archive)
         unsigned cp;
         int used = 0;
         uint64_t ns;
+        unsigned unwind;
         if (sscanf(line, "%15s %u %" SCNu64 " Region: \"%127[^\"]\"", ev, &loc,
                    &ts, region) == 4) {
             fprintf(out, "%s%s %u %" PRIu64 " %s", open_line ? "\n" : "", ev,
                     loc, ts, region);
+            open_line = true;
+        } else if (sscanf(line,
+                          "CALLING_CONTEXT_SAMPLE %u %" SCNu64
+                          " Calling Context: \"%127[^\"]\" <%*u>, Unwind "
+                          "Distance: %u, Interrupt Generator: \"cpu.time\"",
+                          &loc, &ts, region, &unwind) == 4) {
+            fprintf(out, "%sSAMPLE %u %" PRIu64 " %s unwind=%u",
+                    open_line ? "\n" : "", loc, ts, region, unwind);
             open_line = true;
         } else if (sscanf(line,
                           " ADDITIONAL ATTRIBUTES: (\"critical_path\" "
@@ -501,6 +512,93 @@ START_TEST(critical_path_refused)
 }
 END_TEST
 
+
+/* CPU samples (cpu.time) as calling-context samples. Thread "main" (tid
+ * 100): R (node 1) > S (node 2), and frame libw.so+0x10 (node 3) beneath
+ * R; regions R [1000, 9000], S [1000, 4000]; samples at 2000 and 5000 in
+ * the frame, at 9000 in S (after R is left: it ended then). Thread
+ * "worker" (tid 101) ran no region and no call: a location for its
+ * samples alone, at 3000 and 3500 in frame libw.so+0x20 (node 1) at its
+ * root. Calling contexts as first sampled: R (0, no parent), its frame
+ * (1, unwind distance 2), S (2, beneath R), the worker's frame (3, at the
+ * top: distance 1). The interrupt generator's period is the smallest
+ * sample (10 ns). */
+START_TEST(cpu_samples_exact)
+{
+    snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[700];
+    snprintf(path, sizeof(path), "%s/in", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    tp_builder *b = tp_new("h1", 10, -1);
+    uint32_t mod = tp_module(b, "/usr/lib/libw.so");
+    uint32_t m = tp_metric(b, "cpu.time", GPUPROF_IO_UNIT_NS,
+                           GPUPROF_IO_KIND_CPU);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t r = tp_region(b, 0, "R", 1, 8000, 5000);
+    ck_assert_uint_eq(tp_region(b, r, "S", 1, 3000, 3000), 2);
+    ck_assert_uint_eq(tp_frame(b, r, mod, 0x10), 3);
+    tp_thread(b, "worker", 0);
+    ck_assert_uint_eq(tp_frame(b, 0, mod, 0x20), 1);
+    tp_times(b, 500, 10000, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
+    snprintf(path, sizeof(path), "%s/in/h1-p10.gpuprof", dir);
+    ck_assert_int_eq(tp_write(b, path, 0), 0);
+    tp_free(b);
+    uint8_t buf[4096];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 10, 1000000);
+    off += gpuprof__io_trace_thread_chunk(buf + off, 0, 100, "main");
+    off += gpuprof__io_trace_thread_chunk(buf + off, 1, 101, "worker");
+    gpuprof__io_trace_rec reg[2] = {{1000, 9000, 1, 0}, {1000, 4000, 2, 0}};
+    off += gpuprof__io_trace_records(buf + off, 0, 0, 0, reg, 2);
+    gpuprof__io_trace_rec smp[5] = {
+        {2000, 10, 3, m}, {5000, 30, 3, m}, {9000, 20, 2, m},
+        {3000, 20, 1ull << 32 | 1, m}, {3500, 20, 1ull << 32 | 1, m}};
+    off += gpuprof__io_trace_sample_records(buf + off, smp, 5);
+    write_file("h1-p10.gptrace", buf, off);
+    gpuprof_an_db *db = analyze();
+    char archive[600];
+    snprintf(archive, sizeof(archive), "%s/x", dir);
+    gpuprof_status st = gpuprof__an_export_otf2(db, archive, NULL, NULL);
+    if (without_otf2(st)) {
+        gpuprof_an_db_close(db);
+        return;
+    }
+    ck_assert_int_eq(st, GPUPROF_OK);
+    char *text = events_of(archive);
+    ck_assert_str_eq(text, "ENTER 0 1000 R\n" /* otf2-print: by time */
+                           "ENTER 0 1000 S\n"
+                           "SAMPLE 0 2000 libw.so+0x10 unwind=2\n"
+                           "SAMPLE 1 3000 libw.so+0x20 unwind=1\n"
+                           "SAMPLE 1 3500 libw.so+0x20 unwind=1\n"
+                           "LEAVE 0 4000 S\n"
+                           "SAMPLE 0 5000 libw.so+0x10 unwind=2\n"
+                           "LEAVE 0 9000 R\n"
+                           "SAMPLE 0 9000 S unwind=2\n");
+    free(text);
+    text = defs_of(archive);
+    static const char *const want[] = {
+        "Name: \"main (tid 100)\" <3>, Type: CPU_THREAD, # Events: 7, ",
+        "Name: \"worker (tid 101)\" <4>, Type: CPU_THREAD, # Events: 2, ",
+        "Name: \"cpu.time\" <",
+        ">, Mode: TIME, Base: DECIMAL, Exponent: -9, Period: 10\n",
+        "CALLING_CONTEXT                        0  Region: \"R\" <",
+        ">, Source code location: UNDEFINED, Parent: UNDEFINED\n"
+        "CALLING_CONTEXT                        1  Region: \"libw.so+0x10\" <",
+        ">, Source code location: UNDEFINED, Parent: \"R\" <0>\n"
+        "CALLING_CONTEXT                        2  Region: \"S\" <",
+        ">, Source code location: UNDEFINED, Parent: \"R\" <0>\n"
+        "CALLING_CONTEXT                        3  Region: \"libw.so+0x20\" <",
+        ">, Source code location: UNDEFINED, Parent: UNDEFINED\n"};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i], text);
+    ck_assert_ptr_null(strstr(text, "CALLING_CONTEXT                        4"));
+    free(text);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -509,6 +607,7 @@ int main(void)
         {"no_traces_and_bad_arguments", no_traces_and_bad_arguments, 30},
         {"critical_path_exact", critical_path_exact, 30},
         {"critical_path_refused", critical_path_refused, 30},
+        {"cpu_samples_exact", cpu_samples_exact, 30},
     };
     return RUN_SUITE("an_otf2", cases);
 }

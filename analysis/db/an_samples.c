@@ -28,6 +28,20 @@ static uint64_t first_at(const uint8_t *r, uint64_t n, uint64_t t0)
     return lo;
 }
 
+/* The next of profile `profile`'s SAMPLES streams from stream *i on: its
+ * records (*nr of them), *i moved past it; NULL when there is none. */
+static const uint8_t *next_stream(const gpuprof_an_db *db, uint32_t profile,
+                                  uint32_t *i, uint64_t *nr)
+{
+    for (; *i < gpuprof_an_db_trace_stream_count(db); ++*i) {
+        gpuprof_an_trace_stream s;
+        if (gpuprof_an_db_trace_stream(db, *i, &s) == GPUPROF_OK &&
+            s.kind == GPUPROF_AN_TRACE_SAMPLES && s.profile == profile)
+            return gpuprof__an_db_trace_raw(db, (*i)++, nr);
+    }
+    return NULL;
+}
+
 static int by_ctx(const void *a, const void *b)
 {
     const gpuprof__an_sample_ctx *x = a, *y = b;
@@ -75,13 +89,9 @@ gpuprof_status gpuprof__an_db_samples_in(const gpuprof_an_db *db,
     *n = 0;
     gpuprof__an_sample_ctx *v = NULL;
     uint32_t nv = 0, cap = 0;
-    for (uint32_t i = 0; i < gpuprof_an_db_trace_stream_count(db); i++) {
-        gpuprof_an_trace_stream s;
-        if (gpuprof_an_db_trace_stream(db, i, &s) != GPUPROF_OK ||
-            s.kind != GPUPROF_AN_TRACE_SAMPLES || s.profile != profile)
-            continue;
-        uint64_t nr;
-        const uint8_t *r = gpuprof__an_db_trace_raw(db, i, &nr);
+    uint64_t nr;
+    const uint8_t *r;
+    for (uint32_t i = 0; (r = next_stream(db, profile, &i, &nr)) != NULL;) {
         for (uint64_t k = first_at(r, nr, t0); k < nr; k++) {
             const uint8_t *q = r + k * DB_TRACE_REC;
             uint32_t m = db_get32(q + 28);
@@ -126,13 +136,9 @@ gpuprof_status gpuprof__an_db_samples_all(const gpuprof_an_db *db,
         return gpuprof__an_fail(GPUPROF_E_INVALID,
                                 "samples: no database or output");
     uint32_t from = *n;
-    for (uint32_t i = 0; i < gpuprof_an_db_trace_stream_count(db); i++) {
-        gpuprof_an_trace_stream s;
-        if (gpuprof_an_db_trace_stream(db, i, &s) != GPUPROF_OK ||
-            s.kind != GPUPROF_AN_TRACE_SAMPLES || s.profile != profile)
-            continue;
-        uint64_t nr;
-        const uint8_t *r = gpuprof__an_db_trace_raw(db, i, &nr);
+    uint64_t nr;
+    const uint8_t *r;
+    for (uint32_t i = 0; (r = next_stream(db, profile, &i, &nr)) != NULL;) {
         for (uint64_t k = 0; k < nr; k++) {
             const uint8_t *q = r + k * DB_TRACE_REC;
             if (db_get32(q + 28) != metric)

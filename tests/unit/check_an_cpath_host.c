@@ -185,6 +185,17 @@ static void only_waits(const gpuprof_an_wait_totals *w, int k, uint64_t count,
     }
 }
 
+/* join_exact's trace (below). */
+static void join_trace(ht *t)
+{
+    region(t, 0, "R", 0, 10000);
+    host(t, 0, CREATE, 0, 1000, 1100, 0xA1, 1);
+    host(t, 0, JOIN, 0, 2000, 7500, 0xA1, 0);
+    host(t, 1, START, 0, 1200, 1200, 0xA1, 1);
+    region(t, 1, "W", 1300, 7200);
+    host(t, 1, EXIT, 0, 7300, 7300, 0xA1, 0);
+}
+
 /* join: main R [0, 10000] creates t1 [1000, 1100] (creation 1, thread
  * 0xA1) and joins it [2000, 7500]; t1 starts at 1200, W [1300, 7200],
  * exits at 7300. WaitAtJoin [2000, 7300) = 5300, blamed on what t1 ran:
@@ -195,12 +206,7 @@ static void only_waits(const gpuprof_an_wait_totals *w, int k, uint64_t count,
 START_TEST(join_exact)
 {
     ht t = {0};
-    region(&t, 0, "R", 0, 10000);
-    host(&t, 0, CREATE, 0, 1000, 1100, 0xA1, 1);
-    host(&t, 0, JOIN, 0, 2000, 7500, 0xA1, 0);
-    host(&t, 1, START, 0, 1200, 1200, 0xA1, 1);
-    region(&t, 1, "W", 1300, 7200);
-    host(&t, 1, EXIT, 0, 7300, 7300, 0xA1, 0);
+    join_trace(&t);
     write_run(&t);
     analysed x;
     analyse(&x);
@@ -498,12 +504,7 @@ static void sample(ht *t, uint32_t k, uint64_t at, uint64_t ns, uint32_t f)
 START_TEST(samples_name_steps)
 {
     ht t = {0};
-    region(&t, 0, "R", 0, 10000);
-    host(&t, 0, CREATE, 0, 1000, 1100, 0xA1, 1);
-    host(&t, 0, JOIN, 0, 2000, 7500, 0xA1, 0);
-    host(&t, 1, START, 0, 1200, 1200, 0xA1, 1);
-    region(&t, 1, "W", 1300, 7200);
-    host(&t, 1, EXIT, 0, 7300, 7300, 0xA1, 0);
+    join_trace(&t);
     frame(&t, 0, "R");
     sample(&t, 0, 500, 700, 0);
     sample(&t, 0, 5000, 50, 0);

@@ -51,9 +51,8 @@ static void write_file(const char *name, const uint8_t *buf, size_t n)
     fclose(f);
 }
 
-/* Thread "main" (tid 100, seq 0): R (node 1) > S (node 2); R > kernel
- * launch (node 3) > kernel "k" (node 4). */
-static void write_run(int traced)
+/* A fresh `dir` with its input directory dir/in. */
+static void new_dir(void)
 {
     snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -61,6 +60,21 @@ static void write_run(int traced)
     char path[700];
     snprintf(path, sizeof(path), "%s/in", dir);
     ck_assert_int_eq(mkdir(path, 0777), 0);
+}
+
+/* Every one of want[0..n) is in text. */
+static void has_all(const char *text, const char *const *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i], text);
+}
+
+/* Thread "main" (tid 100, seq 0): R (node 1) > S (node 2); R > kernel
+ * launch (node 3) > kernel "k" (node 4). */
+static void write_run(int traced)
+{
+    new_dir();
+    char path[700];
     tp_builder *b = tp_new("h1", 10, 2);
     tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
     uint32_t r = tp_region(b, 0, "R", 1, 8000, 5000);
@@ -260,8 +274,7 @@ START_TEST(exact_events)
         "Paradigm: OPENCL",
         "Name: \"R\" <6> (Aka. \"R\" <6>), Descr.: \"\" <0>, Role: CODE, "
         "Paradigm: USER"};
-    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i], text);
+    has_all(text, want, sizeof(want) / sizeof(want[0]));
     free(text);
     /* Through the public entry: the trace has no dependency notes, so no
      * critical path (no attributes, and the notes say why); an earlier
@@ -314,12 +327,7 @@ START_TEST(hosts_share_a_clock)
      * first offset applies); h2, booted half a second earlier: pid 20
      * (offset 5e8 - 500). h2's clock is the base: h1's times move by
      * 5e8. */
-    snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[700];
-    snprintf(path, sizeof(path), "%s/in", dir);
-    ck_assert_int_eq(mkdir(path, 0777), 0);
+    new_dir();
     write_proc("h1", 10, 1000000000, 1000);
     write_proc("h2", 20, 500000000, 3000);
     write_proc("h1", 30, 3000000000u, 5000);
@@ -348,8 +356,7 @@ START_TEST(hosts_share_a_clock)
         /* the first event at 3000 on h2: realtime 3000 + 5e8 - 500 */
         "Global Offset: 3000, Length: 500003000, Date: 1970-01-01 "
         "00:00:00.500002500"};
-    for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
-        ck_assert_msg(strstr(text, defs[i]), "no \"%s\" in\n%s", defs[i], text);
+    has_all(text, defs, sizeof(defs) / sizeof(defs[0]));
     free(text);
     gpuprof_an_db_close(db);
 }
@@ -387,12 +394,8 @@ END_TEST
  * critical_path 1 with their time on it; cpu, L2, S1 and kB 0. */
 static void write_cpath_run(int damaged)
 {
-    snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    new_dir();
     char path[700];
-    snprintf(path, sizeof(path), "%s/in", dir);
-    ck_assert_int_eq(mkdir(path, 0777), 0);
     tp_builder *b = tp_new("h1", 10, -1);
     tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
     uint32_t r = tp_region(b, 0, "R", 1, 22000, 22000);   /* 1 */
@@ -525,12 +528,8 @@ END_TEST
  * sample (10 ns). */
 START_TEST(cpu_samples_exact)
 {
-    snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    new_dir();
     char path[700];
-    snprintf(path, sizeof(path), "%s/in", dir);
-    ck_assert_int_eq(mkdir(path, 0777), 0);
     tp_builder *b = tp_new("h1", 10, -1);
     uint32_t mod = tp_module(b, "/usr/lib/libw.so");
     uint32_t m = tp_metric(b, "cpu.time", GPUPROF_IO_UNIT_NS,
@@ -591,8 +590,7 @@ START_TEST(cpu_samples_exact)
         ">, Source code location: UNDEFINED, Parent: \"R\" <0>\n"
         "CALLING_CONTEXT                        3  Region: \"libw.so+0x20\" <",
         ">, Source code location: UNDEFINED, Parent: UNDEFINED\n"};
-    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i], text);
+    has_all(text, want, sizeof(want) / sizeof(want[0]));
     ck_assert_ptr_null(strstr(text, "CALLING_CONTEXT                        4"));
     free(text);
     gpuprof_an_db_close(db);

@@ -40,11 +40,11 @@ typedef struct shared {
     cp_mpi_left left; /* an MPI run's records left out */
 } shared;
 
-/* Every profile's samples of one metric (cpu.time, else cpu.wall) read
- * once (an_samples.h), each context made its procedure (procedure_of),
- * sorted by (profile, time): a step's samples are a
- * binary search away, so naming a path of S steps over N samples costs
- * O(S log N + N) instead of a pass over every trace stream per step. */
+/* Every profile's samples of one metric (cpu.time, else cpu.wall), read
+ * once when the analysis is made (an_samples.h), each context made its
+ * procedure (procedure_of), sorted by (profile, time): a step's samples
+ * are a binary search away, so naming a path of S steps over N samples
+ * costs O(S log N + N), not a pass over every trace stream per step. */
 typedef struct samples {
     gpuprof__an_sample *v; /* context: its procedure */
     uint32_t n;

@@ -22,10 +22,10 @@
  * contexts are the database's contexts (frames, functions, inlined
  * functions, regions; a source line or loop is the procedure it lies
  * in), each beneath its caller's, the outermost beneath none; one
- * interrupt generator
- * (time, the smallest sample's ns as its period) took them all. Every
- * sample gives the whole depth of its context as its unwind distance
- * (nothing is said to be shared with the sample before it).
+ * interrupt generator (time, the smallest sample's ns as its period) took
+ * them all. Every sample gives the whole depth of its context as its
+ * unwind distance (nothing is said to be shared with the sample before
+ * it).
  */
 #include <inttypes.h>
 #include <stdlib.h>

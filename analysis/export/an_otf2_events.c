@@ -25,7 +25,8 @@
  * interrupt generator (time, the smallest sample's ns as its period) took
  * them all. Every sample gives the whole depth of its context as its
  * unwind distance (nothing is said to be shared with the sample before
- * it).
+ * it). Once the critical path is known a sample carries critical_path:
+ * 1 when its thread's CPU work at its time lies on the path.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -266,8 +267,16 @@ static gpuprof_status samples_until(lw *l, uint64_t t)
             st = gpuprof__an_ox_cctx_of(x, v->context, &cc);
         if (st != GPUPROF_OK)
             break;
+        OTF2_AttributeList *a = NULL;
+        if (x->marks && x->marks->sample_on_path) {
+            a = l->attrs;
+            x->L->OTF2_AttributeList_AddUint8(
+                a, 0,
+                (uint8_t)!!x->marks->sample_on_path(x->marks->arg,
+                                                    l->loc->profile, v->t));
+        }
         OTF2_ErrorCode rc = x->L->OTF2_EvtWriter_CallingContextSample(
-            l->w, NULL, stamp(l, v->t), cc, x->cctx[cc].depth, 0);
+            l->w, a, stamp(l, v->t), cc, x->cctx[cc].depth, 0);
         if (rc != OTF2_SUCCESS)
             st = otf2_fail("writing an event", rc, x->L);
         x->nsamples++;

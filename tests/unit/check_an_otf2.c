@@ -213,7 +213,7 @@ START_TEST(exact_events)
     ck_assert_int_eq(gpuprof_an_db_trace_stream(db, 0, &s), GPUPROF_OK);
     ck_assert_int_eq(s.realtime_offset_ns, 1000000 - 500);
     int asked = 0;
-    gpuprof__an_cpath_marks m = {first_on_path, NULL, &asked};
+    gpuprof__an_cpath_marks m = {first_on_path, NULL, &asked, NULL};
     char archive[600], *note = NULL;
     size_t nsize = 0;
     snprintf(archive, sizeof(archive), "%s/x", dir);
@@ -391,12 +391,18 @@ END_TEST
  * synchronizes stream 1, S2 [16500, 21300] and S3 [21400, 21500] stream 0.
  * The path: R 1000, L1 200 (until kA starts), kA 20000, S2 100, R 100, S3
  * 100, R 500. So R (1600 ns in all), L1, kA, S2 and S3 carry
- * critical_path 1 with their time on it; cpu, L2, S1 and kB 0. */
-static void write_cpath_run(int damaged)
+ * critical_path 1 with their time on it; cpu, L2, S1 and kB 0. With
+ * `sampled`, cpu.time samples at 500 in R (CPU work on the path), 10000
+ * in cpu (off it: the path is in kA then) and 21350 in R (on it, between
+ * S2 and S3). */
+static void write_cpath_run(int damaged, int sampled)
 {
     new_dir();
     char path[700];
     tp_builder *b = tp_new("h1", 10, -1);
+    uint32_t m = sampled ? tp_metric(b, "cpu.time", GPUPROF_IO_UNIT_NS,
+                                     GPUPROF_IO_KIND_CPU)
+                         : 0;
     tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
     uint32_t r = tp_region(b, 0, "R", 1, 22000, 22000);   /* 1 */
     tp_region(b, r, "cpu", 1, 10000, 10000);                /* 2 */
@@ -434,12 +440,16 @@ static void write_cpath_run(int damaged)
     if (damaged) /* a note naming a call the trace does not hold */
         deps[2].corr = 99;
     off += gpuprof__io_trace_dep_records(buf + off, 0, 0, deps, 3);
+    gpuprof__io_trace_rec smp[3] = {
+        {500, 10, 1, m}, {10000, 10, 2, m}, {21350, 10, 1, m}};
+    if (sampled)
+        off += gpuprof__io_trace_sample_records(buf + off, smp, 3);
     write_file("h1-p10.gptrace", buf, off);
 }
 
 START_TEST(critical_path_exact)
 {
-    write_cpath_run(0);
+    write_cpath_run(0, 0);
     gpuprof_an_db *db = analyze();
     char archive[600], *note = NULL;
     size_t nsize = 0;
@@ -483,11 +493,44 @@ START_TEST(critical_path_exact)
 }
 END_TEST
 
+/* CPU samples on the critical path (write_cpath_run's, sampled): those of
+ * CPU work on the path carry critical_path 1, the one in cpu (off the
+ * path) 0; none carries critical_path_ns. */
+START_TEST(critical_path_samples)
+{
+    write_cpath_run(0, 1);
+    gpuprof_an_db *db = analyze();
+    char archive[600];
+    snprintf(archive, sizeof(archive), "%s/x", dir);
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, NULL, 0);
+    if (without_otf2(st)) {
+        gpuprof_an_db_close(db);
+        return;
+    }
+    ck_assert_int_eq(st, GPUPROF_OK);
+    char *text = events_of(archive);
+    ck_assert_msg(strstr(text, "ENTER 0 0 R cp=1 ns=1600\n"
+                               "SAMPLE 0 500 R unwind=1 cp=1\n"
+                               "ENTER 0 1000 kernel launch: kA cp=1 ns=200\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "ENTER 0 6500 cpu cp=0\n"
+                               "SAMPLE 0 10000 cpu unwind=2 cp=0\n"
+                               "LEAVE 0 16500 cpu cp=0\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "LEAVE 0 21300 sync cp=1 ns=100\n"
+                               "SAMPLE 0 21350 R unwind=1 cp=1\n"
+                               "ENTER 0 21400 sync cp=1 ns=100\n"),
+                  "%s", text);
+    free(text);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 /* A trace the analysis refuses (a note naming a call it does not hold):
  * exported all the same, without the attributes, the note saying why. */
 START_TEST(critical_path_refused)
 {
-    write_cpath_run(1);
+    write_cpath_run(1, 0);
     gpuprof_an_db *db = analyze();
     char archive[600], *note = NULL;
     size_t nsize = 0;
@@ -606,6 +649,7 @@ int main(void)
         {"critical_path_exact", critical_path_exact, 30},
         {"critical_path_refused", critical_path_refused, 30},
         {"cpu_samples_exact", cpu_samples_exact, 30},
+        {"critical_path_samples", critical_path_samples, 30},
     };
     return RUN_SUITE("an_otf2", cases);
 }

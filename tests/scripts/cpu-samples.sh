@@ -15,7 +15,8 @@
 #  - the critical path names a host segment by the procedure its samples
 #    saw (`report --critical-path`: the step, a "sampled" line, the
 #    ratings);
-#  - the OTF2 export holds every sample as a calling-context sample;
+#  - the OTF2 export holds every sample as a calling-context sample, with
+#    critical_path 1 on main's (its spin is the path);
 #  - off: no cpu.time; a typo: one line naming it, the default used.
 # Prints PASS/FAIL lines.
 set -u
@@ -101,6 +102,15 @@ if run burn -o "$tmp/burn" --trace "$P" burn; then
         grep -qE '^CALLING_CONTEXT +[0-9]+ +Region: "spin \(run_cpu_burn\)" <[0-9]+>, Source code location: UNDEFINED, Parent: "burn_main \(run_cpu_burn\)"' &&
       pass "OTF2: all $got samples as calling-context samples, $spin in spin (beneath burn_main)" ||
       fail "OTF2 samples: $got of $want, $spin in spin: $(head -3 "$tmp/otf2.err")"
+    # Each sample says whether it is on the critical path: main's spin is
+    # (the path above), so most of location 0's samples carry 1.
+    cp=$(awk '/^CALLING_CONTEXT_SAMPLE/ { s = 1; loc = $2; n[loc]++; next }
+      s && /"critical_path"/ { v = $NF; sub(/\)$/, "", v); a++; if (v == 1) on[loc]++ }
+      { s = 0 } END { printf "%d %d %d\n", a, on[0], n[0] }' "$tmp/otf2.ev")
+    read -r carry on0 n0 <<<"$cp"
+    [ "$carry" = "$got" ] && [ "$n0" -gt 0 ] && [ $((on0 * 10)) -ge $((n0 * 8)) ] &&
+      pass "OTF2: every sample carries critical_path; main's on the path: $on0 of $n0" ||
+      fail "OTF2 samples' critical_path: $carry of $got carry it, main's on the path $on0 of $n0"
   fi
 else
   fail "cpu_burn burn is measured and analysed: $(cat "$tmp/burn.err")"

@@ -136,6 +136,20 @@ static bool without_otf2(gpuprof_status st)
            strstr(gpuprof_an_last_error(), "built without OTF2 support");
 }
 
+/* db exported to dir/x (its path in archive) through the public entry;
+ * false (db closed) in a build without OTF2 support. */
+static bool exported(gpuprof_an_db *db, char *archive, size_t size)
+{
+    snprintf(archive, size, "%s/x", dir);
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, NULL, 0);
+    if (without_otf2(st)) {
+        gpuprof_an_db_close(db);
+        return false;
+    }
+    ck_assert_int_eq(st, GPUPROF_OK);
+    return true;
+}
+
 /* otf2-print's event lines, attributes as " cp=N" on the line of their
  * event; calling-context samples as "SAMPLE loc time context unwind=N". */
 static char *events_of(const char *archive)
@@ -333,13 +347,8 @@ START_TEST(hosts_share_a_clock)
     write_proc("h1", 30, 3000000000u, 5000);
     gpuprof_an_db *db = analyze();
     char archive[600];
-    snprintf(archive, sizeof(archive), "%s/x", dir);
-    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, NULL, 0);
-    if (without_otf2(st)) {
-        gpuprof_an_db_close(db);
+    if (!exported(db, archive, sizeof(archive)))
         return;
-    }
-    ck_assert_int_eq(st, GPUPROF_OK);
     /* Files sorted by name: h1-p10, h1-p30, h2-p20 (locations 0, 1, 2). */
     char *text = events_of(archive);
     ck_assert_str_eq(text, "ENTER 2 3000 P20\nLEAVE 2 4000 P20\n"
@@ -501,13 +510,8 @@ START_TEST(critical_path_samples)
     write_cpath_run(0, 1);
     gpuprof_an_db *db = analyze();
     char archive[600];
-    snprintf(archive, sizeof(archive), "%s/x", dir);
-    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, NULL, 0);
-    if (without_otf2(st)) {
-        gpuprof_an_db_close(db);
+    if (!exported(db, archive, sizeof(archive)))
         return;
-    }
-    ck_assert_int_eq(st, GPUPROF_OK);
     char *text = events_of(archive);
     ck_assert_msg(strstr(text, "ENTER 0 0 R cp=1 ns=1600\n"
                                "SAMPLE 0 500 R unwind=1 cp=1\n"
@@ -601,13 +605,8 @@ START_TEST(cpu_samples_exact)
     write_file("h1-p10.gptrace", buf, off);
     gpuprof_an_db *db = analyze();
     char archive[600];
-    snprintf(archive, sizeof(archive), "%s/x", dir);
-    gpuprof_status st = gpuprof__an_export_otf2(db, archive, NULL, NULL);
-    if (without_otf2(st)) {
-        gpuprof_an_db_close(db);
+    if (!exported(db, archive, sizeof(archive)))
         return;
-    }
-    ck_assert_int_eq(st, GPUPROF_OK);
     char *text = events_of(archive);
     ck_assert_str_eq(text, "ENTER 0 1000 R\n" /* otf2-print: by time */
                            "ENTER 0 1000 S\n"

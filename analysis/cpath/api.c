@@ -50,7 +50,6 @@ typedef struct samples {
     uint32_t n;
     uint32_t *first; /* per profile: its first sample; [nprof] = n */
     uint32_t nprof;
-    int refs;
 } samples;
 
 typedef struct proc {
@@ -67,7 +66,7 @@ struct gpuprof_an_cpath {
     proc *p;
     uint32_t *kern; /* per context: its one kernel child, CP_NONE, or
                        UINT32_MAX - 1 for several */
-    samples *smp;   /* the CPU samples, shared with its projections */
+    samples *smp;   /* the CPU samples; NULL in a projection */
     bool projected;
 };
 
@@ -94,7 +93,7 @@ static void shared_drop(shared *s)
 
 static void samples_drop(samples *m)
 {
-    if (m && --m->refs == 0) {
+    if (m) {
         free(m->v);
         free(m->first);
         free(m);
@@ -657,7 +656,6 @@ static gpuprof_status samples_load(gpuprof_an_cpath *cp)
         return nomem();
     }
     x->nprof = np;
-    x->refs = 1;
     uint32_t cap = 0;
     gpuprof_status st = GPUPROF_OK;
     for (uint32_t p = 0; p < np && st == GPUPROF_OK; p++) {
@@ -700,9 +698,9 @@ GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s,
     gpuprof_an_sampled *out, uint32_t max)
 {
-    if (!cp || !s || s->kind != GPUPROF_AN_ACTIVITY_CPU || !s->path_ns ||
-        !cp->smp || s->profile >= cp->smp->nprof)
-        return 0;
+    if (!cp || cp->projected || !s || s->kind != GPUPROF_AN_ACTIVITY_CPU ||
+        !s->path_ns || !cp->smp || s->profile >= cp->smp->nprof)
+        return 0; /* a projection's times are replayed: no samples there */
     const samples *x = cp->smp;
     uint64_t t1 = s->path_from_ns + s->path_ns, k = sample_at(x, s->profile,
                                                                s->path_from_ns);
@@ -890,9 +888,6 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_cpath_project(
         memcpy(x->kern, cp->kern, nc * sizeof(*x->kern));
         x->db = cp->db;
         x->projected = true;
-        x->smp = cp->smp;
-        if (x->smp)
-            x->smp->refs++;
     }
     uint64_t hits = 0;
     for (uint32_t i = 0; i < cp->n && st == GPUPROF_OK; i++) {

@@ -558,7 +558,7 @@ START_TEST(samples_name_steps)
                                        "libw.so+0x70\n"));
     ck_assert_ptr_null(strstr(text, "  W\n")); /* no rating of W alone */
     free(text);
-    ck_assert_uint_eq(projected(&x, "region:W=2"), 7050); /* shares them */
+    ck_assert_uint_eq(projected(&x, "region:W=2"), 7050);
     done(&x);
 }
 END_TEST

@@ -103,10 +103,12 @@ if run burn -o "$tmp/burn" --trace "$P" burn; then
       pass "OTF2: all $got samples as calling-context samples, $spin in spin (beneath burn_main)" ||
       fail "OTF2 samples: $got of $want, $spin in spin: $(head -3 "$tmp/otf2.err")"
     # Each sample says whether it is on the critical path: main's spin is
-    # (the path above), so most of location 0's samples carry 1.
-    cp=$(awk '/^CALLING_CONTEXT_SAMPLE/ { s = 1; loc = $2; n[loc]++; next }
+    # (the path above), so most of the main thread's samples carry 1.
+    main=$(otf2-print -G "$tmp/otf2/traces.otf2" 2>/dev/null |
+      awk '$1 == "LOCATION" && /Name: "main \(tid / { print $2; exit }')
+    cp=$(awk -v m="${main:--1}" '/^CALLING_CONTEXT_SAMPLE/ { s = 1; loc = $2; n[loc]++; next }
       s && /"critical_path"/ { v = $NF; sub(/\)$/, "", v); a++; if (v == 1) on[loc]++ }
-      { s = 0 } END { printf "%d %d %d\n", a, on[0], n[0] }' "$tmp/otf2.ev")
+      { s = 0 } END { printf "%d %d %d\n", a, on[m], n[m] }' "$tmp/otf2.ev")
     read -r carry on0 n0 <<<"$cp"
     [ "$carry" = "$got" ] && [ "$n0" -gt 0 ] && [ $((on0 * 10)) -ge $((n0 * 8)) ] &&
       pass "OTF2: every sample carries critical_path; main's on the path: $on0 of $n0" ||

@@ -699,7 +699,10 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_print_trace(
  * each process a location group (and each of its GPUs an accelerator
  * group); each CPU thread a location with its regions and GPU API calls,
  * each GPU stream one with its kernels, copies and other device work, all
- * as enter/leave events; names from the database's contexts. Times are ns
+ * as enter/leave events; names from the database's contexts. A traced
+ * run's CPU samples (cpu.time, else cpu.wall) are calling-context samples
+ * on their thread's location, each in its procedure's calling context
+ * beneath its callers'. Times are ns
  * of CLOCK_MONOTONIC of the host that booted first (other hosts' moved
  * onto it by their realtime offsets); the clock properties give the date.
  * Every event carries the attribute "critical_path" (uint8) once the
@@ -1027,7 +1030,8 @@ typedef struct gpuprof_an_sampled {
  * samples there, or a run traced without CPU samples). What `report
  * --critical-path` prints beneath each such step. The measured path's
  * steps only: a projection's steps have replayed times, which the samples'
- * times do not follow. Since 0.1. */
+ * times do not follow. The samples are read once with the analysis, so a
+ * call costs a binary search and the samples of the step. Since 0.1. */
 GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s,
     gpuprof_an_sampled *out, uint32_t max);

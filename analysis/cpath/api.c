@@ -41,6 +41,18 @@ typedef struct shared {
     cp_mpi_left left; /* an MPI run's records left out */
 } shared;
 
+/* Every profile's samples of one metric (cpu.time, else cpu.wall), read
+ * once when the analysis is made (an_samples.h), each context made its
+ * procedure (procedure_of), sorted by (profile, time): a step's samples
+ * are a binary search away, so naming a path of S steps over N samples
+ * costs O(S log N + N), not a pass over every trace stream per step. */
+typedef struct samples {
+    gpuprof__an_sample *v; /* context: its procedure */
+    uint32_t n;
+    uint32_t *first; /* per profile: its first sample; [nprof] = n */
+    uint32_t nprof;
+} samples;
+
 typedef struct proc {
     shared *s;
     cp_times tm;
@@ -57,10 +69,13 @@ struct gpuprof_an_cpath {
     proc *p;
     uint32_t *kern; /* per context: its one kernel child, CP_NONE, or
                        UINT32_MAX - 1 for several */
+    samples *smp;   /* the CPU samples; NULL in a projection */
     bool projected;
 };
 
 #define SEVERAL (UINT32_MAX - 1)
+
+static gpuprof_status samples_load(gpuprof_an_cpath *cp);
 
 static gpuprof_status nomem(void)
 {
@@ -79,6 +94,15 @@ static void shared_drop(shared *s)
     }
 }
 
+static void samples_drop(samples *m)
+{
+    if (m) {
+        free(m->v);
+        free(m->first);
+        free(m);
+    }
+}
+
 GPUPROF_AN_API void gpuprof_an_cpath_free(gpuprof_an_cpath *cp)
 {
     if (!cp)
@@ -93,6 +117,7 @@ GPUPROF_AN_API void gpuprof_an_cpath_free(gpuprof_an_cpath *cp)
     }
     free(cp->p);
     free(cp->kern);
+    samples_drop(cp->smp);
     free(cp);
 }
 
@@ -396,6 +421,8 @@ static gpuprof_status cpath_new(const gpuprof_an_db *db, bool full,
     cp_part *parts = calloc(n ? n : 1, sizeof(*parts));
     cp->p = calloc(n ? n : 1, sizeof(*cp->p));
     gpuprof_status st = cp->p && parts ? kernels(cp) : nomem();
+    if (st == GPUPROF_OK)
+        st = samples_load(cp);
     for (uint32_t i = 0; i < n && st == GPUPROF_OK; i++) {
         if (fn)
             fn("cpath", i, n, user);
@@ -621,46 +648,93 @@ static int by_ns(const void *x, const void *y)
     return (a->context > b->context) - (a->context < b->context);
 }
 
+/* cp->smp: the database's samples by profile and time (none: NULL). */
+static gpuprof_status samples_load(gpuprof_an_cpath *cp)
+{
+    uint32_t m, np = gpuprof_an_db_profile_count(cp->db);
+    if (!gpuprof__an_db_sample_metric(cp->db, &m))
+        return GPUPROF_OK;
+    samples *x = calloc(1, sizeof(*x));
+    if (!x || !(x->first = calloc((size_t)np + 1, sizeof(*x->first)))) {
+        free(x);
+        return nomem();
+    }
+    x->nprof = np;
+    uint32_t cap = 0;
+    gpuprof_status st = GPUPROF_OK;
+    for (uint32_t p = 0; p < np && st == GPUPROF_OK; p++) {
+        x->first[p] = x->n;
+        st = gpuprof__an_db_samples_all(cp->db, p, m, &x->v, &x->n, &cap);
+    }
+    if (st != GPUPROF_OK) {
+        samples_drop(x);
+        return st;
+    }
+    x->first[np] = x->n;
+    for (uint32_t i = 0; i < x->n; i++)
+        if (x->v[i].context != UINT32_MAX)
+            x->v[i].context = procedure_of(cp->db, x->v[i].context);
+    cp->smp = x;
+    return GPUPROF_OK;
+}
+
+/* The first of profile p's samples at t or later. */
+static uint32_t sample_at(const samples *x, uint32_t p, uint64_t t)
+{
+    uint32_t lo = x->first[p], hi = x->first[p + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (x->v[mid].t < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int by_context(const void *x, const void *y)
+{
+    const gpuprof_an_sampled *a = x, *b = y;
+    return (a->context > b->context) - (a->context < b->context);
+}
+
 GPUPROF_AN_API uint32_t gpuprof_an_cpath_step_samples(
     const gpuprof_an_cpath *cp, const gpuprof_an_path_step *s,
     gpuprof_an_sampled *out, uint32_t max)
 {
     if (!cp || cp->projected || !s || s->kind != GPUPROF_AN_ACTIVITY_CPU ||
-        !s->path_ns || s->profile == UINT32_MAX)
+        !s->path_ns || !cp->smp || s->profile >= cp->smp->nprof)
         return 0; /* a projection's times are replayed: no samples there */
-    uint32_t m;
-    if (gpuprof_an_db_metric_find(cp->db, "cpu.time", GPUPROF_AN_EXCLUSIVE,
-                                  &m) != GPUPROF_OK &&
-        gpuprof_an_db_metric_find(cp->db, "cpu.wall", GPUPROF_AN_EXCLUSIVE,
-                                  &m) != GPUPROF_OK)
+    const samples *x = cp->smp;
+    uint64_t t1 = s->path_from_ns + s->path_ns, k = sample_at(x, s->profile,
+                                                               s->path_from_ns);
+    uint64_t end = k;
+    while (end < x->first[s->profile + 1] && x->v[end].t <= t1)
+        end++;
+    if (end == k)
         return 0;
-    gpuprof__an_sample_ctx *v;
-    uint32_t n;
-    if (gpuprof__an_db_samples_in(cp->db, s->profile, s->path_from_ns,
-                                  s->path_from_ns + s->path_ns, m, &v,
-                                  &n) != GPUPROF_OK)
+    gpuprof_an_sampled few[32], *p = few; /* most steps hold a few */
+    if (end - k > 32 && !(p = malloc((end - k) * sizeof(*p))))
         return 0;
-    gpuprof_an_sampled *p = malloc((n ? n : 1) * sizeof(*p));
-    uint32_t np = 0;
-    for (uint32_t i = 0; p && i < n; i++) { /* by procedure */
-        uint32_t c = v[i].context == UINT32_MAX
-                         ? UINT32_MAX
-                         : procedure_of(cp->db, v[i].context);
-        uint32_t k = 0;
-        while (k < np && p[k].context != c)
-            k++;
-        if (k == np)
-            p[np++] = (gpuprof_an_sampled){c, 0, 0};
-        p[k].samples += (uint32_t)v[i].samples;
-        p[k].ns += v[i].value;
+    for (uint64_t i = k; i < end; i++)
+        p[i - k] = (gpuprof_an_sampled){x->v[i].context, 1, x->v[i].value};
+    uint32_t np = 0; /* by procedure */
+    if (end - k > 1)
+        qsort(p, end - k, sizeof(*p), by_context);
+    for (uint64_t i = 0; i < end - k; i++) {
+        if (np && p[np - 1].context == p[i].context) {
+            p[np - 1].samples += p[i].samples;
+            p[np - 1].ns += p[i].ns;
+        } else {
+            p[np++] = p[i];
+        }
     }
-    free(v);
-    if (!p)
-        return 0;
-    qsort(p, np, sizeof(*p), by_ns);
+    if (np > 1)
+        qsort(p, np, sizeof(*p), by_ns);
     if (out && max)
         memcpy(out, p, (np < max ? np : max) * sizeof(*p));
-    free(p);
+    if (p != few)
+        free(p);
     return np;
 }
 
@@ -729,6 +803,11 @@ void gpuprof__an_cpath_blames(const gpuprof_an_cpath *cp, uint32_t i,
     char name[512];
     for (uint64_t k = 0; k < p->s->nw; k++) {
         gpuprof_an_path_step s = step_at(g, p->s->w[k].cause);
+        /* CPU work is named by the samples of all of it, as on the path
+         * by those of its part there, so a rating sums both under one
+         * name. */
+        s.path_from_ns = s.start_ns;
+        s.path_ns = s.end_ns - s.start_ns;
         cb(arg, gpuprof_an_cpath_step_name(cp, &s, name, sizeof(name)),
            p->s->w[k].ns);
     }

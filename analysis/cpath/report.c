@@ -131,16 +131,19 @@ static void left_note(const gpuprof_an_cpath *cp, uint32_t i, FILE *out)
 static void sampled_line(const gpuprof_an_db *db, const gpuprof_an_cpath *cp,
                          const gpuprof_an_path_step *s, FILE *out)
 {
-    gpuprof_an_sampled top[3];
-    uint32_t n = gpuprof_an_cpath_step_samples(cp, s, top, 3), all = 0;
+    gpuprof_an_sampled few[16], *v = few;
+    uint32_t n = gpuprof_an_cpath_step_samples(cp, s, few, 16), all = 0;
     if (!n)
         return;
+    if (n > 16 && (v = malloc(n * sizeof(*v))) != NULL &&
+        gpuprof_an_cpath_step_samples(cp, s, v, n) != n) {
+        free(v);
+        v = NULL;
+    }
     uint64_t total = 0;
-    gpuprof_an_sampled *v = malloc(n * sizeof(*v));
-    if (v && gpuprof_an_cpath_step_samples(cp, s, v, n) == n)
-        for (uint32_t k = 0; k < n; k++)
-            total += v[k].ns, all += v[k].samples;
-    free(v);
+    for (uint32_t k = 0; v && k < n; k++)
+        total += v[k].ns, all += v[k].samples;
+    const gpuprof_an_sampled *top = v ? v : few;
     fprintf(out, "  %12s %12s %6s  %-16s   sampled (%u):", "", "", "", "",
             all);
     for (uint32_t k = 0; k < n && k < 3; k++) {
@@ -152,6 +155,8 @@ static void sampled_line(const gpuprof_an_db *db, const gpuprof_an_cpath *cp,
                 pct(c, sizeof(c), top[k].ns, total));
     }
     fputs(n > 3 ? ", ...\n" : "\n", out);
+    if (v != few)
+        free(v);
 }
 
 /* One process's path: a line per step, then the ratings of its names. */

@@ -6,6 +6,7 @@
 #ifndef GPUPROF_AN_SAMPLES_H
 #define GPUPROF_AN_SAMPLES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "gpuprof_analysis.h"
@@ -31,5 +32,27 @@ gpuprof_status gpuprof__an_db_samples_in(const gpuprof_an_db *db,
                                          uint64_t t1, uint32_t metric,
                                          gpuprof__an_sample_ctx **out,
                                          uint32_t *n);
+
+/* The database metric CPU samples name host code by: cpu.time's
+ * exclusive variant, else cpu.wall's (a run sampled on wall-clock time
+ * only); false when the database has neither. */
+bool gpuprof__an_db_sample_metric(const gpuprof_an_db *db, uint32_t *metric);
+
+/* One sample record: its time (the process clock, ns), what it added to
+ * its metric, its context (UINT32_MAX: unknown). */
+typedef struct gpuprof__an_sample {
+    uint64_t t, value;
+    uint32_t context, pad;
+} gpuprof__an_sample;
+
+/* Every sample of profile `profile` and database metric `metric` (all of
+ * the thread's SAMPLES streams), sorted by time (then context): appended
+ * to *v (n records, room for cap; GPUPROF_AN_GROW's). What the critical
+ * path reads once to name all its steps. GPUPROF_E_NOMEM (*v keeps what
+ * it had). Read-only: any thread. */
+gpuprof_status gpuprof__an_db_samples_all(const gpuprof_an_db *db,
+                                          uint32_t profile, uint32_t metric,
+                                          gpuprof__an_sample **v, uint32_t *n,
+                                          uint32_t *cap);
 
 #endif /* GPUPROF_AN_SAMPLES_H */

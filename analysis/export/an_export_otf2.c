@@ -386,7 +386,11 @@ static void ox_free(gpuprof__an_ox *x)
     free(x->kfirst);
     free(x->klist);
     free(x->reg);
+    for (uint32_t l = 0; x->locs && l < x->nlocs; l++)
+        free(x->locs[l].smp);
     free(x->locs);
+    free(x->cc);
+    free(x->cctx);
     free(x->groups);
     free(x->hosts);
     free(x->host_of_sid);

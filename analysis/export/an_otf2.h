@@ -13,7 +13,9 @@
  * of the archive carries the attribute "critical_path" (uint8, 1 on the
  * path, 0 off it), and those on it also "critical_path_ns" (uint64: the
  * record's time on the path; a region's is the part of the path spent in
- * it while it was the innermost one). gpuprof__an_otf2_cpath
+ * it while it was the innermost one); a CPU sample carries
+ * "critical_path" alone: 1 when its thread's CPU work at its time is on
+ * the path. gpuprof__an_otf2_cpath
  * (an_otf2_cpath.c) is the one place that asks for it: when trace.db holds
  * no dependency notes, or the analysis refuses the trace, both attributes
  * are defined in the archive, no event carries them, and the export says
@@ -32,11 +34,14 @@
 /* Critical-path membership of trace.db's records: on_path(arg, stream,
  * record, &ns) is 1 when record `record` of trace.db stream `stream` lies
  * on the critical path, its time on the path in ns, else 0 (ns untouched);
- * release(arg) (may be NULL) frees arg. */
+ * release(arg) (may be NULL) frees arg. sample_on_path(arg, profile, t)
+ * (may be NULL: samples carry no attribute) is 1 when CPU work of thread
+ * `profile` at time t (trace.db's clock) lies on the path, else 0. */
 typedef struct gpuprof__an_cpath_marks {
     int (*on_path)(void *arg, uint32_t stream, uint64_t record, uint64_t *ns);
     void (*release)(void *arg);
     void *arg;
+    int (*sample_on_path)(void *arg, uint32_t profile, uint64_t t);
 } gpuprof__an_cpath_marks;
 
 /* The critical path of db's traces as marks; false when it is not computed
@@ -76,6 +81,7 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db, const char *dir,
     X(OTF2_Archive_CloseGlobalDefWriter)                                       \
     X(OTF2_EvtWriter_Enter)                                                    \
     X(OTF2_EvtWriter_Leave)                                                    \
+    X(OTF2_EvtWriter_CallingContextSample)                                     \
     X(OTF2_AttributeList_New)                                                  \
     X(OTF2_AttributeList_Delete)                                               \
     X(OTF2_AttributeList_AddUint8)                                             \
@@ -87,6 +93,8 @@ gpuprof_status gpuprof__an_export_otf2(const gpuprof_an_db *db, const char *dir,
     X(OTF2_GlobalDefWriter_WriteLocationGroup)                                 \
     X(OTF2_GlobalDefWriter_WriteLocation)                                      \
     X(OTF2_GlobalDefWriter_WriteRegion)                                        \
+    X(OTF2_GlobalDefWriter_WriteCallingContext)                                \
+    X(OTF2_GlobalDefWriter_WriteInterruptGenerator)                            \
     X(OTF2_Error_GetDescription)                                               \
     X(OTF2_Error_RegisterCallback)                                             \
     X(OTF2_Reader_Open)                                                        \

@@ -18,6 +18,9 @@
  *
  * The marks: per trace.db stream, the records on the path with their time
  * on it (ns), sorted; a lookup is a binary search in its stream's part.
+ * And the CPU work steps as spans [from, to] of their thread, sorted by
+ * (thread, from): a CPU sample is on the path when a span holds its time
+ * (the spans of a thread are disjoint: the path is one chain in time).
  * Without dependency notes in trace.db (format before 1.3, or a backend
  * that writes none) the path would be program order and launches alone:
  * no marks, and the export says why.
@@ -36,11 +39,18 @@ typedef struct mark {
     uint64_t rec, ns;
 } mark;
 
+typedef struct span {
+    uint32_t profile;
+    uint64_t from, to;
+} span;
+
 typedef struct marks {
     mark *m;
     uint64_t n, cap;
     uint64_t *first; /* per stream: its first mark; [nstreams] = n */
     uint32_t nstreams;
+    span *sp;
+    uint64_t nsp, cap_sp;
 } marks;
 
 static gpuprof_status nomem(void)
@@ -59,6 +69,21 @@ static gpuprof_status add(marks *k, uint32_t stream, uint64_t rec, uint64_t ns)
         k->cap = cap;
     }
     k->m[k->n++] = (mark){stream, rec, ns};
+    return GPUPROF_OK;
+}
+
+static gpuprof_status add_span(marks *k, uint32_t profile, int64_t from,
+                               int64_t to)
+{
+    if (k->nsp == k->cap_sp) {
+        uint64_t cap = k->cap_sp ? 2 * k->cap_sp : 256;
+        span *v = realloc(k->sp, cap * sizeof(*v));
+        if (!v)
+            return nomem();
+        k->sp = v;
+        k->cap_sp = cap;
+    }
+    k->sp[k->nsp++] = (span){profile, (uint64_t)from, (uint64_t)to};
     return GPUPROF_OK;
 }
 
@@ -168,6 +193,9 @@ static gpuprof_status process_marks(const gpuprof_an_db *db,
         if (a->kind != CP_WORK && a->kind != CP_HOST && s != UINT32_MAX)
             st = add(k, s, rec[steps[j].act],
                      (uint64_t)(steps[j].to - steps[j].from));
+        else if (a->kind == CP_WORK && !g->lane[a->lane].gpu)
+            st = add_span(k, g->lane[a->lane].profile, steps[j].from,
+                          steps[j].to);
     }
     for (uint32_t li = 0; li < g->nlane && st == GPUPROF_OK; li++)
         if (!g->lane[li].gpu && ls[li].regions != UINT32_MAX)
@@ -185,9 +213,20 @@ static int by_place(const void *x, const void *y)
     return (a->rec > b->rec) - (a->rec < b->rec);
 }
 
-/* Sorted, one mark per record (times summed), each stream's first. */
+static int by_start(const void *x, const void *y)
+{
+    const span *a = x, *b = y;
+    if (a->profile != b->profile)
+        return a->profile < b->profile ? -1 : 1;
+    return (a->from > b->from) - (a->from < b->from);
+}
+
+/* Sorted, one mark per record (times summed), each stream's first; the
+ * spans sorted. */
 static gpuprof_status index_marks(marks *k, uint32_t nstreams)
 {
+    if (k->nsp > 1)
+        qsort(k->sp, k->nsp, sizeof(*k->sp), by_start);
     if (k->n)
         qsort(k->m, k->n, sizeof(*k->m), by_place);
     uint64_t w = 0;
@@ -229,9 +268,26 @@ static int on_path(void *arg, uint32_t stream, uint64_t record, uint64_t *ns)
     return 1;
 }
 
+/* The last span starting at or before (profile, t) holds t, or none. */
+static int sample_on_path(void *arg, uint32_t profile, uint64_t t)
+{
+    const marks *k = arg;
+    uint64_t lo = 0, hi = k->nsp; /* first span after (profile, t) */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        const span *v = &k->sp[mid];
+        if (v->profile < profile || (v->profile == profile && v->from <= t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && k->sp[lo - 1].profile == profile && k->sp[lo - 1].to >= t;
+}
+
 static void release(void *arg)
 {
     marks *k = arg;
+    free(k->sp);
     free(k->m);
     free(k->first);
     free(k);
@@ -278,6 +334,6 @@ bool gpuprof__an_otf2_cpath(const gpuprof_an_db *db,
             release(k);
         return false;
     }
-    *out = (gpuprof__an_cpath_marks){on_path, release, k};
+    *out = (gpuprof__an_cpath_marks){on_path, release, k, sample_on_path};
     return true;
 }

@@ -12,11 +12,27 @@
  * record that would outlast the one enclosing it is cut at that one's end
  * (x->clipped). So timestamps never decrease on a location and enter and
  * leave nest, as OTF2 requires.
+ *
+ * A thread's CPU samples (trace.db's SAMPLES streams, the metric that
+ * names host code: cpu.time, else cpu.wall) go between them as
+ * calling-context sample events, each at its time once every record that
+ * ended by then is left: what Vampir shows of the code running between
+ * API calls and outside every region (the critical path's CPU steps that
+ * `report --critical-path` names by the same samples). Their calling
+ * contexts are the database's contexts (frames, functions, inlined
+ * functions, regions; a source line or loop is the procedure it lies
+ * in), each beneath its caller's, the outermost beneath none; one
+ * interrupt generator (time, the smallest sample's ns as its period) took
+ * them all. Every sample gives the whole depth of its context as its
+ * unwind distance (nothing is said to be shared with the sample before
+ * it). Once the critical path is known a sample carries critical_path:
+ * 1 when its thread's CPU work at its time lies on the path.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/an_buf.h"
 #include "an_otf2_write.h"
 
 #ifdef GPUPROF_HAVE_OTF2
@@ -54,6 +70,7 @@ typedef struct lw { /* one location being written */
     uint32_t depth, cap;
     pending *run; /* records with one start */
     uint32_t nrun, cap_run;
+    uint32_t smp; /* the location's next CPU sample */
 } lw;
 
 static gpuprof_status otf2_fail(const char *what, OTF2_ErrorCode rc,
@@ -187,6 +204,86 @@ static gpuprof_status take_run(lw *l, uint64_t t)
     return GPUPROF_OK;
 }
 
+/* A context as a calling context shows it: source lines and loops are
+ * where in a procedure, not a procedure; they go to the one they lie in. */
+static uint32_t shown(const gpuprof__an_ox *x, uint32_t c)
+{
+    while (c && c < x->nc) {
+        gpuprof_an_node_kind k = gpuprof_an_db_context_kind(x->db, c);
+        if (k != GPUPROF_AN_NODE_LINE && k != GPUPROF_AN_NODE_LOOP)
+            break;
+        c = gpuprof_an_db_context_parent(x->db, c);
+    }
+    return c;
+}
+
+gpuprof_status gpuprof__an_ox_cctx_of(gpuprof__an_ox *x, uint32_t c,
+                                      uint32_t *cctx)
+{
+    c = shown(x, c);
+    uint32_t k = c < x->nc ? c : x->nc; /* x->nc: unknown */
+    if (!x->cc && !(x->cc = calloc((size_t)x->nc + 1, sizeof(*x->cc))))
+        return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (x->cc[k]) {
+        *cctx = x->cc[k] - 1;
+        return GPUPROF_OK;
+    }
+    /* The program root is no caller: a top-level procedure has none. */
+    uint32_t parent = UINT32_MAX, depth = 1,
+             pc = k && k < x->nc
+                      ? shown(x, gpuprof_an_db_context_parent(x->db, k))
+                      : UINT32_MAX;
+    gpuprof_status st = GPUPROF_OK;
+    if (pc && pc < x->nc) { /* depth of the tree: shallow recursion */
+        st = gpuprof__an_ox_cctx_of(x, pc, &parent);
+        depth += st == GPUPROF_OK ? x->cctx[parent].depth : 0;
+    }
+    uint32_t region;
+    if (st == GPUPROF_OK)
+        st = gpuprof__an_ox_region_of(x, c, false, &region);
+    if (st == GPUPROF_OK && !GPUPROF_AN_GROW(x->cctx, x->ncctx, x->cap_cctx))
+        st = gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
+    if (st != GPUPROF_OK)
+        return st;
+    x->cctx[x->ncctx] = (gpuprof__an_ox_cctx){region, parent, depth};
+    *cctx = x->ncctx++;
+    x->cc[k] = *cctx + 1;
+    return GPUPROF_OK;
+}
+
+/* The location's CPU samples before time t (UINT64_MAX: all), each after
+ * the records that ended by its time are left. */
+static gpuprof_status samples_until(lw *l, uint64_t t)
+{
+    gpuprof__an_ox *x = l->x;
+    gpuprof_status st = GPUPROF_OK;
+    for (; l->smp < l->loc->nsmp && l->loc->smp[l->smp].t < t &&
+           st == GPUPROF_OK;
+         l->smp++) {
+        const gpuprof__an_sample *v = &l->loc->smp[l->smp];
+        uint32_t cc;
+        st = leave_until(l, v->t);
+        if (st == GPUPROF_OK)
+            st = gpuprof__an_ox_cctx_of(x, v->context, &cc);
+        if (st != GPUPROF_OK)
+            break;
+        OTF2_AttributeList *a = NULL;
+        if (x->marks && x->marks->sample_on_path) {
+            a = l->attrs;
+            x->L->OTF2_AttributeList_AddUint8(
+                a, 0,
+                (uint8_t)!!x->marks->sample_on_path(x->marks->arg,
+                                                    l->loc->profile, v->t));
+        }
+        OTF2_ErrorCode rc = x->L->OTF2_EvtWriter_CallingContextSample(
+            l->w, a, stamp(l, v->t), cc, x->cctx[cc].depth, 0);
+        if (rc != OTF2_SUCCESS)
+            st = otf2_fail("writing an event", rc, x->L);
+        x->nsamples++;
+    }
+    return st;
+}
+
 static gpuprof_status location_events(lw *l)
 {
     gpuprof_status st = GPUPROF_OK;
@@ -197,13 +294,16 @@ static gpuprof_status location_events(lw *l)
             break;
         uint64_t t = !hb || (ha && a->start_ns <= b->start_ns) ? a->start_ns
                                                                : b->start_ns;
-        st = take_run(l, t);
+        st = samples_until(l, t);
+        if (st == GPUPROF_OK)
+            st = take_run(l, t);
         for (uint32_t i = 0; i < l->nrun && st == GPUPROF_OK; i++)
             st = enter(l, &l->run[i]);
         if (st != GPUPROF_OK)
             return st;
     }
-    return leave_until(l, UINT64_MAX);
+    st = samples_until(l, UINT64_MAX);
+    return st == GPUPROF_OK ? leave_until(l, UINT64_MAX) : st;
 }
 
 static gpuprof_status one_location(gpuprof__an_ox *x, OTF2_Archive *ar,
@@ -214,6 +314,7 @@ static gpuprof_status one_location(gpuprof__an_ox *x, OTF2_Archive *ar,
     l->loc = loc;
     l->shift = x->hosts[loc->host].offset - x->base;
     l->depth = 0;
+    l->smp = 0;
     for (unsigned s = 0; s < 2; s++) {
         if (loc->stream[s] == UINT32_MAX) {
             l->c[s] = NULL;
@@ -291,7 +392,7 @@ static gpuprof_status local_defs(gpuprof__an_ox *x, OTF2_Archive *ar)
 /* Strings a definition below names, interned before any is written. */
 typedef struct fixed_str {
     uint32_t machine, machine_class, node_class, attr, attr_desc;
-    uint32_t attr_ns, attr_ns_desc;
+    uint32_t attr_ns, attr_ns_desc, sampler;
 } fixed_str;
 
 static gpuprof_status fixed_strings(gpuprof__an_ox *x, fixed_str *f)
@@ -319,6 +420,10 @@ static gpuprof_status fixed_strings(gpuprof__an_ox *x, fixed_str *f)
                                    "the innermost one); only on events with "
                                    "critical_path 1",
                                    &f->attr_ns_desc);
+    if (st == GPUPROF_OK && x->sample_metric != UINT32_MAX)
+        st = gpuprof__an_ox_intern(
+            in, gpuprof_an_db_metric_name(x->db, x->sample_metric),
+            &f->sampler);
     return st;
 }
 
@@ -384,10 +489,20 @@ static gpuprof_status global_defs(gpuprof__an_ox *x, OTF2_Archive *ar)
             g, i, r->name, r->name, r->desc, r->role, r->paradigm,
             OTF2_REGION_FLAG_NONE, 0, 0, 0);
     }
+    if (rc == OTF2_SUCCESS && x->nsamples)
+        rc = L->OTF2_GlobalDefWriter_WriteInterruptGenerator(
+            g, 0, f.sampler, OTF2_INTERRUPT_GENERATOR_MODE_TIME,
+            OTF2_BASE_DECIMAL, -9, x->period);
+    for (uint32_t i = 0; i < x->ncctx && rc == OTF2_SUCCESS; i++)
+        rc = L->OTF2_GlobalDefWriter_WriteCallingContext(
+            g, i, x->cctx[i].region, OTF2_UNDEFINED_SOURCE_CODE_LOCATION,
+            x->cctx[i].parent == UINT32_MAX ? OTF2_UNDEFINED_CALLING_CONTEXT
+                                            : x->cctx[i].parent);
     /* What the anchor file counts: clock properties, strings, the two
-     * attributes, the tree, groups, locations, regions. */
+     * attributes, the tree, groups, locations, regions, the interrupt
+     * generator and calling contexts of samples. */
     x->ndefs = 1 + (uint64_t)x->strings.n + 2 + 1 + x->nhosts + x->ngroups +
-               x->nlocs + x->nregions;
+               x->nlocs + x->nregions + (x->nsamples ? 1 : 0) + x->ncctx;
     OTF2_ErrorCode rc2 = L->OTF2_Archive_CloseGlobalDefWriter(ar, g);
     if (rc == OTF2_SUCCESS)
         rc = rc2;

@@ -123,15 +123,23 @@ static void thread_name(const gpuprof__an_ox *x, uint32_t prof, char *buf,
     snprintf(buf, size, "%s (tid %" PRIu64 ")", n, tid);
 }
 
+/* A thread's samples make its location (a thread that ran neither
+ * regions nor API calls has one for them alone); its events are added
+ * once they are read (thread_samples). */
 static gpuprof_status add_stream(gpuprof__an_ox *x, uint32_t i,
                                  const gpuprof_an_trace_stream *s)
 {
+    bool samples = s->kind == GPUPROF_AN_TRACE_SAMPLES &&
+                   x->sample_metric != UINT32_MAX;
     if (s->kind != GPUPROF_AN_TRACE_REGIONS &&
-        s->kind != GPUPROF_AN_TRACE_OPS && s->kind != GPUPROF_AN_TRACE_GPU)
+        s->kind != GPUPROF_AN_TRACE_OPS && s->kind != GPUPROF_AN_TRACE_GPU &&
+        !samples)
         return GPUPROF_OK; /* not activities (later kinds: notes) */
     bool gpu = s->kind == GPUPROF_AN_TRACE_GPU;
     unsigned side = s->kind == GPUPROF_AN_TRACE_OPS;
     uint32_t l = gpu ? UINT32_MAX : x->prof_loc[s->profile];
+    if (l != UINT32_MAX && samples)
+        return GPUPROF_OK;
     if (l != UINT32_MAX && x->locs[l].stream[side] == UINT32_MAX) {
         x->locs[l].stream[side] = i; /* the thread's other stream */
         x->locs[l].events += 2 * s->records;
@@ -140,9 +148,11 @@ static gpuprof_status add_stream(gpuprof__an_ox *x, uint32_t i,
     gpuprof__an_ox_loc *v = &x->locs[x->nlocs];
     memset(v, 0, sizeof(*v));
     v->stream[0] = v->stream[1] = UINT32_MAX;
-    v->stream[side] = i;
+    if (!samples)
+        v->stream[side] = i;
     v->gpu = gpu;
-    v->events = 2 * s->records;
+    v->profile = gpu ? UINT32_MAX : s->profile;
+    v->events = samples ? 0 : 2 * s->records;
     char name[160];
     gpuprof_status st =
         gpu ? device_group(x, s, &v->group) : process_group(x, s, &v->group);
@@ -161,6 +171,21 @@ static gpuprof_status add_stream(gpuprof__an_ox *x, uint32_t i,
     return st;
 }
 
+/* A thread's samples of the metric that names host code (cpu.time, else
+ * cpu.wall), by time: one calling-context sample event each. */
+static gpuprof_status thread_samples(gpuprof__an_ox *x, gpuprof__an_ox_loc *v)
+{
+    if (v->gpu || x->sample_metric == UINT32_MAX)
+        return GPUPROF_OK;
+    gpuprof_status st = gpuprof__an_db_samples_all(
+        x->db, v->profile, x->sample_metric, &v->smp, &v->nsmp, &v->cap_smp);
+    for (uint32_t k = 0; k < v->nsmp; k++)
+        if (v->smp[k].value && (!x->period || v->smp[k].value < x->period))
+            x->period = v->smp[k].value;
+    v->events += v->nsmp;
+    return st;
+}
+
 gpuprof_status gpuprof__an_ox_plan(gpuprof__an_ox *x)
 {
     uint32_t ns = gpuprof_an_db_trace_stream_count(x->db);
@@ -174,6 +199,8 @@ gpuprof_status gpuprof__an_ox_plan(gpuprof__an_ox *x)
         return gpuprof__an_fail(GPUPROF_E_NOMEM, "out of memory");
     for (uint32_t p = 0; p < np; p++)
         x->proc_group[p] = x->prof_loc[p] = UINT32_MAX;
+    if (!gpuprof__an_db_sample_metric(x->db, &x->sample_metric))
+        x->sample_metric = UINT32_MAX;
     gpuprof_status st = GPUPROF_OK;
     for (uint32_t i = 0; i < ns && st == GPUPROF_OK; i++) {
         gpuprof_an_trace_stream s;
@@ -181,6 +208,8 @@ gpuprof_status gpuprof__an_ox_plan(gpuprof__an_ox *x)
         if (st == GPUPROF_OK)
             st = add_stream(x, i, &s);
     }
+    for (uint32_t l = 0; l < x->nlocs && st == GPUPROF_OK; l++)
+        st = thread_samples(x, &x->locs[l]);
     for (uint32_t h = 0; h < x->nhosts; h++)
         if (!h || x->hosts[h].offset < x->base)
             x->base = x->hosts[h].offset;

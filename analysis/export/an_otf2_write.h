@@ -10,6 +10,7 @@
 #define GPUPROF_AN_OTF2_WRITE_H
 
 #include "../base/an_internal.h"
+#include "../db/an_samples.h"
 #include "an_otf2.h"
 
 #ifdef GPUPROF_HAVE_OTF2
@@ -32,9 +33,19 @@ typedef struct gpuprof__an_ox_loc {
                            calls, or a GPU stream in [0]; UINT32_MAX none */
     uint32_t group, name;
     uint32_t host;
+    uint32_t profile; /* a thread's; UINT32_MAX a GPU stream */
     bool gpu;
     uint64_t events;
+    gpuprof__an_sample *smp; /* a thread's CPU samples (an_samples.h), by
+                                time: calling-context sample events */
+    uint32_t nsmp, cap_smp;
 } gpuprof__an_ox_loc;
+
+/* A calling context: a database context that samples saw, or an
+ * ancestor of one (parent: its calling context, UINT32_MAX none). */
+typedef struct gpuprof__an_ox_cctx {
+    uint32_t region, parent, depth;
+} gpuprof__an_ox_cctx;
 
 typedef struct gpuprof__an_ox_group {
     uint32_t name, host;
@@ -68,6 +79,13 @@ typedef struct gpuprof__an_ox {
     uint32_t nhosts;
     uint32_t *host_of_sid, cap_host_of_sid; /* host + 1 by its name's id */
     uint32_t *proc_group, *prof_loc;        /* per profile; UINT32_MAX */
+    uint32_t sample_metric;                 /* UINT32_MAX: no samples */
+    uint64_t period;      /* the interrupt generator's: the smallest
+                             sample's value (ns) */
+    uint64_t nsamples;    /* sample events written */
+    uint32_t *cc;         /* per context (+ unknown): calling context + 1 */
+    gpuprof__an_ox_cctx *cctx;
+    uint32_t ncctx, cap_cctx;
     uint64_t tmin, tmax;                    /* of the events written */
     uint64_t clipped;                       /* records cut to nest */
     uint64_t ndefs;                         /* global definitions written */
@@ -87,7 +105,13 @@ void gpuprof__an_ox_interner_free(gpuprof__an_ox_interner *in);
 gpuprof_status gpuprof__an_ox_region_of(gpuprof__an_ox *x, uint32_t c, bool gpu,
                                         uint32_t *region);
 
-/* Hosts, groups and locations from trace.db's streams (an_otf2_plan.c). */
+/* The calling context of a sample at context c (UINT32_MAX: unknown),
+ * its ancestors' made first (an_otf2_events.c). */
+gpuprof_status gpuprof__an_ox_cctx_of(gpuprof__an_ox *x, uint32_t c,
+                                      uint32_t *cctx);
+
+/* Hosts, groups and locations from trace.db's streams, each thread's CPU
+ * samples (an_otf2_plan.c). */
 gpuprof_status gpuprof__an_ox_plan(gpuprof__an_ox *x);
 /* The archive "traces" in directory `path` (an_otf2_events.c). */
 gpuprof_status gpuprof__an_ox_write(gpuprof__an_ox *x, const char *path);

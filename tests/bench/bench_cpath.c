@@ -16,6 +16,12 @@
  *                        run with its kernel faster) on a trace of about a
  *                        million records (350,000 launches), the kernels'
  *                        PC samples on their nodes (advice per kernel)
+ *   cpath_name_steps_ns  ns of the analysing thread's CPU time to name one
+ *                        step of the critical path (gpuprof_an_cpath_step_name
+ *                        over the whole path of a trace of 100,000 launches
+ *                        whose thread has a cpu.time sample in each piece of
+ *                        CPU work between calls, on 4 frames in turn: every
+ *                        CPU step is named by its samples)
  *
  * The trace is made here: one thread launching kernels round-robin onto 4
  * streams, every 4th launch followed by a stream synchronize, every 16th
@@ -25,6 +31,7 @@
  * "child DB") so its peak RSS is its own.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +66,8 @@ static void push(recs *v, gpuprof__io_trace_rec x)
 static FILE *trace_file;
 static uint64_t total;
 
+/* kind: 0 API calls, 1 GPU stream `stream`, 2 dependency notes, 3 CPU
+ * samples. */
 static void write_chunks(recs *v, int kind, uint32_t stream)
 {
     static uint8_t buf[GPUPROF_IO_TRACE_CHUNK_HEADER + CHUNK * 32];
@@ -68,7 +77,8 @@ static void write_chunks(recs *v, int kind, uint32_t stream)
             kind == 0   ? gpuprof__io_trace_corr_records(buf, 0, 0, 0, v->r + i, n)
             : kind == 1 ? gpuprof__io_trace_corr_records(
                               buf, GPUPROF_IO_TRACE_GPU, 0, stream, v->r + i, n)
-                        : gpuprof__io_trace_dep_records(buf, 0, 0, v->r + i, n);
+            : kind == 2 ? gpuprof__io_trace_dep_records(buf, 0, 0, v->r + i, n)
+                        : gpuprof__io_trace_sample_records(buf, v->r + i, n);
         fwrite(buf, 1, len, trace_file);
     }
     total += v->n;
@@ -79,7 +89,9 @@ static void write_chunks(recs *v, int kind, uint32_t stream)
  * then sync (p 4), event (5), wait (6), query (7). */
 #define PH(p) (4u + 3u * (p))
 
-static void make(const char *dir, uint32_t steps)
+/* With `sampled`, a cpu.time sample (1000 ns) at the middle of each piece
+ * of CPU work between two launches, in frame 3 + 3 (i % 4) beneath R. */
+static void make(const char *dir, uint32_t steps, bool sampled)
 {
     char path[512];
     tp_builder *b = tp_new("host", 10, 0);
@@ -105,6 +117,9 @@ static void make(const char *dir, uint32_t steps)
         tp_node_value(b, pc[p], ms, 1200);
         tp_node_value(b, pc[p], mb, 1200 / (p + 2));
     }
+    uint32_t mc = sampled ? tp_metric(b, "cpu.time", GPUPROF_IO_UNIT_NS,
+                                      GPUPROF_IO_KIND_CPU)
+                          : 0;
     tp_times(b, 0, 1000000000000ull, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
     snprintf(path, sizeof(path), "%s/h-r0-p10.gpuprof", dir);
     int rc = tp_write(b, path, 0);
@@ -113,7 +128,7 @@ static void make(const char *dir, uint32_t steps)
         exit(1);
     }
     tp_free(b);
-    recs ops = {0}, deps = {0}, gpu[4] = {{0}};
+    recs ops = {0}, deps = {0}, gpu[4] = {{0}}, smp = {0};
     uint64_t t = 1000, clk[4] = {0}, corr = 1ull << 40, ev = 0;
     for (uint32_t i = 0; i < steps; i++) {
         uint32_t j = i % 4;
@@ -121,6 +136,8 @@ static void make(const char *dir, uint32_t steps)
         push(&ops, (gpuprof__io_trace_rec){t, t + 1000, PH(j), c});
         push(&gpu[j], (gpuprof__io_trace_rec){s, s + 3000, PH(j), c});
         clk[j] = s + 3000;
+        if (sampled)
+            push(&smp, (gpuprof__io_trace_rec){t + 1250, 1000, 3 + 3 * j, mc});
         t += 1500;
         if (i % 4 == 3) { /* sync stream j */
             uint64_t e = clk[j] + 100 > t + 500 ? clk[j] + 100 : t + 500;
@@ -165,6 +182,8 @@ static void make(const char *dir, uint32_t steps)
     for (uint32_t j = 0; j < 4; j++)
         write_chunks(&gpu[j], 1, j);
     write_chunks(&deps, 2, 0);
+    if (sampled)
+        write_chunks(&smp, 3, 0);
     fclose(trace_file);
 }
 
@@ -203,10 +222,11 @@ static int child(const char *db_dir)
 }
 
 /* The trace of `steps` launches in dir, analyzed into dir/db. */
-static int made(const char *dir, uint32_t steps, char *db, size_t size)
+static int made(const char *dir, uint32_t steps, bool sampled, char *db,
+                size_t size)
 {
     snprintf(db, size, "%s/db", dir);
-    make(dir, steps);
+    make(dir, steps, sampled);
     gpuprof_an_analysis *a;
     if (gpuprof_an_analysis_new(&a) != GPUPROF_OK ||
         gpuprof_an_analysis_add_input(a, dir) != GPUPROF_OK ||
@@ -225,7 +245,7 @@ static int made(const char *dir, uint32_t steps, char *db, size_t size)
 static int projected(const char *dir)
 {
     char db_dir[300];
-    if (made(dir, 350000, db_dir, sizeof(db_dir)))
+    if (made(dir, 350000, false, db_dir, sizeof(db_dir)))
         return 1;
     setenv("GPUPROF_NVDISASM", "/nonexistent", 1); /* no cubin: per kernel */
     gpuprof_an_db *db;
@@ -253,6 +273,49 @@ static int projected(const char *dir)
     return 0;
 }
 
+/* cpath_name_steps_ns: every step of the path named, per step, median of
+ * 3 (the critical path made beforehand, untimed); fails when no CPU step
+ * is named by a sampled frame. */
+static int named(const char *dir)
+{
+    char db_dir[300];
+    if (made(dir, 100000, true, db_dir, sizeof(db_dir)))
+        return 1;
+    gpuprof_an_db *db;
+    gpuprof_an_cpath *cp;
+    if (gpuprof_an_db_open(db_dir, &db) != GPUPROF_OK ||
+        gpuprof_an_cpath_new(db, NULL, NULL, &cp) != GPUPROF_OK) {
+        fprintf(stderr, "bench_cpath: %s\n", gpuprof_an_last_error());
+        return 1;
+    }
+    uint64_t n = gpuprof_an_cpath_steps(cp, 0, 0, NULL, 0), by_frame = 0;
+    double t[3];
+    for (int k = 0; k < 3; k++) {
+        gpuprof_an_path_step st[256];
+        char name[512];
+        uint64_t got;
+        by_frame = 0;
+        double t0 = thread_cpu_s();
+        for (uint64_t first = 0;
+             (got = gpuprof_an_cpath_steps(cp, 0, first, st, 256)) > 0;
+             first += got)
+            for (uint64_t i = 0; i < got; i++)
+                by_frame += !strncmp(gpuprof_an_cpath_step_name(
+                                         cp, &st[i], name, sizeof(name)),
+                                     "app+0x", 6);
+        t[k] = thread_cpu_s() - t0;
+    }
+    gpuprof_an_cpath_free(cp);
+    gpuprof_an_db_close(db);
+    if (!n || !by_frame) {
+        fprintf(stderr, "bench_cpath: no step named by its samples\n");
+        return 1;
+    }
+    printf("BENCH cpath_name_steps_ns %.1f ns/step\n",
+           bench_median(t, 3) * 1e9 / (double)n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "child"))
@@ -262,7 +325,7 @@ int main(int argc, char **argv)
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir))
         return 1;
-    if (made(dir, STEPS, db, sizeof(db)))
+    if (made(dir, STEPS, false, db, sizeof(db)))
         return 1;
     int fd[2];
     if (pipe(fd))
@@ -294,6 +357,10 @@ int main(int argc, char **argv)
     char big[300];
     snprintf(big, sizeof(big), "%s/big", dir);
     if (mkdir(big, 0755) || projected(big))
+        return 1;
+    char smp[300];
+    snprintf(smp, sizeof(smp), "%s/sampled", dir);
+    if (mkdir(smp, 0755) || named(smp))
         return 1;
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

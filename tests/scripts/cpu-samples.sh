@@ -15,6 +15,8 @@
 #  - the critical path names a host segment by the procedure its samples
 #    saw (`report --critical-path`: the step, a "sampled" line, the
 #    ratings);
+#  - the OTF2 export holds every sample as a calling-context sample, with
+#    critical_path 1 on main's (its spin is the path);
 #  - off: no cpu.time; a typo: one line naming it, the default used.
 # Prints PASS/FAIL lines.
 set -u
@@ -83,6 +85,36 @@ if run burn -o "$tmp/burn" --trace "$P" burn; then
     grep -qE '^ +[0-9.]+ +0\.000 +[0-9.]+  spin \(run_cpu_burn\)$' "$tmp/path" &&
     pass "the critical path names main's CPU work by its samples (spin, $share %), in the ratings too" ||
     fail "the critical path's CPU work named by samples: $(cat "$tmp/path")"
+  # The OTF2 export carries every sample as a calling-context sample on
+  # its thread's location, spin's calling context beneath burn_main.
+  "$G" export --otf2 -o "$tmp/otf2" "$tmp/burn-db" >/dev/null 2>"$tmp/otf2.err"
+  if ! command -v otf2-print >/dev/null 2>&1; then
+    echo "SKIP OTF2 samples: no otf2-print (Debian: otf2-tools)"
+  elif grep -q "without OTF2 support" "$tmp/otf2.err"; then
+    echo "SKIP OTF2 samples: a build without OTF2 support"
+  else
+    want=$(awk '/ samples over / { for (i = 1; i <= NF; i++) if ($i == "samples") n += $(i - 1) } END { print n + 0 }' "$tmp/dump")
+    otf2-print "$tmp/otf2/traces.otf2" >"$tmp/otf2.ev" 2>"$tmp/otf2.err"
+    got=$(grep -c '^CALLING_CONTEXT_SAMPLE ' "$tmp/otf2.ev")
+    spin=$(grep '^CALLING_CONTEXT_SAMPLE ' "$tmp/otf2.ev" | grep -c 'Calling Context: "spin (run_cpu_burn)"')
+    [ ! -s "$tmp/otf2.err" ] && [ "$got" -gt 0 ] && [ "$got" = "$want" ] &&
+      [ $((spin * 10)) -ge $((got * 8)) ] &&
+      otf2-print -G "$tmp/otf2/traces.otf2" 2>/dev/null |
+        grep -qE '^CALLING_CONTEXT +[0-9]+ +Region: "spin \(run_cpu_burn\)" <[0-9]+>, Source code location: UNDEFINED, Parent: "burn_main \(run_cpu_burn\)"' &&
+      pass "OTF2: all $got samples as calling-context samples, $spin in spin (beneath burn_main)" ||
+      fail "OTF2 samples: $got of $want, $spin in spin: $(head -3 "$tmp/otf2.err")"
+    # Each sample says whether it is on the critical path: main's spin is
+    # (the path above), so most of the main thread's samples carry 1.
+    main=$(otf2-print -G "$tmp/otf2/traces.otf2" 2>/dev/null |
+      awk '$1 == "LOCATION" && /Name: "main \(tid / { print $2; exit }')
+    cp=$(awk -v m="${main:--1}" '/^CALLING_CONTEXT_SAMPLE/ { s = 1; loc = $2; n[loc]++; next }
+      s && /"critical_path"/ { v = $NF; sub(/\)$/, "", v); a++; if (v == 1) on[loc]++ }
+      { s = 0 } END { printf "%d %d %d\n", a, on[m], n[m] }' "$tmp/otf2.ev")
+    read -r carry on0 n0 <<<"$cp"
+    [ "$carry" = "$got" ] && [ "$n0" -gt 0 ] && [ $((on0 * 10)) -ge $((n0 * 8)) ] &&
+      pass "OTF2: every sample carries critical_path; main's on the path: $on0 of $n0" ||
+      fail "OTF2 samples' critical_path: $carry of $got carry it, main's on the path $on0 of $n0"
+  fi
 else
   fail "cpu_burn burn is measured and analysed: $(cat "$tmp/burn.err")"
 fi

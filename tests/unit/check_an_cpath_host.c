@@ -43,6 +43,13 @@ typedef struct ht { /* a trace being made */
     gpuprof__io_trace_rec gpu[8], deps[8];
     const char *kernels[8];
     uint32_t ngpu, ndeps, nk, gk;
+    /* CPU samples: thread k's frame f, of /usr/lib/libw.so at offset
+     * 0x10 * (1 + f + 4 k), beneath a region (its node, 0 the root), is
+     * node 1 + (its regions) + (gk: its GPU nodes) + f; samples (time,
+     * cpu.time ns, frame) */
+    uint32_t fparent[NT][4], nframe[NT];
+    gpuprof__io_trace_rec smp[NT][8];
+    uint32_t nsmp[NT];
 } ht;
 
 /* Thread gk's placeholder of kernel p, after its nr regions. */
@@ -88,6 +95,10 @@ static void write_run(const ht *t)
     char path[700];
     static const char *const thread[NT] = {"main", "t1", "t2"};
     tp_builder *b = tp_new("host", 10, 0);
+    uint32_t mod = tp_module(b, "/usr/lib/libw.so");
+    uint32_t m = tp_metric(b, "cpu.time", GPUPROF_IO_UNIT_NS,
+                           GPUPROF_IO_KIND_CPU);
+    uint32_t frame0[NT];
     for (uint32_t k = 0; k < NT; k++) {
         tp_thread(b, thread[k], k ? 0 : GPUPROF_IO_THREAD_MAIN);
         uint32_t i = 0;
@@ -95,6 +106,11 @@ static void write_run(const ht *t)
             ck_assert_uint_eq(tp_region(b, 0, t->names[k][i], 1, 1, 1), 1 + i);
         if (k == t->gk)
             gpu_nodes(t, b, i);
+        frame0[k] = 1 + i + (k == t->gk ? 3 * t->nk : 0);
+        for (uint32_t f = 0; f < t->nframe[k]; f++)
+            ck_assert_uint_eq(tp_frame(b, t->fparent[k][f], mod,
+                                       0x10 * (1 + f + 4 * k)),
+                              frame0[k] + f);
     }
     tp_times(b, 0, 100000, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
     snprintf(path, sizeof(path), "%s/h-r0-p10.gpuprof", dir);
@@ -118,6 +134,14 @@ static void write_run(const ht *t)
         if (k == t->gk && t->ndeps)
             off += gpuprof__io_trace_dep_records(buf + off, 0, k, t->deps,
                                                  t->ndeps);
+        gpuprof__io_trace_rec smp[8];
+        for (uint32_t i = 0; i < t->nsmp[k]; i++) /* frame f: its node */
+            smp[i] = (gpuprof__io_trace_rec){
+                t->smp[k][i].start_ns, t->smp[k][i].end_ns,
+                (uint64_t)k << 32 | (frame0[k] + t->smp[k][i].context), m};
+        if (t->nsmp[k])
+            off += gpuprof__io_trace_sample_records(buf + off, smp,
+                                                    t->nsmp[k]);
     }
     if (t->ngpu)
         off += gpuprof__io_trace_corr_records(buf + off, GPUPROF_IO_TRACE_GPU,
@@ -207,6 +231,17 @@ static void only_waits(const gpuprof_an_wait_totals *w, int k, uint64_t count,
     }
 }
 
+/* join_exact's trace (below). */
+static void join_trace(ht *t)
+{
+    region(t, 0, "R", 0, 10000);
+    host(t, 0, CREATE, 0, 1000, 1100, 0xA1, 1);
+    host(t, 0, JOIN, 0, 2000, 7500, 0xA1, 0);
+    host(t, 1, START, 0, 1200, 1200, 0xA1, 1);
+    region(t, 1, "W", 1300, 7200);
+    host(t, 1, EXIT, 0, 7300, 7300, 0xA1, 0);
+}
+
 /* join: main R [0, 10000] creates t1 [1000, 1100] (creation 1, thread
  * 0xA1) and joins it [2000, 7500]; t1 starts at 1200, W [1300, 7200],
  * exits at 7300. WaitAtJoin [2000, 7300) = 5300, blamed on what t1 ran:
@@ -217,12 +252,7 @@ static void only_waits(const gpuprof_an_wait_totals *w, int k, uint64_t count,
 START_TEST(join_exact)
 {
     ht t = {0};
-    region(&t, 0, "R", 0, 10000);
-    host(&t, 0, CREATE, 0, 1000, 1100, 0xA1, 1);
-    host(&t, 0, JOIN, 0, 2000, 7500, 0xA1, 0);
-    host(&t, 1, START, 0, 1200, 1200, 0xA1, 1);
-    region(&t, 1, "W", 1300, 7200);
-    host(&t, 1, EXIT, 0, 7300, 7300, 0xA1, 0);
+    join_trace(&t);
     write_run(&t);
     analysed x;
     analyse(&x);
@@ -550,6 +580,95 @@ START_TEST(unknown_op_refused)
 }
 END_TEST
 
+
+/* Thread k's frame f beneath its region `in` (NULL: the root). */
+static void frame(ht *t, uint32_t k, const char *in)
+{
+    uint32_t i = 0;
+    while (in && t->names[k][i] && strcmp(t->names[k][i], in))
+        i++;
+    t->fparent[k][t->nframe[k]++] = in ? 1 + i : 0;
+}
+
+static void sample(ht *t, uint32_t k, uint64_t at, uint64_t ns, uint32_t f)
+{
+    t->smp[k][t->nsmp[k]++] = (gpuprof__io_trace_rec){at, ns, f, 0};
+}
+
+/* CPU samples name the CPU steps of join_exact's path (the procedure
+ * most of their time was in, in its region), what `report
+ * --critical-path` prints beneath them, and the ratings (path + blame
+ * under one name). main: frame 0x10 in R, sampled at 500 (700 ns) and at
+ * 5000 (50 ns, inside the join: no CPU step); t1: 0x50 and 0x60 in W,
+ * 0x70 at its root; 0x50 at 2000 and 3000 (300 ns each), 0x60 at 4000
+ * (500), 0x70 at 7250 (100). Steps: R [0, 1000] is "0x10 in R" (1 sample,
+ * 700 ns); W [1300, 7200] "0x50 in W" (0x50: 2 samples 600 ns 54.5 %,
+ * 0x60: 1, 500 ns 45.5 %); t1's root [7200, 7300] "0x70"; R [7500,
+ * 10000] no sample: "R". The join's wait (5300) is blamed on t1's W
+ * (5200, named by all its samples: "0x50 in W", rated 0.590 + 5200/5300)
+ * and on its root piece before the exit (100: "0x70", 0.010 + 0.019). */
+START_TEST(samples_name_steps)
+{
+    ht t = {0};
+    join_trace(&t);
+    frame(&t, 0, "R");
+    sample(&t, 0, 500, 700, 0);
+    sample(&t, 0, 5000, 50, 0);
+    frame(&t, 1, "W");
+    frame(&t, 1, "W");
+    frame(&t, 1, NULL);
+    sample(&t, 1, 2000, 300, 0);
+    sample(&t, 1, 3000, 300, 0);
+    sample(&t, 1, 4000, 500, 1);
+    sample(&t, 1, 7250, 100, 2);
+    write_run(&t);
+    analysed x;
+    analyse(&x);
+    ck_assert_str_eq(x.path, "libw.so+0x10:1000,pthread_create:200,"
+                             "<no region>:100,libw.so+0x50:5900,"
+                             "libw.so+0x70:100,pthread_join:200,R:2500,");
+    gpuprof_an_path_step st[7];
+    char name[128];
+    ck_assert_uint_eq(gpuprof_an_cpath_steps(x.cp, 0, 0, st, 7), 7);
+    ck_assert_str_eq(gpuprof_an_cpath_step_name(x.cp, &st[3], name,
+                                                sizeof(name)),
+                     "libw.so+0x50 in W");
+    gpuprof_an_sampled v[3] = {{0}};
+    ck_assert_uint_eq(gpuprof_an_cpath_step_samples(x.cp, &st[3], v, 1), 2);
+    ck_assert_uint_eq(v[1].samples, 0); /* max 1: one written */
+    ck_assert_uint_eq(gpuprof_an_cpath_step_samples(x.cp, &st[3], v, 3), 2);
+    ck_assert_str_eq(gpuprof_an_db_context_name(x.db, v[0].context),
+                     "libw.so+0x50");
+    ck_assert_uint_eq(v[0].samples, 2);
+    ck_assert_uint_eq(v[0].ns, 600);
+    ck_assert_str_eq(gpuprof_an_db_context_name(x.db, v[1].context),
+                     "libw.so+0x60");
+    ck_assert_uint_eq(v[1].samples, 1);
+    ck_assert_uint_eq(v[1].ns, 500);
+    ck_assert_uint_eq(gpuprof_an_cpath_step_samples(x.cp, &st[0], v, 3), 1);
+    ck_assert_uint_eq(v[0].ns, 700); /* not the one inside the join */
+    for (int i = 5; i < 7; i++) /* the join (no CPU work), R unsampled */
+        ck_assert_uint_eq(gpuprof_an_cpath_step_samples(x.cp, &st[i], v, 3),
+                          0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_int_eq(gpuprof_an_cpath_print_path(x.cp, f, 0), GPUPROF_OK);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "  sampled (3): libw.so+0x50  54.5%, "
+                                       "libw.so+0x60  45.5%\n"));
+    ck_assert_ptr_nonnull(strstr(text, "  sampled (1): libw.so+0x10 100.0%\n"));
+    ck_assert_ptr_nonnull(strstr(text, "   0.590  0.981  1.571  libw.so+0x50 "
+                                       "in W\n"));
+    ck_assert_ptr_nonnull(strstr(text, "   0.010  0.019  0.029  "
+                                       "libw.so+0x70\n"));
+    ck_assert_ptr_null(strstr(text, "  W\n")); /* no rating of W alone */
+    free(text);
+    ck_assert_uint_eq(projected(&x, "region:W=2"), 7050);
+    done(&x);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -563,6 +682,7 @@ int main(void)
         {"gpu blocking read join", gpu_blocking_read_join, 30},
         {"inside a call", inside_a_call_left_out, 30},
         {"unknown op", unknown_op_refused, 30},
+        {"samples name steps", samples_name_steps, 30},
     };
     return RUN_SUITE("an_cpath_host", cases);
 }

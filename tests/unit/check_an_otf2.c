@@ -18,7 +18,9 @@
  * The critical path of a trace with dependency notes (check_an_cpath's
  * basic): exactly its records' events carry critical_path 1, with their
  * time on it; a trace without notes, and one the analysis refuses, export
- * without the attributes and say why. Also:
+ * without the attributes and say why. CPU samples become calling-context
+ * samples between the regions, each with its calling context (a thread
+ * with samples alone gets a location), the definitions exact. Also:
  * bad arguments, no traces, and a build without OTF2 support (then only that it
  * says so).
  */
@@ -49,9 +51,8 @@ static void write_file(const char *name, const uint8_t *buf, size_t n)
     fclose(f);
 }
 
-/* Thread "main" (tid 100, seq 0): R (node 1) > S (node 2); R > kernel
- * launch (node 3) > kernel "k" (node 4). */
-static void write_run(int traced)
+/* A fresh `dir` with its input directory dir/in. */
+static void new_dir(void)
 {
     snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -59,6 +60,21 @@ static void write_run(int traced)
     char path[700];
     snprintf(path, sizeof(path), "%s/in", dir);
     ck_assert_int_eq(mkdir(path, 0777), 0);
+}
+
+/* Every one of want[0..n) is in text. */
+static void has_all(const char *text, const char *const *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i], text);
+}
+
+/* Thread "main" (tid 100, seq 0): R (node 1) > S (node 2); R > kernel
+ * launch (node 3) > kernel "k" (node 4). */
+static void write_run(int traced)
+{
+    new_dir();
+    char path[700];
     tp_builder *b = tp_new("h1", 10, 2);
     tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
     uint32_t r = tp_region(b, 0, "R", 1, 8000, 5000);
@@ -120,8 +136,22 @@ static bool without_otf2(gpuprof_status st)
            strstr(gpuprof_an_last_error(), "built without OTF2 support");
 }
 
+/* db exported to dir/x (its path in archive) through the public entry;
+ * false (db closed) in a build without OTF2 support. */
+static bool exported(gpuprof_an_db *db, char *archive, size_t size)
+{
+    snprintf(archive, size, "%s/x", dir);
+    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, NULL, 0);
+    if (without_otf2(st)) {
+        gpuprof_an_db_close(db);
+        return false;
+    }
+    ck_assert_int_eq(st, GPUPROF_OK);
+    return true;
+}
+
 /* otf2-print's event lines, attributes as " cp=N" on the line of their
- * event. */
+ * event; calling-context samples as "SAMPLE loc time context unwind=N". */
 static char *events_of(const char *archive)
 {
     char cmd[800], line[1024], *text = NULL;
@@ -137,10 +167,19 @@ static char *events_of(const char *archive)
         unsigned cp;
         int used = 0;
         uint64_t ns;
+        unsigned unwind;
         if (sscanf(line, "%15s %u %" SCNu64 " Region: \"%127[^\"]\"", ev, &loc,
                    &ts, region) == 4) {
             fprintf(out, "%s%s %u %" PRIu64 " %s", open_line ? "\n" : "", ev,
                     loc, ts, region);
+            open_line = true;
+        } else if (sscanf(line,
+                          "CALLING_CONTEXT_SAMPLE %u %" SCNu64
+                          " Calling Context: \"%127[^\"]\" <%*u>, Unwind "
+                          "Distance: %u, Interrupt Generator: \"cpu.time\"",
+                          &loc, &ts, region, &unwind) == 4) {
+            fprintf(out, "%sSAMPLE %u %" PRIu64 " %s unwind=%u",
+                    open_line ? "\n" : "", loc, ts, region, unwind);
             open_line = true;
         } else if (sscanf(line,
                           " ADDITIONAL ATTRIBUTES: (\"critical_path\" "
@@ -188,7 +227,7 @@ START_TEST(exact_events)
     ck_assert_int_eq(gpuprof_an_db_trace_stream(db, 0, &s), GPUPROF_OK);
     ck_assert_int_eq(s.realtime_offset_ns, 1000000 - 500);
     int asked = 0;
-    gpuprof__an_cpath_marks m = {first_on_path, NULL, &asked};
+    gpuprof__an_cpath_marks m = {first_on_path, NULL, &asked, NULL};
     char archive[600], *note = NULL;
     size_t nsize = 0;
     snprintf(archive, sizeof(archive), "%s/x", dir);
@@ -249,8 +288,7 @@ START_TEST(exact_events)
         "Paradigm: OPENCL",
         "Name: \"R\" <6> (Aka. \"R\" <6>), Descr.: \"\" <0>, Role: CODE, "
         "Paradigm: USER"};
-    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in\n%s", want[i], text);
+    has_all(text, want, sizeof(want) / sizeof(want[0]));
     free(text);
     /* Through the public entry: the trace has no dependency notes, so no
      * critical path (no attributes, and the notes say why); an earlier
@@ -303,24 +341,14 @@ START_TEST(hosts_share_a_clock)
      * first offset applies); h2, booted half a second earlier: pid 20
      * (offset 5e8 - 500). h2's clock is the base: h1's times move by
      * 5e8. */
-    snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[700];
-    snprintf(path, sizeof(path), "%s/in", dir);
-    ck_assert_int_eq(mkdir(path, 0777), 0);
+    new_dir();
     write_proc("h1", 10, 1000000000, 1000);
     write_proc("h2", 20, 500000000, 3000);
     write_proc("h1", 30, 3000000000u, 5000);
     gpuprof_an_db *db = analyze();
     char archive[600];
-    snprintf(archive, sizeof(archive), "%s/x", dir);
-    gpuprof_status st = gpuprof_an_db_export_otf2(db, archive, NULL, 0);
-    if (without_otf2(st)) {
-        gpuprof_an_db_close(db);
+    if (!exported(db, archive, sizeof(archive)))
         return;
-    }
-    ck_assert_int_eq(st, GPUPROF_OK);
     /* Files sorted by name: h1-p10, h1-p30, h2-p20 (locations 0, 1, 2). */
     char *text = events_of(archive);
     ck_assert_str_eq(text, "ENTER 2 3000 P20\nLEAVE 2 4000 P20\n"
@@ -337,8 +365,7 @@ START_TEST(hosts_share_a_clock)
         /* the first event at 3000 on h2: realtime 3000 + 5e8 - 500 */
         "Global Offset: 3000, Length: 500003000, Date: 1970-01-01 "
         "00:00:00.500002500"};
-    for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
-        ck_assert_msg(strstr(text, defs[i]), "no \"%s\" in\n%s", defs[i], text);
+    has_all(text, defs, sizeof(defs) / sizeof(defs[0]));
     free(text);
     gpuprof_an_db_close(db);
 }
@@ -373,16 +400,18 @@ END_TEST
  * synchronizes stream 1, S2 [16500, 21300] and S3 [21400, 21500] stream 0.
  * The path: R 1000, L1 200 (until kA starts), kA 20000, S2 100, R 100, S3
  * 100, R 500. So R (1600 ns in all), L1, kA, S2 and S3 carry
- * critical_path 1 with their time on it; cpu, L2, S1 and kB 0. */
-static void write_cpath_run(int damaged)
+ * critical_path 1 with their time on it; cpu, L2, S1 and kB 0. With
+ * `sampled`, cpu.time samples at 500 in R (CPU work on the path), 10000
+ * in cpu (off it: the path is in kA then) and 21350 in R (on it, between
+ * S2 and S3). */
+static void write_cpath_run(int damaged, int sampled)
 {
-    snprintf(dir, sizeof(dir), "%s/otf2.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    new_dir();
     char path[700];
-    snprintf(path, sizeof(path), "%s/in", dir);
-    ck_assert_int_eq(mkdir(path, 0777), 0);
     tp_builder *b = tp_new("h1", 10, -1);
+    uint32_t m = sampled ? tp_metric(b, "cpu.time", GPUPROF_IO_UNIT_NS,
+                                     GPUPROF_IO_KIND_CPU)
+                         : 0;
     tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
     uint32_t r = tp_region(b, 0, "R", 1, 22000, 22000);   /* 1 */
     tp_region(b, r, "cpu", 1, 10000, 10000);                /* 2 */
@@ -420,12 +449,16 @@ static void write_cpath_run(int damaged)
     if (damaged) /* a note naming a call the trace does not hold */
         deps[2].corr = 99;
     off += gpuprof__io_trace_dep_records(buf + off, 0, 0, deps, 3);
+    gpuprof__io_trace_rec smp[3] = {
+        {500, 10, 1, m}, {10000, 10, 2, m}, {21350, 10, 1, m}};
+    if (sampled)
+        off += gpuprof__io_trace_sample_records(buf + off, smp, 3);
     write_file("h1-p10.gptrace", buf, off);
 }
 
 START_TEST(critical_path_exact)
 {
-    write_cpath_run(0);
+    write_cpath_run(0, 0);
     gpuprof_an_db *db = analyze();
     char archive[600], *note = NULL;
     size_t nsize = 0;
@@ -469,11 +502,39 @@ START_TEST(critical_path_exact)
 }
 END_TEST
 
+/* CPU samples on the critical path (write_cpath_run's, sampled): those of
+ * CPU work on the path carry critical_path 1, the one in cpu (off the
+ * path) 0; none carries critical_path_ns. */
+START_TEST(critical_path_samples)
+{
+    write_cpath_run(0, 1);
+    gpuprof_an_db *db = analyze();
+    char archive[600];
+    if (!exported(db, archive, sizeof(archive)))
+        return;
+    char *text = events_of(archive);
+    ck_assert_msg(strstr(text, "ENTER 0 0 R cp=1 ns=1600\n"
+                               "SAMPLE 0 500 R unwind=1 cp=1\n"
+                               "ENTER 0 1000 kernel launch: kA cp=1 ns=200\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "ENTER 0 6500 cpu cp=0\n"
+                               "SAMPLE 0 10000 cpu unwind=2 cp=0\n"
+                               "LEAVE 0 16500 cpu cp=0\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "LEAVE 0 21300 sync cp=1 ns=100\n"
+                               "SAMPLE 0 21350 R unwind=1 cp=1\n"
+                               "ENTER 0 21400 sync cp=1 ns=100\n"),
+                  "%s", text);
+    free(text);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 /* A trace the analysis refuses (a note naming a call it does not hold):
  * exported all the same, without the attributes, the note saying why. */
 START_TEST(critical_path_refused)
 {
-    write_cpath_run(1);
+    write_cpath_run(1, 0);
     gpuprof_an_db *db = analyze();
     char archive[600], *note = NULL;
     size_t nsize = 0;
@@ -501,6 +562,83 @@ START_TEST(critical_path_refused)
 }
 END_TEST
 
+
+/* CPU samples (cpu.time) as calling-context samples. Thread "main" (tid
+ * 100): R (node 1) > S (node 2), and frame libw.so+0x10 (node 3) beneath
+ * R; regions R [1000, 9000], S [1000, 4000]; samples at 2000 and 5000 in
+ * the frame, at 9000 in S (after R is left: it ended then). Thread
+ * "worker" (tid 101) ran no region and no call: a location for its
+ * samples alone, at 3000 and 3500 in frame libw.so+0x20 (node 1) at its
+ * root. Calling contexts as first sampled: R (0, no parent), its frame
+ * (1, unwind distance 2), S (2, beneath R), the worker's frame (3, at the
+ * top: distance 1). The interrupt generator's period is the smallest
+ * sample (10 ns). */
+START_TEST(cpu_samples_exact)
+{
+    new_dir();
+    char path[700];
+    tp_builder *b = tp_new("h1", 10, -1);
+    uint32_t mod = tp_module(b, "/usr/lib/libw.so");
+    uint32_t m = tp_metric(b, "cpu.time", GPUPROF_IO_UNIT_NS,
+                           GPUPROF_IO_KIND_CPU);
+    tp_thread(b, "main", GPUPROF_IO_THREAD_MAIN);
+    uint32_t r = tp_region(b, 0, "R", 1, 8000, 5000);
+    ck_assert_uint_eq(tp_region(b, r, "S", 1, 3000, 3000), 2);
+    ck_assert_uint_eq(tp_frame(b, r, mod, 0x10), 3);
+    tp_thread(b, "worker", 0);
+    ck_assert_uint_eq(tp_frame(b, 0, mod, 0x20), 1);
+    tp_times(b, 500, 10000, 1000000, 1, GPUPROF_IO_PROFILE_FINAL);
+    snprintf(path, sizeof(path), "%s/in/h1-p10.gpuprof", dir);
+    ck_assert_int_eq(tp_write(b, path, 0), 0);
+    tp_free(b);
+    uint8_t buf[4096];
+    size_t off = GPUPROF_IO_TRACE_HEADER;
+    gpuprof__io_trace_header(buf, 10, 1000000);
+    off += gpuprof__io_trace_thread_chunk(buf + off, 0, 100, "main");
+    off += gpuprof__io_trace_thread_chunk(buf + off, 1, 101, "worker");
+    gpuprof__io_trace_rec reg[2] = {{1000, 9000, 1, 0}, {1000, 4000, 2, 0}};
+    off += gpuprof__io_trace_records(buf + off, 0, 0, 0, reg, 2);
+    gpuprof__io_trace_rec smp[5] = {
+        {2000, 10, 3, m}, {5000, 30, 3, m}, {9000, 20, 2, m},
+        {3000, 20, 1ull << 32 | 1, m}, {3500, 20, 1ull << 32 | 1, m}};
+    off += gpuprof__io_trace_sample_records(buf + off, smp, 5);
+    write_file("h1-p10.gptrace", buf, off);
+    gpuprof_an_db *db = analyze();
+    char archive[600];
+    if (!exported(db, archive, sizeof(archive)))
+        return;
+    char *text = events_of(archive);
+    ck_assert_str_eq(text, "ENTER 0 1000 R\n" /* otf2-print: by time */
+                           "ENTER 0 1000 S\n"
+                           "SAMPLE 0 2000 libw.so+0x10 unwind=2\n"
+                           "SAMPLE 1 3000 libw.so+0x20 unwind=1\n"
+                           "SAMPLE 1 3500 libw.so+0x20 unwind=1\n"
+                           "LEAVE 0 4000 S\n"
+                           "SAMPLE 0 5000 libw.so+0x10 unwind=2\n"
+                           "LEAVE 0 9000 R\n"
+                           "SAMPLE 0 9000 S unwind=2\n");
+    free(text);
+    text = defs_of(archive);
+    static const char *const want[] = {
+        "Name: \"main (tid 100)\" <3>, Type: CPU_THREAD, # Events: 7, ",
+        "Name: \"worker (tid 101)\" <4>, Type: CPU_THREAD, # Events: 2, ",
+        "Name: \"cpu.time\" <",
+        ">, Mode: TIME, Base: DECIMAL, Exponent: -9, Period: 10\n",
+        "CALLING_CONTEXT                        0  Region: \"R\" <",
+        ">, Source code location: UNDEFINED, Parent: UNDEFINED\n"
+        "CALLING_CONTEXT                        1  Region: \"libw.so+0x10\" <",
+        ">, Source code location: UNDEFINED, Parent: \"R\" <0>\n"
+        "CALLING_CONTEXT                        2  Region: \"S\" <",
+        ">, Source code location: UNDEFINED, Parent: \"R\" <0>\n"
+        "CALLING_CONTEXT                        3  Region: \"libw.so+0x20\" <",
+        ">, Source code location: UNDEFINED, Parent: UNDEFINED\n"};
+    has_all(text, want, sizeof(want) / sizeof(want[0]));
+    ck_assert_ptr_null(strstr(text, "CALLING_CONTEXT                        4"));
+    free(text);
+    gpuprof_an_db_close(db);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -509,6 +647,8 @@ int main(void)
         {"no_traces_and_bad_arguments", no_traces_and_bad_arguments, 30},
         {"critical_path_exact", critical_path_exact, 30},
         {"critical_path_refused", critical_path_refused, 30},
+        {"cpu_samples_exact", cpu_samples_exact, 30},
+        {"critical_path_samples", critical_path_samples, 30},
     };
     return RUN_SUITE("an_otf2", cases);
 }

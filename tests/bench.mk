@@ -126,7 +126,7 @@ ifeq ($(HAVE_OPENCL),1)
 	$(Q)B=$(B) bash tests/bench/jacobi_projection.sh
 endif
 	$(Q)B=$(B) bash tests/bench/projection.sh
-	$(Q)B=$(B) PROJ_BACKENDS=pocl PROJ_DEVICES=shared bash tests/bench/projection.sh
+	$(Q)B=$(B) PROJ_BACKENDS=pocl PROJ_DEVICES=free bash tests/bench/projection.sh
 
 # The OTF2 export's benchmark writes its measurement with
 # tests/support/mkprofile.c and lib/io's trace writer.

@@ -200,12 +200,12 @@ $(CPATH_HOST_PROG): tests/sim/cpath_prog.c $(LIB_OBJS) $(HOST_EXPORT_OBJ)
 # build's).
 PROJ_PROGS := $(if $(findstring -fsanitize,$(CFLAGS)),,$(B)/tests/proj_prog \
     $(if $(filter 1,$(HAVE_OPENCL)),$(B)/tests/proj_cl))
-$(B)/tests/proj_prog: tests/sim/proj_prog.c $(LIB_OBJS) $(HOST_EXPORT_OBJ)
+$(B)/tests/proj_prog: tests/sim/proj_prog.c tests/run/work.h $(LIB_OBJS) $(HOST_EXPORT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(if $(HAVE_OMP),$(OMP_CC) -fopenmp,$(CC)) -O2 -g $(BASE_CFLAGS) -o $@ $< \
 	  $(LIB_OBJS) $(HOST_EXPORT_OBJ) -rdynamic $(LDFLAGS) -lzstd -lunwind -ldl -lpthread
-$(B)/tests/proj_cl: tests/run/proj_cl.c
+$(B)/tests/proj_cl: tests/run/proj_cl.c tests/run/work.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(if $(HAVE_OMP),$(OMP_CC) -fopenmp,$(CC)) -O2 -g -o $@ $< -lOpenCL -lpthread

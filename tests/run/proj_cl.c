@@ -32,6 +32,8 @@
 #include <omp.h>
 #endif
 
+#include "work.h"
+
 #define BODY                                                                 \
     "{ size_t i = get_global_id(0); float v = a[i];"                         \
     "  for (int k = 0; k < n; k++) v = v * 0.999f + 0.001f;"                 \
@@ -42,7 +44,7 @@ static const char *src =
     "__kernel void post(__global float *a, int n) " BODY;
 
 static double U_ITERS = 20000; /* PROJ_CL_UNIT */
-static uint64_t U = 1000000ull; /* PROJ_MS: host unit */
+static uint64_t UNIT = 1000000ull; /* PROJ_MS: host unit */
 static int N = 8;
 static double W = 4;
 static cl_context ctx;
@@ -50,21 +52,10 @@ static cl_command_queue q[2];
 static cl_kernel kwork[2], kfixed[2], kpost;
 static cl_mem buf[2];
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
+/* Host work: `units` U slept (work.h). */
 static void host(double units)
 {
-    uint64_t end = now_ns() + (uint64_t)(units * (double)U);
-    for (uint64_t t = now_ns(); t < end; t = now_ns()) {
-        struct timespec ts = {(time_t)((end - t) / 1000000000u),
-                              (long)((end - t) % 1000000000u)};
-        nanosleep(&ts, NULL);
-    }
+    sleep_until(now_ns() + (uint64_t)(units * (double)UNIT));
 }
 
 static int failed;
@@ -211,7 +202,7 @@ int main(int argc, char **argv)
     }
     const char *e = getenv("PROJ_MS");
     if (e && atof(e) > 0)
-        U = (uint64_t)(atof(e) * 1e6);
+        UNIT = (uint64_t)(atof(e) * 1e6);
     if ((e = getenv("PROJ_ITERS")) && atoi(e) > 0)
         N = atoi(e);
     if ((e = getenv("PROJ_CL_UNIT")) && atof(e) > 0)

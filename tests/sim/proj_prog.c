@@ -36,29 +36,19 @@
 #endif
 
 #include "backends/sim/sim.h"
+#include "../run/work.h"
 
-static uint64_t U = 1000000ull; /* PROJ_MS */
+static uint64_t UNIT = 1000000ull; /* PROJ_MS */
 static int N = 8;                /* PROJ_ITERS */
 static double W = 4;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
+/* Host work: `units` U slept (work.h). */
 static void host(double units)
 {
-    uint64_t end = now_ns() + (uint64_t)(units * (double)U);
-    for (uint64_t t = now_ns(); t < end; t = now_ns()) {
-        struct timespec ts = {(time_t)((end - t) / 1000000000u),
-                              (long)((end - t) % 1000000000u)};
-        nanosleep(&ts, NULL);
-    }
+    sleep_until(now_ns() + (uint64_t)(units * (double)UNIT));
 }
 
-static uint64_t units(double u) { return (uint64_t)(u * (double)U); }
+static uint64_t units(double u) { return (uint64_t)(u * (double)UNIT); }
 
 static void case_a(void)
 {
@@ -149,7 +139,7 @@ int main(int argc, char **argv)
     }
     const char *e = getenv("PROJ_MS");
     if (e && atof(e) > 0)
-        U = (uint64_t)(atof(e) * 1e6);
+        UNIT = (uint64_t)(atof(e) * 1e6);
     if ((e = getenv("PROJ_ITERS")) && atoi(e) > 0)
         N = atoi(e);
     W = atof(argv[2]);

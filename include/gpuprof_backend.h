@@ -414,6 +414,25 @@ GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
                                                  void *const *ip, int n,
                                                  int truncated, uint32_t metric,
                                                  uint64_t value);
+/* Samples a backend takes in a signal handler of its own (a hardware
+ * counter's overflow: PAPI_overflow) go the way of the library's own CPU
+ * samples (cpu.time): gpuprof_be_sample_thread makes the calling thread
+ * ready for them (call it on each thread before arming what signals it;
+ * not in a signal handler), then gpuprof_be_sample_take, in the handler,
+ * records one sample: `value` of `metric` (registered with
+ * GPUPROF_METRIC_ON_CPU_PATHS) at the interrupted thread's full call path
+ * beneath its innermost open region, with its time in the trace when
+ * tracing. `ucontext`: the handler's third argument, where the path starts
+ * (NULL: after the signal frame). Samples reach the calling context tree
+ * at the next drain (20 ms, a flush, the thread's exit).
+ * gpuprof_be_sample_thread: GPUPROF_E_STATE before init or after finalize,
+ * GPUPROF_E_NOMEM. gpuprof_be_sample_take is async-signal-safe and answers
+ * 1 when the sample was taken, 0 when not (paused, inside the library's own
+ * code, a bad metric, no gpuprof_be_sample_thread on this thread, or a full
+ * ring: then the value is kept on the region without its path). Since 0.1. */
+GPUPROF_API gpuprof_status gpuprof_be_sample_thread(void);
+GPUPROF_API int gpuprof_be_sample_take(uint32_t metric, uint64_t value,
+                                       void *ucontext);
 
 /* ------------------------------------------------------------------------ */
 /* Observing application threads                                            */
@@ -443,7 +462,15 @@ GPUPROF_API gpuprof_status gpuprof_be_sample_add(uint32_t region,
  *  thread_exit: the thread exits (after its open regions were closed and
  *          told); gpuprof_be_sample_add still works in it. Not told for a
  *          thread that never used the library, nor for the thread that
- *          returns from main. */
+ *          returns from main.
+ *  thread_start: a thread the library sees created (lib/host's thread
+ *          start, or a thread's first call into the library), told on it
+ *          before it runs the program's code, whatever the mode; for a
+ *          backend that measures threads that never call the library (a
+ *          counter's overflow samples). Not told for threads that existed
+ *          before the observer was installed (the thread of init among
+ *          them: the backend starts that one itself). A struct without
+ *          this field (an older size) is accepted. */
 typedef struct gpuprof_observer {
     size_t size; /* sizeof(gpuprof_observer) */
     void *user;
@@ -451,11 +478,12 @@ typedef struct gpuprof_observer {
     void (*op_begin)(void *user, uint32_t region, uint32_t context);
     void (*op_end)(void *user);
     void (*thread_exit)(void *user);
+    void (*thread_start)(void *user); /* since 0.1: see above */
 } gpuprof_observer;
 
 #define GPUPROF_OBSERVER_INIT                                                  \
     {                                                                          \
-        sizeof(gpuprof_observer), NULL, NULL, NULL, NULL, NULL                 \
+        sizeof(gpuprof_observer), NULL, NULL, NULL, NULL, NULL, NULL           \
     }
 
 /* Installs `obs` (copied) as the observer of application threads, or

@@ -337,6 +337,29 @@ GPUPROF_API void gpuprof_be_helpers_busy(int64_t delta)
     gpuprof__helpers_busy(delta);
 }
 
+GPUPROF_API gpuprof_status gpuprof_be_sample_thread(void)
+{
+    int mode = gp_mode();
+    if (mode == GP_MODE_UNINIT || mode == GP_MODE_FINALIZED)
+        return gpuprof__fail(GPUPROF_E_STATE, GPUPROF_LOG_DEBUG,
+                             "gpuprof_be_sample_thread: not initialized, or "
+                             "already finalized");
+    if (!gpuprof__sampler_backend_thread(gpuprof__thread_get()))
+        return gpuprof__fail(GPUPROF_E_NOMEM, GPUPROF_LOG_DEBUG,
+                             "gpuprof_be_sample_thread: no memory for the "
+                             "thread's samples");
+    return GPUPROF_OK;
+}
+
+GPUPROF_API int gpuprof_be_sample_take(uint32_t metric, uint64_t value,
+                                       void *ucontext)
+{
+    const gp_metric_def *m = gpuprof__metric(metric); /* lock-free */
+    if (!m || m->kind != GPUPROF_IO_KIND_CPU)
+        return 0;
+    return gpuprof__sampler_take_backend(metric, value, ucontext);
+}
+
 /* ---- the observer of application threads ----------------------------- */
 /* Installed copies live in slots that are never reused, so a callback still
  * running on another thread after a removal reads a struct nobody writes. */
@@ -345,6 +368,16 @@ static gpuprof_observer observers[MAX_OBSERVERS];
 static int observers_used;
 static pthread_mutex_t observers_mu = PTHREAD_MUTEX_INITIALIZER;
 const gpuprof_observer *_Atomic gpuprof__observer;
+
+/* The thread-start hook of an observer with thread_start (thread.c runs
+ * it on each new thread). */
+static void observe_started(gp_thread *t)
+{
+    (void)t;
+    const gpuprof_observer *o = gp_load_acquire(&gpuprof__observer);
+    if (o && o->thread_start)
+        o->thread_start(o->user);
+}
 
 GPUPROF_API gpuprof_status gpuprof_be_observe(const gpuprof_observer *obs,
                                               uint32_t flags)
@@ -371,6 +404,11 @@ GPUPROF_API gpuprof_status gpuprof_be_observe(const gpuprof_observer *obs,
         memcpy(o, obs, obs->size < sizeof(*o) ? obs->size : sizeof(*o));
         o->size = sizeof(*o);
         gp_store_release(&gpuprof__observer, o);
+        /* threads started from now on are told (a thread-start hook) */
+        if (o->thread_start && !gpuprof__thread_hook_add(observe_started))
+            gpuprof__log(GPUPROF_LOG_WARN, "gpuprof_be_observe: no room for "
+                         "one more thread-start hook: thread_start is not "
+                         "told");
     }
     pthread_mutex_unlock(&observers_mu);
     return st;

@@ -257,6 +257,8 @@ static gpuprof_status init_locked(const gpuprof_options *opts)
     gpuprof__idle_init();
     gpuprof__host_init();
     gpuprof__cpu_sampling_init(cfg.cpu_sampling);
+    /* a backend's samples (gpuprof_be_sample_take): no timer of ours */
+    gpuprof__sampler_source(GP_SRC_BACKEND, 0, UINT32_MAX, UINT32_MAX, NULL);
     if (gpuprof__sampler_period(GP_SRC_CPUTIME) ||
         gpuprof__sampler_period(GP_SRC_REALTIME)) {
         /* every thread from its start where lib/host sees it created */

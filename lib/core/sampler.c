@@ -272,6 +272,8 @@ static void on_signal(int signo, siginfo_t *si, void *uc)
 
 bool gpuprof__sampler_take_backend(uint32_t metric, uint64_t value, void *uc)
 {
+    /* One load of tls_st: the thread's exit clears it before the ring
+     * goes, and a handler on this thread runs to its end before. */
     sthread *r = tls_st;
     if (!r || !counts(GP_SRC_BACKEND))
         return false;
@@ -400,6 +402,11 @@ static sthread *ring_of(gp_thread *t)
     return r;
 }
 
+bool gpuprof__sampler_backend_thread(gp_thread *t)
+{
+    return t && ring_of(t) != NULL;
+}
+
 static void unlink_ring(sthread *r)
 {
     *r->pprev = r->next;
@@ -490,8 +497,9 @@ static void add(gp_thread *t, uint32_t node, uint32_t m, uint64_t v)
 /* The count metric of a sample's metric (its source's), or none. */
 static uint32_t count_of(unsigned src, uint32_t metric)
 {
-    return src < GP_SRC_N && S.metric[src] == metric ? S.count_metric[src]
-                                                     : UINT32_MAX;
+    return src < GP_SRC_BACKEND && S.metric[src] == metric
+               ? S.count_metric[src]
+               : UINT32_MAX;
 }
 
 /* Where a sample's own path starts in ips[0..n): at `until` when it is

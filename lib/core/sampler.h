@@ -5,7 +5,7 @@
  * One sampler serves every kind of sample (a "source"): GPU_IDLE_CAUSE
  * (idle.c: CPU time while no kernel is in flight), CPU time and wall-clock
  * time (cpusample.c: GPUPROF_CPU_SAMPLING), and a backend's counter
- * overflows (gpuprof_be_sample_take). Each armed thread has a POSIX timer
+ * overflows (gpuprof_be_sample_thread, gpuprof_be_sample_take). Each armed thread has a POSIX timer
  * per timer source that signals that very thread (SIGEV_THREAD_ID) with one
  * real-time signal the sampler owns. The handler only writes the
  * interrupted call path, the innermost open region and the time into the
@@ -82,6 +82,10 @@ void gpuprof__sampler_raise(unsigned src);
  * trampoline). Async-signal-safe. false: not taken (no ring on this
  * thread, paused, or the ring is full: counted on the region). */
 bool gpuprof__sampler_take_backend(uint32_t metric, uint64_t value, void *uc);
+/* The calling thread's ring (t: its state), so that a backend's signal
+ * handler may take samples there (gpuprof_be_sample_thread); false: out of
+ * memory. Not in a signal handler. */
+bool gpuprof__sampler_backend_thread(gp_thread *t);
 /* The calling thread's timers stopped (false) or started again (true);
  * make bench compares the same thread measured and not. */
 void gpuprof__sampler_thread_timers(bool on);

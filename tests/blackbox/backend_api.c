@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,6 +426,50 @@ START_TEST(thread_observer)
 }
 END_TEST
 
+/* thread_start: told on each thread the library sees created, before the
+ * thread runs its own code, even one that never calls the library; not
+ * told through an observer of the older size (without the field). */
+static volatile int started; /* written by threads joined before reads */
+static pthread_t started_by;
+static void obs_start(void *user)
+{
+    (void)user;
+    started++;
+    started_by = pthread_self();
+}
+static void *silent_worker(void *arg)
+{
+    *(pthread_t *)arg = pthread_self();
+    return NULL;
+}
+
+START_TEST(thread_observer_start)
+{
+    gpuprof_observer o = GPUPROF_OBSERVER_INIT;
+    pthread_t th, tid;
+    init_with_backend(0);
+    o.thread_start = obs_start;
+    o.size = offsetof(gpuprof_observer, thread_start); /* an older size */
+    ck_assert_int_eq(gpuprof_be_observe(&o, 0), GPUPROF_OK);
+    ck_assert_int_eq(pthread_create(&th, NULL, silent_worker, &tid), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(started, 0);
+    ck_assert_int_eq(gpuprof_be_observe(NULL, 0), GPUPROF_OK);
+    o.size = sizeof(o);
+    ck_assert_int_eq(gpuprof_be_observe(&o, 0), GPUPROF_OK);
+    ck_assert_int_eq(started, 0); /* not for threads already there */
+    ck_assert_int_eq(pthread_create(&th, NULL, silent_worker, &tid), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(started, 1);
+    ck_assert(pthread_equal(started_by, tid));
+    ck_assert_int_eq(gpuprof_be_observe(NULL, 0), GPUPROF_OK);
+    ck_assert_int_eq(pthread_create(&th, NULL, silent_worker, &tid), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(started, 1); /* removed: no more */
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("backend_api");
@@ -433,6 +478,7 @@ int main(void)
     TCase *tc = tcase_create("backend_api");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, metric_registration);
+    tcase_add_test(tc, thread_observer_start);
     tcase_add_test(tc, metric_limit);
     tcase_add_test(tc, activity_extra_values);
     tcase_add_test(tc, paused_operations);

@@ -9,11 +9,14 @@
  * dlsym in the library the backend loaded). The files:
  *   fp_events.c   components, events, their values, messages, knobs
  *   fp_sets.c     the life cycle, threads, event sets, reads
+ *   fp_overflow.c PAPI_overflow: scripted events and the thread's CPU time
  */
 #ifndef GPUPROF_FAKEPAPI_H
 #define GPUPROF_FAKEPAPI_H
 
 #include <papi.h>
+#include <pthread.h>
+#include <time.h>
 
 #define FP_API __attribute__((visibility("default")))
 
@@ -54,5 +57,29 @@ int fp_components(void);
 const PAPI_component_info_t *fp_component(int c);
 /* Reads the knobs (at PAPI_library_init). */
 void fp_knobs(void);
+
+/* An event set (fp_sets.c). */
+#define FP_MAX_EVENTS 16
+typedef struct fp_set {
+    int used, running, comp, n;
+    pthread_t owner;
+    const fp_event *ev[FP_MAX_EVENTS];
+    long long zero[FP_MAX_EVENTS];
+    long long reads;
+    /* PAPI_overflow (fp_overflow.c): each event's threshold (0: none), the
+     * value of its next overflow, a CPU-time timer for perf::TASK-CLOCK. */
+    long long threshold[FP_MAX_EVENTS], next[FP_MAX_EVENTS];
+    PAPI_overflow_handler_t handler;
+    timer_t timer[FP_MAX_EVENTS];
+    int timed[FP_MAX_EVENTS];
+} fp_set;
+/* The set of a handle, NULL when it is none. */
+fp_set *fp_set_of(int es);
+/* fp_overflow.c: a set starts or stops running on the calling thread (its
+ * overflows armed or disarmed); the calling thread's scripted counts moved
+ * (each threshold crossed is one overflow, now). */
+void fp_overflow_started(int es);
+void fp_overflow_stopped(int es);
+void fp_overflow_scripted(void);
 
 #endif

@@ -111,6 +111,7 @@ FP_API int fakepapi_add(const char *event, long long n)
         scripted[1] += n;
     else
         return -1;
+    fp_overflow_scripted(); /* thresholds crossed: overflows, now */
     return 0;
 }
 

@@ -23,16 +23,8 @@
 #include "fakepapi.h"
 
 #define MAX_SETS 4096
-#define MAX_EVENTS 16
+#define MAX_EVENTS FP_MAX_EVENTS
 #define MAX_THREADS 1024
-
-typedef struct fp_set {
-    int used, running, comp, n;
-    pthread_t owner;
-    const fp_event *ev[MAX_EVENTS];
-    long long zero[MAX_EVENTS];
-    long long reads;
-} fp_set;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static fp_set sets[MAX_SETS];
@@ -111,6 +103,8 @@ static fp_set *set_of(int es)
     return es >= 0 && es < MAX_SETS && sets[es].used ? &sets[es] : NULL;
 }
 
+fp_set *fp_set_of(int es) { return set_of(es); }
+
 FP_API int PAPI_create_eventset(int *es)
 {
     if (!initialized)
@@ -167,6 +161,9 @@ FP_API int PAPI_remove_event(int es, int code)
         if (s->ev[i]->code == code) {
             memmove(&s->ev[i], &s->ev[i + 1],
                     sizeof(s->ev[0]) * (size_t)(s->n - i - 1));
+            memmove(&s->threshold[i], &s->threshold[i + 1],
+                    sizeof(s->threshold[0]) * (size_t)(s->n - i - 1));
+            s->threshold[s->n - 1] = 0;
             if (--s->n == 0)
                 s->comp = -1;
             return PAPI_OK;
@@ -189,6 +186,7 @@ FP_API int PAPI_start(int es)
     s->reads = 0;
     s->owner = pthread_self();
     s->running = 1;
+    fp_overflow_started(es);
     return PAPI_OK;
 }
 
@@ -218,8 +216,10 @@ FP_API int PAPI_stop(int es, long long *v)
 {
     fp_set *s = set_of(es);
     int rc = values(s, v, 0);
-    if (rc == PAPI_OK)
+    if (rc == PAPI_OK) {
+        fp_overflow_stopped(es);
         s->running = 0;
+    }
     return rc;
 }
 
@@ -232,6 +232,8 @@ FP_API int PAPI_cleanup_eventset(int es)
         return PAPI_EISRUN;
     s->n = 0;
     s->comp = -1;
+    memset(s->threshold, 0, sizeof(s->threshold)); /* overflows off */
+    s->handler = NULL;
     return PAPI_OK;
 }
 

@@ -144,7 +144,36 @@ exact_intervals() {
   fi
 }
 
+# sampled L VAR=VALUE...: overflow samples of perf::TASK-CLOCK every 1 ms
+# (GPUPROF_PAPI_SAMPLING) on tests/run/cpu_burn.c, a plain program that
+# never calls the library: main burns 300 ms in burn_main, a thread it starts
+# 150 ms in burn_thread; each function's papi.perf.task_clock.sampled within
+# 20 % of what it burned (the thread is sampled from its start, through the
+# observer's thread_start).
+sampled() {
+  local l=$1; shift
+  local P=$B/tests/run_cpu_burn
+  [ -x "$P" ] || { fail "$P is not built (make tests)"; return; }
+  env GPUPROF_BACKENDS=papi GPUPROF_CPU_SAMPLING=off \
+    GPUPROF_PAPI_SAMPLING=perf::TASK-CLOCK@1000000 "$@" \
+    "$G" run -o "$tmp/$l-sampled" "$P" burn >"$tmp/$l-sampled.out" 2>"$tmp/$l-sampled.err" &&
+    "$G" analyze -o "$tmp/$l-sampled.db" "$tmp/$l-sampled" >/dev/null 2>>"$tmp/$l-sampled.err" ||
+    { fail "$l: sampled run: $(cat "$tmp/$l-sampled.err")"; return; }
+  local f want got
+  for f in burn_main:300 burn_thread:150; do
+    want=${f#*:}
+    got=$("$G" report --view flat --metric papi.perf.task_clock.sampled --threshold 0 "$tmp/$l-sampled.db" 2>/dev/null |
+      awk -v f="${f%%:*}" '$(NF-1) == f { v = $1; if ($2 == "s") v *= 1000; else if ($2 == "us") v /= 1000; print v; exit }')
+    if awk -v g="${got:-0}" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 0.2 * w) }'; then
+      pass "$l: overflow samples: ${f%%:*} has papi.perf.task_clock.sampled ${got} ms, want ~$want"
+    else
+      fail "$l: overflow samples: ${f%%:*} has papi.perf.task_clock.sampled ${got:-none} ms, want ~$want: $(cat "$tmp/$l-sampled.err")"
+    fi
+  done
+}
+
 measured fake GPUPROF_PAPI_LIBRARY="$FAKE"
+sampled fake GPUPROF_PAPI_LIBRARY="$FAKE"
 refused fake GPUPROF_PAPI_LIBRARY="$FAKE"
 exact_intervals
 if why=$("$B/tests/papi_probe" "$EV"); then
@@ -152,6 +181,11 @@ if why=$("$B/tests/papi_probe" "$EV"); then
   refused real
 else
   echo "SKIP real libpapi cannot count $EV here: $why"
+fi
+if why=$("$B/tests/papi_probe" perf::TASK-CLOCK@1000000); then
+  sampled real
+else
+  echo "SKIP real libpapi cannot sample perf::TASK-CLOCK on overflow here: $why"
 fi
 unchanged nolib 1 "GPUPROF_PAPI_LIBRARY=$tmp/none/libpapi.so.7.0 cannot be loaded" \
   GPUPROF_PAPI_LIBRARY="$tmp/none/libpapi.so.7.0" GPUPROF_PAPI_EVENTS="$EV"

@@ -6,16 +6,19 @@
  * PMU, and then PAPI's perf_event component is disabled and knows not even
  * the kernel's software events.
  *
- *   papi_probe EVENT[,EVENT...]
+ *   papi_probe EVENT[@THRESHOLD][,EVENT...]
  *
  * prints "usable" and exits 0 when every event joins one event set that
- * starts on this thread; else prints one line saying why and exits 1
+ * starts on this thread (an event with @THRESHOLD armed for overflow
+ * sampling first, as GPUPROF_PAPI_SAMPLING does); else prints one line
+ * saying why and exits 1
  * (2: bad usage). Written for the tests; PAPI is dlopened as the backend
  * does (GPUPROF_PAPI_LIBRARY is not read: this asks about the real one).
  */
 #include <dlfcn.h>
 #include <papi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct api {
@@ -29,7 +32,13 @@ typedef struct api {
     __typeof__(PAPI_add_event) *add;
     __typeof__(PAPI_start) *start;
     __typeof__(PAPI_stop) *stop;
+    __typeof__(PAPI_overflow) *overflow;
 } api;
+
+static void on_overflow(int es, void *pc, long long vec, void *uc)
+{
+    (void)es, (void)pc, (void)vec, (void)uc;
+}
 
 static const char *err(const api *a, int rc)
 {
@@ -68,13 +77,24 @@ static int probe(const api *a, const char *list)
     snprintf(buf, sizeof(buf), "%s", list);
     for (char *ev = strtok_r(buf, ",", &save); ev;
          ev = strtok_r(NULL, ",", &save)) {
-        int code = 0;
+        int code = 0, threshold = 0;
+        char *at = strchr(ev, '@');
+        if (at) {
+            *at = '\0';
+            threshold = atoi(at + 1);
+        }
         if (a->code(ev, &code) != PAPI_OK) {
             unknown(a, ev);
             return 1;
         }
         if ((rc = a->add(es, code)) != PAPI_OK) {
             printf("%s cannot be counted: %s\n", ev, err(a, rc));
+            return 1;
+        }
+        if (threshold > 0 &&
+            (rc = a->overflow(es, code, threshold, 0, on_overflow)) !=
+                PAPI_OK) {
+            printf("%s cannot be sampled on overflow: %s\n", ev, err(a, rc));
             return 1;
         }
     }
@@ -91,7 +111,7 @@ static int probe(const api *a, const char *list)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: papi_probe EVENT[,EVENT...]\n");
+        fprintf(stderr, "usage: papi_probe EVENT[@THRESHOLD][,EVENT...]\n");
         return 2;
     }
     void *h = dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_LOCAL);
@@ -115,6 +135,7 @@ int main(int argc, char **argv)
     SYM(add, "PAPI_add_event")
     SYM(start, "PAPI_start")
     SYM(stop, "PAPI_stop")
+    SYM(overflow, "PAPI_overflow")
 #undef SYM
     return probe(&a, argv[1]);
 }

@@ -38,6 +38,8 @@ static int (*fake_add)(const char *, long long);
 /* Measures with the fake libpapi and finds its control function. */
 static void start_fake(const char *backends, const char *events)
 {
+    if (!getenv("PAPI_CASE_SAMPLING"))
+        unsetenv("GPUPROF_PAPI_SAMPLING");
     pc_beside("libfakepapi.so", fake_lib, sizeof(fake_lib));
     setenv("GPUPROF_PAPI_LIBRARY", fake_lib, 1);
     pc_start(backends, events);
@@ -441,6 +443,219 @@ START_TEST(pause_drops_paused_counts)
 }
 END_TEST
 
+/* ---- overflow samples (GPUPROF_PAPI_SAMPLING) --------------------------- */
+#define WS "papi.fake.work.sampled"
+
+static void start_sampled(const char *events, const char *sampling)
+{
+    setenv("PAPI_CASE_SAMPLING", "1", 1);
+    setenv("GPUPROF_PAPI_SAMPLING", sampling, 1);
+    start_fake("papi", events);
+    unsetenv("PAPI_CASE_SAMPLING");
+}
+
+/* Metric m summed over the nodes of thread t whose call path passes
+ * through a frame of function fn (and, with `region`, beneath it). A TSan
+ * build does not unwind in signal handlers (core/unwind.c): samples keep
+ * their region without a path, so there `want` is taken as the answer and
+ * the suites check the region's sum instead. */
+#if defined(__SANITIZE_THREAD__)
+#define AT_FN(p, t, fn, region, m, want) (want)
+#else
+#define AT_FN(p, t, fn, region, m, want) at_fn(p, t, fn, region, m)
+#endif
+static __attribute__((unused)) uint64_t
+at_fn(const gpuprof__io_profile *p, const gpuprof__io_thread *t,
+      const char *fn, uint32_t region, const char *m)
+{
+    uint64_t s = 0;
+    for (uint32_t i = t->first_node; i < t->first_node + t->node_count; i++) {
+        uint64_t v = rb_val(p, i, m);
+        if (!v)
+            continue;
+        bool in_fn = false, in_region = region == UINT32_MAX;
+        for (uint32_t a = i; a != t->first_node;
+             a = t->first_node + p->nodes[a].parent) {
+            if (p->nodes[a].kind == GPUPROF_IO_NODE_FRAME &&
+                !strcmp(rb_frame_fn(p, a), fn))
+                in_fn = true;
+            if (a == region)
+                in_region = true;
+        }
+        if (in_fn && in_region)
+            s += v;
+    }
+    return s;
+}
+
+/* Each call adds 100 work (the threshold): one overflow, one sample. */
+void papi_burn_a(int n);
+__attribute__((noinline)) void papi_burn_a(int n)
+{
+    for (int i = 0; i < n; i++)
+        ADD("fake::WORK", 100);
+    __asm__ volatile("" ::: "memory");
+}
+void papi_burn_b(int n);
+__attribute__((noinline)) void papi_burn_b(int n)
+{
+    for (int i = 0; i < n; i++)
+        ADD("fake::WORK", 50); /* every other call overflows */
+    __asm__ volatile("" ::: "memory");
+}
+
+typedef struct burner {
+    int a, b;
+    int regions; /* 0: never calls the library */
+    uint64_t tid;
+} burner;
+
+static void *burn(void *arg)
+{
+    burner *w = arg;
+    w->tid = pc_tid();
+    if (w->regions)
+        gpuprof_region_begin("task");
+    papi_burn_a(w->a);
+    papi_burn_b(w->b);
+    if (w->regions)
+        gpuprof_region_end("task");
+    return NULL;
+}
+
+/* fake::WORK sampled every 100: each overflow is one sample of 100 at the
+ * call path that crossed the threshold, beneath its region, on every
+ * thread (papi.sh samples a thread that never calls the library, which
+ * needs lib/host's pthread_create). Counted per region as before. */
+START_TEST(overflow_samples_exact)
+{
+    start_sampled("fake::WORK", "fake::WORK@100");
+    ck_assert_int_eq(gpuprof_backend_status("papi", NULL, 0), GPUPROF_OK);
+    ck_assert_int_eq(pc_lines_with("papi: sampling fake::WORK every 100 "
+                                   "events on every thread"), 1);
+    burner w[2] = {{30, 40, 1, 0}, {7, 4, 0, 0}};
+    w[1].regions = 1; /* a thread that never calls the library: papi.sh */
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        pthread_create(&th[i], NULL, burn, &w[i]);
+        pthread_join(th[i], NULL); /* one at a time: exact call paths */
+    }
+    gpuprof_region_begin("main");
+    papi_burn_a(12);
+    papi_burn_b(6);
+    gpuprof_region_end("main");
+    gpuprof_finalize();
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    uint32_t r = pc_region(p, t, t->first_node, "main");
+    ck_assert_uint_eq(AT_FN(p, t, "papi_burn_a", r, WS, 1200), 1200);
+    ck_assert_uint_eq(AT_FN(p, t, "papi_burn_b", r, WS, 300), 300);
+    ck_assert_uint_eq(pc_incl(p, t, r, WS), 1500);
+    ck_assert_uint_eq(pc_incl(p, t, t->first_node, WS), 1500);
+    ck_assert_uint_eq(rb_val(p, r, W), 1500); /* counted, as before */
+    t = pc_thread(p, w[0].tid);
+    r = pc_region(p, t, t->first_node, "task");
+    ck_assert_uint_eq(AT_FN(p, t, "papi_burn_a", r, WS, 3000), 3000);
+    ck_assert_uint_eq(AT_FN(p, t, "papi_burn_b", r, WS, 2000), 2000);
+    ck_assert_uint_eq(pc_incl(p, t, r, WS), 5000);
+    ck_assert_uint_eq(pc_incl(p, t, t->first_node, WS), 5000);
+    ck_assert_uint_eq(rb_val(p, r, W), 5000);
+    t = pc_thread(p, w[1].tid);
+    r = pc_region(p, t, t->first_node, "task");
+    ck_assert_uint_eq(AT_FN(p, t, "papi_burn_a", r, WS, 700), 700);
+    ck_assert_uint_eq(AT_FN(p, t, "papi_burn_b", r, WS, 200), 200);
+    ck_assert_uint_eq(pc_incl(p, t, r, WS), 900);
+    ck_assert_uint_eq(pc_incl(p, t, t->first_node, WS), 900);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* Paused: overflows take no sample; sampled and not counted when only
+ * GPUPROF_PAPI_SAMPLING names the event. */
+START_TEST(overflow_sampled_only_and_paused)
+{
+    start_sampled(NULL, "fake::WORK@100");
+    ck_assert_int_eq(gpuprof_backend_status("papi", NULL, 0), GPUPROF_OK);
+    ck_assert_int_eq(pc_lines_with("papi: counting"), 0);
+    gpuprof_region_begin("r");
+    papi_burn_a(5);
+    gpuprof_stop();
+    papi_burn_a(9); /* paused: nobody's */
+    gpuprof_start();
+    papi_burn_b(4);
+    gpuprof_region_end("r");
+    gpuprof_finalize();
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    uint32_t r = pc_region(p, t, t->first_node, "r");
+    ck_assert_uint_eq(AT_FN(p, t, "papi_burn_a", r, WS, 500), 500);
+    ck_assert_uint_eq(AT_FN(p, t, "papi_burn_b", r, WS, 200), 200);
+    ck_assert_uint_eq(pc_incl(p, t, r, WS), 700);
+    ck_assert_uint_eq(pc_incl(p, t, t->first_node, WS), 700);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
+/* Settings that cannot be used are said, and the rest still measures. */
+START_TEST(overflow_bad_settings)
+{
+    start_sampled("fake::WORK", "fake::WORK@0,fake::READS@10,fake::BYTES@x,"
+                                "perf::PAGE-FAULTS@5");
+    ck_assert_int_eq(gpuprof_backend_status("papi", NULL, 0), GPUPROF_OK);
+    ck_assert_int_ge(pc_lines_with("GPUPROF_PAPI_SAMPLING"), 1);
+    ck_assert_int_eq(pc_lines_with("cannot be sampled on overflow here"), 1);
+    gpuprof_region_begin("r");
+    ADD("fake::WORK", 33);
+    gpuprof_region_end("r");
+    ck_assert_uint_eq(pc_flushed("r", W), 33);
+    gpuprof_finalize();
+}
+END_TEST
+
+/* perf::TASK-CLOCK every 1 ms of the thread's CPU time: the samples of a
+ * 60 ms burn fall in the burning function and add up to its CPU time
+ * within a tick and a period (the fake's overflow is a CPU-time timer,
+ * which the kernel checks at ticks: the first expiration in the burn may
+ * carry CPU time from before it). */
+void papi_spin(uint64_t ns);
+__attribute__((noinline)) void papi_spin(uint64_t ns)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    volatile uint64_t x = 0;
+    do {
+        for (int i = 0; i < 10000; i++)
+            x += (uint64_t)i;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    } while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u +
+                 (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec <
+             ns);
+}
+
+START_TEST(overflow_task_clock)
+{
+    start_sampled(NULL, "perf::TASK-CLOCK@1000000");
+    ck_assert_int_eq(gpuprof_backend_status("papi", NULL, 0), GPUPROF_OK);
+    gpuprof_region_begin("spin");
+    papi_spin(60000000);
+    gpuprof_region_end("spin");
+    gpuprof_finalize();
+    gpuprof__io_profile *p = rb_load();
+    const gpuprof__io_thread *t = pc_thread(p, pc_tid());
+    uint32_t r = pc_region(p, t, t->first_node, "spin");
+    uint64_t all = pc_incl(p, t, t->first_node, "papi.perf.task_clock.sampled");
+    uint64_t at = AT_FN(p, t, "papi_spin", r, "papi.perf.task_clock.sampled",
+                        pc_incl(p, t, r, "papi.perf.task_clock.sampled"));
+    ck_assert_msg(at >= 48000000 && at <= 67000000, /* a tick and a period */
+                  "papi_spin: %llu ns sampled of a 60 ms burn",
+                  (unsigned long long)at);
+    /* where the CPU time went: at most 10 ms sampled elsewhere (the
+     * library's own start and end, slower under the sanitizers) */
+    ck_assert_uint_ge(at + 10000000, all);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
 int main(void)
 {
     const test_case cases[] = {
@@ -456,6 +671,11 @@ int main(void)
         {"op_context_exact", op_context_exact, 60},
         {"sim_api_calls", sim_api_calls, 60},
         {"pause_drops_paused_counts", pause_drops_paused_counts, 60},
+        {"overflow_samples_exact", overflow_samples_exact, 60},
+        {"overflow_sampled_only_and_paused", overflow_sampled_only_and_paused,
+         60},
+        {"overflow_bad_settings", overflow_bad_settings, 60},
+        {"overflow_task_clock", overflow_task_clock, 60},
     };
     return RUN_SUITE("papi", cases);
 }

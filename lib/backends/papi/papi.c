@@ -12,7 +12,9 @@
  * (PAPI_thread_init with pthread_self) and checks the events on the calling
  * thread; init registers their metrics and installs the thread observer.
  * A pause starts a new generation (papi_thread.c): what threads count while
- * paused is dropped.
+ * paused is dropped. GPUPROF_PAPI_SAMPLING (EVENT@THRESHOLD,...) arms
+ * PAPI_overflow on every thread from its start; each overflow is a sample
+ * of the interrupted call path (papi_thread.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -57,6 +59,12 @@ static const char *resolve(void *h)
     SYM(cleanup_eventset, "PAPI_cleanup_eventset")
     SYM(destroy_eventset, "PAPI_destroy_eventset")
 #undef SYM
+    /* optional: without them, no overflow sampling (said at plan) */
+    *(void **)&gpuprof__pp.overflow = dlsym(h, "PAPI_overflow");
+    *(void **)&gpuprof__pp.overflow_index =
+        dlsym(h, "PAPI_get_overflow_event_index");
+    if (!gpuprof__pp.overflow_index)
+        gpuprof__pp.overflow = NULL;
     return NULL;
 }
 
@@ -121,15 +129,17 @@ static gpuprof_status pp_probe(void *user, char *reason, size_t size)
 {
     (void)user;
     const char *list = getenv("GPUPROF_PAPI_EVENTS");
-    if (!list || !*list) {
+    const char *sampling = getenv("GPUPROF_PAPI_SAMPLING");
+    if ((!list || !*list) && (!sampling || !*sampling)) {
         snprintf(reason, size, "GPUPROF_PAPI_EVENTS is not set: no counters "
                  "to read (e.g. GPUPROF_PAPI_EVENTS=PAPI_TOT_INS,"
-                 "perf::TASK-CLOCK)");
+                 "perf::TASK-CLOCK; GPUPROF_PAPI_SAMPLING=PAPI_TOT_CYC@10M "
+                 "samples on overflow)");
         return GPUPROF_E_UNAVAILABLE;
     }
     if (!papi_start(reason, size))
         return GPUPROF_E_UNAVAILABLE;
-    if (!gpuprof__pp_events_plan(list, reason, size))
+    if (!gpuprof__pp_events_plan(list, sampling, reason, size))
         return GPUPROF_E_INVALID; /* a setting that cannot be used */
     return GPUPROF_OK;
 }
@@ -181,20 +191,32 @@ static gpuprof_status pp_init(void *user)
         return GPUPROF_E_UNAVAILABLE;
     report_gpu_components();
     char list[1024] = "";
+    int counted = 0;
     for (int i = 0; i < gpuprof__pp_plan.nev; i++) {
         size_t n = strlen(list);
-        snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
-                 gpuprof__pp_plan.ev[i].name);
+        if (gpuprof__pp_plan.ev[i].metric != UINT32_MAX && n < sizeof(list))
+            snprintf(list + n, sizeof(list) - n, "%s%s",
+                     counted++ ? ", " : "", gpuprof__pp_plan.ev[i].name);
     }
-    gpuprof_be_log(GPUPROF_LOG_INFO,
-                   "papi: counting %d event(s) on every thread, in %d event "
-                   "set(s): %s",
-                   gpuprof__pp_plan.nev, gpuprof__pp_plan.nsets, list);
+    if (counted)
+        gpuprof_be_log(GPUPROF_LOG_INFO,
+                       "papi: counting %d event(s) on every thread, in %d "
+                       "event set(s): %s",
+                       counted, gpuprof__pp_plan.nsets, list);
+    for (int i = 0; i < gpuprof__pp_plan.nev; i++)
+        if (gpuprof__pp_plan.ev[i].threshold)
+            gpuprof_be_log(GPUPROF_LOG_INFO,
+                           "papi: sampling %s every %lld events on every "
+                           "thread from its start (PAPI_overflow)",
+                           gpuprof__pp_plan.ev[i].name,
+                           gpuprof__pp_plan.ev[i].threshold);
     gpuprof__pp_new_generation();
     atomic_store(&gpuprof__pp_on, 1);
     gpuprof_status st = gpuprof_be_observe(&gpuprof__pp_observer, 0);
     if (st != GPUPROF_OK)
         atomic_store(&gpuprof__pp_on, 0);
+    else if (gpuprof__pp_plan.nsampled)
+        gpuprof__pp_thread_begin(); /* the thread of init, sampled too */
     return st;
 }
 

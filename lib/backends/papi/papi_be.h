@@ -15,7 +15,8 @@
  * and every call goes through `gpuprof__pp`, the table filled at probe.
  *   papi.c         the backend: loading PAPI, the life cycle, components
  *   papi_events.c  the event list: parsing, checking, metric registration
- *   papi_thread.c  per thread: event sets, reads, attribution, the observer
+ *   papi_thread.c  per thread: event sets, reads, attribution, the observer,
+ *                  overflow samples (GPUPROF_PAPI_SAMPLING)
  */
 #ifndef GPUPROF_PAPI_BE_H
 #define GPUPROF_PAPI_BE_H
@@ -54,6 +55,10 @@ typedef struct pp_api {
     __typeof__(PAPI_read) *read;
     __typeof__(PAPI_cleanup_eventset) *cleanup_eventset;
     __typeof__(PAPI_destroy_eventset) *destroy_eventset;
+    /* Overflow sampling (GPUPROF_PAPI_SAMPLING); NULL when libpapi has
+     * them not (then sampling is off). */
+    __typeof__(PAPI_overflow) *overflow;
+    __typeof__(PAPI_get_overflow_event_index) *overflow_index;
 } pp_api;
 extern pp_api gpuprof__pp;
 
@@ -63,7 +68,12 @@ typedef struct pp_event {
     int code;               /* PAPI's event code */
     int set;                /* its event set (index in pp_sets.comp) */
     int slot;               /* its place in that set's values */
-    uint32_t metric;        /* the metric registered for it */
+    uint32_t metric;        /* the metric registered for it (UINT32_MAX:
+                               not counted, only sampled) */
+    bool counted;           /* named in GPUPROF_PAPI_EVENTS */
+    long long threshold;    /* overflow sampling every this many events
+                               (GPUPROF_PAPI_SAMPLING); 0: none */
+    uint32_t sample_metric; /* its samples' metric ("<metric>.sampled") */
 } pp_event;
 
 /* The events counted on every thread and the event sets they make. Set at
@@ -74,15 +84,22 @@ typedef struct pp_plan {
     int comp[PP_MAX_SETS]; /* PAPI component of each event set */
     int set_n[PP_MAX_SETS]; /* events in each */
     int nsets;
+    int nsampled; /* events with a threshold */
 } pp_plan;
 extern pp_plan gpuprof__pp_plan;
 
-/* papi_events.c. Reads GPUPROF_PAPI_EVENTS into the plan, keeping the
- * events this PAPI can count on the calling thread (each one that cannot is
- * one error line naming it). false: none can (the reason in `why`). */
-bool gpuprof__pp_events_plan(const char *list, char *why, size_t why_size);
-/* Registers one metric per planned event (name, unit, sum); an event whose
- * metric cannot be registered is one error line and leaves the plan.
+/* papi_events.c. Reads GPUPROF_PAPI_EVENTS (`list`) and
+ * GPUPROF_PAPI_SAMPLING (`sampling`: EVENT@THRESHOLD,...; either may be
+ * NULL) into the plan, keeping the events this PAPI can count on the
+ * calling thread (each one that cannot, and each sampling entry that cannot
+ * be used, is one error line naming it). A sampled event not in `list` is
+ * in the plan too, sampled and not counted. false: no event is left (the
+ * reason in `why`). */
+bool gpuprof__pp_events_plan(const char *list, const char *sampling,
+                             char *why, size_t why_size);
+/* Registers one metric per counted event (name, unit, sum) and one per
+ * sampled event (its name and ".sampled"); an event whose metric cannot be
+ * registered is one error line and is neither counted nor sampled.
  * false: none is left. */
 bool gpuprof__pp_events_register(void);
 /* The metric name of an event: "papi." and the name in [a-z0-9_.]
@@ -103,5 +120,9 @@ void gpuprof__pp_thread_settle(void);
 void gpuprof__pp_new_generation(void);
 /* The calling thread's event sets and state go (PAPI_unregister_thread). */
 void gpuprof__pp_thread_release(void);
+/* The calling thread counts (and samples) from now, if it does not yet:
+ * sampling reaches threads that never change their calling context (the
+ * thread of init; others through the observer's thread_start). */
+void gpuprof__pp_thread_begin(void);
 
 #endif /* GPUPROF_PAPI_BE_H */

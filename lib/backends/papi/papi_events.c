@@ -171,6 +171,81 @@ static void plan_one(const char *name, int *es)
     e->set = set;
     e->slot = P.set_n[set]++;
     e->metric = UINT32_MAX;
+    e->sample_metric = UINT32_MAX;
+    e->counted = true;
+}
+
+/* The planned event named `name`, or NULL. */
+static pp_event *planned(const char *name)
+{
+    for (int i = 0; i < P.nev; i++)
+        if (!strcmp(P.ev[i].name, name))
+            return &P.ev[i];
+    return NULL;
+}
+
+/* A threshold: digits with an optional k, M or G (x 1e3, 1e6, 1e9);
+ * 0 when it is not one, or not within 1 .. 2^62. */
+static long long threshold_of(const char *s)
+{
+    unsigned long long v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (1ull << 62) / 10)
+            return 0;
+        v = v * 10 + (unsigned long long)(*p - '0');
+    }
+    unsigned long long mul = *p == 'k' ? 1000ull
+                             : *p == 'M' ? 1000000ull
+                             : *p == 'G' ? 1000000000ull
+                                         : 1ull;
+    if (mul != 1)
+        p++;
+    if (p == s || *p || !v || v > (1ull << 62) / mul)
+        return 0;
+    return (long long)(v * mul);
+}
+
+/* One entry of GPUPROF_PAPI_SAMPLING ("EVENT@THRESHOLD"): its event
+ * planned (counted only when GPUPROF_PAPI_EVENTS names it) and sampled. */
+static void plan_sampled(const char *entry, const char *setting, int *es)
+{
+    char name[PP_NAME_MAX];
+    const char *at = strrchr(entry, '@');
+    long long th = at ? threshold_of(at + 1) : 0;
+    if (!at || at == entry || !th || (size_t)(at - entry) >= sizeof(name)) {
+        gpuprof_be_setting_ignored("GPUPROF_PAPI_SAMPLING", setting,
+                                   "EVENT@THRESHOLD,... (a PAPI event and "
+                                   "how many of its events make one sample, "
+                                   "e.g. PAPI_TOT_CYC@10M)",
+                                   "the other entries");
+        return;
+    }
+    snprintf(name, sizeof(name), "%.*s", (int)(at - entry), entry);
+    pp_event *e = planned(name);
+    if (!e) {
+        int had = P.nev;
+        if (P.nev == PP_MAX_EVENTS) {
+            gpuprof_be_log(GPUPROF_LOG_ERROR,
+                           "papi: event %s is not sampled: at most %d events "
+                           "are counted and sampled",
+                           name, PP_MAX_EVENTS);
+            return;
+        }
+        plan_one(name, es);
+        if (P.nev == had)
+            return; /* said */
+        e = &P.ev[had];
+        e->counted = false;
+    }
+    if (e->threshold) {
+        gpuprof_be_log(GPUPROF_LOG_ERROR,
+                       "papi: event %s is sampled once, every %lld events",
+                       name, e->threshold);
+        return;
+    }
+    e->threshold = th;
+    P.nsampled++;
 }
 
 /* Drops event sets no event was kept in (renumbering the others). */
@@ -207,14 +282,16 @@ static const char *next_name(const char *p, char *out, size_t size,
     return rest;
 }
 
-bool gpuprof__pp_events_plan(const char *list, char *why, size_t why_size)
+bool gpuprof__pp_events_plan(const char *list, const char *sampling,
+                             char *why, size_t why_size)
 {
     memset(&P, 0, sizeof(P));
     int es[PP_MAX_SETS];
     char name[PP_NAME_MAX];
     size_t len = 0;
     int named = 0;
-    for (const char *p = list; (p = next_name(p, name, sizeof(name), &len));) {
+    for (const char *p = list ? list : "";
+         (p = next_name(p, name, sizeof(name), &len));) {
         if (len >= sizeof(name)) {
             gpuprof_be_log(GPUPROF_LOG_ERROR,
                            "papi: event %.*s... is longer than %d bytes; not "
@@ -230,6 +307,23 @@ bool gpuprof__pp_events_plan(const char *list, char *why, size_t why_size)
         }
         plan_one(name, es);
     }
+    int entries = 0;
+    if (sampling && *sampling && !gpuprof__pp.overflow) {
+        gpuprof_be_log(GPUPROF_LOG_ERROR,
+                       "papi: this libpapi has no PAPI_overflow: "
+                       "GPUPROF_PAPI_SAMPLING=%s is not used", sampling);
+        sampling = NULL;
+    }
+    for (const char *p = sampling ? sampling : "";
+         (p = next_name(p, name, sizeof(name), &len));) {
+        entries++;
+        if (len >= sizeof(name))
+            gpuprof_be_setting_ignored("GPUPROF_PAPI_SAMPLING", sampling,
+                                       "event names under 128 bytes",
+                                       "the other entries");
+        else
+            plan_sampled(name, sampling, es);
+    }
     for (int s = 0; s < P.nsets; s++) {
         gpuprof__pp.cleanup_eventset(es[s]);
         gpuprof__pp.destroy_eventset(&es[s]);
@@ -237,13 +331,20 @@ bool gpuprof__pp_events_plan(const char *list, char *why, size_t why_size)
     compact_sets();
     if (P.nev)
         return true;
-    snprintf(why, why_size,
-             named ? "none of the events of GPUPROF_PAPI_EVENTS=%s can be "
-                     "counted (each is said above)"
-                   : "GPUPROF_PAPI_EVENTS=%s names no event (want a "
-                     "comma-separated list of PAPI event names, e.g. "
-                     "PAPI_TOT_INS,perf::TASK-CLOCK)",
-             list);
+    if (named || entries)
+        snprintf(why, why_size,
+                 "none of the events of %s%s%s%s%s can be counted (each is "
+                 "said above)",
+                 named ? "GPUPROF_PAPI_EVENTS=" : "", named ? list : "",
+                 named && entries ? " and " : "",
+                 entries ? "GPUPROF_PAPI_SAMPLING=" : "",
+                 entries ? sampling : "");
+    else
+        snprintf(why, why_size,
+                 "GPUPROF_PAPI_EVENTS=%s names no event (want a "
+                 "comma-separated list of PAPI event names, e.g. "
+                 "PAPI_TOT_INS,perf::TASK-CLOCK)",
+                 list ? list : "");
     return false;
 }
 
@@ -264,34 +365,60 @@ static uint32_t unit_of(const pp_event *e, const PAPI_event_info_t *info)
     return GPUPROF_METRIC_UNIT_COUNT;
 }
 
+/* Registers one metric of event e: its counts, or (`sampled`) its
+ * overflow samples; UINT32_MAX when it cannot be (said). */
+static uint32_t register_one(const pp_event *e, const PAPI_event_info_t *info,
+                             bool sampled)
+{
+    char metric[80], desc[320];
+    gpuprof__pp_metric_name(e->name, metric, sampled ? 56 : 64);
+    if (sampled) {
+        size_t n = strlen(metric);
+        snprintf(metric + n, sizeof(metric) - n, ".sampled");
+        snprintf(desc, sizeof(desc),
+                 "PAPI event %s, sampled: %lld events at the interrupted "
+                 "call path per overflow%s%s",
+                 e->name, e->threshold, info && info->short_descr[0] ? "; " : "",
+                 info ? info->short_descr : "");
+    } else
+        snprintf(desc, sizeof(desc), "PAPI event %s%s%s", e->name,
+                 info && info->short_descr[0] ? ": " : "",
+                 info ? info->short_descr : "");
+    gpuprof_metric_desc d = GPUPROF_METRIC_DESC_INIT;
+    d.name = metric;
+    d.description = desc;
+    d.unit = unit_of(e, info);
+    d.combine = GPUPROF_METRIC_SUM;
+    d.attach = GPUPROF_METRIC_ON_CPU_PATHS;
+    uint32_t id = UINT32_MAX;
+    gpuprof_status st = gpuprof_be_metric_register(&d, &id);
+    if (st == GPUPROF_OK)
+        return id;
+    gpuprof_be_log(GPUPROF_LOG_ERROR,
+                   "papi: event %s: metric %s cannot be registered (%s); "
+                   "not %s",
+                   e->name, metric, gpuprof_strerror(st),
+                   sampled ? "sampled" : "counted");
+    return UINT32_MAX;
+}
+
 bool gpuprof__pp_events_register(void)
 {
     static PAPI_event_info_t info; /* 10 KiB: not on an application stack */
     int kept = 0;
     for (int i = 0; i < P.nev; i++) {
         pp_event *e = &P.ev[i];
-        char metric[64], desc[256];
-        gpuprof__pp_metric_name(e->name, metric, sizeof(metric));
         int ok = gpuprof__pp.event_info(e->code, &info) == PAPI_OK;
-        snprintf(desc, sizeof(desc), "PAPI event %s%s%s", e->name,
-                 ok && info.short_descr[0] ? ": " : "",
-                 ok ? info.short_descr : "");
-        gpuprof_metric_desc d = GPUPROF_METRIC_DESC_INIT;
-        d.name = metric;
-        d.description = desc;
-        d.unit = unit_of(e, ok ? &info : NULL);
-        d.combine = GPUPROF_METRIC_SUM;
-        d.attach = GPUPROF_METRIC_ON_CPU_PATHS;
-        gpuprof_status st = gpuprof_be_metric_register(&d, &e->metric);
-        if (st == GPUPROF_OK) {
-            kept++;
-            continue;
+        e->metric = e->counted ? register_one(e, ok ? &info : NULL, false)
+                               : UINT32_MAX; /* counted, given to none */
+        if (e->threshold) {
+            e->sample_metric = register_one(e, ok ? &info : NULL, true);
+            if (e->sample_metric == UINT32_MAX) {
+                e->threshold = 0;
+                P.nsampled--;
+            }
         }
-        e->metric = UINT32_MAX; /* counted, given to no metric */
-        gpuprof_be_log(GPUPROF_LOG_ERROR,
-                       "papi: event %s: metric %s cannot be registered (%s); "
-                       "not counted",
-                       e->name, metric, gpuprof_strerror(st));
+        kept += e->metric != UINT32_MAX || e->threshold;
     }
     return kept > 0;
 }

@@ -13,6 +13,12 @@
  * inclusive ones. At thread exit the last interval is given and the thread
  * leaves PAPI (event sets destroyed, PAPI_unregister_thread).
  *
+ * With GPUPROF_PAPI_SAMPLING, the sampled events' sets are armed with
+ * PAPI_overflow before they start, and every thread starts at once (the
+ * observer's thread_start): each overflow is one sample of the interrupted
+ * call path, `threshold` events of the event's ".sampled" metric, taken
+ * through gpuprof_be_sample_take like the library's own CPU samples.
+ *
  * Only the owning thread touches its state (no locks); a pause starts a new
  * generation, and an interval read across generations is dropped, so
  * nothing counted while paused reaches the profile. Counts of a thread
@@ -37,12 +43,12 @@ typedef struct pp_thread {
     int nsets;                    /* event sets created */
 } pp_thread;
 
-static __thread pp_thread *self;
+static __thread pp_thread *self __attribute__((tls_model("initial-exec")));
 /* A thread whose counting could not start, or that left PAPI: never
  * tried again. */
 static pp_thread failed_mark;
 static _Atomic uint32_t generation;
-static _Atomic int warned_failed, warned_fork;
+static _Atomic int warned_failed, warned_fork, warned_overflow;
 _Atomic int gpuprof__pp_on;
 
 #define PL gpuprof__pp_plan
@@ -82,12 +88,76 @@ static void advance(pp_thread *t, uint32_t next)
     t->cur = next;
 }
 
+/* One overflow of an event set of the calling thread (PAPI's handler, in
+ * PAPI's signal handler): a sample of each sampled event the vector names,
+ * `threshold` events at the interrupted call path. Async-signal-safe: reads
+ * the plan (read-only while measuring) and this thread's own state. */
+static void on_overflow(int es, void *address, long long vector, void *uc)
+{
+    (void)address;
+    pp_thread *t = self;
+    if (!t || t == &failed_mark || gpuprof_be_forked())
+        return;
+    int s = 0;
+    while (s < t->nsets && t->es[s] != es)
+        s++;
+    if (s == t->nsets)
+        return;
+    int n = 0, which = -1;
+    for (int i = 0; i < PL.nev; i++)
+        if (PL.ev[i].set == s && PL.ev[i].threshold) {
+            n++;
+            which = i;
+        }
+    if (n == 1) { /* the common case: the vector needs no decoding */
+        gpuprof_be_sample_take(PL.ev[which].sample_metric,
+                               (uint64_t)PL.ev[which].threshold, uc);
+        return;
+    }
+    int idx[PP_MAX_EVENTS], got = PP_MAX_EVENTS;
+    if (n == 0 || gpuprof__pp.overflow_index(es, vector, idx, &got) != PAPI_OK)
+        return;
+    for (int k = 0; k < got; k++)
+        for (int i = 0; i < PL.nev; i++)
+            if (PL.ev[i].set == s && PL.ev[i].slot == idx[k] &&
+                PL.ev[i].threshold)
+                gpuprof_be_sample_take(PL.ev[i].sample_metric,
+                                       (uint64_t)PL.ev[i].threshold, uc);
+}
+
+/* Arms overflow sampling of set s's sampled events (stopped set). An event
+ * PAPI refuses is said once and only counted. */
+static void overflow_arm(pp_thread *t, int s)
+{
+    for (int i = 0; i < PL.nev; i++) {
+        const pp_event *e = &PL.ev[i];
+        if (e->set != s || !e->threshold)
+            continue;
+        int rc = e->threshold > 0x7fffffffLL
+                     ? PAPI_EINVAL /* PAPI takes an int */
+                     : gpuprof__pp.overflow(t->es[s], e->code,
+                                            (int)e->threshold, 0, on_overflow);
+        if (rc != PAPI_OK && !atomic_exchange(&warned_overflow, 1))
+            gpuprof_be_log(GPUPROF_LOG_WARN,
+                           "papi: %s cannot be sampled on overflow here (%s); "
+                           "it is %s",
+                           e->name,
+                           e->threshold > 0x7fffffffLL
+                               ? "thresholds above 2147483647 are not taken"
+                               : gpuprof__pp_err(rc),
+                           e->counted ? "counted only" : "not measured");
+    }
+}
+
 /* Destroys the event sets of t and leaves PAPI. */
 static void teardown(pp_thread *t)
 {
     long long v[PP_MAX_EVENTS];
     for (int s = 0; s < t->nsets; s++) {
         gpuprof__pp.stop(t->es[s], v);
+        for (int i = 0; PL.nsampled && i < PL.nev; i++)
+            if (PL.ev[i].set == s && PL.ev[i].threshold)
+                gpuprof__pp.overflow(t->es[s], PL.ev[i].code, 0, 0, NULL);
         gpuprof__pp.cleanup_eventset(t->es[s]);
         gpuprof__pp.destroy_eventset(&t->es[s]);
     }
@@ -108,6 +178,8 @@ static int sets_start(pp_thread *t)
             for (int i = 0; i < PL.nev; i++)
                 if (PL.ev[i].set == s && PL.ev[i].slot == slot)
                     rc = gpuprof__pp.add_event(t->es[s], PL.ev[i].code);
+        if (rc == PAPI_OK && PL.nsampled)
+            overflow_arm(t, s);
         if (rc == PAPI_OK)
             rc = gpuprof__pp.start(t->es[s]);
     }
@@ -117,17 +189,23 @@ static int sets_start(pp_thread *t)
 __attribute__((cold, noinline)) static pp_thread *thread_start(void)
 {
     pp_thread *t = calloc(1, sizeof(*t));
+    if (t && PL.nsampled && gpuprof_be_sample_thread() != GPUPROF_OK &&
+        !atomic_exchange(&warned_overflow, 1))
+        gpuprof_be_log(GPUPROF_LOG_WARN, "papi: a thread cannot keep "
+                       "samples (%s); it is counted only",
+                       gpuprof_last_error());
+    self = t; /* its overflows find it from its first one */
     int rc = t ? sets_start(t) : PAPI_ENOMEM;
     if (rc == PAPI_OK && read_all(t, t->last)) {
         t->gen = atomic_load_explicit(&generation, memory_order_acquire);
         t->cur = gpuprof_be_sample_region();
-        return self = t;
+        return t;
     }
+    self = &failed_mark; /* before its sets go */
     if (t) {
         teardown(t);
         free(t);
     }
-    self = &failed_mark;
     if (!atomic_exchange(&warned_failed, 1))
         gpuprof_be_log(GPUPROF_LOG_WARN,
                        "papi: counting could not start on a thread (%s); "
@@ -190,9 +268,20 @@ static void on_thread_exit(void *user)
     gpuprof__pp_thread_release();
 }
 
+/* A new thread: with overflow sampling, it counts and samples from its
+ * start, whether or not it ever calls the library. */
+static void on_thread_start(void *user)
+{
+    (void)user;
+    if (PL.nsampled)
+        (void)live();
+}
+
 const gpuprof_observer gpuprof__pp_observer = {
     sizeof(gpuprof_observer), NULL, on_region, on_op_begin, on_op_end,
-    on_thread_exit};
+    on_thread_exit, on_thread_start};
+
+void gpuprof__pp_thread_begin(void) { (void)live(); }
 
 void gpuprof__pp_thread_settle(void)
 {
@@ -206,7 +295,7 @@ void gpuprof__pp_thread_release(void)
     pp_thread *t = self;
     if (!t || t == &failed_mark || gpuprof_be_forked())
         return;
+    self = &failed_mark; /* its overflows from now on find nothing */
     teardown(t);
     free(t);
-    self = &failed_mark;
 }

@@ -92,6 +92,18 @@ $(B)/tests/unwind_closer.so: tests/unit/fixtures/unwind_closer.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -fPIC -shared -o $@ $< -ldl
+# check_fasttrace's dlclose case: one library built with two frame sizes
+# (tests/unit/fixtures/unwind_frame.c).
+FRAME_FIXTURES := $(B)/tests/unwind_frame_a.so $(B)/tests/unwind_frame_b.so
+$(B)/tests/unwind_frame_a.so: FRAME_SIZE := 256
+$(B)/tests/unwind_frame_b.so: FRAME_SIZE := 4096
+$(B)/tests/unwind_frame_%.so: tests/unit/fixtures/unwind_frame.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -O2 -fPIC -shared -DFRAME=$(FRAME_SIZE) -o $@ $<
+$(B)/tests/check_fasttrace: tests/unit/check_fasttrace.c $(LIB_OBJS) $(DL_EXPORT_OBJ) \
+    $(TEST_HELPER_OBJS) $(FRAME_FIXTURES)
+	$(call unit_link,$(LIB_OBJS) $(DL_EXPORT_OBJ))
 $(B)/tests/check_unwind: tests/unit/check_unwind.c $(LIB_OBJS) $(DL_EXPORT_OBJ) \
     $(TEST_HELPER_OBJS) $(UNWIND_FIXTURES)
 	$(call unit_link,$(LIB_OBJS) $(DL_EXPORT_OBJ))

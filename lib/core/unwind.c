@@ -244,8 +244,10 @@ static void refresh(const loader_counts *seen)
          * for addresses that now hold another library's code. Flushed
          * before the table is published, so a capture that finds the new
          * table (acquire) also finds the cache flushed. */
-        if (old && t->subs != old->subs)
+        if (old && t->subs != old->subs) {
             unw_flush_cache(unw_local_addr_space, 0, 0);
+            gpuprof__fast_trace_flush();
+        }
         gp_store_release(&current, t);
     }
     pthread_mutex_unlock(&lock);

@@ -4,10 +4,13 @@
  * Unwinding").
  *
  * A GPU API hook asks for the call path of the application thread that made
- * the call. We take it with libunwind's unw_backtrace (a fast-trace cache:
- * about 10 ns a frame here, against 330-1000 ns for a unw_step loop, which
- * never runs on a hot path) and store each frame as (module id, offset from
- * the module's load address), so a path means the same thing in every
+ * the call. We take it with our own walk (fasttrace.c: frame rules read
+ * from .eh_frame and cached per return address; the frames a walk shares
+ * with the thread's previous one are checked, not walked), falling back to
+ * libunwind's unw_backtrace (its fast-trace cache: about 7-10 ns a frame;
+ * a unw_step loop, 330-1000 ns a frame, never runs on a hot path) for any
+ * path with a frame it cannot follow, and store each frame as (module id,
+ * offset from the module's load address), so a path means the same thing in every
  * process and a file can be symbolized after the run. The module table comes
  * from dl_iterate_phdr and is rebuilt when a return address falls outside
  * every known module and the loader has loaded something since (a dlopen),
@@ -132,6 +135,19 @@ extern GP_HIDDEN __thread int gpuprof__unwinding
     __attribute__((tls_model("initial-exec")));
 int unw_backtrace(void **buf, int size); /* libunwind.h */
 int gpuprof__backtrace_tsan(void **buf, int max);
+/* fasttrace.c: the calling thread's return addresses as unw_backtrace
+ * gives them (buf[0] in the caller), walked by x86-64 frame rules cached
+ * per return address and read from the modules' .eh_frame (a hash lookup
+ * and two or three loads a frame), the frames shared with the thread's
+ * previous walk checked word by word instead (a load and a compare).
+ * -1 when some frame's rule is not a simple one (a signal frame, a DWARF
+ * expression, no unwind information): the caller then takes unw_backtrace.
+ * Learning a new address's rule takes the loader's lock: not in a signal
+ * handler. Any thread, inside gpuprof__unwinding's count (its memo is used
+ * at depth 1 only). */
+int gpuprof__fast_trace(void **buf, int max);
+/* Forgets every rule (after a dlclose: unwind.c's table refresh). */
+void gpuprof__fast_trace_flush(void);
 const void *gpuprof__modules_check(void);
 static inline __attribute__((always_inline)) int
 gpuprof__unwind_here(void **buf, int max)
@@ -141,7 +157,9 @@ gpuprof__unwind_here(void **buf, int max)
 #if defined(__SANITIZE_THREAD__)
     int n = gpuprof__backtrace_tsan(buf, max);
 #else
-    int n = unw_backtrace(buf, max);
+    int n = gpuprof__fast_trace(buf, max);
+    if (__builtin_expect(n < 0, 0))
+        n = unw_backtrace(buf, max);
 #endif
     gpuprof__unwinding--;
     return n;

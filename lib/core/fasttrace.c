@@ -558,6 +558,7 @@ typedef struct ft_state {
 } ft_state;
 
 typedef struct ft_memo {
+    struct ft_memo *next, **pprev; /* every thread's (memo_mu) */
     const rtab *table; /* the rules it was walked with */
     int n;             /* frames; e[0] the outermost, e[n - 1] the innermost */
     uintptr_t end_cfa; /* the outermost read a 0 return address at end_cfa -
@@ -569,10 +570,20 @@ static __thread ft_memo *memo __attribute__((tls_model("initial-exec")));
 static pthread_key_t memo_key; /* frees a thread's memo at its exit */
 static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
 static bool memo_key_ok;
+/* Every memo, so that the ones of threads alive at the process's exit (the
+ * main thread's: its key destructors never run) are not leaks. */
+static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
+static ft_memo *memos;
 
-static void memo_free(void *m)
+static void memo_free(void *arg)
 {
+    ft_memo *m = arg;
     memo = NULL;
+    pthread_mutex_lock(&memo_mu);
+    *m->pprev = m->next;
+    if (m->next)
+        m->next->pprev = m->pprev;
+    pthread_mutex_unlock(&memo_mu);
     free(m);
 }
 
@@ -589,6 +600,15 @@ __attribute__((noinline, cold)) static ft_memo *memo_new(void)
     if (m && pthread_setspecific(memo_key, m) != 0) {
         free(m);
         m = NULL;
+    }
+    if (m) {
+        pthread_mutex_lock(&memo_mu);
+        m->next = memos;
+        m->pprev = &memos;
+        if (memos)
+            memos->pprev = &m->next;
+        memos = m;
+        pthread_mutex_unlock(&memo_mu);
     }
     return memo = m;
 }

@@ -326,6 +326,8 @@ GPUPROF_API gpuprof_status gpuprof_flush(void)
 /* The work of finalize; under init_lock, measuring or paused. */
 static gpuprof_status finalize_locked(int mode)
 {
+    if (mode == GP_MODE_MEASURING)
+        gpuprof__sampler_finish_self(); /* its CPU time up to now */
     gp_store_release(&G.mode, GP_MODE_FINALIZED);
     gpuprof__service_stop();
     if (mode == GP_MODE_MEASURING)

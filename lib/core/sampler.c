@@ -731,6 +731,24 @@ void gpuprof__sampler_thread_exit(gp_thread *t)
     munmap(r, sizeof(*r));
 }
 
+void gpuprof__sampler_finish_self(void)
+{
+    sthread *r = tls_st;
+    if (!r)
+        return;
+    pthread_mutex_lock(&drain_mu);
+    if (!trace_tried && gpuprof__trace_on()) {
+        trace_tried = true;
+        trace_h = gpuprof__trace_samples_open();
+    }
+    drain_ring(r); /* its own tree, by its owner; no other drain runs */
+    exit_tail(r);  /* still measuring: the time since its last signal */
+    for (unsigned s = GP_SRC_CPUTIME; s <= GP_SRC_REALTIME; s++)
+        if (r->last[s])
+            r->last[s] = clock_now(s); /* a later signal: only what follows */
+    pthread_mutex_unlock(&drain_mu);
+}
+
 void gpuprof__sampler_stop(void)
 {
     for (unsigned s = 0; s < GP_SRC_N; s++)

@@ -60,6 +60,11 @@ void gpuprof__sampler_thread_exit(gp_thread *t);
  * G.flush_lock); a thread inside a guarded span keeps its samples for the
  * next drain. */
 void gpuprof__sampler_drain_all(void);
+/* Finalize, on its thread while still measuring: the time since that
+ * thread's last signal goes where its last sample went (as at a thread's
+ * exit), its samples drained first. Other live threads' last intervals
+ * (under a period each) are not counted. */
+void gpuprof__sampler_finish_self(void);
 /* Finalize: no more samples, every timer deleted, the sampler's thread
  * stopped, everything drained. */
 void gpuprof__sampler_stop(void);

@@ -127,6 +127,33 @@ START_TEST(cputime_counts_and_regions)
 }
 END_TEST
 
+/* Finalize counts the time since the finalizing thread's last signal:
+ * 250 ms burned at cputime@100ms make two or three samples, and the rest
+ * (up to a period) goes where the last one went, beneath the region. */
+START_TEST(finalize_counts_last_interval)
+{
+    enum { PERIOD = 100000000, BURN = 250000000 };
+    start("cputime@100ms", 0);
+    uint64_t c0 = thread_cpu_ns();
+    gpuprof_region_begin("burn");
+    busy_cpu(BURN);
+    uint64_t used = thread_cpu_ns() - c0;
+    ck_assert_int_eq(gpuprof_finalize(), GPUPROF_OK); /* region still open */
+    gpuprof__io_profile *p = rb_load();
+    uint32_t ti = thread_of(p, my_tid());
+    uint64_t in = sum(p, ti, "cpu.time", "burn");
+    uint64_t ns = sum(p, ti, "cpu.time", NULL);
+    /* the whole burn, less a tick at most (4 ms at 250 Hz), and no more
+     * than the CPU time up to finalize */
+    ck_assert_msg(in + 5000000 >= used, "cpu.time %llu in the region for "
+                  "%llu ns burned", (unsigned long long)in,
+                  (unsigned long long)used);
+    ck_assert_uint_le(ns, used + PERIOD / 10);
+    ck_assert_uint_ge(sum(p, ti, "cpu.samples", "burn"), 1);
+    gpuprof__io_profile_free(p);
+}
+END_TEST
+
 /* A thread blocked 300 ms in nanosleep at realtime@5ms: wall-clock
  * samples keep coming (about 60), while CPU-time samples barely do. The
  * region's samples are at most its wall time in periods, plus one for the
@@ -385,6 +412,8 @@ int main(void)
 {
     const test_case cases[] = {
         {"cputime_counts_and_regions", cputime_counts_and_regions, 120},
+        {"finalize_counts_last_interval", finalize_counts_last_interval,
+         60},
         {"realtime_sees_blocked_thread", realtime_sees_blocked_thread, 120},
         {"own_sigprof_and_itimer", own_sigprof_and_itimer, 120},
         {"thousand_threads_no_timer_leak", thousand_threads_no_timer_leak,

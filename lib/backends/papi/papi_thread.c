@@ -189,12 +189,15 @@ static int sets_start(pp_thread *t)
 __attribute__((cold, noinline)) static pp_thread *thread_start(void)
 {
     pp_thread *t = calloc(1, sizeof(*t));
+    /* Set first: its overflows find it from their first, and the core
+     * telling thread_start while gpuprof_be_sample_thread makes this
+     * thread's state finds it started. */
+    self = t;
     if (t && PL.nsampled && gpuprof_be_sample_thread() != GPUPROF_OK &&
         !atomic_exchange(&warned_overflow, 1))
         gpuprof_be_log(GPUPROF_LOG_WARN, "papi: a thread cannot keep "
                        "samples (%s); it is counted only",
                        gpuprof_last_error());
-    self = t; /* its overflows find it from its first one */
     int rc = t ? sets_start(t) : PAPI_ENOMEM;
     if (rc == PAPI_OK && read_all(t, t->last)) {
         t->gen = atomic_load_explicit(&generation, memory_order_acquire);

@@ -5,6 +5,17 @@
  *   aggregate_profiles_per_s_j1   profiles aggregated per second, 1 thread
  *   aggregate_profiles_per_s_j2   the same with 2 threads
  *   aggregate_speedup_j2          j1 time / j2 time (target >= 1.8)
+ *   machine_two_thread_ceiling    what two threads can gain on this machine
+ *                                 at best: a loop with nothing shared
+ *                                 (random reads and writes over 32 MiB of
+ *                                 each thread's own) alone, then on two
+ *                                 threads at once: 2 x alone / together, in
+ *                                 wall time (a VM whose vCPUs slow each
+ *                                 other, or share caches and memory, gives
+ *                                 < 2); median of 5
+ *   aggregate_speedup_j2_of_ceiling  aggregate_speedup_j2 / that ceiling
+ *                                 (and aggregate_mpi_np2_speedup_of_ceiling
+ *                                 for the two ranks, below)
  *   aggregate_mb_per_s_j2         input bytes (the profile files) per second
  *   pms_bytes_per_value           profile.db bytes / non-zero values
  *   cms_bytes_per_value           cct.db bytes / non-zero values
@@ -51,6 +62,8 @@
 #include <libgen.h>
 #include <stdbool.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +128,7 @@ static bool reap(pid_t pid, int *status)
 
 /* `mpirun -np 2 gpuprof-mpi analyze` (or --version), its seconds; -1
  * when it fails. */
+static double ceiling; /* machine_two_thread_ceiling (0: not measured) */
 static char mpi_cli[PATH_MAX + 16];
 static char mpi_in[256], mpi_phases[300];
 static double run_mpi(int version)
@@ -234,6 +248,9 @@ static void mpi_figures(const char *root)
     printf("BENCH aggregate_mpi_np2_wall_profiles_per_s %.0f profiles/s\n",
            profiles / mn);
     printf("BENCH aggregate_mpi_np2_speedup %.2f x\n", m1 / work);
+    if (ceiling > 0)
+        printf("BENCH aggregate_mpi_np2_speedup_of_ceiling %.2f x\n",
+               m1 / work / ceiling);
     double c2 = bench_median(cpu2, REPS) - bench_median(cpuup, REPS);
     printf("BENCH aggregate_mpi_np2_cpu_ratio %.2f x\n",
            c2 / bench_median(cpu1, REPS));
@@ -264,6 +281,52 @@ static uint64_t file_bytes(const char *name)
     struct stat st;
     snprintf(p, sizeof(p), "%s/%s", out, name);
     return stat(p, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* ---- the machine's own two-thread ceiling ---------------------------- */
+static volatile uint64_t spin_sink;
+
+static void *spin(void *arg)
+{
+    /* random reads and a stream of writes over 32 MiB of its own: past the
+     * private caches, into the shared one and memory, as aggregation goes */
+    size_t n = (size_t)4 << 20;
+    uint64_t *b = malloc(n * sizeof(*b)), s = 0, j = (uintptr_t)arg;
+    for (size_t i = 0; b && i < n; i++)
+        b[i] = i * 2654435761u;
+    for (int r = 0; b && r < 6; r++)
+        for (size_t i = 0; i < n; i++) {
+            j = (j * 1103515245u + 12345u) & (n - 1);
+            s += b[j];
+            b[i] += s;
+        }
+    spin_sink = s;
+    free(b);
+    return NULL;
+}
+
+/* Wall seconds of the loop on `threads` threads at once. */
+static double spin_wall(int threads)
+{
+    pthread_t th[2];
+    double t0 = bench_now_s();
+    for (int i = 0; i < threads; i++)
+        if (pthread_create(&th[i], NULL, spin, (void *)(uintptr_t)(i + 1)))
+            return 0;
+    for (int i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
+    return bench_now_s() - t0;
+}
+
+static double two_thread_ceiling(void)
+{
+    double one[5], two[5];
+    for (int r = 0; r < 5; r++) {
+        one[r] = spin_wall(1);
+        two[r] = spin_wall(2);
+    }
+    double m2 = bench_median(two, 5);
+    return m2 > 0 ? 2 * bench_median(one, 5) / m2 : 0;
 }
 
 int main(void)
@@ -299,6 +362,11 @@ int main(void)
     printf("BENCH aggregate_profiles_per_s_j2 %.0f profiles/s\n",
            profiles / m2);
     printf("BENCH aggregate_speedup_j2 %.2f x\n", m1 / m2);
+    ceiling = two_thread_ceiling();
+    printf("BENCH machine_two_thread_ceiling %.2f x\n", ceiling);
+    if (ceiling > 0)
+        printf("BENCH aggregate_speedup_j2_of_ceiling %.2f x\n",
+               m1 / m2 / ceiling);
     printf("BENCH aggregate_mb_per_s_j2 %.1f MB/s\n",
            dir_bytes(in) / 1e6 / m2);
     gpuprof_an_db *db;

@@ -29,6 +29,7 @@
 #include <libunwind.h>
 
 #include "core/unwind.h"
+#include "support/beside.h"
 #include "support/suite.h"
 
 #define MAXF GP_MAX_FRAMES
@@ -315,16 +316,7 @@ __attribute__((noinline)) static unsigned from_lib(void *arg)
 
 static void *open_fixture(const char *name, frame_call_fn *fn)
 {
-    char exe[PATH_MAX], lib[PATH_MAX + 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = '\0';
-    snprintf(lib, sizeof(lib), "%s/%s", dirname(exe), name);
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(h != NULL, "dlopen %s: %s", lib, dlerror());
-    *(void **)fn = dlsym(h, "unwind_frame_call");
-    ck_assert_ptr_nonnull(*(void **)fn);
-    return h;
+    return tb_open_beside(name, "unwind_frame_call", (void **)fn);
 }
 
 START_TEST(dlclose_forgets_rules)

@@ -23,6 +23,7 @@
 
 #include "core/unwind.h"
 #include "io/io.h"
+#include "support/beside.h"
 #include "support/suite.h"
 
 static uint32_t unknown;
@@ -441,16 +442,7 @@ __attribute__((noinline)) static unsigned from_lib(void *arg)
 
 static void *open_fixture(const char *name, lib_call_fn *fn)
 {
-    char exe[PATH_MAX], lib[PATH_MAX + 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = '\0';
-    snprintf(lib, sizeof(lib), "%s/%s", dirname(exe), name);
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(h != NULL, "dlopen %s: %s", lib, dlerror());
-    *(void **)fn = dlsym(h, "unwind_lib_call");
-    ck_assert_ptr_nonnull(*(void **)fn);
-    return h;
+    return tb_open_beside(name, "unwind_lib_call", (void **)fn);
 }
 
 /* The fixture library a opened and a path through it captured twice (the

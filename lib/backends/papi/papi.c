@@ -212,7 +212,12 @@ static gpuprof_status pp_init(void *user)
                            gpuprof__pp_plan.ev[i].threshold);
     gpuprof__pp_new_generation();
     atomic_store(&gpuprof__pp_on, 1);
-    gpuprof_status st = gpuprof_be_observe(&gpuprof__pp_observer, 0);
+    /* thread_start only with sampling: it makes the core keep a state for
+     * every new thread, which counting alone does not need */
+    gpuprof_observer obs = gpuprof__pp_observer;
+    if (!gpuprof__pp_plan.nsampled)
+        obs.thread_start = NULL;
+    gpuprof_status st = gpuprof_be_observe(&obs, 0);
     if (st != GPUPROF_OK)
         atomic_store(&gpuprof__pp_on, 0);
     else if (gpuprof__pp_plan.nsampled)

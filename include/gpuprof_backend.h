@@ -463,14 +463,15 @@ GPUPROF_API int gpuprof_be_sample_take(uint32_t metric, uint64_t value,
  *          told); gpuprof_be_sample_add still works in it. Not told for a
  *          thread that never used the library, nor for the thread that
  *          returns from main.
- *  thread_start: a thread the library sees created (lib/host's thread
- *          start, or a thread's first call into the library), told on it
- *          before it runs the program's code, whatever the mode; for a
- *          backend that measures threads that never call the library (a
- *          counter's overflow samples). Not told for threads that existed
- *          before the observer was installed (the thread of init among
- *          them: the backend starts that one itself). A struct without
- *          this field (an older size) is accepted. */
+ *  thread_start: the library has just made the state of a thread, told
+ *          on it whatever the mode: at its start through lib/host's
+ *          pthread_create (before it runs the program's code), else at its
+ *          first call into the library; for a backend that measures
+ *          threads that never call the library (a counter's overflow
+ *          samples). Not told for threads whose state existed before the
+ *          observer was installed (the thread of init among them: the
+ *          backend starts that one itself). A struct without this field
+ *          (an older size) is accepted. */
 typedef struct gpuprof_observer {
     size_t size; /* sizeof(gpuprof_observer) */
     void *user;

@@ -831,6 +831,54 @@ static gpuprof_status add_metric(gpuprof_an_db *db, const char *name,
     return t ? gpuprof__an_db_add_table(db, t) : nomem();
 }
 
+/* cpath.time of each CPU step whose piece on the path CPU samples saw
+ * moves from the step's context (its region) to the procedures they saw
+ * there, in proportion to their sampled time (a share for samples of no
+ * known context stays): so every view shows which host code is on the
+ * path, as `report --critical-path` names it. */
+static bool path_to_samples(const gpuprof_an_cpath *cp, const proc *p,
+                            cells *v)
+{
+    gpuprof_an_sampled few[16], *smp = few;
+    uint32_t cap = 16;
+    bool ok = true;
+    for (uint64_t j = 0; j < p->npath && ok; j++) {
+        gpuprof_an_path_step st;
+        step_of(p, &p->path[j], &st);
+        uint32_t n = gpuprof_an_cpath_step_samples(cp, &st, NULL, 0);
+        if (!n)
+            continue;
+        if (n > cap) {
+            gpuprof_an_sampled *b = realloc(smp == few ? NULL : smp,
+                                            n * sizeof(*b));
+            if (!b) {
+                ok = false;
+                break;
+            }
+            smp = b;
+            cap = n;
+        }
+        n = gpuprof_an_cpath_step_samples(cp, &st, smp, n);
+        double all = 0, known = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            all += (double)smp[k].ns;
+            if (smp[k].context != UINT32_MAX)
+                known += (double)smp[k].ns;
+        }
+        if (known <= 0)
+            continue;
+        double t = (double)st.path_ns;
+        ok = cell_add(v, st.profile, st.context, -t * known / all);
+        for (uint32_t k = 0; k < n && ok; k++)
+            if (smp[k].context != UINT32_MAX && smp[k].ns)
+                ok = cell_add(v, st.profile, smp[k].context,
+                              t * (double)smp[k].ns / all);
+    }
+    if (smp != few)
+        free(smp);
+    return ok;
+}
+
 GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_cpath_metrics(
     gpuprof_an_db *db, const gpuprof_an_cpath *cp)
 {
@@ -860,6 +908,8 @@ GPUPROF_AN_API gpuprof_status gpuprof_an_db_add_cpath_metrics(
             for (uint64_t j = 0; sum && j < sum->n && ok; j++)
                 ok = cell_add(&v, sum->c[j].profile, sum->c[j].context,
                               sum->c[j].value);
+            if (k == 3 && ok)
+                ok = path_to_samples(cp, &cp->p[i], &v);
         }
         st = ok ? add_metric(db, names[k], &v) : nomem();
         free(v.c);

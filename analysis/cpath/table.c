@@ -43,6 +43,11 @@ static int settle(tvar *v, gpuprof__an_cell *cell, uint64_t n, uint32_t nc)
         else
             cell[m++] = cell[i];
     }
+    uint64_t kept = 0; /* cells that cancelled out (moved elsewhere) go */
+    for (uint64_t i = 0; i < m; i++)
+        if (cell[i].value != 0)
+            cell[kept++] = cell[i];
+    m = kept;
     v->cell = cell;
     v->n = m;
     v->first = malloc(((size_t)nc + 1) * sizeof(*v->first));

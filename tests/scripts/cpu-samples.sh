@@ -14,7 +14,7 @@
 #    values adding up to the profile's cpu.time;
 #  - the critical path names a host segment by the procedure its samples
 #    saw (`report --critical-path`: the step, a "sampled" line, the
-#    ratings);
+#    ratings), and the views' cpath.time goes to spin with them;
 #  - the OTF2 export holds every sample as a calling-context sample, with
 #    critical_path 1 on main's (its spin is the path);
 #  - off: no cpu.time; a typo: one line naming it, the default used.
@@ -85,6 +85,13 @@ if run burn -o "$tmp/burn" --trace "$P" burn; then
     grep -qE '^ +[0-9.]+ +0\.000 +[0-9.]+  spin \(run_cpu_burn\)$' "$tmp/path" &&
     pass "the critical path names main's CPU work by its samples (spin, $share %), in the ratings too" ||
     fail "the critical path's CPU work named by samples: $(cat "$tmp/path")"
+  # cpath.time in the views follows the samples too: main's path segment
+  # is spin's, not its region's (the thread root).
+  "$G" report --cpath-metrics --view flat --metric cpath.time --threshold 0 "$tmp/burn-db" >"$tmp/cpflat" 2>&1
+  cps=$(awk '$(NF-1) == "spin" && $NF == "(run_cpu_burn)" { print $3; exit }' "$tmp/cpflat")
+  [ -n "$cps" ] && awk -v s="${cps%\%}" 'BEGIN { exit !(s + 0 >= 80) }' &&
+    pass "the views' cpath.time is at spin ($cps of the path), where the samples saw it" ||
+    fail "cpath.time at spin in the flat view: ${cps:-none}: $(head -8 "$tmp/cpflat")"
   # The OTF2 export carries every sample as a calling-context sample on
   # its thread's location, spin's calling context beneath burn_main.
   "$G" export --otf2 -o "$tmp/otf2" "$tmp/burn-db" >/dev/null 2>"$tmp/otf2.err"

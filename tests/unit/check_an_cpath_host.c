@@ -183,6 +183,20 @@ static double placeholder_blame(gpuprof_an_db *db, const char *kernel)
                               GPUPROF_AN_STAT_SUM);
 }
 
+/* Metric m (variant) summed over the contexts named `name`, all
+ * profiles. */
+static double at_named(gpuprof_an_db *db, const char *m, gpuprof_an_variant v,
+                       const char *name)
+{
+    uint32_t id;
+    ck_assert_int_eq(gpuprof_an_db_metric_find(db, m, v, &id), GPUPROF_OK);
+    double sum = 0;
+    for (uint32_t c = 0; c < gpuprof_an_db_context_count(db); c++)
+        if (!strcmp(gpuprof_an_db_context_name(db, c), name))
+            sum += gpuprof_an_db_stat(db, c, id, GPUPROF_AN_STAT_SUM);
+    return sum;
+}
+
 typedef struct analysed {
     gpuprof_an_db *db;
     gpuprof_an_cpath *cp;
@@ -606,7 +620,8 @@ static void sample(ht *t, uint32_t k, uint64_t at, uint64_t ns, uint32_t f)
  * 0x60: 1, 500 ns 45.5 %); t1's root [7200, 7300] "0x70"; R [7500,
  * 10000] no sample: "R". The join's wait (5300) is blamed on t1's W
  * (5200, named by all its samples: "0x50 in W", rated 0.590 + 5200/5300)
- * and on its root piece before the exit (100: "0x70", 0.010 + 0.019). */
+ * and on its root piece before the exit (100: "0x70", 0.010 + 0.019).
+ * cpath.time in the database follows the samples the same way. */
 START_TEST(samples_name_steps)
 {
     ht t = {0};
@@ -664,6 +679,24 @@ START_TEST(samples_name_steps)
                                        "libw.so+0x70\n"));
     ck_assert_ptr_null(strstr(text, "  W\n")); /* no rating of W alone */
     free(text);
+    /* cpath.time in the views: a sampled step's path time at the
+     * procedures its samples saw, in proportion (W's 5900 ns: 600/1100 to
+     * 0x50, 500/1100 to 0x60), an unsampled one at its region */
+    const gpuprof_an_variant E = GPUPROF_AN_EXCLUSIVE, I = GPUPROF_AN_INCLUSIVE;
+    ck_assert_double_eq_tol(at_named(x.db, "cpath.time", E, "libw.so+0x10"),
+                            1000, 1e-6);
+    /* R: its unsampled 2500 and the calls pthread_create and join (200
+     * each) made in it */
+    ck_assert_double_eq_tol(at_named(x.db, "cpath.time", E, "R"), 2900, 1e-6);
+    ck_assert_double_eq_tol(at_named(x.db, "cpath.time", I, "R"), 3900, 1e-6);
+    ck_assert_double_eq_tol(at_named(x.db, "cpath.time", E, "libw.so+0x50"),
+                            5900.0 * 600 / 1100, 1e-6);
+    ck_assert_double_eq_tol(at_named(x.db, "cpath.time", E, "libw.so+0x60"),
+                            5900.0 * 500 / 1100, 1e-6);
+    ck_assert_double_eq_tol(at_named(x.db, "cpath.time", E, "W"), 0, 1e-6);
+    ck_assert_double_eq_tol(at_named(x.db, "cpath.time", I, "W"), 5900, 1e-6);
+    ck_assert_double_eq_tol(at_named(x.db, "cpath.time", E, "libw.so+0x70"),
+                            100, 1e-6);
     ck_assert_uint_eq(projected(&x, "region:W=2"), 7050);
     done(&x);
 }

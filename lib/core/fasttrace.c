@@ -70,6 +70,7 @@ static rtab first_table = {NULL, RT_BITS0, 0, first_slots};
 static rtab *_Atomic table = &first_table;
 static _Atomic bool disabled; /* a flush found no memory: libunwind only */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER; /* the memos */
 
 static inline uint32_t slot_of(const rtab *t, uintptr_t ip)
 {
@@ -151,6 +152,20 @@ static void rule_keep(rtab *t, uintptr_t ip, uint64_t rule)
     pthread_mutex_unlock(&mu);
 }
 
+/* A fork while another thread learns a rule or makes its memo would leave
+ * the child those mutexes held: the fork waits for them (gpuprof.c). */
+void gpuprof__fast_trace_atfork_prepare(void)
+{
+    pthread_mutex_lock(&mu);
+    pthread_mutex_lock(&memo_mu);
+}
+
+void gpuprof__fast_trace_atfork_release(void)
+{
+    pthread_mutex_unlock(&memo_mu);
+    pthread_mutex_unlock(&mu);
+}
+
 void gpuprof__fast_trace_flush(void)
 {
     pthread_mutex_lock(&mu);
@@ -206,8 +221,7 @@ static pthread_key_t memo_key; /* frees a thread's memo at its exit */
 static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
 static bool memo_key_ok;
 /* Every memo, so that the ones of threads alive at the process's exit (the
- * main thread's: its key destructors never run) are not leaks. */
-static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
+ * main thread's: its key destructors never run) are not leaks (memo_mu). */
 static ft_memo *memos;
 
 static void memo_free(void *arg)

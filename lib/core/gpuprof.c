@@ -90,10 +90,12 @@ static void fork_prepare(void)
     pthread_mutex_lock(&G.lock);
     gpuprof__intern_atfork_prepare();
     gpuprof__devices_atfork_prepare();
+    gpuprof__fast_trace_atfork_prepare();
 }
 
 static void fork_parent(void)
 {
+    gpuprof__fast_trace_atfork_release();
     gpuprof__devices_atfork_parent();
     gpuprof__intern_atfork_parent();
     pthread_mutex_unlock(&G.lock);
@@ -108,6 +110,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    gpuprof__fast_trace_atfork_release();
     gpuprof__intern_atfork_child();
     gpuprof__devices_atfork_child();
     uint64_t now = gp_ticks();

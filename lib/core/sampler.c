@@ -68,7 +68,7 @@ typedef struct sthread {
     over_slot over[NOVER];
     _Atomic uint32_t over_any;
     _Atomic uint64_t lost; /* expirations of samples with no slot */
-    volatile sig_atomic_t taking; /* a take is under way (a nested one
+    _Atomic int taking; /* a take is under way (a nested one
                                      from another signal gives up) */
     gp_thread *t;
     struct sthread *next, **pprev; /* the list (list_mu) */
@@ -92,6 +92,7 @@ static unsigned cookie;    /* sival_int >> 8 of our timers */
 static pid_t self_pid;     /* sigqueue from this process: sample_now */
 static bool gave_up;       /* no usable signal: no timers */
 static _Atomic int taken_over; /* the program took our signal */
+static _Atomic int forking;    /* a fork is under way: no new takes */
 static pthread_mutex_t list_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t drain_mu = PTHREAD_MUTEX_INITIALIZER;
 static sthread *threads;
@@ -178,10 +179,17 @@ static inline __attribute__((always_inline)) bool
 take(sthread *r, unsigned src, uint32_t metric, uint64_t value,
      uint32_t periods, uint64_t until)
 {
-    if (r->taking)
+    if (gp_load_relaxed(&r->taking))
         return false;
-    r->taking = 1;
-    atomic_signal_fence(memory_order_seq_cst);
+    /* A fork waits for takes under way (they may hold libunwind's locks,
+     * which the child would inherit held) and none starts meanwhile: a
+     * store and a load against the fork's, both sequentially consistent. */
+    atomic_store_explicit(&r->taking, 1, memory_order_seq_cst);
+    if (__builtin_expect(
+            atomic_load_explicit(&forking, memory_order_seq_cst), 0)) {
+        gp_store_relaxed(&r->taking, 0);
+        return false;
+    }
     gp_thread *th = gpuprof__tls_self;
     uint32_t d = th ? gp_load_relaxed(&th->depth) : 0;
     uint32_t region =
@@ -211,7 +219,7 @@ take(sthread *r, unsigned src, uint32_t metric, uint64_t value,
         over(r, region, metric, value, periods);
     }
     atomic_signal_fence(memory_order_seq_cst);
-    r->taking = 0;
+    gp_store_release(&r->taking, 0);
     return ok;
 }
 
@@ -781,16 +789,28 @@ void gpuprof__sampler_atfork_prepare(void)
 {
     pthread_mutex_lock(&drain_mu);
     pthread_mutex_lock(&list_mu);
+    /* No sample under way at the fork: a handler unwinding on another
+     * thread may hold libunwind's locks, and the child, whose own handler
+     * unwinds, would wait on them for ever. New takes give up (forking)
+     * and those under way end within microseconds (bounded wait). */
+    atomic_store_explicit(&forking, 1, memory_order_seq_cst);
+    for (sthread *r = threads; r; r = r->next)
+        for (int i = 0; i < 100000 && atomic_load_explicit(
+                                          &r->taking, memory_order_seq_cst);
+             i++)
+            sched_yield();
 }
 
 void gpuprof__sampler_atfork_parent(void)
 {
+    gp_store_relaxed(&forking, 0);
     pthread_mutex_unlock(&list_mu);
     pthread_mutex_unlock(&drain_mu);
 }
 
 void gpuprof__sampler_atfork_child(void)
 {
+    gp_store_relaxed(&forking, 0);
     sthread *self = tls_st;
     bool was[GP_SRC_N] = {false};
     /* Other threads are gone: their rings with them. */

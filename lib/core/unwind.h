@@ -148,6 +148,9 @@ int gpuprof__backtrace_tsan(void **buf, int max);
 int gpuprof__fast_trace(void **buf, int max);
 /* Forgets every rule (after a dlclose: unwind.c's table refresh). */
 void gpuprof__fast_trace_flush(void);
+/* Fork: its mutexes held across (prepare), released in parent and child. */
+void gpuprof__fast_trace_atfork_prepare(void);
+void gpuprof__fast_trace_atfork_release(void);
 const void *gpuprof__modules_check(void);
 static inline __attribute__((always_inline)) int
 gpuprof__unwind_here(void **buf, int max)

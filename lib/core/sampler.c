@@ -68,8 +68,8 @@ typedef struct sthread {
     over_slot over[NOVER];
     _Atomic uint32_t over_any;
     _Atomic uint64_t lost; /* expirations of samples with no slot */
-    _Atomic int taking; /* a take is under way (a nested one
-                                     from another signal gives up) */
+    _Atomic int taking; /* a take is under way (a nested one from another
+                           signal gives up; a fork waits for it) */
     gp_thread *t;
     struct sthread *next, **pprev; /* the list (list_mu) */
     timer_t timer[GP_SRC_N];

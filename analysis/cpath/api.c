@@ -839,8 +839,8 @@ static gpuprof_status add_metric(gpuprof_an_db *db, const char *name,
 static bool path_to_samples(const gpuprof_an_cpath *cp, const proc *p,
                             cells *v)
 {
-    gpuprof_an_sampled few[16], *smp = few;
-    uint32_t cap = 16;
+    gpuprof_an_sampled *smp = NULL; /* one array for the whole path */
+    uint32_t cap = 0;
     bool ok = true;
     for (uint64_t j = 0; j < p->npath && ok; j++) {
         gpuprof_an_path_step st;
@@ -849,12 +849,9 @@ static bool path_to_samples(const gpuprof_an_cpath *cp, const proc *p,
         if (!n)
             continue;
         if (n > cap) {
-            gpuprof_an_sampled *b = realloc(smp == few ? NULL : smp,
-                                            n * sizeof(*b));
-            if (!b) {
-                ok = false;
+            gpuprof_an_sampled *b = realloc(smp, n * sizeof(*b));
+            if (!(ok = b != NULL))
                 break;
-            }
             smp = b;
             cap = n;
         }
@@ -874,8 +871,7 @@ static bool path_to_samples(const gpuprof_an_cpath *cp, const proc *p,
                 ok = cell_add(v, st.profile, smp[k].context,
                               t * (double)smp[k].ns / all);
     }
-    if (smp != few)
-        free(smp);
+    free(smp);
     return ok;
 }
 
